@@ -1,0 +1,28 @@
+/**
+ * Wires the actor logic into the pure machines.
+ *
+ * @module
+ */
+import { agentMachine } from '../machines/agent.js';
+import { swarmMachine } from '../machines/swarm.js';
+import { createModelStep } from './model-step.js';
+import type { SwarmPorts } from './ports.js';
+import { createRunTool } from './run-tool.js';
+
+export type { Checked, Model, ModelRequest, SwarmPorts } from './ports.js';
+export { BUILTIN_TOOLS } from './judge.js';
+
+/**
+ * The swarm machine with every actor key bound to real logic. Keys stay those of
+ * `setup({ actors })`, so snapshots persisted by one runtime restore in another.
+ *
+ * @example
+ * const logic = createSwarmLogic(ports);
+ * const actor = createActor(logic, { input });
+ */
+export function createSwarmLogic(ports: SwarmPorts) {
+  const modelStep = createModelStep(ports);
+  const runTool = createRunTool(ports);
+  const agent = agentMachine.provide({ actors: { modelStep, runTool } });
+  return swarmMachine.provide({ actors: { modelStep, runTool, agent } });
+}

@@ -1,0 +1,198 @@
+/**
+ * Turns a model response into planned calls and a verdict: which calls are tools, handoffs or
+ * built-ins, which are malformed, and whether the response ends the swarm. Nothing a model
+ * says throws here: every problem becomes an error text that goes back to the model.
+ *
+ * @module
+ */
+import type { PauseReason } from '../machines/events.js';
+import type { ModelResponse, ToolCall } from '../machines/messages.js';
+import type { ModelStepInput, PlannedCall, StepVerdict } from '../machines/round.js';
+import type { Checked, SwarmPorts } from './ports.js';
+
+/** Names of the orchestrator's built-in tools. */
+export const BUILTIN_TOOLS = ['complete', 'pause', 'fail'] as const;
+
+const PAUSE_TYPES = new Set<PauseReason['type']>(['HITL', 'EMERGENCY', 'APPROVAL_NEEDED']);
+
+/**
+ * Validates the shape of whatever a model returned and gives every tool call a unique id.
+ * Throws only when the response is not a response at all (a programming error in a model).
+ *
+ * @example
+ * normalizeResponse({ toolCalls: [{ id: '', name: 'x', arguments: '{}' }] }, 2).toolCalls![0].id // 'call_2_0'
+ */
+export function normalizeResponse(raw: unknown, turn: number): ModelResponse {
+  if (!raw || typeof raw !== 'object') {
+    throw new Error(`model returned ${raw === null ? 'null' : typeof raw}, expected { text?, toolCalls? }`);
+  }
+  const r = raw as { text?: unknown; toolCalls?: unknown; usage?: unknown };
+  const response: ModelResponse = {};
+  if (r.text !== undefined && r.text !== null) response.text = typeof r.text === 'string' ? r.text : String(r.text);
+  if (Array.isArray(r.toolCalls) && r.toolCalls.length > 0) {
+    const seen = new Set<string>();
+    response.toolCalls = r.toolCalls.map((c: unknown, i): ToolCall => {
+      const call = (c && typeof c === 'object' ? c : {}) as { id?: unknown; name?: unknown; arguments?: unknown };
+      let id = typeof call.id === 'string' && call.id.length > 0 ? call.id : `call_${turn}_${i}`;
+      if (seen.has(id)) id = `${id}_${i}`;
+      seen.add(id);
+      const args =
+        typeof call.arguments === 'string'
+          ? call.arguments
+          : call.arguments === undefined
+            ? '{}'
+            : JSON.stringify(call.arguments);
+      return { id, name: typeof call.name === 'string' ? call.name : '', arguments: args };
+    });
+  }
+  const usage = r.usage as { inputTokens?: unknown; outputTokens?: unknown } | undefined;
+  if (usage && typeof usage.inputTokens === 'number' && typeof usage.outputTokens === 'number') {
+    response.usage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+  }
+  return response;
+}
+
+function parseArgs(call: ToolCall): Checked {
+  const text = call.arguments.trim() === '' ? '{}' : call.arguments;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+      return { ok: false, error: `Arguments for "${call.name}" must be a JSON object, got: ${truncate(text)}` };
+    }
+    return { ok: true, value };
+  } catch (e) {
+    return {
+      ok: false,
+      error: `Arguments for "${call.name}" are not valid JSON (${(e as Error).message}): ${truncate(text)}. Send a JSON object.`,
+    };
+  }
+}
+
+function truncate(text: string, max = 200): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/**
+ * Parses a text answer as a typed result: the whole text, or the first fenced code block.
+ *
+ * @example
+ * parseTypedText('```json\n{"a":1}\n```') // { ok: true, value: { a: 1 } }
+ */
+export function parseTypedText(text: string): Checked {
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text);
+  const candidate = (fenced ? fenced[1]! : text).trim();
+  try {
+    return { ok: true, value: JSON.parse(candidate) };
+  } catch (e) {
+    return { ok: false, error: `Your answer is not valid JSON (${(e as Error).message}).` };
+  }
+}
+
+function availableNames(input: ModelStepInput): string {
+  const names = [...input.tools, ...input.handoffs.map((h) => h.toolName)];
+  if (input.orchestrator) names.push(...BUILTIN_TOOLS);
+  return names.length > 0 ? names.join(', ') : '(none)';
+}
+
+interface Planned {
+  calls: PlannedCall[];
+  terminal?: StepVerdict;
+}
+
+function planCalls(response: ModelResponse, input: ModelStepInput, ports: SwarmPorts): Planned {
+  const calls: PlannedCall[] = [];
+  let terminal: StepVerdict | undefined;
+  for (const call of response.toolCalls ?? []) {
+    const invalid = (error: string): void => {
+      calls.push({ id: call.id, name: call.name, kind: 'invalid', error });
+    };
+    const args = parseArgs(call);
+    if (!args.ok) {
+      invalid(args.error);
+      continue;
+    }
+    const a = args.value as Record<string, unknown>;
+    const handoff = input.handoffs.find((h) => h.toolName === call.name);
+    if (input.orchestrator && call.name === 'complete') {
+      if (!('result' in a)) {
+        invalid('complete needs a "result" argument.');
+        continue;
+      }
+      const checked = ports.checkResult(input.definitionId, a.result);
+      if (!checked.ok) invalid(`The result does not match the result schema: ${checked.error}`);
+      else terminal ??= { type: 'complete', result: checked.value };
+    } else if (input.orchestrator && call.name === 'fail') {
+      const reason = typeof a.reason === 'string' && a.reason.trim() ? a.reason : 'The model gave up without a reason.';
+      terminal ??= { type: 'fail', reason };
+    } else if (input.orchestrator && call.name === 'pause') {
+      if (typeof a.reason !== 'string' || !a.reason.trim()) {
+        invalid('pause needs a "reason" string.');
+        continue;
+      }
+      const type = PAUSE_TYPES.has(a.type as PauseReason['type']) ? (a.type as PauseReason['type']) : 'HITL';
+      const context = typeof a.context === 'string' && a.context.trim() ? `\n\n${a.context}` : '';
+      const reason: PauseReason = { type, message: `${a.reason}${context}` };
+      if (type === 'APPROVAL_NEEDED') reason.pendingApprovalId = call.id;
+      calls.push({ id: call.id, name: call.name, kind: 'pause', reason });
+    } else if (handoff) {
+      if (typeof a.request !== 'string' || !a.request.trim()) {
+        invalid(`${call.name} needs a non-empty "request" string.`);
+        continue;
+      }
+      calls.push({ id: call.id, name: call.name, kind: 'agent', agentId: handoff.agentId, request: a.request });
+    } else if (input.tools.includes(call.name)) {
+      const checked = ports.checkToolArgs(call.name, a);
+      if (!checked.ok) invalid(`Invalid arguments for "${call.name}": ${checked.error}`);
+      else calls.push({ id: call.id, name: call.name, kind: 'tool', arguments: call.arguments });
+    } else {
+      invalid(`Unknown tool "${call.name}". Available tools: ${availableNames(input)}.`);
+    }
+  }
+  return terminal ? { calls, terminal } : { calls };
+}
+
+async function completeWith(result: unknown, input: ModelStepInput, ports: SwarmPorts): Promise<StepVerdict> {
+  const rejected = await ports.guardOutput(input.definitionId, input.swarmId, result);
+  return rejected ? { type: 'fail', reason: `Output guardrail rejected the result: ${rejected}` } : { type: 'complete', result };
+}
+
+function textVerdict(response: ModelResponse, input: ModelStepInput, ports: SwarmPorts): StepVerdict | Checked {
+  const text = response.text?.trim() ?? '';
+  if (!input.orchestrator) return { type: 'continue' };
+  if (text === '') {
+    return { type: 'correct', message: 'Your response was empty. Use a tool, or call complete(result) with the final result.' };
+  }
+  if (ports.resultIsText(input.definitionId)) return { ok: true, value: response.text! };
+  const parsed = parseTypedText(text);
+  const checked = parsed.ok ? ports.checkResult(input.definitionId, parsed.value) : parsed;
+  if (checked.ok) return checked;
+  return {
+    type: 'correct',
+    message: `Your answer does not match the required result schema: ${checked.error} Call complete(result) with a valid result.`,
+  };
+}
+
+/**
+ * Plans the calls of a response and decides the round's verdict, in this order: a valid
+ * `fail` or `complete` call terminates (first one wins); other calls run; a text answer
+ * completes a text swarm, completes a typed swarm when it parses and matches (type-match),
+ * or earns a correction round.
+ *
+ * @example
+ * const { calls, verdict } = await judgeResponse(response, input, ports);
+ */
+export async function judgeResponse(
+  response: ModelResponse,
+  input: ModelStepInput,
+  ports: SwarmPorts,
+): Promise<{ calls: PlannedCall[]; verdict: StepVerdict }> {
+  const planned = planCalls(response, input, ports);
+  if (planned.terminal?.type === 'complete') {
+    return { calls: planned.calls, verdict: await completeWith(planned.terminal.result, input, ports) };
+  }
+  if (planned.terminal) return { calls: planned.calls, verdict: planned.terminal };
+  if (planned.calls.length > 0) return { calls: planned.calls, verdict: { type: 'continue' } };
+  const verdict = textVerdict(response, input, ports);
+  if ('type' in verdict) return { calls: [], verdict };
+  return { calls: [], verdict: verdict.ok ? await completeWith(verdict.value, input, ports) : { type: 'continue' } };
+}

@@ -1,0 +1,55 @@
+/**
+ * The `modelStep` actor: asks a model for the next response of a conversation and judges it.
+ *
+ * @module
+ */
+import { fromPromise } from 'xstate';
+import type { ModelStepInput, ModelStepOutput } from '../machines/round.js';
+import { judgeResponse, normalizeResponse } from './judge.js';
+import type { SwarmPorts } from './ports.js';
+
+/**
+ * Creates the `modelStep` actor logic. Input guardrails run before the orchestrator's first
+ * call; a rejection fails the swarm without calling the model.
+ *
+ * @example
+ * const modelStep = createModelStep(ports);
+ * const live = swarmMachine.provide({ actors: { modelStep } });
+ */
+export function createModelStep(ports: SwarmPorts) {
+  return fromPromise<ModelStepOutput, ModelStepInput>(async ({ input, signal }) => {
+    // Start only once the step that led here is durable (write-ahead).
+    await ports.gate(input.swarmId);
+    signal.throwIfAborted();
+    if (input.orchestrator && input.turn === 1) {
+      const rejected = await ports.guardInput(input.definitionId, input.swarmId);
+      if (rejected) {
+        return {
+          response: {},
+          calls: [],
+          verdict: { type: 'fail', reason: `Input guardrail rejected the input: ${rejected}` },
+          durationMs: 0,
+        };
+      }
+    }
+    const model = ports.modelFor(input.definitionId, input.speaker);
+    const started = performance.now();
+    const raw = await model.call({
+      agentId: input.speaker,
+      swarmId: input.swarmId,
+      messages: input.messages,
+      tools: ports.toolSpecs(input),
+      signal,
+      onText: (chunk) => ports.onText(input.swarmId, input.speaker, input.turn, chunk),
+    });
+    const durationMs = performance.now() - started;
+    let response;
+    try {
+      response = normalizeResponse(raw, input.turn);
+    } catch (e) {
+      throw new Error(`${model.name}: ${(e as Error).message}`);
+    }
+    const { calls, verdict } = await judgeResponse(response, input, ports);
+    return { response, calls, verdict, durationMs };
+  });
+}

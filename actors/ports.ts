@@ -1,0 +1,72 @@
+/**
+ * The ports through which actors reach the outside world. The runtime implements them; actors
+ * never import the runtime (arrows point src → actors → machines).
+ *
+ * @module
+ */
+import type { ChatMessage, ModelResponse, ToolSpec } from '../machines/messages.js';
+import type { ModelStepInput, ToolRunInput } from '../machines/round.js';
+
+/**
+ * One call to a model. `agentId` is the swarm definition id when the orchestrator speaks and
+ * the agent id when an agent does. `onText` receives streamed text chunks when the model
+ * streams; a model that does not stream may ignore it.
+ *
+ * @example
+ * const req: ModelRequest = { agentId: 'planner', swarmId: 's1', messages: [], tools: [],
+ *   signal: new AbortController().signal };
+ */
+export interface ModelRequest {
+  agentId: string;
+  swarmId: string;
+  messages: readonly ChatMessage[];
+  tools: readonly ToolSpec[];
+  signal: AbortSignal;
+  onText?: (chunk: string) => void;
+}
+
+/**
+ * Anything that can answer a {@link ModelRequest}. Implementations must honour `signal`
+ * (pause and stop abort the in-flight call), must not mutate the request, and must throw on
+ * failure; the runtime turns a thrown error into a failed swarm or a failed handoff.
+ *
+ * @example
+ * const echo: Model = { name: 'echo', call: async (req) => ({ text: req.messages.at(-1)?.content ?? '' }) };
+ */
+export interface Model {
+  readonly name: string;
+  call(request: ModelRequest): Promise<ModelResponse>;
+}
+
+/** A check's outcome: the parsed value, or an error text meant for the model. */
+export type Checked = { ok: true; value: unknown } | { ok: false; error: string };
+
+/**
+ * What the runtime offers actors. Every method is keyed by ids found in the actor's input,
+ * so a restored actor reaches the same definitions as the original.
+ *
+ * @example
+ * const actors = createSwarmActors(ports); // ports implemented by the runtime
+ */
+export interface SwarmPorts {
+  /** The model that answers `speaker` (an agent's own model, else the runtime's). */
+  modelFor(definitionId: string, speaker: string): Model;
+  /** Every tool the model may call in this step: tools, handoffs and built-ins. */
+  toolSpecs(input: ModelStepInput): readonly ToolSpec[];
+  /** Validates a regular tool's parsed arguments against its schema. */
+  checkToolArgs(name: string, args: unknown): Checked;
+  /** Validates a final result against the swarm's result schema. */
+  checkResult(definitionId: string, value: unknown): Checked;
+  /** Whether the swarm's result is plain text (clean text completes it). */
+  resultIsText(definitionId: string): boolean;
+  /** Runs the input guardrails; a string is the rejection reason. */
+  guardInput(definitionId: string, swarmId: string): Promise<string | undefined>;
+  /** Runs the output guardrails on a result about to complete the swarm. */
+  guardOutput(definitionId: string, swarmId: string, result: unknown): Promise<string | undefined>;
+  /** Executes a tool with validated arguments. */
+  executeTool(input: ToolRunInput, args: unknown, signal: AbortSignal): Promise<unknown>;
+  /** Publishes a streamed text chunk of `speaker`'s model call. */
+  onText(swarmId: string, speaker: string, turn: number, chunk: string): void;
+  /** Resolves once everything the swarm recorded so far is durable. */
+  gate(swarmId: string): Promise<void>;
+}

@@ -1,0 +1,45 @@
+/**
+ * The `runTool` actor: executes one regular tool call.
+ *
+ * @module
+ */
+import { fromPromise } from 'xstate';
+import { errorText } from '../machines/agent.js';
+import type { CallResult, ToolRunInput } from '../machines/round.js';
+import type { SwarmPorts } from './ports.js';
+
+/**
+ * Creates the `runTool` actor logic. Never rejects: a failing tool, invalid arguments or a
+ * result that cannot be serialized become `{ ok: false }` results for the model to read.
+ *
+ * @example
+ * const runTool = createRunTool(ports);
+ */
+export function createRunTool(ports: SwarmPorts) {
+  return fromPromise<CallResult, ToolRunInput>(async ({ input, signal }) => {
+    await ports.gate(input.swarmId);
+    let args: unknown;
+    try {
+      args = JSON.parse(input.arguments);
+    } catch (e) {
+      return { ok: false, content: `Arguments for "${input.name}" are not valid JSON: ${(e as Error).message}` };
+    }
+    const checked = ports.checkToolArgs(input.name, args);
+    if (!checked.ok) return { ok: false, content: `Invalid arguments for "${input.name}": ${checked.error}` };
+    try {
+      const value = await ports.executeTool(input, checked.value, signal);
+      return { ok: true, content: toContent(value) };
+    } catch (e) {
+      return { ok: false, content: `Tool "${input.name}" failed: ${errorText(e)}` };
+    }
+  });
+}
+
+/** What the model reads for a tool's return value: strings as they are, the rest as JSON. */
+function toContent(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return 'null';
+  const json = JSON.stringify(value);
+  if (json === undefined) throw new Error(`returned a ${typeof value}, which cannot be sent to a model`);
+  return json;
+}

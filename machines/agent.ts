@@ -1,0 +1,295 @@
+/**
+ * The agent machine: what runs when an orchestrator hands off to an agent. It has its own
+ * instructions, tools and tool loop, sees the earlier agent exchanges of its swarm's session,
+ * and ends with a text answer that becomes the handoff's tool result.
+ *
+ * Pure: all I/O goes through the `modelStep` and `runTool` actors, which the runtime provides.
+ * It reports completed steps to its parent swarm (`child.report`) so that the swarm can make
+ * them durable and publish their events; an agent never emits events of its own.
+ *
+ * @module
+ */
+import { assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
+import type { SwarmEventBody } from './events.js';
+import type { ChatMessage } from './messages.js';
+import {
+  assistantMessage,
+  callDoneEvent,
+  type CallResult,
+  isLastRunning,
+  llmCallEvent,
+  type ModelStepInput,
+  type ModelStepOutput,
+  openRound,
+  recordResult,
+  resultMessages,
+  type Round,
+  roundStartEvents,
+  runningCalls,
+  toCallResult,
+  type ToolRunInput,
+} from './round.js';
+
+/** One earlier exchange between the orchestrator and an agent of the same swarm. */
+export interface SessionEntry {
+  agentId: string;
+  request: string;
+  answer: string;
+}
+
+/**
+ * What a swarm passes to an agent it hands off to.
+ *
+ * @example
+ * const input: AgentInput = { swarmId: 's1', definitionId: 'planner', agentId: 'weather-agent',
+ *   instructions: 'You are a weather expert.', tools: ['get_forecast'], maxTurns: 10,
+ *   request: 'forecast for Saturday', session: [], scope: 's1:t1:c1' };
+ */
+export interface AgentInput {
+  swarmId: string;
+  definitionId: string;
+  agentId: string;
+  instructions: string;
+  tools: string[];
+  maxTurns: number;
+  request: string;
+  session: SessionEntry[];
+  /** Prefix for idempotency keys of this agent's tool calls: stable across restarts. */
+  scope: string;
+}
+
+/** The agent's result: the handoff's tool result plus events it has not reported yet. */
+export interface AgentOutput extends CallResult {
+  events: SwarmEventBody[];
+}
+
+/** Events an agent machine accepts. */
+export type AgentEvent = { type: 'PAUSE' } | { type: 'RESUME' };
+
+interface AgentContext {
+  swarmId: string;
+  definitionId: string;
+  agentId: string;
+  scope: string;
+  tools: string[];
+  maxTurns: number;
+  messages: ChatMessage[];
+  turn: number;
+  round: Round | null;
+  /** Where to go back to on RESUME. */
+  pausedFrom: 'thinking' | 'acting' | null;
+  answer: CallResult | null;
+  /** Events produced since the last report to the parent. */
+  outbox: SwarmEventBody[];
+}
+
+/** Conversation an agent starts with: its instructions, the session so far, the request. */
+function initialMessages(input: AgentInput): ChatMessage[] {
+  const messages: ChatMessage[] = [{ role: 'system', content: input.instructions }];
+  for (const entry of input.session) {
+    messages.push(
+      { role: 'user', content: `(to ${entry.agentId}) ${entry.request}` },
+      { role: 'assistant', content: `(${entry.agentId}) ${entry.answer}` },
+    );
+  }
+  messages.push({ role: 'user', content: input.request });
+  return messages;
+}
+
+const childDone = ({ event }: { event: { type: string } }): string =>
+  (event as unknown as { actorId: string }).actorId;
+
+/**
+ * The agent machine. Provide `modelStep` and `runTool` with `agentMachine.provide({ actors })`.
+ *
+ * @example
+ * const live = agentMachine.provide({ actors: { modelStep, runTool } });
+ */
+export const agentMachine = setup({
+  types: {} as {
+    context: AgentContext;
+    input: AgentInput;
+    output: AgentOutput;
+    events: AgentEvent;
+  },
+  actors: {
+    modelStep: fromPromise<ModelStepOutput, ModelStepInput>(async () => {
+      throw new Error('modelStep is provided by the runtime');
+    }),
+    runTool: fromPromise<CallResult, ToolRunInput>(async () => {
+      throw new Error('runTool is provided by the runtime');
+    }),
+  },
+  guards: {
+    wantsCalls: ({ event }) => (event as unknown as { output: ModelStepOutput }).output.calls.length > 0,
+    answered: ({ event }) => {
+      const text = (event as unknown as { output: ModelStepOutput }).output.response.text;
+      return typeof text === 'string' && text.trim().length > 0;
+    },
+    lastCall: ({ context, event }) => isLastRunning(context.round, childDone({ event })),
+    turnsLeft: ({ context }) => context.turn < context.maxTurns,
+    roundDone: ({ context }) => runningCalls(context.round).length === 0,
+    pausedInThinking: ({ context }) => context.pausedFrom === 'thinking',
+  },
+  actions: {
+    recordResponse: assign(({ context, event }) => {
+      const step = (event as unknown as { output: ModelStepOutput }).output;
+      const turn = context.turn + 1;
+      return {
+        turn,
+        messages: [...context.messages, assistantMessage(step.response)],
+        outbox: [...context.outbox, llmCallEvent(context.agentId, turn, step)],
+      };
+    }),
+    openRound: assign(({ context, event }) => {
+      const step = (event as unknown as { output: ModelStepOutput }).output;
+      const round = openRound(context.turn, step.calls);
+      return { round, outbox: [...context.outbox, ...roundStartEvents(context.agentId, round)] };
+    }),
+    spawnTools: enqueueActions(({ context, enqueue }) => {
+      for (const call of runningCalls(context.round)) {
+        enqueue.spawnChild('runTool', {
+          id: call.childId!,
+          input: {
+            swarmId: context.swarmId,
+            agentId: context.agentId,
+            toolCallId: call.id,
+            name: call.name,
+            arguments: call.arguments ?? '{}',
+            idempotencyKey: `${context.scope}:${context.agentId}:t${context.round!.turn}:${call.id}`,
+          },
+        });
+      }
+    }),
+    recordCall: enqueueActions(({ context, event, enqueue }) => {
+      const childId = childDone({ event });
+      const call = context.round?.calls.find((c) => c.childId === childId);
+      if (!call) return;
+      const result = event.type.startsWith('xstate.error.actor.')
+        ? { ok: false, content: `Tool failed: ${String((event as unknown as { error: unknown }).error)}` }
+        : toCallResult((event as unknown as { output: unknown }).output);
+      enqueue.assign({
+        round: recordResult(context.round!, childId, result),
+        outbox: [...context.outbox, callDoneEvent(context.agentId, call, result)],
+      });
+      enqueue.stopChild(childId);
+    }),
+    closeRound: assign(({ context }) => ({
+      messages: [...context.messages, ...resultMessages(context.round!)],
+      round: null,
+    })),
+    correct: assign(({ context }) => ({
+      messages: [...context.messages, { role: 'user' as const, content: 'Please answer the request in plain text.' }],
+    })),
+    answer: assign(({ event }) => ({
+      answer: { ok: true, content: (event as unknown as { output: ModelStepOutput }).output.response.text ?? '' },
+    })),
+    failWith: assign((_, params: { reason: string }) => ({ answer: { ok: false, content: params.reason } })),
+    failFromError: assign(({ event }) => ({
+      answer: { ok: false, content: `Agent failed: ${errorText((event as unknown as { error: unknown }).error)}` },
+    })),
+    report: enqueueActions(({ context, enqueue }) => {
+      if (context.outbox.length === 0) return;
+      enqueue(sendParent({ type: 'child.report', events: context.outbox }));
+      enqueue.assign({ outbox: [] });
+    }),
+    markPaused: assign((_, params: { from: 'thinking' | 'acting' }) => ({ pausedFrom: params.from })),
+  },
+}).createMachine({
+  id: 'agent',
+  context: ({ input }) => ({
+    swarmId: input.swarmId,
+    definitionId: input.definitionId,
+    agentId: input.agentId,
+    scope: input.scope,
+    tools: input.tools,
+    maxTurns: input.maxTurns,
+    messages: initialMessages(input),
+    turn: 0,
+    round: null,
+    pausedFrom: null,
+    answer: null,
+    outbox: [],
+  }),
+  initial: 'thinking',
+  states: {
+    thinking: {
+      on: { PAUSE: { target: 'paused', actions: { type: 'markPaused', params: { from: 'thinking' } } } },
+      invoke: {
+        id: 'model',
+        src: 'modelStep',
+        input: ({ context }) => ({
+          swarmId: context.swarmId,
+          definitionId: context.definitionId,
+          speaker: context.agentId,
+          orchestrator: false,
+          turn: context.turn + 1,
+          messages: context.messages,
+          tools: context.tools,
+          handoffs: [],
+        }),
+        onDone: [
+          { guard: 'wantsCalls', target: 'acting', actions: ['recordResponse', 'openRound', 'report', 'spawnTools'] },
+          { guard: 'answered', target: 'done', actions: ['recordResponse', 'answer'] },
+          { guard: 'turnsLeft', target: 'thinking', reenter: true, actions: ['recordResponse', 'correct', 'report'] },
+          {
+            target: 'done',
+            actions: ['recordResponse', { type: 'failWith', params: { reason: 'Agent gave no answer within its turn limit.' } }],
+          },
+        ],
+        onError: { target: 'done', actions: 'failFromError' },
+      },
+    },
+    acting: {
+      // A round whose calls were all rejected up front has nothing to wait for.
+      always: { guard: 'roundDone', target: 'deciding' },
+      on: {
+        PAUSE: { target: 'paused', actions: { type: 'markPaused', params: { from: 'acting' } } },
+        'xstate.done.actor.*': [
+          { guard: 'lastCall', target: 'deciding', actions: 'recordCall' },
+          { actions: ['recordCall', 'report'] },
+        ],
+        'xstate.error.actor.*': [
+          { guard: 'lastCall', target: 'deciding', actions: 'recordCall' },
+          { actions: ['recordCall', 'report'] },
+        ],
+      },
+    },
+    deciding: {
+      always: [
+        { guard: 'turnsLeft', target: 'thinking', actions: ['closeRound', 'report'] },
+        {
+          target: 'done',
+          actions: ['closeRound', { type: 'failWith', params: { reason: 'Agent exceeded its turn limit.' } }],
+        },
+      ],
+    },
+    paused: {
+      on: {
+        'xstate.done.actor.*': { actions: ['recordCall', 'report'] },
+        'xstate.error.actor.*': { actions: ['recordCall', 'report'] },
+        RESUME: [
+          { guard: 'pausedInThinking', target: 'thinking' },
+          { guard: 'roundDone', target: 'deciding' },
+          { target: 'acting' },
+        ],
+      },
+    },
+    done: { type: 'final' },
+  },
+  output: ({ context }) => ({
+    ...(context.answer ?? { ok: false, content: 'Agent ended without an answer.' }),
+    events: context.outbox,
+  }),
+});
+
+/** Readable text for anything thrown. */
+export function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error);
+  } catch {
+    return String(error);
+  }
+}

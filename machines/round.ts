@@ -1,0 +1,259 @@
+/**
+ * One round of the agent loop as plain data: the calls a model response asked for, which of
+ * them are still running, and their results once they arrive. Shared by the swarm and agent
+ * machines; every function here is pure.
+ *
+ * @module
+ */
+import type { PauseReason, SwarmEventBody } from './events.js';
+import type { ChatMessage, ModelResponse } from './messages.js';
+
+/** A handoff as the machine knows it once a definition is resolved: names only, JSON-safe. */
+export interface HandoffTarget {
+  /** The tool name the model calls, `handoff_to_<id>`. */
+  toolName: string;
+  kind: 'agent';
+  agentId: string;
+  description: string;
+}
+
+/**
+ * A tool call after the runtime parsed and checked it against the definition.
+ * `invalid` carries the error text that goes back to the model as the tool result.
+ *
+ * @example
+ * const c: PlannedCall = { id: 'c1', name: 'get_forecast', kind: 'tool', arguments: '{"day":"Sat"}' };
+ */
+export type PlannedCall =
+  | { id: string; name: string; kind: 'tool'; arguments: string }
+  | { id: string; name: string; kind: 'agent'; agentId: string; request: string }
+  | { id: string; name: string; kind: 'pause'; reason: PauseReason }
+  | { id: string; name: string; kind: 'invalid'; error: string };
+
+/**
+ * What the runtime concluded from a model response, before any call runs.
+ * `continue`: run the planned calls. `complete`/`fail`: terminate. `correct`: no calls to run;
+ * feed `message` back to the model as a correction (it counts as a round).
+ */
+export type StepVerdict =
+  | { type: 'continue' }
+  | { type: 'complete'; result: unknown }
+  | { type: 'fail'; reason: string }
+  | { type: 'correct'; message: string };
+
+/**
+ * Output of the `modelStep` actor: the model's response (call ids normalized), the planned
+ * calls in the order the model gave them, and the verdict.
+ *
+ * @example
+ * const out: ModelStepOutput = { response: { text: 'hi' }, calls: [], verdict: { type: 'complete', result: 'hi' }, durationMs: 3 };
+ */
+export interface ModelStepOutput {
+  response: ModelResponse;
+  calls: PlannedCall[];
+  verdict: StepVerdict;
+  durationMs: number;
+}
+
+/**
+ * Input of the `modelStep` actor. `speaker` is the swarm definition id for the orchestrator
+ * and the agent id for an agent; `orchestrator` decides whether built-ins and handoffs exist.
+ */
+export interface ModelStepInput {
+  swarmId: string;
+  definitionId: string;
+  speaker: string;
+  orchestrator: boolean;
+  turn: number;
+  messages: ChatMessage[];
+  tools: string[];
+  handoffs: HandoffTarget[];
+  instructions?: string;
+}
+
+/** Input of the `runTool` actor. `idempotencyKey` is stable across restarts of the same call. */
+export interface ToolRunInput {
+  swarmId: string;
+  agentId: string;
+  toolCallId: string;
+  name: string;
+  arguments: string;
+  idempotencyKey: string;
+}
+
+/** What a call produced: `content` is what the model reads as the tool result. */
+export interface CallResult {
+  ok: boolean;
+  content: string;
+}
+
+/** A call of the current round; `childId` names the spawned actor running it. */
+export interface RoundCall {
+  id: string;
+  name: string;
+  kind: PlannedCall['kind'];
+  childId?: string;
+  agentId?: string;
+  request?: string;
+  /** Raw JSON arguments of a tool call, as the tool actor receives them. */
+  arguments?: string;
+  /** For a `pause` call: why the model asked for a human. */
+  pauseReason?: PauseReason;
+  result?: CallResult;
+}
+
+/** The round in flight: the turn that produced it and its calls in the model's order. */
+export interface Round {
+  turn: number;
+  calls: RoundCall[];
+}
+
+/**
+ * Child actor id for the call at `index` of the round produced at `turn`.
+ * Turn-scoped so that a model reusing call ids across rounds never collides.
+ *
+ * @example
+ * childIdFor('tool', 3, 0) // 'tool:3:0'
+ */
+export function childIdFor(kind: 'tool' | 'agent', turn: number, index: number): string {
+  return `${kind}:${turn}:${index}`;
+}
+
+/**
+ * Builds the round for planned calls. Invalid calls get their error result at once; pause
+ * calls wait for the human's answer.
+ *
+ * @example
+ * openRound(1, [{ id: 'c1', name: 'nope', kind: 'invalid', error: 'Unknown tool "nope"' }]).calls[0].result
+ * // { ok: false, content: 'Unknown tool "nope"' }
+ */
+export function openRound(turn: number, planned: readonly PlannedCall[]): Round {
+  const calls = planned.map((call, index): RoundCall => {
+    switch (call.kind) {
+      case 'tool':
+        return {
+          id: call.id,
+          name: call.name,
+          kind: 'tool',
+          childId: childIdFor('tool', turn, index),
+          arguments: call.arguments,
+        };
+      case 'agent':
+        return {
+          id: call.id,
+          name: call.name,
+          kind: 'agent',
+          childId: childIdFor('agent', turn, index),
+          agentId: call.agentId,
+          request: call.request,
+        };
+      case 'pause':
+        return { id: call.id, name: call.name, kind: 'pause', pauseReason: call.reason };
+      case 'invalid':
+        return { id: call.id, name: call.name, kind: 'invalid', result: { ok: false, content: call.error } };
+    }
+  });
+  return { turn, calls };
+}
+
+/** The round with `result` recorded for the call run by `childId` (unchanged if unknown). */
+export function recordResult(round: Round, childId: string, result: CallResult): Round {
+  const index = round.calls.findIndex((c) => c.childId === childId && c.result === undefined);
+  if (index < 0) return round;
+  const calls = round.calls.slice();
+  calls[index] = { ...calls[index]!, result };
+  return { ...round, calls };
+}
+
+/** Calls still waiting for a child actor (pause calls wait for a human, not a child). */
+export function runningCalls(round: Round | null): RoundCall[] {
+  return round ? round.calls.filter((c) => c.result === undefined && c.kind !== 'pause') : [];
+}
+
+/** Whether `childId` is the last running call of the round. */
+export function isLastRunning(round: Round | null, childId: string): boolean {
+  const running = runningCalls(round);
+  return running.length === 1 && running[0]!.childId === childId;
+}
+
+/** The pause call of the round that still waits for a human, if any. */
+export function pendingPause(round: Round | null): RoundCall | undefined {
+  return round?.calls.find((c) => c.kind === 'pause' && c.result === undefined);
+}
+
+/** Tool messages for every call of a finished round, in the model's call order. */
+export function resultMessages(round: Round): ChatMessage[] {
+  return round.calls.map((c) => ({
+    role: 'tool' as const,
+    toolCallId: c.id,
+    content: c.result?.content ?? 'No result.',
+  }));
+}
+
+/** The assistant message that records a model response in a conversation. */
+export function assistantMessage(response: ModelResponse): ChatMessage {
+  const message: ChatMessage = { role: 'assistant', content: response.text ?? '' };
+  if (response.toolCalls && response.toolCalls.length > 0) message.toolCalls = response.toolCalls;
+  return message;
+}
+
+/** The `internal:llm-call` event for one model response. */
+export function llmCallEvent(agent: string, turn: number, step: ModelStepOutput): SwarmEventBody {
+  return {
+    kind: 'internal:llm-call',
+    agent,
+    turn,
+    response: step.response,
+    ...(step.response.usage ? { usage: step.response.usage } : {}),
+    durationMs: step.durationMs,
+  };
+}
+
+/**
+ * Events announcing the calls of a new round: a `tool-call` fact and `internal:tool-start`
+ * for tools, an `agent-handoff` fact for handoffs, `internal:tool-complete` for calls that
+ * were rejected before running.
+ */
+export function roundStartEvents(agent: string, round: Round): SwarmEventBody[] {
+  const events: SwarmEventBody[] = [];
+  round.calls.forEach((call) => {
+    if (call.kind === 'tool') {
+      events.push(
+        { kind: 'status-update', state: 'working', final: false, metadata: { type: 'tool-call', agent, toolName: call.name, callId: call.id } },
+        { kind: 'internal:tool-start', agent, toolName: call.name, callId: call.id, arguments: call.arguments ?? '{}' },
+      );
+    } else if (call.kind === 'agent') {
+      events.push({
+        kind: 'status-update',
+        state: 'working',
+        final: false,
+        metadata: { type: 'agent-handoff', from: agent, to: call.agentId!, callId: call.id, request: call.request ?? '' },
+      });
+    } else if (call.kind === 'invalid') {
+      events.push({ kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: false, content: call.result!.content });
+    }
+  });
+  return events;
+}
+
+/** The event that reports a finished call: a handoff result fact or `internal:tool-complete`. */
+export function callDoneEvent(agent: string, call: RoundCall, result: CallResult): SwarmEventBody {
+  if (call.kind === 'agent') {
+    return {
+      kind: 'status-update',
+      state: 'working',
+      final: false,
+      metadata: { type: 'handoff-result', from: call.agentId!, to: agent, callId: call.id, ok: result.ok },
+    };
+  }
+  return { kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: result.ok, content: result.content };
+}
+
+/** Normalizes what a finished child actor produced into a {@link CallResult}. */
+export function toCallResult(output: unknown): CallResult {
+  if (output && typeof output === 'object' && 'ok' in output && 'content' in output) {
+    const o = output as { ok: unknown; content: unknown };
+    return { ok: o.ok === true, content: String(o.content) };
+  }
+  return { ok: false, content: 'The call produced no result.' };
+}

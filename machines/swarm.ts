@@ -1,0 +1,541 @@
+/**
+ * The swarm machine: one orchestrator conversation that calls tools, hands off to agents and
+ * loops until a termination rule fires. Top-level states are exactly `running`,
+ * `awaitingHandoff`, `paused`, `completed`, `failed` and `stopped`.
+ *
+ * Pure: no I/O, no timers. The model call (`modelStep`), tool execution (`runTool`) and agents
+ * (`agent`) are actors registered in `setup({ actors })` and provided by the runtime, so every
+ * snapshot can be persisted and restored. Each completed step leaves its result in context and
+ * emits an `internal:checkpoint` event, which is the runtime's cue to persist.
+ *
+ * @module
+ */
+import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
+import { agentMachine, errorText, type AgentInput, type AgentOutput, type SessionEntry } from './agent.js';
+import type { CheckpointStep, PauseReason, SwarmEventBody } from './events.js';
+import type { ChatMessage, Usage } from './messages.js';
+import {
+  assistantMessage,
+  callDoneEvent,
+  type CallResult,
+  type HandoffTarget,
+  isLastRunning,
+  llmCallEvent,
+  type ModelStepInput,
+  type ModelStepOutput,
+  openRound,
+  pendingPause,
+  recordResult,
+  resultMessages,
+  type Round,
+  roundStartEvents,
+  runningCalls,
+  toCallResult,
+  type ToolRunInput,
+} from './round.js';
+
+/** How an agent handed off to runs: its instructions, tools and turn limit. */
+export interface AgentSpec {
+  instructions: string;
+  tools: string[];
+  maxTurns: number;
+}
+
+/** A resolved handoff: the tool the model sees plus what runs when it is called. */
+export interface ResolvedHandoff extends HandoffTarget {
+  agent: AgentSpec;
+}
+
+/**
+ * A swarm's configuration after the runtime resolved its definition for one input: JSON-safe,
+ * so it lives in the snapshot and a restored swarm needs nothing else to continue.
+ *
+ * @example
+ * const config: SwarmConfig = { instructions: 'Plan the weekend.', maxTurns: 10, tools: [], handoffs: [] };
+ */
+export interface SwarmConfig {
+  instructions: string;
+  maxTurns: number;
+  tools: string[];
+  handoffs: ResolvedHandoff[];
+}
+
+/**
+ * What the runtime passes to start a swarm.
+ *
+ * @example
+ * const input: SwarmInput = { swarmId: 's1', definitionId: 'planner', input: 'hi', userMessage: 'hi',
+ *   config: { instructions: 'Be brief.', maxTurns: 10, tools: [], handoffs: [] } };
+ */
+export interface SwarmInput {
+  swarmId: string;
+  definitionId: string;
+  input: unknown;
+  userMessage: string;
+  config: SwarmConfig;
+}
+
+/** How a swarm ended; also the machine's output. */
+export type SwarmOutcome =
+  | { status: 'completed'; result: unknown }
+  | { status: 'failed'; reason: string }
+  | { status: 'stopped'; reason: string };
+
+/**
+ * Why the swarm is paused and what it returns to. `model`: the model called `pause` and the
+ * human's answer becomes that call's result. `thinking`/`round`: paused from outside while the
+ * model or the round's calls were running.
+ */
+export interface PauseState {
+  reason: PauseReason;
+  from: 'model' | 'thinking' | 'round';
+}
+
+/** The swarm machine's context: everything needed to continue after a restore. */
+export interface SwarmContext {
+  swarmId: string;
+  definitionId: string;
+  /** The validated input the swarm was started with. */
+  input: unknown;
+  config: SwarmConfig;
+  messages: ChatMessage[];
+  /** Agent exchanges of this swarm, shared by all its agents. */
+  session: SessionEntry[];
+  /** Orchestrator model responses received so far. */
+  turn: number;
+  round: Round | null;
+  pause: PauseState | null;
+  /** Human messages given while a round was open; added once its tool results are in. */
+  notes: string[];
+  outcome: SwarmOutcome | null;
+  usage: Usage;
+}
+
+/**
+ * Events the swarm machine accepts from the runtime (besides its children's done events).
+ *
+ * @example
+ * actor.send({ type: 'PAUSE', reason: { type: 'HITL', message: 'check with legal' } });
+ */
+export type SwarmCommand =
+  | { type: 'PAUSE'; reason: PauseReason }
+  | { type: 'RESUME'; message?: string }
+  | { type: 'STOP'; reason: string }
+  | { type: 'child.report'; events: SwarmEventBody[] };
+
+/** The single emitted event type: a batch of event bodies produced by one transition. */
+export interface SwarmEmitted {
+  type: 'swarm.events';
+  events: SwarmEventBody[];
+}
+
+/** The version stamped on persisted snapshots; bump it whenever states or actor keys change. */
+export const SWARM_MACHINE_VERSION = 1;
+
+type StepEvent = { output: ModelStepOutput };
+type ChildEvent = { actorId: string; output?: unknown; error?: unknown; type: string };
+
+const step = (event: unknown): ModelStepOutput => (event as StepEvent).output;
+const child = (event: unknown): ChildEvent => event as ChildEvent;
+const checkpoint = (s: CheckpointStep): SwarmEventBody => ({ kind: 'internal:checkpoint', step: s });
+
+const working = (metadata: Extract<SwarmEventBody, { kind: 'status-update' }>['metadata']): SwarmEventBody => ({
+  kind: 'status-update',
+  state: 'working',
+  final: false,
+  metadata,
+});
+
+function turnCompleted(context: SwarmContext): SwarmEventBody {
+  return working({
+    type: 'turn-completed',
+    turn: context.turn,
+    maxTurns: context.config.maxTurns,
+    activeAgent: context.definitionId,
+  });
+}
+
+function addUsage(total: Usage, output: ModelStepOutput): Usage {
+  const u = output.response.usage;
+  return u ? { inputTokens: total.inputTokens + u.inputTokens, outputTokens: total.outputTokens + u.outputTokens } : total;
+}
+
+function callResultOf(event: ChildEvent): CallResult {
+  if (event.type.startsWith('xstate.error.actor.')) return { ok: false, content: `Call failed: ${errorText(event.error)}` };
+  return toCallResult(event.output);
+}
+
+/**
+ * The swarm machine. The runtime provides the real actors with
+ * `swarmMachine.provide({ actors: { modelStep, runTool, agent } })`.
+ *
+ * @example
+ * const actor = createActor(swarmMachine.provide({ actors }), { input });
+ * actor.on('swarm.events', ({ events }) => console.log(events));
+ * actor.start();
+ */
+export const swarmMachine = setup({
+  types: {} as {
+    context: SwarmContext;
+    input: SwarmInput;
+    output: SwarmOutcome;
+    events: SwarmCommand;
+    emitted: SwarmEmitted;
+  },
+  actors: {
+    modelStep: fromPromise<ModelStepOutput, ModelStepInput>(async () => {
+      throw new Error('modelStep is provided by the runtime');
+    }),
+    runTool: fromPromise<CallResult, ToolRunInput>(async () => {
+      throw new Error('runTool is provided by the runtime');
+    }),
+    agent: agentMachine,
+  },
+  guards: {
+    verdictFail: ({ event }) => step(event).verdict.type === 'fail',
+    verdictComplete: ({ event }) => step(event).verdict.type === 'complete',
+    wantsHandoffs: ({ event }) => step(event).calls.some((c) => c.kind === 'agent'),
+    wantsCalls: ({ event }) => step(event).calls.length > 0,
+    lastCall: ({ context, event }) => isLastRunning(context.round, child(event).actorId),
+    roundDone: ({ context }) => runningCalls(context.round).length === 0,
+    pausePending: ({ context }) => pendingPause(context.round) !== undefined,
+    turnsExhausted: ({ context }) => context.turn >= context.config.maxTurns,
+    resumesModelPause: ({ context }) => context.pause?.from === 'model',
+    pausedInThinking: ({ context }) => context.pause?.from === 'thinking',
+    handoffsRunning: ({ context }) => runningCalls(context.round).some((c) => c.kind === 'agent'),
+    callsRunning: ({ context }) => runningCalls(context.round).length > 0,
+  },
+  actions: {
+    recordResponse: assign(({ context, event }) => {
+      const out = step(event);
+      return {
+        turn: context.turn + 1,
+        messages: [...context.messages, assistantMessage(out.response)],
+        usage: addUsage(context.usage, out),
+      };
+    }),
+    publishResponse: emit(({ context, event }) => ({
+      type: 'swarm.events' as const,
+      events: [llmCallEvent(context.definitionId, context.turn, step(event))],
+    })),
+    checkpoint: emit((_, params: { step: CheckpointStep }) => ({
+      type: 'swarm.events' as const,
+      events: [checkpoint(params.step)],
+    })),
+    openRound: assign(({ context, event }) => ({ round: openRound(context.turn, step(event).calls) })),
+    publishRoundStart: emit(({ context }) => ({
+      type: 'swarm.events' as const,
+      events: roundStartEvents(context.definitionId, context.round!),
+    })),
+    spawnCalls: enqueueActions(({ context, enqueue }) => {
+      const round = context.round!;
+      for (const call of runningCalls(round)) {
+        if (call.kind === 'agent') {
+          const handoff = context.config.handoffs.find((h) => h.agentId === call.agentId)!;
+          const input: AgentInput = {
+            swarmId: context.swarmId,
+            definitionId: context.definitionId,
+            agentId: call.agentId!,
+            instructions: handoff.agent.instructions,
+            tools: handoff.agent.tools,
+            maxTurns: handoff.agent.maxTurns,
+            request: call.request ?? '',
+            session: context.session,
+            scope: `${context.swarmId}:t${round.turn}:${call.id}`,
+          };
+          enqueue.spawnChild('agent', { id: call.childId!, input });
+        } else {
+          enqueue.spawnChild('runTool', {
+            id: call.childId!,
+            input: {
+              swarmId: context.swarmId,
+              agentId: context.definitionId,
+              toolCallId: call.id,
+              name: call.name,
+              arguments: call.arguments ?? '{}',
+              idempotencyKey: `${context.swarmId}:t${round.turn}:${call.id}`,
+            },
+          });
+        }
+      }
+    }),
+    recordCall: enqueueActions(({ context, event, enqueue }) => {
+      const done = child(event);
+      const call = context.round?.calls.find((c) => c.childId === done.actorId && c.result === undefined);
+      if (!call) return;
+      const result = callResultOf(done);
+      const session =
+        call.kind === 'agent' && result.ok
+          ? [...context.session, { agentId: call.agentId!, request: call.request ?? '', answer: result.content }]
+          : context.session;
+      enqueue.assign({ round: recordResult(context.round!, done.actorId, result), session });
+      enqueue.stopChild(done.actorId);
+      const agentEvents = call.kind === 'agent' ? ((done.output as AgentOutput | undefined)?.events ?? []) : [];
+      enqueue.emit({
+        type: 'swarm.events',
+        events: [
+          ...agentEvents,
+          callDoneEvent(context.definitionId, call, result),
+          checkpoint(call.kind === 'agent' ? 'handoff-result' : 'tool-result'),
+        ],
+      });
+    }),
+    publishTurn: emit(({ context }) => ({ type: 'swarm.events' as const, events: [turnCompleted(context)] })),
+    closeRound: assign(({ context }) => ({
+      messages: [
+        ...context.messages,
+        ...resultMessages(context.round!),
+        ...context.notes.map((content) => ({ role: 'user' as const, content })),
+      ],
+      round: null,
+      notes: [],
+    })),
+    correct: assign(({ context, event }) => {
+      const verdict = step(event).verdict;
+      const content = verdict.type === 'correct' ? verdict.message : 'Continue.';
+      return { messages: [...context.messages, { role: 'user' as const, content }] };
+    }),
+    complete: enqueueActions(({ event, enqueue }) => {
+      const verdict = step(event).verdict;
+      const result = verdict.type === 'complete' ? verdict.result : undefined;
+      enqueue.assign({ outcome: { status: 'completed', result } });
+      const parts =
+        typeof result === 'string'
+          ? [{ kind: 'text' as const, text: result }, { kind: 'data' as const, data: { result } }]
+          : [{ kind: 'data' as const, data: { result } }, { kind: 'text' as const, text: JSON.stringify(result) }];
+      enqueue.emit({
+        type: 'swarm.events',
+        events: [
+          { kind: 'artifact-update', artifact: { artifactId: 'result', name: 'result', parts }, append: false, lastChunk: true },
+          { kind: 'status-update', state: 'completed', final: true, metadata: { type: 'completed', result } },
+        ],
+      });
+    }),
+    fail: enqueueActions(({ enqueue }, params: { reason: string }) => {
+      enqueue.assign({ outcome: { status: 'failed', reason: params.reason } });
+      enqueue.emit({
+        type: 'swarm.events',
+        events: [{ kind: 'status-update', state: 'failed', final: true, metadata: { type: 'failed', reason: params.reason } }],
+      });
+    }),
+    stop: enqueueActions(({ event, enqueue }) => {
+      const reason = event.type === 'STOP' ? event.reason : 'stopped';
+      enqueue.assign({ outcome: { status: 'stopped', reason } });
+      enqueue.emit({
+        type: 'swarm.events',
+        events: [
+          { kind: 'status-update', state: 'canceled', final: true, metadata: { type: 'stopped', reason } },
+          checkpoint('stop'),
+        ],
+      });
+    }),
+    pauseFrom: enqueueActions(({ context, event, enqueue }, params: { from: 'thinking' | 'round' }) => {
+      if (event.type !== 'PAUSE') return;
+      enqueue.assign({ pause: { reason: event.reason, from: params.from } });
+      for (const call of runningCalls(context.round)) {
+        if (call.kind === 'agent') enqueue.sendTo(call.childId!, { type: 'PAUSE' });
+      }
+      enqueue.emit({
+        type: 'swarm.events',
+        events: [
+          { kind: 'status-update', state: 'input-required', final: false, metadata: { type: 'paused', reason: event.reason } },
+          checkpoint('pause'),
+        ],
+      });
+    }),
+    pauseForModel: enqueueActions(({ context, enqueue }) => {
+      const call = pendingPause(context.round)!;
+      const reason = call.pauseReason ?? { type: 'HITL' as const, message: 'The model asked for a human.' };
+      enqueue.assign({ pause: { reason, from: 'model' } });
+      enqueue.emit({
+        type: 'swarm.events',
+        events: [
+          { kind: 'status-update', state: 'input-required', final: false, metadata: { type: 'paused', reason } },
+          checkpoint('pause'),
+        ],
+      });
+    }),
+    resume: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'RESUME') return;
+      const message = event.message?.trim() ? event.message : undefined;
+      const from = context.pause?.from;
+      if (from === 'model') {
+        const call = pendingPause(context.round)!;
+        const round = { ...context.round!, calls: context.round!.calls.map((c) => (c === call ? { ...c, result: { ok: true, content: message ?? 'Resumed without a message.' } } : c)) };
+        enqueue.assign({ round, pause: null });
+      } else if (from === 'thinking') {
+        enqueue.assign({
+          pause: null,
+          messages: message ? [...context.messages, { role: 'user' as const, content: message }] : context.messages,
+        });
+      } else {
+        enqueue.assign({ pause: null, notes: message ? [...context.notes, message] : context.notes });
+        for (const call of runningCalls(context.round)) {
+          if (call.kind === 'agent') enqueue.sendTo(call.childId!, { type: 'RESUME' });
+        }
+      }
+      enqueue.emit({
+        type: 'swarm.events',
+        events: [
+          { kind: 'status-update', state: 'working', final: false, metadata: message ? { type: 'resumed', message } : { type: 'resumed' } },
+          checkpoint('resume'),
+        ],
+      });
+    }),
+    relayReport: emit(({ event }) => ({
+      type: 'swarm.events' as const,
+      events: event.type === 'child.report' ? [...event.events, checkpoint('agent-step')] : [],
+    })),
+  },
+}).createMachine({
+  id: 'swarm',
+  context: ({ input }) => ({
+    swarmId: input.swarmId,
+    definitionId: input.definitionId,
+    input: input.input,
+    config: input.config,
+    messages: [
+      { role: 'system', content: input.config.instructions },
+      { role: 'user', content: input.userMessage },
+    ],
+    session: [],
+    turn: 0,
+    round: null,
+    pause: null,
+    notes: [],
+    outcome: null,
+    usage: { inputTokens: 0, outputTokens: 0 },
+  }),
+  entry: emit(({ context }) => ({
+    type: 'swarm.events' as const,
+    events: [
+      { kind: 'task', state: 'submitted', definitionId: context.definitionId, input: context.input },
+      working({ type: 'started', definitionId: context.definitionId }),
+      checkpoint('start'),
+    ],
+  })),
+  on: {
+    STOP: { target: '.stopped', actions: 'stop' },
+    'child.report': { actions: 'relayReport' },
+  },
+  initial: 'running',
+  states: {
+    running: {
+      initial: 'thinking',
+      states: {
+        thinking: {
+          on: { PAUSE: { target: '#swarm.paused', actions: { type: 'pauseFrom', params: { from: 'thinking' } } } },
+          invoke: {
+            id: 'model',
+            src: 'modelStep',
+            input: ({ context }) => ({
+              swarmId: context.swarmId,
+              definitionId: context.definitionId,
+              speaker: context.definitionId,
+              orchestrator: true,
+              turn: context.turn + 1,
+              messages: context.messages,
+              tools: context.config.tools,
+              handoffs: context.config.handoffs,
+            }),
+            onDone: [
+              {
+                guard: 'verdictFail',
+                target: '#swarm.failed',
+                actions: [
+                  'recordResponse',
+                  'publishResponse',
+                  { type: 'fail', params: ({ event }) => ({ reason: (step(event).verdict as { reason: string }).reason }) },
+                  { type: 'checkpoint', params: { step: 'model-response' } },
+                ],
+              },
+              { guard: 'verdictComplete', target: '#swarm.completed', actions: ['recordResponse', 'publishResponse', 'complete', { type: 'checkpoint', params: { step: 'model-response' } }] },
+              {
+                guard: 'wantsHandoffs',
+                target: '#swarm.awaitingHandoff',
+                actions: ['recordResponse', 'publishResponse', 'openRound', 'publishRoundStart', 'spawnCalls', { type: 'checkpoint', params: { step: 'model-response' } }],
+              },
+              {
+                guard: 'wantsCalls',
+                target: 'acting',
+                actions: ['recordResponse', 'publishResponse', 'openRound', 'publishRoundStart', 'spawnCalls', { type: 'checkpoint', params: { step: 'model-response' } }],
+              },
+              {
+                target: 'deciding',
+                actions: ['recordResponse', 'publishResponse', 'correct', 'publishTurn', { type: 'checkpoint', params: { step: 'model-response' } }],
+              },
+            ],
+            onError: {
+              target: '#swarm.failed',
+              actions: { type: 'fail', params: ({ event }) => ({ reason: `Model call failed: ${errorText(event.error)}` }) },
+            },
+          },
+        },
+        acting: {
+          // A round whose calls were all rejected up front has nothing to wait for.
+          always: { guard: 'roundDone', target: 'deciding', actions: 'publishTurn' },
+          on: {
+            PAUSE: { target: '#swarm.paused', actions: { type: 'pauseFrom', params: { from: 'round' } } },
+            'xstate.done.actor.*': [
+              { guard: 'lastCall', target: 'deciding', actions: ['recordCall', 'publishTurn'] },
+              { actions: 'recordCall' },
+            ],
+            'xstate.error.actor.*': [
+              { guard: 'lastCall', target: 'deciding', actions: ['recordCall', 'publishTurn'] },
+              { actions: 'recordCall' },
+            ],
+          },
+        },
+        deciding: {
+          always: [
+            { guard: 'pausePending', target: '#swarm.paused', actions: 'pauseForModel' },
+            {
+              guard: 'turnsExhausted',
+              target: '#swarm.failed',
+              actions: [
+                'closeRound',
+                {
+                  type: 'fail',
+                  params: ({ context }) => ({
+                    reason: `maxTurns (${context.config.maxTurns}) reached without a result`,
+                  }),
+                },
+              ],
+            },
+            { target: 'thinking', actions: 'closeRound' },
+          ],
+        },
+      },
+    },
+    awaitingHandoff: {
+      on: {
+        PAUSE: { target: 'paused', actions: { type: 'pauseFrom', params: { from: 'round' } } },
+        'xstate.done.actor.*': [
+          { guard: 'lastCall', target: 'running.deciding', actions: ['recordCall', 'publishTurn'] },
+          { actions: 'recordCall' },
+        ],
+        'xstate.error.actor.*': [
+          { guard: 'lastCall', target: 'running.deciding', actions: ['recordCall', 'publishTurn'] },
+          { actions: 'recordCall' },
+        ],
+      },
+    },
+    paused: {
+      on: {
+        'xstate.done.actor.*': { actions: 'recordCall' },
+        'xstate.error.actor.*': { actions: 'recordCall' },
+        RESUME: [
+          { guard: 'resumesModelPause', target: 'running.deciding', actions: 'resume' },
+          { guard: 'pausedInThinking', target: 'running.thinking', actions: 'resume' },
+          { guard: 'handoffsRunning', target: 'awaitingHandoff', actions: 'resume' },
+          { guard: 'callsRunning', target: 'running.acting', actions: 'resume' },
+          { target: 'running.deciding', actions: ['resume', 'publishTurn'] },
+        ],
+      },
+    },
+    completed: { type: 'final' },
+    failed: { type: 'final' },
+    stopped: { type: 'final' },
+  },
+  output: ({ context }) => context.outcome ?? { status: 'failed', reason: 'Swarm ended without an outcome.' },
+});

@@ -1,0 +1,150 @@
+/**
+ * Definitions: agents and swarms as plain, frozen values. Nothing runs until a runtime is
+ * created with them; the runtime validates them together and fails fast on mistakes.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import type { Model } from './model.js';
+import type { Handoff } from './handoff.js';
+import type { Tool } from './tool.js';
+
+/** A value, or a function of the swarm's input computing it when a run starts. */
+export type FromInput<T, I> = T | ((args: { input: I }) => T);
+
+/**
+ * A guardrail: `check` returns `true` to allow, or a string saying why it rejects (throwing
+ * rejects too). A rejection fails the swarm with that reason.
+ *
+ * @example
+ * const short: Guardrail<string> = { name: 'short', check: (s) => s.length < 2000 || 'input longer than 2000 chars' };
+ */
+export interface Guardrail<T> {
+  name: string;
+  check(value: T, ctx: { swarmId: string }): true | string | Promise<true | string>;
+}
+
+/**
+ * An agent: instructions, tools and an optional model of its own.
+ *
+ * @example
+ * const weather: AgentDefinition = defineAgent({ id: 'weather-agent', instructions: 'You are a weather expert.' });
+ */
+export interface AgentDefinition {
+  readonly kind: 'agent';
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly instructions: string;
+  readonly tools: readonly Tool[];
+  readonly model?: Model;
+  /** Bound on the agent's own tool loop (model responses), default 10. */
+  readonly maxTurns: number;
+}
+
+/**
+ * Defines an agent.
+ *
+ * @example
+ * const weather = defineAgent({
+ *   id: 'weather-agent', name: 'Weather Agent',
+ *   description: 'Provides weather information and forecasts',
+ *   instructions: 'You are a weather expert. Use get_forecast.',
+ *   tools: [forecast],
+ * });
+ */
+export function defineAgent(spec: {
+  id: string;
+  name?: string;
+  description?: string;
+  instructions: string;
+  tools?: readonly Tool[];
+  model?: Model;
+  maxTurns?: number;
+}): AgentDefinition {
+  return Object.freeze({
+    kind: 'agent' as const,
+    id: spec.id,
+    name: spec.name ?? spec.id,
+    description: spec.description ?? spec.name ?? spec.id,
+    instructions: spec.instructions,
+    tools: Object.freeze([...(spec.tools ?? [])]),
+    ...(spec.model ? { model: spec.model } : {}),
+    maxTurns: spec.maxTurns ?? 10,
+  });
+}
+
+/**
+ * A swarm definition. `I` and `R` are the zod schemas of its input and result.
+ *
+ * @example
+ * const d: SwarmDefinition<z.ZodString, z.ZodString> = defineSwarm({ id: 'echo', instructions: 'Repeat the input.' });
+ */
+export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
+  readonly kind: 'swarm';
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  /** Stamped on persisted snapshots; bump it when a change makes old snapshots unsafe. */
+  readonly version: number;
+  readonly input: I;
+  readonly result: R;
+  readonly instructions: FromInput<string, z.output<I>>;
+  readonly handoffs: FromInput<readonly Handoff[], z.output<I>>;
+  readonly tools: FromInput<readonly Tool[], z.output<I>>;
+  readonly maxTurns: FromInput<number, z.output<I>>;
+  readonly guardrails: {
+    readonly input: readonly Guardrail<z.output<I>>[];
+    readonly output: readonly Guardrail<z.output<R>>[];
+  };
+}
+
+/** The default maximum number of orchestrator rounds. */
+export const DEFAULT_MAX_TURNS = 10;
+
+/**
+ * Defines a swarm. `input` and `result` default to strings; `instructions`, `handoffs`,
+ * `tools` and `maxTurns` may be functions of `{ input }`, evaluated when a run starts.
+ *
+ * @example
+ * const planner = defineSwarm({
+ *   id: 'activity-planner',
+ *   result: z.object({ day: z.string(), activities: z.array(z.string()) }),
+ *   instructions: ({ input }) => `Plan outdoor activities for: ${input}`,
+ *   handoffs: [handoff.toAgent(weather)],
+ *   maxTurns: 8,
+ * });
+ */
+export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodType = z.ZodString>(spec: {
+  id: string;
+  name?: string;
+  description?: string;
+  version?: number;
+  input?: I;
+  result?: R;
+  instructions: FromInput<string, z.output<I>>;
+  handoffs?: FromInput<readonly Handoff[], z.output<I>>;
+  tools?: FromInput<readonly Tool[], z.output<I>>;
+  maxTurns?: FromInput<number, z.output<I>>;
+  guardrails?: { input?: readonly Guardrail<z.output<I>>[]; output?: readonly Guardrail<z.output<R>>[] };
+}): SwarmDefinition<I, R> {
+  return Object.freeze({
+    kind: 'swarm' as const,
+    id: spec.id,
+    name: spec.name ?? spec.id,
+    description: spec.description ?? spec.name ?? spec.id,
+    version: spec.version ?? 1,
+    input: (spec.input ?? z.string()) as I,
+    result: (spec.result ?? z.string()) as R,
+    instructions: spec.instructions,
+    handoffs: spec.handoffs ?? [],
+    tools: spec.tools ?? [],
+    maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
+    guardrails: Object.freeze({ input: spec.guardrails?.input ?? [], output: spec.guardrails?.output ?? [] }),
+  });
+}
+
+/** Evaluates a {@link FromInput} for one input. */
+export function resolveFromInput<T, I>(value: FromInput<T, I>, input: I): T {
+  return typeof value === 'function' ? (value as (args: { input: I }) => T)({ input }) : value;
+}

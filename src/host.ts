@@ -1,0 +1,219 @@
+/**
+ * The host of one live swarm: it owns the actor, numbers the events the machine emits, writes
+ * each completed step (snapshot + its events) to the store in one commit, and wakes readers.
+ *
+ * @module
+ */
+import { type Actor, createActor } from 'xstate';
+import type { SwarmEvent, SwarmEventBody } from '../machines/events.js';
+import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmInput } from '../machines/swarm.js';
+import type { createSwarmLogic } from '../actors/index.js';
+import { isFinal, resultOf, type SwarmResult, type SwarmStatus, topState } from './result.js';
+import type { SwarmRecord, SwarmStore } from './store/types.js';
+
+type SwarmLogic = ReturnType<typeof createSwarmLogic>;
+
+/** Where a host starts from: a fresh input, or a stored record to restore. */
+export type HostStart = { input: SwarmInput } | { record: SwarmRecord };
+
+/**
+ * One live swarm.
+ *
+ * @example
+ * const host = new SwarmHost(logic, store, { swarmId, definitionId, definitionVersion: 1 }, { input });
+ * host.start();
+ */
+export class SwarmHost {
+  readonly swarmId: string;
+  readonly definitionId: string;
+  private readonly actor: Actor<SwarmLogic>;
+  private buffer: SwarmEventBody[] = [];
+  private seq: number;
+  private revision: number;
+  private pending: Promise<void> | undefined;
+  private wakers: (() => void)[] = [];
+  private failure: Error | undefined;
+  private readonly ended: Promise<void>;
+  private endResolve!: () => void;
+
+  constructor(
+    logic: SwarmLogic,
+    private readonly store: SwarmStore,
+    private readonly meta: { swarmId: string; definitionId: string; definitionVersion: number },
+    from: HostStart,
+    private readonly onEnd: (host: SwarmHost) => void,
+  ) {
+    this.swarmId = meta.swarmId;
+    this.definitionId = meta.definitionId;
+    this.ended = new Promise((resolve) => (this.endResolve = resolve));
+    if ('record' in from) {
+      this.seq = from.record.lastSeq;
+      this.revision = from.record.revision;
+      // XState requires `input` in the options type even when restoring (#4915).
+      this.actor = createActor(logic, {
+        snapshot: from.record.snapshot as never,
+        input: undefined as never,
+        systemId: meta.swarmId,
+      });
+    } else {
+      this.seq = 0;
+      this.revision = 0;
+      this.actor = createActor(logic, { input: from.input, systemId: meta.swarmId });
+    }
+    this.actor.on('swarm.events', (e) => {
+      for (const body of e.events) this.buffer.push(body);
+    });
+    this.actor.subscribe({
+      next: () => this.flush(),
+      error: (err) => {
+        this.failure = err instanceof Error ? err : new Error(String(err));
+        this.end();
+      },
+    });
+  }
+
+  /** Starts (or resumes) the actor. The first commit happens synchronously inside. */
+  start(): void {
+    this.actor.start();
+  }
+
+  /** The machine's top-level state. */
+  status(): SwarmStatus {
+    return topState(this.actor.getSnapshot().value);
+  }
+
+  /** The client-facing result. */
+  result(): SwarmResult {
+    const snapshot = this.actor.getSnapshot();
+    return resultOf(snapshot.value, snapshot.context);
+  }
+
+  /** The validated input the swarm started with. */
+  input(): unknown {
+    return this.actor.getSnapshot().context.input;
+  }
+
+  /** Sends a command to the machine. */
+  send(command: SwarmCommand): void {
+    this.actor.send(command);
+  }
+
+  /**
+   * Publishes an event that comes from outside a machine step (a streamed text chunk). It is
+   * committed at once so that every event a reader sees is durable.
+   */
+  publish(body: SwarmEventBody): void {
+    if (this.isEnded()) return;
+    this.buffer.push(body);
+    this.flush(false);
+  }
+
+  /** Resolves once every commit issued so far is durable; actors await it before working. */
+  async gate(): Promise<void> {
+    // One tick first: the commit of the step that started the caller is issued synchronously
+    // after the caller began, inside the same actor macrostep.
+    await null;
+    if (this.pending) await this.pending;
+    if (this.failure) throw this.failure;
+  }
+
+  /** A promise that resolves at the next commit (or when the swarm ends). */
+  nextCommit(): Promise<void> {
+    if (this.isEnded()) return Promise.resolve();
+    return new Promise((resolve) => this.wakers.push(resolve));
+  }
+
+  /** Resolves when the swarm reached a final state (or its host stopped). */
+  whenEnded(): Promise<void> {
+    return this.ended;
+  }
+
+  /** Stops the actor without changing the stored state (runtime shutdown). */
+  detach(): void {
+    this.actor.stop();
+    this.end();
+  }
+
+  private endedFlag = false;
+  private isEnded(): boolean {
+    return this.endedFlag;
+  }
+
+  private end(): void {
+    if (this.endedFlag) return;
+    this.endedFlag = true;
+    this.wake();
+    this.endResolve();
+    this.onEnd(this);
+  }
+
+  private wake(): void {
+    const wakers = this.wakers;
+    this.wakers = [];
+    for (const w of wakers) w();
+  }
+
+  /**
+   * Writes buffered events, with a snapshot record when they include a checkpoint or the
+   * swarm reached a final state: one commit per completed step.
+   */
+  private flush(withSnapshot = true): void {
+    const snapshot = this.actor.getSnapshot();
+    const done = snapshot.status !== 'active';
+    if (this.buffer.length === 0 && !done) return;
+    if (this.failure) return;
+    const now = Date.now();
+    const events = this.buffer.map((body) => ({ ...body, seq: ++this.seq, swarmId: this.swarmId, timestamp: now }) as SwarmEvent);
+    this.buffer = [];
+    const checkpoint = withSnapshot && (done || events.some((e) => e.kind === 'internal:checkpoint'));
+    let record: SwarmRecord | undefined;
+    if (checkpoint) {
+      const status = topState(snapshot.value);
+      record = {
+        swarmId: this.swarmId,
+        definitionId: this.meta.definitionId,
+        definitionVersion: this.meta.definitionVersion,
+        machineVersion: SWARM_MACHINE_VERSION,
+        status,
+        revision: ++this.revision,
+        snapshot: this.actor.getPersistedSnapshot(),
+        result: resultOf(snapshot.value, snapshot.context),
+        lastSeq: this.seq,
+        updatedAt: now,
+      };
+    }
+    if (events.length === 0 && !record) return;
+    const finished = record !== undefined && isFinal(record.status);
+    try {
+      const written = this.store.commit(record ? { swarmId: this.swarmId, events, record } : { swarmId: this.swarmId, events });
+      if (written) {
+        const before = this.pending ?? Promise.resolve();
+        const p = before.then(() => written).then(() => {
+          if (this.pending === p) this.pending = undefined;
+          this.wake();
+          if (finished) this.end();
+        });
+        p.catch((err: unknown) => this.fail(err));
+        this.pending = p;
+        return;
+      }
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    this.wake();
+    if (finished) this.end();
+  }
+
+  private fail(err: unknown): void {
+    this.failure = err instanceof Error ? err : new Error(String(err));
+    // The store no longer follows this swarm: stop driving it so nothing runs un-recorded.
+    this.actor.stop();
+    this.end();
+  }
+
+  /** Why the host stopped driving its swarm, if it failed. */
+  get error(): Error | undefined {
+    return this.failure;
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * xswarm: an actor runtime for LLM swarms on XState v5.
+ *
+ * @example
+ * import { z } from 'zod';
+ * import { createRuntime, defineAgent, defineSwarm, handoff, scriptedModel } from 'xswarm';
+ *
+ * @module
+ */
+export { defineAgent, defineSwarm, DEFAULT_MAX_TURNS } from './define.js';
+export type { AgentDefinition, FromInput, Guardrail, SwarmDefinition } from './define.js';
+export { tool, jsonSchemaOf } from './tool.js';
+export type { Tool, ToolContext } from './tool.js';
+export { handoff, handoffToolName } from './handoff.js';
+export type { AgentHandoff, Handoff } from './handoff.js';
+export { createRuntime } from './runtime.js';
+export type { Runtime, RuntimeOptions } from './runtime.js';
+export { SwarmClient } from './client.js';
+export type { SwarmResult, SwarmStatus } from './result.js';
+export { scriptedModel } from './model.js';
+export type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from './model.js';
+export { openaiModel } from './models/openai.js';
+export type { OpenAIModelOptions } from './models/openai.js';
+export { memoryStore } from './store/memory.js';
+export type { Commit, SwarmRecord, SwarmStore } from './store/types.js';
+export { RevisionConflictError } from './store/types.js';
+export { DefinitionError, SwarmError } from './errors.js';
+export { factOf, isFinalEvent } from './events.js';
+export type {
+  EventStamp,
+  Part,
+  PauseReason,
+  SwarmEvent,
+  SwarmEventBody,
+  SwarmFact,
+  SwarmFactType,
+  TaskState,
+} from '../machines/events.js';

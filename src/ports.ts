@@ -1,0 +1,90 @@
+/**
+ * The runtime's implementation of the actor ports: definitions, validation, tools, models and
+ * the host of each swarm, reached by the ids in an actor's input.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import type { Checked, Model, SwarmPorts } from '../actors/index.js';
+import type { Guardrail } from './define.js';
+import type { SwarmHost } from './host.js';
+import type { Registry } from './registry.js';
+import { validate } from './tool.js';
+
+/** What the ports need from the runtime. */
+export interface PortsDeps {
+  registry: Registry;
+  model: Model;
+  host(swarmId: string): SwarmHost | undefined;
+}
+
+async function runGuardrails<T>(guardrails: readonly Guardrail<T>[], value: T, swarmId: string): Promise<string | undefined> {
+  for (const g of guardrails) {
+    let verdict: true | string;
+    try {
+      verdict = await g.check(value, { swarmId });
+    } catch (e) {
+      verdict = e instanceof Error ? e.message : String(e);
+    }
+    if (verdict !== true) return `${g.name}: ${typeof verdict === 'string' && verdict ? verdict : 'rejected'}`;
+  }
+  return undefined;
+}
+
+/**
+ * Builds the ports the actors use.
+ *
+ * @example
+ * const logic = createSwarmLogic(createPorts({ registry, model, host: (id) => hosts.get(id) }));
+ */
+export function createPorts(deps: PortsDeps): SwarmPorts {
+  const { registry } = deps;
+  const swarm = (id: string) => {
+    const def = registry.swarm(id);
+    if (!def) throw new Error(`Swarm definition "${id}" is not registered with this runtime`);
+    return def;
+  };
+  return {
+    modelFor(definitionId, speaker) {
+      if (speaker === definitionId) return deps.model;
+      return registry.agent(speaker)?.model ?? deps.model;
+    },
+    toolSpecs: (input) => registry.toolSpecs(input),
+    checkToolArgs(name, args): Checked {
+      const t = registry.tool(name);
+      if (!t) return { ok: false, error: `Tool "${name}" is not registered` };
+      return validate(t.parameters, args);
+    },
+    checkResult: (definitionId, value) => validate(swarm(definitionId).result, value),
+    resultIsText: (definitionId) => swarm(definitionId).result instanceof z.ZodString,
+    guardInput: (definitionId, swarmId) =>
+      runGuardrails(swarm(definitionId).guardrails.input, deps.host(swarmId)?.input(), swarmId),
+    guardOutput: (definitionId, swarmId, result) => runGuardrails(swarm(definitionId).guardrails.output, result, swarmId),
+    async executeTool(input, args, signal) {
+      const t = registry.tool(input.name);
+      if (!t) throw new Error(`Tool "${input.name}" is not registered`);
+      // `args` passed the tool's own schema in checkToolArgs.
+      return t.execute(args as Record<string, unknown>, {
+        swarmId: input.swarmId,
+        agentId: input.agentId,
+        toolCallId: input.toolCallId,
+        idempotencyKey: input.idempotencyKey,
+        signal,
+      });
+    },
+    onText(swarmId, speaker, turn, chunk) {
+      deps.host(swarmId)?.publish({
+        kind: 'artifact-update',
+        artifact: { artifactId: `stream:${speaker}:${turn}`, name: 'stream', parts: [{ kind: 'text', text: chunk }] },
+        append: true,
+        lastChunk: false,
+        metadata: { agent: speaker, turn },
+      });
+    },
+    gate(swarmId) {
+      const host = deps.host(swarmId);
+      if (!host) return Promise.reject(new Error(`Swarm "${swarmId}" is not live in this runtime`));
+      return host.gate();
+    },
+  };
+}

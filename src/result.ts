@@ -1,0 +1,61 @@
+/**
+ * `SwarmResult`: what `getResult()` answers, derived from a machine snapshot.
+ *
+ * @module
+ */
+import type { PauseReason } from '../machines/events.js';
+import type { SwarmContext } from '../machines/swarm.js';
+import { runningCalls } from '../machines/round.js';
+
+/**
+ * The state of a swarm as its client sees it. `running` covers the machine's `running` and
+ * `awaitingHandoff` states; `currentAgent` names the agent a handoff is waiting on.
+ *
+ * @example
+ * const r = await client.getResult();
+ * if (r.status === 'completed') console.log(r.result);
+ */
+export type SwarmResult<R = unknown> =
+  | { status: 'running'; currentTurn: number; maxTurns: number; currentAgent?: string; currentChildSwarm?: string }
+  | { status: 'paused'; reason: PauseReason; currentTurn: number; maxTurns: number }
+  | { status: 'completed'; result: R }
+  | { status: 'failed'; reason: string }
+  | { status: 'stopped'; reason: string };
+
+/** The machine's top-level states. */
+export type SwarmStatus = 'running' | 'awaitingHandoff' | 'paused' | 'completed' | 'failed' | 'stopped';
+
+/** Top-level state of a machine state value. */
+export function topState(value: unknown): SwarmStatus {
+  return (typeof value === 'string' ? value : Object.keys(value as object)[0]) as SwarmStatus;
+}
+
+/** Whether a status is final. */
+export function isFinal(status: SwarmStatus): boolean {
+  return status === 'completed' || status === 'failed' || status === 'stopped';
+}
+
+/**
+ * Derives the client-facing result from a snapshot's state value and context.
+ *
+ * @example
+ * resultOf(actor.getSnapshot().value, actor.getSnapshot().context)
+ */
+export function resultOf(value: unknown, context: SwarmContext): SwarmResult {
+  const status = topState(value);
+  const base = { currentTurn: context.turn, maxTurns: context.config.maxTurns };
+  switch (status) {
+    case 'running':
+    case 'awaitingHandoff': {
+      const agent = runningCalls(context.round).find((c) => c.kind === 'agent')?.agentId;
+      return { status: 'running', ...base, ...(agent ? { currentAgent: agent } : {}) };
+    }
+    case 'paused':
+      return { status: 'paused', reason: context.pause!.reason, ...base };
+    default: {
+      const outcome = context.outcome;
+      if (!outcome) return { status: 'failed', reason: 'Swarm ended without an outcome.' };
+      return outcome.status === 'completed' ? { status: 'completed', result: outcome.result } : outcome;
+    }
+  }
+}

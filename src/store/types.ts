@@ -1,0 +1,76 @@
+/**
+ * The store interface: one snapshot record and one event log per swarm, written together.
+ *
+ * @module
+ */
+import type { SwarmEvent } from '../../machines/events.js';
+import type { SwarmResult, SwarmStatus } from '../result.js';
+
+/**
+ * What a store keeps per swarm besides its events. `revision` grows by one with every
+ * snapshot write; stores reject a write whose revision does not follow the stored one, so two
+ * runtimes can never both advance the same swarm.
+ *
+ * @example
+ * const r: Pick<SwarmRecord, 'status' | 'revision'> = { status: 'running', revision: 3 };
+ */
+export interface SwarmRecord {
+  swarmId: string;
+  definitionId: string;
+  definitionVersion: number;
+  machineVersion: number;
+  status: SwarmStatus;
+  revision: number;
+  /** The machine's persisted snapshot (`actor.getPersistedSnapshot()`). */
+  snapshot: unknown;
+  /** What `getResult()` answers for this swarm. */
+  result: SwarmResult;
+  /** Sequence number of the last event written with or before this record. */
+  lastSeq: number;
+  updatedAt: number;
+}
+
+/**
+ * One atomic write: events (numbered, contiguous after the stored ones) and, when a step
+ * completed, the new record.
+ */
+export interface Commit {
+  swarmId: string;
+  events: SwarmEvent[];
+  record?: SwarmRecord;
+}
+
+/**
+ * A store for swarm state. `commit` may return synchronously (in-memory, SQLite) or a promise
+ * (network stores); the runtime holds the next step until it settles.
+ *
+ * @example
+ * const store: SwarmStore = memoryStore();
+ * await store.load('swarm-1');
+ */
+export interface SwarmStore {
+  load(swarmId: string): Promise<SwarmRecord | undefined>;
+  commit(commit: Commit): void | Promise<void>;
+  /** Events with `seq > since`, in order. */
+  readEvents(swarmId: string, since: number): Promise<SwarmEvent[]>;
+  /** Records whose status is not final. */
+  listUnfinished(): Promise<SwarmRecord[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * A write lost a race: the stored revision is not the one the writer started from.
+ *
+ * @example
+ * if (e instanceof RevisionConflictError) console.warn('another runtime owns', e.swarmId);
+ */
+export class RevisionConflictError extends Error {
+  override readonly name = 'RevisionConflictError';
+  constructor(
+    readonly swarmId: string,
+    readonly expected: number,
+    readonly actual: number,
+  ) {
+    super(`Swarm "${swarmId}" was written by someone else (expected revision ${expected}, found ${actual})`);
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Regular tools: a name, a description, a zod schema for the arguments and a function.
+ *
+ * @module
+ */
+import { z } from 'zod';
+
+/**
+ * What a tool's `execute` receives besides its arguments. `idempotencyKey` is the same when a
+ * call runs again after a restart, so side effects can be de-duplicated; `signal` aborts when
+ * the swarm stops.
+ */
+export interface ToolContext {
+  swarmId: string;
+  agentId: string;
+  toolCallId: string;
+  idempotencyKey: string;
+  signal: AbortSignal;
+}
+
+/**
+ * A tool the orchestrator or an agent can call.
+ *
+ * @example
+ * const t: Tool<z.ZodObject<{ day: z.ZodString }>> = tool({ name: 'get_forecast', description: 'Forecast for a day',
+ *   parameters: z.object({ day: z.string() }), execute: ({ day }) => ({ day, sky: 'sunny' }) });
+ */
+export interface Tool<P extends z.ZodObject = z.ZodObject> {
+  readonly kind: 'tool';
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: P;
+  execute(args: z.output<P>, ctx: ToolContext): unknown;
+}
+
+/** Tool names the OpenAI API accepts, which we apply to every model. */
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * Defines a tool. The name must match `^[a-zA-Z0-9_-]{1,64}$`; the runtime checks this (and
+ * uniqueness) when it is created.
+ *
+ * @example
+ * const forecast = tool({
+ *   name: 'get_forecast',
+ *   description: 'Weather forecast for a day',
+ *   parameters: z.object({ day: z.string() }),
+ *   execute: async ({ day }, ctx) => ({ day, sky: 'sunny', key: ctx.idempotencyKey }),
+ * });
+ */
+export function tool<P extends z.ZodObject>(spec: {
+  name: string;
+  description: string;
+  parameters: P;
+  execute: (args: z.output<P>, ctx: ToolContext) => unknown;
+}): Tool<P> {
+  return Object.freeze({ kind: 'tool' as const, ...spec });
+}
+
+const schemaCache = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+/**
+ * The JSON Schema of a zod schema, as sent to models (computed once per schema).
+ *
+ * @example
+ * jsonSchemaOf(z.object({ day: z.string() })).type // 'object'
+ */
+export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  let json = schemaCache.get(schema);
+  if (!json) {
+    const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' }) as Record<string, unknown>;
+    json = rest;
+    schemaCache.set(schema, json);
+  }
+  return json;
+}
+
+/**
+ * Validates a value with a zod schema; on failure, a one-line description of every issue
+ * (what a model needs to correct itself).
+ *
+ * @example
+ * validate(z.object({ n: z.number() }), { n: 'x' }) // { ok: false, error: 'n: Invalid input: expected number, received string' }
+ */
+export function validate(schema: z.ZodType, value: unknown): { ok: true; value: unknown } | { ok: false; error: string } {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const error = parsed.error.issues
+    .map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message))
+    .join('; ');
+  return { ok: false, error };
+}
