@@ -281,10 +281,11 @@ export const swarmMachine = setup({
       });
     }),
     publishTurn: emit(({ context }) => ({ type: 'swarm.events' as const, events: [turnCompleted(context)] })),
+    // Also runs after a correction round, which opened no round of calls.
     closeRound: assign(({ context }) => ({
       messages: [
         ...context.messages,
-        ...resultMessages(context.round!),
+        ...(context.round ? resultMessages(context.round) : []),
         ...context.notes.map((content) => ({ role: 'user' as const, content })),
       ],
       round: null,
@@ -324,8 +325,8 @@ export const swarmMachine = setup({
       enqueue.emit({
         type: 'swarm.events',
         events: [
-          { kind: 'status-update', state: 'canceled', final: true, metadata: { type: 'stopped', reason } },
           checkpoint('stop'),
+          { kind: 'status-update', state: 'canceled', final: true, metadata: { type: 'stopped', reason } },
         ],
       });
     }),
@@ -445,11 +446,11 @@ export const swarmMachine = setup({
                 actions: [
                   'recordResponse',
                   'publishResponse',
-                  { type: 'fail', params: ({ event }) => ({ reason: (step(event).verdict as { reason: string }).reason }) },
                   { type: 'checkpoint', params: { step: 'model-response' } },
+                  { type: 'fail', params: ({ event }) => ({ reason: (step(event).verdict as { reason: string }).reason }) },
                 ],
               },
-              { guard: 'verdictComplete', target: '#swarm.completed', actions: ['recordResponse', 'publishResponse', 'complete', { type: 'checkpoint', params: { step: 'model-response' } }] },
+              { guard: 'verdictComplete', target: '#swarm.completed', actions: ['recordResponse', 'publishResponse', { type: 'checkpoint', params: { step: 'model-response' } }, 'complete'] },
               {
                 guard: 'wantsHandoffs',
                 target: '#swarm.awaitingHandoff',

@@ -33,6 +33,7 @@ export class SwarmHost {
   private pending: Promise<void> | undefined;
   private wakers: (() => void)[] = [];
   private failure: Error | undefined;
+  private lastSnapshot: unknown;
   private readonly ended: Promise<void>;
   private endResolve!: () => void;
 
@@ -49,6 +50,7 @@ export class SwarmHost {
     if ('record' in from) {
       this.seq = from.record.lastSeq;
       this.revision = from.record.revision;
+      this.lastSnapshot = from.record.snapshot;
       // XState requires `input` in the options type even when restoring (#4915).
       this.actor = createActor(logic, {
         snapshot: from.record.snapshot as never,
@@ -65,10 +67,9 @@ export class SwarmHost {
     });
     this.actor.subscribe({
       next: () => this.flush(),
-      error: (err) => {
-        this.failure = err instanceof Error ? err : new Error(String(err));
-        this.end();
-      },
+      // A throwing action is a bug in xswarm, not in the swarm: record it as a failure so
+      // clients see a final state instead of a swarm that never moves again.
+      error: (err) => this.recordCrash(err),
     });
   }
 
@@ -176,7 +177,7 @@ export class SwarmHost {
         machineVersion: SWARM_MACHINE_VERSION,
         status,
         revision: ++this.revision,
-        snapshot: this.actor.getPersistedSnapshot(),
+        snapshot: (this.lastSnapshot = this.actor.getPersistedSnapshot()),
         result: resultOf(snapshot.value, snapshot.context),
         lastSeq: this.seq,
         updatedAt: now,
@@ -203,6 +204,44 @@ export class SwarmHost {
     }
     this.wake();
     if (finished) this.end();
+  }
+
+  private recordCrash(err: unknown): void {
+    const reason = `Internal error: ${err instanceof Error ? err.message : String(err)}`;
+    const now = Date.now();
+    const event = {
+      kind: 'status-update',
+      state: 'failed',
+      final: true,
+      metadata: { type: 'failed', reason },
+      seq: ++this.seq,
+      swarmId: this.swarmId,
+      timestamp: now,
+    } as SwarmEvent;
+    this.buffer = [];
+    try {
+      void this.store.commit({
+        swarmId: this.swarmId,
+        events: [event],
+        record: {
+          swarmId: this.swarmId,
+          definitionId: this.meta.definitionId,
+          definitionVersion: this.meta.definitionVersion,
+          machineVersion: SWARM_MACHINE_VERSION,
+          status: 'failed',
+          revision: ++this.revision,
+          // The errored snapshot cannot be persisted; keep the machine's last good one.
+          snapshot: this.lastSnapshot,
+          result: { status: 'failed', reason },
+          lastSeq: this.seq,
+          updatedAt: now,
+        },
+      });
+    } catch {
+      // The store is unusable too; the failure stays visible through `error`.
+    }
+    this.failure = new Error(reason);
+    this.end();
   }
 
   private fail(err: unknown): void {
