@@ -27,6 +27,7 @@ import {
   roundStartEvents,
   runningCalls,
   toCallResult,
+  toolKey,
   type ToolRunInput,
 } from './round.js';
 
@@ -138,7 +139,7 @@ export const agentMachine = setup({
       return {
         turn,
         messages: [...context.messages, assistantMessage(step.response)],
-        outbox: [...context.outbox, llmCallEvent(context.agentId, turn, step)],
+        outbox: [...context.outbox, llmCallEvent(context.agentId, context.scope, turn, step)],
       };
     }),
     openRound: assign(({ context, event }) => {
@@ -156,7 +157,7 @@ export const agentMachine = setup({
             toolCallId: call.id,
             name: call.name,
             arguments: call.arguments ?? '{}',
-            idempotencyKey: `${context.scope}:${context.agentId}:t${context.round!.turn}:${call.id}`,
+            idempotencyKey: toolKey(`${context.scope}:${context.agentId}`, context.round!.turn, call.id),
           },
         });
       }
@@ -170,7 +171,10 @@ export const agentMachine = setup({
         : toCallResult((event as unknown as { output: unknown }).output);
       enqueue.assign({
         round: recordResult(context.round!, childId, result),
-        outbox: [...context.outbox, callDoneEvent(context.agentId, call, result)],
+        outbox: [
+          ...context.outbox,
+          callDoneEvent(context.agentId, call, result, toolKey(`${context.scope}:${context.agentId}`, context.round!.turn, call.id)),
+        ],
       });
       enqueue.stopChild(childId);
     }),
@@ -223,6 +227,7 @@ export const agentMachine = setup({
           definitionId: context.definitionId,
           speaker: context.agentId,
           orchestrator: false,
+          scope: context.scope,
           turn: context.turn + 1,
           messages: context.messages,
           tools: context.tools,

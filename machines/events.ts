@@ -9,6 +9,7 @@
  * @module
  */
 import type { ModelResponse, Usage } from './messages.js';
+import type { PlannedCall, StepVerdict } from './round.js';
 
 /** A2A task states used by xswarm (v0.3 spelling; the A2A v1.0 mapping lives in the servers). */
 export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
@@ -56,10 +57,15 @@ export type InternalEventBody =
   | {
       kind: 'internal:llm-call';
       agent: string;
+      /** '' for the orchestrator; the handoff's scope for an agent (tells parallel agents apart). */
+      scope: string;
       turn: number;
       response: ModelResponse;
       usage?: Usage;
       durationMs: number;
+      /** The calls the runtime planned from the response and its verdict: the replay journal. */
+      calls: PlannedCall[];
+      verdict: StepVerdict;
     }
   | { kind: 'internal:tool-start'; agent: string; toolName: string; callId: string; arguments: string }
   | {
@@ -69,6 +75,8 @@ export type InternalEventBody =
       callId: string;
       ok: boolean;
       content: string;
+      /** The call's idempotency key ('' for calls rejected before running). */
+      key: string;
     }
   | { kind: 'internal:checkpoint'; step: CheckpointStep };
 

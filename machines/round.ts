@@ -64,11 +64,12 @@ export interface ModelStepInput {
   definitionId: string;
   speaker: string;
   orchestrator: boolean;
+  /** '' for the orchestrator; the handoff's scope for an agent. */
+  scope: string;
   turn: number;
   messages: ChatMessage[];
   tools: string[];
   handoffs: HandoffTarget[];
-  instructions?: string;
 }
 
 /** Input of the `runTool` actor. `idempotencyKey` is stable across restarts of the same call. */
@@ -198,15 +199,30 @@ export function assistantMessage(response: ModelResponse): ChatMessage {
 }
 
 /** The `internal:llm-call` event for one model response. */
-export function llmCallEvent(agent: string, turn: number, step: ModelStepOutput): SwarmEventBody {
+export function llmCallEvent(agent: string, scope: string, turn: number, step: ModelStepOutput): SwarmEventBody {
   return {
     kind: 'internal:llm-call',
     agent,
+    scope,
     turn,
     response: step.response,
     ...(step.response.usage ? { usage: step.response.usage } : {}),
     durationMs: step.durationMs,
+    calls: step.calls,
+    verdict: step.verdict,
   };
+}
+
+/**
+ * The idempotency key of a tool call: stable across restarts because every part is in the
+ * snapshot. `prefix` is the swarm id for the orchestrator's tools and the handoff scope plus
+ * agent id for an agent's.
+ *
+ * @example
+ * toolKey('swarm-7', 1, 'c9') // 'swarm-7:t1:c9'
+ */
+export function toolKey(prefix: string, turn: number, callId: string): string {
+  return `${prefix}:t${turn}:${callId}`;
 }
 
 /**
@@ -230,14 +246,14 @@ export function roundStartEvents(agent: string, round: Round): SwarmEventBody[] 
         metadata: { type: 'agent-handoff', from: agent, to: call.agentId!, callId: call.id, request: call.request ?? '' },
       });
     } else if (call.kind === 'invalid') {
-      events.push({ kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: false, content: call.result!.content });
+      events.push({ kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: false, content: call.result!.content, key: '' });
     }
   });
   return events;
 }
 
 /** The event that reports a finished call: a handoff result fact or `internal:tool-complete`. */
-export function callDoneEvent(agent: string, call: RoundCall, result: CallResult): SwarmEventBody {
+export function callDoneEvent(agent: string, call: RoundCall, result: CallResult, key: string): SwarmEventBody {
   if (call.kind === 'agent') {
     return {
       kind: 'status-update',
@@ -246,7 +262,7 @@ export function callDoneEvent(agent: string, call: RoundCall, result: CallResult
       metadata: { type: 'handoff-result', from: call.agentId!, to: agent, callId: call.id, ok: result.ok },
     };
   }
-  return { kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: result.ok, content: result.content };
+  return { kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: result.ok, content: result.content, key };
 }
 
 /** Normalizes what a finished child actor produced into a {@link CallResult}. */

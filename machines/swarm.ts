@@ -31,6 +31,7 @@ import {
   roundStartEvents,
   runningCalls,
   toCallResult,
+  toolKey,
   type ToolRunInput,
 } from './round.js';
 
@@ -216,7 +217,7 @@ export const swarmMachine = setup({
     }),
     publishResponse: emit(({ context, event }) => ({
       type: 'swarm.events' as const,
-      events: [llmCallEvent(context.definitionId, context.turn, step(event))],
+      events: [llmCallEvent(context.definitionId, '', context.turn, step(event))],
     })),
     checkpoint: emit((_, params: { step: CheckpointStep }) => ({
       type: 'swarm.events' as const,
@@ -241,7 +242,7 @@ export const swarmMachine = setup({
             maxTurns: handoff.agent.maxTurns,
             request: call.request ?? '',
             session: context.session,
-            scope: `${context.swarmId}:t${round.turn}:${call.id}`,
+            scope: toolKey(context.swarmId, round.turn, call.id),
           };
           enqueue.spawnChild('agent', { id: call.childId!, input });
         } else {
@@ -253,7 +254,7 @@ export const swarmMachine = setup({
               toolCallId: call.id,
               name: call.name,
               arguments: call.arguments ?? '{}',
-              idempotencyKey: `${context.swarmId}:t${round.turn}:${call.id}`,
+              idempotencyKey: toolKey(context.swarmId, round.turn, call.id),
             },
           });
         }
@@ -275,7 +276,7 @@ export const swarmMachine = setup({
         type: 'swarm.events',
         events: [
           ...agentEvents,
-          callDoneEvent(context.definitionId, call, result),
+          callDoneEvent(context.definitionId, call, result, toolKey(context.swarmId, context.round!.turn, call.id)),
           checkpoint(call.kind === 'agent' ? 'handoff-result' : 'tool-result'),
         ],
       });
@@ -434,6 +435,7 @@ export const swarmMachine = setup({
               definitionId: context.definitionId,
               speaker: context.definitionId,
               orchestrator: true,
+              scope: '',
               turn: context.turn + 1,
               messages: context.messages,
               tools: context.config.tools,

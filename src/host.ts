@@ -9,12 +9,12 @@ import type { SwarmEvent, SwarmEventBody } from '../machines/events.js';
 import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmInput } from '../machines/swarm.js';
 import type { createSwarmLogic } from '../actors/index.js';
 import { isFinal, resultOf, type SwarmResult, type SwarmStatus, topState } from './result.js';
-import type { SwarmRecord, SwarmStore } from './store/types.js';
+import type { Lease, SwarmRecord, SwarmStore } from './store/types.js';
 
 type SwarmLogic = ReturnType<typeof createSwarmLogic>;
 
 /** Where a host starts from: a fresh input, or a stored record to restore. */
-export type HostStart = { input: SwarmInput } | { record: SwarmRecord };
+export type HostStart = { input: SwarmInput } | { record: SwarmRecord; lastSeq: number };
 
 /**
  * One live swarm.
@@ -40,7 +40,7 @@ export class SwarmHost {
   constructor(
     logic: SwarmLogic,
     private readonly store: SwarmStore,
-    private readonly meta: { swarmId: string; definitionId: string; definitionVersion: number },
+    private readonly meta: { swarmId: string; definitionId: string; definitionVersion: number; lease: () => Lease },
     from: HostStart,
     private readonly onEnd: (host: SwarmHost) => void,
   ) {
@@ -48,7 +48,8 @@ export class SwarmHost {
     this.definitionId = meta.definitionId;
     this.ended = new Promise((resolve) => (this.endResolve = resolve));
     if ('record' in from) {
-      this.seq = from.record.lastSeq;
+      // Events-only commits (streamed chunks) may have gone past the record's lastSeq.
+      this.seq = Math.max(from.record.lastSeq, from.lastSeq);
       this.revision = from.record.revision;
       this.lastSnapshot = from.record.snapshot;
       // XState requires `input` in the options type even when restoring (#4915).
@@ -57,6 +58,11 @@ export class SwarmHost {
         input: undefined as never,
         systemId: meta.swarmId,
       });
+      const restored = this.actor.getSnapshot();
+      // XState reports a snapshot it cannot restore as an error snapshot instead of throwing.
+      if (restored.status === 'error') {
+        throw new Error(`snapshot cannot be restored: ${errorMessage(restored.error)}`);
+      }
     } else {
       this.seq = 0;
       this.revision = 0;
@@ -186,7 +192,9 @@ export class SwarmHost {
     if (events.length === 0 && !record) return;
     const finished = record !== undefined && isFinal(record.status);
     try {
-      const written = this.store.commit(record ? { swarmId: this.swarmId, events, record } : { swarmId: this.swarmId, events });
+      const written = this.store.commit(
+        record ? { swarmId: this.swarmId, events, record, lease: this.meta.lease() } : { swarmId: this.swarmId, events },
+      );
       if (written) {
         const before = this.pending ?? Promise.resolve();
         const p = before.then(() => written).then(() => {
@@ -222,6 +230,7 @@ export class SwarmHost {
     try {
       void this.store.commit({
         swarmId: this.swarmId,
+        lease: this.meta.lease(),
         events: [event],
         record: {
           swarmId: this.swarmId,
@@ -255,4 +264,8 @@ export class SwarmHost {
   get error(): Error | undefined {
     return this.failure;
   }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

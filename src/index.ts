@@ -22,8 +22,11 @@ export type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpe
 export { openaiModel } from './models/openai.js';
 export type { OpenAIModelOptions } from './models/openai.js';
 export { memoryStore } from './store/memory.js';
-export type { Commit, SwarmRecord, SwarmStore } from './store/types.js';
-export { RevisionConflictError } from './store/types.js';
+export { DEFAULT_DB_PATH, sqliteStore } from './store/sqlite.js';
+export type { SqliteStoreOptions } from './store/sqlite.js';
+export { ReplayDivergenceError } from './replay.js';
+export type { Commit, Lease, SwarmRecord, SwarmStore } from './store/types.js';
+export { LeaseLostError, RevisionConflictError } from './store/types.js';
 export { DefinitionError, SwarmError } from './errors.js';
 export { factOf, isFinalEvent } from './events.js';
 export type {

@@ -14,6 +14,7 @@ import { SwarmError } from './errors.js';
 import { SwarmHost } from './host.js';
 import { createPorts } from './ports.js';
 import { Registry } from './registry.js';
+import { replaySwarm } from './replay.js';
 import { isFinal, type SwarmResult } from './result.js';
 import { memoryStore } from './store/memory.js';
 import type { SwarmRecord, SwarmStore } from './store/types.js';
@@ -32,6 +33,14 @@ export interface RuntimeOptions {
   model: Model;
   /** Where swarms are persisted; default: a new in-memory store. */
   store?: SwarmStore;
+  /**
+   * How long this runtime's ownership of a swarm lasts without renewal (default 15 000 ms).
+   * Leases are renewed every third of it; another runtime on the same store adopts a swarm
+   * once its owner stopped renewing.
+   */
+  leaseMs?: number;
+  /** This runtime's owner id in the store (default: a random UUID). */
+  owner?: string;
 }
 
 /**
@@ -50,8 +59,18 @@ export interface Runtime {
     swarmId?: string,
   ): SwarmClient<z.input<I>, z.output<R>>;
   forSwarm(definitionId: string, swarmId?: string): SwarmClient;
-  /** Restores every unfinished swarm of the store and continues the running ones. */
+  /**
+   * Restores every unfinished swarm of the store that no live runtime owns and continues the
+   * running ones; keeps watching for swarms whose owner stops renewing its lease and adopts them.
+   */
   start(): Promise<void>;
+  /** Deletes finished swarms (result and events) last updated before `olderThan`; returns how many. */
+  prune(options: { olderThan: Date | number }): Promise<number>;
+  /**
+   * Re-runs a finished swarm from its journal with zero model and tool calls, yielding exactly
+   * its recorded events; throws `ReplayDivergenceError` where the code now behaves differently.
+   */
+  replay(swarmId: string): AsyncIterable<SwarmEvent>;
   /** Stops driving all swarms (their stored state stays) and closes a store it created. */
   close(): Promise<void>;
   /** The store this runtime writes to. */
@@ -82,6 +101,10 @@ class RuntimeCore implements Runtime, SwarmControl {
   /** Swarms of the store that this runtime could not restore, with the reason. */
   private readonly unrestorable = new Map<string, string>();
   private readonly logic;
+  private readonly owner: string;
+  private readonly leaseMs: number;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private adoptTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(options: RuntimeOptions) {
@@ -89,6 +112,9 @@ class RuntimeCore implements Runtime, SwarmControl {
       throw new TypeError('createRuntime: `model` is required (scriptedModel(...) or openaiModel(...))');
     }
     this.registry = new Registry(options.swarms ?? [], options.agents ?? []);
+    this.owner = options.owner ?? randomUUID();
+    this.leaseMs = options.leaseMs ?? 15_000;
+    if (!(this.leaseMs > 0)) throw new TypeError('createRuntime: leaseMs must be positive');
     this.ownsStore = !options.store;
     this.store = options.store ?? memoryStore();
     this.logic = createSwarmLogic(
@@ -103,23 +129,66 @@ class RuntimeCore implements Runtime, SwarmControl {
 
   async start(): Promise<void> {
     this.assertOpen();
-    for (const record of await this.store.listUnfinished()) {
-      if (this.hosts.has(record.swarmId)) continue;
-      const problem = this.restoreProblem(record);
+    await this.adopt();
+    if (!this.adoptTimer) {
+      this.adoptTimer = setInterval(() => void this.adopt().catch(() => undefined), Math.max(50, this.leaseMs / 2));
+      this.adoptTimer.unref();
+    }
+  }
+
+  /** Restores every unfinished swarm nobody else holds a live lease on. */
+  private async adopt(): Promise<void> {
+    for (const listed of await this.store.listUnfinished()) {
+      if (this.closed) return;
+      const id = listed.swarmId;
+      if (this.hosts.has(id) || this.starting.has(id) || this.unrestorable.has(id)) continue;
+      const problem = listed.problem ?? this.restoreProblem(listed);
       if (problem) {
-        this.unrestorable.set(record.swarmId, problem);
+        // Reported as failed; the stored data is left exactly as it is.
+        this.unrestorable.set(id, `Cannot restore swarm "${id}": ${problem}`);
         continue;
       }
-      this.launch(record.swarmId, record.definitionId, { record });
+      if (!(await this.store.claim(id, this.lease(), Date.now()))) continue;
+      // Re-read: the previous owner may have written between listing and claiming.
+      const record = await this.store.load(id);
+      if (!record || isFinal(record.status) || this.hosts.has(id)) continue;
+      const tail = await this.store.readEvents(id, record.lastSeq);
+      try {
+        this.launch(id, record.definitionId, { record, lastSeq: tail.at(-1)?.seq ?? record.lastSeq });
+      } catch (e) {
+        this.unrestorable.set(id, `Cannot restore swarm "${id}": ${(e as Error).message}`);
+      }
     }
+  }
+
+  async prune(options: { olderThan: Date | number }): Promise<number> {
+    const olderThan = options.olderThan instanceof Date ? options.olderThan.getTime() : options.olderThan;
+    return this.store.prune(olderThan);
+  }
+
+  async *replay(swarmId: string): AsyncGenerator<SwarmEvent> {
+    yield* await replaySwarm(this.store, swarmId);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.renewTimer);
+    clearInterval(this.adoptTimer);
+    const ids = [...this.hosts.keys()];
     for (const host of [...this.hosts.values()]) host.detach();
     this.hosts.clear();
+    await this.store.release(this.owner, ids).catch(() => undefined);
     if (this.ownsStore) await this.store.close();
+  }
+
+  private lease() {
+    return { owner: this.owner, until: Date.now() + this.leaseMs };
+  }
+
+  private renewLeases(): void {
+    const ids = [...this.hosts.keys()];
+    if (ids.length > 0) void this.store.renew(this.owner, ids, Date.now() + this.leaseMs).catch(() => undefined);
   }
 
   // ---- SwarmControl -------------------------------------------------------------------
@@ -222,7 +291,7 @@ class RuntimeCore implements Runtime, SwarmControl {
     const host = this.hosts.get(swarmId);
     if (host) return host;
     const problem = this.unrestorable.get(swarmId);
-    if (problem) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": ${problem}`);
+    if (problem) throw new SwarmError(`Cannot ${verb}: ${problem}`);
     throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it is not running in this runtime (unknown, or already ended)`);
   }
 
@@ -231,27 +300,30 @@ class RuntimeCore implements Runtime, SwarmControl {
     const host = new SwarmHost(
       this.logic,
       this.store,
-      { swarmId, definitionId, definitionVersion: def.version },
+      { swarmId, definitionId, definitionVersion: def.version, lease: () => this.lease() },
       from,
       (h) => {
         if (this.hosts.get(h.swarmId) === h) this.hosts.delete(h.swarmId);
       },
     );
     this.hosts.set(swarmId, host);
+    if (!this.renewTimer) {
+      this.renewTimer = setInterval(() => this.renewLeases(), Math.max(20, this.leaseMs / 3));
+      this.renewTimer.unref();
+    }
     host.start();
     return host;
   }
 
   private restoreProblem(record: SwarmRecord): string | undefined {
     const def = this.registry.swarm(record.definitionId);
-    if (!def) return `Cannot restore: swarm definition "${record.definitionId}" is not registered with this runtime`;
+    if (!def) return `its definition "${record.definitionId}" is not registered with this runtime`;
     if (record.machineVersion !== SWARM_MACHINE_VERSION) {
-      return `Cannot restore: snapshot written by swarm machine version ${record.machineVersion}, this runtime runs version ${SWARM_MACHINE_VERSION}`;
+      return `its snapshot was written by swarm machine version ${record.machineVersion}, this runtime runs version ${SWARM_MACHINE_VERSION}`;
     }
     if (record.definitionVersion !== def.version) {
-      return `Cannot restore: snapshot written by "${def.id}" version ${record.definitionVersion}, this runtime has version ${def.version}`;
+      return `its snapshot was written by "${def.id}" version ${record.definitionVersion}, this runtime has version ${def.version}`;
     }
-    if (isFinal(record.status)) return 'Swarm already ended';
     return undefined;
   }
 

@@ -5,12 +5,12 @@
  */
 import type { SwarmEvent } from '../../machines/events.js';
 import { isFinal } from '../result.js';
-import { type Commit, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
+import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
 
 /**
  * Creates an in-memory store. Records keep the snapshot object as is (snapshots are never
  * mutated), so a write costs no serialization. Share one store between runtimes to simulate
- * a restart in a test.
+ * a restart or a takeover in a test.
  *
  * @example
  * const store = memoryStore();
@@ -18,14 +18,14 @@ import { type Commit, RevisionConflictError, type SwarmRecord, type SwarmStore }
  */
 export function memoryStore(): SwarmStore {
   const records = new Map<string, SwarmRecord>();
+  const leases = new Map<string, Lease>();
   const logs = new Map<string, SwarmEvent[]>();
   return {
     async load(swarmId) {
       return records.get(swarmId);
     },
-    commit({ swarmId, events, record }) {
-      let log = logs.get(swarmId);
-      if (!log) logs.set(swarmId, (log = []));
+    commit({ swarmId, events, record, lease }: Commit) {
+      const log = logs.get(swarmId) ?? [];
       const first = events[0];
       if (first && first.seq !== log.length + 1) {
         throw new Error(`Event gap for swarm "${swarmId}": expected seq ${log.length + 1}, got ${first.seq}`);
@@ -33,8 +33,12 @@ export function memoryStore(): SwarmStore {
       if (record) {
         const stored = records.get(swarmId)?.revision ?? 0;
         if (record.revision !== stored + 1) throw new RevisionConflictError(swarmId, record.revision - 1, stored);
+        const holder = leases.get(swarmId);
+        if (lease && holder && holder.owner !== lease.owner) throw new LeaseLostError(swarmId, holder.owner);
         records.set(swarmId, record);
+        if (lease) leases.set(swarmId, { ...lease });
       }
+      logs.set(swarmId, log);
       for (const e of events) log.push(e);
     },
     async readEvents(swarmId, since) {
@@ -43,6 +47,35 @@ export function memoryStore(): SwarmStore {
     async listUnfinished() {
       return [...records.values()].filter((r) => !isFinal(r.status));
     },
+    async claim(swarmId, lease, now) {
+      const record = records.get(swarmId);
+      if (!record || isFinal(record.status)) return false;
+      const holder = leases.get(swarmId);
+      if (holder && holder.owner !== lease.owner && holder.until > now) return false;
+      leases.set(swarmId, { ...lease });
+      return true;
+    },
+    async renew(owner, swarmIds, until) {
+      for (const id of swarmIds) {
+        const holder = leases.get(id);
+        if (holder?.owner === owner) holder.until = until;
+      }
+    },
+    async release(owner, swarmIds) {
+      for (const id of swarmIds) if (leases.get(id)?.owner === owner) leases.delete(id);
+    },
+    async prune(olderThan) {
+      let n = 0;
+      for (const [id, r] of records) {
+        if (isFinal(r.status) && r.updatedAt < olderThan) {
+          records.delete(id);
+          logs.delete(id);
+          leases.delete(id);
+          n++;
+        }
+      }
+      return n;
+    },
     async close() {},
-  } satisfies SwarmStore & { commit(c: Commit): void };
+  };
 }

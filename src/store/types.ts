@@ -28,6 +28,14 @@ export interface SwarmRecord {
   /** Sequence number of the last event written with or before this record. */
   lastSeq: number;
   updatedAt: number;
+  /** Set by a store that could not read this record's snapshot; the data stays as stored. */
+  problem?: string;
+}
+
+/** An owner's claim on a swarm: only the owner writes, until `until` (ms since epoch). */
+export interface Lease {
+  owner: string;
+  until: number;
 }
 
 /**
@@ -38,6 +46,11 @@ export interface Commit {
   swarmId: string;
   events: SwarmEvent[];
   record?: SwarmRecord;
+  /**
+   * The writer's lease. A record write is refused unless the stored owner is this one (or the
+   * swarm is new); the lease is extended to `until`.
+   */
+  lease?: Lease;
 }
 
 /**
@@ -55,6 +68,17 @@ export interface SwarmStore {
   readEvents(swarmId: string, since: number): Promise<SwarmEvent[]>;
   /** Records whose status is not final. */
   listUnfinished(): Promise<SwarmRecord[]>;
+  /**
+   * Takes ownership of an unfinished swarm when nobody holds a live lease on it (or `lease.owner`
+   * already does). Returns false when another owner's lease is still running at `now`.
+   */
+  claim(swarmId: string, lease: Lease, now: number): Promise<boolean>;
+  /** Extends `owner`'s leases on these swarms. */
+  renew(owner: string, swarmIds: readonly string[], until: number): Promise<void>;
+  /** Gives up `owner`'s leases (graceful shutdown) so another runtime can adopt at once. */
+  release(owner: string, swarmIds: readonly string[]): Promise<void>;
+  /** Deletes finished swarms (record and events) last updated before `olderThan`; returns how many. */
+  prune(olderThan: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -72,5 +96,22 @@ export class RevisionConflictError extends Error {
     readonly actual: number,
   ) {
     super(`Swarm "${swarmId}" was written by someone else (expected revision ${expected}, found ${actual})`);
+  }
+}
+
+/**
+ * A write by an owner whose lease another runtime has taken over: it must stop driving the
+ * swarm.
+ *
+ * @example
+ * if (e instanceof LeaseLostError) console.warn(`${e.swarmId} now belongs to ${e.holder}`);
+ */
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+  constructor(
+    readonly swarmId: string,
+    readonly holder: string,
+  ) {
+    super(`Swarm "${swarmId}" is now owned by another runtime (${holder})`);
   }
 }

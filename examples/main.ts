@@ -1,0 +1,195 @@
+/**
+ * `npm start [-- <example> [input…]] [--verbose]`: runs an example swarm and narrates its
+ * event stream, one line per event, then prints the typed result as JSON. Exit code 0 when
+ * the swarm completed, 1 when it failed or was stopped, 2 on bad arguments.
+ *
+ * @example
+ * // npm start
+ * // npm start -- activity-planner "Anything fun on Sunday?" --verbose
+ *
+ * @module
+ */
+import { createInterface } from 'node:readline/promises';
+import { factOf, type Model, type Runtime, type SwarmDefinition, type SwarmEvent } from '../src/index.js';
+import { activityPlanner, createActivityRuntime } from './activity-planner/index.js';
+
+/**
+ * One runnable example. Add an entry to {@link EXAMPLES} to make it available by name.
+ *
+ * @example
+ * const e: Example = { description: 'Echo', defaultInput: 'hi', setup: () => ({ ...createEchoRuntime(), swarm: echo }) };
+ */
+interface Example {
+  description: string;
+  defaultInput: string;
+  /** Turns the command-line text into the swarm's input (default: the text itself). */
+  toInput?: (text: string) => unknown;
+  setup(): { runtime: Runtime; swarm: SwarmDefinition<any, any>; model: Model; offline: boolean };
+}
+
+/**
+ * The examples by name; the first is the default.
+ *
+ * @example
+ * EXAMPLES['activity-planner']!.defaultInput // 'Suggest outdoor activities for Saturday'
+ */
+const EXAMPLES: Record<string, Example> = {
+  'activity-planner': {
+    description: 'Weather, calendar and allergen agents plan a day (typed result)',
+    defaultInput: 'Suggest outdoor activities for Saturday',
+    setup: () => ({ ...createActivityRuntime(), swarm: activityPlanner }),
+  },
+};
+
+const args = process.argv.slice(2);
+const verbose = args.includes('--verbose') || args.includes('-v');
+
+/** Runs the example the arguments name; resolves with the exit code. */
+async function main(): Promise<number> {
+  const positional = args.filter((a) => !a.startsWith('-'));
+  if (args.includes('--help') || args.includes('-h')) usage(0);
+  const name = positional[0] ?? Object.keys(EXAMPLES)[0]!;
+  const example = EXAMPLES[name];
+  if (!example) {
+    console.error(`Unknown example "${name}".`);
+    usage(2);
+  }
+  const text = positional.slice(1).join(' ') || example.defaultInput;
+
+  const { runtime, swarm, model, offline } = example.setup();
+  console.log(`example: ${name} (${example.description})`);
+  console.log(offline ? 'model: offline scripted demo (set OPENAI_API_KEY to use OpenAI)' : `model: OpenAI ${model.name}`);
+
+  const client = runtime.forSwarm(swarm);
+  // Ctrl-C stops the swarm properly, so the stream still ends with its final event.
+  process.once('SIGINT', () => void client.stop('interrupted (Ctrl-C)').catch(() => undefined));
+  try {
+    await client.run(example.toInput ? example.toInput(text) : text);
+    for await (const event of client.events()) {
+      print(event);
+      // A paused swarm waits for a human; without one (no TTY) let the model decide on its own.
+      const paused = factOf(event, 'paused');
+      if (paused) await client.resume(await ask(paused.reason.message));
+    }
+    endStream();
+    const result = await client.getResult();
+    if (result.status === 'completed') {
+      console.log(JSON.stringify(result.result, null, 2));
+      return 0;
+    }
+    console.error(result.status === 'failed' || result.status === 'stopped' ? `${result.status}: ${result.reason}` : `ended ${result.status}`);
+    return 1;
+  } catch (error) {
+    endStream();
+    console.error(error instanceof Error ? error.message : error);
+    return 1;
+  } finally {
+    await runtime.close();
+  }
+}
+
+// ---- printing ----------------------------------------------------------------------------
+
+/** The artifact id of the text stream being printed on the current line, if any. */
+let openStream: string | undefined;
+
+function endStream(): void {
+  if (openStream) process.stdout.write('\n');
+  openStream = undefined;
+}
+
+function print(e: SwarmEvent): void {
+  if (e.kind === 'artifact-update' && e.artifact.name === 'stream') {
+    // Chunks of one stream go on one line, as they arrive.
+    const chunk = e.artifact.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('');
+    if (openStream !== e.artifact.artifactId) {
+      endStream();
+      process.stdout.write(`${tag(e)} ${e.metadata?.agent ?? '?'} ▸ `);
+      openStream = e.artifact.artifactId;
+    }
+    process.stdout.write(chunk.replace(/\s+/g, ' '));
+    return;
+  }
+  const line = describe(e);
+  if (line === undefined) return;
+  endStream();
+  console.log(`${tag(e)} ${line}`);
+}
+
+function tag(e: SwarmEvent): string {
+  return `[${String(e.seq).padStart(3)}]`;
+}
+
+/** One readable line for an event, or undefined to skip it. */
+function describe(e: SwarmEvent): string | undefined {
+  switch (e.kind) {
+    case 'task':
+      return `submitted to ${e.definitionId}: ${short(e.input)}`;
+    case 'artifact-update':
+      return verbose ? `artifact ${e.artifact.name}` : undefined;
+    case 'status-update':
+      return fact(e);
+    case 'internal:llm-call': {
+      const calls = e.response.toolCalls?.map((c) => c.name).join(', ');
+      return verbose ? `· llm ${e.agent} turn ${e.turn} (${Math.round(e.durationMs)} ms)${calls ? ` → ${calls}` : ' → text'}` : undefined;
+    }
+    case 'internal:tool-start':
+      return verbose ? `· ${e.agent} tool ${e.toolName}(${e.arguments})` : undefined;
+    case 'internal:tool-complete':
+      return verbose ? `· ${e.agent} tool ${e.toolName} ${e.ok ? 'ok' : 'FAILED'}: ${short(e.content)}` : undefined;
+    case 'internal:checkpoint':
+      return verbose ? `· checkpoint ${e.step}` : undefined;
+    default:
+      return verbose ? `· ${(e as { kind: string }).kind}` : undefined;
+  }
+}
+
+function fact(e: SwarmEvent): string | undefined {
+  const handoff = factOf(e, 'agent-handoff');
+  if (handoff) return `${handoff.from} → ${handoff.to}: ${short(handoff.request)}`;
+  const back = factOf(e, 'handoff-result');
+  if (back) return `${back.from} → ${back.to}: ${back.ok ? 'answered' : 'failed'}`;
+  const call = factOf(e, 'tool-call');
+  if (call) return `${call.agent} calls ${call.toolName}`;
+  const turn = factOf(e, 'turn-completed');
+  if (turn) return `turn ${turn.turn}/${turn.maxTurns} done (${turn.activeAgent})`;
+  const paused = factOf(e, 'paused');
+  if (paused) return `⏸ paused (${paused.reason.type}): ${paused.reason.message}`;
+  const resumed = factOf(e, 'resumed');
+  if (resumed) return `▶ resumed${resumed.message ? `: ${short(resumed.message)}` : ''}`;
+  const started = factOf(e, 'started');
+  if (started) return `started ${started.definitionId}`;
+  if (factOf(e, 'completed')) return '✓ completed';
+  const failed = factOf(e, 'failed');
+  if (failed) return `✗ failed: ${failed.reason}`;
+  const stopped = factOf(e, 'stopped');
+  if (stopped) return `■ stopped: ${stopped.reason}`;
+  return undefined;
+}
+
+/** A value quoted on one line, cut to a readable length. */
+function short(value: unknown, max = 100): string {
+  const s = (JSON.stringify(value) ?? String(value)).replace(/\s+/g, ' ');
+  return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+async function ask(question: string): Promise<string> {
+  endStream();
+  if (!process.stdin.isTTY) return 'No human is available; use your best judgement and continue.';
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return await rl.question(`${question}\n> `);
+  } finally {
+    rl.close();
+  }
+}
+
+function usage(exitCode: number): never {
+  const out = exitCode === 0 ? console.log : console.error;
+  out('usage: npm start [-- <example> [input…]] [--verbose]\n\nexamples:');
+  for (const [n, e] of Object.entries(EXAMPLES)) out(`  ${n.padEnd(20)} ${e.description}`);
+  process.exit(exitCode);
+}
+
+// Explicit exit: an HTTP keep-alive socket of the model client must not keep the process alive.
+process.exit(await main());

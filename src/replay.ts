@@ -1,0 +1,197 @@
+/**
+ * Deterministic replay: re-runs a finished swarm's machine from its journal (the recorded
+ * `internal:llm-call` and `internal:tool-complete` events) with zero model and tool calls, and
+ * checks that it produces exactly the recorded events.
+ *
+ * @module
+ */
+import { createActor, fromPromise } from 'xstate';
+import { agentMachine } from '../machines/agent.js';
+import type { SwarmEvent, SwarmEventBody } from '../machines/events.js';
+import type { CallResult, ModelStepInput, ModelStepOutput, ToolRunInput } from '../machines/round.js';
+import { type SwarmContext, type SwarmInput, swarmMachine } from '../machines/swarm.js';
+import { SwarmError } from './errors.js';
+import { isFinal } from './result.js';
+import type { SwarmStore } from './store/types.js';
+
+/**
+ * The replay produced something other than what was recorded: the code or the definitions
+ * changed in a way that changes behaviour.
+ *
+ * @example
+ * try { for await (const e of runtime.replay(id)) {} } catch (e) { if (e instanceof ReplayDivergenceError) console.log(e.seq); }
+ */
+export class ReplayDivergenceError extends Error {
+  override readonly name = 'ReplayDivergenceError';
+  constructor(
+    readonly swarmId: string,
+    readonly seq: number,
+    detail: string,
+  ) {
+    super(`Replay of swarm "${swarmId}" diverged at event ${seq}: ${detail}`);
+  }
+}
+
+type Deferred<T> = { resolve: (v: T) => void; reject: (e: unknown) => void };
+type Stamp = 'seq' | 'swarmId' | 'timestamp';
+
+const stepKey = (speaker: string, scope: string, turn: number) => `${speaker}|${scope}|${turn}`;
+
+/** A recorded event without the fields the runtime stamps. */
+function bodyOf(event: SwarmEvent): SwarmEventBody {
+  const { seq: _s, swarmId: _w, timestamp: _t, ...body } = event as SwarmEvent & Record<Stamp, unknown>;
+  return body as SwarmEventBody;
+}
+
+// Key order differs between a live object and one parsed back from JSON: compare canonically.
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v,
+  );
+}
+
+/** The input a swarm was started with, rebuilt from the context of its stored snapshot. */
+function inputFromSnapshot(swarmId: string, snapshot: unknown): SwarmInput {
+  const context = (snapshot as { context?: SwarmContext } | undefined)?.context;
+  if (!context?.config || !Array.isArray(context.messages)) {
+    throw new SwarmError(`Cannot replay swarm "${swarmId}": its stored snapshot has no context to start from`);
+  }
+  return {
+    swarmId,
+    definitionId: context.definitionId,
+    input: context.input,
+    userMessage: context.messages[1]?.content ?? '',
+    config: context.config,
+  };
+}
+
+/**
+ * Replays a finished swarm from its journal. Resolves with the replayed events, equal to the
+ * recorded ones; throws {@link ReplayDivergenceError} at the first difference.
+ *
+ * @example
+ * const events = await replaySwarm(store, 'swarm-1');
+ */
+export async function replaySwarm(store: SwarmStore, swarmId: string): Promise<SwarmEvent[]> {
+  const record = await store.load(swarmId);
+  if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`);
+  if (!isFinal(record.status)) throw new SwarmError(`Cannot replay swarm "${swarmId}": it is ${record.status}, not finished`);
+  if (record.problem) throw new SwarmError(`Cannot replay swarm "${swarmId}": ${record.problem}`);
+  const recorded = await store.readEvents(swarmId, 0);
+  const input = inputFromSnapshot(swarmId, record.snapshot);
+
+  // The journal: every model step and tool result, by the key the replay actors ask with.
+  const steps = new Map<string, ModelStepOutput>();
+  const tools = new Map<string, CallResult>();
+  for (const e of recorded) {
+    if (e.kind === 'internal:llm-call') {
+      steps.set(stepKey(e.agent, e.scope, e.turn), { response: e.response, calls: e.calls, verdict: e.verdict, durationMs: e.durationMs });
+    } else if (e.kind === 'internal:tool-complete' && e.key) {
+      tools.set(e.key, { ok: e.ok, content: e.content });
+    }
+  }
+
+  const pendingSteps = new Map<string, Deferred<ModelStepOutput>>();
+  const pendingTools = new Map<string, Deferred<CallResult>>();
+  const wait = <T>(map: Map<string, Deferred<T>>, key: string, signal: AbortSignal) =>
+    new Promise<T>((resolve, reject) => {
+      map.set(key, { resolve, reject });
+      signal.addEventListener('abort', () => {
+        map.delete(key);
+        reject(signal.reason);
+      });
+    });
+  // Replay actors answer only when the journal says their answer came next: parallel calls
+  // complete in the recorded order, and nothing ever reaches a model or a tool.
+  const modelStep = fromPromise<ModelStepOutput, ModelStepInput>(({ input: i, signal }) =>
+    wait(pendingSteps, stepKey(i.speaker, i.scope, i.turn), signal),
+  );
+  const runTool = fromPromise<CallResult, ToolRunInput>(({ input: i, signal }) => wait(pendingTools, i.idempotencyKey, signal));
+  const logic = swarmMachine.provide({
+    actors: { modelStep, runTool, agent: agentMachine.provide({ actors: { modelStep, runTool } }) },
+  });
+
+  const produced: SwarmEvent[] = [];
+  return new Promise<SwarmEvent[]>((resolve, reject) => {
+    let failed = false;
+    const fail = (seq: number, detail: string) => {
+      if (failed) return;
+      failed = true;
+      actor.stop();
+      reject(new ReplayDivergenceError(swarmId, seq, detail));
+    };
+    const accept = (body: SwarmEventBody) => {
+      const expected = recorded[produced.length];
+      const seq = produced.length + 1;
+      if (!expected) return fail(seq, `produced an extra ${body.kind} event`);
+      if (canonical(body) !== canonical(bodyOf(expected))) {
+        return fail(seq, `expected ${canonical(bodyOf(expected))}, produced ${canonical(body)}`);
+      }
+      produced.push(expected);
+    };
+    const actor = createActor(logic, { input, systemId: swarmId });
+    actor.on('swarm.events', (e) => e.events.forEach(accept));
+
+    // Feeds the machine whatever the journal says happened next from outside its own steps.
+    const pump = (): boolean => {
+      for (;;) {
+        if (failed) return true;
+        const next = recorded[produced.length];
+        if (!next) return false;
+        if (next.kind === 'artifact-update' && next.append) {
+          produced.push(next); // a streamed chunk: published by the model adapter, not the machine
+          continue;
+        }
+        if (next.kind === 'status-update') {
+          const fact = next.metadata;
+          const state = actor.getSnapshot().value;
+          if (fact.type === 'paused' && state !== 'paused') return actor.send({ type: 'PAUSE', reason: fact.reason }), true;
+          if (fact.type === 'resumed') return actor.send(fact.message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message: fact.message }), true;
+          if (fact.type === 'stopped') return actor.send({ type: 'STOP', reason: fact.reason }), true;
+        }
+        if (next.kind === 'internal:llm-call') {
+          const key = stepKey(next.agent, next.scope, next.turn);
+          const waiting = pendingSteps.get(key);
+          if (!waiting) return false;
+          pendingSteps.delete(key);
+          waiting.resolve(steps.get(key)!);
+          return true;
+        }
+        if (next.kind === 'internal:tool-complete' && next.key) {
+          const waiting = pendingTools.get(next.key);
+          if (!waiting) return false;
+          pendingTools.delete(next.key);
+          waiting.resolve(tools.get(next.key)!);
+          return true;
+        }
+        return false;
+      }
+    };
+    let idle = 0;
+    const check = () => {
+      if (failed) return;
+      if (actor.getSnapshot().status !== 'active') {
+        if (produced.length < recorded.length) pump();
+        if (produced.length < recorded.length) return fail(produced.length + 1, `the swarm ended before ${recorded[produced.length]!.kind}`);
+        failed = true;
+        resolve(produced);
+        return;
+      }
+      if (pump()) {
+        idle = 0;
+        return;
+      }
+      // Nothing to feed and nothing moving: the journal and the machine disagree.
+      setImmediate(() => {
+        if (failed || actor.getSnapshot().status !== 'active') return;
+        if (++idle > 3) return fail(produced.length + 1, `stalled waiting for ${canonical(bodyOf(recorded[produced.length] ?? produced.at(-1)!))}`);
+        check();
+      });
+    };
+    actor.subscribe({ next: () => queueMicrotask(check), error: (e) => fail(produced.length + 1, String(e)) });
+    actor.start();
+  });
+}
+
