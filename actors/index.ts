@@ -3,14 +3,16 @@
  *
  * @module
  */
+import { fromPromise } from 'xstate';
 import { agentMachine } from '../machines/agent.js';
+import type { CallResult, ChildSwarmInput } from '../machines/round.js';
 import { swarmMachine } from '../machines/swarm.js';
 import { createModelStep } from './model-step.js';
 import type { SwarmPorts } from './ports.js';
 import { createRunTool } from './run-tool.js';
 
 export type { Checked, Model, ModelRequest, SwarmPorts } from './ports.js';
-export { BUILTIN_TOOLS } from './judge.js';
+export { BUILTIN_TOOLS, REGISTRY_HANDOFF, REGISTRY_SEARCH } from './judge.js';
 
 /**
  * The swarm machine with every actor key bound to real logic. Keys stay those of
@@ -24,5 +26,6 @@ export function createSwarmLogic(ports: SwarmPorts) {
   const modelStep = createModelStep(ports);
   const runTool = createRunTool(ports);
   const agent = agentMachine.provide({ actors: { modelStep, runTool } });
-  return swarmMachine.provide({ actors: { modelStep, runTool, agent } });
+  const childSwarm = fromPromise<CallResult, ChildSwarmInput>(({ input, signal }) => ports.runChild(input, signal));
+  return swarmMachine.provide({ actors: { modelStep, runTool, agent, childSwarm } });
 }

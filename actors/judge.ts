@@ -7,11 +7,15 @@
  */
 import type { PauseReason } from '../machines/events.js';
 import type { ModelResponse, ToolCall } from '../machines/messages.js';
-import type { ModelStepInput, PlannedCall, StepVerdict } from '../machines/round.js';
+import type { Customization, ModelStepInput, PlannedCall, StepVerdict } from '../machines/round.js';
 import type { Checked, SwarmPorts } from './ports.js';
 
 /** Names of the orchestrator's built-in tools. */
 export const BUILTIN_TOOLS = ['complete', 'pause', 'fail'] as const;
+
+/** The swarm registry's tools: a search (a regular tool) and a handoff (planned here). */
+export const REGISTRY_SEARCH = 'swarm_registry_search';
+export const REGISTRY_HANDOFF = 'swarm_registry_handoff';
 
 const PAUSE_TYPES = new Set<PauseReason['type']>(['HITL', 'EMERGENCY', 'APPROVAL_NEEDED']);
 
@@ -118,7 +122,7 @@ function planCalls(response: ModelResponse, input: ModelStepInput, ports: SwarmP
         invalid('complete needs a "result" argument.');
         continue;
       }
-      const checked = ports.checkResult(input.definitionId, a.result);
+      const checked = ports.checkResult(input.definitionId, input.swarmId, a.result);
       if (!checked.ok) invalid(`The result does not match the result schema: ${checked.error}`);
       else terminal ??= { type: 'complete', result: checked.value };
     } else if (input.orchestrator && call.name === 'fail') {
@@ -134,12 +138,16 @@ function planCalls(response: ModelResponse, input: ModelStepInput, ports: SwarmP
       const reason: PauseReason = { type, message: `${a.reason}${context}` };
       if (type === 'APPROVAL_NEEDED') reason.pendingApprovalId = call.id;
       calls.push({ id: call.id, name: call.name, kind: 'pause', reason });
-    } else if (handoff) {
+    } else if (handoff?.kind === 'agent') {
       if (typeof a.request !== 'string' || !a.request.trim()) {
         invalid(`${call.name} needs a non-empty "request" string.`);
         continue;
       }
       calls.push({ id: call.id, name: call.name, kind: 'agent', agentId: handoff.agentId, request: a.request });
+    } else if (handoff?.kind === 'swarm') {
+      calls.push(planSwarmHandoff(call, a, handoff.definitionId, handoff.structured, handoff.customizable, ports));
+    } else if (call.name === REGISTRY_HANDOFF && input.tools.includes(call.name)) {
+      calls.push(planRegistryHandoff(call, a, input, ports));
     } else if (input.tools.includes(call.name)) {
       const checked = ports.checkToolArgs(call.name, a);
       if (!checked.ok) invalid(`Invalid arguments for "${call.name}": ${checked.error}`);
@@ -149,6 +157,75 @@ function planCalls(response: ModelResponse, input: ModelStepInput, ports: SwarmP
     }
   }
   return terminal ? { calls, terminal } : { calls };
+}
+
+/** Plans a handoff to a child swarm: its input from the arguments, plus any customization. */
+function planSwarmHandoff(
+  call: ToolCall,
+  args: Record<string, unknown>,
+  definitionId: string,
+  structured: boolean,
+  customizable: boolean,
+  ports: SwarmPorts,
+): PlannedCall {
+  const invalid = (error: string): PlannedCall => ({ id: call.id, name: call.name, kind: 'invalid', error });
+  const { customization, ...rest } = args;
+  let childInput: unknown;
+  if (structured) {
+    const checked = ports.childInput(definitionId, rest);
+    if (!checked.ok) return invalid(`Invalid input for swarm "${definitionId}": ${checked.error}`);
+    childInput = checked.value;
+  } else {
+    if (typeof rest.request !== 'string' || !rest.request.trim()) return invalid(`${call.name} needs a non-empty "request" string.`);
+    childInput = rest.request;
+  }
+  const planned: PlannedCall = { id: call.id, name: call.name, kind: 'swarm', definitionId, input: childInput };
+  if (customization === undefined) return planned;
+  if (!customizable) return invalid(`Swarm "${definitionId}" cannot be customized; call ${call.name} without "customization".`);
+  const checked = ports.checkCustomization(customization);
+  if (!checked.ok) return invalid(`Invalid customization: ${checked.error}`);
+  return { ...planned, customization: checked.value as Customization };
+}
+
+/** Swarm ids that `swarm_registry_search` calls of this conversation returned. */
+function searchedIds(input: ModelStepInput): Set<string> {
+  const searches = new Set<string>();
+  for (const m of input.messages) {
+    for (const c of m.toolCalls ?? []) if (c.name === REGISTRY_SEARCH) searches.add(c.id);
+  }
+  const ids = new Set<string>();
+  for (const m of input.messages) {
+    if (m.role !== 'tool' || !m.toolCallId || !searches.has(m.toolCallId)) continue;
+    try {
+      const found = JSON.parse(m.content) as { matches?: { id?: unknown }[] };
+      for (const match of found.matches ?? []) if (typeof match.id === 'string') ids.add(match.id);
+    } catch {
+      // An error result of a search lists no ids.
+    }
+  }
+  return ids;
+}
+
+/** Plans `swarm_registry_handoff`: only to swarms an earlier search in this swarm returned. */
+function planRegistryHandoff(call: ToolCall, args: Record<string, unknown>, input: ModelStepInput, ports: SwarmPorts): PlannedCall {
+  const id = args.swarm_id;
+  if (typeof id !== 'string' || !id) {
+    return { id: call.id, name: call.name, kind: 'invalid', error: `${REGISTRY_HANDOFF} needs a "swarm_id" string.` };
+  }
+  if (!searchedIds(input).has(id)) {
+    return {
+      id: call.id,
+      name: call.name,
+      kind: 'invalid',
+      error: `Swarm "${id}" was not returned by ${REGISTRY_SEARCH} in this conversation; search first and use an id it returns.`,
+    };
+  }
+  const { swarm_id: _drop, request, input: structured, customization } = args;
+  const forwarded: Record<string, unknown> =
+    structured !== undefined && structured !== null && typeof structured === 'object' ? { ...(structured as object) } : { request };
+  if (customization !== undefined) forwarded.customization = customization;
+  const isText = structured === undefined;
+  return planSwarmHandoff(call, forwarded, id, !isText, ports.isCustomizable(id), ports);
 }
 
 async function completeWith(result: unknown, input: ModelStepInput, ports: SwarmPorts): Promise<StepVerdict> {
@@ -162,9 +239,9 @@ function textVerdict(response: ModelResponse, input: ModelStepInput, ports: Swar
   if (text === '') {
     return { type: 'correct', message: 'Your response was empty. Use a tool, or call complete(result) with the final result.' };
   }
-  if (ports.resultIsText(input.definitionId)) return { ok: true, value: response.text! };
+  if (ports.resultIsText(input.definitionId, input.swarmId)) return { ok: true, value: response.text! };
   const parsed = parseTypedText(text);
-  const checked = parsed.ok ? ports.checkResult(input.definitionId, parsed.value) : parsed;
+  const checked = parsed.ok ? ports.checkResult(input.definitionId, input.swarmId, parsed.value) : parsed;
   if (checked.ok) return checked;
   return {
     type: 'correct',

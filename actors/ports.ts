@@ -5,7 +5,7 @@
  * @module
  */
 import type { ChatMessage, ModelResponse, ToolSpec } from '../machines/messages.js';
-import type { ModelStepInput, ToolRunInput } from '../machines/round.js';
+import type { CallResult, ChildSwarmInput, ModelStepInput, ToolRunInput } from '../machines/round.js';
 
 /**
  * One call to a model. `agentId` is the swarm definition id when the orchestrator speaks and
@@ -56,9 +56,20 @@ export interface SwarmPorts {
   /** Validates a regular tool's parsed arguments against its schema. */
   checkToolArgs(name: string, args: unknown): Checked;
   /** Validates a final result against the swarm's result schema. */
-  checkResult(definitionId: string, value: unknown): Checked;
+  checkResult(definitionId: string, swarmId: string, value: unknown): Checked;
   /** Whether the swarm's result is plain text (clean text completes it). */
-  resultIsText(definitionId: string): boolean;
+  resultIsText(definitionId: string, swarmId: string): boolean;
+  /**
+   * Turns a swarm handoff's arguments (without `customization`) into the child's input and
+   * validates it against the child's input schema.
+   */
+  childInput(definitionId: string, args: Record<string, unknown>): Checked;
+  /** Validates a customization: its shape, and that every agent and tool it adds exists. */
+  checkCustomization(value: unknown): Checked;
+  /** Whether a swarm definition accepts customization through the swarm registry. */
+  isCustomizable(definitionId: string): boolean;
+  /** Starts (or re-attaches to) a child swarm and resolves with its outcome. */
+  runChild(input: ChildSwarmInput, signal: AbortSignal): Promise<CallResult>;
   /** Runs the input guardrails; a string is the rejection reason. */
   guardInput(definitionId: string, swarmId: string): Promise<string | undefined>;
   /** Runs the output guardrails on a result about to complete the swarm. */

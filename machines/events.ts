@@ -37,7 +37,16 @@ export interface PauseReason {
 export type SwarmFact =
   | { type: 'started'; definitionId: string }
   | { type: 'agent-handoff'; from: string; to: string; callId: string; request: string }
-  | { type: 'handoff-result'; from: string; to: string; callId: string; ok: boolean }
+  | { type: 'swarm-handoff'; from: string; to: string; childSwarmId: string; callId: string; input: unknown }
+  | { type: 'handoff-result'; from: string; to: string; callId: string; ok: boolean; childSwarmId?: string }
+  | {
+      type: 'child-swarm';
+      childSwarmId: string;
+      definitionId: string;
+      callId: string;
+      lifecycle: 'started' | 'paused' | 'resumed' | 'completed' | 'failed' | 'stopped';
+      reason?: string;
+    }
   | { type: 'tool-call'; agent: string; toolName: string; callId: string }
   | { type: 'turn-completed'; turn: number; maxTurns: number; activeAgent: string }
   | { type: 'paused'; reason: PauseReason }

@@ -9,12 +9,48 @@ import type { PauseReason, SwarmEventBody } from './events.js';
 import type { ChatMessage, ModelResponse } from './messages.js';
 
 /** A handoff as the machine knows it once a definition is resolved: names only, JSON-safe. */
-export interface HandoffTarget {
-  /** The tool name the model calls, `handoff_to_<id>`. */
-  toolName: string;
-  kind: 'agent';
-  agentId: string;
-  description: string;
+export type HandoffTarget =
+  | {
+      /** The tool name the model calls, `handoff_to_<id>`. */
+      toolName: string;
+      kind: 'agent';
+      agentId: string;
+      description: string;
+    }
+  | {
+      toolName: string;
+      kind: 'swarm';
+      /** The child swarm's definition id. */
+      definitionId: string;
+      description: string;
+      /** The child takes structured input: the tool's parameters are its input schema. */
+      structured: boolean;
+      /** The tool has a `customization` argument. */
+      customizable: boolean;
+    };
+
+/**
+ * How a parent's model may extend a customizable child swarm for one run. It only ever adds
+ * to the child's own configuration.
+ *
+ * @example
+ * const c: Customization = { additional_instructions: 'The customer is a VIP.', max_turns_override: 4 };
+ */
+export interface Customization {
+  additional_instructions?: string;
+  additional_agents?: string[];
+  additional_tools?: string[];
+  max_turns_override?: number;
+}
+
+/** Input of the `childSwarm` actor: everything needed to start (or re-attach to) the child. */
+export interface ChildSwarmInput {
+  parentId: string;
+  callId: string;
+  childSwarmId: string;
+  definitionId: string;
+  input: unknown;
+  customization?: Customization;
 }
 
 /**
@@ -27,6 +63,7 @@ export interface HandoffTarget {
 export type PlannedCall =
   | { id: string; name: string; kind: 'tool'; arguments: string }
   | { id: string; name: string; kind: 'agent'; agentId: string; request: string }
+  | { id: string; name: string; kind: 'swarm'; definitionId: string; input: unknown; customization?: Customization }
   | { id: string; name: string; kind: 'pause'; reason: PauseReason }
   | { id: string; name: string; kind: 'invalid'; error: string };
 
@@ -96,6 +133,11 @@ export interface RoundCall {
   childId?: string;
   agentId?: string;
   request?: string;
+  /** For a swarm handoff: the child's definition, id, input and customization. */
+  definitionId?: string;
+  childSwarmId?: string;
+  input?: unknown;
+  customization?: Customization;
   /** Raw JSON arguments of a tool call, as the tool actor receives them. */
   arguments?: string;
   /** For a `pause` call: why the model asked for a human. */
@@ -116,7 +158,7 @@ export interface Round {
  * @example
  * childIdFor('tool', 3, 0) // 'tool:3:0'
  */
-export function childIdFor(kind: 'tool' | 'agent', turn: number, index: number): string {
+export function childIdFor(kind: 'tool' | 'agent' | 'swarm', turn: number, index: number): string {
   return `${kind}:${turn}:${index}`;
 }
 
@@ -128,7 +170,7 @@ export function childIdFor(kind: 'tool' | 'agent', turn: number, index: number):
  * openRound(1, [{ id: 'c1', name: 'nope', kind: 'invalid', error: 'Unknown tool "nope"' }]).calls[0].result
  * // { ok: false, content: 'Unknown tool "nope"' }
  */
-export function openRound(turn: number, planned: readonly PlannedCall[]): Round {
+export function openRound(turn: number, planned: readonly PlannedCall[], swarmId = ''): Round {
   const calls = planned.map((call, index): RoundCall => {
     switch (call.kind) {
       case 'tool':
@@ -147,6 +189,18 @@ export function openRound(turn: number, planned: readonly PlannedCall[]): Round 
           childId: childIdFor('agent', turn, index),
           agentId: call.agentId,
           request: call.request,
+        };
+      case 'swarm':
+        return {
+          id: call.id,
+          name: call.name,
+          kind: 'swarm',
+          childId: childIdFor('swarm', turn, index),
+          definitionId: call.definitionId,
+          // Derived from the parent's snapshot, so a restored parent finds the same child.
+          childSwarmId: `${swarmId}:t${turn}:${index}`,
+          input: call.input,
+          ...(call.customization ? { customization: call.customization } : {}),
         };
       case 'pause':
         return { id: call.id, name: call.name, kind: 'pause', pauseReason: call.reason };
@@ -245,6 +299,20 @@ export function roundStartEvents(agent: string, round: Round): SwarmEventBody[] 
         final: false,
         metadata: { type: 'agent-handoff', from: agent, to: call.agentId!, callId: call.id, request: call.request ?? '' },
       });
+    } else if (call.kind === 'swarm') {
+      events.push({
+        kind: 'status-update',
+        state: 'working',
+        final: false,
+        metadata: {
+          type: 'swarm-handoff',
+          from: agent,
+          to: call.definitionId!,
+          childSwarmId: call.childSwarmId!,
+          callId: call.id,
+          input: call.input,
+        },
+      });
     } else if (call.kind === 'invalid') {
       events.push({ kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: false, content: call.result!.content, key: '' });
     }
@@ -254,12 +322,19 @@ export function roundStartEvents(agent: string, round: Round): SwarmEventBody[] 
 
 /** The event that reports a finished call: a handoff result fact or `internal:tool-complete`. */
 export function callDoneEvent(agent: string, call: RoundCall, result: CallResult, key: string): SwarmEventBody {
-  if (call.kind === 'agent') {
+  if (call.kind === 'agent' || call.kind === 'swarm') {
     return {
       kind: 'status-update',
       state: 'working',
       final: false,
-      metadata: { type: 'handoff-result', from: call.agentId!, to: agent, callId: call.id, ok: result.ok },
+      metadata: {
+        type: 'handoff-result',
+        from: call.agentId ?? call.definitionId!,
+        to: agent,
+        callId: call.id,
+        ok: result.ok,
+        ...(call.childSwarmId ? { childSwarmId: call.childSwarmId } : {}),
+      },
     };
   }
   return { kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: result.ok, content: result.content, key };

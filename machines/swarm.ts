@@ -18,6 +18,7 @@ import {
   assistantMessage,
   callDoneEvent,
   type CallResult,
+  type ChildSwarmInput,
   type HandoffTarget,
   isLastRunning,
   llmCallEvent,
@@ -42,10 +43,10 @@ export interface AgentSpec {
   maxTurns: number;
 }
 
-/** A resolved handoff: the tool the model sees plus what runs when it is called. */
-export interface ResolvedHandoff extends HandoffTarget {
-  agent: AgentSpec;
-}
+/** A resolved handoff: the tool the model sees plus, for an agent, what runs when it is called. */
+export type ResolvedHandoff =
+  | (Extract<HandoffTarget, { kind: 'agent' }> & { agent: AgentSpec })
+  | Extract<HandoffTarget, { kind: 'swarm' }>;
 
 /**
  * A swarm's configuration after the runtime resolved its definition for one input: JSON-safe,
@@ -59,6 +60,10 @@ export interface SwarmConfig {
   maxTurns: number;
   tools: string[];
   handoffs: ResolvedHandoff[];
+  /** JSON Schema of the result, for ad-hoc swarms (defined swarms use their definition's). */
+  result?: Record<string, unknown>;
+  /** Name and description of an ad-hoc swarm. */
+  label?: { name?: string; description?: string };
 }
 
 /**
@@ -191,11 +196,16 @@ export const swarmMachine = setup({
       throw new Error('runTool is provided by the runtime');
     }),
     agent: agentMachine,
+    // A child swarm is a swarm of its own (own id, store record, events, client); this actor
+    // starts or re-attaches to it and resolves with its outcome as the handoff's result.
+    childSwarm: fromPromise<CallResult, ChildSwarmInput>(async () => {
+      throw new Error('childSwarm is provided by the runtime');
+    }),
   },
   guards: {
     verdictFail: ({ event }) => step(event).verdict.type === 'fail',
     verdictComplete: ({ event }) => step(event).verdict.type === 'complete',
-    wantsHandoffs: ({ event }) => step(event).calls.some((c) => c.kind === 'agent'),
+    wantsHandoffs: ({ event }) => step(event).calls.some((c) => c.kind === 'agent' || c.kind === 'swarm'),
     wantsCalls: ({ event }) => step(event).calls.length > 0,
     lastCall: ({ context, event }) => isLastRunning(context.round, child(event).actorId),
     roundDone: ({ context }) => runningCalls(context.round).length === 0,
@@ -203,7 +213,7 @@ export const swarmMachine = setup({
     turnsExhausted: ({ context }) => context.turn >= context.config.maxTurns,
     resumesModelPause: ({ context }) => context.pause?.from === 'model',
     pausedInThinking: ({ context }) => context.pause?.from === 'thinking',
-    handoffsRunning: ({ context }) => runningCalls(context.round).some((c) => c.kind === 'agent'),
+    handoffsRunning: ({ context }) => runningCalls(context.round).some((c) => c.kind === 'agent' || c.kind === 'swarm'),
     callsRunning: ({ context }) => runningCalls(context.round).length > 0,
   },
   actions: {
@@ -223,7 +233,7 @@ export const swarmMachine = setup({
       type: 'swarm.events' as const,
       events: [checkpoint(params.step)],
     })),
-    openRound: assign(({ context, event }) => ({ round: openRound(context.turn, step(event).calls) })),
+    openRound: assign(({ context, event }) => ({ round: openRound(context.turn, step(event).calls, context.swarmId) })),
     publishRoundStart: emit(({ context }) => ({
       type: 'swarm.events' as const,
       events: roundStartEvents(context.definitionId, context.round!),
@@ -232,7 +242,9 @@ export const swarmMachine = setup({
       const round = context.round!;
       for (const call of runningCalls(round)) {
         if (call.kind === 'agent') {
-          const handoff = context.config.handoffs.find((h) => h.agentId === call.agentId)!;
+          const handoff = context.config.handoffs.find(
+            (h): h is Extract<ResolvedHandoff, { kind: 'agent' }> => h.kind === 'agent' && h.agentId === call.agentId,
+          )!;
           const input: AgentInput = {
             swarmId: context.swarmId,
             definitionId: context.definitionId,
@@ -245,6 +257,16 @@ export const swarmMachine = setup({
             scope: toolKey(context.swarmId, round.turn, call.id),
           };
           enqueue.spawnChild('agent', { id: call.childId!, input });
+        } else if (call.kind === 'swarm') {
+          const input: ChildSwarmInput = {
+            parentId: context.swarmId,
+            callId: call.id,
+            childSwarmId: call.childSwarmId!,
+            definitionId: call.definitionId!,
+            input: call.input,
+            ...(call.customization ? { customization: call.customization } : {}),
+          };
+          enqueue.spawnChild('childSwarm', { id: call.childId!, input });
         } else {
           enqueue.spawnChild('runTool', {
             id: call.childId!,

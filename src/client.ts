@@ -4,11 +4,16 @@
  * @module
  */
 import type { PauseReason, SwarmEvent } from '../machines/events.js';
+import { z } from 'zod';
+import type { SwarmOverrides, ToolEntry } from './define.js';
+import type { Handoff } from './handoff.js';
+import { ADHOC_ID, type ResolveOptions } from './registry.js';
 import type { SwarmResult } from './result.js';
+import { jsonSchemaOf } from './tool.js';
 
 /** What a client needs from its runtime (implemented by the runtime core). */
 export interface SwarmControl {
-  startSwarm(definitionId: string, swarmId: string, input: unknown): Promise<void>;
+  startSwarm(definitionId: string, swarmId: string, input: unknown, options?: ResolveOptions): Promise<void>;
   result(swarmId: string): Promise<SwarmResult>;
   wait(swarmId: string): Promise<SwarmResult>;
   events(swarmId: string, since: number): AsyncIterable<SwarmEvent>;
@@ -29,11 +34,12 @@ export interface SwarmControl {
  */
 export class SwarmClient<I = unknown, R = unknown> {
   constructor(
-    private readonly control: SwarmControl,
+    protected readonly control: SwarmControl,
     /** The swarm definition this client runs. */
     readonly definitionId: string,
     /** The swarm instance id, also its session id. */
     readonly swarmId: string,
+    private readonly overrides?: SwarmOverrides<I>,
   ) {}
 
   /**
@@ -41,7 +47,24 @@ export class SwarmClient<I = unknown, R = unknown> {
    * `SwarmError` when it cannot start (unknown definition, invalid input, id in use).
    */
   run(input: I): Promise<void> {
-    return this.control.startSwarm(this.definitionId, this.swarmId, input);
+    return this.control.startSwarm(
+      this.definitionId,
+      this.swarmId,
+      input,
+      this.overrides ? { overrides: this.overrides as SwarmOverrides } : {},
+    );
+  }
+
+  /**
+   * A client for the same swarm id whose `run` replaces parts of the definition for this run
+   * (the result type stays the definition's). The resolved configuration is stored with the
+   * swarm, so a restored run continues with it.
+   *
+   * @example
+   * await runtime.forSwarm(planner).withParameters({ maxTurns: 30, instructions: 'Be thorough.' }).run('…');
+   */
+  withParameters(overrides: SwarmOverrides<I>): SwarmClient<I, R> {
+    return new SwarmClient<I, R>(this.control, this.definitionId, this.swarmId, { ...this.overrides, ...overrides });
   }
 
   /** The swarm's current {@link SwarmResult}. */
@@ -75,5 +98,57 @@ export class SwarmClient<I = unknown, R = unknown> {
   /** Stops the swarm (and everything it runs) from any non-final state. */
   stop(reason = 'stopped by client'): Promise<void> {
     return this.control.stop(this.swarmId, reason);
+  }
+}
+
+/**
+ * What an ad-hoc swarm is started with: everything a definition would hold.
+ *
+ * @example
+ * const params: AdhocParameters = { userMessage: 'Summarize this', instructions: 'You summarize.', maxTurns: 3 };
+ */
+export interface AdhocParameters<R extends z.ZodType = z.ZodType> {
+  userMessage: string;
+  instructions: string;
+  result?: R;
+  handoffs?: readonly Handoff[];
+  tools?: readonly ToolEntry[];
+  maxTurns?: number;
+  name?: string;
+  description?: string;
+}
+
+/**
+ * The client of an ad-hoc swarm (no definition). The result schema is stored with the swarm
+ * as JSON Schema, so it is validated the same way after a restart.
+ *
+ * @example
+ * const c = runtime.adhoc();
+ * await c.run({ userMessage: 'Plan a picnic', instructions: 'You plan picnics.', result: z.object({ items: z.array(z.string()) }) });
+ */
+export class AdhocClient extends SwarmClient<AdhocParameters> {
+  constructor(control: SwarmControl, swarmId: string) {
+    super(control, ADHOC_ID, swarmId);
+  }
+
+  override run(params: AdhocParameters): Promise<void> {
+    if (!params || typeof params.userMessage !== 'string' || typeof params.instructions !== 'string') {
+      return Promise.reject(new TypeError('adhoc run needs { userMessage: string, instructions: string }'));
+    }
+    const options: ResolveOptions = {
+      overrides: {
+        instructions: params.instructions,
+        ...(params.handoffs ? { handoffs: params.handoffs } : {}),
+        ...(params.tools ? { tools: params.tools } : {}),
+        ...(params.maxTurns !== undefined ? { maxTurns: params.maxTurns } : {}),
+      },
+      ...(params.result ? { result: jsonSchemaOf(params.result) } : {}),
+      ...(params.name || params.description ? { label: { name: params.name, description: params.description } } : {}),
+    };
+    return this.control.startSwarm(ADHOC_ID, this.swarmId, params.userMessage, options);
+  }
+
+  override withParameters(): never {
+    throw new TypeError('An ad-hoc swarm takes all its parameters in run()');
   }
 }

@@ -7,7 +7,11 @@
 import { z } from 'zod';
 import type { Model } from './model.js';
 import type { Handoff } from './handoff.js';
+import type { SwarmRegistryTools } from './swarm-registry.js';
 import type { Tool } from './tool.js';
+
+/** What a swarm's `tools` list may hold: tools, and the swarm registry tool set. */
+export type ToolEntry = Tool | SwarmRegistryTools;
 
 /** A value, or a function of the swarm's input computing it when a run starts. */
 export type FromInput<T, I> = T | ((args: { input: I }) => T);
@@ -91,8 +95,10 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
   readonly result: R;
   readonly instructions: FromInput<string, z.output<I>>;
   readonly handoffs: FromInput<readonly Handoff[], z.output<I>>;
-  readonly tools: FromInput<readonly Tool[], z.output<I>>;
+  readonly tools: FromInput<readonly ToolEntry[], z.output<I>>;
   readonly maxTurns: FromInput<number, z.output<I>>;
+  /** Whether parents may customize it when they reach it through the swarm registry. */
+  readonly customizable: boolean;
   readonly guardrails: {
     readonly input: readonly Guardrail<z.output<I>>[];
     readonly output: readonly Guardrail<z.output<R>>[];
@@ -124,8 +130,9 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
   result?: R;
   instructions: FromInput<string, z.output<I>>;
   handoffs?: FromInput<readonly Handoff[], z.output<I>>;
-  tools?: FromInput<readonly Tool[], z.output<I>>;
+  tools?: FromInput<readonly ToolEntry[], z.output<I>>;
   maxTurns?: FromInput<number, z.output<I>>;
+  customizable?: boolean;
   guardrails?: { input?: readonly Guardrail<z.output<I>>[]; output?: readonly Guardrail<z.output<R>>[] };
 }): SwarmDefinition<I, R> {
   return Object.freeze({
@@ -140,6 +147,7 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
     handoffs: spec.handoffs ?? [],
     tools: spec.tools ?? [],
     maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
+    customizable: spec.customizable ?? false,
     guardrails: Object.freeze({ input: spec.guardrails?.input ?? [], output: spec.guardrails?.output ?? [] }),
   });
 }
@@ -147,4 +155,18 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
 /** Evaluates a {@link FromInput} for one input. */
 export function resolveFromInput<T, I>(value: FromInput<T, I>, input: I): T {
   return typeof value === 'function' ? (value as (args: { input: I }) => T)({ input }) : value;
+}
+
+/**
+ * Per-run replacements for parts of a definition (`client.withParameters`); like the
+ * definition's own, each may be a value or a function of `{ input }`.
+ *
+ * @example
+ * const o: SwarmOverrides<string> = { maxTurns: 30, instructions: ({ input }) => `Be thorough: ${input}` };
+ */
+export interface SwarmOverrides<I = unknown> {
+  instructions?: FromInput<string, I>;
+  handoffs?: FromInput<readonly Handoff[], I>;
+  tools?: FromInput<readonly ToolEntry[], I>;
+  maxTurns?: FromInput<number, I>;
 }

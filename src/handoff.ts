@@ -1,10 +1,12 @@
 /**
- * Handoffs: how an orchestrator delegates. Each becomes a `handoff_to_<id>` tool with a
- * `request` string argument and the target's description as the tool description.
+ * Handoffs: how an orchestrator delegates. Each becomes a `handoff_to_<id>` tool with the
+ * target's description as the tool description: `request: string` for agents and text-input
+ * swarms, the child's input schema for structured-input swarms.
  *
  * @module
  */
-import type { AgentDefinition } from './define.js';
+import type { AgentDefinition, SwarmDefinition } from './define.js';
+import type { Tool } from './tool.js';
 
 /**
  * A handoff to an agent, by definition or by registered id.
@@ -21,8 +23,45 @@ export interface AgentHandoff {
   withDescription(text: string): AgentHandoff;
 }
 
+/**
+ * A handoff to a child swarm: it runs as a swarm of its own with a new session; its result
+ * (or failure) comes back as the handoff's tool result.
+ *
+ * @example
+ * const h: SwarmHandoff = handoff.toSwarm(ticketing).withDescription('Books tickets').customizable();
+ */
+export interface SwarmHandoff {
+  readonly kind: 'swarm';
+  readonly swarm: SwarmDefinition | string;
+  readonly description?: string;
+  /** Whether the parent's model may pass a `customization` argument. */
+  readonly isCustomizable: boolean;
+  withDescription(text: string): SwarmHandoff;
+  /**
+   * Adds a `customization` argument to the handoff tool: `additional_instructions`,
+   * `additional_agents`, `additional_tools`, `max_turns_override`. It only ever extends the
+   * child's own configuration.
+   */
+  customizable(): SwarmHandoff;
+}
+
+/**
+ * A lightweight agent declared inside a handoff list, with no registration.
+ *
+ * @example
+ * const h: InlineHandoff = handoff.inline({ id: 'critic', description: 'Reviews drafts', instructions: 'Be harsh.' });
+ */
+export interface InlineHandoff {
+  readonly kind: 'inline';
+  readonly id: string;
+  readonly description: string;
+  readonly instructions: string;
+  readonly tools: readonly Tool[];
+  readonly maxTurns: number;
+}
+
 /** Any handoff a swarm can declare. */
-export type Handoff = AgentHandoff;
+export type Handoff = AgentHandoff | SwarmHandoff | InlineHandoff;
 
 function agentHandoff(agent: AgentDefinition | string, description?: string): AgentHandoff {
   return Object.freeze({
@@ -33,17 +72,47 @@ function agentHandoff(agent: AgentDefinition | string, description?: string): Ag
   });
 }
 
+function swarmHandoff(swarm: SwarmDefinition | string, description: string | undefined, isCustomizable: boolean): SwarmHandoff {
+  return Object.freeze({
+    kind: 'swarm' as const,
+    swarm,
+    ...(description !== undefined ? { description } : {}),
+    isCustomizable,
+    withDescription: (text: string) => swarmHandoff(swarm, text, isCustomizable),
+    customizable: () => swarmHandoff(swarm, description, true),
+  });
+}
+
 /**
  * Handoff builders.
  *
  * @example
- * defineSwarm({ id: 'planner', instructions: '…',
- *   handoffs: [handoff.toAgent(weather), handoff.toAgent('calendar-agent').withDescription('Free/busy lookups')] });
+ * defineSwarm({ id: 'planner', instructions: '…', handoffs: [
+ *   handoff.toAgent(weather),
+ *   handoff.toAgent('calendar-agent').withDescription('Free/busy lookups'),
+ *   handoff.toSwarm(ticketing).withDescription('Books tickets').customizable(),
+ *   handoff.inline({ id: 'critic', description: 'Reviews a plan', instructions: 'Find flaws.' }),
+ * ] });
  */
 export const handoff = {
   /** Hand off to an agent (its definition, or the id of one registered with the runtime). */
   toAgent(agent: AgentDefinition | string): AgentHandoff {
     return agentHandoff(agent);
+  },
+  /** Hand off to a child swarm (its definition, or the id of one registered with the runtime). */
+  toSwarm(swarm: SwarmDefinition<any, any> | string): SwarmHandoff {
+    return swarmHandoff(swarm as SwarmDefinition | string, undefined, false);
+  },
+  /** Hand off to an agent defined right here. */
+  inline(spec: { id: string; description: string; instructions: string; tools?: readonly Tool[]; maxTurns?: number }): InlineHandoff {
+    return Object.freeze({
+      kind: 'inline' as const,
+      id: spec.id,
+      description: spec.description,
+      instructions: spec.instructions,
+      tools: Object.freeze([...(spec.tools ?? [])]),
+      maxTurns: spec.maxTurns ?? 10,
+    });
   },
 };
 

@@ -6,7 +6,7 @@
  */
 import { type Actor, createActor } from 'xstate';
 import type { SwarmEvent, SwarmEventBody } from '../machines/events.js';
-import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmInput } from '../machines/swarm.js';
+import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmConfig, type SwarmContext, type SwarmInput } from '../machines/swarm.js';
 import type { createSwarmLogic } from '../actors/index.js';
 import { isFinal, resultOf, type SwarmResult, type SwarmStatus, topState } from './result.js';
 import type { Lease, SwarmRecord, SwarmStore } from './store/types.js';
@@ -93,6 +93,16 @@ export class SwarmHost {
   result(): SwarmResult {
     const snapshot = this.actor.getSnapshot();
     return resultOf(snapshot.value, snapshot.context);
+  }
+
+  /** The machine's context (read-only). */
+  context(): SwarmContext {
+    return this.actor.getSnapshot().context;
+  }
+
+  /** The swarm's resolved configuration. */
+  config(): SwarmConfig {
+    return this.actor.getSnapshot().context.config;
   }
 
   /** The validated input the swarm started with. */

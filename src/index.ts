@@ -8,14 +8,17 @@
  * @module
  */
 export { defineAgent, defineSwarm, DEFAULT_MAX_TURNS } from './define.js';
-export type { AgentDefinition, FromInput, Guardrail, SwarmDefinition } from './define.js';
+export type { AgentDefinition, FromInput, Guardrail, SwarmDefinition, SwarmOverrides, ToolEntry } from './define.js';
+export { swarmRegistry } from './swarm-registry.js';
+export type { SwarmCard, SwarmRegistryTools } from './swarm-registry.js';
 export { tool, jsonSchemaOf } from './tool.js';
 export type { Tool, ToolContext } from './tool.js';
 export { handoff, handoffToolName } from './handoff.js';
-export type { AgentHandoff, Handoff } from './handoff.js';
+export type { AgentHandoff, Handoff, InlineHandoff, SwarmHandoff } from './handoff.js';
 export { createRuntime } from './runtime.js';
 export type { Runtime, RuntimeOptions } from './runtime.js';
-export { SwarmClient } from './client.js';
+export { AdhocClient, SwarmClient } from './client.js';
+export type { AdhocParameters } from './client.js';
 export type { SwarmResult, SwarmStatus } from './result.js';
 export { scriptedModel } from './model.js';
 export type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from './model.js';

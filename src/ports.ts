@@ -16,6 +16,7 @@ export interface PortsDeps {
   registry: Registry;
   model: Model;
   host(swarmId: string): SwarmHost | undefined;
+  runChild: SwarmPorts['runChild'];
 }
 
 async function runGuardrails<T>(guardrails: readonly Guardrail<T>[], value: T, swarmId: string): Promise<string | undefined> {
@@ -49,14 +50,22 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
       if (speaker === definitionId) return deps.model;
       return registry.agent(speaker)?.model ?? deps.model;
     },
-    toolSpecs: (input) => registry.toolSpecs(input),
+    toolSpecs: (input) => registry.toolSpecs(input, deps.host(input.swarmId)?.config().result),
     checkToolArgs(name, args): Checked {
       const t = registry.tool(name);
       if (!t) return { ok: false, error: `Tool "${name}" is not registered` };
       return validate(t.parameters, args);
     },
-    checkResult: (definitionId, value) => validate(swarm(definitionId).result, value),
-    resultIsText: (definitionId) => swarm(definitionId).result instanceof z.ZodString,
+    checkResult: (definitionId, swarmId, value) =>
+      validate(registry.resultSchema(swarm(definitionId), deps.host(swarmId)?.config()), value),
+    resultIsText: (definitionId, swarmId) => {
+      const config = deps.host(swarmId)?.config();
+      return config?.result ? config.result.type === 'string' : swarm(definitionId).result instanceof z.ZodString;
+    },
+    childInput: (definitionId, args) => registry.childInput(definitionId, args),
+    checkCustomization: (value) => registry.checkCustomization(value),
+    isCustomizable: (definitionId) => registry.swarm(definitionId)?.customizable ?? false,
+    runChild: (input, signal) => deps.runChild(input, signal),
     guardInput: (definitionId, swarmId) =>
       runGuardrails(swarm(definitionId).guardrails.input, deps.host(swarmId)?.input(), swarmId),
     guardOutput: (definitionId, swarmId, result) => runGuardrails(swarm(definitionId).guardrails.output, result, swarmId),

@@ -1,26 +1,55 @@
 /**
  * The registry of a runtime: its swarm definitions, agents and tools, checked together when
- * the runtime is created, and the resolution of a definition for one input.
+ * the runtime is created, and the resolution of a definition for one run.
  *
  * @module
  */
+import { z } from 'zod';
 import type { ToolSpec } from '../machines/messages.js';
-import type { HandoffTarget, ModelStepInput } from '../machines/round.js';
+import type { Customization, HandoffTarget, ModelStepInput } from '../machines/round.js';
 import type { ResolvedHandoff, SwarmConfig } from '../machines/swarm.js';
-import { BUILTIN_TOOLS } from '../actors/index.js';
-import { type AgentDefinition, resolveFromInput, type SwarmDefinition } from './define.js';
+import { BUILTIN_TOOLS, REGISTRY_HANDOFF, REGISTRY_SEARCH } from '../actors/index.js';
+import {
+  type AgentDefinition,
+  defineSwarm,
+  resolveFromInput,
+  type SwarmDefinition,
+  type SwarmOverrides,
+  type ToolEntry,
+} from './define.js';
 import { DefinitionError } from './errors.js';
 import { type Handoff, handoffToolName } from './handoff.js';
-import { jsonSchemaOf, type Tool, TOOL_NAME } from './tool.js';
+import { searchCards, type SwarmCard } from './swarm-registry.js';
+import { jsonSchemaOf, tool, type Tool, TOOL_NAME, validate } from './tool.js';
 
 const ID = /^[a-zA-Z0-9][a-zA-Z0-9_.:-]{0,127}$/;
+
+/** The definition id ad-hoc swarms run under (reserved). */
+export const ADHOC_ID = 'xswarm.adhoc';
+
+const customizationSchema = z.strictObject({
+  additional_instructions: z.string().optional(),
+  additional_agents: z.array(z.string()).optional(),
+  additional_tools: z.array(z.string()).optional(),
+  max_turns_override: z.number().int().min(1).max(1000).optional(),
+});
+
+/** What a run resolves a definition with, besides its input. */
+export interface ResolveOptions {
+  overrides?: SwarmOverrides;
+  customization?: Customization;
+  /** JSON Schema of an ad-hoc swarm's result. */
+  result?: Record<string, unknown>;
+  /** Name and description of an ad-hoc swarm. */
+  label?: { name?: string; description?: string };
+}
 
 /**
  * Holds and checks definitions. Every mistake found here is a {@link DefinitionError} naming
  * the definition and what is wrong with it.
  *
  * @example
- * const registry = new Registry([planner], [weather]);
+ * const registry = new Registry([planner], [weather], []);
  * registry.swarm('activity-planner');
  */
 export class Registry {
@@ -29,20 +58,24 @@ export class Registry {
   private readonly tools = new Map<string, Tool>();
   private readonly specCache = new WeakMap<readonly string[], WeakMap<readonly HandoffTarget[], ToolSpec[]>>();
   private readonly agentSpecCache = new WeakMap<readonly string[], ToolSpec[]>();
+  private readonly zodFromJson = new WeakMap<object, z.ZodType>();
 
-  constructor(swarms: readonly SwarmDefinition[], agents: readonly AgentDefinition[]) {
+  constructor(swarms: readonly SwarmDefinition[], agents: readonly AgentDefinition[], tools: readonly Tool[]) {
+    for (const t of tools) this.addTool(t, 'tools');
     for (const agent of agents) this.addAgent(agent, 'agents');
     for (const swarm of swarms) {
       if (!ID.test(swarm.id)) throw new DefinitionError(`Swarm id "${swarm.id}" is invalid: use letters, digits, _ . : -`);
+      if (swarm.id === ADHOC_ID) throw new DefinitionError(`Swarm id "${ADHOC_ID}" is reserved for ad-hoc swarms`);
       if (this.swarms.has(swarm.id)) throw new DefinitionError(`Duplicate swarm id "${swarm.id}"`);
       this.swarms.set(swarm.id, swarm);
     }
+    this.swarms.set(ADHOC_ID, defineSwarm({ id: ADHOC_ID, name: 'Ad-hoc swarm', instructions: 'Ad-hoc swarm' }));
+    this.tools.set(REGISTRY_SEARCH, this.searchTool());
     // Agents named by definition inside static handoff lists register themselves.
     for (const swarm of swarms) {
-      if (Array.isArray(swarm.handoffs)) {
-        for (const h of swarm.handoffs as readonly Handoff[]) {
-          if (typeof h.agent !== 'string') this.addAgent(h.agent, `handoffs of swarm "${swarm.id}"`);
-        }
+      if (!Array.isArray(swarm.handoffs)) continue;
+      for (const h of swarm.handoffs as readonly Handoff[]) {
+        if (h.kind === 'agent' && typeof h.agent !== 'string') this.addAgent(h.agent, `handoffs of swarm "${swarm.id}"`);
       }
     }
     for (const swarm of swarms) this.checkStatic(swarm);
@@ -51,11 +84,6 @@ export class Registry {
   /** The swarm definition with this id, or undefined. */
   swarm(id: string): SwarmDefinition | undefined {
     return this.swarms.get(id);
-  }
-
-  /** All registered swarm definitions. */
-  allSwarms(): SwarmDefinition[] {
-    return [...this.swarms.values()];
   }
 
   /** The agent with this id, or undefined. */
@@ -83,7 +111,11 @@ export class Registry {
     if (!TOOL_NAME.test(t.name)) {
       throw new DefinitionError(`Tool name "${t.name}" in ${where} is invalid: it must match ${TOOL_NAME.source}`);
     }
-    if ((BUILTIN_TOOLS as readonly string[]).includes(t.name) || t.name.startsWith('handoff_to_')) {
+    if (
+      (BUILTIN_TOOLS as readonly string[]).includes(t.name) ||
+      t.name.startsWith('handoff_to_') ||
+      t.name.startsWith('swarm_registry_')
+    ) {
       throw new DefinitionError(`Tool name "${t.name}" in ${where} is reserved for built-ins and handoffs`);
     }
     const known = this.tools.get(t.name);
@@ -91,8 +123,22 @@ export class Registry {
     this.tools.set(t.name, t);
   }
 
+  /** Tool names of a tools list, registering the tools; the registry marker adds its two tools. */
+  private toolNames(entries: readonly ToolEntry[], where: string): string[] {
+    const names: string[] = [];
+    for (const entry of entries) {
+      if (entry.kind === 'swarm-registry') names.push(REGISTRY_SEARCH, REGISTRY_HANDOFF);
+      else {
+        this.addTool(entry, where);
+        names.push(entry.name);
+      }
+    }
+    if (new Set(names).size !== names.length) throw new DefinitionError(`${where} lists a tool twice`);
+    return names;
+  }
+
   private checkStatic(swarm: SwarmDefinition): void {
-    if (Array.isArray(swarm.tools)) for (const t of swarm.tools as readonly Tool[]) this.addTool(t, `swarm "${swarm.id}"`);
+    if (Array.isArray(swarm.tools)) this.toolNames(swarm.tools as readonly ToolEntry[], `swarm "${swarm.id}"`);
     if (Array.isArray(swarm.handoffs)) this.resolveHandoffs(swarm.id, swarm.handoffs as readonly Handoff[]);
     if (typeof swarm.maxTurns === 'number') checkMaxTurns(swarm.id, swarm.maxTurns);
     if (typeof swarm.instructions === 'string' && swarm.instructions.trim() === '') {
@@ -100,48 +146,136 @@ export class Registry {
     }
   }
 
-  private resolveHandoffs(swarmId: string, handoffs: readonly Handoff[]): ResolvedHandoff[] {
-    const seen = new Set<string>();
-    return handoffs.map((h) => {
-      const id = typeof h.agent === 'string' ? h.agent : h.agent.id;
-      const agent = this.agents.get(id);
-      if (!agent) throw new DefinitionError(`Swarm "${swarmId}" hands off to unknown agent "${id}"`);
-      const toolName = handoffToolName(id);
-      if (toolName.length > 64) throw new DefinitionError(`Handoff tool name "${toolName}" is longer than 64 characters`);
-      if (seen.has(toolName)) throw new DefinitionError(`Swarm "${swarmId}" has two handoffs named "${toolName}"`);
-      seen.add(toolName);
-      return {
-        toolName,
-        kind: 'agent' as const,
-        agentId: id,
-        description: h.description ?? agent.description,
-        agent: { instructions: agent.instructions, tools: agent.tools.map((t) => t.name), maxTurns: agent.maxTurns },
-      };
+  private agentHandoff(agent: AgentDefinition, description: string | undefined): ResolvedHandoff {
+    return {
+      toolName: handoffToolName(agent.id),
+      kind: 'agent',
+      agentId: agent.id,
+      description: description ?? agent.description,
+      agent: { instructions: agent.instructions, tools: agent.tools.map((t) => t.name), maxTurns: agent.maxTurns },
+    };
+  }
+
+  /** Resolves handoffs to what the machine needs; unknown targets are definition errors. */
+  resolveHandoffs(swarmId: string, handoffs: readonly Handoff[]): ResolvedHandoff[] {
+    const resolved = handoffs.map((h): ResolvedHandoff => {
+      switch (h.kind) {
+        case 'agent': {
+          const id = typeof h.agent === 'string' ? h.agent : h.agent.id;
+          const agent = this.agents.get(id);
+          if (!agent) throw new DefinitionError(`Swarm "${swarmId}" hands off to unknown agent "${id}"`);
+          return this.agentHandoff(agent, h.description);
+        }
+        case 'inline': {
+          if (!ID.test(h.id)) throw new DefinitionError(`Inline agent id "${h.id}" in swarm "${swarmId}" is invalid`);
+          return {
+            toolName: handoffToolName(h.id),
+            kind: 'agent',
+            agentId: h.id,
+            description: h.description,
+            agent: { instructions: h.instructions, tools: this.toolNames(h.tools, `inline agent "${h.id}"`), maxTurns: h.maxTurns },
+          };
+        }
+        case 'swarm': {
+          const id = typeof h.swarm === 'string' ? h.swarm : h.swarm.id;
+          const child = this.swarms.get(id);
+          if (!child || id === ADHOC_ID) throw new DefinitionError(`Swarm "${swarmId}" hands off to unknown swarm "${id}"`);
+          return {
+            toolName: handoffToolName(id),
+            kind: 'swarm',
+            definitionId: id,
+            description: h.description ?? child.description,
+            structured: !(child.input instanceof z.ZodString),
+            customizable: h.isCustomizable,
+          };
+        }
+      }
     });
+    const seen = new Set<string>();
+    for (const h of resolved) {
+      if (h.toolName.length > 64) throw new DefinitionError(`Handoff tool name "${h.toolName}" is longer than 64 characters`);
+      if (seen.has(h.toolName)) throw new DefinitionError(`Swarm "${swarmId}" has two handoffs named "${h.toolName}"`);
+      seen.add(h.toolName);
+    }
+    return resolved;
   }
 
   /**
    * Resolves a definition for one (already validated) input into the JSON-safe configuration
-   * the machine runs with. Throws a {@link DefinitionError} when a function-valued part
-   * yields something invalid.
+   * the machine runs with: overrides replace parts, a customization extends them. Throws a
+   * {@link DefinitionError} when something resolves to an invalid value.
    */
-  resolve(def: SwarmDefinition, input: unknown): SwarmConfig {
-    const instructions = resolveFromInput(def.instructions, input);
+  resolve(def: SwarmDefinition, input: unknown, options: ResolveOptions = {}): SwarmConfig {
+    const o = options.overrides ?? {};
+    const instructions = resolveFromInput(o.instructions ?? def.instructions, input);
     if (typeof instructions !== 'string' || instructions.trim() === '') {
       throw new DefinitionError(`Swarm "${def.id}": instructions resolved to an empty value`);
     }
-    const maxTurns = resolveFromInput(def.maxTurns, input);
+    const maxTurns = resolveFromInput(o.maxTurns ?? def.maxTurns, input);
     checkMaxTurns(def.id, maxTurns);
-    const tools = resolveFromInput(def.tools, input);
-    for (const t of tools) this.addTool(t, `swarm "${def.id}"`);
-    const handoffs = this.resolveHandoffs(def.id, resolveFromInput(def.handoffs, input));
-    const names = new Set(tools.map((t) => t.name));
-    if (names.size !== tools.length) throw new DefinitionError(`Swarm "${def.id}" lists a tool twice`);
-    return { instructions, maxTurns, tools: [...names], handoffs };
+    const config: SwarmConfig = {
+      instructions,
+      maxTurns,
+      tools: this.toolNames(resolveFromInput(o.tools ?? def.tools, input), `swarm "${def.id}"`),
+      handoffs: this.resolveHandoffs(def.id, resolveFromInput(o.handoffs ?? def.handoffs, input)),
+    };
+    if (options.result) config.result = options.result;
+    if (options.label) config.label = options.label;
+    return options.customization ? this.customize(def.id, config, options.customization) : config;
+  }
+
+  /** Extends a configuration with a customization; it never removes anything. */
+  private customize(swarmId: string, config: SwarmConfig, c: Customization): SwarmConfig {
+    const checked = this.checkCustomization(c);
+    if (!checked.ok) throw new DefinitionError(`Invalid customization for swarm "${swarmId}": ${checked.error}`);
+    const handoffs = [...config.handoffs];
+    for (const id of c.additional_agents ?? []) {
+      const h = this.agentHandoff(this.agents.get(id)!, undefined);
+      if (!handoffs.some((x) => x.toolName === h.toolName)) handoffs.push(h);
+    }
+    const tools = [...config.tools];
+    for (const name of c.additional_tools ?? []) if (!tools.includes(name)) tools.push(name);
+    return {
+      ...config,
+      instructions: c.additional_instructions ? `${config.instructions}\n\n${c.additional_instructions}` : config.instructions,
+      handoffs,
+      tools,
+      maxTurns: c.max_turns_override ?? config.maxTurns,
+    };
+  }
+
+  /** Validates a customization's shape and that what it adds is registered. */
+  checkCustomization(value: unknown): { ok: true; value: Customization } | { ok: false; error: string } {
+    const shape = validate(customizationSchema, value);
+    if (!shape.ok) return shape;
+    const c = shape.value as Customization;
+    const unknownAgents = (c.additional_agents ?? []).filter((id) => !this.agents.has(id));
+    if (unknownAgents.length > 0) return { ok: false, error: `unknown agents: ${unknownAgents.join(', ')}` };
+    const unknownTools = (c.additional_tools ?? []).filter((n) => !this.tools.has(n) || n === REGISTRY_SEARCH);
+    if (unknownTools.length > 0) return { ok: false, error: `unknown tools: ${unknownTools.join(', ')}` };
+    return { ok: true, value: c };
+  }
+
+  /** A swarm handoff's arguments as the child's input, validated. */
+  childInput(definitionId: string, args: Record<string, unknown>) {
+    const def = this.swarms.get(definitionId);
+    if (!def) return { ok: false as const, error: `unknown swarm "${definitionId}"` };
+    return validate(def.input, isObjectSchema(def.input) ? args : args.input);
+  }
+
+  /** The zod schema a swarm's result is checked with (an ad-hoc swarm's comes from its config). */
+  resultSchema(def: SwarmDefinition, config: SwarmConfig | undefined): z.ZodType {
+    if (!config?.result) return def.result;
+    let schema = this.zodFromJson.get(config.result);
+    if (!schema) {
+      schema = z.fromJSONSchema(config.result as Parameters<typeof z.fromJSONSchema>[0]);
+      this.zodFromJson.set(config.result, schema);
+    }
+    return schema;
   }
 
   /** The tool specs a model sees in one step (cached per resolved configuration). */
-  toolSpecs(input: ModelStepInput): ToolSpec[] {
+  toolSpecs(input: ModelStepInput, resultJson: Record<string, unknown> | undefined): ToolSpec[] {
     if (!input.orchestrator) {
       let specs = this.agentSpecCache.get(input.tools);
       if (!specs) {
@@ -160,8 +294,8 @@ export class Registry {
       const def = this.swarms.get(input.definitionId);
       specs = [
         ...input.tools.map((name) => this.toolSpec(name)),
-        ...input.handoffs.map(handoffSpec),
-        ...builtinSpecs(def ? jsonSchemaOf(def.result) : { type: 'string' }),
+        ...input.handoffs.map((h) => this.handoffSpec(h)),
+        ...builtinSpecs(resultJson ?? (def ? jsonSchemaOf(def.result) : { type: 'string' })),
       ];
       byHandoffs.set(input.handoffs, specs);
     }
@@ -169,10 +303,74 @@ export class Registry {
   }
 
   private toolSpec(name: string): ToolSpec {
+    if (name === REGISTRY_HANDOFF) return registryHandoffSpec();
     const t = this.tools.get(name);
     if (!t) throw new Error(`Tool "${name}" is not registered with this runtime`);
     return { name: t.name, description: t.description, parameters: jsonSchemaOf(t.parameters) };
   }
+
+  private handoffSpec(h: HandoffTarget): ToolSpec {
+    if (h.kind === 'agent') {
+      return { name: h.toolName, description: h.description, parameters: requestParameters(`What you need from ${h.agentId}`) };
+    }
+    const child = this.swarms.get(h.definitionId)!;
+    let parameters: Record<string, unknown>;
+    if (!h.structured) parameters = requestParameters(`The task for ${h.definitionId}`);
+    else if (isObjectSchema(child.input)) parameters = { ...jsonSchemaOf(child.input) };
+    else parameters = { type: 'object', properties: { input: jsonSchemaOf(child.input) }, required: ['input'] };
+    if (h.customizable) {
+      const properties = { ...(parameters.properties as Record<string, unknown>), customization: customizationJson() };
+      parameters = { ...parameters, properties };
+    }
+    return { name: h.toolName, description: h.description, parameters };
+  }
+
+  /** Cards of every registered definition, for the registry search. */
+  cards(): SwarmCard[] {
+    return [...this.swarms.values()]
+      .filter((d) => d.id !== ADHOC_ID)
+      .map((d) => ({
+        id: d.id,
+        name: d.name,
+        description: d.description,
+        inputSchema: jsonSchemaOf(d.input),
+        resultSchema: jsonSchemaOf(d.result),
+        capabilities: capabilitiesOf(d),
+        customizable: d.customizable,
+      }));
+  }
+
+  private searchTool(): Tool {
+    return tool({
+      name: REGISTRY_SEARCH,
+      description:
+        'Search the registered swarms by keywords. Returns matching swarms with their id, description, input and result schemas, capabilities and whether they can be customized.',
+      parameters: z.object({
+        query: z.string().describe('Keywords describing the task'),
+        capabilities: z.array(z.string()).optional().describe('Capabilities every match must have'),
+      }),
+      execute: ({ query, capabilities }) => ({ matches: searchCards(this.cards(), query, capabilities ?? [], 5) }),
+    });
+  }
+}
+
+function isObjectSchema(schema: z.ZodType): boolean {
+  return jsonSchemaOf(schema).type === 'object';
+}
+
+function capabilitiesOf(def: SwarmDefinition): string[] {
+  const caps: string[] = [];
+  if (Array.isArray(def.tools)) {
+    for (const t of def.tools as readonly ToolEntry[]) if (t.kind === 'tool') caps.push(t.name);
+  }
+  if (Array.isArray(def.handoffs)) {
+    for (const h of def.handoffs as readonly Handoff[]) {
+      if (h.kind === 'agent') caps.push(typeof h.agent === 'string' ? h.agent : h.agent.id);
+      else if (h.kind === 'swarm') caps.push(typeof h.swarm === 'string' ? h.swarm : h.swarm.id);
+      else caps.push(h.id);
+    }
+  }
+  return caps;
 }
 
 function checkMaxTurns(swarmId: string, maxTurns: unknown): void {
@@ -181,14 +379,43 @@ function checkMaxTurns(swarmId: string, maxTurns: unknown): void {
   }
 }
 
-function handoffSpec(h: HandoffTarget): ToolSpec {
+function requestParameters(description: string): Record<string, unknown> {
   return {
-    name: h.toolName,
-    description: h.description,
+    type: 'object',
+    properties: { request: { type: 'string', description } },
+    required: ['request'],
+    additionalProperties: false,
+  };
+}
+
+function customizationJson(): Record<string, unknown> {
+  return {
+    type: 'object',
+    description: 'Optional: extend the child swarm for this run (never removes anything)',
+    properties: {
+      additional_instructions: { type: 'string' },
+      additional_agents: { type: 'array', items: { type: 'string' }, description: 'Ids of registered agents to add' },
+      additional_tools: { type: 'array', items: { type: 'string' }, description: 'Names of registered tools to add' },
+      max_turns_override: { type: 'integer', minimum: 1 },
+    },
+    additionalProperties: false,
+  };
+}
+
+function registryHandoffSpec(): ToolSpec {
+  return {
+    name: REGISTRY_HANDOFF,
+    description:
+      'Hand a task to a swarm found with swarm_registry_search (only ids it returned). Give `request` for text-input swarms or `input` for structured ones.',
     parameters: {
       type: 'object',
-      properties: { request: { type: 'string', description: `What you need from ${h.agentId}` } },
-      required: ['request'],
+      properties: {
+        swarm_id: { type: 'string' },
+        request: { type: 'string' },
+        input: { type: 'object' },
+        customization: customizationJson(),
+      },
+      required: ['swarm_id'],
       additionalProperties: false,
     },
   };

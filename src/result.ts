@@ -47,8 +47,10 @@ export function resultOf(value: unknown, context: SwarmContext): SwarmResult {
   switch (status) {
     case 'running':
     case 'awaitingHandoff': {
-      const agent = runningCalls(context.round).find((c) => c.kind === 'agent')?.agentId;
-      return { status: 'running', ...base, ...(agent ? { currentAgent: agent } : {}) };
+      const running = runningCalls(context.round);
+      const agent = running.find((c) => c.kind === 'agent')?.agentId;
+      const child = running.find((c) => c.kind === 'swarm')?.childSwarmId;
+      return { status: 'running', ...base, ...(agent ? { currentAgent: agent } : {}), ...(child ? { currentChildSwarm: child } : {}) };
     }
     case 'paused':
       return { status: 'paused', reason: context.pause!.reason, ...base };

@@ -5,20 +5,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { PauseReason, SwarmEvent } from '../machines/events.js';
+import type { PauseReason, SwarmEvent, SwarmFact } from '../machines/events.js';
 import { SWARM_MACHINE_VERSION, type SwarmCommand } from '../machines/swarm.js';
 import { createSwarmLogic, type Model } from '../actors/index.js';
-import { SwarmClient, type SwarmControl } from './client.js';
+import { runningCalls, type CallResult, type ChildSwarmInput } from '../machines/round.js';
+import { AdhocClient, SwarmClient, type SwarmControl } from './client.js';
 import type { AgentDefinition, SwarmDefinition } from './define.js';
 import { SwarmError } from './errors.js';
 import { SwarmHost } from './host.js';
 import { createPorts } from './ports.js';
-import { Registry } from './registry.js';
+import { Registry, type ResolveOptions } from './registry.js';
 import { replaySwarm } from './replay.js';
 import { isFinal, type SwarmResult } from './result.js';
 import { memoryStore } from './store/memory.js';
 import type { SwarmRecord, SwarmStore } from './store/types.js';
-import { validate } from './tool.js';
+import { type Tool, validate } from './tool.js';
 
 /**
  * Options of {@link createRuntime}.
@@ -29,6 +30,11 @@ import { validate } from './tool.js';
 export interface RuntimeOptions {
   swarms?: readonly SwarmDefinition<any, any>[];
   agents?: readonly AgentDefinition[];
+  /**
+   * Tools known by name without belonging to a definition: what customizations may add and
+   * what overrides and ad-hoc swarms may use after a restart.
+   */
+  tools?: readonly Tool[];
   /** The model for orchestrators and for agents without a model of their own. */
   model: Model;
   /** Where swarms are persisted; default: a new in-memory store. */
@@ -59,6 +65,11 @@ export interface Runtime {
     swarmId?: string,
   ): SwarmClient<z.input<I>, z.output<R>>;
   forSwarm(definitionId: string, swarmId?: string): SwarmClient;
+  /**
+   * A client for a swarm started from parameters alone (no definition): its `run` takes
+   * `{ userMessage, instructions, result?, handoffs?, tools?, maxTurns?, name?, description? }`.
+   */
+  adhoc(swarmId?: string): AdhocClient;
   /**
    * Restores every unfinished swarm of the store that no live runtime owns and continues the
    * running ones; keeps watching for swarms whose owner stops renewing its lease and adopts them.
@@ -111,20 +122,29 @@ class RuntimeCore implements Runtime, SwarmControl {
     if (!options.model || typeof options.model.call !== 'function') {
       throw new TypeError('createRuntime: `model` is required (scriptedModel(...) or openaiModel(...))');
     }
-    this.registry = new Registry(options.swarms ?? [], options.agents ?? []);
+    this.registry = new Registry(options.swarms ?? [], options.agents ?? [], options.tools ?? []);
     this.owner = options.owner ?? randomUUID();
     this.leaseMs = options.leaseMs ?? 15_000;
     if (!(this.leaseMs > 0)) throw new TypeError('createRuntime: leaseMs must be positive');
     this.ownsStore = !options.store;
     this.store = options.store ?? memoryStore();
     this.logic = createSwarmLogic(
-      createPorts({ registry: this.registry, model: options.model, host: (id) => this.hosts.get(id) }),
+      createPorts({
+        registry: this.registry,
+        model: options.model,
+        host: (id) => this.hosts.get(id),
+        runChild: (input, signal) => this.runChild(input, signal),
+      }),
     );
   }
 
   forSwarm(definition: SwarmDefinition | string, swarmId: string = randomUUID()): SwarmClient<any, any> {
     const id = typeof definition === 'string' ? definition : definition.id;
     return new SwarmClient(this, id, swarmId);
+  }
+
+  adhoc(swarmId: string = randomUUID()): AdhocClient {
+    return new AdhocClient(this, swarmId);
   }
 
   async start(): Promise<void> {
@@ -193,7 +213,7 @@ class RuntimeCore implements Runtime, SwarmControl {
 
   // ---- SwarmControl -------------------------------------------------------------------
 
-  async startSwarm(definitionId: string, swarmId: string, input: unknown): Promise<void> {
+  async startSwarm(definitionId: string, swarmId: string, input: unknown, options: ResolveOptions = {}): Promise<void> {
     this.assertOpen();
     const def = this.registry.swarm(definitionId);
     if (!def) throw new SwarmError(`Unknown swarm definition "${definitionId}"`);
@@ -204,7 +224,7 @@ class RuntimeCore implements Runtime, SwarmControl {
     this.starting.add(swarmId);
     try {
       if (await this.store.load(swarmId)) throw inUse(swarmId);
-      const config = this.registry.resolve(def, parsed.value);
+      const config = this.registry.resolve(def, parsed.value, options);
       const value = parsed.value;
       const host = this.launch(swarmId, def.id, {
         input: {
@@ -268,12 +288,81 @@ class RuntimeCore implements Runtime, SwarmControl {
     const status = host.status();
     if (status === 'paused') throw new SwarmError(`Swarm "${swarmId}" is already paused`);
     await this.command(host, { type: 'PAUSE', reason });
+    // Pausing a parent pauses the child swarms it is waiting on (and theirs, recursively).
+    for (const childId of runningChildSwarms(host)) {
+      const child = this.hosts.get(childId);
+      if (child && child.status() !== 'paused' && !isFinal(child.status())) {
+        await this.pause(childId, { type: reason.type, message: `Parent swarm "${swarmId}" paused: ${reason.message}` });
+      }
+    }
   }
 
   async resume(swarmId: string, message: string | undefined): Promise<void> {
     const host = this.liveHost(swarmId, 'resume');
     if (host.status() !== 'paused') throw new SwarmError(`Swarm "${swarmId}" is ${host.status()}, not paused`);
     await this.command(host, message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message });
+    // Children paused from outside resume with their parent; a child waiting for its own
+    // human (it called `pause`) keeps waiting for that human.
+    for (const childId of runningChildSwarms(host)) {
+      const child = this.hosts.get(childId);
+      if (child?.status() === 'paused' && child.context().pause?.from !== 'model') await this.resume(childId, undefined);
+    }
+  }
+
+  /**
+   * Runs a child swarm for a parent's handoff: starts it (or re-attaches after a restart),
+   * relays its lifecycle into the parent's stream, resolves with its outcome. When the parent
+   * ends while the child runs (it was stopped), the child is stopped too.
+   */
+  private async runChild(input: ChildSwarmInput, signal: AbortSignal): Promise<CallResult> {
+    const parent = this.hosts.get(input.parentId);
+    await parent?.gate();
+    const id = input.childSwarmId;
+    let since = 0;
+    if (!this.hosts.has(id)) {
+      const record = await this.store.load(id);
+      if (!record) {
+        try {
+          await this.startSwarm(input.definitionId, id, input.input, input.customization ? { customization: input.customization } : {});
+        } catch (e) {
+          return { ok: false, content: `Swarm "${input.definitionId}" could not start: ${(e as Error).message}` };
+        }
+      } else {
+        // Re-attaching after a restart: relay only what happens from now on.
+        since = (await this.store.readEvents(id, record.lastSeq)).at(-1)?.seq ?? record.lastSeq;
+        if (!isFinal(record.status)) await this.adopt();
+      }
+    }
+    const stopChild = () =>
+      queueMicrotask(() => {
+        if (this.closed || !parent || !isFinal(parent.status())) return;
+        if (this.hosts.has(id)) void this.stop(id, `parent swarm "${input.parentId}" ${parent.status()}`).catch(() => undefined);
+      });
+    signal.addEventListener('abort', stopChild, { once: true });
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const follow = async (): Promise<CallResult> => {
+      for await (const event of this.events(id, since)) {
+        if (signal.aborted) break;
+        const fact = event.kind === 'status-update' ? lifecycleOf(event.metadata) : undefined;
+        if (fact) {
+          parent?.publish({
+            kind: 'status-update',
+            state: 'working',
+            final: false,
+            metadata: { type: 'child-swarm', childSwarmId: id, definitionId: input.definitionId, callId: input.callId, ...fact },
+          });
+        }
+      }
+      const result = await this.result(id);
+      const name = `Swarm "${input.definitionId}" (${id})`;
+      if (result.status === 'completed') {
+        return { ok: true, content: typeof result.result === 'string' ? result.result : JSON.stringify(result.result) };
+      }
+      if (result.status === 'failed') return { ok: false, content: `${name} failed: ${result.reason}` };
+      if (result.status === 'stopped') return { ok: false, content: `${name} was stopped: ${result.reason}` };
+      return { ok: false, content: `${name} is no longer running in this runtime (${result.status})` };
+    };
+    return Promise.race([follow(), aborted]);
   }
 
   async stop(swarmId: string, reason: string): Promise<void> {
@@ -334,4 +423,28 @@ class RuntimeCore implements Runtime, SwarmControl {
 
 function inUse(swarmId: string): SwarmError {
   return new SwarmError(`Swarm id "${swarmId}" is already in use`);
+}
+
+/** Ids of the child swarms a swarm is waiting on. */
+function runningChildSwarms(host: SwarmHost): string[] {
+  return runningCalls(host.context().round)
+    .filter((c) => c.kind === 'swarm')
+    .map((c) => c.childSwarmId!);
+}
+
+/** The lifecycle step a child's own status fact stands for, as relayed to its parent. */
+function lifecycleOf(fact: SwarmFact): { lifecycle: 'started' | 'paused' | 'resumed' | 'completed' | 'failed' | 'stopped'; reason?: string } | undefined {
+  switch (fact.type) {
+    case 'started':
+    case 'resumed':
+    case 'completed':
+      return { lifecycle: fact.type };
+    case 'paused':
+      return { lifecycle: 'paused', reason: fact.reason.message };
+    case 'failed':
+    case 'stopped':
+      return { lifecycle: fact.type, reason: fact.reason };
+    default:
+      return undefined;
+  }
 }

@@ -3,7 +3,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineSwarm, isFinalEvent, type Runtime, type SwarmEvent, SwarmError } from '../src/index.js';
+import { createRuntime, defineSwarm, isFinalEvent, type Runtime, type SwarmClient, type SwarmEvent, SwarmError } from '../src/index.js';
 import { call, collect, queueModel, sleep } from './support/script.js';
 
 let runtime: Runtime | undefined;
@@ -56,7 +56,7 @@ describe('run', () => {
 });
 
 describe('events', () => {
-  async function finished(): Promise<{ events: SwarmEvent[]; client: ReturnType<Runtime['forSwarm']> }> {
+  async function finished(): Promise<{ events: SwarmEvent[]; client: SwarmClient<any, any> }> {
     const model = queueModel({ echo: [call('pause', { reason: 'ok?' }), { text: 'done' }] });
     runtime = createRuntime({ swarms: [echo], model });
     const client = runtime.forSwarm(echo);

@@ -73,13 +73,17 @@ describe('activity planner', () => {
   });
 });
 
-/** Runs `npx tsx examples/main.ts …args` offline; resolves with its exit code and output. */
-function runMain(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/**
+ * Runs `examples/main.ts …args` offline; resolves with its exit code and output. `npx tsx` is
+ * what `npm start` does; `node --import tsx` skips npm's start-up, to keep the extra runs cheap.
+ */
+function runMain(launcher: 'npx' | 'node', ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env = { ...process.env };
   delete env.OPENAI_API_KEY;
   delete env.OPENAI_BASE_URL;
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['tsx', 'examples/main.ts', ...args], { cwd: '/work/main', env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, ...prefix] = launcher === 'npx' ? ['npx', 'tsx'] : [process.execPath, '--import', 'tsx'];
+    const child = spawn(command!, [...prefix, 'examples/main.ts', ...args], { cwd: '/work/main', env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -91,7 +95,7 @@ function runMain(...args: string[]): Promise<{ code: number | null; stdout: stri
 
 describe('examples/main.ts (npm start)', () => {
   it('narrates the activity planner and prints its result as JSON', async () => {
-    const { code, stdout, stderr } = await runMain();
+    const { code, stdout, stderr } = await runMain('npx');
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('offline scripted demo');
     expect(stdout).toContain('activity-planner → weather-agent: "What is the weather forecast for Saturday?"');
@@ -107,8 +111,8 @@ describe('examples/main.ts (npm start)', () => {
 
   it('takes an example name and input, and rejects unknown examples', async () => {
     const [sunday, unknown] = await Promise.all([
-      runMain('activity-planner', 'Anything', 'fun', 'on', 'Sunday?', '--verbose'),
-      runMain('no-such-example'),
+      runMain('node', 'activity-planner', 'Anything', 'fun', 'on', 'Sunday?', '--verbose'),
+      runMain('node', 'no-such-example'),
     ]);
     expect(sunday.code, sunday.stderr).toBe(0);
     expect(sunday.stdout).toContain('checkpoint');
