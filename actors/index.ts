@@ -5,7 +5,7 @@
  */
 import { fromPromise } from 'xstate';
 import { agentMachine } from '../machines/agent.js';
-import type { CallResult, ChildSwarmInput } from '../machines/round.js';
+import type { CallResult, ChildSwarmInput, RemoteAgentInput } from '../machines/round.js';
 import { swarmMachine } from '../machines/swarm.js';
 import { createModelStep } from './model-step.js';
 import type { SwarmPorts } from './ports.js';
@@ -27,5 +27,9 @@ export function createSwarmLogic(ports: SwarmPorts) {
   const runTool = createRunTool(ports);
   const agent = agentMachine.provide({ actors: { modelStep, runTool } });
   const childSwarm = fromPromise<CallResult, ChildSwarmInput>(({ input, signal }) => ports.runChild(input, signal));
-  return swarmMachine.provide({ actors: { modelStep, runTool, agent, childSwarm } });
+  const remoteAgent = fromPromise<CallResult, RemoteAgentInput>(async ({ input, signal }) => {
+    await ports.gate(input.swarmId);
+    return ports.runRemote(input, signal);
+  });
+  return swarmMachine.provide({ actors: { modelStep, runTool, agent, childSwarm, remoteAgent } });
 }

@@ -144,6 +144,12 @@ function planCalls(response: ModelResponse, input: ModelStepInput, ports: SwarmP
         continue;
       }
       calls.push({ id: call.id, name: call.name, kind: 'agent', agentId: handoff.agentId, request: a.request });
+    } else if (handoff?.kind === 'remote') {
+      if (typeof a.request !== 'string' || !a.request.trim()) {
+        invalid(`${call.name} needs a non-empty "request" string.`);
+        continue;
+      }
+      calls.push({ id: call.id, name: call.name, kind: 'remote', agentId: handoff.agentId, url: handoff.url, request: a.request });
     } else if (handoff?.kind === 'swarm') {
       calls.push(planSwarmHandoff(call, a, handoff.definitionId, handoff.structured, handoff.customizable, ports));
     } else if (call.name === REGISTRY_HANDOFF && input.tools.includes(call.name)) {

@@ -5,7 +5,7 @@
  * @module
  */
 import type { ChatMessage, ModelResponse, ToolSpec } from '../machines/messages.js';
-import type { CallResult, ChildSwarmInput, ModelStepInput, ToolRunInput } from '../machines/round.js';
+import type { CallResult, ChildSwarmInput, ModelStepInput, RemoteAgentInput, ToolRunInput } from '../machines/round.js';
 
 /**
  * One call to a model. `agentId` is the swarm definition id when the orchestrator speaks and
@@ -70,6 +70,8 @@ export interface SwarmPorts {
   isCustomizable(definitionId: string): boolean;
   /** Starts (or re-attaches to) a child swarm and resolves with its outcome. */
   runChild(input: ChildSwarmInput, signal: AbortSignal): Promise<CallResult>;
+  /** Sends a request to a remote A2A agent and resolves with its answer. */
+  runRemote(input: RemoteAgentInput, signal: AbortSignal): Promise<CallResult>;
   /** Runs the input guardrails; a string is the rejection reason. */
   guardInput(definitionId: string, swarmId: string): Promise<string | undefined>;
   /** Runs the output guardrails on a result about to complete the swarm. */

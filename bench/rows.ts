@@ -5,9 +5,9 @@
  * @module
  */
 import { createBareW1, runBareW1 } from './bare-xstate.js';
-import { CONCURRENT_LATENCY_MS, CONCURRENT_RUNS, timeConcurrent, timeSequential } from './measure.js';
+import { CONCURRENT_LATENCY_MS, CONCURRENT_RUNS, timeConcurrent, timeSequential, WARMUP_RUNS } from './measure.js';
 import type { RowFigures, RowSpec } from './table.js';
-import { type CallCounts, createW1Runtime, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID } from './w1.js';
+import { type CallCounts, createW1Runtime, type W1Runtime, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID } from './w1.js';
 
 /**
  * Throws unless the script saw exactly one call per agent and four orchestrator calls for each
@@ -26,6 +26,13 @@ function checkResult(result: unknown): void {
   if (r.status !== 'completed' || r.result !== W1_RESULT) throw new Error(`unexpected W1 result: ${JSON.stringify(result)}`);
 }
 
+/** One W1 run through the public client API: start, wait until final, check the result. */
+async function runOnce({ runtime, swarm }: W1Runtime): Promise<void> {
+  const client = runtime.forSwarm(swarm);
+  await client.run(W1_INPUT);
+  checkResult(await client.wait());
+}
+
 const sequentialFigures = (usPerRun: number): RowFigures => ({
   usPerRun,
   usPerModelCall: usPerRun / W1_MODEL_CALLS,
@@ -41,33 +48,38 @@ const concurrentFigures = (m: { concurrentWallMs: number; peakRssMb: number }): 
 
 /** W1 on one runtime with the in-memory store, one run at a time, no model latency. */
 export async function runtimeSequential(): Promise<RowFigures> {
-  const { runtime, swarm, counts } = createW1Runtime(0);
+  const w1 = createW1Runtime(0);
   try {
     const usPerRun = await timeSequential(async (i) => {
-      const client = runtime.forSwarm(swarm);
-      await client.run(W1_INPUT);
-      checkResult(await client.wait());
-      checkCounts(counts, i + 1);
+      await runOnce(w1);
+      checkCounts(w1.counts, i + 1);
     });
     return sequentialFigures(usPerRun);
   } finally {
-    await runtime.close();
+    await w1.runtime.close();
   }
+}
+
+/**
+ * Warm-up for a concurrent row, on a throwaway runtime: the JIT state of the sequential rows
+ * without their memory high-water mark (each row runs in its own process).
+ */
+async function warmRuntime(): Promise<void> {
+  const w1 = createW1Runtime(0);
+  for (let i = 0; i < WARMUP_RUNS; i++) await runOnce(w1);
+  await w1.runtime.close();
 }
 
 /** W1 on one runtime: {@link CONCURRENT_RUNS} runs started together, 20 ms per model call. */
 export async function runtimeConcurrent(): Promise<RowFigures> {
-  const { runtime, swarm, counts } = createW1Runtime(CONCURRENT_LATENCY_MS);
+  await warmRuntime();
+  const w1 = createW1Runtime(CONCURRENT_LATENCY_MS);
   try {
-    const m = await timeConcurrent(async () => {
-      const client = runtime.forSwarm(swarm);
-      await client.run(W1_INPUT);
-      checkResult(await client.wait());
-    });
-    checkCounts(counts, CONCURRENT_RUNS);
+    const m = await timeConcurrent(() => runOnce(w1));
+    checkCounts(w1.counts, CONCURRENT_RUNS);
     return concurrentFigures(m);
   } finally {
-    await runtime.close();
+    await w1.runtime.close();
   }
 }
 
@@ -84,6 +96,9 @@ export async function bareSequential(): Promise<RowFigures> {
 
 /** The bare XState reference: {@link CONCURRENT_RUNS} runs started together, 20 ms per call. */
 export async function bareConcurrent(): Promise<RowFigures> {
+  // Warm-up on a throwaway machine, as for the runtime row.
+  const warm = createBareW1(newCounts(), 0);
+  for (let i = 0; i < WARMUP_RUNS; i++) await runBareW1(warm, W1_INPUT);
   const counts = newCounts();
   const machine = createBareW1(counts, CONCURRENT_LATENCY_MS);
   const m = await timeConcurrent(async () => {

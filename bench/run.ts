@@ -1,47 +1,59 @@
 /**
  * `npm run bench [-- --json] [-- --only <text>]`: runs the bench rows and prints a table, or
  * with `--json` one JSON object per row and nothing else on stdout. `--only` keeps the rows
- * whose "workload / mode" contains the text (for profiling one row).
+ * whose "workload / mode" contains the text.
+ *
+ * Each row runs in a fresh node process (same node, same flags plus `--expose-gc`): peak RSS
+ * never shrinks back after a row, so in one shared process a concurrent row would report the
+ * high-water mark of whatever ran before it. `--row "<workload> / <mode>"` runs one row in
+ * this process and prints its JSON line; that is what the children do, and how to profile one:
+ * `node --cpu-prof --import tsx bench/run.ts --row "W1 / memory / sequential"`.
  *
  * @module
  */
+import { execFileSync } from 'node:child_process';
 import { BARE_XSTATE, ROWS, RUNTIME_MEMORY } from './rows.js';
-import { type BenchRow, formatTable, jsonLine } from './table.js';
+import { type BenchRow, formatTable, jsonLine, type RowSpec } from './table.js';
 
 const args = process.argv.slice(2);
+const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const json = args.includes('--json');
-const onlyAt = args.indexOf('--only');
-const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
+const nameOf = (spec: RowSpec) => `${spec.workload} / ${spec.mode}`;
 
-const specs = ROWS.filter((r) => !only || `${r.workload} / ${r.mode}`.includes(only));
-const rows: BenchRow[] = [];
-for (const spec of specs) {
-  // Progress goes to stderr so that stdout stays machine-readable with --json.
-  if (!json) process.stderr.write(`running ${spec.workload} / ${spec.mode}…\n`);
-  const row = { workload: spec.workload, mode: spec.mode, ...(await spec.measure()) };
-  rows.push(row);
-  if (json) process.stdout.write(`${jsonLine(row)}\n`);
+/** Measures one row in this process. */
+async function measure(spec: RowSpec): Promise<BenchRow> {
+  return { workload: spec.workload, mode: spec.mode, ...(await spec.measure()) };
 }
 
-if (!json) {
-  console.log(formatTable(rows));
-  for (const line of [...ratios(rows), ...targets(rows)]) console.log(line);
+/** Measures one row in a child process running this script with `--row`. */
+function measureInChild(spec: RowSpec): BenchRow {
+  const out = execFileSync(
+    process.execPath,
+    [...process.execArgv, '--expose-gc', process.argv[1]!, '--row', nameOf(spec)],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  return JSON.parse(out.trim().split('\n').at(-1)!) as BenchRow;
 }
 
-/** The design's targets for the in-memory runtime rows, checked against what was measured. */
-function targets(all: readonly BenchRow[]): string[] {
-  const seq = all.find((r) => r.workload === RUNTIME_MEMORY && r.mode === 'sequential');
-  const con = all.find((r) => r.workload === RUNTIME_MEMORY && r.mode === 'concurrent');
-  const bare = all.find((r) => r.workload === BARE_XSTATE && r.mode === 'sequential');
-  const check = (label: string, value: number | null | undefined, limit: number, unit: string) =>
-    value == null ? [] : [`target ${label} ≤ ${limit}${unit}: ${value.toFixed(value < 10 ? 2 : 0)}${unit} ${value <= limit ? 'ok' : 'MISSED'}`];
-  const ratio = seq?.usPerModelCall && bare?.usPerModelCall ? seq.usPerModelCall / bare.usPerModelCall : undefined;
-  return [
-    ...check('µs per model call', seq?.usPerModelCall, 130, ' µs'),
-    ...check('runtime/bare', ratio, 1.5, '×'),
-    ...check('concurrent wall', con?.concurrentWallMs, 1000, ' ms'),
-    ...check('concurrent peak RSS', con?.peakRssMb, 200, ' MB'),
-  ];
+const single = option('--row');
+if (single !== undefined) {
+  const spec = ROWS.find((r) => nameOf(r) === single);
+  if (!spec) throw new Error(`No row "${single}"; rows: ${ROWS.map(nameOf).join(', ')}`);
+  process.stdout.write(`${jsonLine(await measure(spec))}\n`);
+} else {
+  const only = option('--only');
+  const rows: BenchRow[] = [];
+  for (const spec of ROWS.filter((r) => !only || nameOf(r).includes(only))) {
+    // Progress goes to stderr so that stdout stays machine-readable with --json.
+    if (!json) process.stderr.write(`running ${nameOf(spec)}…\n`);
+    const row = measureInChild(spec);
+    rows.push(row);
+    if (json) process.stdout.write(`${jsonLine(row)}\n`);
+  }
+  if (!json) {
+    console.log(formatTable(rows));
+    for (const line of [...ratios(rows), ...targets(rows)]) console.log(line);
+  }
 }
 
 /** runtime/bare ratios for every mode in which both rows ran. */
@@ -55,4 +67,21 @@ function ratios(all: readonly BenchRow[]): string[] {
   const conBare = find(BARE_XSTATE, 'concurrent')?.concurrentWallMs;
   if (conRt && conBare) lines.push(`runtime/bare concurrent wall: ${(conRt / conBare).toFixed(2)}×`);
   return lines;
+}
+
+/** The design's targets for the in-memory runtime rows, checked against what was measured. */
+function targets(all: readonly BenchRow[]): string[] {
+  const find = (workload: string, mode: string) => all.find((r) => r.workload === workload && r.mode === mode);
+  const seq = find(RUNTIME_MEMORY, 'sequential');
+  const con = find(RUNTIME_MEMORY, 'concurrent');
+  const bare = find(BARE_XSTATE, 'sequential');
+  const check = (label: string, value: number | null | undefined, limit: number, unit: string) =>
+    value == null ? [] : [`target ${label} ≤ ${limit}${unit}: ${value.toFixed(value < 10 ? 2 : 0)}${unit} ${value <= limit ? 'ok' : 'MISSED'}`];
+  const ratio = seq?.usPerModelCall && bare?.usPerModelCall ? seq.usPerModelCall / bare.usPerModelCall : undefined;
+  return [
+    ...check('µs per model call', seq?.usPerModelCall, 130, ' µs'),
+    ...check('runtime/bare', ratio, 1.5, '×'),
+    ...check('concurrent wall', con?.concurrentWallMs, 1000, ' ms'),
+    ...check('concurrent peak RSS', con?.peakRssMb, 200, ' MB'),
+  ];
 }

@@ -19,6 +19,15 @@ export type HandoffTarget =
     }
   | {
       toolName: string;
+      kind: 'remote';
+      /** The remote agent's name (from its A2A agent card). */
+      agentId: string;
+      /** Where its agent card is. */
+      url: string;
+      description: string;
+    }
+  | {
+      toolName: string;
       kind: 'swarm';
       /** The child swarm's definition id. */
       definitionId: string;
@@ -43,6 +52,17 @@ export interface Customization {
   max_turns_override?: number;
 }
 
+/** Input of the `remoteAgent` actor: one request to a remote A2A agent. */
+export interface RemoteAgentInput {
+  swarmId: string;
+  callId: string;
+  agentId: string;
+  url: string;
+  request: string;
+  /** Stable across restarts: usable as the A2A message id. */
+  key: string;
+}
+
 /** Input of the `childSwarm` actor: everything needed to start (or re-attach to) the child. */
 export interface ChildSwarmInput {
   parentId: string;
@@ -63,6 +83,7 @@ export interface ChildSwarmInput {
 export type PlannedCall =
   | { id: string; name: string; kind: 'tool'; arguments: string }
   | { id: string; name: string; kind: 'agent'; agentId: string; request: string }
+  | { id: string; name: string; kind: 'remote'; agentId: string; url: string; request: string }
   | { id: string; name: string; kind: 'swarm'; definitionId: string; input: unknown; customization?: Customization }
   | { id: string; name: string; kind: 'pause'; reason: PauseReason }
   | { id: string; name: string; kind: 'invalid'; error: string };
@@ -133,6 +154,8 @@ export interface RoundCall {
   childId?: string;
   agentId?: string;
   request?: string;
+  /** For a remote agent: where its card is. */
+  url?: string;
   /** For a swarm handoff: the child's definition, id, input and customization. */
   definitionId?: string;
   childSwarmId?: string;
@@ -158,7 +181,7 @@ export interface Round {
  * @example
  * childIdFor('tool', 3, 0) // 'tool:3:0'
  */
-export function childIdFor(kind: 'tool' | 'agent' | 'swarm', turn: number, index: number): string {
+export function childIdFor(kind: 'tool' | 'agent' | 'swarm' | 'remote', turn: number, index: number): string {
   return `${kind}:${turn}:${index}`;
 }
 
@@ -188,6 +211,16 @@ export function openRound(turn: number, planned: readonly PlannedCall[], swarmId
           kind: 'agent',
           childId: childIdFor('agent', turn, index),
           agentId: call.agentId,
+          request: call.request,
+        };
+      case 'remote':
+        return {
+          id: call.id,
+          name: call.name,
+          kind: 'remote',
+          childId: childIdFor('remote', turn, index),
+          agentId: call.agentId,
+          url: call.url,
           request: call.request,
         };
       case 'swarm':
@@ -292,7 +325,7 @@ export function roundStartEvents(agent: string, round: Round): SwarmEventBody[] 
         { kind: 'status-update', state: 'working', final: false, metadata: { type: 'tool-call', agent, toolName: call.name, callId: call.id } },
         { kind: 'internal:tool-start', agent, toolName: call.name, callId: call.id, arguments: call.arguments ?? '{}' },
       );
-    } else if (call.kind === 'agent') {
+    } else if (call.kind === 'agent' || call.kind === 'remote') {
       events.push({
         kind: 'status-update',
         state: 'working',
@@ -322,7 +355,7 @@ export function roundStartEvents(agent: string, round: Round): SwarmEventBody[] 
 
 /** The event that reports a finished call: a handoff result fact or `internal:tool-complete`. */
 export function callDoneEvent(agent: string, call: RoundCall, result: CallResult, key: string): SwarmEventBody {
-  if (call.kind === 'agent' || call.kind === 'swarm') {
+  if (call.kind === 'agent' || call.kind === 'remote' || call.kind === 'swarm') {
     return {
       kind: 'status-update',
       state: 'working',

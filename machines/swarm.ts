@@ -19,6 +19,7 @@ import {
   callDoneEvent,
   type CallResult,
   type ChildSwarmInput,
+  type RemoteAgentInput,
   type HandoffTarget,
   isLastRunning,
   llmCallEvent,
@@ -46,7 +47,7 @@ export interface AgentSpec {
 /** A resolved handoff: the tool the model sees plus, for an agent, what runs when it is called. */
 export type ResolvedHandoff =
   | (Extract<HandoffTarget, { kind: 'agent' }> & { agent: AgentSpec })
-  | Extract<HandoffTarget, { kind: 'swarm' }>;
+  | Extract<HandoffTarget, { kind: 'swarm' | 'remote' }>;
 
 /**
  * A swarm's configuration after the runtime resolved its definition for one input: JSON-safe,
@@ -142,6 +143,7 @@ type StepEvent = { output: ModelStepOutput };
 type ChildEvent = { actorId: string; output?: unknown; error?: unknown; type: string };
 
 const step = (event: unknown): ModelStepOutput => (event as StepEvent).output;
+const isHandoff = (kind: string): boolean => kind === 'agent' || kind === 'swarm' || kind === 'remote';
 const child = (event: unknown): ChildEvent => event as ChildEvent;
 const checkpoint = (s: CheckpointStep): SwarmEventBody => ({ kind: 'internal:checkpoint', step: s });
 
@@ -201,11 +203,15 @@ export const swarmMachine = setup({
     childSwarm: fromPromise<CallResult, ChildSwarmInput>(async () => {
       throw new Error('childSwarm is provided by the runtime');
     }),
+    // A handoff to an agent served by another process over A2A.
+    remoteAgent: fromPromise<CallResult, RemoteAgentInput>(async () => {
+      throw new Error('remoteAgent is provided by the runtime');
+    }),
   },
   guards: {
     verdictFail: ({ event }) => step(event).verdict.type === 'fail',
     verdictComplete: ({ event }) => step(event).verdict.type === 'complete',
-    wantsHandoffs: ({ event }) => step(event).calls.some((c) => c.kind === 'agent' || c.kind === 'swarm'),
+    wantsHandoffs: ({ event }) => step(event).calls.some((c) => isHandoff(c.kind)),
     wantsCalls: ({ event }) => step(event).calls.length > 0,
     lastCall: ({ context, event }) => isLastRunning(context.round, child(event).actorId),
     roundDone: ({ context }) => runningCalls(context.round).length === 0,
@@ -213,7 +219,7 @@ export const swarmMachine = setup({
     turnsExhausted: ({ context }) => context.turn >= context.config.maxTurns,
     resumesModelPause: ({ context }) => context.pause?.from === 'model',
     pausedInThinking: ({ context }) => context.pause?.from === 'thinking',
-    handoffsRunning: ({ context }) => runningCalls(context.round).some((c) => c.kind === 'agent' || c.kind === 'swarm'),
+    handoffsRunning: ({ context }) => runningCalls(context.round).some((c) => isHandoff(c.kind)),
     callsRunning: ({ context }) => runningCalls(context.round).length > 0,
   },
   actions: {
@@ -267,6 +273,16 @@ export const swarmMachine = setup({
             ...(call.customization ? { customization: call.customization } : {}),
           };
           enqueue.spawnChild('childSwarm', { id: call.childId!, input });
+        } else if (call.kind === 'remote') {
+          const input: RemoteAgentInput = {
+            swarmId: context.swarmId,
+            callId: call.id,
+            agentId: call.agentId!,
+            url: call.url!,
+            request: call.request ?? '',
+            key: toolKey(context.swarmId, round.turn, call.id),
+          };
+          enqueue.spawnChild('remoteAgent', { id: call.childId!, input });
         } else {
           enqueue.spawnChild('runTool', {
             id: call.childId!,

@@ -60,8 +60,31 @@ export interface InlineHandoff {
   readonly maxTurns: number;
 }
 
+/**
+ * A handoff to an agent served elsewhere over A2A, found by its agent card. The card's name
+ * and description become the handoff tool's.
+ *
+ * @example
+ * const h: RemoteHandoff = handoff.toRemoteAgent('http://127.0.0.1:4000/a2a/weather/.well-known/agent-card.json');
+ */
+export interface RemoteHandoff {
+  readonly kind: 'remote';
+  readonly url: string;
+  readonly description?: string;
+  withDescription(text: string): RemoteHandoff;
+}
+
 /** Any handoff a swarm can declare. */
-export type Handoff = AgentHandoff | SwarmHandoff | InlineHandoff;
+export type Handoff = AgentHandoff | SwarmHandoff | InlineHandoff | RemoteHandoff;
+
+function remoteHandoff(url: string, description?: string): RemoteHandoff {
+  return Object.freeze({
+    kind: 'remote' as const,
+    url,
+    ...(description !== undefined ? { description } : {}),
+    withDescription: (text: string) => remoteHandoff(url, text),
+  });
+}
 
 function agentHandoff(agent: AgentDefinition | string, description?: string): AgentHandoff {
   return Object.freeze({
@@ -102,6 +125,10 @@ export const handoff = {
   /** Hand off to a child swarm (its definition, or the id of one registered with the runtime). */
   toSwarm(swarm: SwarmDefinition<any, any> | string): SwarmHandoff {
     return swarmHandoff(swarm as SwarmDefinition | string, undefined, false);
+  },
+  /** Hand off to a remote A2A agent by the URL of its agent card. */
+  toRemoteAgent(agentCardUrl: string): RemoteHandoff {
+    return remoteHandoff(agentCardUrl);
   },
   /** Hand off to an agent defined right here. */
   inline(spec: { id: string; description: string; instructions: string; tools?: readonly Tool[]; maxTurns?: number }): InlineHandoff {

@@ -17,6 +17,7 @@ export interface PortsDeps {
   model: Model;
   host(swarmId: string): SwarmHost | undefined;
   runChild: SwarmPorts['runChild'];
+  runRemote: SwarmPorts['runRemote'];
 }
 
 async function runGuardrails<T>(guardrails: readonly Guardrail<T>[], value: T, swarmId: string): Promise<string | undefined> {
@@ -66,6 +67,7 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     checkCustomization: (value) => registry.checkCustomization(value),
     isCustomizable: (definitionId) => registry.swarm(definitionId)?.customizable ?? false,
     runChild: (input, signal) => deps.runChild(input, signal),
+    runRemote: (input, signal) => deps.runRemote(input, signal),
     guardInput: (definitionId, swarmId) =>
       runGuardrails(swarm(definitionId).guardrails.input, deps.host(swarmId)?.input(), swarmId),
     guardOutput: (definitionId, swarmId, result) => runGuardrails(swarm(definitionId).guardrails.output, result, swarmId),

@@ -19,6 +19,7 @@ import {
 } from './define.js';
 import { DefinitionError } from './errors.js';
 import { type Handoff, handoffToolName } from './handoff.js';
+import { fallbackCard, type RemoteCard } from './remote.js';
 import { searchCards, type SwarmCard } from './swarm-registry.js';
 import { jsonSchemaOf, tool, type Tool, TOOL_NAME, validate } from './tool.js';
 
@@ -59,6 +60,8 @@ export class Registry {
   private readonly specCache = new WeakMap<readonly string[], WeakMap<readonly HandoffTarget[], ToolSpec[]>>();
   private readonly agentSpecCache = new WeakMap<readonly string[], ToolSpec[]>();
   private readonly zodFromJson = new WeakMap<object, z.ZodType>();
+  /** Cards of remote agents, fetched by the runtime before a run resolves its handoffs. */
+  readonly remoteCards = new Map<string, RemoteCard>();
 
   constructor(swarms: readonly SwarmDefinition[], agents: readonly AgentDefinition[], tools: readonly Tool[]) {
     for (const t of tools) this.addTool(t, 'tools');
@@ -174,6 +177,16 @@ export class Registry {
             agentId: h.id,
             description: h.description,
             agent: { instructions: h.instructions, tools: this.toolNames(h.tools, `inline agent "${h.id}"`), maxTurns: h.maxTurns },
+          };
+        }
+        case 'remote': {
+          const card = this.remoteCards.get(h.url) ?? fallbackCard(h.url);
+          return {
+            toolName: handoffToolName(card.name),
+            kind: 'remote',
+            agentId: card.name,
+            url: h.url,
+            description: h.description ?? card.description,
           };
         }
         case 'swarm': {
@@ -310,7 +323,7 @@ export class Registry {
   }
 
   private handoffSpec(h: HandoffTarget): ToolSpec {
-    if (h.kind === 'agent') {
+    if (h.kind === 'agent' || h.kind === 'remote') {
       return { name: h.toolName, description: h.description, parameters: requestParameters(`What you need from ${h.agentId}`) };
     }
     const child = this.swarms.get(h.definitionId)!;
@@ -367,7 +380,8 @@ function capabilitiesOf(def: SwarmDefinition): string[] {
     for (const h of def.handoffs as readonly Handoff[]) {
       if (h.kind === 'agent') caps.push(typeof h.agent === 'string' ? h.agent : h.agent.id);
       else if (h.kind === 'swarm') caps.push(typeof h.swarm === 'string' ? h.swarm : h.swarm.id);
-      else caps.push(h.id);
+      else if (h.kind === 'inline') caps.push(h.id);
+      else caps.push(h.url);
     }
   }
   return caps;

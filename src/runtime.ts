@@ -10,15 +10,19 @@ import { SWARM_MACHINE_VERSION, type SwarmCommand } from '../machines/swarm.js';
 import { createSwarmLogic, type Model } from '../actors/index.js';
 import { runningCalls, type CallResult, type ChildSwarmInput } from '../machines/round.js';
 import { AdhocClient, SwarmClient, type SwarmControl } from './client.js';
-import type { AgentDefinition, SwarmDefinition } from './define.js';
+import { type AgentDefinition, resolveFromInput, type SwarmDefinition } from './define.js';
+import type { Handoff } from './handoff.js';
+import { a2aRemoteAgents } from './a2a/remote.js';
+import type { RemoteAgentClient } from './remote.js';
 import { SwarmError } from './errors.js';
 import { SwarmHost } from './host.js';
 import { createPorts } from './ports.js';
-import { Registry, type ResolveOptions } from './registry.js';
+import { ADHOC_ID, Registry, type ResolveOptions } from './registry.js';
 import { replaySwarm } from './replay.js';
 import { isFinal, type SwarmResult } from './result.js';
 import { memoryStore } from './store/memory.js';
-import type { SwarmRecord, SwarmStore } from './store/types.js';
+import type { SwarmFilter, SwarmRecord, SwarmStore, SwarmSummary } from './store/types.js';
+import type { SwarmCard } from './swarm-registry.js';
 import { type Tool, validate } from './tool.js';
 
 /**
@@ -47,6 +51,8 @@ export interface RuntimeOptions {
   leaseMs?: number;
   /** This runtime's owner id in the store (default: a random UUID). */
   owner?: string;
+  /** How handoffs reach remote agents (default: the A2A client). */
+  remote?: RemoteAgentClient;
 }
 
 /**
@@ -86,6 +92,12 @@ export interface Runtime {
   close(): Promise<void>;
   /** The store this runtime writes to. */
   readonly store: SwarmStore;
+  /** Summaries of stored swarms (live ones included), most recently updated first. */
+  list(filter?: SwarmFilter): Promise<SwarmSummary[]>;
+  /** Every registered swarm definition as a card: id, description, schemas, capabilities. */
+  definitions(): SwarmCard[];
+  /** The registered definition with this id, or undefined. */
+  definition(id: string): SwarmDefinition | undefined;
 }
 
 /**
@@ -114,6 +126,9 @@ class RuntimeCore implements Runtime, SwarmControl {
   private readonly logic;
   private readonly owner: string;
   private readonly leaseMs: number;
+  private readonly remote: RemoteAgentClient;
+  /** Swarms paused because a remote agent asked for a human: the answer goes back to it. */
+  private readonly remoteQuestions = new Map<string, (answer: string | undefined) => void>();
   private renewTimer: NodeJS.Timeout | undefined;
   private adoptTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -126,6 +141,7 @@ class RuntimeCore implements Runtime, SwarmControl {
     this.owner = options.owner ?? randomUUID();
     this.leaseMs = options.leaseMs ?? 15_000;
     if (!(this.leaseMs > 0)) throw new TypeError('createRuntime: leaseMs must be positive');
+    this.remote = options.remote ?? a2aRemoteAgents();
     this.ownsStore = !options.store;
     this.store = options.store ?? memoryStore();
     this.logic = createSwarmLogic(
@@ -134,6 +150,8 @@ class RuntimeCore implements Runtime, SwarmControl {
         model: options.model,
         host: (id) => this.hosts.get(id),
         runChild: (input, signal) => this.runChild(input, signal),
+        runRemote: (input, signal) =>
+          this.remote.send(input, { askHuman: (question) => this.askHuman(input.swarmId, question) }, signal),
       }),
     );
   }
@@ -141,6 +159,18 @@ class RuntimeCore implements Runtime, SwarmControl {
   forSwarm(definition: SwarmDefinition | string, swarmId: string = randomUUID()): SwarmClient<any, any> {
     const id = typeof definition === 'string' ? definition : definition.id;
     return new SwarmClient(this, id, swarmId);
+  }
+
+  list(filter?: SwarmFilter): Promise<SwarmSummary[]> {
+    return this.store.list(filter);
+  }
+
+  definitions(): SwarmCard[] {
+    return this.registry.cards();
+  }
+
+  definition(id: string): SwarmDefinition | undefined {
+    return id === ADHOC_ID ? undefined : this.registry.swarm(id);
   }
 
   adhoc(swarmId: string = randomUUID()): AdhocClient {
@@ -224,6 +254,7 @@ class RuntimeCore implements Runtime, SwarmControl {
     this.starting.add(swarmId);
     try {
       if (await this.store.load(swarmId)) throw inUse(swarmId);
+      await this.fetchRemoteCards(resolveFromInput(options.overrides?.handoffs ?? def.handoffs, parsed.value));
       const config = this.registry.resolve(def, parsed.value, options);
       const value = parsed.value;
       const host = this.launch(swarmId, def.id, {
@@ -301,11 +332,34 @@ class RuntimeCore implements Runtime, SwarmControl {
     const host = this.liveHost(swarmId, 'resume');
     if (host.status() !== 'paused') throw new SwarmError(`Swarm "${swarmId}" is ${host.status()}, not paused`);
     await this.command(host, message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message });
+    const answerRemote = this.remoteQuestions.get(swarmId);
+    this.remoteQuestions.delete(swarmId);
+    answerRemote?.(message);
     // Children paused from outside resume with their parent; a child waiting for its own
     // human (it called `pause`) keeps waiting for that human.
     for (const childId of runningChildSwarms(host)) {
       const child = this.hosts.get(childId);
       if (child?.status() === 'paused' && child.context().pause?.from !== 'model') await this.resume(childId, undefined);
+    }
+  }
+
+  /** Pauses a swarm for a question a remote agent asked; resolves with the human's answer. */
+  private async askHuman(swarmId: string, question: string): Promise<string | undefined> {
+    const answer = new Promise<string | undefined>((resolve) => this.remoteQuestions.set(swarmId, resolve));
+    const host = this.hosts.get(swarmId);
+    if (host && host.status() !== 'paused') await this.pause(swarmId, { type: 'HITL', message: question });
+    return answer;
+  }
+
+  /** Fetches (once) the agent cards of remote handoffs, so their tools get the cards' names. */
+  private async fetchRemoteCards(handoffs: readonly Handoff[]): Promise<void> {
+    for (const h of handoffs) {
+      if (h.kind !== 'remote' || this.registry.remoteCards.has(h.url)) continue;
+      try {
+        this.registry.remoteCards.set(h.url, await this.remote.card(h.url, AbortSignal.timeout(10_000)));
+      } catch {
+        // Unreachable now: the swarm still runs; calls to this agent report the problem.
+      }
     }
   }
 

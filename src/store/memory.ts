@@ -47,6 +47,13 @@ export function memoryStore(): SwarmStore {
     async listUnfinished() {
       return [...records.values()].filter((r) => !isFinal(r.status));
     },
+    async list(filter = {}) {
+      return [...records.values()]
+        .filter((r) => (!filter.definitionId || r.definitionId === filter.definitionId) && (!filter.status || filter.status.includes(r.status)))
+        .sort((a, b) => b.updatedAt - a.updatedAt)
+        .slice(0, filter.limit ?? Infinity)
+        .map(({ snapshot: _s, ...summary }) => summary);
+    },
     async claim(swarmId, lease, now) {
       const record = records.get(swarmId);
       if (!record || isFinal(record.status)) return false;

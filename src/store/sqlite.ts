@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { SwarmEvent } from '../../machines/events.js';
 import type { SwarmResult } from '../result.js';
-import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
+import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmFilter, type SwarmRecord, type SwarmStore } from './types.js';
 
 /** Where the CLI and the demo keep their state by default. */
 export const DEFAULT_DB_PATH = '.xswarm/state.db';
@@ -166,6 +166,28 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     },
     async listUnfinished() {
       return selectUnfinished.all().map(toRecord);
+    },
+    async list(filter: SwarmFilter = {}) {
+      const where: string[] = [];
+      const params: (string | number)[] = [];
+      if (filter.definitionId) {
+        where.push('definition_id = ?');
+        params.push(filter.definitionId);
+      }
+      if (filter.status && filter.status.length > 0) {
+        where.push(`status IN (${filter.status.map(() => '?').join(',')})`);
+        params.push(...filter.status);
+      }
+      const sql = `SELECT swarm_id, definition_id, definition_version, machine_version, status, revision, '' AS snapshot, result, last_seq, updated_at
+        FROM swarms ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY updated_at DESC LIMIT ?`;
+      params.push(filter.limit ?? -1);
+      return db
+        .prepare<(string | number)[], Row>(sql)
+        .all(...params)
+        .map((row) => {
+          const { snapshot: _s, problem, ...summary } = toRecord({ ...row, snapshot: 'null' });
+          return problem ? { ...summary, problem } : summary;
+        });
     },
     async claim(swarmId: string, lease: Lease, now: number) {
       return claimStmt.run(lease.owner, lease.until, swarmId, lease.owner, now).changes === 1;

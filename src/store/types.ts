@@ -32,6 +32,21 @@ export interface SwarmRecord {
   problem?: string;
 }
 
+/** A record without its snapshot: what listings return. */
+export type SwarmSummary = Omit<SwarmRecord, 'snapshot'>;
+
+/**
+ * Which swarms a listing returns.
+ *
+ * @example
+ * await store.list({ definitionId: 'planner', status: ['paused'], limit: 20 });
+ */
+export interface SwarmFilter {
+  definitionId?: string;
+  status?: readonly SwarmRecord['status'][];
+  limit?: number;
+}
+
 /** An owner's claim on a swarm: only the owner writes, until `until` (ms since epoch). */
 export interface Lease {
   owner: string;
@@ -68,6 +83,8 @@ export interface SwarmStore {
   readEvents(swarmId: string, since: number): Promise<SwarmEvent[]>;
   /** Records whose status is not final. */
   listUnfinished(): Promise<SwarmRecord[]>;
+  /** Summaries (no snapshot) of swarms, most recently updated first. */
+  list(filter?: SwarmFilter): Promise<SwarmSummary[]>;
   /**
    * Takes ownership of an unfinished swarm when nobody holds a live lease on it (or `lease.owner`
    * already does). Returns false when another owner's lease is still running at `now`.

@@ -1,0 +1,57 @@
+/**
+ * The seam between the runtime and remote agents: how a handoff reaches an agent served by
+ * another process. The A2A implementation lives in `src/a2a/remote.ts`.
+ *
+ * @module
+ */
+import type { CallResult, RemoteAgentInput } from '../machines/round.js';
+
+/** What the runtime needs from a remote agent's card. */
+export interface RemoteCard {
+  name: string;
+  description: string;
+}
+
+/** What a remote call may ask of the swarm that made it. */
+export interface RemoteHooks {
+  /**
+   * The remote agent needs a human (A2A `input-required`): pauses the calling swarm with the
+   * question and resolves with the human's answer once the swarm is resumed.
+   */
+  askHuman(question: string): Promise<string | undefined>;
+}
+
+/**
+ * A client for remote agents.
+ *
+ * @example
+ * const remote: RemoteAgentClient = a2aRemoteAgents();
+ * const card = await remote.card('http://127.0.0.1:4000/a2a/planner/.well-known/agent-card.json');
+ */
+export interface RemoteAgentClient {
+  /** Fetches the agent card at `url`. */
+  card(url: string, signal?: AbortSignal): Promise<RemoteCard>;
+  /**
+   * Sends one request and resolves with the remote's final answer. Never rejects for a remote
+   * failure: an unreachable or failing remote is `{ ok: false }` with the reason.
+   */
+  send(input: RemoteAgentInput, hooks: RemoteHooks, signal: AbortSignal): Promise<CallResult>;
+}
+
+/**
+ * The card used when a remote agent's card cannot be fetched: the swarm still runs, and each
+ * call to the agent becomes a tool error naming the problem.
+ *
+ * @example
+ * fallbackCard('http://10.0.0.5:4000/a2a/weather/.well-known/agent-card.json').name // 'weather'
+ */
+export function fallbackCard(url: string): RemoteCard {
+  let name = 'remote_agent';
+  try {
+    const parts = new URL(url).pathname.split('/').filter((p) => p && p !== '.well-known' && p !== 'agent-card.json' && p !== 'a2a');
+    name = parts.at(-1) ?? new URL(url).hostname;
+  } catch {
+    // Not a URL: keep the generic name; calls will report the problem.
+  }
+  return { name, description: `Remote agent at ${url} (its agent card could not be read)` };
+}

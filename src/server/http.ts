@@ -1,0 +1,109 @@
+/**
+ * HTTP plumbing shared by every endpoint of `serve()`: body limits, JSON, errors, auth.
+ *
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Runtime } from '../runtime.js';
+
+/** Default largest request body: 1 MiB. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * An error with an HTTP status; handlers throw it and the server answers with it.
+ *
+ * @example
+ * throw new HttpError(404, `Unknown swarm definition "${id}"`);
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What every handler gets. */
+export interface ServerContext {
+  runtime: Runtime;
+  /** When set, every endpoint except agent cards requires `Authorization: Bearer <token>`. */
+  token?: string;
+  maxBodyBytes: number;
+  /** The server's base URL (known once listening), e.g. `http://127.0.0.1:4000`. */
+  baseUrl(): string;
+}
+
+/**
+ * One protocol's endpoints. `handle` answers the request and returns true, or returns false
+ * when the path is not its own.
+ *
+ * @example
+ * const handler: HttpHandler = { async handle(req, res, url) { return url.pathname === '/health' && (sendJson(res, 200, { ok: true }), true); } };
+ */
+export interface HttpHandler {
+  handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean>;
+  /** WebSocket upgrades on its paths; returns false when the path is not its own. */
+  upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): boolean;
+  close?(): Promise<void>;
+}
+
+/**
+ * Reads a request body, refusing more than `limit` bytes (413) without buffering the excess.
+ *
+ * @example
+ * const raw = await readBody(req, MAX_BODY_BYTES);
+ */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw new HttpError(413, `Request body larger than ${limit} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new HttpError(413, `Request body larger than ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Reads a JSON body: 413 when too large, 400 when not JSON. An empty body reads as `{}`.
+ *
+ * @example
+ * const body = await readJson(req, ctx.maxBodyBytes);
+ */
+export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  const raw = (await readBody(req, limit)).toString('utf8');
+  if (raw.trim() === '') return {};
+  try {
+    return JSON.parse(raw);
+  } catch (e) {
+    throw new HttpError(400, `Malformed JSON body: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Sends a JSON response.
+ *
+ * @example
+ * sendJson(res, 201, { swarmId });
+ */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/**
+ * Whether a request carries the bearer token (always true without a token).
+ *
+ * @example
+ * if (!authorized(req, ctx.token)) throw new HttpError(401, 'Missing or wrong bearer token');
+ */
+export function authorized(req: IncomingMessage, token: string | undefined): boolean {
+  if (!token) return true;
+  const header = req.headers.authorization ?? '';
+  return header === `Bearer ${token}`;
+}
