@@ -32,6 +32,7 @@ export class SwarmHost {
   private revision: number;
   private pending: Promise<void> | undefined;
   private wakers: (() => void)[] = [];
+  private chunkTimer: NodeJS.Timeout | undefined;
   private failure: Error | undefined;
   private lastSnapshot: unknown;
   private readonly ended: Promise<void>;
@@ -116,13 +117,24 @@ export class SwarmHost {
   }
 
   /**
-   * Publishes an event that comes from outside a machine step (a streamed text chunk). It is
-   * committed at once so that every event a reader sees is durable.
+   * Publishes an event that comes from outside a machine step (a streamed text chunk, a child
+   * swarm's lifecycle). Chunks arriving within {@link CHUNK_WINDOW_MS} are merged into one
+   * event and committed together, so a streaming model costs a write per window, not per
+   * token; every event a reader sees is still durable.
    */
   publish(body: SwarmEventBody): void {
     if (this.isEnded()) return;
-    this.buffer.push(body);
-    this.flush(false);
+    const last = this.buffer.at(-1);
+    if (isChunk(body) && last && isChunk(last) && last.artifact.artifactId === body.artifact.artifactId) {
+      this.buffer[this.buffer.length - 1] = mergeChunks(last, body);
+    } else {
+      this.buffer.push(body);
+    }
+    if (!isChunk(body)) return this.flush(false);
+    this.chunkTimer ??= setTimeout(() => {
+      this.chunkTimer = undefined;
+      this.flush(false);
+    }, CHUNK_WINDOW_MS);
   }
 
   /** Resolves once every commit issued so far is durable; actors await it before working. */
@@ -159,6 +171,8 @@ export class SwarmHost {
   private end(): void {
     if (this.endedFlag) return;
     this.endedFlag = true;
+    clearTimeout(this.chunkTimer);
+    this.chunkTimer = undefined;
     this.wake();
     this.endResolve();
     this.onEnd(this);
@@ -175,6 +189,10 @@ export class SwarmHost {
    * swarm reached a final state: one commit per completed step.
    */
   private flush(withSnapshot = true): void {
+    if (this.chunkTimer) {
+      clearTimeout(this.chunkTimer);
+      this.chunkTimer = undefined;
+    }
     const snapshot = this.actor.getSnapshot();
     const done = snapshot.status !== 'active';
     if (this.buffer.length === 0 && !done) return;
@@ -274,6 +292,20 @@ export class SwarmHost {
   get error(): Error | undefined {
     return this.failure;
   }
+}
+
+/** How long streamed chunks gather before they are committed as one event. */
+export const CHUNK_WINDOW_MS = 25;
+
+type ChunkBody = Extract<SwarmEventBody, { kind: 'artifact-update' }>;
+
+function isChunk(body: SwarmEventBody): body is ChunkBody {
+  return body.kind === 'artifact-update' && body.append;
+}
+
+function mergeChunks(a: ChunkBody, b: ChunkBody): ChunkBody {
+  const text = (x: ChunkBody) => x.artifact.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('');
+  return { ...a, artifact: { ...a.artifact, parts: [{ kind: 'text', text: text(a) + text(b) }] } };
 }
 
 function errorMessage(error: unknown): string {
