@@ -186,20 +186,27 @@ class RuntimeCore implements Runtime, SwarmControl {
     }
   }
 
-  /** Restores every unfinished swarm nobody else holds a live lease on. */
+  /**
+   * Restores every unfinished swarm nobody else holds a live lease on. The listing carries no
+   * snapshots, so the periodic scan costs one query when there is nothing to adopt.
+   */
   private async adopt(): Promise<void> {
-    for (const listed of await this.store.listUnfinished()) {
+    const now = Date.now();
+    for (const listed of await this.store.list({ status: UNFINISHED })) {
       if (this.closed) return;
       const id = listed.swarmId;
       if (this.hosts.has(id) || this.starting.has(id) || this.unrestorable.has(id)) continue;
-      const problem = listed.problem ?? this.restoreProblem(listed);
+      if (listed.lease && listed.lease.owner !== this.owner && listed.lease.until > now) continue;
+      const candidate = await this.store.load(id);
+      if (!candidate || isFinal(candidate.status)) continue;
+      const problem = candidate.problem ?? this.restoreProblem(candidate);
       if (problem) {
-        // Reported as failed; the stored data is left exactly as it is.
+        // Reported as failed; the stored data is left exactly as it is (not even claimed).
         this.unrestorable.set(id, `Cannot restore swarm "${id}": ${problem}`);
         continue;
       }
       if (!(await this.store.claim(id, this.lease(), Date.now()))) continue;
-      // Re-read: the previous owner may have written between listing and claiming.
+      // Re-read: the previous owner may have written between loading and claiming.
       const record = await this.store.load(id);
       if (!record || isFinal(record.status) || this.hosts.has(id)) continue;
       const tail = await this.store.readEvents(id, record.lastSeq);
@@ -474,6 +481,8 @@ class RuntimeCore implements Runtime, SwarmControl {
     if (this.closed) throw new SwarmError('This runtime is closed');
   }
 }
+
+const UNFINISHED = ['running', 'awaitingHandoff', 'paused'] as const;
 
 function inUse(swarmId: string): SwarmError {
   return new SwarmError(`Swarm id "${swarmId}" is already in use`);

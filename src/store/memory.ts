@@ -52,7 +52,10 @@ export function memoryStore(): SwarmStore {
         .filter((r) => (!filter.definitionId || r.definitionId === filter.definitionId) && (!filter.status || filter.status.includes(r.status)))
         .sort((a, b) => b.updatedAt - a.updatedAt)
         .slice(0, filter.limit ?? Infinity)
-        .map(({ snapshot: _s, ...summary }) => summary);
+        .map(({ snapshot: _s, ...summary }) => {
+          const lease = leases.get(summary.swarmId);
+          return lease ? { ...summary, lease: { ...lease } } : summary;
+        });
     },
     async claim(swarmId, lease, now) {
       const record = records.get(swarmId);

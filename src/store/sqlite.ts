@@ -41,6 +41,8 @@ interface Row {
   result: string;
   last_seq: number;
   updated_at: number;
+  owner?: string | null;
+  lease_until?: number;
 }
 
 /**
@@ -178,7 +180,8 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
         where.push(`status IN (${filter.status.map(() => '?').join(',')})`);
         params.push(...filter.status);
       }
-      const sql = `SELECT swarm_id, definition_id, definition_version, machine_version, status, revision, '' AS snapshot, result, last_seq, updated_at
+      const sql = `SELECT swarm_id, definition_id, definition_version, machine_version, status, revision, '' AS snapshot, result, last_seq, updated_at,
+          owner, lease_until
         FROM swarms ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY updated_at DESC LIMIT ?`;
       params.push(filter.limit ?? -1);
       return db
@@ -186,7 +189,11 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
         .all(...params)
         .map((row) => {
           const { snapshot: _s, problem, ...summary } = toRecord({ ...row, snapshot: 'null' });
-          return problem ? { ...summary, problem } : summary;
+          return {
+            ...summary,
+            ...(problem ? { problem } : {}),
+            ...(row.owner ? { lease: { owner: row.owner, until: row.lease_until ?? 0 } } : {}),
+          };
         });
     },
     async claim(swarmId: string, lease: Lease, now: number) {

@@ -30,6 +30,8 @@ export interface SwarmRecord {
   updatedAt: number;
   /** Set by a store that could not read this record's snapshot; the data stays as stored. */
   problem?: string;
+  /** Who holds the lease on this swarm and until when (listings only; absent when nobody). */
+  lease?: Lease;
 }
 
 /** A record without its snapshot: what listings return. */
