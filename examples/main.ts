@@ -12,6 +12,11 @@
 import { createInterface } from 'node:readline/promises';
 import { factOf, type Model, type Runtime, type SwarmDefinition, type SwarmEvent } from '../src/index.js';
 import { activityPlanner, createActivityRuntime } from './activity-planner/index.js';
+import { activityBooking, createBookingRuntime } from './activity-booking/index.js';
+import { contentPipeline, createContentRuntime } from './content-pipeline/index.js';
+import { createTriageRuntime, supportTriage } from './support-triage/index.js';
+import { createTaskPlannerRuntime, taskPlanner } from './task-planner/index.js';
+import { createWriterCriticRuntime, writerCritic } from './writer-critic/index.js';
 
 /**
  * One runnable example. Add an entry to {@link EXAMPLES} to make it available by name.
@@ -38,6 +43,31 @@ const EXAMPLES: Record<string, Example> = {
     description: 'Weather, calendar and allergen agents plan a day (typed result)',
     defaultInput: 'Suggest outdoor activities for Saturday',
     setup: () => ({ ...createActivityRuntime(), swarm: activityPlanner }),
+  },
+  'activity-booking': {
+    description: 'A planner swarm hands off to the activity-planner and ticketing swarms (typed plan + booking)',
+    defaultInput: 'Plan my Saturday and book something fun for the two of us',
+    setup: () => ({ ...createBookingRuntime(), swarm: activityBooking }),
+  },
+  'support-triage': {
+    description: 'Triage hands tickets to a support swarm, customized for VIPs (C-1001 is one, C-2002 is not)',
+    defaultInput: 'Customer C-1001: I was charged twice for order #4417, please sort this out today.',
+    setup: () => ({ ...createTriageRuntime(), swarm: supportTriage }),
+  },
+  'writer-critic': {
+    description: 'A writer revises its draft with an inline critic agent until the critic approves',
+    defaultInput: 'Write a short blog intro on why small teams should adopt code review',
+    setup: () => ({ ...createWriterCriticRuntime(), swarm: writerCritic }),
+  },
+  'content-pipeline': {
+    description: 'Research, draft, pause for an editor\'s approval (HITL), then publish',
+    defaultInput: 'urban beekeeping',
+    setup: () => ({ ...createContentRuntime(), swarm: contentPipeline }),
+  },
+  'task-planner': {
+    description: 'Finds swarms for each task with the swarm registry and hands off to them',
+    defaultInput: 'Check the weather for Saturday and book kayaking for 3 people',
+    setup: () => ({ ...createTaskPlannerRuntime(), swarm: taskPlanner }),
   },
 };
 

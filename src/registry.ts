@@ -62,26 +62,40 @@ export class Registry {
   private readonly zodFromJson = new WeakMap<object, z.ZodType>();
   /** Cards of remote agents, fetched by the runtime before a run resolves its handoffs. */
   readonly remoteCards = new Map<string, RemoteCard>();
+  /** The configuration of a live swarm (set by the runtime), for per-swarm tool settings. */
+  configOf: (swarmId: string) => SwarmConfig | undefined = () => undefined;
 
   constructor(swarms: readonly SwarmDefinition[], agents: readonly AgentDefinition[], tools: readonly Tool[]) {
     for (const t of tools) this.addTool(t, 'tools');
     for (const agent of agents) this.addAgent(agent, 'agents');
     for (const swarm of swarms) {
-      if (!ID.test(swarm.id)) throw new DefinitionError(`Swarm id "${swarm.id}" is invalid: use letters, digits, _ . : -`);
-      if (swarm.id === ADHOC_ID) throw new DefinitionError(`Swarm id "${ADHOC_ID}" is reserved for ad-hoc swarms`);
       if (this.swarms.has(swarm.id)) throw new DefinitionError(`Duplicate swarm id "${swarm.id}"`);
-      this.swarms.set(swarm.id, swarm);
+      this.addSwarm(swarm, 'swarms');
     }
     this.swarms.set(ADHOC_ID, defineSwarm({ id: ADHOC_ID, name: 'Ad-hoc swarm', instructions: 'Ad-hoc swarm' }));
     this.tools.set(REGISTRY_SEARCH, this.searchTool());
-    // Agents named by definition inside static handoff lists register themselves.
-    for (const swarm of swarms) {
+    // Agents and swarms named by definition inside static handoff lists register themselves,
+    // and so do the ones those swarms name in turn.
+    const pending = [...this.swarms.values()];
+    for (let swarm = pending.pop(); swarm; swarm = pending.pop()) {
       if (!Array.isArray(swarm.handoffs)) continue;
       for (const h of swarm.handoffs as readonly Handoff[]) {
         if (h.kind === 'agent' && typeof h.agent !== 'string') this.addAgent(h.agent, `handoffs of swarm "${swarm.id}"`);
+        if (h.kind === 'swarm' && typeof h.swarm !== 'string' && this.swarms.get(h.swarm.id) !== h.swarm) {
+          this.addSwarm(h.swarm, `handoffs of swarm "${swarm.id}"`);
+          pending.push(h.swarm);
+        }
       }
     }
-    for (const swarm of swarms) this.checkStatic(swarm);
+    for (const swarm of this.swarms.values()) if (swarm.id !== ADHOC_ID) this.checkStatic(swarm);
+  }
+
+  private addSwarm(swarm: SwarmDefinition, where: string): void {
+    if (!ID.test(swarm.id)) throw new DefinitionError(`Swarm id "${swarm.id}" in ${where} is invalid: use letters, digits, _ . : -`);
+    if (swarm.id === ADHOC_ID) throw new DefinitionError(`Swarm id "${ADHOC_ID}" is reserved for ad-hoc swarms`);
+    const known = this.swarms.get(swarm.id);
+    if (known && known !== swarm) throw new DefinitionError(`Duplicate swarm id "${swarm.id}" in ${where}`);
+    this.swarms.set(swarm.id, swarm);
   }
 
   /** The swarm definition with this id, or undefined. */
@@ -226,12 +240,15 @@ export class Registry {
     }
     const maxTurns = resolveFromInput(o.maxTurns ?? def.maxTurns, input);
     checkMaxTurns(def.id, maxTurns);
+    const toolEntries = resolveFromInput(o.tools ?? def.tools, input);
     const config: SwarmConfig = {
       instructions,
       maxTurns,
-      tools: this.toolNames(resolveFromInput(o.tools ?? def.tools, input), `swarm "${def.id}"`),
+      tools: this.toolNames(toolEntries, `swarm "${def.id}"`),
       handoffs: this.resolveHandoffs(def.id, resolveFromInput(o.handoffs ?? def.handoffs, input)),
     };
+    const registryTools = toolEntries.find((t) => t.kind === 'swarm-registry');
+    if (registryTools) config.registryLimit = registryTools.limit;
     if (options.result) config.result = options.result;
     if (options.label) config.label = options.label;
     return options.customization ? this.customize(def.id, config, options.customization) : config;
@@ -362,7 +379,9 @@ export class Registry {
         query: z.string().describe('Keywords describing the task'),
         capabilities: z.array(z.string()).optional().describe('Capabilities every match must have'),
       }),
-      execute: ({ query, capabilities }) => ({ matches: searchCards(this.cards(), query, capabilities ?? [], 5) }),
+      execute: ({ query, capabilities }, ctx) => ({
+        matches: searchCards(this.cards(), query, capabilities ?? [], this.configOf(ctx.swarmId)?.registryLimit ?? 5),
+      }),
     });
   }
 }

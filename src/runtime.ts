@@ -138,6 +138,7 @@ class RuntimeCore implements Runtime, SwarmControl {
       throw new TypeError('createRuntime: `model` is required (scriptedModel(...) or openaiModel(...))');
     }
     this.registry = new Registry(options.swarms ?? [], options.agents ?? [], options.tools ?? []);
+    this.registry.configOf = (id) => this.hosts.get(id)?.config();
     this.owner = options.owner ?? randomUUID();
     this.leaseMs = options.leaseMs ?? 15_000;
     if (!(this.leaseMs > 0)) throw new TypeError('createRuntime: leaseMs must be positive');

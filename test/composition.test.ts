@@ -371,7 +371,41 @@ describe('overrides, ad-hoc swarms, inline agents', () => {
   });
 });
 
+describe('registration', () => {
+  it('swarms named by definition in handoffs register themselves, recursively', async () => {
+    const leaf = defineSwarm({ id: 'leaf', instructions: 'L' });
+    const mid = defineSwarm({ id: 'mid', instructions: 'M', handoffs: [handoff.toSwarm(leaf)] });
+    const top = defineSwarm({ id: 'top', instructions: 'T', handoffs: [handoff.toSwarm(mid)] });
+    const model = queueModel({
+      top: [call('handoff_to_mid', { request: 'm' }), { text: 'top done' }],
+      mid: [call('handoff_to_leaf', { request: 'l' }), { text: 'mid done' }],
+      leaf: [{ text: 'leaf done' }],
+    });
+    runtime = createRuntime({ swarms: [top], model });
+    expect(runtime.definitions().map((d) => d.id).sort()).toEqual(['leaf', 'mid', 'top']);
+    const c = runtime.forSwarm(top, 'r');
+    await c.run('x');
+    expect(await c.wait()).toEqual({ status: 'completed', result: 'top done' });
+    expect(() => createRuntime({ swarms: [top, defineSwarm({ id: 'leaf', instructions: 'other' })], model })).toThrow(
+      'Duplicate swarm id "leaf" in handoffs of swarm "mid"',
+    );
+  });
+});
+
 describe('swarm registry', () => {
+  it('honours the search limit of the swarm that searches', async () => {
+    const a = defineSwarm({ id: 'weather-a', description: 'weather one', instructions: 'A' });
+    const b = defineSwarm({ id: 'weather-b', description: 'weather two', instructions: 'B' });
+    const one = defineSwarm({ id: 'one', instructions: 'Search.', tools: [swarmRegistry({ limit: 1 })] });
+    const model = queueModel({ one: [call('swarm_registry_search', { query: 'weather' }, 's'), { text: 'ok' }] });
+    runtime = createRuntime({ swarms: [one, a, b], model });
+    const c = runtime.forSwarm(one);
+    await c.run('x');
+    await c.wait();
+    const found = JSON.parse(toolMessages(model.requests[1]!)[0]!.content) as { matches: { id: string }[] };
+    expect(found.matches.map((m) => m.id)).toEqual(['weather-a']);
+  });
+
   const ticketing = defineSwarm({ id: 'ticketing', description: 'Books concert and museum tickets', instructions: 'Book.', customizable: true });
   const weatherSwarm = defineSwarm({ id: 'forecaster', description: 'Weather forecasts for a city', instructions: 'Forecast.' });
   const planner = defineSwarm({ id: 'task-planner', instructions: 'Find swarms for the tasks.', tools: [swarmRegistry()] });

@@ -44,7 +44,7 @@ describe('createRuntime fails fast on definition mistakes', () => {
     const b = defineAgent({ id: 'w_x', instructions: 'B' });
     const s = defineSwarm({ id: 's', instructions: 'i', handoffs: [handoff.toAgent(a), handoff.toAgent(b)] });
     expect(make({ swarms: [s], model })).toThrow('Swarm "s" has two handoffs named "handoff_to_w_x"');
-    expect(make({ swarms: [defineSwarm({ id: 'bad id', instructions: 'i' })], model })).toThrow(/Swarm id "bad id" is invalid/);
+    expect(make({ swarms: [defineSwarm({ id: 'bad id', instructions: 'i' })], model })).toThrow(/Swarm id "bad id" in swarms is invalid/);
     expect(make({ swarms: [defineSwarm({ id: 's', instructions: 'i', maxTurns: 0 })], model })).toThrow(/maxTurns must be a positive integer/);
     expect(make({ swarms: [defineSwarm({ id: 's', instructions: '  ' })], model })).toThrow('Swarm "s" has empty instructions');
     expect(make({ agents: [defineAgent({ id: 'a', instructions: 'x', maxTurns: 1.5 })], model })).toThrow(/maxTurns/);

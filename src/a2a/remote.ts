@@ -1,24 +1,336 @@
 /**
- * Remote A2A agents as handoff targets (placeholder until the A2A client lands).
+ * Remote A2A agents as handoff targets: the runtime's default {@link RemoteAgentClient}.
+ *
+ * It uses the SDK's `ClientFactory` with `legacyCompat` on the card resolver and on both
+ * transport factories, so v1.0 and v0.3 peers work alike, and streams when the card offers it
+ * (the SDK client falls back to a blocking send otherwise).
  *
  * @module
  */
-import type { RemoteAgentClient } from '../remote.js';
-import { fallbackCard } from '../remote.js';
+import { Role, TaskState, type AgentCard, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  type Client,
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+} from '@a2a-js/sdk/client';
+import type { CallResult, RemoteAgentInput } from '../../machines/round.js';
+import type { RemoteAgentClient, RemoteCard, RemoteHooks } from '../remote.js';
+import { partsText, RESULT_ARTIFACT_ID, TERMINAL_STATES, textPart } from './mapping.js';
 
 /**
- * The A2A client for remote agents.
+ * Options of {@link a2aRemoteAgents}.
  *
  * @example
- * const runtime = createRuntime({ swarms, model, remote: a2aRemoteAgents() });
+ * const options: A2ARemoteOptions = { headers: (url) => url.startsWith('https://agents.example.com/') ? { authorization: `Bearer ${token}` } : {} };
  */
-export function a2aRemoteAgents(): RemoteAgentClient {
+export interface A2ARemoteOptions {
+  /**
+   * Extra HTTP headers (typically `authorization`) for every request to remote agents, or a
+   * function of each request's URL (the agent card's, then the agent's endpoint). Headers the
+   * SDK sets itself win.
+   */
+  headers?: Record<string, string> | ((url: string) => Record<string, string> | undefined);
+  /** The fetch to use (default: the global one). */
+  fetch?: typeof fetch;
+  /**
+   * How many times a stream that closes before the task ends or asks for input is picked up
+   * again with a resubscribe (default 5). A peer without streaming is polled instead.
+   */
+  maxResubscribes?: number;
+  /** How often a peer without streaming is polled while its task works (default 1000 ms). */
+  pollIntervalMs?: number;
+}
+
+/**
+ * What the runtime may tell a remote call besides the human hook: whether the swarm that made
+ * the call has ended. When the call's signal aborts, the remote task is canceled only if so
+ * (a runtime shutting down aborts in-flight calls too, and the restored swarm re-sends the same
+ * message, which then reaches the same remote task). Without this hook every abort cancels.
+ */
+type Hooks = RemoteHooks & { swarmEnded?(): boolean };
+
+const LEGACY = { enabled: true } as const;
+
+/**
+ * The A2A client for remote agents: `card(url)` reads an agent card; `send` sends the request
+ * (message id = the call's idempotency key), waits for the remote task, and answers with its
+ * result as text (text parts as they are, data parts as JSON). A remote `input-required` asks
+ * our human through `hooks.askHuman` (which pauses our swarm) and forwards the answer on the
+ * same task. An unreachable, failing or canceled remote is `{ ok: false }` with the reason,
+ * never a thrown error; an aborted call cancels the remote task (best effort) and rejects.
+ *
+ * @example
+ * const runtime = createRuntime({
+ *   swarms: [planner], model,
+ *   remote: a2aRemoteAgents({ headers: { authorization: `Bearer ${process.env.PEER_TOKEN}` } }),
+ * });
+ */
+export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClient {
+  // Looked up per call, so a fetch installed later (a test double, a proxy agent) is used.
+  const baseFetch: typeof fetch = options.fetch ?? ((input, init) => fetch(input, init));
+  const maxResubscribes = options.maxResubscribes ?? 5;
+  const pollIntervalMs = options.pollIntervalMs ?? 1000;
+
+  /** A fetch with our headers; `signal` (when given) aborts it too. */
+  const fetchWith =
+    (signal?: AbortSignal): typeof fetch =>
+    (input, init) => {
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      const extra = typeof options.headers === 'function' ? options.headers(url) : options.headers;
+      const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+      for (const [k, v] of Object.entries(extra ?? {})) if (!headers.has(k)) headers.set(k, v);
+      const signals = [init?.signal, signal].filter((s): s is AbortSignal => !!s);
+      return baseFetch(input, { ...init, headers, ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}) });
+    };
+
+  const resolver = (signal?: AbortSignal) => new DefaultAgentCardResolver({ fetchImpl: fetchWith(signal), legacyCompat: LEGACY });
+
+  /** A client for the agent whose card is at `url`; the card fetch honours `signal`. */
+  const connect = (url: string, signal: AbortSignal): Promise<Client> => {
+    // Transports get no send-wide signal: each call passes its own, and the best-effort
+    // cancel after an abort must still go out.
+    const transportFetch = fetchWith();
+    const factory = new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [
+          new JsonRpcTransportFactory({ fetchImpl: transportFetch, legacyCompat: LEGACY }),
+          new RestTransportFactory({ fetchImpl: transportFetch, legacyCompat: LEGACY }),
+        ],
+        cardResolver: resolver(signal),
+      }),
+    );
+    // A full card URL with an empty path: resolving a path against a base URL without a
+    // trailing slash would drop its last segment.
+    return factory.createFromUrl(url, '');
+  };
+
   return {
-    async card(url) {
-      return fallbackCard(url);
+    async card(url, signal): Promise<RemoteCard> {
+      const card: AgentCard = await resolver(signal).resolve(url, '');
+      if (!card?.name) throw new Error(`The agent card at ${url} has no name`);
+      return { name: card.name, description: card.description || card.name };
     },
-    async send(input) {
-      return { ok: false, content: `Remote agent at ${input.url}: the A2A client is not available yet` };
+
+    async send(input: RemoteAgentInput, hooks: Hooks, signal: AbortSignal): Promise<CallResult> {
+      signal.throwIfAborted();
+      let client: Client;
+      try {
+        client = await connect(input.url, signal);
+      } catch (e) {
+        if (signal.aborted) throw signal.reason;
+        return { ok: false, content: `Could not reach the remote agent at ${input.url}: ${reasonOf(e)}` };
+      }
+      const card = await client.getAgentCard().catch(() => undefined);
+      const name = card?.name || input.agentId;
+      const exchange = new Exchange(client, signal, !!card?.capabilities?.streaming, maxResubscribes, pollIntervalMs);
+
+      const cancelRemote = () =>
+        queueMicrotask(() => {
+          if (!exchange.taskId || exchange.finished || hooks.swarmEnded?.() === false) return;
+          void client
+            .cancelTask({ tenant: '', id: exchange.taskId, metadata: undefined }, { signal: AbortSignal.timeout(5000) })
+            .catch(() => undefined);
+        });
+      signal.addEventListener('abort', cancelRemote, { once: true });
+      try {
+        let message = userMessage(input.key, input.request, undefined);
+        for (let answers = 1; ; answers++) {
+          await exchange.run(message);
+          const state = exchange.state;
+          if (state === TaskState.TASK_STATE_COMPLETED) return { ok: true, content: exchange.content() };
+          if (state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+            const question = exchange.statusText || `The remote agent "${name}" needs more input to continue.`;
+            const answer = await untilAborted(hooks.askHuman(question), signal);
+            message = userMessage(`${input.key}:answer:${answers}`, answer ?? '', { taskId: exchange.taskId, contextId: exchange.contextId });
+            continue;
+          }
+          return { ok: false, content: failureText(name, state, exchange.statusText) };
+        }
+      } catch (e) {
+        if (signal.aborted) throw signal.reason;
+        return { ok: false, content: `The remote agent "${name}" (${input.url}) failed: ${reasonOf(e)}` };
+      } finally {
+        signal.removeEventListener('abort', cancelRemote);
+      }
     },
   };
+}
+
+/**
+ * One remote task as this client sees it, fed by stream responses or task snapshots: its ids,
+ * its state and status text, its artifacts, or the direct message a peer may answer with.
+ */
+class Exchange {
+  taskId = '';
+  contextId = '';
+  state: TaskState = TaskState.TASK_STATE_UNSPECIFIED;
+  statusText = '';
+  private readonly artifacts = new Map<string, Part[]>();
+  private reply: Message | undefined;
+
+  constructor(
+    private readonly client: Client,
+    private readonly signal: AbortSignal,
+    private readonly streaming: boolean,
+    private readonly maxResubscribes: number,
+    private readonly pollIntervalMs: number,
+  ) {}
+
+  /** Whether the remote task ended, or waits for us (input, auth), or answered with a message. */
+  get finished(): boolean {
+    return (
+      this.reply !== undefined ||
+      TERMINAL_STATES.has(this.state) ||
+      this.state === TaskState.TASK_STATE_INPUT_REQUIRED ||
+      this.state === TaskState.TASK_STATE_AUTH_REQUIRED
+    );
+  }
+
+  /** Sends `message` and follows the task until {@link finished}. */
+  async run(message: Message): Promise<void> {
+    this.state = TaskState.TASK_STATE_UNSPECIFIED;
+    const request = {
+      tenant: '',
+      message,
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false },
+      metadata: undefined,
+    };
+    for await (const response of this.client.sendMessageStream(request, { signal: this.signal })) this.apply(response);
+    // A stream may close before the task ends (a proxy, a server restart): pick the task up
+    // again by resubscribing, or by polling a peer that cannot stream (or resubscribe).
+    let polling = !this.streaming;
+    for (let attempt = 0; !this.finished; attempt++) {
+      if (!this.taskId) throw new Error('the remote agent answered with neither a task nor a message');
+      if (!polling) {
+        if (attempt >= this.maxResubscribes) throw new Error(`the stream of task ${this.taskId} kept closing before the task ended`);
+        try {
+          for await (const response of this.client.resubscribeTask({ tenant: '', id: this.taskId }, { signal: this.signal })) this.apply(response);
+          continue;
+        } catch (e) {
+          if (this.signal.aborted) throw e;
+          // Typically: the task ended meanwhile and cannot be subscribed to. Read it instead.
+          polling = true;
+        }
+      } else if (attempt > 0) {
+        await sleep(this.pollIntervalMs, this.signal);
+      }
+      this.applyTask(await this.client.getTask({ tenant: '', id: this.taskId }, { signal: this.signal }));
+    }
+  }
+
+  /** The answer: the xswarm `result` artifact, else every artifact, else the status text. */
+  content(): string {
+    if (this.reply) return partsText(this.reply.parts);
+    const result = this.artifacts.get(RESULT_ARTIFACT_ID);
+    const chosen = result ? [result] : [...this.artifacts.values()];
+    const text = chosen.map((parts) => partsText(parts)).filter((t) => t !== '').join('\n\n');
+    return text || this.statusText;
+  }
+
+  private apply(response: StreamResponse): void {
+    const payload = response.payload;
+    if (!payload) return;
+    switch (payload.$case) {
+      case 'task':
+        return this.applyTask(payload.value);
+      case 'message':
+        this.reply = payload.value;
+        return;
+      case 'statusUpdate': {
+        const u = payload.value;
+        this.ids(u.taskId, u.contextId);
+        if (u.status) this.applyStatus(u.status.state, u.status.message);
+        return;
+      }
+      case 'artifactUpdate': {
+        const a = payload.value.artifact;
+        this.ids(payload.value.taskId, payload.value.contextId);
+        if (!a) return;
+        const existing = this.artifacts.get(a.artifactId);
+        if (existing && payload.value.append) existing.push(...a.parts);
+        else this.artifacts.set(a.artifactId, [...a.parts]);
+        return;
+      }
+    }
+  }
+
+  private applyTask(task: Task): void {
+    this.ids(task.id, task.contextId);
+    this.artifacts.clear();
+    for (const a of task.artifacts ?? []) this.artifacts.set(a.artifactId, [...a.parts]);
+    if (task.status) this.applyStatus(task.status.state, task.status.message);
+  }
+
+  private applyStatus(state: TaskState, message: Message | undefined): void {
+    this.state = state;
+    this.statusText = message ? partsText(message.parts) : '';
+  }
+
+  private ids(taskId: string, contextId: string): void {
+    if (taskId) this.taskId = taskId;
+    if (contextId) this.contextId = contextId;
+  }
+}
+
+function userMessage(messageId: string, text: string, task: { taskId: string; contextId: string } | undefined): Message {
+  return {
+    messageId,
+    taskId: task?.taskId ?? '',
+    contextId: task?.contextId ?? '',
+    role: Role.ROLE_USER,
+    parts: [textPart(text)],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+function failureText(name: string, state: TaskState, statusText: string): string {
+  const why = statusText ? `: ${statusText}` : '';
+  switch (state) {
+    case TaskState.TASK_STATE_FAILED:
+      return `The remote agent "${name}" failed${why}`;
+    case TaskState.TASK_STATE_CANCELED:
+      return `The remote agent "${name}" canceled the task${why}`;
+    case TaskState.TASK_STATE_REJECTED:
+      return `The remote agent "${name}" rejected the task${why}`;
+    case TaskState.TASK_STATE_AUTH_REQUIRED:
+      return `The remote agent "${name}" requires authentication${why}`;
+    default:
+      return `The remote agent "${name}" stopped in an unexpected state (${TaskState[state] ?? state})${why}`;
+  }
+}
+
+/** A readable reason: fetch failures carry the interesting part in `cause`. */
+function reasonOf(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const cause = (e as Error & { cause?: unknown }).cause;
+  const detail = cause instanceof Error ? cause.message : typeof cause === 'object' && cause && 'code' in cause ? String(cause.code) : '';
+  return detail && !e.message.includes(detail) ? `${e.message} (${detail})` : e.message;
+}
+
+/** Resolves with `promise`, or rejects with the abort reason once `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return untilAborted(new Promise<void>((resolve) => setTimeout(resolve, ms).unref()), signal);
 }

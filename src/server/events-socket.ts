@@ -1,11 +1,515 @@
 /**
- * Placeholder: this protocol's endpoints are being built.
+ * WebSocket subscribers at `/events` (the `ws` package, sharing the HTTP server's port).
+ *
+ * **One swarm:** `/events?swarmId=…&since=n` sends that swarm's events after sequence number
+ * `n` (default 0) as JSON text frames, each one {@link SwarmEvent} exactly as the runtime
+ * recorded it: stored events first, then live ones, in `seq` order without gaps; after the
+ * final event the server closes with 1000. An unknown swarm is refused before the upgrade
+ * (HTTP 404), a bad `since` too (400). `definitionId=…` may be added as a check (404 when the
+ * swarm belongs to another definition).
+ *
+ * **Every swarm:** `/events` without `swarmId` (optionally `?definitionId=…` to narrow it to one
+ * definition; unknown → 404) sends the events of every swarm committed after the subscription
+ * started; `since` is ignored because there is no single sequence to resume from. The server
+ * first sends the control frame `{ "type": "subscribed" }`: every event committed after it
+ * arrives is delivered, each swarm's in `seq` order. The connection stays open until either
+ * side closes it. To catch up with one swarm after a gap, subscribe to it with `since`.
+ *
+ * **Slow subscribers** never slow a swarm down. Each connection has a bounded buffer: frames
+ * handed to the socket but not yet flushed to the network (at most `maxFrames`, default 1000,
+ * and `maxBytes`, default 4 MiB). Live events are handed over as they are committed, without
+ * waiting for the subscriber; past a bound the server sends the control frame
+ * `{ "type": "overflow", "swarmId", "lastSeq" }` (every-swarm mode: `{ "type": "overflow",
+ * "lastSeqs": { [swarmId]: seq } }`), closes with 1013 (try again later), and stops reading
+ * events for it. Everything up to `lastSeq` was sent before that frame, so reconnecting with
+ * `since=lastSeq` continues without a gap or a duplicate. Stored events (the replay) are read
+ * from the store only as fast as the subscriber takes them; one that takes nothing for
+ * `stallMs` (default 30 s) is closed the same way.
+ *
+ * Control frames carry `type`; events carry `kind` and never `type` at the top level.
  *
  * @module
  */
-import type { HttpHandler, ServerContext } from './http.js';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { SwarmEvent } from '../../machines/events.js';
+import { isFinalEvent } from '../events.js';
+import { isFinal } from '../result.js';
+import type { Runtime } from '../runtime.js';
+import type { SwarmSummary } from '../store/types.js';
+import { HttpError, type HttpHandler, type ServerContext } from './http.js';
+import { abortable, envNumber, parseCursor } from './sse.js';
 
-/** Creates the handler. */
-export function createEventSocketHandler(_ctx: ServerContext): HttpHandler {
-  return { handle: async () => false };
+/** The path of the WebSocket endpoint. */
+export const EVENTS_PATH = '/events';
+
+/**
+ * Options of {@link createEventSocketHandler}. Defaults come from the environment
+ * (`XSWARM_WS_MAX_FRAMES`, `XSWARM_WS_MAX_BYTES`, `XSWARM_WS_STALL_MS`, `XSWARM_WS_POLL_MS`),
+ * else the values below.
+ *
+ * @example
+ * createEventSocketHandler(ctx, { maxFrames: 500, maxBytes: 1 << 20 });
+ */
+export interface EventSocketOptions {
+  /** Frames a subscriber may have unflushed before it overflows. Default 1000. */
+  maxFrames?: number;
+  /** Bytes a subscriber may have unflushed before it overflows. Default 4 MiB. */
+  maxBytes?: number;
+  /** How long the replay waits for a subscriber that takes nothing. Default 30 000 ms. */
+  stallMs?: number;
+  /** How often every-swarm mode looks for swarms that started. Default 250 ms. */
+  pollMs?: number;
+}
+
+type Limits = Required<EventSocketOptions>;
+
+/**
+ * Creates the handler of `/events` WebSocket upgrades (plain HTTP requests there get 426).
+ *
+ * @example
+ * const sockets = createEventSocketHandler(ctx);
+ * server.on('upgrade', (req, socket, head) => sockets.upgrade!(req, socket, head, new URL(req.url!, base)));
+ */
+export function createEventSocketHandler(ctx: ServerContext, options: EventSocketOptions = {}): HttpHandler {
+  const limits: Limits = {
+    maxFrames: options.maxFrames ?? envNumber('XSWARM_WS_MAX_FRAMES') ?? 1000,
+    maxBytes: options.maxBytes ?? envNumber('XSWARM_WS_MAX_BYTES') ?? 4 * 1024 * 1024,
+    stallMs: options.stallMs ?? envNumber('XSWARM_WS_STALL_MS') ?? 30_000,
+    pollMs: options.pollMs ?? envNumber('XSWARM_WS_POLL_MS') ?? 250,
+  };
+  const { runtime } = ctx;
+  // Subscribers send nothing meaningful; a small cap keeps a client from making us buffer much.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  const pumps = new Set<AbortController>();
+  let feed: AllSwarmsFeed | undefined;
+  let closed = false;
+
+  /** The every-swarm feed, shared by all such subscribers; started on demand. */
+  function sharedFeed(): AllSwarmsFeed {
+    if (!feed) {
+      const created = new AllSwarmsFeed(runtime, limits.pollMs, () => {
+        if (feed === created) feed = undefined;
+      });
+      feed = created;
+    }
+    return feed;
+  }
+
+  async function accept(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
+    // Until `ws` owns the socket, an error on it (client gone) must not become an uncaught one.
+    const ignore = () => undefined;
+    socket.on('error', ignore);
+    try {
+      if (closed) throw new HttpError(503, 'The server is shutting down');
+      const swarmId = url.searchParams.get('swarmId') || undefined;
+      const definitionId = url.searchParams.get('definitionId') || undefined;
+      const sinceParam = url.searchParams.get('since');
+      const since = sinceParam === null || sinceParam === '' ? 0 : parseCursor(sinceParam, 'since');
+      let subscription: Subscription;
+      if (swarmId !== undefined) {
+        const record = await runtime.store.load(swarmId);
+        if (!record || (definitionId !== undefined && record.definitionId !== definitionId)) {
+          throw new HttpError(404, `Unknown swarm "${swarmId}"${definitionId ? ` of swarm definition "${definitionId}"` : ''}`);
+        }
+        subscription = { mode: 'swarm', swarmId, definitionId: record.definitionId, since };
+      } else {
+        if (definitionId !== undefined && !runtime.definition(definitionId)) {
+          throw new HttpError(404, `Unknown swarm definition "${definitionId}"`);
+        }
+        subscription = { mode: 'all', ...(definitionId !== undefined ? { definitionId } : {}) };
+      }
+      if (socket.destroyed) return;
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        socket.off('error', ignore);
+        if (closed) return void ws.close(1001, 'server shutting down');
+        const controller = new AbortController();
+        pumps.add(controller);
+        ws.on('close', () => controller.abort());
+        // A protocol error from the client (oversized frame…) closes only that connection.
+        ws.on('error', () => controller.abort());
+        const outbox = new Outbox(ws, limits);
+        const run =
+          subscription.mode === 'swarm'
+            ? pumpSwarm(runtime, outbox, subscription, controller.signal)
+            : pumpAll(sharedFeed(), outbox, subscription, controller.signal);
+        run
+          .catch((err: unknown) => outbox.finish(1011, `Event stream failed: ${err instanceof Error ? err.message : String(err)}`))
+          .finally(() => pumps.delete(controller));
+      });
+    } catch (err) {
+      const status = err instanceof HttpError ? err.status : 500;
+      refuse(socket, status, err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  return {
+    async handle(req, _res, url) {
+      if (url.pathname !== EVENTS_PATH) return false;
+      if (req.method !== 'GET') throw new HttpError(405, `${req.method} is not allowed on ${EVENTS_PATH}; open a WebSocket`);
+      throw new HttpError(426, `${EVENTS_PATH} is a WebSocket endpoint: send an Upgrade: websocket request`);
+    },
+    upgrade(req, socket, head, url) {
+      if (url.pathname !== EVENTS_PATH) return false;
+      void accept(req, socket, head, url);
+      return true;
+    },
+    async close() {
+      closed = true;
+      for (const p of pumps) p.abort();
+      feed?.stop();
+      const clients = [...wss.clients];
+      for (const ws of clients) ws.close(1001, 'server shutting down');
+      // A subscriber that does not answer the close handshake (a stalled one) is cut off, so
+      // the HTTP server's close() does not wait for it.
+      await Promise.race([
+        Promise.all(clients.map((ws) => (ws.readyState === ws.CLOSED ? undefined : new Promise((r) => ws.once('close', r))))),
+        new Promise((r) => setTimeout(r, 500).unref()),
+      ]);
+      for (const ws of wss.clients) ws.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+type Subscription =
+  | { mode: 'swarm'; swarmId: string; definitionId: string; since: number }
+  | { mode: 'all'; definitionId?: string };
+
+/** Answers an upgrade request with a plain HTTP error and closes the socket. */
+function refuse(socket: Duplex, status: number, message: string): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify({ error: message });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * One subscriber's bounded buffer. Counts the frames handed to `ws` whose write has not
+ * completed (a frame's send callback fires once it is flushed to the OS) and reads the bytes
+ * still queued from `ws.bufferedAmount`.
+ */
+class Outbox {
+  private inFlight = 0;
+  private wakers: (() => void)[] = [];
+  private done = false;
+  /** Per swarm, the sequence number of the last event handed to the socket. */
+  readonly lastSeq = new Map<string, number>();
+  /** How many frames the replay keeps in flight: enough to fill the pipe, far below the bound. */
+  private readonly window: number;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly limits: Limits,
+  ) {
+    this.window = Math.max(1, Math.min(64, Math.floor(limits.maxFrames / 2)));
+    ws.on('close', () => {
+      this.done = true;
+      this.wake();
+    });
+  }
+
+  /** Whether the subscriber is gone or was closed by us. */
+  get closed(): boolean {
+    return this.done;
+  }
+
+  /**
+   * Hands a live event to the socket without waiting, if the buffer has room: fewer than
+   * `maxFrames` frames and at most `maxBytes` bytes unflushed. Otherwise the subscriber
+   * overflows (told and closed) and the event is not sent. Returns whether it was sent.
+   * Checking before sending lets a single frame larger than `maxBytes` through to a subscriber
+   * that keeps up.
+   */
+  offer(event: SwarmEvent, overflowInfo: () => Record<string, unknown>): boolean {
+    if (this.done) return false;
+    if (this.inFlight >= this.limits.maxFrames || this.ws.bufferedAmount > this.limits.maxBytes) {
+      this.overflow(overflowInfo());
+      return false;
+    }
+    this.send(event);
+    return true;
+  }
+
+  /** Hands an event to the socket unconditionally (the replay, after {@link room}). */
+  send(event: SwarmEvent): void {
+    if (this.done) return;
+    this.inFlight++;
+    this.ws.send(JSON.stringify(event), () => {
+      this.inFlight--;
+      this.wake();
+    });
+    this.lastSeq.set(event.swarmId, event.seq);
+  }
+
+  /** Whether the replay may hand over another frame now. */
+  private hasRoom(): boolean {
+    return this.inFlight < this.window && this.ws.bufferedAmount < this.limits.maxBytes / 2;
+  }
+
+  /**
+   * Waits until the replay may hand over another frame. Resolves false when the subscriber
+   * closed or took nothing for `stallMs`.
+   */
+  async room(): Promise<boolean> {
+    const deadline = Date.now() + this.limits.stallMs;
+    while (!this.done && !this.hasRoom()) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.wakers.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    return !this.done;
+  }
+
+  /** Whether live delivery should give the socket a turn to flush before going on. */
+  get busy(): boolean {
+    return this.inFlight >= this.window;
+  }
+
+  /** Tells the subscriber it overflowed and closes with 1013 (try again later). */
+  overflow(info: Record<string, unknown>): void {
+    if (this.done) return;
+    // The control frame goes after every event already queued, so the client sees all of them first.
+    this.ws.send(JSON.stringify({ type: 'overflow', ...info }), () => undefined);
+    this.finish(1013, 'Subscriber too slow: reconnect with since=<lastSeq>');
+  }
+
+  /** Sends a control frame. */
+  control(frame: Record<string, unknown>): void {
+    if (!this.done) this.ws.send(JSON.stringify(frame), () => undefined);
+  }
+
+  /** Closes the connection (once). */
+  finish(code: number, reason: string): void {
+    if (this.done) return;
+    this.done = true;
+    // Close reasons are limited to 123 bytes.
+    this.ws.close(code, Buffer.from(reason).subarray(0, 123).toString());
+    this.wake();
+  }
+
+  private wake(): void {
+    const wakers = this.wakers;
+    this.wakers = [];
+    for (const w of wakers) w();
+  }
+}
+
+/** One-swarm mode: paced replay from the store, then live events handed over as committed. */
+async function pumpSwarm(
+  runtime: Runtime,
+  out: Outbox,
+  sub: Extract<Subscription, { mode: 'swarm' }>,
+  signal: AbortSignal,
+): Promise<void> {
+  const info = () => ({ swarmId: sub.swarmId, lastSeq: out.lastSeq.get(sub.swarmId) ?? sub.since });
+  let cursor = sub.since;
+  // Replay: stored events, read up front and handed over as fast as the subscriber takes them.
+  // Waiting here costs no swarm anything, and a large history must not count as overflow.
+  for (const event of await runtime.store.readEvents(sub.swarmId, sub.since)) {
+    if (!(await out.room())) {
+      if (!out.closed) out.overflow(info());
+      return;
+    }
+    out.send(event);
+    cursor = event.seq;
+    if (isFinalEvent(event)) return out.finish(1000, 'final event sent');
+  }
+  // Live: never wait for the subscriber; the bound decides.
+  for await (const event of abortable(runtime.forSwarm(sub.definitionId, sub.swarmId).events({ since: cursor }), signal)) {
+    if (!out.offer(event, info)) return;
+    if (isFinalEvent(event)) return out.finish(1000, 'final event sent');
+    // A burst arrives within one turn of the event loop; let the socket flush what it can
+    // (write callbacks run between turns) so a healthy subscriber is not counted as slow.
+    if (out.busy) await nextTurn();
+  }
+  if (signal.aborted || out.closed) return;
+  // The events ended without a final one: this runtime does not drive the swarm (another
+  // runtime owns it, or it could not be restored); its later events are not seen here.
+  out.finish(1000, 'swarm is not running in this server');
+}
+
+/** Every-swarm mode: relays the shared feed until the subscriber leaves or overflows. */
+async function pumpAll(feed: AllSwarmsFeed, out: Outbox, sub: Extract<Subscription, { mode: 'all' }>, signal: AbortSignal): Promise<void> {
+  const info = () => ({ lastSeqs: Object.fromEntries(out.lastSeq) });
+  let left!: () => void;
+  const gone = new Promise<void>((resolve) => (left = resolve));
+  // Subscribed at once (the listener keeps the feed alive while it starts); events flow only
+  // once the feed is ready.
+  const unsubscribe = feed.subscribe((event) => {
+    if (sub.definitionId !== undefined && feed.definitionOf(event.swarmId) !== sub.definitionId) return false;
+    if (!out.offer(event, info)) left();
+    return out.busy;
+  });
+  signal.addEventListener('abort', () => left(), { once: true });
+  if (signal.aborted) left();
+  try {
+    await Promise.race([feed.ready, gone]);
+    if (!signal.aborted && !out.closed) out.control({ type: 'subscribed' });
+    await gone;
+  } finally {
+    unsubscribe();
+  }
+}
+
+/** What the feed knows about one swarm. */
+interface Followed {
+  definitionId: string;
+  /** Last sequence number delivered (or skipped as older than the feed). */
+  cursor: number;
+  following: boolean;
+  /** Its final event was delivered (or it was final when first seen): nothing more will come. */
+  done: boolean;
+  updatedAt: number;
+}
+
+/**
+ * Margin for records that become visible after their `updatedAt` (a store commit in flight
+ * when a scan runs): scans look this far back.
+ */
+const SCAN_SLACK_MS = 2_000;
+
+/**
+ * The events of every swarm, as one stream: the stop-gap for a runtime-wide event bus.
+ *
+ * Why polling: the runtime offers per-swarm iterators only. The feed follows every unfinished
+ * swarm with one iterator (woken by commits, so no latency) and finds swarms that started by
+ * scanning the most recently updated records every `pollMs` (the only latency: a new swarm's
+ * first events arrive up to `pollMs` late, in order, none missed). One feed serves all
+ * every-swarm subscribers of a server and stops when the last one leaves. With a runtime hook
+ * `subscribe(listener) → unsubscribe` called with each committed event, this class reduces to
+ * forwarding.
+ */
+class AllSwarmsFeed {
+  /** Listeners return true when their socket could use a turn of the event loop to flush. */
+  private readonly listeners = new Set<(event: SwarmEvent) => boolean>();
+  private readonly swarms = new Map<string, Followed>();
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private lastScan = 0;
+  /** Resolves once the feed knows where every existing swarm stands. */
+  readonly ready: Promise<void>;
+
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly pollMs: number,
+    private readonly onStop: () => void,
+  ) {
+    this.ready = this.start().catch(() => undefined);
+  }
+
+  /** Adds a listener; the returned function removes it (the last one stops the feed). */
+  subscribe(listener: (event: SwarmEvent) => boolean): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) this.stop();
+    };
+  }
+
+  definitionOf(swarmId: string): string | undefined {
+    return this.swarms.get(swarmId)?.definitionId;
+  }
+
+  stop(): void {
+    if (this.controller.signal.aborted) return;
+    this.controller.abort();
+    clearTimeout(this.timer);
+    this.onStop();
+  }
+
+  private async start(): Promise<void> {
+    const started = Date.now();
+    // Existing swarms start at their current end: only what they commit from now on is new.
+    const unfinished = await this.runtime.list({ status: ['running', 'awaitingHandoff', 'paused'] });
+    const recent = await this.scan(started - SCAN_SLACK_MS);
+    for (const s of [...unfinished, ...recent]) {
+      if (this.swarms.has(s.swarmId)) continue;
+      const tail = (await this.runtime.store.readEvents(s.swarmId, s.lastSeq)).at(-1)?.seq ?? s.lastSeq;
+      this.swarms.set(s.swarmId, { definitionId: s.definitionId, cursor: tail, following: false, done: isFinal(s.status), updatedAt: s.updatedAt });
+    }
+    this.lastScan = started;
+    for (const [id, f] of this.swarms) if (!f.done) this.follow(id, f);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.controller.signal.aborted) return;
+    this.timer = setTimeout(() => {
+      this.poll()
+        .catch(() => undefined)
+        .finally(() => this.schedule());
+    }, this.pollMs);
+    this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    const now = Date.now();
+    const recent = await this.scan(this.lastScan - SCAN_SLACK_MS);
+    this.lastScan = now;
+    for (const s of recent) {
+      const known = this.swarms.get(s.swarmId);
+      if (!known) {
+        // Not seen when the feed started, so everything it has is new.
+        const f: Followed = { definitionId: s.definitionId, cursor: 0, following: false, done: false, updatedAt: s.updatedAt };
+        this.swarms.set(s.swarmId, f);
+        this.follow(s.swarmId, f);
+      } else {
+        // Its iterator had ended without a final event (another runtime was driving it) and it
+        // moved since: follow it again from where we stopped.
+        const moved = s.updatedAt > known.updatedAt;
+        known.updatedAt = Math.max(known.updatedAt, s.updatedAt);
+        if (moved && !known.following && !known.done) this.follow(s.swarmId, known);
+      }
+    }
+    // Forget finished swarms that no scan can return any more, so the map stays small.
+    for (const [id, f] of this.swarms) {
+      if (f.done && !f.following && f.updatedAt < this.lastScan - 2 * SCAN_SLACK_MS) this.swarms.delete(id);
+    }
+  }
+
+  /** The most recently updated swarms, back to `from` (ms), paging by doubling the limit. */
+  private async scan(from: number): Promise<SwarmSummary[]> {
+    for (let limit = 64; ; limit *= 2) {
+      const page = await this.runtime.list({ limit });
+      if (page.length < limit || page.at(-1)!.updatedAt < from) return page.filter((s) => s.updatedAt >= from);
+    }
+  }
+
+  private follow(swarmId: string, f: Followed): void {
+    if (this.controller.signal.aborted) return;
+    f.following = true;
+    void (async () => {
+      try {
+        const events = this.runtime.forSwarm(f.definitionId, swarmId).events({ since: f.cursor });
+        for await (const event of abortable(events, this.controller.signal)) {
+          if (event.seq <= f.cursor) continue;
+          f.cursor = event.seq;
+          if (isFinalEvent(event)) {
+            f.done = true;
+            // The final record carries this same timestamp: pruning must wait until no scan can return it.
+            f.updatedAt = Math.max(f.updatedAt, event.timestamp);
+          }
+          let busy = false;
+          for (const listener of [...this.listeners]) busy = listener(event) || busy;
+          // As in one-swarm mode: a burst must not count as slowness. One turn, never a wait.
+          if (busy) await nextTurn();
+        }
+      } catch {
+        // The swarm was pruned or the runtime closed: there is nothing more to deliver.
+      } finally {
+        f.following = false;
+      }
+    })();
+  }
 }

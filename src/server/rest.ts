@@ -1,11 +1,282 @@
 /**
- * Placeholder: this protocol's endpoints are being built.
+ * The REST endpoints of `serve()`: start swarms, read their results, command them, and follow
+ * their events as Server-Sent Events.
+ *
+ * | Method and path                              | Body                     | Success                              |
+ * | -------------------------------------------- | ------------------------ | ------------------------------------ |
+ * | `GET /swarms`                                |                          | 200 `SwarmCard[]`                    |
+ * | `GET /swarms/:definitionId`                  | `?status=a,b&limit=n`    | 200 `SwarmSummary[]`, newest first   |
+ * | `POST /swarms/:definitionId`                 | `{ input, swarmId? }`    | 201 `{ swarmId }` + `Location`       |
+ * | `GET /swarms/:definitionId/:swarmId`         |                          | 200 `SwarmResult`                    |
+ * | `POST /swarms/:definitionId/:swarmId/pause`  | `{ reason?, type? }`     | 200 `{ ok: true, result }`           |
+ * | `POST /swarms/:definitionId/:swarmId/resume` | `{ message? }`           | 200 `{ ok: true, result }`           |
+ * | `POST /swarms/:definitionId/:swarmId/stop`   | `{ reason? }`            | 200 `{ ok: true, result }`           |
+ * | `GET /swarms/:definitionId/:swarmId/events`  | `?since=n`, Last-Event-ID | 200 `text/event-stream`             |
+ *
+ * Errors are JSON `{ error }`: 400 malformed JSON, a body that is not an object, a field of the
+ * wrong type, invalid input (the runtime's message), a bad cursor; 404 unknown definition,
+ * unknown swarm, a swarm of another definition, an unknown sub-path; 405 (with `Allow`) a
+ * method the path does not take (checked before anything else, so it does not depend on
+ * whether the swarm exists); 409 swarm id in use, or a command that does not fit the swarm's
+ * state (the runtime's message); 413 body over the limit; 503 the runtime is closed.
  *
  * @module
  */
-import type { HttpHandler, ServerContext } from './http.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { PauseReason } from '../../machines/events.js';
+import { SwarmError } from '../errors.js';
+import type { SwarmStatus } from '../result.js';
+import { HttpError, type HttpHandler, readJson, sendJson, type ServerContext } from './http.js';
+import { DEFAULT_KEEPALIVE_MS, envNumber, sseCursor, streamSse } from './sse.js';
 
-/** Creates the handler. */
-export function createRestHandler(_ctx: ServerContext): HttpHandler {
-  return { handle: async () => false };
+/**
+ * Options of {@link createRestHandler}.
+ *
+ * @example
+ * createRestHandler(ctx, { keepAliveMs: 5_000 });
+ */
+export interface RestOptions {
+  /**
+   * Interval of the SSE keep-alive comments. Default: `XSWARM_SSE_KEEPALIVE_MS` from the
+   * environment, else 15 000 ms.
+   */
+  keepAliveMs?: number;
+}
+
+/** Default and largest page of `GET /swarms/:definitionId`. */
+const DEFAULT_LIST_LIMIT = 100;
+const MAX_LIST_LIMIT = 1000;
+const STATUSES: readonly SwarmStatus[] = ['running', 'awaitingHandoff', 'paused', 'completed', 'failed', 'stopped'];
+const PAUSE_TYPES: readonly PauseReason['type'][] = ['HITL', 'EMERGENCY', 'APPROVAL_NEEDED'];
+const COMMANDS = ['pause', 'resume', 'stop'] as const;
+type Command = (typeof COMMANDS)[number];
+
+/** The routes, by path shape; each lists the methods it takes (for 405 and `Allow`). */
+type Route =
+  | { kind: 'definitions' }
+  | { kind: 'definition'; definitionId: string }
+  | { kind: 'swarm'; definitionId: string; swarmId: string }
+  | { kind: 'events'; definitionId: string; swarmId: string }
+  | { kind: 'command'; definitionId: string; swarmId: string; command: Command };
+
+const METHODS: Record<Route['kind'], readonly string[]> = {
+  definitions: ['GET'],
+  definition: ['GET', 'POST'],
+  swarm: ['GET'],
+  events: ['GET'],
+  command: ['POST'],
+};
+
+/**
+ * Creates the REST + SSE handler for the paths under `/swarms` (see the module table).
+ *
+ * @example
+ * const rest = createRestHandler(ctx);
+ * if (!(await rest.handle(req, res, url))) next();
+ */
+export function createRestHandler(ctx: ServerContext, options: RestOptions = {}): HttpHandler {
+  const keepAliveMs =
+    options.keepAliveMs ??
+    // Picked up once `serve()` forwards the option into the context (see the server module).
+    (ctx as ServerContext & { keepAliveMs?: number }).keepAliveMs ??
+    envNumber('XSWARM_SSE_KEEPALIVE_MS') ??
+    DEFAULT_KEEPALIVE_MS;
+  /** Open SSE streams, ended by `close()` so the server can shut down promptly. */
+  const streams = new Set<AbortController>();
+  const { runtime } = ctx;
+
+  /** The swarm's definition id, or a 404 when the swarm does not exist under this definition. */
+  async function findSwarm(definitionId: string, swarmId: string): Promise<void> {
+    const record = await runtime.store.load(swarmId);
+    // A swarm of another definition is "not found" here: the URL names a resource that does not exist.
+    if (!record || record.definitionId !== definitionId) {
+      throw new HttpError(404, `Unknown swarm "${swarmId}" of swarm definition "${definitionId}"`);
+    }
+  }
+
+  /**
+   * The JSON body. On 413 the connection is marked for closing: the refused body may be only
+   * partly read (and the request stream torn down), so the connection cannot carry another
+   * request, and a client that reused it would hang and then see a reset.
+   */
+  async function readBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+    try {
+      return await readJson(req, ctx.maxBodyBytes);
+    } catch (err) {
+      if (err instanceof HttpError && err.status === 413) res.setHeader('connection', 'close');
+      throw err;
+    }
+  }
+
+  function requireDefinition(definitionId: string): void {
+    if (!runtime.definition(definitionId)) throw new HttpError(404, `Unknown swarm definition "${definitionId}"`);
+  }
+
+  async function run(req: IncomingMessage, res: ServerResponse, definitionId: string): Promise<void> {
+    requireDefinition(definitionId);
+    const body = objectBody(await readBody(req, res), '{ input, swarmId? }');
+    const swarmId = optionalString(body, 'swarmId');
+    if (swarmId === '') throw new HttpError(400, '`swarmId` must be a non-empty string');
+    const client = swarmId === undefined ? runtime.forSwarm(definitionId) : runtime.forSwarm(definitionId, swarmId);
+    try {
+      await client.run(body.input);
+    } catch (err) {
+      throw asHttpError(err, startStatus);
+    }
+    res.setHeader('location', `/swarms/${encodeURIComponent(definitionId)}/${encodeURIComponent(client.swarmId)}`);
+    sendJson(res, 201, { swarmId: client.swarmId });
+  }
+
+  async function list(res: ServerResponse, definitionId: string, url: URL): Promise<void> {
+    requireDefinition(definitionId);
+    const status = url.searchParams.get('status');
+    const statuses = status ? status.split(',').map((s) => s.trim()) : undefined;
+    const unknown = statuses?.find((s) => !STATUSES.includes(s as SwarmStatus));
+    if (unknown !== undefined) throw new HttpError(400, `Unknown status "${unknown}"; one of ${STATUSES.join(', ')}`);
+    const limitParam = url.searchParams.get('limit');
+    const limit = limitParam === null ? DEFAULT_LIST_LIMIT : Number(limitParam);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+      throw new HttpError(400, `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
+    }
+    const summaries = await runtime.list({ definitionId, limit, ...(statuses ? { status: statuses as SwarmStatus[] } : {}) });
+    sendJson(res, 200, summaries);
+  }
+
+  async function command(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: 'command' }>): Promise<void> {
+    await findSwarm(route.definitionId, route.swarmId);
+    const body = objectBody(await readBody(req, res), route.command === 'resume' ? '{ message? }' : '{ reason? }');
+    const client = runtime.forSwarm(route.definitionId, route.swarmId);
+    try {
+      if (route.command === 'pause') {
+        const type = optionalString(body, 'type') ?? 'HITL';
+        if (!PAUSE_TYPES.includes(type as PauseReason['type'])) throw new HttpError(400, `\`type\` must be one of ${PAUSE_TYPES.join(', ')}`);
+        await client.pause({ type: type as PauseReason['type'], message: optionalString(body, 'reason') ?? 'Paused over HTTP' });
+      } else if (route.command === 'resume') {
+        await client.resume(optionalString(body, 'message'));
+      } else {
+        await client.stop(optionalString(body, 'reason') ?? 'Stopped over HTTP');
+      }
+    } catch (err) {
+      // Every SwarmError of a command on an existing swarm is about its state (already paused,
+      // not paused, no longer running here): a conflict, not a bad request.
+      throw asHttpError(err, () => 409);
+    }
+    sendJson(res, 200, { ok: true, result: await client.getResult() });
+  }
+
+  async function events(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: 'events' }>, url: URL): Promise<void> {
+    // Everything that can fail with a status code is checked before the 200 goes out.
+    const since = sseCursor(req, url);
+    await findSwarm(route.definitionId, route.swarmId);
+    const controller = new AbortController();
+    streams.add(controller);
+    try {
+      await streamSse(res, runtime.forSwarm(route.definitionId, route.swarmId).events({ since }), {
+        keepAliveMs,
+        signal: controller.signal,
+      });
+    } finally {
+      streams.delete(controller);
+    }
+  }
+
+  return {
+    async handle(req, res, url) {
+      const route = routeOf(url.pathname);
+      if (route === false) return false;
+      if (route === undefined) throw new HttpError(404, `No endpoint at ${url.pathname}`);
+      const allowed = METHODS[route.kind];
+      if (!allowed.includes(req.method ?? '')) {
+        res.setHeader('allow', allowed.join(', '));
+        throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}; use ${allowed.join(' or ')}`);
+      }
+      switch (route.kind) {
+        case 'definitions':
+          sendJson(res, 200, runtime.definitions());
+          break;
+        case 'definition':
+          await (req.method === 'POST' ? run(req, res, route.definitionId) : list(res, route.definitionId, url));
+          break;
+        case 'swarm': {
+          await findSwarm(route.definitionId, route.swarmId);
+          try {
+            sendJson(res, 200, await runtime.forSwarm(route.definitionId, route.swarmId).getResult());
+          } catch (err) {
+            throw asHttpError(err, () => 404);
+          }
+          break;
+        }
+        case 'command':
+          await command(req, res, route);
+          break;
+        case 'events':
+          await events(req, res, route, url);
+          break;
+      }
+      return true;
+    },
+    async close() {
+      for (const c of streams) c.abort();
+    },
+  };
+}
+
+/**
+ * The route of a path: false when the path is not under `/swarms` (another handler's),
+ * undefined when it is but matches no route (404). Segments are URL-decoded.
+ */
+function routeOf(pathname: string): Route | false | undefined {
+  if (pathname !== '/swarms' && !pathname.startsWith('/swarms/')) return false;
+  const raw = pathname.slice('/swarms'.length).replace(/^\/|\/$/g, '');
+  const parts = raw === '' ? [] : raw.split('/').map(decodeSegment);
+  if (parts.some((p) => p === '')) return undefined;
+  const [definitionId, swarmId, action] = parts;
+  if (parts.length === 0) return { kind: 'definitions' };
+  if (parts.length === 1) return { kind: 'definition', definitionId: definitionId! };
+  if (parts.length === 2) return { kind: 'swarm', definitionId: definitionId!, swarmId: swarmId! };
+  if (parts.length === 3 && action === 'events') return { kind: 'events', definitionId: definitionId!, swarmId: swarmId! };
+  if (parts.length === 3 && (COMMANDS as readonly string[]).includes(action!)) {
+    return { kind: 'command', definitionId: definitionId!, swarmId: swarmId!, command: action as Command };
+  }
+  return undefined;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, `Malformed URL segment "${segment}"`);
+  }
+}
+
+/** A JSON body that must be an object (`{}` for an empty body). */
+function objectBody(body: unknown, shape: string): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, `The body must be a JSON object ${shape}`);
+  return body as Record<string, unknown>;
+}
+
+function optionalString(body: Record<string, unknown>, key: string): string | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new HttpError(400, `\`${key}\` must be a string`);
+  return value;
+}
+
+/**
+ * The status of a `SwarmError` from `run`. The runtime tells its cases apart only by message
+ * (it has no error codes yet), so this matches the runtime's own wording.
+ */
+function startStatus(err: SwarmError): number {
+  if (err.message.startsWith('Unknown swarm definition')) return 404;
+  if (err.message.includes('is already in use')) return 409;
+  if (err.message === 'This runtime is closed') return 503;
+  if (err.message.includes('could not be recorded')) return 500;
+  // Invalid input, an unusable swarm id, a swarm that could not be recorded.
+  return 400;
+}
+
+/** Maps a runtime `SwarmError` to an HttpError with its message; anything else stays a 500. */
+function asHttpError(err: unknown, status: (err: SwarmError) => number): unknown {
+  if (err instanceof HttpError || !(err instanceof SwarmError)) return err;
+  return new HttpError(status(err), err.message);
 }

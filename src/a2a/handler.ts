@@ -1,0 +1,387 @@
+/**
+ * The A2A request handler of one swarm definition, backed by the runtime: a task is a swarm.
+ *
+ * It implements the SDK's `A2ARequestHandler` interface, so the SDK's own transports (v1.0
+ * JSON-RPC and the v0.3 compat layer) drive it. It does not use the SDK's
+ * `DefaultRequestHandler` + `AgentExecutor`: that handler keeps its own copy of every task in
+ * a `TaskStore` that it rebuilds from the events an executor publishes on an in-process bus,
+ * while here the swarm's persisted, numbered event log already is the task. Tasks are
+ * therefore read from the log (so they survive restarts and include swarms started over REST
+ * or MCP), and every stream is "a snapshot at sequence N, then the events after N": concurrent
+ * streams of one task see the same events in the same order, and none is lost or repeated.
+ *
+ * Ids: taskId = swarmId. A new task's id is derived from the definition id and the message id,
+ * so re-sending a message (a client retrying after a crash) reaches the same task instead of
+ * starting a second swarm. contextId = the client's contextId when its first message has one,
+ * else the task id; it is remembered in memory, so after a restart it reads as the task id
+ * until a client names it again.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import type { AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
+import { TaskState } from '@a2a-js/sdk';
+import {
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import type { SwarmEvent } from '../../machines/events.js';
+import { SwarmError } from '../errors.js';
+import type { Runtime } from '../runtime.js';
+import type { SwarmSummary } from '../store/types.js';
+import { endsInteraction, endsStream, inputFromMessage, messageText, statusToA2AState, taskFromEvents, TERMINAL_STATES, toStreamResponse, type TaskIds } from './mapping.js';
+
+/** Key in `ServerCallContext.state` of an AbortSignal that fires when the HTTP client goes away. */
+export const REQUEST_SIGNAL_KEY = 'xswarm.requestSignal';
+
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_REMEMBERED_CONTEXTS = 100_000;
+
+/**
+ * Context ids clients gave to tasks, shared by every definition's handler of one server.
+ *
+ * @example
+ * const contexts = new ContextIds();
+ * contexts.remember('task-1', 'conversation-7');
+ * contexts.of('task-1') // 'conversation-7'
+ */
+export class ContextIds {
+  private readonly byTask = new Map<string, string>();
+
+  /** The context of a task: the remembered one, else the task id. */
+  of(taskId: string): string {
+    return this.byTask.get(taskId) ?? taskId;
+  }
+
+  /** Remembers a client-chosen context (a context equal to the task id needs no entry). */
+  remember(taskId: string, contextId: string | undefined): void {
+    if (!contextId || contextId === taskId) return;
+    this.byTask.set(taskId, contextId);
+    // Bounded: the oldest entries go first (their tasks then read with context = task id).
+    if (this.byTask.size > MAX_REMEMBERED_CONTEXTS) this.byTask.delete(this.byTask.keys().next().value!);
+  }
+}
+
+/**
+ * The task id of a new task: a UUID-shaped (version 8) hash of the definition id and the
+ * message id. A2A message ids are unique per message, so equal ids mean a re-sent message.
+ *
+ * @example
+ * taskIdFor('planner', 'msg-1') === taskIdFor('planner', 'msg-1') // true
+ */
+export function taskIdFor(definitionId: string, messageId: string): string {
+  const h = createHash('sha256').update(`xswarm.a2a\0${definitionId}\0${messageId}`).digest();
+  h[6] = (h[6]! & 0x0f) | 0x80;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
+}
+
+/** Where an accepted message leaves its task: the events after `cursor` are this interaction's. */
+interface Accepted {
+  ids: TaskIds;
+  cursor: number;
+  /** A resumed task is followed even though the snapshot at `cursor` says input-required. */
+  resumed: boolean;
+}
+
+/**
+ * The `A2ARequestHandler` of one swarm definition.
+ *
+ * @example
+ * const handler = new SwarmRequestHandler({ runtime, definitionId: 'planner', card: () => card, contexts: new ContextIds() });
+ * app.use('/a2a/planner', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
+ */
+export class SwarmRequestHandler implements A2ARequestHandler {
+  private readonly runtime: Runtime;
+  private readonly definitionId: string;
+  private readonly card: () => AgentCard;
+  private readonly contexts: ContextIds;
+  private readonly structuredInput: boolean;
+
+  constructor(options: { runtime: Runtime; definitionId: string; card: () => AgentCard; contexts: ContextIds }) {
+    this.runtime = options.runtime;
+    this.definitionId = options.definitionId;
+    this.card = options.card;
+    this.contexts = options.contexts;
+    const summary = this.runtime.definitions().find((c) => c.id === this.definitionId);
+    this.structuredInput = summary?.inputSchema.type !== 'string';
+  }
+
+  async getAgentCard(): Promise<AgentCard> {
+    return this.card();
+  }
+
+  async getAuthenticatedExtendedAgentCard(_params: GetExtendedAgentCardRequest, _context: ServerCallContext): Promise<AgentCard> {
+    throw new UnsupportedOperationError('Agent does not support authenticated extended card.');
+  }
+
+  /**
+   * Starts a swarm (new message), resumes it (follow-up to an input-required task), and
+   * returns the task once it is completed, failed, canceled or input-required; at once with
+   * `returnImmediately`.
+   */
+  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
+    const accepted = await this.accept(params);
+    if (!params.configuration?.returnImmediately) {
+      // wait() resolves when the swarm is paused or has ended: the A2A "blocking" contract.
+      await abortable(this.runtime.forSwarm(this.definitionId, accepted.ids.taskId).wait(), signalOf(context));
+    }
+    return withHistoryLength((await this.snapshot(accepted.ids)).task, params.configuration?.historyLength);
+  }
+
+  /**
+   * Like {@link sendMessage}, streamed: the task as it was when the message arrived, then one
+   * update per swarm event, ending after the event that completes, fails, cancels or pauses it.
+   */
+  async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    const accepted = await this.accept(params);
+    const { task } = await this.snapshot(accepted.ids, accepted.cursor);
+    yield { payload: { $case: 'task', value: withHistoryLength(task, params.configuration?.historyLength) } };
+    // A re-sent message reaches a task that may have finished or paused since: nothing follows.
+    if (!accepted.resumed && endsInteraction(stateOf(task))) return;
+    yield* this.follow(accepted.ids, accepted.cursor, signalOf(context));
+  }
+
+  async getTask(params: GetTaskRequest, _context: ServerCallContext): Promise<Task> {
+    const ids = await this.locate(params.id);
+    return withHistoryLength((await this.snapshot(ids)).task, params.historyLength);
+  }
+
+  /**
+   * This definition's tasks, most recently updated first. Filters (status, time) apply to the
+   * stored records; each listed task is then read from its events.
+   */
+  async listTasks(params: ListTasksRequest, _context: ServerCallContext): Promise<ListTasksResponse> {
+    const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100) throw new RequestMalformedError('pageSize must be between 1 and 100');
+    if (params.status !== undefined && (params.status < 0 || params.status > TaskState.TASK_STATE_AUTH_REQUIRED)) {
+      throw new RequestMalformedError(`Invalid status filter: ${String(params.status)}`);
+    }
+    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
+    if (after !== undefined && Number.isNaN(after)) throw new RequestMalformedError('statusTimestampAfter must be a valid ISO 8601 date string');
+    const offset = params.pageToken ? decodePageToken(params.pageToken) : 0;
+
+    const matching = (await this.runtime.list({ definitionId: this.definitionId })).filter(
+      (s: SwarmSummary) =>
+        (!params.contextId || this.contexts.of(s.swarmId) === params.contextId) &&
+        (!params.status || statusToA2AState(s.status) === params.status) &&
+        (after === undefined || s.updatedAt > after),
+    );
+    const page = matching.slice(offset, offset + pageSize);
+    const tasks: Task[] = [];
+    for (const s of page) {
+      const { task } = await this.snapshot({ taskId: s.swarmId, contextId: this.contexts.of(s.swarmId) });
+      if (!params.includeArtifacts) task.artifacts = [];
+      tasks.push(withHistoryLength(task, params.historyLength));
+    }
+    const next = offset + page.length;
+    return { tasks, nextPageToken: next < matching.length ? encodePageToken(next) : '', pageSize, totalSize: matching.length };
+  }
+
+  /** Stops the swarm; canceling a canceled task returns it, a completed or failed one cannot be. */
+  async cancelTask(params: CancelTaskRequest, _context: ServerCallContext): Promise<Task> {
+    const ids = await this.locate(params.id);
+    const client = this.runtime.forSwarm(this.definitionId, ids.taskId);
+    const result = await client.getResult();
+    if (result.status === 'completed' || result.status === 'failed') throw new TaskNotCancelableError(`Task not cancelable: ${ids.taskId} (${result.status})`);
+    if (result.status !== 'stopped') {
+      try {
+        await client.stop('canceled by an A2A client');
+      } catch (e) {
+        // Not driven by this runtime (another process owns it, or it could not be restored).
+        throw new TaskNotCancelableError(`Task not cancelable: ${ids.taskId}: ${(e as Error).message}`);
+      }
+    }
+    return (await this.snapshot(ids)).task;
+  }
+
+  /**
+   * The task now, then its updates until it ends or asks for input. Subscribing to a finished
+   * task is an error (as in the SDK); to an input-required one yields the snapshot and ends,
+   * since nothing happens until someone answers.
+   */
+  async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    const ids = await this.locate(params.id);
+    const { task, seq } = await this.snapshot(ids);
+    const state = stateOf(task);
+    if (TERMINAL_STATES.has(state)) {
+      throw new UnsupportedOperationError(`Task ${ids.taskId} is in a terminal state (${TaskState[state]}) and cannot be subscribed to.`);
+    }
+    yield { payload: { $case: 'task', value: task } };
+    if (endsInteraction(state)) return;
+    yield* this.follow(ids, seq, signalOf(context));
+  }
+
+  async createTaskPushNotificationConfig(_params: TaskPushNotificationConfig, _context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  async getTaskPushNotificationConfig(_params: GetTaskPushNotificationConfigRequest, _context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  async listTaskPushNotificationConfigs(
+    _params: ListTaskPushNotificationConfigsRequest,
+    _context: ServerCallContext,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  async deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigRequest, _context: ServerCallContext): Promise<void> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  // ---- internals ----------------------------------------------------------------------
+
+  /** The ids of an existing task of this definition, or TaskNotFound. */
+  private async locate(taskId: string | undefined): Promise<TaskIds> {
+    if (!taskId || taskId.trim() === '') throw new RequestMalformedError('Task ID is required');
+    const record = await this.runtime.store.load(taskId);
+    if (!record || record.definitionId !== this.definitionId) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+    return { taskId, contextId: this.contexts.of(taskId) };
+  }
+
+  /** Starts or resumes the swarm a message is for. */
+  private async accept(params: SendMessageRequest): Promise<Accepted> {
+    const message = params.message;
+    if (!message) throw new RequestMalformedError('request.message is required.');
+    if (!message.messageId) throw new RequestMalformedError('message.messageId is required.');
+    if (message.taskId) return this.resume(message);
+
+    const taskId = taskIdFor(this.definitionId, message.messageId);
+    const ids = (): TaskIds => ({ taskId, contextId: this.contexts.of(taskId) });
+    if (await this.runtime.store.load(taskId)) return { ids: ids(), cursor: await this.lastSeq(taskId), resumed: false };
+    this.contexts.remember(taskId, message.contextId);
+    try {
+      await this.runtime.forSwarm(this.definitionId, taskId).run(inputFromMessage(message, this.structuredInput));
+    } catch (e) {
+      if (!(e instanceof SwarmError)) throw e;
+      // Two deliveries of one message raced: the other one started it.
+      if (/already in use/.test(e.message)) return { ids: ids(), cursor: await this.lastSeq(taskId), resumed: false };
+      throw new RequestMalformedError(e.message);
+    }
+    // The first event is the task itself (submitted): everything after it is this interaction.
+    return { ids: ids(), cursor: 1, resumed: false };
+  }
+
+  /** A follow-up message: resumes an input-required task with the message's text. */
+  private async resume(message: Message): Promise<Accepted> {
+    const ids = await this.locate(message.taskId);
+    if (message.contextId && message.contextId !== ids.contextId) {
+      throw new RequestMalformedError(
+        `contextId mismatch: message contextId '${message.contextId}' does not match task '${ids.taskId}' contextId '${ids.contextId}'`,
+      );
+    }
+    const client = this.runtime.forSwarm(this.definitionId, ids.taskId);
+    const result = await client.getResult();
+    if (result.status === 'completed' || result.status === 'failed' || result.status === 'stopped') {
+      throw new UnsupportedOperationError(`Task ${ids.taskId} is in a terminal state (${result.status}) and cannot be modified.`);
+    }
+    if (result.status !== 'paused') {
+      throw new UnsupportedOperationError(`Task ${ids.taskId} is working; it accepts a message only when it is input-required.`);
+    }
+    const cursor = await this.lastSeq(ids.taskId);
+    try {
+      await client.resume(messageText(message));
+    } catch (e) {
+      if (e instanceof SwarmError) throw new UnsupportedOperationError(`Task ${ids.taskId} cannot be resumed: ${e.message}`);
+      throw e;
+    }
+    return { ids, cursor, resumed: true };
+  }
+
+  private async lastSeq(taskId: string): Promise<number> {
+    return (await this.runtime.store.readEvents(taskId, 0)).at(-1)?.seq ?? 0;
+  }
+
+  /** The task as its events up to `upTo` (default: all) describe it. */
+  private async snapshot(ids: TaskIds, upTo = Infinity): Promise<{ task: Task; seq: number }> {
+    const events = (await this.runtime.store.readEvents(ids.taskId, 0)).filter((e) => e.seq <= upTo);
+    return { task: taskFromEvents(events, ids), seq: events.at(-1)?.seq ?? 0 };
+  }
+
+  /** The A2A updates of the swarm events after `since`, until one ends the interaction. */
+  private async *follow(ids: TaskIds, since: number, signal: AbortSignal | undefined): AsyncGenerator<StreamResponse> {
+    const events = this.runtime.forSwarm(this.definitionId, ids.taskId).events({ since });
+    for await (const event of untilAborted(events, signal)) {
+      const response = toStreamResponse(event, ids);
+      if (response) yield response;
+      if (endsStream(event)) return;
+    }
+  }
+}
+
+function stateOf(task: Task): TaskState {
+  return task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
+}
+
+/** The SDK's history-length rule: undefined keeps all, 0 or less keeps none, n keeps the last n. */
+function withHistoryLength(task: Task, historyLength: number | undefined): Task {
+  if (historyLength === undefined) return task;
+  return { ...task, history: historyLength <= 0 ? [] : task.history.slice(-historyLength) };
+}
+
+function signalOf(context: ServerCallContext): AbortSignal | undefined {
+  const s = context.state.get(REQUEST_SIGNAL_KEY);
+  return s instanceof AbortSignal ? s : undefined;
+}
+
+/** Resolves with `promise`, or rejects once `signal` aborts (the HTTP client went away). */
+async function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  signal.throwIfAborted();
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([promise, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+  }
+}
+
+/**
+ * Iterates `source` until it ends or `signal` aborts; on abort it simply ends (the client that
+ * would read the rest is gone) and lets the source finish on its own time.
+ */
+async function* untilAborted(source: AsyncIterable<SwarmEvent>, signal: AbortSignal | undefined): AsyncGenerator<SwarmEvent> {
+  const it = source[Symbol.asyncIterator]();
+  let stop: (() => void) | undefined;
+  const stopped = new Promise<'aborted'>((resolve) => {
+    stop = () => resolve('aborted');
+    if (signal?.aborted) stop();
+    else signal?.addEventListener('abort', stop, { once: true });
+  });
+  try {
+    for (;;) {
+      const next = await Promise.race([it.next(), stopped]);
+      if (next === 'aborted' || next.done) return;
+      yield next.value;
+    }
+  } finally {
+    if (stop) signal?.removeEventListener('abort', stop);
+    // An async generator suspended in an await handles return() when it resumes; do not wait.
+    it.return?.().catch(() => undefined);
+  }
+}
+
+function encodePageToken(offset: number): string {
+  return Buffer.from(JSON.stringify({ offset })).toString('base64url');
+}
+
+function decodePageToken(token: string): number {
+  try {
+    const { offset } = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { offset?: unknown };
+    if (typeof offset === 'number' && Number.isInteger(offset) && offset >= 0) return offset;
+  } catch {
+    // fall through
+  }
+  throw new RequestMalformedError('Invalid pageToken');
+}

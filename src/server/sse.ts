@@ -1,0 +1,181 @@
+/**
+ * Streaming plumbing shared by the REST event stream (Server-Sent Events) and the WebSocket
+ * subscribers: abortable iteration of a swarm's events, the SSE wire format, cursors.
+ *
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SwarmEvent } from '../../machines/events.js';
+import { isFinalEvent } from '../events.js';
+import { HttpError } from './http.js';
+
+/** Default interval of the SSE keep-alive comments: below the 30–60 s idle cut of most proxies. */
+export const DEFAULT_KEEPALIVE_MS = 15_000;
+
+const ABORTED: unique symbol = Symbol('aborted');
+
+/**
+ * Iterates `source` until it ends or `signal` aborts, whichever comes first.
+ *
+ * Why: a runtime event iterator that waits for the next commit of a quiet swarm (a paused one
+ * may wait for hours) cannot be interrupted; `return()` on it only queues behind the pending
+ * wait. So the wait is raced against the signal and the iterator is abandoned on abort: the
+ * consumer stops at once, and the parked iterator finishes by itself at the swarm's next commit
+ * or end (any late error is swallowed, never an unhandled rejection).
+ *
+ * @example
+ * const ac = new AbortController();
+ * res.on('close', () => ac.abort());
+ * for await (const e of abortable(client.events({ since }), ac.signal)) res.write(sseFrame(e));
+ */
+export async function* abortable<T>(source: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  if (signal.aborted) return;
+  const it = source[Symbol.asyncIterator]();
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<typeof ABORTED>((resolve) => {
+    onAbort = () => resolve(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  let pending: Promise<IteratorResult<T>> | undefined;
+  let finished = false;
+  try {
+    for (;;) {
+      pending = it.next();
+      const step = await Promise.race([pending, aborted]);
+      if (step === ABORTED) return;
+      pending = undefined;
+      if (step.done) {
+        finished = true;
+        return;
+      }
+      yield step.value;
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+    pending?.catch(() => undefined);
+    if (!finished) void Promise.resolve(it.return?.()).catch(() => undefined);
+  }
+}
+
+/**
+ * One event in the SSE wire format: `id:` is the event's sequence number (what a reconnecting
+ * `EventSource` sends back as `Last-Event-ID`), `event:` its kind, `data:` the event as JSON
+ * on one line (JSON.stringify escapes every line break, so the frame cannot be split).
+ *
+ * @example
+ * res.write(sseFrame(event)); // "id: 7\nevent: status-update\ndata: {…}\n\n"
+ */
+export function sseFrame(event: SwarmEvent): string {
+  return `id: ${event.seq}\nevent: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+/**
+ * Parses a sequence-number cursor (`since`, `Last-Event-ID`): a non-negative integer, or a 400.
+ *
+ * @example
+ * parseCursor('12', 'since') // 12
+ * parseCursor('x', 'since')  // throws HttpError(400)
+ */
+export function parseCursor(value: string, name: string): number {
+  const trimmed = value.trim();
+  if (!/^\d{1,15}$/.test(trimmed)) throw new HttpError(400, `${name} must be a non-negative integer (an event sequence number), got "${value}"`);
+  return Number(trimmed);
+}
+
+/**
+ * Where an SSE stream starts: after `Last-Event-ID` when present, else after `?since=`, else
+ * from the beginning. The header wins because it is the reconnect mechanism: a browser
+ * `EventSource` reconnects to the very same URL (still carrying the original `?since=`) and
+ * adds the id of the last event it saw.
+ *
+ * @example
+ * sseCursor(req, url) // Last-Event-ID: 9 and ?since=3 → 9
+ */
+export function sseCursor(req: IncomingMessage, url: URL): number {
+  const header = req.headers['last-event-id'];
+  const lastEventId = Array.isArray(header) ? header[0] : header;
+  if (lastEventId !== undefined && lastEventId.trim() !== '') return parseCursor(lastEventId, 'Last-Event-ID');
+  const since = url.searchParams.get('since');
+  return since === null || since === '' ? 0 : parseCursor(since, 'since');
+}
+
+/** Options of {@link streamSse}. */
+export interface SseStreamOptions {
+  /** Interval of the `: ping` comment lines that keep idle connections (and proxies) open. */
+  keepAliveMs: number;
+  /** Aborts the stream from the server side (shutdown); the response is ended cleanly. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Streams swarm events as Server-Sent Events until the final event (then ends the response),
+ * the client disconnects, or `options.signal` aborts. A slow reader holds back only its own
+ * iterator (we wait for `drain`): events come from the store, so a swarm never waits for it.
+ *
+ * @example
+ * await streamSse(res, client.events({ since }), { keepAliveMs: 15_000 });
+ */
+export async function streamSse(res: ServerResponse, events: AsyncIterable<SwarmEvent>, options: SseStreamOptions): Promise<void> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  res.on('close', stop);
+  options.signal?.addEventListener('abort', stop, { once: true });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    // Reverse proxies (nginx) would otherwise buffer the stream and hold events back.
+    'x-accel-buffering': 'no',
+  });
+  // A first line right away: clients see the response (headers) before the first event.
+  res.write(': stream\n\n');
+  const ping = setInterval(() => {
+    if (!res.writableEnded && !res.destroyed) res.write(': ping\n\n');
+  }, Math.max(1, options.keepAliveMs));
+  ping.unref();
+  try {
+    for await (const event of abortable(events, controller.signal)) {
+      if (!res.write(sseFrame(event))) await drained(res, controller.signal);
+      if (isFinalEvent(event)) break;
+    }
+  } catch (err) {
+    // Headers are out, so no status code any more: the failure is told in-band.
+    if (!controller.signal.aborted && !res.destroyed) {
+      res.write(`event: error\ndata: ${JSON.stringify({ error: err instanceof Error ? err.message : String(err) })}\n\n`);
+    }
+  } finally {
+    clearInterval(ping);
+    res.off('close', stop);
+    options.signal?.removeEventListener('abort', stop);
+    if (!res.writableEnded) res.end();
+  }
+}
+
+/** Resolves when `res` can take more data, closed, or `signal` aborted. */
+function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    res.on('drain', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * A positive number from an environment variable, or undefined when unset or not positive.
+ * Why: `serve()` has no options for the streaming knobs yet, so operators (and tests) set them
+ * through the environment; explicit handler options win over it.
+ *
+ * @example
+ * const keepAliveMs = options.keepAliveMs ?? envNumber('XSWARM_SSE_KEEPALIVE_MS') ?? DEFAULT_KEEPALIVE_MS;
+ */
+export function envNumber(name: string): number | undefined {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const n = Number(raw);
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}
