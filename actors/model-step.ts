@@ -34,13 +34,18 @@ export function createModelStep(ports: SwarmPorts) {
     }
     const model = ports.modelFor(input.definitionId, input.speaker);
     const started = performance.now();
+    let first = true;
     const raw = await model.call({
       agentId: input.speaker,
       swarmId: input.swarmId,
       messages: input.messages,
       tools: ports.toolSpecs(input),
       signal,
-      onText: (chunk) => ports.onText(input.swarmId, input.speaker, input.turn, chunk),
+      onText: (chunk) => {
+        if (signal.aborted || chunk === '') return;
+        ports.onText(input.swarmId, input.speaker, input.turn, chunk, first);
+        first = false;
+      },
     });
     const durationMs = performance.now() - started;
     let response;

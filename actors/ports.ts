@@ -78,8 +78,11 @@ export interface SwarmPorts {
   guardOutput(definitionId: string, swarmId: string, result: unknown): Promise<string | undefined>;
   /** Executes a tool with validated arguments. */
   executeTool(input: ToolRunInput, args: unknown, signal: AbortSignal): Promise<unknown>;
-  /** Publishes a streamed text chunk of `speaker`'s model call. */
-  onText(swarmId: string, speaker: string, turn: number, chunk: string): void;
+  /**
+   * Publishes a streamed text chunk of `speaker`'s model call. `first` marks the first chunk of
+   * a call attempt: it replaces what an interrupted attempt streamed before.
+   */
+  onText(swarmId: string, speaker: string, turn: number, chunk: string, first: boolean): void;
   /** Resolves once everything the swarm recorded so far is durable. */
   gate(swarmId: string): Promise<void>;
 }

@@ -10,7 +10,17 @@
  * @module
  */
 import { createInterface } from 'node:readline/promises';
-import { factOf, type Model, type Runtime, type SwarmDefinition, type SwarmEvent } from '../src/index.js';
+import {
+  DEFAULT_DB_PATH,
+  factOf,
+  memoryStore,
+  type Model,
+  type Runtime,
+  type SwarmDefinition,
+  type SwarmEvent,
+  type SwarmStore,
+  sqliteStore,
+} from '../src/index.js';
 import { activityPlanner, createActivityRuntime } from './activity-planner/index.js';
 import { activityBooking, createBookingRuntime } from './activity-booking/index.js';
 import { contentPipeline, createContentRuntime } from './content-pipeline/index.js';
@@ -29,7 +39,7 @@ interface Example {
   defaultInput: string;
   /** Turns the command-line text into the swarm's input (default: the text itself). */
   toInput?: (text: string) => unknown;
-  setup(): { runtime: Runtime; swarm: SwarmDefinition<any, any>; model: Model; offline: boolean };
+  setup(options: { store: SwarmStore; leaseMs: number }): { runtime: Runtime; swarm: SwarmDefinition<any, any>; model: Model; offline: boolean };
 }
 
 /**
@@ -42,32 +52,32 @@ const EXAMPLES: Record<string, Example> = {
   'activity-planner': {
     description: 'Weather, calendar and allergen agents plan a day (typed result)',
     defaultInput: 'Suggest outdoor activities for Saturday',
-    setup: () => ({ ...createActivityRuntime(), swarm: activityPlanner }),
+    setup: (o) => ({ ...createActivityRuntime(o), swarm: activityPlanner }),
   },
   'activity-booking': {
     description: 'A planner swarm hands off to the activity-planner and ticketing swarms (typed plan + booking)',
     defaultInput: 'Plan my Saturday and book something fun for the two of us',
-    setup: () => ({ ...createBookingRuntime(), swarm: activityBooking }),
+    setup: (o) => ({ ...createBookingRuntime(o), swarm: activityBooking }),
   },
   'support-triage': {
     description: 'Triage hands tickets to a support swarm, customized for VIPs (C-1001 is one, C-2002 is not)',
     defaultInput: 'Customer C-1001: I was charged twice for order #4417, please sort this out today.',
-    setup: () => ({ ...createTriageRuntime(), swarm: supportTriage }),
+    setup: (o) => ({ ...createTriageRuntime(o), swarm: supportTriage }),
   },
   'writer-critic': {
     description: 'A writer revises its draft with an inline critic agent until the critic approves',
     defaultInput: 'Write a short blog intro on why small teams should adopt code review',
-    setup: () => ({ ...createWriterCriticRuntime(), swarm: writerCritic }),
+    setup: (o) => ({ ...createWriterCriticRuntime(o), swarm: writerCritic }),
   },
   'content-pipeline': {
     description: 'Research, draft, pause for an editor\'s approval (HITL), then publish',
     defaultInput: 'urban beekeeping',
-    setup: () => ({ ...createContentRuntime(), swarm: contentPipeline }),
+    setup: (o) => ({ ...createContentRuntime(o), swarm: contentPipeline }),
   },
   'task-planner': {
     description: 'Finds swarms for each task with the swarm registry and hands off to them',
     defaultInput: 'Check the weather for Saturday and book kayaking for 3 people',
-    setup: () => ({ ...createTaskPlannerRuntime(), swarm: taskPlanner }),
+    setup: (o) => ({ ...createTaskPlannerRuntime(o), swarm: taskPlanner }),
   },
 };
 
@@ -86,20 +96,33 @@ async function main(): Promise<number> {
   }
   const text = positional.slice(1).join(' ') || example.defaultInput;
 
-  const { runtime, swarm, model, offline } = example.setup();
+  // State lives in SQLite, so a demo killed mid-run continues where it stopped on the next
+  // `npm start`. A short lease lets the next process take the swarm over quickly.
+  const store = args.includes('--memory') ? memoryStore() : sqliteStore(process.env.XSWARM_DB || DEFAULT_DB_PATH);
+  const { runtime, swarm, model, offline } = example.setup({ store, leaseMs: 2_000 });
   console.log(`example: ${name} (${example.description})`);
   console.log(offline ? 'model: offline scripted demo (set OPENAI_API_KEY to use OpenAI)' : `model: OpenAI ${model.name}`);
 
-  const client = runtime.forSwarm(swarm);
+  await runtime.start();
+  const [unfinished] = await runtime.list({ definitionId: swarm.id, status: ['running', 'awaitingHandoff', 'paused'] });
+  const client = runtime.forSwarm(swarm, unfinished?.swarmId);
   // Ctrl-C stops the swarm properly, so the stream still ends with its final event.
   process.once('SIGINT', () => void client.stop('interrupted (Ctrl-C)').catch(() => undefined));
   try {
-    await client.run(example.toInput ? example.toInput(text) : text);
+    if (unfinished) console.log(`continuing swarm ${unfinished.swarmId}, interrupted earlier (${'path' in store ? store.path : 'memory'})`);
+    else await client.run(example.toInput ? example.toInput(text) : text);
+    console.log(`swarm ${client.swarmId}`);
     for await (const event of client.events()) {
       print(event);
       // A paused swarm waits for a human; without one (no TTY) let the model decide on its own.
       const paused = factOf(event, 'paused');
-      if (paused) await client.resume(await ask(paused.reason.message));
+      if (paused && (await client.getResult()).status === 'paused') await client.resume(await ask(paused.reason.message));
+      // A child swarm waiting for its human is answered the same way, through its own client.
+      const child = factOf(event, 'child-swarm');
+      if (child?.lifecycle === 'paused') {
+        const childClient = runtime.forSwarm(child.definitionId, child.childSwarmId);
+        if ((await childClient.getResult()).status === 'paused') await childClient.resume(await ask(child.reason ?? 'Continue?'));
+      }
     }
     endStream();
     const result = await client.getResult();
@@ -115,6 +138,7 @@ async function main(): Promise<number> {
     return 1;
   } finally {
     await runtime.close();
+    await store.close();
   }
 }
 
@@ -132,7 +156,8 @@ function print(e: SwarmEvent): void {
   if (e.kind === 'artifact-update' && e.artifact.name === 'stream') {
     // Chunks of one stream go on one line, as they arrive.
     const chunk = e.artifact.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('');
-    if (openStream !== e.artifact.artifactId) {
+    // A chunk that does not append starts the text afresh (a re-issued model call).
+    if (openStream !== e.artifact.artifactId || !e.append) {
       endStream();
       process.stdout.write(`${tag(e)} ${e.metadata?.agent ?? '?'} ▸ `);
       openStream = e.artifact.artifactId;
@@ -177,6 +202,10 @@ function describe(e: SwarmEvent): string | undefined {
 function fact(e: SwarmEvent): string | undefined {
   const handoff = factOf(e, 'agent-handoff');
   if (handoff) return `${handoff.from} → ${handoff.to}: ${short(handoff.request)}`;
+  const toSwarm = factOf(e, 'swarm-handoff');
+  if (toSwarm) return `${toSwarm.from} ⇒ swarm ${toSwarm.to} (${toSwarm.childSwarmId}): ${short(toSwarm.input)}`;
+  const child = factOf(e, 'child-swarm');
+  if (child) return `  ↳ child ${child.definitionId} ${child.lifecycle}${child.reason ? `: ${child.reason}` : ''}`;
   const back = factOf(e, 'handoff-result');
   if (back) return `${back.from} → ${back.to}: ${back.ok ? 'answered' : 'failed'}`;
   const call = factOf(e, 'tool-call');
@@ -216,7 +245,7 @@ async function ask(question: string): Promise<string> {
 
 function usage(exitCode: number): never {
   const out = exitCode === 0 ? console.log : console.error;
-  out('usage: npm start [-- <example> [input…]] [--verbose]\n\nexamples:');
+  out('usage: npm start [-- <example> [input…]] [--verbose] [--memory]\n\nstate: .xswarm/state.db (XSWARM_DB to change, --memory for none)\n\nexamples:');
   for (const [n, e] of Object.entries(EXAMPLES)) out(`  ${n.padEnd(20)} ${e.description}`);
   process.exit(exitCode);
 }

@@ -125,7 +125,7 @@ export class SwarmHost {
   publish(body: SwarmEventBody): void {
     if (this.isEnded()) return;
     const last = this.buffer.at(-1);
-    if (isChunk(body) && last && isChunk(last) && last.artifact.artifactId === body.artifact.artifactId) {
+    if (isChunk(body) && body.append && last && isChunk(last) && last.artifact.artifactId === body.artifact.artifactId) {
       this.buffer[this.buffer.length - 1] = mergeChunks(last, body);
     } else {
       this.buffer.push(body);
@@ -299,10 +299,12 @@ export const CHUNK_WINDOW_MS = 25;
 
 type ChunkBody = Extract<SwarmEventBody, { kind: 'artifact-update' }>;
 
-function isChunk(body: SwarmEventBody): body is ChunkBody {
-  return body.kind === 'artifact-update' && body.append;
+/** A streamed text chunk (the final result artifact is not one). */
+export function isChunk(body: SwarmEventBody): body is ChunkBody {
+  return body.kind === 'artifact-update' && body.artifact.name === 'stream';
 }
 
+/** `b` appended to `a`: one event with `a`'s append flag and both texts. */
 function mergeChunks(a: ChunkBody, b: ChunkBody): ChunkBody {
   const text = (x: ChunkBody) => x.artifact.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('');
   return { ...a, artifact: { ...a.artifact, parts: [{ kind: 'text', text: text(a) + text(b) }] } };

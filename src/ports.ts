@@ -83,11 +83,12 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
         signal,
       });
     },
-    onText(swarmId, speaker, turn, chunk) {
+    onText(swarmId, speaker, turn, chunk, first) {
       deps.host(swarmId)?.publish({
         kind: 'artifact-update',
         artifact: { artifactId: `stream:${speaker}:${turn}`, name: 'stream', parts: [{ kind: 'text', text: chunk }] },
-        append: true,
+        // A re-issued call (after a pause or a restart) starts its text afresh.
+        append: !first,
         lastChunk: false,
         metadata: { agent: speaker, turn },
       });

@@ -11,6 +11,7 @@ import type { SwarmEvent, SwarmEventBody } from '../machines/events.js';
 import type { CallResult, ModelStepInput, ModelStepOutput, ToolRunInput } from '../machines/round.js';
 import { type SwarmContext, type SwarmInput, swarmMachine } from '../machines/swarm.js';
 import { SwarmError } from './errors.js';
+import { isChunk } from './host.js';
 import { isFinal } from './result.js';
 import type { SwarmStore } from './store/types.js';
 
@@ -140,7 +141,7 @@ export async function replaySwarm(store: SwarmStore, swarmId: string): Promise<S
         if (failed) return true;
         const next = recorded[produced.length];
         if (!next) return false;
-        if (next.kind === 'artifact-update' && next.append) {
+        if (isChunk(next)) {
           produced.push(next); // a streamed chunk: published by the model adapter, not the machine
           continue;
         }

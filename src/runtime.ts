@@ -293,10 +293,9 @@ class RuntimeCore implements Runtime, SwarmControl {
 
   async wait(swarmId: string): Promise<SwarmResult> {
     for (;;) {
-      const host = this.hosts.get(swarmId);
-      const next = host?.nextCommit();
+      const next = this.nextChange(swarmId);
       const result = await this.result(swarmId);
-      if (result.status !== 'running' || !next) return result;
+      if (result.status !== 'running' || this.unrestorable.has(swarmId)) return result;
       await next;
     }
   }
@@ -304,9 +303,8 @@ class RuntimeCore implements Runtime, SwarmControl {
   async *events(swarmId: string, since: number): AsyncGenerator<SwarmEvent> {
     let cursor = since;
     for (;;) {
-      const host = this.hosts.get(swarmId);
       // Taken before reading, so a commit landing during the read still wakes us.
-      const next = host?.nextCommit();
+      const next = this.nextChange(swarmId);
       const batch = await this.store.readEvents(swarmId, cursor);
       for (const event of batch) {
         yield event;
@@ -314,12 +312,26 @@ class RuntimeCore implements Runtime, SwarmControl {
         if (event.kind === 'status-update' && event.final) return;
       }
       if (batch.length > 0) continue;
-      if (!next) {
-        if (cursor === 0 && !(await this.store.load(swarmId))) throw new SwarmError(`Unknown swarm "${swarmId}"`);
-        return;
+      if (!this.hosts.has(swarmId)) {
+        const record = await this.store.load(swarmId);
+        if (!record) {
+          if (cursor === 0) throw new SwarmError(`Unknown swarm "${swarmId}"`);
+          return;
+        }
+        if (isFinal(record.status) || this.unrestorable.has(swarmId) || this.closed) return;
       }
       await next;
     }
+  }
+
+  /**
+   * Resolves at the swarm's next commit when it is live here; otherwise after a short poll
+   * interval, since another process (or this runtime's adoption) may be driving it.
+   */
+  private nextChange(swarmId: string): Promise<void> {
+    const host = this.hosts.get(swarmId);
+    if (host) return host.nextCommit();
+    return new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 
   async pause(swarmId: string, reason: PauseReason): Promise<void> {
@@ -484,6 +496,9 @@ class RuntimeCore implements Runtime, SwarmControl {
 }
 
 const UNFINISHED = ['running', 'awaitingHandoff', 'paused'] as const;
+
+/** How often readers poll the store for a swarm that is not live in this runtime. */
+const POLL_MS = 200;
 
 function inUse(swarmId: string): SwarmError {
   return new SwarmError(`Swarm id "${swarmId}" is already in use`);

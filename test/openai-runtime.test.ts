@@ -47,11 +47,11 @@ describe('openaiModel in a swarm', () => {
     expect(await c.wait()).toEqual({ status: 'completed', result: { day: 'Saturday', activity: 'hiking' } });
 
     const events = await collect(c.events());
-    const chunks = events.filter((e) => e.kind === 'artifact-update' && e.append);
+    const chunks = events.filter((e) => e.kind === 'artifact-update' && e.artifact.name === 'stream');
     expect(chunks.map((e) => (e as { artifact: { parts: { text: string }[] } }).artifact.parts[0]!.text).join('')).toBe(
       'Sunny on Saturday.{"day":"Saturday","activity":"hiking"}',
     );
-    expect(chunks[0]).toMatchObject({ metadata: { agent: 'weather-agent', turn: 2 } });
+    expect(chunks[0]).toMatchObject({ append: false, metadata: { agent: 'weather-agent', turn: 2 } });
     expect(events.map((e) => factOf(e, 'agent-handoff')).find(Boolean)).toMatchObject({ from: 'planner', to: 'weather-agent', request: 'Saturday?' });
     expect(events.map((e) => factOf(e, 'tool-call')).find(Boolean)).toMatchObject({ agent: 'weather-agent', toolName: 'get_forecast' });
     const calls = events.filter((e) => e.kind === 'internal:llm-call');

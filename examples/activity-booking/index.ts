@@ -86,7 +86,7 @@ export function createBookingRuntime(options: ExampleRuntimeOptions = {}): Examp
     swarms: [activityBooking, activityPlanner, ticketing],
     agents: activityAgents,
     model,
-    ...(options.store ? { store: options.store } : {}),
+    ...(options.store ? { store: options.store } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   return { runtime, model, offline };
 }

@@ -93,6 +93,8 @@ export interface ActivityRuntimeOptions {
   /** Overrides the environment's choice. */
   model?: Model;
   store?: SwarmStore;
+  /** Lease of the runtime on its swarms (see `createRuntime`). */
+  leaseMs?: number;
   /** Where to look for `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `XSWARM_MODEL`; default `process.env`. */
   env?: Record<string, string | undefined>;
 }
@@ -132,7 +134,7 @@ export function createActivityRuntime(options: ActivityRuntimeOptions = {}): Act
     swarms: [activityPlanner],
     agents: activityAgents,
     model,
-    ...(options.store ? { store: options.store } : {}),
+    ...(options.store ? { store: options.store } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   return { runtime, model, offline: model === demoModel };
 }

@@ -150,7 +150,7 @@ export function createContentRuntime(options: ExampleRuntimeOptions = {}): Examp
     swarms: [contentPipeline],
     agents: [researcher, copywriter],
     model,
-    ...(options.store ? { store: options.store } : {}),
+    ...(options.store ? { store: options.store } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   return { runtime, model, offline };
 }

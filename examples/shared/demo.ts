@@ -218,6 +218,8 @@ export interface ExampleRuntimeOptions {
   /** Overrides the environment's choice. */
   model?: Model;
   store?: SwarmStore;
+  /** Lease of the runtime on its swarms (see `createRuntime`). */
+  leaseMs?: number;
   /** Where to look for `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `XSWARM_MODEL`; default `process.env`. */
   env?: Record<string, string | undefined>;
   /** Latency and streaming of the demo model (when it is chosen). */

@@ -120,7 +120,7 @@ export function createTriageRuntime(options: ExampleRuntimeOptions = {}): Exampl
     agents: [billingAgent, escalationAgent],
     tools: [issueRefund],
     model,
-    ...(options.store ? { store: options.store } : {}),
+    ...(options.store ? { store: options.store } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   return { runtime, model, offline };
 }

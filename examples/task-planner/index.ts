@@ -96,7 +96,7 @@ export function createTaskPlannerRuntime(options: ExampleRuntimeOptions = {}): E
     swarms: [taskPlanner, forecaster, ticketing, activityPlanner],
     agents: activityAgents,
     model,
-    ...(options.store ? { store: options.store } : {}),
+    ...(options.store ? { store: options.store } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   return { runtime, model, offline };
 }

@@ -115,6 +115,6 @@ export const writerCritic = defineSwarm({
  */
 export function createWriterCriticRuntime(options: ExampleRuntimeOptions = {}): ExampleRuntime {
   const { model, offline } = chooseModel(options, () => createWriterCriticDemoModel(options.demo));
-  const runtime = createRuntime({ swarms: [writerCritic], model, ...(options.store ? { store: options.store } : {}) });
+  const runtime = createRuntime({ swarms: [writerCritic], model, ...(options.store ? { store: options.store } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) });
   return { runtime, model, offline };
 }

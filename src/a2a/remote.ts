@@ -54,6 +54,9 @@ type Hooks = RemoteHooks & { swarmEnded?(): boolean };
 
 const LEGACY = { enabled: true } as const;
 
+/** How long a cancel after an abort may take, including learning the remote task's id. */
+const CANCEL_GRACE_MS = 5000;
+
 /**
  * The A2A client for remote agents: `card(url)` reads an agent card; `send` sends the request
  * (message id = the call's idempotency key), waits for the remote task, and answers with its
@@ -77,13 +80,20 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
   /** A fetch with our headers; `signal` (when given) aborts it too. */
   const fetchWith =
     (signal?: AbortSignal): typeof fetch =>
-    (input, init) => {
+    async (input, init) => {
       const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
       const extra = typeof options.headers === 'function' ? options.headers(url) : options.headers;
       const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
       for (const [k, v] of Object.entries(extra ?? {})) if (!headers.has(k)) headers.set(k, v);
       const signals = [init?.signal, signal].filter((s): s is AbortSignal => !!s);
-      return baseFetch(input, { ...init, headers, ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}) });
+      const res = await baseFetch(input, { ...init, headers, ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}) });
+      if (res.ok || res.status === 304) return res;
+      // JSON-RPC errors (the SDK server sends some with HTTP 500) are the SDK's to read. Any
+      // other HTTP error becomes one that names its status: the SDK would mistake a body like
+      // `{"error":"…"}` for a JSON-RPC error and report only "An unexpected error occurred."
+      const body = await res.clone().text().catch(() => '');
+      if (/"jsonrpc"\s*:/.test(body)) return res;
+      throw new Error(`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''} from ${url}${body ? `: ${body.slice(0, 300)}` : ''}`);
     };
 
   const resolver = (signal?: AbortSignal) => new DefaultAgentCardResolver({ fetchImpl: fetchWith(signal), legacyCompat: LEGACY });
@@ -125,36 +135,40 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
       }
       const card = await client.getAgentCard().catch(() => undefined);
       const name = card?.name || input.agentId;
-      const exchange = new Exchange(client, signal, !!card?.capabilities?.streaming, maxResubscribes, pollIntervalMs);
+      const exchange = new Exchange(client, !!card?.capabilities?.streaming, maxResubscribes, pollIntervalMs);
 
-      const cancelRemote = () =>
+      // On abort the call returns at once, while the exchange goes on briefly in the
+      // background: long enough to learn the remote task's id if it is not known yet, cancel
+      // that task, and stop.
+      const onAbort = () =>
         queueMicrotask(() => {
-          if (!exchange.taskId || exchange.finished || hooks.swarmEnded?.() === false) return;
-          void client
-            .cancelTask({ tenant: '', id: exchange.taskId, metadata: undefined }, { signal: AbortSignal.timeout(5000) })
-            .catch(() => undefined);
+          if (hooks.swarmEnded?.() === false) exchange.stop();
+          else exchange.cancel();
         });
-      signal.addEventListener('abort', cancelRemote, { once: true });
-      try {
-        let message = userMessage(input.key, input.request, undefined);
-        for (let answers = 1; ; answers++) {
-          await exchange.run(message);
-          const state = exchange.state;
-          if (state === TaskState.TASK_STATE_COMPLETED) return { ok: true, content: exchange.content() };
-          if (state === TaskState.TASK_STATE_INPUT_REQUIRED) {
-            const question = exchange.statusText || `The remote agent "${name}" needs more input to continue.`;
-            const answer = await untilAborted(hooks.askHuman(question), signal);
-            message = userMessage(`${input.key}:answer:${answers}`, answer ?? '', { taskId: exchange.taskId, contextId: exchange.contextId });
-            continue;
+      signal.addEventListener('abort', onAbort, { once: true });
+      const work = (async (): Promise<CallResult> => {
+        try {
+          let message = userMessage(input.key, input.request, undefined);
+          for (let answers = 1; ; answers++) {
+            await exchange.run(message);
+            const state = exchange.state;
+            if (state === TaskState.TASK_STATE_COMPLETED) return { ok: true, content: exchange.content() };
+            if (state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+              const question = exchange.statusText || `The remote agent "${name}" needs more input to continue.`;
+              const answer = await untilAborted(hooks.askHuman(question), exchange.signal);
+              message = userMessage(`${input.key}:answer:${answers}`, answer ?? '', { taskId: exchange.taskId, contextId: exchange.contextId });
+              continue;
+            }
+            return { ok: false, content: failureText(name, state, exchange.statusText) };
           }
-          return { ok: false, content: failureText(name, state, exchange.statusText) };
+        } catch (e) {
+          return { ok: false, content: `The remote agent "${name}" (${input.url}) failed: ${reasonOf(e)}` };
+        } finally {
+          signal.removeEventListener('abort', onAbort);
+          exchange.stop();
         }
-      } catch (e) {
-        if (signal.aborted) throw signal.reason;
-        return { ok: false, content: `The remote agent "${name}" (${input.url}) failed: ${reasonOf(e)}` };
-      } finally {
-        signal.removeEventListener('abort', cancelRemote);
-      }
+      })();
+      return untilAborted(work, signal);
     },
   };
 }
@@ -170,14 +184,44 @@ class Exchange {
   statusText = '';
   private readonly artifacts = new Map<string, Part[]>();
   private reply: Message | undefined;
+  /** Aborts every request of this exchange. */
+  private readonly controller = new AbortController();
+  private cancelWhenKnown = false;
 
   constructor(
     private readonly client: Client,
-    private readonly signal: AbortSignal,
     private readonly streaming: boolean,
     private readonly maxResubscribes: number,
     private readonly pollIntervalMs: number,
   ) {}
+
+  /** Fires when the exchange is stopped. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Stops every request of this exchange; the remote task is left as it is. */
+  stop(): void {
+    this.controller.abort(new Error('The call to the remote agent was abandoned'));
+  }
+
+  /**
+   * Cancels the remote task (best effort) and stops. When its id is not known yet, keeps
+   * reading the stream for up to {@link CANCEL_GRACE_MS} to learn it.
+   */
+  cancel(): void {
+    if (this.signal.aborted) return;
+    if (this.finished && this.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return this.stop();
+    if (!this.taskId) {
+      this.cancelWhenKnown = true;
+      setTimeout(() => this.stop(), CANCEL_GRACE_MS).unref();
+      return;
+    }
+    void this.client
+      .cancelTask({ tenant: '', id: this.taskId, metadata: undefined }, { signal: AbortSignal.timeout(CANCEL_GRACE_MS) })
+      .catch(() => undefined);
+    this.stop();
+  }
 
   /** Whether the remote task ended, or waits for us (input, auth), or answered with a message. */
   get finished(): boolean {
@@ -272,6 +316,10 @@ class Exchange {
   private ids(taskId: string, contextId: string): void {
     if (taskId) this.taskId = taskId;
     if (contextId) this.contextId = contextId;
+    if (this.cancelWhenKnown && this.taskId) {
+      this.cancelWhenKnown = false;
+      this.cancel();
+    }
   }
 }
 

@@ -37,13 +37,25 @@ export const SSE_KEEPALIVE_MS = 15_000;
 const CARD_PATHS = new Set(['/.well-known/agent-card.json', '/.well-known/agent.json']);
 
 /**
+ * Options of {@link createA2AHandler}.
+ *
+ * @example
+ * const options: A2AHandlerOptions = { keepAliveMs: 30_000 };
+ */
+export interface A2AHandlerOptions {
+  /** Interval of `: ping` comments on SSE streams (default {@link SSE_KEEPALIVE_MS}). */
+  keepAliveMs?: number;
+}
+
+/**
  * Creates the A2A handler of a server.
  *
  * @example
  * const handlers = [createRestHandler(ctx), createA2AHandler(ctx)];
  * for (const h of handlers) if (await h.handle(req, res, url)) return;
  */
-export function createA2AHandler(ctx: ServerContext): HttpHandler {
+export function createA2AHandler(ctx: ServerContext, options: A2AHandlerOptions = {}): HttpHandler {
+  const keepAliveMs = options.keepAliveMs ?? SSE_KEEPALIVE_MS;
   const apps = new Map<string, Express>();
   const contexts = new ContextIds();
   // The SDK builds a call context from the request headers only; this is how a request's
@@ -124,7 +136,7 @@ export function createA2AHandler(ctx: ServerContext): HttpHandler {
       const gone = new AbortController();
       res.once('close', () => gone.abort());
       signals.set(req.headers, gone.signal);
-      decorateEventStream(req, res);
+      decorateEventStream(req, res, keepAliveMs);
       return dispatch(app, req, res);
     },
   };
@@ -145,7 +157,7 @@ function dispatch(app: Express, req: IncomingMessage, res: ServerResponse): Prom
  * Adds to SSE responses what the SDK's stream writer lacks: `: ping` comments while idle, and
  * for v0.3 clients, `final: true` on an input-required status update (see the module notes).
  */
-function decorateEventStream(req: IncomingMessage, res: ServerResponse): void {
+function decorateEventStream(req: IncomingMessage, res: ServerResponse, keepAliveMs: number): void {
   const version = req.headers['a2a-version'];
   // The SDK's own routing rule: no version header (or 0.3) goes to the v0.3 compat layer.
   const legacy = !version || version === '0.3';
@@ -155,7 +167,7 @@ function decorateEventStream(req: IncomingMessage, res: ServerResponse): void {
     if (!keepAlive && String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) {
       keepAlive = setInterval(() => {
         if (!res.writableEnded && !res.destroyed) write(': ping\n\n');
-      }, SSE_KEEPALIVE_MS);
+      }, keepAliveMs);
       keepAlive.unref();
     }
     return write(legacy && typeof chunk === 'string' ? finalOnInputRequired(chunk) : chunk, ...rest);
@@ -163,7 +175,14 @@ function decorateEventStream(req: IncomingMessage, res: ServerResponse): void {
   res.once('close', () => clearInterval(keepAlive));
 }
 
-/** Rewrites one SSE `data:` event so a v0.3 input-required status update says `final: true`. */
+/**
+ * Rewrites one SSE `data:` event so a v0.3 input-required status update says `final: true`;
+ * anything else passes unchanged.
+ *
+ * @example
+ * finalOnInputRequired('data: {"result":{"kind":"status-update","status":{"state":"input-required"},"final":false}}\n\n')
+ * // 'data: {"result":{"kind":"status-update","status":{"state":"input-required"},"final":true}}\n\n'
+ */
 export function finalOnInputRequired(chunk: string): string {
   if (!chunk.startsWith('data: ') || !chunk.includes('"input-required"')) return chunk;
   try {
