@@ -4,7 +4,7 @@
  * @module
  */
 import { fromPromise } from 'xstate';
-import { errorText } from '../machines/agent.js';
+import { errorText } from '../machines/round.js';
 import type { CallResult, ToolRunInput } from '../machines/round.js';
 import type { SwarmPorts } from './ports.js';
 

@@ -26,7 +26,9 @@ import {
   type Round,
   roundStartEvents,
   runningCalls,
-  toCallResult,
+  callResultOf,
+  type ChildEvent,
+  errorText,
   toolKey,
   type ToolRunInput,
 } from './round.js';
@@ -129,6 +131,8 @@ export const agentMachine = setup({
     },
     lastCall: ({ context, event }) => isLastRunning(context.round, childDone({ event })),
     turnsLeft: ({ context }) => context.turn < context.maxTurns,
+    // Guards of a response run before it is counted: this one counts it.
+    turnsLeftAfterResponse: ({ context }) => context.turn + 1 < context.maxTurns,
     roundDone: ({ context }) => runningCalls(context.round).length === 0,
     pausedInThinking: ({ context }) => context.pausedFrom === 'thinking',
   },
@@ -166,9 +170,7 @@ export const agentMachine = setup({
       const childId = childDone({ event });
       const call = context.round?.calls.find((c) => c.childId === childId);
       if (!call) return;
-      const result = event.type.startsWith('xstate.error.actor.')
-        ? { ok: false, content: `Tool failed: ${String((event as unknown as { error: unknown }).error)}` }
-        : toCallResult((event as unknown as { output: unknown }).output);
+      const result = callResultOf(event as unknown as ChildEvent);
       enqueue.assign({
         round: recordResult(context.round!, childId, result),
         outbox: [
@@ -236,7 +238,7 @@ export const agentMachine = setup({
         onDone: [
           { guard: 'wantsCalls', target: 'acting', actions: ['recordResponse', 'openRound', 'report', 'spawnTools'] },
           { guard: 'answered', target: 'done', actions: ['recordResponse', 'answer'] },
-          { guard: 'turnsLeft', target: 'thinking', reenter: true, actions: ['recordResponse', 'correct', 'report'] },
+          { guard: 'turnsLeftAfterResponse', target: 'thinking', reenter: true, actions: ['recordResponse', 'correct', 'report'] },
           {
             target: 'done',
             actions: ['recordResponse', { type: 'failWith', params: { reason: 'Agent gave no answer within its turn limit.' } }],
@@ -288,13 +290,3 @@ export const agentMachine = setup({
   }),
 });
 
-/** Readable text for anything thrown. */
-export function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === 'string') return error;
-  try {
-    return JSON.stringify(error);
-  } catch {
-    return String(error);
-  }
-}

@@ -373,6 +373,32 @@ export function callDoneEvent(agent: string, call: RoundCall, result: CallResult
   return { kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: result.ok, content: result.content, key };
 }
 
+/** A child actor's done or error event, as a machine receives it. */
+export type ChildEvent = { type: string; actorId: string; output?: unknown; error?: unknown };
+
+/**
+ * The result of a finished child actor: its output, or its error as a failed result. The
+ * same text for every machine, so a model reads failures one way.
+ *
+ * @example
+ * callResultOf({ type: 'xstate.error.actor.tool:1:0', actorId: 'tool:1:0', error: new Error('boom') }) // { ok: false, content: 'Call failed: boom' }
+ */
+export function callResultOf(event: ChildEvent): CallResult {
+  if (event.type.startsWith('xstate.error.actor.')) return { ok: false, content: `Call failed: ${errorText(event.error)}` };
+  return toCallResult(event.output);
+}
+
+/** Readable text for anything thrown. */
+export function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error);
+  } catch {
+    return String(error);
+  }
+}
+
 /** Normalizes what a finished child actor produced into a {@link CallResult}. */
 export function toCallResult(output: unknown): CallResult {
   if (output && typeof output === 'object' && 'ok' in output && 'content' in output) {

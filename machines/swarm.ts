@@ -11,7 +11,7 @@
  * @module
  */
 import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
-import { agentMachine, errorText, type AgentInput, type AgentOutput, type SessionEntry } from './agent.js';
+import { agentMachine, type AgentInput, type AgentOutput, type SessionEntry } from './agent.js';
 import type { CheckpointStep, PauseReason, SwarmEventBody } from './events.js';
 import type { ChatMessage, Usage } from './messages.js';
 import {
@@ -32,7 +32,9 @@ import {
   type Round,
   roundStartEvents,
   runningCalls,
-  toCallResult,
+  callResultOf,
+  type ChildEvent,
+  errorText,
   toolKey,
   type ToolRunInput,
 } from './round.js';
@@ -65,6 +67,8 @@ export interface SwarmConfig {
   result?: Record<string, unknown>;
   /** Name and description of an ad-hoc swarm. */
   label?: { name?: string; description?: string };
+  /** Most matches a `swarm_registry_search` returns, when the swarm has the registry tools. */
+  registryLimit?: number;
 }
 
 /**
@@ -140,7 +144,6 @@ export interface SwarmEmitted {
 export const SWARM_MACHINE_VERSION = 1;
 
 type StepEvent = { output: ModelStepOutput };
-type ChildEvent = { actorId: string; output?: unknown; error?: unknown; type: string };
 
 const step = (event: unknown): ModelStepOutput => (event as StepEvent).output;
 const isHandoff = (kind: string): boolean => kind === 'agent' || kind === 'swarm' || kind === 'remote';
@@ -168,10 +171,6 @@ function addUsage(total: Usage, output: ModelStepOutput): Usage {
   return u ? { inputTokens: total.inputTokens + u.inputTokens, outputTokens: total.outputTokens + u.outputTokens } : total;
 }
 
-function callResultOf(event: ChildEvent): CallResult {
-  if (event.type.startsWith('xstate.error.actor.')) return { ok: false, content: `Call failed: ${errorText(event.error)}` };
-  return toCallResult(event.output);
-}
 
 /**
  * The swarm machine. The runtime provides the real actors with
@@ -315,7 +314,7 @@ export const swarmMachine = setup({
         events: [
           ...agentEvents,
           callDoneEvent(context.definitionId, call, result, toolKey(context.swarmId, context.round!.turn, call.id)),
-          checkpoint(call.kind === 'agent' ? 'handoff-result' : 'tool-result'),
+          checkpoint(isHandoff(call.kind) ? 'handoff-result' : 'tool-result'),
         ],
       });
     }),

@@ -2,6 +2,8 @@
  * Shared helpers for the model-based tests (`*.model.test.ts`): controllable promise actors,
  * settling, coverage of a real machine's graph, and compact signatures of swarm events.
  */
+import { isDeepStrictEqual } from 'node:util';
+import { expect } from 'vitest';
 import { type AnyStateMachine, type AnyTransitionDefinition, fromPromise, type InspectionEvent, type StateValue } from 'xstate';
 import { getStateNodes } from 'xstate/graph';
 import type { SwarmEventBody } from '../../machines/events.js';
@@ -21,6 +23,11 @@ export interface PendingCall<I, O> {
  */
 export class Controllable<I, O> {
   readonly calls: PendingCall<I, O>[] = [];
+
+  /** Forgets every invocation (between two paths; the logic itself can be reused). */
+  reset(): void {
+    this.calls.length = 0;
+  }
 
   readonly logic = fromPromise<O, I>(
     ({ input, signal }) =>
@@ -67,9 +74,21 @@ export class Controllable<I, O> {
   }
 }
 
-/** Lets promise callbacks and the actor mailboxes they feed run to quiescence. */
+/**
+ * Asserts deep equality: a fast strict comparison first (model-based runs make thousands of
+ * them), vitest's `toEqual` with its readable diff only when that fails.
+ */
+export function same(actual: unknown, expected: unknown): void {
+  if (isDeepStrictEqual(actual, expected)) return;
+  expect(actual).toEqual(expected);
+}
+
+/**
+ * Lets settled promise actors deliver their results: a promise actor reports its outcome a
+ * couple of microtasks after its promise settles, and actors process events synchronously.
+ */
 export async function flush(): Promise<void> {
-  for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  for (let i = 0; i < 10; i++) await Promise.resolve();
 }
 
 /** A readable, unique key for one transition definition of a machine. */
@@ -153,11 +172,11 @@ export function eventSig(e: SwarmEventBody): string {
     case 'artifact-update':
       return 'artifact';
     case 'internal:llm-call':
-      return `llm:${e.agent}:${e.turn}`;
+      return `llm:${e.agent}:${e.scope}:${e.turn}`;
     case 'internal:tool-start':
       return `tool-start:${e.callId}`;
     case 'internal:tool-complete':
-      return `tool-complete:${e.callId}:${e.ok}`;
+      return `tool-complete:${e.callId}:${e.ok}:${e.key}`;
     case 'internal:checkpoint':
       return `cp:${e.step}`;
     case 'status-update': {
@@ -168,8 +187,14 @@ export function eventSig(e: SwarmEventBody): string {
         case 'agent-handoff':
           detail = `:${m.callId}`;
           break;
+        case 'swarm-handoff':
+          detail = `:${m.callId}:${m.childSwarmId}`;
+          break;
         case 'handoff-result':
-          detail = `:${m.callId}:${m.ok}`;
+          detail = `:${m.callId}:${m.ok}${m.childSwarmId ? `:${m.childSwarmId}` : ''}`;
+          break;
+        case 'child-swarm':
+          detail = `:${m.childSwarmId}:${m.lifecycle}`;
           break;
         case 'turn-completed':
           detail = `:${m.turn}`;
