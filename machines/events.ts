@@ -38,7 +38,17 @@ export type SwarmFact =
   | { type: 'started'; definitionId: string }
   | { type: 'agent-handoff'; from: string; to: string; callId: string; request: string }
   | { type: 'swarm-handoff'; from: string; to: string; childSwarmId: string; callId: string; input: unknown }
-  | { type: 'handoff-result'; from: string; to: string; callId: string; ok: boolean; childSwarmId?: string }
+  | {
+      type: 'handoff-result';
+      from: string;
+      to: string;
+      callId: string;
+      ok: boolean;
+      childSwarmId?: string;
+      /** What the orchestrator reads as the handoff's tool result (the replay journal). */
+      content: string;
+      key: string;
+    }
   | {
       type: 'child-swarm';
       childSwarmId: string;

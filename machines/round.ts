@@ -67,6 +67,8 @@ export interface RemoteAgentInput {
 export interface ChildSwarmInput {
   parentId: string;
   callId: string;
+  /** The call's idempotency key (stable across restarts). */
+  key: string;
   childSwarmId: string;
   definitionId: string;
   input: unknown;
@@ -367,6 +369,8 @@ export function callDoneEvent(agent: string, call: RoundCall, result: CallResult
         callId: call.id,
         ok: result.ok,
         ...(call.childSwarmId ? { childSwarmId: call.childSwarmId } : {}),
+        content: result.content,
+        key,
       },
     };
   }

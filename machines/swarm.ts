@@ -266,6 +266,7 @@ export const swarmMachine = setup({
           const input: ChildSwarmInput = {
             parentId: context.swarmId,
             callId: call.id,
+            key: toolKey(context.swarmId, round.turn, call.id),
             childSwarmId: call.childSwarmId!,
             definitionId: call.definitionId!,
             input: call.input,

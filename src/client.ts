@@ -16,7 +16,7 @@ export interface SwarmControl {
   startSwarm(definitionId: string, swarmId: string, input: unknown, options?: ResolveOptions): Promise<void>;
   result(swarmId: string): Promise<SwarmResult>;
   wait(swarmId: string): Promise<SwarmResult>;
-  events(swarmId: string, since: number): AsyncIterable<SwarmEvent>;
+  events(swarmId: string, since: number, signal?: AbortSignal): AsyncIterable<SwarmEvent>;
   pause(swarmId: string, reason: PauseReason): Promise<void>;
   resume(swarmId: string, message: string | undefined): Promise<void>;
   stop(swarmId: string, reason: string): Promise<void>;
@@ -79,10 +79,11 @@ export class SwarmClient<I = unknown, R = unknown> {
 
   /**
    * The swarm's events in order, starting after sequence number `since` (default 0: from the
-   * beginning). Stored events first, then live ones; ends after the final event.
+   * beginning). Stored events first, then live ones; ends after the final event, or when
+   * `signal` aborts.
    */
-  events(options: { since?: number } = {}): AsyncIterable<SwarmEvent> {
-    return this.control.events(this.swarmId, options.since ?? 0);
+  events(options: { since?: number; signal?: AbortSignal } = {}): AsyncIterable<SwarmEvent> {
+    return this.control.events(this.swarmId, options.since ?? 0, options.signal);
   }
 
   /** Pauses a running swarm; an in-flight model call is aborted and re-issued on resume. */

@@ -24,4 +24,25 @@ export class DefinitionError extends Error {
  */
 export class SwarmError extends Error {
   override readonly name = 'SwarmError';
+  constructor(
+    message: string,
+    /** What went wrong, for callers that map errors (an HTTP status, a protocol error). */
+    readonly code: SwarmErrorCode = 'wrong-state',
+  ) {
+    super(message);
+  }
 }
+
+/**
+ * The kinds of {@link SwarmError}. `not-live`: the swarm is unfinished but driven by another
+ * runtime (or not adopted yet); `store`: the store refused or failed the write.
+ */
+export type SwarmErrorCode =
+  | 'unknown-definition'
+  | 'invalid-input'
+  | 'id-in-use'
+  | 'unknown-swarm'
+  | 'wrong-state'
+  | 'not-live'
+  | 'closed'
+  | 'store';

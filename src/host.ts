@@ -41,7 +41,14 @@ export class SwarmHost {
   constructor(
     logic: SwarmLogic,
     private readonly store: SwarmStore,
-    private readonly meta: { swarmId: string; definitionId: string; definitionVersion: number; lease: () => Lease },
+    private readonly meta: {
+      swarmId: string;
+      definitionId: string;
+      definitionVersion: number;
+      lease: () => Lease;
+      /** Told about every batch of events once it is durable. */
+      committed: (events: SwarmEvent[]) => void;
+    },
     from: HostStart,
     private readonly onEnd: (host: SwarmHost) => void,
   ) {
@@ -49,6 +56,10 @@ export class SwarmHost {
     this.definitionId = meta.definitionId;
     this.ended = new Promise((resolve) => (this.endResolve = resolve));
     if ('record' in from) {
+      const snap = from.record.snapshot as { value?: unknown; context?: unknown } | null | undefined;
+      if (!snap || typeof snap !== 'object' || snap.value === undefined || !snap.context || typeof snap.context !== 'object') {
+        throw new Error('stored snapshot is not a swarm machine snapshot (no state value or context)');
+      }
       // Events-only commits (streamed chunks) may have gone past the record's lastSeq.
       this.seq = Math.max(from.record.lastSeq, from.lastSeq);
       this.revision = from.record.revision;
@@ -157,6 +168,11 @@ export class SwarmHost {
     return this.ended;
   }
 
+  /** Drops a host that was never started (a restore dry run); nothing is written. */
+  discard(): void {
+    this.endedFlag = true;
+  }
+
   /** Stops the actor without changing the stored state (runtime shutdown). */
   detach(): void {
     this.actor.stop();
@@ -227,6 +243,7 @@ export class SwarmHost {
         const before = this.pending ?? Promise.resolve();
         const p = before.then(() => written).then(() => {
           if (this.pending === p) this.pending = undefined;
+          this.meta.committed(events);
           this.wake();
           if (finished) this.end();
         });
@@ -238,6 +255,7 @@ export class SwarmHost {
       this.fail(err);
       return;
     }
+    this.meta.committed(events);
     this.wake();
     if (finished) this.end();
   }
@@ -278,6 +296,7 @@ export class SwarmHost {
       // The store is unusable too; the failure stays visible through `error`.
     }
     this.failure = new Error(reason);
+    this.meta.committed([event]);
     this.end();
   }
 

@@ -32,6 +32,7 @@ export { ReplayDivergenceError } from './replay.js';
 export type { Commit, Lease, SwarmFilter, SwarmRecord, SwarmStore, SwarmSummary } from './store/types.js';
 export { LeaseLostError, RevisionConflictError } from './store/types.js';
 export { DefinitionError, SwarmError } from './errors.js';
+export type { SwarmErrorCode } from './errors.js';
 export { factOf, isFinalEvent } from './events.js';
 export type {
   EventStamp,

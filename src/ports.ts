@@ -11,11 +11,14 @@ import type { SwarmHost } from './host.js';
 import type { Registry } from './registry.js';
 import { validate } from './tool.js';
 
+/** What the ports need from the host of a swarm (a live `SwarmHost`, or a replay's stand-in). */
+export type PortsHost = Pick<SwarmHost, 'config' | 'input' | 'publish' | 'gate'>;
+
 /** What the ports need from the runtime. */
 export interface PortsDeps {
   registry: Registry;
   model: Model;
-  host(swarmId: string): SwarmHost | undefined;
+  host(swarmId: string): PortsHost | undefined;
   runChild: SwarmPorts['runChild'];
   runRemote: SwarmPorts['runRemote'];
 }

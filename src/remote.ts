@@ -19,6 +19,12 @@ export interface RemoteHooks {
    * question and resolves with the human's answer once the swarm is resumed.
    */
   askHuman(question: string): Promise<string | undefined>;
+  /**
+   * Whether the calling swarm has ended (stopped, failed). False while a runtime merely shuts
+   * down or loses its lease: then the remote task must be left running, since the swarm will
+   * continue elsewhere and re-attach to it.
+   */
+  swarmEnded?(): boolean;
 }
 
 /**

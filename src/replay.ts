@@ -8,7 +8,9 @@
 import { createActor, fromPromise } from 'xstate';
 import { agentMachine } from '../machines/agent.js';
 import type { SwarmEvent, SwarmEventBody } from '../machines/events.js';
-import type { CallResult, ModelStepInput, ModelStepOutput, ToolRunInput } from '../machines/round.js';
+import type { CallResult, ChildSwarmInput, ModelStepInput, ModelStepOutput, RemoteAgentInput, ToolRunInput } from '../machines/round.js';
+import { judgeResponse } from '../actors/judge.js';
+import type { SwarmPorts } from '../actors/ports.js';
 import { type SwarmContext, type SwarmInput, swarmMachine } from '../machines/swarm.js';
 import { SwarmError } from './errors.js';
 import { isChunk } from './host.js';
@@ -72,12 +74,21 @@ function inputFromSnapshot(swarmId: string, snapshot: unknown): SwarmInput {
  * Replays a finished swarm from its journal. Resolves with the replayed events, equal to the
  * recorded ones; throws {@link ReplayDivergenceError} at the first difference.
  *
+ * With `judge` (ports over today's definitions), every recorded model response is judged
+ * again: a tool schema, result schema or guardrail that now decides differently makes the
+ * replay diverge, so a recorded run works as a regression test. Without it the recorded
+ * verdicts are used (replay needs no definitions at all).
+ *
  * @example
  * const events = await replaySwarm(store, 'swarm-1');
  */
-export async function replaySwarm(store: SwarmStore, swarmId: string): Promise<SwarmEvent[]> {
+export async function replaySwarm(
+  store: SwarmStore,
+  swarmId: string,
+  judge?: (input: SwarmInput) => SwarmPorts | undefined,
+): Promise<SwarmEvent[]> {
   const record = await store.load(swarmId);
-  if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`);
+  if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
   if (!isFinal(record.status)) throw new SwarmError(`Cannot replay swarm "${swarmId}": it is ${record.status}, not finished`);
   if (record.problem) throw new SwarmError(`Cannot replay swarm "${swarmId}": ${record.problem}`);
   const recorded = await store.readEvents(swarmId, 0);
@@ -85,17 +96,21 @@ export async function replaySwarm(store: SwarmStore, swarmId: string): Promise<S
 
   // The journal: every model step and tool result, by the key the replay actors ask with.
   const steps = new Map<string, ModelStepOutput>();
-  const tools = new Map<string, CallResult>();
+  // Results of tools, child swarms and remote agents, by idempotency key.
+  const results = new Map<string, CallResult>();
   for (const e of recorded) {
     if (e.kind === 'internal:llm-call') {
       steps.set(stepKey(e.agent, e.scope, e.turn), { response: e.response, calls: e.calls, verdict: e.verdict, durationMs: e.durationMs });
     } else if (e.kind === 'internal:tool-complete' && e.key) {
-      tools.set(e.key, { ok: e.ok, content: e.content });
+      results.set(e.key, { ok: e.ok, content: e.content });
+    } else if (e.kind === 'status-update' && e.metadata.type === 'handoff-result') {
+      results.set(e.metadata.key, { ok: e.metadata.ok, content: e.metadata.content });
     }
   }
+  const ports = judge?.(input);
 
   const pendingSteps = new Map<string, Deferred<ModelStepOutput>>();
-  const pendingTools = new Map<string, Deferred<CallResult>>();
+  const pendingResults = new Map<string, Deferred<CallResult>>();
   const wait = <T>(map: Map<string, Deferred<T>>, key: string, signal: AbortSignal) =>
     new Promise<T>((resolve, reject) => {
       map.set(key, { resolve, reject });
@@ -106,12 +121,21 @@ export async function replaySwarm(store: SwarmStore, swarmId: string): Promise<S
     });
   // Replay actors answer only when the journal says their answer came next: parallel calls
   // complete in the recorded order, and nothing ever reaches a model or a tool.
-  const modelStep = fromPromise<ModelStepOutput, ModelStepInput>(({ input: i, signal }) =>
-    wait(pendingSteps, stepKey(i.speaker, i.scope, i.turn), signal),
-  );
-  const runTool = fromPromise<CallResult, ToolRunInput>(({ input: i, signal }) => wait(pendingTools, i.idempotencyKey, signal));
+  const modelStep = fromPromise<ModelStepOutput, ModelStepInput>(async ({ input: i, signal }) => {
+    const step = await wait(pendingSteps, stepKey(i.speaker, i.scope, i.turn), signal);
+    if (!ports) return step;
+    // Judge the recorded response again, exactly as a live step would.
+    if (i.orchestrator && i.turn === 1) {
+      const rejected = await ports.guardInput(i.definitionId, i.swarmId);
+      if (rejected) return { ...step, calls: [], verdict: { type: 'fail', reason: `Input guardrail rejected the input: ${rejected}` } };
+    }
+    return { ...step, ...(await judgeResponse(step.response, i, ports)) };
+  });
+  const runTool = fromPromise<CallResult, ToolRunInput>(({ input: i, signal }) => wait(pendingResults, i.idempotencyKey, signal));
+  const childSwarm = fromPromise<CallResult, ChildSwarmInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
+  const remoteAgent = fromPromise<CallResult, RemoteAgentInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
   const logic = swarmMachine.provide({
-    actors: { modelStep, runTool, agent: agentMachine.provide({ actors: { modelStep, runTool } }) },
+    actors: { modelStep, runTool, childSwarm, remoteAgent, agent: agentMachine.provide({ actors: { modelStep, runTool } }) },
   });
 
   const produced: SwarmEvent[] = [];
@@ -141,9 +165,16 @@ export async function replaySwarm(store: SwarmStore, swarmId: string): Promise<S
         if (failed) return true;
         const next = recorded[produced.length];
         if (!next) return false;
-        if (isChunk(next)) {
-          produced.push(next); // a streamed chunk: published by the model adapter, not the machine
+        // Published from outside the machine: streamed chunks, child swarms' lifecycle.
+        if (isChunk(next) || (next.kind === 'status-update' && next.metadata.type === 'child-swarm')) {
+          produced.push(next);
           continue;
+        }
+        if (next.kind === 'internal:checkpoint' && next.step === 'stop') {
+          // The stop action records its checkpoint before the final `stopped` update.
+          const stopped = recorded.slice(produced.length).find((e) => e.kind === 'status-update' && e.metadata.type === 'stopped');
+          const reason = stopped?.kind === 'status-update' && stopped.metadata.type === 'stopped' ? stopped.metadata.reason : 'stopped';
+          return actor.send({ type: 'STOP', reason }), true;
         }
         if (next.kind === 'status-update') {
           const fact = next.metadata;
@@ -160,14 +191,17 @@ export async function replaySwarm(store: SwarmStore, swarmId: string): Promise<S
           waiting.resolve(steps.get(key)!);
           return true;
         }
-        if (next.kind === 'internal:tool-complete' && next.key) {
-          const waiting = pendingTools.get(next.key);
-          if (!waiting) return false;
-          pendingTools.delete(next.key);
-          waiting.resolve(tools.get(next.key)!);
-          return true;
-        }
-        return false;
+        const key =
+          next.kind === 'internal:tool-complete'
+            ? next.key
+            : next.kind === 'status-update' && next.metadata.type === 'handoff-result'
+              ? next.metadata.key
+              : '';
+        const waiting = key ? pendingResults.get(key) : undefined;
+        if (!waiting) return false;
+        pendingResults.delete(key);
+        waiting.resolve(results.get(key)!);
+        return true;
       }
     };
     let idle = 0;

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { PauseReason, SwarmEvent, SwarmFact } from '../machines/events.js';
-import { SWARM_MACHINE_VERSION, type SwarmCommand } from '../machines/swarm.js';
+import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmInput } from '../machines/swarm.js';
 import { createSwarmLogic, type Model } from '../actors/index.js';
 import { runningCalls, type CallResult, type ChildSwarmInput } from '../machines/round.js';
 import { AdhocClient, SwarmClient, type SwarmControl } from './client.js';
@@ -16,7 +16,7 @@ import { a2aRemoteAgents } from './a2a/remote.js';
 import type { RemoteAgentClient } from './remote.js';
 import { SwarmError } from './errors.js';
 import { SwarmHost } from './host.js';
-import { createPorts } from './ports.js';
+import { createPorts, type PortsHost } from './ports.js';
 import { ADHOC_ID, Registry, type ResolveOptions } from './registry.js';
 import { replaySwarm } from './replay.js';
 import { isFinal, type SwarmResult } from './result.js';
@@ -98,6 +98,11 @@ export interface Runtime {
   definitions(): SwarmCard[];
   /** The registered definition with this id, or undefined. */
   definition(id: string): SwarmDefinition | undefined;
+  /**
+   * Calls `listener` with every event of every swarm this runtime drives, in commit order,
+   * once it is durable. Returns the unsubscribe function. A throwing listener is ignored.
+   */
+  subscribe(listener: (event: SwarmEvent) => void): () => void;
 }
 
 /**
@@ -126,9 +131,13 @@ class RuntimeCore implements Runtime, SwarmControl {
   private readonly logic;
   private readonly owner: string;
   private readonly leaseMs: number;
+  private readonly listeners = new Set<(event: SwarmEvent) => void>();
   private readonly remote: RemoteAgentClient;
-  /** Swarms paused because a remote agent asked for a human: the answer goes back to it. */
-  private readonly remoteQuestions = new Map<string, (answer: string | undefined) => void>();
+  /**
+   * Questions remote agents asked a swarm's human: the answer to the swarm's resume goes back to
+   * each of them (parallel remote handoffs may ask at once).
+   */
+  private readonly remoteQuestions = new Map<string, ((answer: string | undefined) => void)[]>();
   private renewTimer: NodeJS.Timeout | undefined;
   private adoptTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -151,8 +160,17 @@ class RuntimeCore implements Runtime, SwarmControl {
         model: options.model,
         host: (id) => this.hosts.get(id),
         runChild: (input, signal) => this.runChild(input, signal),
-        runRemote: (input, signal) =>
-          this.remote.send(input, { askHuman: (question) => this.askHuman(input.swarmId, question) }, signal),
+        runRemote: (input, signal) => {
+          const host = this.hosts.get(input.swarmId);
+          return this.remote.send(
+            input,
+            {
+              askHuman: (question) => this.askHuman(input.swarmId, question),
+              swarmEnded: () => !this.closed && !!host && isFinal(host.status()),
+            },
+            signal,
+          );
+        },
       }),
     );
   }
@@ -200,22 +218,14 @@ class RuntimeCore implements Runtime, SwarmControl {
       if (listed.lease && listed.lease.owner !== this.owner && listed.lease.until > now) continue;
       const candidate = await this.store.load(id);
       if (!candidate || isFinal(candidate.status)) continue;
-      const problem = candidate.problem ?? this.restoreProblem(candidate);
-      if (problem) {
-        // Reported as failed; the stored data is left exactly as it is (not even claimed).
-        this.unrestorable.set(id, `Cannot restore swarm "${id}": ${problem}`);
-        continue;
-      }
+      // Check that it can be restored before claiming it: a broken row is left untouched.
+      if (!this.restorable(candidate)) continue;
       if (!(await this.store.claim(id, this.lease(), Date.now()))) continue;
       // Re-read: the previous owner may have written between loading and claiming.
       const record = await this.store.load(id);
-      if (!record || isFinal(record.status) || this.hosts.has(id)) continue;
+      if (!record || isFinal(record.status) || this.hosts.has(id) || !this.restorable(record)) continue;
       const tail = await this.store.readEvents(id, record.lastSeq);
-      try {
-        this.launch(id, record.definitionId, { record, lastSeq: tail.at(-1)?.seq ?? record.lastSeq });
-      } catch (e) {
-        this.unrestorable.set(id, `Cannot restore swarm "${id}": ${(e as Error).message}`);
-      }
+      this.launch(this.createHost(id, record.definitionId, { record, lastSeq: tail.at(-1)?.seq ?? record.lastSeq }));
     }
   }
 
@@ -225,7 +235,30 @@ class RuntimeCore implements Runtime, SwarmControl {
   }
 
   async *replay(swarmId: string): AsyncGenerator<SwarmEvent> {
-    yield* await replaySwarm(this.store, swarmId);
+    yield* await replaySwarm(this.store, swarmId, (input) => this.judgePorts(input));
+  }
+
+  /**
+   * Ports that judge a replayed swarm's responses with this runtime's definitions, or
+   * undefined when its definition is not registered here (the recorded verdicts are used).
+   * Nothing in them reaches a model, a tool or another swarm.
+   */
+  private judgePorts(input: SwarmInput) {
+    if (!this.registry.swarm(input.definitionId)) return undefined;
+    const replaying: PortsHost = {
+      config: () => input.config,
+      input: () => input.input,
+      publish: () => undefined,
+      gate: async () => undefined,
+    };
+    const refuse = () => Promise.reject(new Error('a replay makes no calls'));
+    return createPorts({
+      registry: this.registry,
+      model: { name: 'replay', call: refuse },
+      host: (id) => (id === input.swarmId ? replaying : undefined),
+      runChild: refuse,
+      runRemote: refuse,
+    });
   }
 
   async close(): Promise<void> {
@@ -254,10 +287,10 @@ class RuntimeCore implements Runtime, SwarmControl {
   async startSwarm(definitionId: string, swarmId: string, input: unknown, options: ResolveOptions = {}): Promise<void> {
     this.assertOpen();
     const def = this.registry.swarm(definitionId);
-    if (!def) throw new SwarmError(`Unknown swarm definition "${definitionId}"`);
+    if (!def) throw new SwarmError(`Unknown swarm definition "${definitionId}"`, 'unknown-definition');
     const parsed = validate(def.input, input);
-    if (!parsed.ok) throw new SwarmError(`Invalid input for swarm "${definitionId}": ${parsed.error}`);
-    if (!swarmId || typeof swarmId !== 'string') throw new SwarmError('A swarm id must be a non-empty string');
+    if (!parsed.ok) throw new SwarmError(`Invalid input for swarm "${definitionId}": ${parsed.error}`, 'invalid-input');
+    if (!swarmId || typeof swarmId !== 'string') throw new SwarmError('A swarm id must be a non-empty string', 'invalid-input');
     if (this.hosts.has(swarmId) || this.starting.has(swarmId)) throw inUse(swarmId);
     this.starting.add(swarmId);
     try {
@@ -265,7 +298,7 @@ class RuntimeCore implements Runtime, SwarmControl {
       await this.fetchRemoteCards(resolveFromInput(options.overrides?.handoffs ?? def.handoffs, parsed.value));
       const config = this.registry.resolve(def, parsed.value, options);
       const value = parsed.value;
-      const host = this.launch(swarmId, def.id, {
+      const host = this.launch(this.createHost(swarmId, def.id, {
         input: {
           swarmId,
           definitionId: def.id,
@@ -273,9 +306,9 @@ class RuntimeCore implements Runtime, SwarmControl {
           userMessage: typeof value === 'string' ? value : JSON.stringify(value),
           config,
         },
-      });
+      }));
       await host.gate().catch(() => undefined);
-      if (host.error) throw new SwarmError(`Swarm "${swarmId}" could not be recorded: ${host.error.message}`);
+      if (host.error) throw new SwarmError(`Swarm "${swarmId}" could not be recorded: ${host.error.message}`, 'store');
     } finally {
       this.starting.delete(swarmId);
     }
@@ -287,7 +320,7 @@ class RuntimeCore implements Runtime, SwarmControl {
     const problem = this.unrestorable.get(swarmId);
     if (problem) return { status: 'failed', reason: problem };
     const record = await this.store.load(swarmId);
-    if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`);
+    if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
     return record.result;
   }
 
@@ -300,11 +333,12 @@ class RuntimeCore implements Runtime, SwarmControl {
     }
   }
 
-  async *events(swarmId: string, since: number): AsyncGenerator<SwarmEvent> {
+  async *events(swarmId: string, since: number, signal?: AbortSignal): AsyncGenerator<SwarmEvent> {
     let cursor = since;
     for (;;) {
+      if (signal?.aborted) return;
       // Taken before reading, so a commit landing during the read still wakes us.
-      const next = this.nextChange(swarmId);
+      const next = this.nextChange(swarmId, signal);
       const batch = await this.store.readEvents(swarmId, cursor);
       for (const event of batch) {
         yield event;
@@ -315,7 +349,7 @@ class RuntimeCore implements Runtime, SwarmControl {
       if (!this.hosts.has(swarmId)) {
         const record = await this.store.load(swarmId);
         if (!record) {
-          if (cursor === 0) throw new SwarmError(`Unknown swarm "${swarmId}"`);
+          if (cursor === 0) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
           return;
         }
         if (isFinal(record.status) || this.unrestorable.has(swarmId) || this.closed) return;
@@ -328,16 +362,23 @@ class RuntimeCore implements Runtime, SwarmControl {
    * Resolves at the swarm's next commit when it is live here; otherwise after a short poll
    * interval, since another process (or this runtime's adoption) may be driving it.
    */
-  private nextChange(swarmId: string): Promise<void> {
+  private nextChange(swarmId: string, signal?: AbortSignal): Promise<void> {
     const host = this.hosts.get(swarmId);
-    if (host) return host.nextCommit();
-    return new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    const change = host ? host.nextCommit() : new Promise<void>((resolve) => setTimeout(resolve, POLL_MS));
+    if (!signal) return change;
+    // A reader that went away must not stay parked until the swarm's next commit.
+    return Promise.race([change, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
+  }
+
+  subscribe(listener: (event: SwarmEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   async pause(swarmId: string, reason: PauseReason): Promise<void> {
-    const host = this.liveHost(swarmId, 'pause');
+    const host = await this.liveHost(swarmId, 'pause');
     const status = host.status();
-    if (status === 'paused') throw new SwarmError(`Swarm "${swarmId}" is already paused`);
+    if (status === 'paused') throw new SwarmError(`Swarm "${swarmId}" is already paused`, 'wrong-state');
     await this.command(host, { type: 'PAUSE', reason });
     // Pausing a parent pauses the child swarms it is waiting on (and theirs, recursively).
     for (const childId of runningChildSwarms(host)) {
@@ -349,12 +390,12 @@ class RuntimeCore implements Runtime, SwarmControl {
   }
 
   async resume(swarmId: string, message: string | undefined): Promise<void> {
-    const host = this.liveHost(swarmId, 'resume');
-    if (host.status() !== 'paused') throw new SwarmError(`Swarm "${swarmId}" is ${host.status()}, not paused`);
+    const host = await this.liveHost(swarmId, 'resume');
+    if (host.status() !== 'paused') throw new SwarmError(`Swarm "${swarmId}" is ${host.status()}, not paused`, 'wrong-state');
     await this.command(host, message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message });
-    const answerRemote = this.remoteQuestions.get(swarmId);
+    const waiting = this.remoteQuestions.get(swarmId) ?? [];
     this.remoteQuestions.delete(swarmId);
-    answerRemote?.(message);
+    for (const answer of waiting) answer(message);
     // Children paused from outside resume with their parent; a child waiting for its own
     // human (it called `pause`) keeps waiting for that human.
     for (const childId of runningChildSwarms(host)) {
@@ -365,7 +406,9 @@ class RuntimeCore implements Runtime, SwarmControl {
 
   /** Pauses a swarm for a question a remote agent asked; resolves with the human's answer. */
   private async askHuman(swarmId: string, question: string): Promise<string | undefined> {
-    const answer = new Promise<string | undefined>((resolve) => this.remoteQuestions.set(swarmId, resolve));
+    const answer = new Promise<string | undefined>((resolve) => {
+      this.remoteQuestions.set(swarmId, [...(this.remoteQuestions.get(swarmId) ?? []), resolve]);
+    });
     const host = this.hosts.get(swarmId);
     if (host && host.status() !== 'paused') await this.pause(swarmId, { type: 'HITL', message: question });
     return answer;
@@ -440,7 +483,7 @@ class RuntimeCore implements Runtime, SwarmControl {
   }
 
   async stop(swarmId: string, reason: string): Promise<void> {
-    await this.command(this.liveHost(swarmId, 'stop'), { type: 'STOP', reason });
+    await this.command(await this.liveHost(swarmId, 'stop'), { type: 'STOP', reason });
   }
 
   // ---- internals ----------------------------------------------------------------------
@@ -450,26 +493,67 @@ class RuntimeCore implements Runtime, SwarmControl {
     await host.gate().catch(() => undefined);
   }
 
-  private liveHost(swarmId: string, verb: string): SwarmHost {
+  /** The host driving a swarm here, or a SwarmError saying precisely why there is none. */
+  private async liveHost(swarmId: string, verb: string): Promise<SwarmHost> {
     const host = this.hosts.get(swarmId);
     if (host) return host;
     const problem = this.unrestorable.get(swarmId);
-    if (problem) throw new SwarmError(`Cannot ${verb}: ${problem}`);
-    throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it is not running in this runtime (unknown, or already ended)`);
+    if (problem) throw new SwarmError(`Cannot ${verb}: ${problem}`, 'wrong-state');
+    const record = await this.store.load(swarmId);
+    if (!record) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": unknown swarm`, 'unknown-swarm');
+    if (isFinal(record.status)) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it has ended (${record.status})`, 'wrong-state');
+    throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it is not running in this runtime (another runtime owns it)`, 'not-live');
   }
 
-  private launch(swarmId: string, definitionId: string, from: ConstructorParameters<typeof SwarmHost>[3]): SwarmHost {
+  /**
+   * Whether a stored swarm can be restored here; if not, it is reported failed with the reason
+   * (its stored data stays exactly as it is).
+   */
+  private restorable(record: SwarmRecord): boolean {
+    let problem = record.problem ?? this.restoreProblem(record);
+    if (!problem) {
+      try {
+        // Building the host restores the actor without starting it: a dry run.
+        this.createHost(record.swarmId, record.definitionId, { record, lastSeq: record.lastSeq }).discard();
+      } catch (e) {
+        problem = (e as Error).message;
+      }
+    }
+    if (problem) this.unrestorable.set(record.swarmId, `Cannot restore swarm "${record.swarmId}": ${problem}`);
+    return !problem;
+  }
+
+  private createHost(swarmId: string, definitionId: string, from: ConstructorParameters<typeof SwarmHost>[3]): SwarmHost {
     const def = this.registry.swarm(definitionId)!;
-    const host = new SwarmHost(
+    return new SwarmHost(
       this.logic,
       this.store,
-      { swarmId, definitionId, definitionVersion: def.version, lease: () => this.lease() },
+      {
+        swarmId,
+        definitionId,
+        definitionVersion: def.version,
+        lease: () => this.lease(),
+        committed: (events) => {
+          for (const listener of this.listeners) {
+            for (const e of events) {
+              try {
+                listener(e);
+              } catch {
+                // One subscriber's bug must not stop a swarm or the other subscribers.
+              }
+            }
+          }
+        },
+      },
       from,
       (h) => {
         if (this.hosts.get(h.swarmId) === h) this.hosts.delete(h.swarmId);
       },
     );
-    this.hosts.set(swarmId, host);
+  }
+
+  private launch(host: SwarmHost): SwarmHost {
+    this.hosts.set(host.swarmId, host);
     if (!this.renewTimer) {
       this.renewTimer = setInterval(() => this.renewLeases(), Math.max(20, this.leaseMs / 3));
       this.renewTimer.unref();
@@ -491,7 +575,7 @@ class RuntimeCore implements Runtime, SwarmControl {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new SwarmError('This runtime is closed');
+    if (this.closed) throw new SwarmError('This runtime is closed', 'closed');
   }
 }
 
@@ -501,7 +585,7 @@ const UNFINISHED = ['running', 'awaitingHandoff', 'paused'] as const;
 const POLL_MS = 200;
 
 function inUse(swarmId: string): SwarmError {
-  return new SwarmError(`Swarm id "${swarmId}" is already in use`);
+  return new SwarmError(`Swarm id "${swarmId}" is already in use`, 'id-in-use');
 }
 
 /** Ids of the child swarms a swarm is waiting on. */

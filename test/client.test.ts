@@ -29,7 +29,7 @@ describe('run', () => {
   it('throws on an unknown definition, invalid input and an id in use', async () => {
     const typed = defineSwarm({ id: 'typed', input: z.object({ city: z.string() }), instructions: 'x' });
     runtime = createRuntime({ swarms: [echo, typed], model: queueModel({ echo: [{ text: 'a' }] }) });
-    await expect(runtime.forSwarm('nope').run('x')).rejects.toThrow(new SwarmError('Unknown swarm definition "nope"'));
+    await expect(runtime.forSwarm('nope').run('x')).rejects.toMatchObject({ name: 'SwarmError', code: 'unknown-definition', message: 'Unknown swarm definition "nope"' });
     await expect(runtime.forSwarm(typed).run({ city: 3 } as never)).rejects.toThrow(
       /^Invalid input for swarm "typed": city: Invalid input: expected string, received number$/,
     );
@@ -120,14 +120,14 @@ describe('commands', () => {
     runtime = createRuntime({ swarms: [echo], model });
     const c = runtime.forSwarm(echo);
     await expect(c.getResult()).rejects.toThrow(`Unknown swarm "${c.swarmId}"`);
-    await expect(c.pause('x')).rejects.toThrow(/not running in this runtime/);
+    await expect(c.pause('x')).rejects.toMatchObject({ code: 'unknown-swarm', message: `Cannot pause swarm "${c.swarmId}": unknown swarm` });
     await c.run('x');
     await c.wait();
-    await expect(c.pause('again')).rejects.toThrow('is already paused');
+    await expect(c.pause('again')).rejects.toMatchObject({ code: 'wrong-state', message: `Swarm "${c.swarmId}" is already paused` });
     await c.resume('ok');
     await c.wait();
-    await expect(c.resume('more')).rejects.toThrow(/not running in this runtime/);
-    await expect(c.stop()).rejects.toThrow(/not running in this runtime/);
+    await expect(c.resume('more')).rejects.toMatchObject({ code: 'wrong-state', message: `Cannot resume swarm "${c.swarmId}": it has ended (completed)` });
+    await expect(c.stop()).rejects.toThrow(/it has ended \(completed\)/);
     expect(await c.getResult()).toEqual({ status: 'completed', result: 'done' });
   });
 

@@ -148,7 +148,7 @@ describe('crash injection: W1 killed after every commit', () => {
       }
     });
     expect(failures).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it('a restart with another owner id adopts the swarm once the dead owner’s lease expired', async () => {
     const p = paths();
@@ -161,6 +161,27 @@ describe('crash injection: W1 killed after every commit', () => {
     const { raw } = await checkRecovered(p, resumed);
     expect([...raw.values()]).toEqual([1, 1, 1]);
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('two processes restarting at once: exactly one of them drives the swarm', async () => {
+    const p = paths();
+    const killed = await fixture(p, 'run', { LEASE_MS: '300', KILL_AFTER_COMMIT: '4' });
+    expect(killed.signal).toBe('SIGKILL');
+    const before = readLines(p.modelLog);
+    const logs = [join(p.dir, 'model-1.txt'), join(p.dir, 'model-2.txt')];
+    const exits = await Promise.all(logs.map((log) => fixture(p, 'resume', { LEASE_MS: '1000', MODEL_LOG: log })));
+    const results = exits.map(outcome);
+    for (const r of results) expect(r.result).toEqual({ status: 'completed', result: W1_RESULT });
+    // One process made every commit and every model call of the rest of the run; the other none.
+    expect(results.map((r) => r.commits).sort((a, b) => a - b)).toEqual([0, clean.commits - 4]);
+    const calls = logs.map(readLines);
+    expect(calls.filter((c) => c.length > 0)).toHaveLength(1);
+    expect([...before, ...calls.flat()]).toEqual(W1_CALLS);
+    expect(readLines(p.effects)).toEqual(clean.keys);
+    expect([...counts(readLines(p.raw)).values()]).toEqual([1, 1, 1]);
+    const { events, replayed } = await inspect(p.db);
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
+    expect(replayed).toEqual(events);
   });
 
   it('kill -9 inside a tool after its side effect: the step runs again with the same key, the effect is not repeated', async () => {

@@ -165,7 +165,7 @@ describe('revision compare-and-set', () => {
     expect(await a.readEvents('s1', 0)).toEqual([event('s1', 1), event('s1', 2), event('s1', 3)]);
   });
 
-  it.skip('BUG event-insert-before-revision-check: a colliding writer gets RevisionConflictError, not a SqliteError', async () => {
+  it('a colliding writer gets RevisionConflictError, not a SqliteError', async () => {
     const a = open();
     const b = open();
     a.commit(step('s1', 1, 1, 3, 'A'));

@@ -8,7 +8,12 @@ import type { AgentDefinition, SwarmDefinition, ToolEntry } from '../define.js';
 import type { Handoff } from '../handoff.js';
 import type { Runtime } from '../runtime.js';
 
-/** The name of the bearer security scheme declared when the server has a token. */
+/**
+ * The name of the bearer security scheme declared when the server has a token.
+ *
+ * @example
+ * card.securitySchemes[BEARER_SCHEME] // { scheme: { $case: 'httpAuthSecurityScheme', … } }
+ */
 export const BEARER_SCHEME = 'bearer';
 
 /**

@@ -35,7 +35,12 @@ import type { Runtime } from '../runtime.js';
 import type { SwarmSummary } from '../store/types.js';
 import { endsInteraction, endsStream, inputFromMessage, messageText, statusToA2AState, taskFromEvents, TERMINAL_STATES, toStreamResponse, type TaskIds } from './mapping.js';
 
-/** Key in `ServerCallContext.state` of an AbortSignal that fires when the HTTP client goes away. */
+/**
+ * Key in `ServerCallContext.state` of an AbortSignal that fires when the HTTP client goes away.
+ *
+ * @example
+ * context.state.set(REQUEST_SIGNAL_KEY, abortController.signal);
+ */
 export const REQUEST_SIGNAL_KEY = 'xswarm.requestSignal';
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -55,6 +60,11 @@ export class ContextIds {
   /** The context of a task: the remembered one, else the task id. */
   of(taskId: string): string {
     return this.byTask.get(taskId) ?? taskId;
+  }
+
+  /** Whether a client-chosen context is remembered for this task. */
+  has(taskId: string): boolean {
+    return this.byTask.has(taskId);
   }
 
   /** Remembers a client-chosen context (a context equal to the task id needs no entry). */
@@ -271,11 +281,16 @@ export class SwarmRequestHandler implements A2ARequestHandler {
 
   /** A follow-up message: resumes an input-required task with the message's text. */
   private async resume(message: Message): Promise<Accepted> {
-    const ids = await this.locate(message.taskId);
+    let ids = await this.locate(message.taskId);
     if (message.contextId && message.contextId !== ids.contextId) {
-      throw new RequestMalformedError(
-        `contextId mismatch: message contextId '${message.contextId}' does not match task '${ids.taskId}' contextId '${ids.contextId}'`,
-      );
+      if (this.contexts.has(ids.taskId)) {
+        throw new RequestMalformedError(
+          `contextId mismatch: message contextId '${message.contextId}' does not match task '${ids.taskId}' contextId '${ids.contextId}'`,
+        );
+      }
+      // Nothing remembered (a restart forgot it, or the first message named none): adopt it.
+      this.contexts.remember(ids.taskId, message.contextId);
+      ids = { ...ids, contextId: message.contextId };
     }
     const client = this.runtime.forSwarm(this.definitionId, ids.taskId);
     const result = await client.getResult();

@@ -14,13 +14,28 @@ import { Role, TaskState, type Artifact, type Message, type Part, type StreamRes
 import type { Part as SwarmPart, SwarmEvent, SwarmFact, TaskState as SwarmTaskState } from '../../machines/events.js';
 import type { SwarmStatus } from '../result.js';
 
-/** The metadata key under which xswarm's own data rides on A2A events, tasks and messages. */
+/**
+ * The metadata key under which xswarm's own data rides on A2A events and tasks.
+ *
+ * @example
+ * const fact = update.metadata?.[METADATA_KEY]?.fact; // e.g. { type: 'turn-completed', turn: 2, … }
+ */
 export const METADATA_KEY = 'xswarm';
 
-/** The artifact id of a swarm's final result (set by the swarm machine). */
+/**
+ * The artifact id of a swarm's final result (set by the swarm machine).
+ *
+ * @example
+ * const result = task.artifacts.find((a) => a.artifactId === RESULT_ARTIFACT_ID);
+ */
 export const RESULT_ARTIFACT_ID = 'result';
 
-/** Which task a mapped event belongs to. */
+/**
+ * Which task a mapped event belongs to.
+ *
+ * @example
+ * const ids: TaskIds = { taskId: swarmId, contextId: swarmId };
+ */
 export interface TaskIds {
   taskId: string;
   contextId: string;
@@ -68,7 +83,12 @@ export function statusToA2AState(status: SwarmStatus): TaskState {
   }
 }
 
-/** Terminal A2A states: nothing follows them. */
+/**
+ * Terminal A2A states: nothing follows them.
+ *
+ * @example
+ * TERMINAL_STATES.has(TaskState.TASK_STATE_CANCELED) // true
+ */
 export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set([
   TaskState.TASK_STATE_COMPLETED,
   TaskState.TASK_STATE_FAILED,

@@ -187,6 +187,7 @@ class Exchange {
   /** Aborts every request of this exchange. */
   private readonly controller = new AbortController();
   private cancelWhenKnown = false;
+  private answering = false;
 
   constructor(
     private readonly client: Client,
@@ -236,6 +237,9 @@ class Exchange {
   /** Sends `message` and follows the task until {@link finished}. */
   async run(message: Message): Promise<void> {
     this.state = TaskState.TASK_STATE_UNSPECIFIED;
+    // The stream of an answer opens with the task as it was: still input-required. That is
+    // the question we just answered, not a new one.
+    this.answering = message.taskId !== '';
     const request = {
       tenant: '',
       message,
@@ -277,9 +281,11 @@ class Exchange {
   private apply(response: StreamResponse): void {
     const payload = response.payload;
     if (!payload) return;
+    const answering = this.answering;
+    this.answering = false;
     switch (payload.$case) {
       case 'task':
-        return this.applyTask(payload.value);
+        return this.applyTask(payload.value, answering);
       case 'message':
         this.reply = payload.value;
         return;
@@ -301,11 +307,13 @@ class Exchange {
     }
   }
 
-  private applyTask(task: Task): void {
+  /** `answering`: this snapshot opens the stream of our answer (see {@link run}). */
+  private applyTask(task: Task, answering = false): void {
     this.ids(task.id, task.contextId);
     this.artifacts.clear();
     for (const a of task.artifacts ?? []) this.artifacts.set(a.artifactId, [...a.parts]);
-    if (task.status) this.applyStatus(task.status.state, task.status.message);
+    if (answering && task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) this.applyStatus(TaskState.TASK_STATE_WORKING, undefined);
+    else if (task.status) this.applyStatus(task.status.state, task.status.message);
   }
 
   private applyStatus(state: TaskState, message: Message | undefined): void {

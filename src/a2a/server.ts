@@ -31,7 +31,12 @@ import { HttpError, readBody, sendJson, type HttpHandler, type ServerContext } f
 import { swarmAgentCard } from './card.js';
 import { ContextIds, REQUEST_SIGNAL_KEY, SwarmRequestHandler } from './handler.js';
 
-/** How often an idle SSE stream gets a `: ping` comment, so proxies do not cut it. */
+/**
+ * How often (ms) an SSE stream gets a `: ping` comment, so proxies do not cut an idle one.
+ *
+ * @example
+ * createA2AHandler(ctx, { keepAliveMs: SSE_KEEPALIVE_MS * 2 });
+ */
 export const SSE_KEEPALIVE_MS = 15_000;
 
 const CARD_PATHS = new Set(['/.well-known/agent-card.json', '/.well-known/agent.json']);
@@ -154,7 +159,7 @@ function dispatch(app: Express, req: IncomingMessage, res: ServerResponse): Prom
 }
 
 /**
- * Adds to SSE responses what the SDK's stream writer lacks: `: ping` comments while idle, and
+ * Adds to SSE responses what the SDK's stream writer lacks: periodic `: ping` comments, and
  * for v0.3 clients, `final: true` on an input-required status update (see the module notes).
  */
 function decorateEventStream(req: IncomingMessage, res: ServerResponse, keepAliveMs: number): void {

@@ -42,7 +42,12 @@ import type { SwarmSummary } from '../store/types.js';
 import { HttpError, type HttpHandler, type ServerContext } from './http.js';
 import { abortable, envNumber, parseCursor } from './sse.js';
 
-/** The path of the WebSocket endpoint. */
+/**
+ * The path of the WebSocket endpoint.
+ *
+ * @example
+ * new WebSocket(`ws://127.0.0.1:4000${EVENTS_PATH}?swarmId=${id}&since=0`);
+ */
 export const EVENTS_PATH = '/events';
 
 /**
@@ -146,9 +151,13 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
   }
 
   return {
-    async handle(req, _res, url) {
+    async handle(req, res, url) {
       if (url.pathname !== EVENTS_PATH) return false;
-      if (req.method !== 'GET') throw new HttpError(405, `${req.method} is not allowed on ${EVENTS_PATH}; open a WebSocket`);
+      if (req.method !== 'GET') {
+        res.setHeader('allow', 'GET');
+        throw new HttpError(405, `${req.method} is not allowed on ${EVENTS_PATH}; open a WebSocket`);
+      }
+      res.setHeader('upgrade', 'websocket');
       throw new HttpError(426, `${EVENTS_PATH} is a WebSocket endpoint: send an Upgrade: websocket request`);
     },
     upgrade(req, socket, head, url) {
@@ -164,10 +173,12 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
       for (const ws of clients) ws.close(1001, 'server shutting down');
       // A subscriber that does not answer the close handshake (a stalled one) is cut off, so
       // the HTTP server's close() does not wait for it.
+      let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         Promise.all(clients.map((ws) => (ws.readyState === ws.CLOSED ? undefined : new Promise((r) => ws.once('close', r))))),
-        new Promise((r) => setTimeout(r, 500).unref()),
+        new Promise((r) => (timer = setTimeout(r, 500))),
       ]);
+      clearTimeout(timer);
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
@@ -177,6 +188,13 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
 type Subscription =
   | { mode: 'swarm'; swarmId: string; definitionId: string; since: number }
   | { mode: 'all'; definitionId?: string };
+
+/** A close reason within the protocol's 123 bytes (`ws` throws on longer ones), cut on a character. */
+function closeReason(reason: string): string {
+  let text = reason;
+  while (Buffer.byteLength(text) > 123) text = text.slice(0, -1);
+  return text;
+}
 
 /** Answers an upgrade request with a plain HTTP error and closes the socket. */
 function refuse(socket: Duplex, status: number, message: string): void {
@@ -293,8 +311,7 @@ class Outbox {
   finish(code: number, reason: string): void {
     if (this.done) return;
     this.done = true;
-    // Close reasons are limited to 123 bytes.
-    this.ws.close(code, Buffer.from(reason).subarray(0, 123).toString());
+    this.ws.close(code, closeReason(reason));
     this.wake();
   }
 
@@ -334,9 +351,9 @@ async function pumpSwarm(
     if (out.busy) await nextTurn();
   }
   if (signal.aborted || out.closed) return;
-  // The events ended without a final one: this runtime does not drive the swarm (another
-  // runtime owns it, or it could not be restored); its later events are not seen here.
-  out.finish(1000, 'swarm is not running in this server');
+  // The events ended without a final one: the swarm cannot be restored here, was pruned, or
+  // the runtime closed; nothing more will come on this connection.
+  out.finish(1000, 'no more events for this swarm here');
 }
 
 /** Every-swarm mode: relays the shared feed until the subscriber leaves or overflows. */
@@ -465,8 +482,8 @@ class AllSwarmsFeed {
         this.swarms.set(s.swarmId, f);
         this.follow(s.swarmId, f);
       } else {
-        // Its iterator had ended without a final event (another runtime was driving it) and it
-        // moved since: follow it again from where we stopped.
+        // Its iterator had ended without a final event (the runtime could not follow it then)
+        // and it moved since: follow it again from where we stopped.
         const moved = s.updatedAt > known.updatedAt;
         known.updatedAt = Math.max(known.updatedAt, s.updatedAt);
         if (moved && !known.following && !known.done) this.follow(s.swarmId, known);

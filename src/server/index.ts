@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Runtime } from '../runtime.js';
 import { createA2AHandler } from '../a2a/server.js';
 import { createMcpHandler } from '../mcp/server.js';
-import { createEventSocketHandler } from './events-socket.js';
+import { createEventSocketHandler, type EventSocketOptions } from './events-socket.js';
 import { authorized, HttpError, type HttpHandler, MAX_BODY_BYTES, sendJson, type ServerContext } from './http.js';
 import { createRestHandler } from './rest.js';
 
@@ -28,6 +28,10 @@ export interface ServeOptions {
   token?: string;
   /** Largest request body, default 1 MiB. */
   maxBodyBytes?: number;
+  /** Interval of SSE keep-alive comments, default 15 000 ms. */
+  keepAliveMs?: number;
+  /** Limits of WebSocket event subscribers (buffer size, stall timeout, poll interval). */
+  subscribers?: EventSocketOptions;
 }
 
 /** A running server. */
@@ -58,7 +62,12 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
     maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES,
     baseUrl: () => base,
   };
-  const handlers: HttpHandler[] = [createRestHandler(ctx), createEventSocketHandler(ctx), createA2AHandler(ctx), createMcpHandler(ctx)];
+  const handlers: HttpHandler[] = [
+    createRestHandler(ctx, options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
+    createEventSocketHandler(ctx, options.subscribers),
+    createA2AHandler(ctx),
+    createMcpHandler(ctx),
+  ];
 
   const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', base || 'http://127.0.0.1');
@@ -76,7 +85,11 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
       const status = err instanceof HttpError ? err.status : 500;
       const message = err instanceof Error ? err.message : String(err);
       if (res.headersSent) return void res.end();
-      sendJson(res, status, { error: status === 500 ? `Internal error: ${message}` : message });
+      // After a refused upload the connection holds unread body bytes: do not reuse it.
+      if (status === 413) res.setHeader('connection', 'close');
+      const text = status === 500 ? `Internal error: ${message}` : message;
+      // A2A SDK clients read any `error` key as a JSON-RPC error and lose the HTTP status.
+      sendJson(res, status, req.url?.startsWith('/a2a/') ? { message: text, status } : { error: text });
       // Do not keep reading a body we refused.
       if (status === 413) req.resume();
     });

@@ -9,7 +9,12 @@ import type { SwarmEvent } from '../../machines/events.js';
 import { isFinalEvent } from '../events.js';
 import { HttpError } from './http.js';
 
-/** Default interval of the SSE keep-alive comments: below the 30–60 s idle cut of most proxies. */
+/**
+ * Default interval of the SSE keep-alive comments: below the 30–60 s idle cut of most proxies.
+ *
+ * @example
+ * setInterval(() => res.write(': ping\n\n'), DEFAULT_KEEPALIVE_MS);
+ */
 export const DEFAULT_KEEPALIVE_MS = 15_000;
 
 const ABORTED: unique symbol = Symbol('aborted');
@@ -99,7 +104,12 @@ export function sseCursor(req: IncomingMessage, url: URL): number {
   return since === null || since === '' ? 0 : parseCursor(since, 'since');
 }
 
-/** Options of {@link streamSse}. */
+/**
+ * Options of {@link streamSse}.
+ *
+ * @example
+ * const options: SseStreamOptions = { keepAliveMs: 15_000, signal: shutdown.signal };
+ */
 export interface SseStreamOptions {
   /** Interval of the `: ping` comment lines that keep idle connections (and proxies) open. */
   keepAliveMs: number;

@@ -32,9 +32,9 @@ export function memoryStore(): SwarmStore {
       }
       if (record) {
         const stored = records.get(swarmId)?.revision ?? 0;
-        if (record.revision !== stored + 1) throw new RevisionConflictError(swarmId, record.revision - 1, stored);
         const holder = leases.get(swarmId);
-        if (lease && holder && holder.owner !== lease.owner) throw new LeaseLostError(swarmId, holder.owner);
+        if (record.revision > 1 && lease && holder && holder.owner !== lease.owner) throw new LeaseLostError(swarmId, holder.owner);
+        if (record.revision !== stored + 1) throw new RevisionConflictError(swarmId, record.revision - 1, stored);
         records.set(swarmId, record);
         if (lease) leases.set(swarmId, { ...lease });
       }

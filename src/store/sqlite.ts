@@ -122,10 +122,23 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   );
   const pruneSwarms = db.prepare<[number]>(`DELETE FROM swarms WHERE status IN ${FINAL} AND updated_at < ?`);
 
+  const insertEvents = (c: Commit) => {
+    try {
+      for (const e of c.events) insertEvent.run(c.swarmId, e.seq, JSON.stringify(e));
+    } catch (e) {
+      // Another writer already wrote these sequence numbers: it owns the swarm now.
+      if ((e as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) {
+        const holder = selectHolder.get(c.swarmId);
+        if (holder?.owner && c.lease && holder.owner !== c.lease.owner) throw new LeaseLostError(c.swarmId, holder.owner);
+        throw new RevisionConflictError(c.swarmId, (c.record?.revision ?? 1) - 1, holder?.revision ?? 0);
+      }
+      throw e;
+    }
+  };
+
   const write = db.transaction((c: Commit) => {
-    for (const e of c.events) insertEvent.run(c.swarmId, e.seq, JSON.stringify(e));
     const r = c.record;
-    if (!r) return;
+    if (!r) return insertEvents(c);
     const params = {
       swarmId: r.swarmId,
       definitionId: r.definitionId,
@@ -140,11 +153,14 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       owner: c.lease?.owner ?? null,
       leaseUntil: c.lease?.until ?? 0,
     };
+    // The record first: a refused write must fail with its reason, before any event collides.
     const changed = r.revision === 1 ? insertRecord.run(params).changes : updateRecord.run(params).changes;
-    if (changed === 1) return;
+    if (changed === 1) return insertEvents(c);
     // Explain the refusal; throwing rolls the whole step back.
     const holder = selectHolder.get(r.swarmId);
-    if (holder && holder.revision === r.revision - 1 && c.lease && holder.owner && holder.owner !== c.lease.owner) {
+    // Creating a swarm that exists is a conflict; otherwise another owner holding the swarm
+    // explains the refusal: this writer lost it.
+    if (r.revision > 1 && holder && c.lease && holder.owner && holder.owner !== c.lease.owner) {
       throw new LeaseLostError(r.swarmId, holder.owner);
     }
     throw new RevisionConflictError(r.swarmId, r.revision - 1, holder?.revision ?? 0);
