@@ -137,19 +137,30 @@ export const agentMachine = setup({
     pausedInThinking: ({ context }) => context.pausedFrom === 'thinking',
   },
   actions: {
-    recordResponse: assign(({ context, event }) => {
+    // One action per model response: a single context update (and report) per step.
+    takeResponse: enqueueActions(({ context, event, enqueue }, params: { then: 'round' | 'answer' | 'correct' | 'give-up' }) => {
       const step = (event as unknown as { output: ModelStepOutput }).output;
       const turn = context.turn + 1;
-      return {
-        turn,
-        messages: [...context.messages, assistantMessage(step.response)],
-        outbox: [...context.outbox, llmCallEvent(context.agentId, context.scope, turn, step)],
-      };
-    }),
-    openRound: assign(({ context, event }) => {
-      const step = (event as unknown as { output: ModelStepOutput }).output;
-      const round = openRound(context.turn, step.calls);
-      return { round, outbox: [...context.outbox, ...roundStartEvents(context.agentId, round)] };
+      const messages = [...context.messages, assistantMessage(step.response)];
+      const outbox = [...context.outbox, llmCallEvent(context.agentId, context.scope, turn, step)];
+      const next: Partial<AgentContext> = { turn, messages, outbox };
+      if (params.then === 'round') {
+        next.round = openRound(turn, step.calls);
+        outbox.push(...roundStartEvents(context.agentId, next.round));
+      } else if (params.then === 'answer') {
+        next.answer = { ok: true, content: step.response.text ?? '' };
+      } else if (params.then === 'correct') {
+        messages.push({ role: 'user', content: 'Please answer the request in plain text.' });
+      } else {
+        next.answer = { ok: false, content: 'Agent gave no answer within its turn limit.' };
+      }
+      // A step that continues the loop is reported to the parent (which makes it durable); a
+      // final answer travels with the agent's output instead.
+      if (params.then === 'round' || params.then === 'correct') {
+        enqueue(sendParent({ type: 'child.report', events: outbox }));
+        next.outbox = [];
+      }
+      enqueue.assign(next);
     }),
     spawnTools: enqueueActions(({ context, enqueue }) => {
       for (const call of runningCalls(context.round)) {
@@ -183,12 +194,6 @@ export const agentMachine = setup({
     closeRound: assign(({ context }) => ({
       messages: [...context.messages, ...resultMessages(context.round!)],
       round: null,
-    })),
-    correct: assign(({ context }) => ({
-      messages: [...context.messages, { role: 'user' as const, content: 'Please answer the request in plain text.' }],
-    })),
-    answer: assign(({ event }) => ({
-      answer: { ok: true, content: (event as unknown as { output: ModelStepOutput }).output.response.text ?? '' },
     })),
     failWith: assign((_, params: { reason: string }) => ({ answer: { ok: false, content: params.reason } })),
     failFromError: assign(({ event }) => ({
@@ -236,13 +241,15 @@ export const agentMachine = setup({
           handoffs: [],
         }),
         onDone: [
-          { guard: 'wantsCalls', target: 'acting', actions: ['recordResponse', 'openRound', 'report', 'spawnTools'] },
-          { guard: 'answered', target: 'done', actions: ['recordResponse', 'answer'] },
-          { guard: 'turnsLeftAfterResponse', target: 'thinking', reenter: true, actions: ['recordResponse', 'correct', 'report'] },
+          { guard: 'wantsCalls', target: 'acting', actions: [{ type: 'takeResponse', params: { then: 'round' } }, 'spawnTools'] },
+          { guard: 'answered', target: 'done', actions: { type: 'takeResponse', params: { then: 'answer' } } },
           {
-            target: 'done',
-            actions: ['recordResponse', { type: 'failWith', params: { reason: 'Agent gave no answer within its turn limit.' } }],
+            guard: 'turnsLeftAfterResponse',
+            target: 'thinking',
+            reenter: true,
+            actions: { type: 'takeResponse', params: { then: 'correct' } },
           },
+          { target: 'done', actions: { type: 'takeResponse', params: { then: 'give-up' } } },
         ],
         onError: { target: 'done', actions: 'failFromError' },
       },

@@ -12,7 +12,7 @@
  */
 import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 import { agentMachine, type AgentInput, type AgentOutput, type SessionEntry } from './agent.js';
-import type { CheckpointStep, PauseReason, SwarmEventBody } from './events.js';
+import type { CheckpointStep, Part, PauseReason, SwarmEventBody } from './events.js';
 import type { ChatMessage, Usage } from './messages.js';
 import {
   assistantMessage,
@@ -222,27 +222,46 @@ export const swarmMachine = setup({
     callsRunning: ({ context }) => runningCalls(context.round).length > 0,
   },
   actions: {
-    recordResponse: assign(({ context, event }) => {
+    // One action per model response: a single context update and a single batch of events
+    // (each separate assign or emit costs XState a resolution and a context copy).
+    takeResponse: enqueueActions(({ context, event, enqueue }, params: { then: 'round' | 'correct' | 'complete' | 'fail' }) => {
       const out = step(event);
-      return {
-        turn: context.turn + 1,
-        messages: [...context.messages, assistantMessage(out.response)],
-        usage: addUsage(context.usage, out),
-      };
+      const turn = context.turn + 1;
+      const messages = [...context.messages, assistantMessage(out.response)];
+      const next: Partial<SwarmContext> = { turn, messages, usage: addUsage(context.usage, out) };
+      const events: SwarmEventBody[] = [llmCallEvent(context.definitionId, '', turn, out)];
+      const verdict = out.verdict;
+      if (params.then === 'round') {
+        next.round = openRound(turn, out.calls, context.swarmId);
+        events.push(...roundStartEvents(context.definitionId, next.round), checkpoint('model-response'));
+      } else if (params.then === 'correct') {
+        messages.push({ role: 'user', content: verdict.type === 'correct' ? verdict.message : 'Continue.' });
+        events.push(turnCompleted({ ...context, turn }), checkpoint('model-response'));
+      } else if (params.then === 'complete') {
+        const result = verdict.type === 'complete' ? verdict.result : undefined;
+        next.outcome = { status: 'completed', result };
+        const parts: Part[] =
+          typeof result === 'string'
+            ? [{ kind: 'text', text: result }, { kind: 'data', data: { result } }]
+            : [{ kind: 'data', data: { result } }, { kind: 'text', text: JSON.stringify(result) }];
+        events.push(
+          checkpoint('model-response'),
+          { kind: 'artifact-update', artifact: { artifactId: 'result', name: 'result', parts }, append: false, lastChunk: true },
+          { kind: 'status-update', state: 'completed', final: true, metadata: { type: 'completed', result } },
+        );
+      } else {
+        const reason = verdict.type === 'fail' ? verdict.reason : 'The model response ended the swarm.';
+        next.outcome = { status: 'failed', reason };
+        events.push(checkpoint('model-response'), {
+          kind: 'status-update',
+          state: 'failed',
+          final: true,
+          metadata: { type: 'failed', reason },
+        });
+      }
+      enqueue.assign(next);
+      enqueue.emit({ type: 'swarm.events', events });
     }),
-    publishResponse: emit(({ context, event }) => ({
-      type: 'swarm.events' as const,
-      events: [llmCallEvent(context.definitionId, '', context.turn, step(event))],
-    })),
-    checkpoint: emit((_, params: { step: CheckpointStep }) => ({
-      type: 'swarm.events' as const,
-      events: [checkpoint(params.step)],
-    })),
-    openRound: assign(({ context, event }) => ({ round: openRound(context.turn, step(event).calls, context.swarmId) })),
-    publishRoundStart: emit(({ context }) => ({
-      type: 'swarm.events' as const,
-      events: roundStartEvents(context.definitionId, context.round!),
-    })),
     spawnCalls: enqueueActions(({ context, enqueue }) => {
       const round = context.round!;
       for (const call of runningCalls(round)) {
@@ -298,7 +317,7 @@ export const swarmMachine = setup({
         }
       }
     }),
-    recordCall: enqueueActions(({ context, event, enqueue }) => {
+    recordCall: enqueueActions(({ context, event, enqueue }, params: { last: boolean }) => {
       const done = child(event);
       const call = context.round?.calls.find((c) => c.childId === done.actorId && c.result === undefined);
       if (!call) return;
@@ -316,6 +335,7 @@ export const swarmMachine = setup({
           ...agentEvents,
           callDoneEvent(context.definitionId, call, result, toolKey(context.swarmId, context.round!.turn, call.id)),
           checkpoint(isHandoff(call.kind) ? 'handoff-result' : 'tool-result'),
+          ...(params.last ? [turnCompleted(context)] : []),
         ],
       });
     }),
@@ -330,27 +350,6 @@ export const swarmMachine = setup({
       round: null,
       notes: [],
     })),
-    correct: assign(({ context, event }) => {
-      const verdict = step(event).verdict;
-      const content = verdict.type === 'correct' ? verdict.message : 'Continue.';
-      return { messages: [...context.messages, { role: 'user' as const, content }] };
-    }),
-    complete: enqueueActions(({ event, enqueue }) => {
-      const verdict = step(event).verdict;
-      const result = verdict.type === 'complete' ? verdict.result : undefined;
-      enqueue.assign({ outcome: { status: 'completed', result } });
-      const parts =
-        typeof result === 'string'
-          ? [{ kind: 'text' as const, text: result }, { kind: 'data' as const, data: { result } }]
-          : [{ kind: 'data' as const, data: { result } }, { kind: 'text' as const, text: JSON.stringify(result) }];
-      enqueue.emit({
-        type: 'swarm.events',
-        events: [
-          { kind: 'artifact-update', artifact: { artifactId: 'result', name: 'result', parts }, append: false, lastChunk: true },
-          { kind: 'status-update', state: 'completed', final: true, metadata: { type: 'completed', result } },
-        ],
-      });
-    }),
     fail: enqueueActions(({ enqueue }, params: { reason: string }) => {
       enqueue.assign({ outcome: { status: 'failed', reason: params.reason } });
       enqueue.emit({
@@ -480,31 +479,15 @@ export const swarmMachine = setup({
               handoffs: context.config.handoffs,
             }),
             onDone: [
-              {
-                guard: 'verdictFail',
-                target: '#swarm.failed',
-                actions: [
-                  'recordResponse',
-                  'publishResponse',
-                  { type: 'checkpoint', params: { step: 'model-response' } },
-                  { type: 'fail', params: ({ event }) => ({ reason: (step(event).verdict as { reason: string }).reason }) },
-                ],
-              },
-              { guard: 'verdictComplete', target: '#swarm.completed', actions: ['recordResponse', 'publishResponse', { type: 'checkpoint', params: { step: 'model-response' } }, 'complete'] },
+              { guard: 'verdictFail', target: '#swarm.failed', actions: { type: 'takeResponse', params: { then: 'fail' } } },
+              { guard: 'verdictComplete', target: '#swarm.completed', actions: { type: 'takeResponse', params: { then: 'complete' } } },
               {
                 guard: 'wantsHandoffs',
                 target: '#swarm.awaitingHandoff',
-                actions: ['recordResponse', 'publishResponse', 'openRound', 'publishRoundStart', 'spawnCalls', { type: 'checkpoint', params: { step: 'model-response' } }],
+                actions: [{ type: 'takeResponse', params: { then: 'round' } }, 'spawnCalls'],
               },
-              {
-                guard: 'wantsCalls',
-                target: 'acting',
-                actions: ['recordResponse', 'publishResponse', 'openRound', 'publishRoundStart', 'spawnCalls', { type: 'checkpoint', params: { step: 'model-response' } }],
-              },
-              {
-                target: 'deciding',
-                actions: ['recordResponse', 'publishResponse', 'correct', 'publishTurn', { type: 'checkpoint', params: { step: 'model-response' } }],
-              },
+              { guard: 'wantsCalls', target: 'acting', actions: [{ type: 'takeResponse', params: { then: 'round' } }, 'spawnCalls'] },
+              { target: 'deciding', actions: { type: 'takeResponse', params: { then: 'correct' } } },
             ],
             onError: {
               target: '#swarm.failed',
@@ -518,12 +501,12 @@ export const swarmMachine = setup({
           on: {
             PAUSE: { target: '#swarm.paused', actions: { type: 'pauseFrom', params: { from: 'round' } } },
             'xstate.done.actor.*': [
-              { guard: 'lastCall', target: 'deciding', actions: ['recordCall', 'publishTurn'] },
-              { actions: 'recordCall' },
+              { guard: 'lastCall', target: 'deciding', actions: { type: 'recordCall', params: { last: true } } },
+              { actions: { type: 'recordCall', params: { last: false } } },
             ],
             'xstate.error.actor.*': [
-              { guard: 'lastCall', target: 'deciding', actions: ['recordCall', 'publishTurn'] },
-              { actions: 'recordCall' },
+              { guard: 'lastCall', target: 'deciding', actions: { type: 'recordCall', params: { last: true } } },
+              { actions: { type: 'recordCall', params: { last: false } } },
             ],
           },
         },
@@ -552,19 +535,19 @@ export const swarmMachine = setup({
       on: {
         PAUSE: { target: 'paused', actions: { type: 'pauseFrom', params: { from: 'round' } } },
         'xstate.done.actor.*': [
-          { guard: 'lastCall', target: 'running.deciding', actions: ['recordCall', 'publishTurn'] },
-          { actions: 'recordCall' },
+          { guard: 'lastCall', target: 'running.deciding', actions: { type: 'recordCall', params: { last: true } } },
+          { actions: { type: 'recordCall', params: { last: false } } },
         ],
         'xstate.error.actor.*': [
-          { guard: 'lastCall', target: 'running.deciding', actions: ['recordCall', 'publishTurn'] },
-          { actions: 'recordCall' },
+          { guard: 'lastCall', target: 'running.deciding', actions: { type: 'recordCall', params: { last: true } } },
+          { actions: { type: 'recordCall', params: { last: false } } },
         ],
       },
     },
     paused: {
       on: {
-        'xstate.done.actor.*': { actions: 'recordCall' },
-        'xstate.error.actor.*': { actions: 'recordCall' },
+        'xstate.done.actor.*': { actions: { type: 'recordCall', params: { last: false } } },
+        'xstate.error.actor.*': { actions: { type: 'recordCall', params: { last: false } } },
         RESUME: [
           { guard: 'resumesModelPause', target: 'running.deciding', actions: 'resume' },
           { guard: 'pausedInThinking', target: 'running.thinking', actions: 'resume' },

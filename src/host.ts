@@ -168,13 +168,45 @@ export class SwarmHost {
     return this.ended;
   }
 
+  /**
+   * The store record for the current state. `withSnapshot` false (a volatile store between
+   * steps) leaves the snapshot out: computing it is most of a step's bookkeeping.
+   */
+  private record(snapshot: ReturnType<Actor<SwarmLogic>['getSnapshot']>, now: number, withSnapshot: boolean): SwarmRecord {
+    return {
+      swarmId: this.swarmId,
+      definitionId: this.meta.definitionId,
+      definitionVersion: this.meta.definitionVersion,
+      machineVersion: SWARM_MACHINE_VERSION,
+      status: topState(snapshot.value),
+      revision: ++this.revision,
+      snapshot: withSnapshot ? (this.lastSnapshot = this.actor.getPersistedSnapshot()) : undefined,
+      result: resultOf(snapshot.value, snapshot.context),
+      lastSeq: this.seq,
+      updatedAt: now,
+    };
+  }
+
   /** Drops a host that was never started (a restore dry run); nothing is written. */
   discard(): void {
     this.endedFlag = true;
   }
 
-  /** Stops the actor without changing the stored state (runtime shutdown). */
+  /**
+   * Stops the actor (runtime shutdown). Its stored state stays; a volatile store, which only
+   * had snapshots of ended swarms, gets the current one so another runtime can continue.
+   */
   detach(): void {
+    if (this.store.volatile && !this.failure && !this.endedFlag) {
+      const snapshot = this.actor.getSnapshot();
+      if (snapshot.status === 'active') {
+        try {
+          void this.store.commit({ swarmId: this.swarmId, events: [], record: this.record(snapshot, Date.now(), true), lease: this.meta.lease() });
+        } catch {
+          // Nothing to do at shutdown; the swarm is reported as not restorable later.
+        }
+      }
+    }
     this.actor.stop();
     this.end();
   }
@@ -214,25 +246,14 @@ export class SwarmHost {
     if (this.buffer.length === 0 && !done) return;
     if (this.failure) return;
     const now = Date.now();
-    const events = this.buffer.map((body) => ({ ...body, seq: ++this.seq, swarmId: this.swarmId, timestamp: now }) as SwarmEvent);
+    const events = new Array<SwarmEvent>(this.buffer.length);
+    for (let i = 0; i < this.buffer.length; i++) {
+      // Stamp first, then the body: cheaper than spreading the body into a new literal.
+      events[i] = Object.assign({ seq: ++this.seq, swarmId: this.swarmId, timestamp: now }, this.buffer[i]) as SwarmEvent;
+    }
     this.buffer = [];
     const checkpoint = withSnapshot && (done || events.some((e) => e.kind === 'internal:checkpoint'));
-    let record: SwarmRecord | undefined;
-    if (checkpoint) {
-      const status = topState(snapshot.value);
-      record = {
-        swarmId: this.swarmId,
-        definitionId: this.meta.definitionId,
-        definitionVersion: this.meta.definitionVersion,
-        machineVersion: SWARM_MACHINE_VERSION,
-        status,
-        revision: ++this.revision,
-        snapshot: (this.lastSnapshot = this.actor.getPersistedSnapshot()),
-        result: resultOf(snapshot.value, snapshot.context),
-        lastSeq: this.seq,
-        updatedAt: now,
-      };
-    }
+    const record = checkpoint ? this.record(snapshot, now, done || !this.store.volatile) : undefined;
     if (events.length === 0 && !record) return;
     const finished = record !== undefined && isFinal(record.status);
     try {

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { z } from 'zod';
 import type { Checked, Model, SwarmPorts } from '../actors/index.js';
 import type { Guardrail } from './define.js';
 import type { SwarmHost } from './host.js';
@@ -62,10 +61,7 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     },
     checkResult: (definitionId, swarmId, value) =>
       validate(registry.resultSchema(swarm(definitionId), deps.host(swarmId)?.config()), value),
-    resultIsText: (definitionId, swarmId) => {
-      const config = deps.host(swarmId)?.config();
-      return config?.result ? config.result.type === 'string' : swarm(definitionId).result instanceof z.ZodString;
-    },
+    resultIsText: (definitionId, swarmId) => registry.resultIsText(swarm(definitionId), deps.host(swarmId)?.config()),
     childInput: (definitionId, args) => registry.childInput(definitionId, args),
     checkCustomization: (value) => registry.checkCustomization(value),
     isCustomizable: (definitionId) => registry.swarm(definitionId)?.customizable ?? false,

@@ -60,6 +60,8 @@ export class Registry {
   private readonly specCache = new WeakMap<readonly string[], WeakMap<readonly HandoffTarget[], ToolSpec[]>>();
   private readonly agentSpecCache = new WeakMap<readonly string[], ToolSpec[]>();
   private readonly zodFromJson = new WeakMap<object, z.ZodType>();
+  private readonly fixedConfigs = new WeakMap<SwarmDefinition, SwarmConfig>();
+  private readonly textResults = new WeakMap<SwarmDefinition, boolean>();
   /** Cards of remote agents, fetched by the runtime before a run resolves its handoffs. */
   readonly remoteCards = new Map<string, RemoteCard>();
   /** The configuration of a live swarm (set by the runtime), for per-swarm tool settings. */
@@ -233,6 +235,17 @@ export class Registry {
    * {@link DefinitionError} when something resolves to an invalid value.
    */
   resolve(def: SwarmDefinition, input: unknown, options: ResolveOptions = {}): SwarmConfig {
+    // A definition with nothing to compute resolves the same way every time: share the result
+    // (configs are never mutated), which also lets the tool-spec caches hit across runs.
+    const fixed = isFixed(def) && !options.overrides && !options.customization && !options.result && !options.label;
+    const cached = fixed ? this.fixedConfigs.get(def) : undefined;
+    if (cached) return cached;
+    const config = this.resolveNow(def, input, options);
+    if (fixed) this.fixedConfigs.set(def, config);
+    return config;
+  }
+
+  private resolveNow(def: SwarmDefinition, input: unknown, options: ResolveOptions): SwarmConfig {
     const o = options.overrides ?? {};
     const instructions = resolveFromInput(o.instructions ?? def.instructions, input);
     if (typeof instructions !== 'string' || instructions.trim() === '') {
@@ -291,6 +304,14 @@ export class Registry {
     const def = this.swarms.get(definitionId);
     if (!def) return { ok: false as const, error: `unknown swarm "${definitionId}"` };
     return validate(def.input, isObjectSchema(def.input) ? args : args.input);
+  }
+
+  /** Whether a swarm's result is plain text, so clean text completes it. */
+  resultIsText(def: SwarmDefinition, config: SwarmConfig | undefined): boolean {
+    if (config?.result) return config.result.type === 'string';
+    let text = this.textResults.get(def);
+    if (text === undefined) this.textResults.set(def, (text = def.result instanceof z.ZodString));
+    return text;
   }
 
   /** The zod schema a swarm's result is checked with (an ad-hoc swarm's comes from its config). */
@@ -384,6 +405,17 @@ export class Registry {
       }),
     });
   }
+}
+
+/** Whether nothing of a definition depends on its input (remote cards are fetched per run). */
+function isFixed(def: SwarmDefinition): boolean {
+  return (
+    typeof def.instructions === 'string' &&
+    typeof def.maxTurns === 'number' &&
+    Array.isArray(def.tools) &&
+    Array.isArray(def.handoffs) &&
+    !(def.handoffs as readonly Handoff[]).some((h) => h.kind === 'remote')
+  );
 }
 
 function isObjectSchema(schema: z.ZodType): boolean {

@@ -510,7 +510,10 @@ class RuntimeCore implements Runtime, SwarmControl {
    * (its stored data stays exactly as it is).
    */
   private restorable(record: SwarmRecord): boolean {
-    let problem = record.problem ?? this.restoreProblem(record);
+    let problem =
+      record.problem ??
+      this.restoreProblem(record) ??
+      (record.snapshot === undefined ? 'no snapshot was stored (the runtime that ran it on a volatile store did not close)' : undefined);
     if (!problem) {
       try {
         // Building the host restores the actor without starting it: a dry run.

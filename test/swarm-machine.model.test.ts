@@ -702,7 +702,7 @@ function startRun() {
         let call: { resolve(o: CallResult): void; reject(e: unknown): void };
         if (expected.kind === 'swarm') {
           const child = childSwarms.one((i) => i.callId === expected.id);
-          same(child.input, { parentId: SWARM_ID, callId: expected.id, childSwarmId: `${SWARM_ID}:t${turn}:${index}`, definitionId: CHILD_DEF, input: `research ${turn}` });
+          same(child.input, { parentId: SWARM_ID, callId: expected.id, key: toolKey(turn, expected.id), childSwarmId: `${SWARM_ID}:t${turn}:${index}`, definitionId: CHILD_DEF, input: `research ${turn}` });
           call = child;
         } else {
           const remote = remotes.one((i) => i.callId === expected.id);

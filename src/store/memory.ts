@@ -8,9 +8,9 @@ import { isFinal } from '../result.js';
 import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
 
 /**
- * Creates an in-memory store. Records keep the snapshot object as is (snapshots are never
- * mutated), so a write costs no serialization. Share one store between runtimes to simulate
- * a restart or a takeover in a test.
+ * Creates an in-memory store. It is volatile: a swarm's snapshot is written when the swarm
+ * ends or its runtime closes (records keep the snapshot object as is, never serialized).
+ * Share one store between runtimes to simulate a restart after `close()` in a test.
  *
  * @example
  * const store = memoryStore();
@@ -21,6 +21,7 @@ export function memoryStore(): SwarmStore {
   const leases = new Map<string, Lease>();
   const logs = new Map<string, SwarmEvent[]>();
   return {
+    volatile: true,
     async load(swarmId) {
       return records.get(swarmId);
     },

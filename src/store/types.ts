@@ -79,6 +79,12 @@ export interface Commit {
  * await store.load('swarm-1');
  */
 export interface SwarmStore {
+  /**
+   * True for a store that does not outlive the process (in-memory): nothing in it survives a
+   * crash, so the runtime writes a swarm's snapshot only when the swarm ends or its runtime
+   * closes, instead of after every step; records in between carry no snapshot.
+   */
+  readonly volatile?: boolean;
   load(swarmId: string): Promise<SwarmRecord | undefined>;
   commit(commit: Commit): void | Promise<void>;
   /** Events with `seq > since`, in order. */
