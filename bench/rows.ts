@@ -4,8 +4,11 @@
  *
  * @module
  */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { sqliteStore } from '../src/store/sqlite.js';
 import { createBareW1, runBareW1 } from './bare-xstate.js';
-import { CONCURRENT_LATENCY_MS, CONCURRENT_RUNS, timeConcurrent, timeSequential, WARMUP_RUNS } from './measure.js';
+import { CONCURRENT_LATENCY_MS, CONCURRENT_RUNS, SEQUENTIAL_RUNS, timeConcurrent, timeSequential, WARMUP_RUNS } from './measure.js';
 import type { RowFigures, RowSpec } from './table.js';
 import { type CallCounts, createW1Runtime, type W1Runtime, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID } from './w1.js';
 
@@ -33,17 +36,19 @@ async function runOnce({ runtime, swarm }: W1Runtime): Promise<void> {
   checkResult(await client.wait());
 }
 
-const sequentialFigures = (usPerRun: number): RowFigures => ({
+const sequentialFigures = (usPerRun: number, writesPerRun: number | null = null): RowFigures => ({
   usPerRun,
   usPerModelCall: usPerRun / W1_MODEL_CALLS,
   concurrentWallMs: null,
   peakRssMb: null,
+  writesPerRun,
 });
 
 const concurrentFigures = (m: { concurrentWallMs: number; peakRssMb: number }): RowFigures => ({
   usPerRun: null,
   usPerModelCall: null,
   ...m,
+  writesPerRun: null,
 });
 
 /** W1 on one runtime with the in-memory store, one run at a time, no model latency. */
@@ -83,6 +88,37 @@ export async function runtimeConcurrent(): Promise<RowFigures> {
   }
 }
 
+/**
+ * W1 on the SQLite store (WAL, on the project's disk, not a RAM disk), one run at a time:
+ * every completed step is one transaction, fsynced with `synchronous: 'FULL'`.
+ */
+function sqliteSequential(synchronous: 'FULL' | 'NORMAL'): () => Promise<RowFigures> {
+  return async () => {
+    mkdirSync('.xswarm', { recursive: true });
+    const dir = mkdtempSync(join('.xswarm', 'bench-'));
+    const store = sqliteStore(join(dir, 'state.db'), { synchronous });
+    const w1 = createW1Runtime(0, store);
+    try {
+      let runs = 0;
+      const usPerRun = await timeSequential(
+        async (i) => {
+          await runOnce(w1);
+          runs++;
+          checkCounts(w1.counts, i + 1);
+        },
+        // Fewer runs: each one fsyncs several times.
+        WARMUP_RUNS / 4,
+        SEQUENTIAL_RUNS / 4,
+      );
+      return sequentialFigures(usPerRun, store.writes / runs);
+    } finally {
+      await w1.runtime.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
 /** The bare XState reference, one run at a time, no model latency. */
 export async function bareSequential(): Promise<RowFigures> {
   const counts = newCounts();
@@ -111,6 +147,8 @@ export async function bareConcurrent(): Promise<RowFigures> {
 /** Workload names of the rows, used for the runtime/bare ratio. */
 export const RUNTIME_MEMORY = 'W1 / memory';
 export const BARE_XSTATE = 'W1 / bare XState';
+export const RUNTIME_SQLITE_FULL = 'W1 / sqlite FULL';
+export const RUNTIME_SQLITE_NORMAL = 'W1 / sqlite NORMAL';
 
 /** Every row, in the order they run and print. */
 export const ROWS: RowSpec[] = [
@@ -118,5 +156,7 @@ export const ROWS: RowSpec[] = [
   { workload: RUNTIME_MEMORY, mode: 'concurrent', measure: runtimeConcurrent },
   { workload: BARE_XSTATE, mode: 'sequential', measure: bareSequential },
   { workload: BARE_XSTATE, mode: 'concurrent', measure: bareConcurrent },
+  { workload: RUNTIME_SQLITE_FULL, mode: 'sequential', measure: sqliteSequential('FULL') },
+  { workload: RUNTIME_SQLITE_NORMAL, mode: 'sequential', measure: sqliteSequential('NORMAL') },
 ];
 

@@ -15,6 +15,8 @@ export interface BenchRow {
   usPerModelCall: number | null;
   concurrentWallMs: number | null;
   peakRssMb: number | null;
+  /** Store transactions per run (rows on a durable store; with synchronous=FULL each one fsyncs). */
+  writesPerRun: number | null;
 }
 
 /** What a row function measures; the row spec adds `workload` and `mode`. */
@@ -34,8 +36,8 @@ export interface RowSpec {
 
 /** The JSON line of a row: exactly the {@link BenchRow} fields, in a fixed order. */
 export function jsonLine(row: BenchRow): string {
-  const { workload, mode, usPerRun, usPerModelCall, concurrentWallMs, peakRssMb } = row;
-  return JSON.stringify({ workload, mode, usPerRun, usPerModelCall, concurrentWallMs, peakRssMb });
+  const { workload, mode, usPerRun, usPerModelCall, concurrentWallMs, peakRssMb, writesPerRun } = row;
+  return JSON.stringify({ workload, mode, usPerRun, usPerModelCall, concurrentWallMs, peakRssMb, writesPerRun });
 }
 
 const COLUMNS: { title: string; cell(r: BenchRow): string; right?: boolean }[] = [
@@ -45,6 +47,7 @@ const COLUMNS: { title: string; cell(r: BenchRow): string; right?: boolean }[] =
   { title: 'µs/model call', cell: (r) => num(r.usPerModelCall, 1), right: true },
   { title: 'concurrent wall ms', cell: (r) => num(r.concurrentWallMs, 0), right: true },
   { title: 'peak RSS MB', cell: (r) => num(r.peakRssMb, 1), right: true },
+  { title: 'writes/run', cell: (r) => num(r.writesPerRun, 1), right: true },
 ];
 
 function num(value: number | null, digits: number): string {

@@ -77,7 +77,8 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       owner TEXT,
       lease_until INTEGER NOT NULL DEFAULT 0
     );
-    CREATE INDEX IF NOT EXISTS swarms_by_status ON swarms(status, updated_at);
+    -- Only finished rows are indexed (for prune): a running swarm's commits touch no index.
+    CREATE INDEX IF NOT EXISTS swarms_finished ON swarms(updated_at) WHERE status IN ${FINAL};
     CREATE TABLE IF NOT EXISTS events (
       swarm_id TEXT NOT NULL,
       seq INTEGER NOT NULL,
@@ -92,7 +93,16 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     throw new Error(`${path}: store schema version ${version.value}, this xswarm reads version ${SCHEMA_VERSION}`);
   }
 
-  const insertEvent = db.prepare<[string, number, string]>(`INSERT INTO events (swarm_id, seq, body) VALUES (?, ?, ?)`);
+  // One statement per commit whatever its number of events (prepared once per count).
+  const insertEventRows = new Map<number, Database.Statement<(string | number)[]>>();
+  const insertEventsStatement = (n: number) => {
+    let stmt = insertEventRows.get(n);
+    if (!stmt) {
+      stmt = db.prepare(`INSERT INTO events (swarm_id, seq, body) VALUES ${Array.from({ length: n }, () => '(?, ?, ?)').join(', ')}`);
+      insertEventRows.set(n, stmt);
+    }
+    return stmt;
+  };
   const insertRecord = db.prepare(
     `INSERT INTO swarms (swarm_id, definition_id, definition_version, machine_version, status, revision, snapshot, result, last_seq, updated_at, owner, lease_until)
      VALUES (@swarmId, @definitionId, @definitionVersion, @machineVersion, @status, @revision, @snapshot, @result, @lastSeq, @updatedAt, @owner, @leaseUntil)
@@ -124,7 +134,10 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
 
   const insertEvents = (c: Commit) => {
     try {
-      for (const e of c.events) insertEvent.run(c.swarmId, e.seq, JSON.stringify(e));
+      if (c.events.length === 0) return;
+      const params: (string | number)[] = [];
+      for (const e of c.events) params.push(c.swarmId, e.seq, JSON.stringify(e));
+      insertEventsStatement(c.events.length).run(...params);
     } catch (e) {
       // Another writer already wrote these sequence numbers: it owns the swarm now.
       if ((e as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) {
