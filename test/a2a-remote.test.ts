@@ -122,7 +122,7 @@ describe('a swarm handing off to a swarm on another server', () => {
     const result = await refused.wait();
     expect(result).toMatchObject({ status: 'completed' });
     expect((result as { result: string }).result).toBe(
-      `The remote agent "weather" (${b.cardUrl}) failed: HTTP 401 Unauthorized from ${b.server.url}/a2a/weather: {"error":"Missing or wrong bearer token"}`,
+      `The remote agent "weather" (${b.cardUrl}) failed: HTTP 401 Unauthorized from ${b.server.url}/a2a/weather: {"message":"Missing or wrong bearer token","status":401}`,
     );
   });
 

@@ -115,7 +115,7 @@ describe('REST', () => {
     // Resuming what is not paused does not fit its state.
     const again = await request(url, 'POST', `/swarms/hitl/${id}/resume`, { message: 'x' });
     expect(again.status).toBe(409);
-    expect(again.body.error).toMatch(/not running in this runtime/);
+    expect(again.body.error).toMatch(/it has ended \(completed\)/);
   });
 
   it('pause and stop from outside; commands that do not fit the state answer 409', async () => {

@@ -24,7 +24,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PauseReason } from '../../machines/events.js';
-import { SwarmError } from '../errors.js';
+import { SwarmError, type SwarmErrorCode } from '../errors.js';
 import type { SwarmStatus } from '../result.js';
 import { HttpError, type HttpHandler, readJson, sendJson, type ServerContext } from './http.js';
 import { DEFAULT_KEEPALIVE_MS, envNumber, sseCursor, streamSse } from './sse.js';
@@ -121,7 +121,7 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
     try {
       await client.run(body.input);
     } catch (err) {
-      throw asHttpError(err, startStatus);
+      throw asHttpError(err);
     }
     res.setHeader('location', `/swarms/${encodeURIComponent(definitionId)}/${encodeURIComponent(client.swarmId)}`);
     sendJson(res, 201, { swarmId: client.swarmId });
@@ -157,9 +157,7 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
         await client.stop(optionalString(body, 'reason') ?? 'Stopped over HTTP');
       }
     } catch (err) {
-      // Every SwarmError of a command on an existing swarm is about its state (already paused,
-      // not paused, no longer running here): a conflict, not a bad request.
-      throw asHttpError(err, () => 409);
+      throw asHttpError(err);
     }
     sendJson(res, 200, { ok: true, result: await client.getResult() });
   }
@@ -202,7 +200,7 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
           try {
             sendJson(res, 200, await runtime.forSwarm(route.definitionId, route.swarmId).getResult());
           } catch (err) {
-            throw asHttpError(err, () => 404);
+            throw asHttpError(err);
           }
           break;
         }
@@ -262,21 +260,21 @@ function optionalString(body: Record<string, unknown>, key: string): string | un
   return value;
 }
 
-/**
- * The status of a `SwarmError` from `run`. The runtime tells its cases apart only by message
- * (it has no error codes yet), so this matches the runtime's own wording.
- */
-function startStatus(err: SwarmError): number {
-  if (err.message.startsWith('Unknown swarm definition')) return 404;
-  if (err.message.includes('is already in use')) return 409;
-  if (err.message === 'This runtime is closed') return 503;
-  if (err.message.includes('could not be recorded')) return 500;
-  // Invalid input, an unusable swarm id, a swarm that could not be recorded.
-  return 400;
-}
+/** The HTTP status of each kind of runtime error. */
+const STATUS_OF: Record<SwarmErrorCode, number> = {
+  'unknown-definition': 404,
+  'unknown-swarm': 404,
+  'invalid-input': 400,
+  'id-in-use': 409,
+  // A command that does not fit the swarm's state, or a swarm another runtime drives.
+  'wrong-state': 409,
+  'not-live': 409,
+  closed: 503,
+  store: 500,
+};
 
 /** Maps a runtime `SwarmError` to an HttpError with its message; anything else stays a 500. */
-function asHttpError(err: unknown, status: (err: SwarmError) => number): unknown {
+function asHttpError(err: unknown): unknown {
   if (err instanceof HttpError || !(err instanceof SwarmError)) return err;
-  return new HttpError(status(err), err.message);
+  return new HttpError(STATUS_OF[err.code], err.message);
 }
