@@ -9,8 +9,9 @@
  *
  * @module
  */
-import { assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
+import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import type { SwarmEventBody } from './events.js';
+import { modelStepSlot, runToolSlot } from './slots.js';
 import type { ChatMessage } from './messages.js';
 import {
   assistantMessage,
@@ -18,7 +19,6 @@ import {
   type CallResult,
   isLastRunning,
   llmCallEvent,
-  type ModelStepInput,
   type ModelStepOutput,
   openRound,
   recordResult,
@@ -30,7 +30,6 @@ import {
   type ChildEvent,
   errorText,
   toolKey,
-  type ToolRunInput,
 } from './round.js';
 
 /** One earlier exchange between the orchestrator and an agent of the same swarm. */
@@ -116,12 +115,8 @@ export const agentMachine = setup({
     events: AgentEvent;
   },
   actors: {
-    modelStep: fromPromise<ModelStepOutput, ModelStepInput>(async () => {
-      throw new Error('modelStep is provided by the runtime');
-    }),
-    runTool: fromPromise<CallResult, ToolRunInput>(async () => {
-      throw new Error('runTool is provided by the runtime');
-    }),
+    modelStep: modelStepSlot,
+    runTool: runToolSlot,
   },
   guards: {
     wantsCalls: ({ event }) => (event as unknown as { output: ModelStepOutput }).output.calls.length > 0,

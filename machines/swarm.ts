@@ -12,6 +12,7 @@
  */
 import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
 import { agentMachine, type AgentInput, type AgentOutput, type SessionEntry } from './agent.js';
+import { modelStepSlot, runToolSlot } from './slots.js';
 import type { CheckpointStep, Part, PauseReason, SwarmEventBody } from './events.js';
 import type { ChatMessage, Usage } from './messages.js';
 import {
@@ -23,7 +24,6 @@ import {
   type HandoffTarget,
   isLastRunning,
   llmCallEvent,
-  type ModelStepInput,
   type ModelStepOutput,
   openRound,
   pendingPause,
@@ -36,7 +36,6 @@ import {
   type ChildEvent,
   errorText,
   toolKey,
-  type ToolRunInput,
 } from './round.js';
 
 /** How an agent handed off to runs: its instructions, tools and turn limit. */
@@ -173,6 +172,18 @@ function addUsage(total: Usage, output: ModelStepOutput): Usage {
 
 
 /**
+ * How a state waiting on a round's calls takes their results (done or failed alike): each is
+ * recorded; the last one closes the round and moves on to `deciding`.
+ */
+function callResults(deciding: 'deciding' | 'running.deciding') {
+  const take = [
+    { guard: 'lastCall' as const, target: deciding, actions: { type: 'recordCall' as const, params: { last: true } } },
+    { actions: { type: 'recordCall' as const, params: { last: false } } },
+  ];
+  return { 'xstate.done.actor.*': take, 'xstate.error.actor.*': take };
+}
+
+/**
  * The swarm machine. The runtime provides the real actors with
  * `swarmMachine.provide({ actors: { modelStep, runTool, agent } })`.
  *
@@ -190,12 +201,8 @@ export const swarmMachine = setup({
     emitted: SwarmEmitted;
   },
   actors: {
-    modelStep: fromPromise<ModelStepOutput, ModelStepInput>(async () => {
-      throw new Error('modelStep is provided by the runtime');
-    }),
-    runTool: fromPromise<CallResult, ToolRunInput>(async () => {
-      throw new Error('runTool is provided by the runtime');
-    }),
+    modelStep: modelStepSlot,
+    runTool: runToolSlot,
     agent: agentMachine,
     // A child swarm is a swarm of its own (own id, store record, events, client); this actor
     // starts or re-attaches to it and resolves with its outcome as the handoff's result.
@@ -500,14 +507,7 @@ export const swarmMachine = setup({
           always: { guard: 'roundDone', target: 'deciding', actions: 'publishTurn' },
           on: {
             PAUSE: { target: '#swarm.paused', actions: { type: 'pauseFrom', params: { from: 'round' } } },
-            'xstate.done.actor.*': [
-              { guard: 'lastCall', target: 'deciding', actions: { type: 'recordCall', params: { last: true } } },
-              { actions: { type: 'recordCall', params: { last: false } } },
-            ],
-            'xstate.error.actor.*': [
-              { guard: 'lastCall', target: 'deciding', actions: { type: 'recordCall', params: { last: true } } },
-              { actions: { type: 'recordCall', params: { last: false } } },
-            ],
+            ...callResults('deciding'),
           },
         },
         deciding: {
@@ -534,14 +534,7 @@ export const swarmMachine = setup({
     awaitingHandoff: {
       on: {
         PAUSE: { target: 'paused', actions: { type: 'pauseFrom', params: { from: 'round' } } },
-        'xstate.done.actor.*': [
-          { guard: 'lastCall', target: 'running.deciding', actions: { type: 'recordCall', params: { last: true } } },
-          { actions: { type: 'recordCall', params: { last: false } } },
-        ],
-        'xstate.error.actor.*': [
-          { guard: 'lastCall', target: 'running.deciding', actions: { type: 'recordCall', params: { last: true } } },
-          { actions: { type: 'recordCall', params: { last: false } } },
-        ],
+        ...callResults('running.deciding'),
       },
     },
     paused: {

@@ -104,7 +104,7 @@ export function createSwarmMcpServer(runtime: Runtime, catalog: SwarmMcpCatalog)
 function register(server: McpServer, runtime: Runtime, { def, name, run, output }: Entry): void {
   const label = def.name === def.id ? `"${def.id}"` : `"${def.name}" (${def.id})`;
   // defineSwarm defaults the description to the name or id: do not repeat it.
-  const about = def.description === def.id || def.description === def.name ? '' : `: ${def.description}`;
+  const about = def.description === def.id || def.description === def.name ? '' : `: ${def.description.replace(/\.\s*$/, '')}`;
 
   server.registerTool(
     `${name}_run`,

@@ -8,13 +8,18 @@
  * As in W1, the model is a pure function of the request, so a restarted process gets exactly
  * the answers the crashed one would have got.
  */
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { AgentDefinition, Model, ModelRequest, ModelResponse, SwarmDefinition } from '../../src/index.js';
+import type { AgentDefinition, Commit, Model, ModelRequest, ModelResponse, SwarmDefinition } from '../../src/index.js';
 import { defineAgent, defineSwarm } from '../../src/define.js';
 import { handoff } from '../../src/handoff.js';
 import { scriptedModel } from '../../src/model.js';
 import { tool } from '../../src/tool.js';
 import { stepLabel } from './crash-w1.js';
+
+/** The child-process fixture running this workload. */
+export const COMPOSED_FIXTURE = fileURLToPath(new URL('../fixtures/crash-composed.ts', import.meta.url));
 
 /** Who records a side effect: the two agents' tools and the child swarm's own tool. */
 export type ComposedActor = 'scout' | 'clerk' | 'reserve';
@@ -22,6 +27,26 @@ export type ComposedActor = 'scout' | 'clerk' | 'reserve';
 export interface ComposedEffects {
   /** Called once per execution of a tool, with its idempotency key, before it answers. */
   execute(who: ComposedActor, key: string): void | Promise<void>;
+}
+
+/**
+ * Side effects in files, as in W1: `file` gets each idempotency key once (the tool skips a key
+ * already there); `rawFile`, when given, gets every execution.
+ */
+export function composedFileEffects(file: string, rawFile?: string): ComposedEffects {
+  return {
+    execute(_who, key) {
+      if (rawFile) appendFileSync(rawFile, `${key}\n`);
+      const seen = existsSync(file) ? readFileSync(file, 'utf8').split('\n') : [];
+      if (!seen.includes(key)) appendFileSync(file, `${key}\n`);
+    },
+  };
+}
+
+/** Side effects in memory: executions per key. */
+export function composedMemoryEffects(): ComposedEffects & { runs: Map<string, number> } {
+  const runs = new Map<string, number>();
+  return { runs, execute: (_who, key) => void runs.set(key, (runs.get(key) ?? 0) + 1) };
 }
 
 export const BOOKING_RESULT = { confirmation: 'BK-42', seats: 2 };
@@ -118,6 +143,22 @@ export function composedModel(): Model & { requests: ModelRequest[] } {
     return composedRespond(req);
   }, 'composed');
   return Object.assign(model, { requests });
+}
+
+/** One store commit, as the fixture logs it: which swarm, whether a step completed, its events. */
+export interface CommitEntry {
+  swarmId: string;
+  /** True for a step's commit (snapshot record); false for events only (a relayed child lifecycle). */
+  step: boolean;
+  events: string[];
+}
+
+/** A commit as one JSON line: events by kind, checkpoint step or status-update type. */
+export function commitLine(c: Commit): string {
+  const events = c.events.map((e) =>
+    e.kind === 'internal:checkpoint' ? `checkpoint:${e.step}` : e.kind === 'status-update' ? `status:${e.metadata.type}` : e.kind,
+  );
+  return JSON.stringify({ swarmId: c.swarmId, step: c.record !== undefined, events } satisfies CommitEntry);
 }
 
 export { stepLabel };
