@@ -3,15 +3,20 @@
  * with `--json` one JSON object per row and nothing else on stdout. `--only` keeps the rows
  * whose "workload / mode" contains the text.
  *
- * Each row runs in a fresh node process (same node, same flags plus `--expose-gc`): peak RSS
- * never shrinks back after a row, so in one shared process a concurrent row would report the
- * high-water mark of whatever ran before it. `--row "<workload> / <mode>"` runs one row in
- * this process and prints its JSON line; that is what the children do, and how to profile one:
- * `node --cpu-prof --import tsx bench/run.ts --row "W1 / memory / sequential"`.
+ * Each row runs in a fresh node process with `--expose-gc`: peak RSS never shrinks back after
+ * a row, so in one shared process a concurrent row would report the high-water mark of whatever
+ * ran before it. The children run an esbuild bundle of this script under plain node, as a
+ * compiled service would, so the TypeScript loader's own memory and start-up are not measured
+ * (the same for the runtime and the bare XState rows). `--row "<workload> / <mode>"` runs one
+ * row in this process and prints its JSON line; that is what the children do, and how to
+ * profile one: `node --cpu-prof --import tsx bench/run.ts --row "W1 / memory / sequential"`.
  *
  * @module
  */
 import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { BARE_XSTATE, ROWS, RUNTIME_MEMORY } from './rows.js';
 import { type BenchRow, formatTable, jsonLine, type RowSpec } from './table.js';
 
@@ -25,13 +30,30 @@ async function measure(spec: RowSpec): Promise<BenchRow> {
   return { workload: spec.workload, mode: spec.mode, ...(await spec.measure()) };
 }
 
-/** Measures one row in a child process running this script with `--row`. */
-function measureInChild(spec: RowSpec): BenchRow {
-  const out = execFileSync(
-    process.execPath,
-    [...process.execArgv, '--expose-gc', process.argv[1]!, '--row', nameOf(spec)],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+/** Bundles this script for the child processes (better-sqlite3 stays a native import). */
+async function bundle(): Promise<string> {
+  const outfile = resolve('.xswarm/bench/run.mjs');
+  await build({
+    entryPoints: [fileURLToPath(import.meta.url)],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: ['better-sqlite3'],
+    outfile,
+    logLevel: 'error',
+    // CommonJS dependencies inside an ESM bundle still call `require`.
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  });
+  return outfile;
+}
+
+/** Measures one row in a child process running the bundled script with `--row`. */
+function measureInChild(script: string, spec: RowSpec): BenchRow {
+  const out = execFileSync(process.execPath, ['--expose-gc', script, '--row', nameOf(spec)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return JSON.parse(out.trim().split('\n').at(-1)!) as BenchRow;
 }
 
@@ -42,11 +64,12 @@ if (single !== undefined) {
   process.stdout.write(`${jsonLine(await measure(spec))}\n`);
 } else {
   const only = option('--only');
+  const script = await bundle();
   const rows: BenchRow[] = [];
   for (const spec of ROWS.filter((r) => !only || nameOf(r).includes(only))) {
     // Progress goes to stderr so that stdout stays machine-readable with --json.
     if (!json) process.stderr.write(`running ${nameOf(spec)}…\n`);
-    const row = measureInChild(spec);
+    const row = measureInChild(script, spec);
     rows.push(row);
     if (json) process.stdout.write(`${jsonLine(row)}\n`);
   }
