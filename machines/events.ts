@@ -56,6 +56,8 @@ export type SwarmFact =
       callId: string;
       lifecycle: 'started' | 'paused' | 'resumed' | 'completed' | 'failed' | 'stopped';
       reason?: string;
+      /** The `seq` of the child's own event this relays (a restarted parent resumes after it). */
+      childSeq: number;
     }
   | { type: 'tool-call'; agent: string; toolName: string; callId: string }
   | { type: 'turn-completed'; turn: number; maxTurns: number; activeAgent: string }

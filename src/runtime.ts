@@ -220,12 +220,19 @@ class RuntimeCore implements Runtime, SwarmControl {
       if (!candidate || isFinal(candidate.status)) continue;
       // Check that it can be restored before claiming it: a broken row is left untouched.
       if (!this.restorable(candidate)) continue;
-      if (!(await this.store.claim(id, this.lease(), Date.now()))) continue;
-      // Re-read: the previous owner may have written between loading and claiming.
-      const record = await this.store.load(id);
-      if (!record || isFinal(record.status) || this.hosts.has(id) || !this.restorable(record)) continue;
-      const tail = await this.store.readEvents(id, record.lastSeq);
-      this.launch(this.createHost(id, record.definitionId, { record, lastSeq: tail.at(-1)?.seq ?? record.lastSeq }));
+      // Two adoption passes may run at once (start's timer, a parent re-attaching a child).
+      if (this.starting.has(id)) continue;
+      this.starting.add(id);
+      try {
+        if (!(await this.store.claim(id, this.lease(), Date.now()))) continue;
+        // Re-read: the previous owner may have written between loading and claiming.
+        const record = await this.store.load(id);
+        const tail = record ? await this.store.readEvents(id, record.lastSeq) : [];
+        if (!record || isFinal(record.status) || this.hosts.has(id) || !this.restorable(record)) continue;
+        this.launch(this.createHost(id, record.definitionId, { record, lastSeq: tail.at(-1)?.seq ?? record.lastSeq }));
+      } finally {
+        this.starting.delete(id);
+      }
     }
   }
 
@@ -404,6 +411,17 @@ class RuntimeCore implements Runtime, SwarmControl {
     }
   }
 
+  /** The child's `seq` up to which the parent's stored stream already relays its lifecycle. */
+  private async relayedUpTo(parentId: string, childId: string): Promise<number> {
+    let upTo = 0;
+    for (const e of await this.store.readEvents(parentId, 0)) {
+      if (e.kind === 'status-update' && e.metadata.type === 'child-swarm' && e.metadata.childSwarmId === childId) {
+        upTo = Math.max(upTo, e.metadata.childSeq);
+      }
+    }
+    return upTo;
+  }
+
   /** Pauses a swarm for a question a remote agent asked; resolves with the human's answer. */
   private async askHuman(swarmId: string, question: string): Promise<string | undefined> {
     const answer = new Promise<string | undefined>((resolve) => {
@@ -435,19 +453,20 @@ class RuntimeCore implements Runtime, SwarmControl {
     const parent = this.hosts.get(input.parentId);
     await parent?.gate();
     const id = input.childSwarmId;
-    let since = 0;
+    const known = this.hosts.has(id) || (await this.store.load(id)) !== undefined;
+    // Re-attaching after a restart: relay what the parent has not stored yet, exactly once.
+    const since = known ? await this.relayedUpTo(input.parentId, id) : 0;
     if (!this.hosts.has(id)) {
-      const record = await this.store.load(id);
+      // Loaded again after the awaits above: the child may have started or ended meanwhile.
+      const record = known ? await this.store.load(id) : undefined;
       if (!record) {
         try {
           await this.startSwarm(input.definitionId, id, input.input, input.customization ? { customization: input.customization } : {});
         } catch (e) {
           return { ok: false, content: `Swarm "${input.definitionId}" could not start: ${(e as Error).message}` };
         }
-      } else {
-        // Re-attaching after a restart: relay only what happens from now on.
-        since = (await this.store.readEvents(id, record.lastSeq)).at(-1)?.seq ?? record.lastSeq;
-        if (!isFinal(record.status)) await this.adopt();
+      } else if (!isFinal(record.status)) {
+        await this.adopt();
       }
     }
     const stopChild = () =>
@@ -466,7 +485,14 @@ class RuntimeCore implements Runtime, SwarmControl {
             kind: 'status-update',
             state: 'working',
             final: false,
-            metadata: { type: 'child-swarm', childSwarmId: id, definitionId: input.definitionId, callId: input.callId, ...fact },
+            metadata: {
+              type: 'child-swarm',
+              childSwarmId: id,
+              definitionId: input.definitionId,
+              callId: input.callId,
+              ...fact,
+              childSeq: event.seq,
+            },
           });
         }
       }

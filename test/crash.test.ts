@@ -436,9 +436,11 @@ describe('crash injection: a two-level composed swarm killed after every commit'
   // adopted first). Seqs stay gap-free and replay reproduces the stored stream, but the parent's
   // stream differs from a clean run's. Un-skip once the relay resumes from what the parent
   // already recorded for that child.
-  it.skip('kill -9 after commit N: the parent relays each child lifecycle step exactly once, as in a clean run', async () => {
+  it('kill -9 after commit N: the parent relays each child lifecycle step exactly once, as in a clean run', async () => {
     const failures = await everyBoundary(async ({ p }) => {
       const { parent } = await inspectComposed(p.db);
+      const lifecycle = (events: SwarmEvent[]) => events.filter(isRelay).map((e) => factOf(e, 'child-swarm')?.lifecycle);
+      expect(lifecycle(parent.events)).toEqual(['started', 'completed']);
       expect(parent.events.map(shape)).toEqual(composed.parentEvents.map(shape));
     });
     expect(failures).toEqual([]);
