@@ -16,7 +16,7 @@
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, stop } from 'esbuild';
 import { BARE_XSTATE, ROWS, RUNTIME_MEMORY } from './rows.js';
 import { type BenchRow, formatTable, jsonLine, type RowSpec } from './table.js';
 
@@ -45,6 +45,8 @@ async function bundle(): Promise<string> {
     // CommonJS dependencies inside an ESM bundle still call `require`.
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   });
+  // esbuild keeps a service process alive after a build: end it before anything is measured.
+  await stop();
   return outfile;
 }
 
