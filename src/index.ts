@@ -20,7 +20,7 @@ export { createRuntime } from './runtime.js';
 export type { Runtime, RuntimeOptions } from './runtime.js';
 export { AdhocClient, SwarmClient } from './client.js';
 export type { AdhocParameters } from './client.js';
-export type { SwarmResult, SwarmStatus } from './result.js';
+export type { InFlightCall, SwarmResult, SwarmStatus } from './result.js';
 export { scriptedModel } from './model.js';
 export type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from './model.js';
 export { openaiModel } from './models/openai.js';

@@ -16,11 +16,34 @@ import { runningCalls } from '../machines/round.js';
  * if (r.status === 'completed') console.log(r.result);
  */
 export type SwarmResult<R = unknown> =
-  | { status: 'running'; currentTurn: number; maxTurns: number; currentAgent?: string; currentChildSwarm?: string }
+  | {
+      status: 'running';
+      currentTurn: number;
+      maxTurns: number;
+      currentAgent?: string;
+      currentChildSwarm?: string;
+      /** Every call of the current round still running, in the model's order (when any). */
+      inFlight?: InFlightCall[];
+    }
   | { status: 'paused'; reason: PauseReason; currentTurn: number; maxTurns: number }
   | { status: 'completed'; result: R }
   | { status: 'failed'; reason: string }
   | { status: 'stopped'; reason: string };
+
+/**
+ * A call of the current round that has not finished: a tool, an agent, a child swarm or a
+ * remote agent.
+ *
+ * @example
+ * const c: InFlightCall = { callId: 'c3', kind: 'swarm', target: 'ticketing', childSwarmId: 'p:t1:2' };
+ */
+export interface InFlightCall {
+  callId: string;
+  kind: 'tool' | 'agent' | 'swarm' | 'remote';
+  /** The tool name, agent id, child swarm definition id or remote agent name. */
+  target: string;
+  childSwarmId?: string;
+}
 
 /** The machine's top-level states. */
 export type SwarmStatus = 'running' | 'awaitingHandoff' | 'paused' | 'completed' | 'failed' | 'stopped';
@@ -50,7 +73,21 @@ export function resultOf(value: unknown, context: SwarmContext): SwarmResult {
       const running = runningCalls(context.round);
       const agent = running.find((c) => c.kind === 'agent')?.agentId;
       const child = running.find((c) => c.kind === 'swarm')?.childSwarmId;
-      return { status: 'running', ...base, ...(agent ? { currentAgent: agent } : {}), ...(child ? { currentChildSwarm: child } : {}) };
+      const inFlight = running.map(
+        (c): InFlightCall => ({
+          callId: c.id,
+          kind: c.kind as InFlightCall['kind'],
+          target: c.agentId ?? c.definitionId ?? c.name,
+          ...(c.childSwarmId ? { childSwarmId: c.childSwarmId } : {}),
+        }),
+      );
+      return {
+        status: 'running',
+        ...base,
+        ...(agent ? { currentAgent: agent } : {}),
+        ...(child ? { currentChildSwarm: child } : {}),
+        ...(inFlight.length > 0 ? { inFlight } : {}),
+      };
     }
     case 'paused':
       return { status: 'paused', reason: context.pause!.reason, ...base };

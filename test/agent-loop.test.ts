@@ -167,7 +167,13 @@ describe('agent handoffs', () => {
     const c = runtime.forSwarm(s);
     await c.run('x');
     await sleep(20);
-    expect(await c.getResult()).toEqual({ status: 'running', currentTurn: 1, maxTurns: 10, currentAgent: 'slowpoke' });
+    expect(await c.getResult()).toEqual({
+      status: 'running',
+      currentTurn: 1,
+      maxTurns: 10,
+      currentAgent: 'slowpoke',
+      inFlight: [{ callId: 'h', kind: 'agent', target: 'slowpoke' }],
+    });
     release();
     expect(await c.wait()).toEqual({ status: 'completed', result: 'recovered' });
     const result = toolMessages(model.requests.at(-1)!)[0]!;

@@ -92,7 +92,13 @@ describe('child swarms', () => {
     const leaf = runtime.forSwarm('leaf', 'p:t1:0:t1:0');
     for (let i = 0; i < 100 && (await leaf.getResult().catch(() => undefined))?.status !== 'paused'; i++) await sleep(5);
     expect(await leaf.getResult()).toMatchObject({ status: 'paused', reason: { type: 'HITL', message: 'Approve the leaf plan?' } });
-    expect(await parent.getResult()).toEqual({ status: 'running', currentTurn: 1, maxTurns: 10, currentChildSwarm: 'p:t1:0' });
+    expect(await parent.getResult()).toEqual({
+      status: 'running',
+      currentTurn: 1,
+      maxTurns: 10,
+      currentChildSwarm: 'p:t1:0',
+      inFlight: [{ callId: expect.any(String), kind: 'swarm', target: 'mid', childSwarmId: 'p:t1:0' }],
+    });
     expect(await runtime.forSwarm('mid', 'p:t1:0').getResult()).toMatchObject({ status: 'running', currentChildSwarm: 'p:t1:0:t1:0' });
 
     await leaf.resume('approved');
@@ -212,7 +218,17 @@ describe('parallel handoffs', () => {
     const started = Date.now();
     await c.run('go');
     await sleep(50);
-    expect(await c.getResult()).toMatchObject({ status: 'running', currentAgent: 'slow', currentChildSwarm: 'par:t1:2' });
+    // All three are visible while they run, in the model's order.
+    expect(await c.getResult()).toMatchObject({
+      status: 'running',
+      currentAgent: 'slow',
+      currentChildSwarm: 'par:t1:2',
+      inFlight: [
+        { callId: 'c1', kind: 'agent', target: 'slow' },
+        { callId: 'c2', kind: 'agent', target: 'fast' },
+        { callId: 'c3', kind: 'swarm', target: 'child', childSwarmId: 'par:t1:2' },
+      ],
+    });
     expect(await c.wait()).toEqual({ status: 'completed', result: 'joined' });
     const elapsed = Date.now() - started;
     // Sequential would be 300 + 150 + 250 = 700 ms; concurrent ≈ 300 ms.

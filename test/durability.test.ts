@@ -133,7 +133,13 @@ describe('restart', () => {
     const ca = a.forSwarm(planner, 'trip');
     await ca.run('Plan my Saturday');
     await modelA.held;
-    expect(await ca.getResult()).toEqual({ status: 'running', currentTurn: 2, maxTurns: 10, currentAgent: 'calendar-agent' });
+    expect(await ca.getResult()).toEqual({
+      status: 'running',
+      currentTurn: 2,
+      maxTurns: 10,
+      currentAgent: 'calendar-agent',
+      inFlight: [{ callId: 'h1', kind: 'agent', target: 'calendar-agent' }],
+    });
     const beforeClose = await storeA.readEvents('trip', 0);
     await a.close();
     await storeA.close();
