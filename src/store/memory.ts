@@ -45,9 +45,6 @@ export function memoryStore(): SwarmStore {
     async readEvents(swarmId, since) {
       return (logs.get(swarmId) ?? []).slice(Math.max(0, since));
     },
-    async listUnfinished() {
-      return [...records.values()].filter((r) => !isFinal(r.status));
-    },
     async list(filter = {}) {
       return [...records.values()]
         .filter((r) => (!filter.definitionId || r.definitionId === filter.definitionId) && (!filter.status || filter.status.includes(r.status)))

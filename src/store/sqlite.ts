@@ -117,7 +117,6 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     `SELECT revision, owner FROM swarms WHERE swarm_id = ?`,
   );
   const selectRecord = db.prepare<[string], Row>(`SELECT * FROM swarms WHERE swarm_id = ?`);
-  const selectUnfinished = db.prepare<[], Row>(`SELECT * FROM swarms WHERE status NOT IN ${FINAL}`);
   const selectEvents = db.prepare<[string, number], { body: string }>(
     `SELECT body FROM events WHERE swarm_id = ? AND seq > ? ORDER BY seq`,
   );
@@ -194,9 +193,6 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     },
     async readEvents(swarmId: string, since: number) {
       return selectEvents.all(swarmId, since).map((r) => JSON.parse(r.body) as SwarmEvent);
-    },
-    async listUnfinished() {
-      return selectUnfinished.all().map(toRecord);
     },
     async list(filter: SwarmFilter = {}) {
       const where: string[] = [];

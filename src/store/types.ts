@@ -89,8 +89,6 @@ export interface SwarmStore {
   commit(commit: Commit): void | Promise<void>;
   /** Events with `seq > since`, in order. */
   readEvents(swarmId: string, since: number): Promise<SwarmEvent[]>;
-  /** Records whose status is not final. */
-  listUnfinished(): Promise<SwarmRecord[]>;
   /** Summaries (no snapshot) of swarms, most recently updated first. */
   list(filter?: SwarmFilter): Promise<SwarmSummary[]>;
   /**
