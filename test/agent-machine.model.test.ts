@@ -15,7 +15,7 @@ import { type AgentEvent, type AgentInput, agentMachine, type AgentOutput } from
 import type { SwarmEventBody } from '../machines/events.js';
 import type { ChatMessage, ModelResponse } from '../machines/messages.js';
 import type { CallResult, ModelStepInput, ModelStepOutput, PlannedCall, Round, ToolRunInput } from '../machines/round.js';
-import { Controllable, Coverage, eventSig, flush, machineGraph, same } from './support/mbt-harness.js';
+import { Controllable, Coverage, describeModelPaths, eventSig, flush, machineGraph, same } from './support/mbt-harness.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures.
@@ -463,14 +463,6 @@ const EVENT_TYPES = Object.keys({
   RESUME: true,
 } satisfies Record<ModelEvent['type'], true>) as ModelEvent['type'][];
 
-let pathsRun = 0;
-async function runPath(path: (typeof shortest)[number]): Promise<void> {
-  const run = startRun();
-  const events = Object.fromEntries(EVENT_TYPES.map((type) => [type, ({ event }: { event: ModelEvent }) => run.exec(event)]));
-  await path.test({ events, states: { '*': (state) => run.check(state) } });
-  pathsRun++;
-}
-
 describe('agent machine, model-based (xstate/graph)', () => {
   it('the model yields paths', () => {
     expect(shortest.length).toBeGreaterThan(20);
@@ -483,32 +475,27 @@ describe('agent machine, model-based (xstate/graph)', () => {
     [`simple paths through the first round (${simpleFirstRound.length})`, simpleFirstRound],
     [`simple paths to done without PAUSE (${simpleToEnd.length})`, simpleToEnd],
   ];
-  for (const [title, paths] of suites) {
-    describe(title, () => {
-      paths.forEach((path, i) => {
-        it(`#${i + 1}: ${describePath(path.steps)}`, () => runPath(path));
+  describeModelPaths({
+    suites,
+    eventTypes: EVENT_TYPES,
+    startRun,
+    describePath,
+    coverage,
+    graph: realGraph,
+    knownState: 'agent.deciding',
+    extra: () => {
+      it('needs a parent: run standalone, its first report (sendParent) makes the actor error', async () => {
+        models.reset();
+        tools.reset();
+        const actor = createActor(liveAgent, { input });
+        const errors: unknown[] = [];
+        actor.subscribe({ error: (err) => errors.push(err) });
+        actor.start();
+        models.one().resolve(stepFor('MODEL_CALLS', 1));
+        await flush();
+        expect(actor.getSnapshot().status).toBe('error');
+        expect(String(errors[0])).toContain("Unable to send event to actor '#_parent'");
       });
-    });
-  }
-
-  it('needs a parent: run standalone, its first report (sendParent) makes the actor error', async () => {
-    models.reset();
-    tools.reset();
-    const actor = createActor(liveAgent, { input });
-    const errors: unknown[] = [];
-    actor.subscribe({ error: (err) => errors.push(err) });
-    actor.start();
-    models.one().resolve(stepFor('MODEL_CALLS', 1));
-    await flush();
-    expect(actor.getSnapshot().status).toBe('error');
-    expect(String(errors[0])).toContain("Unable to send event to actor '#_parent'");
-  });
-
-  it('covered every state and every transition of the real agent machine', () => {
-    // Only meaningful after every path ran (not under -t filters; failed paths are reported above).
-    if (pathsRun < suites.reduce((n, [, paths]) => n + paths.length, 0)) return;
-    expect(realGraph.states).toContain('agent.deciding');
-    expect([...coverage.transitions].filter((t) => !realGraph.transitions.includes(t))).toEqual([]);
-    expect(coverage.missing(realGraph)).toEqual({ states: [], transitions: [] });
+    },
   });
 });

@@ -27,7 +27,7 @@ import type {
   ToolRunInput,
 } from '../machines/round.js';
 import { type SwarmInput, swarmMachine, type SwarmOutcome } from '../machines/swarm.js';
-import { Controllable, Coverage, eventSig, flush, machineGraph, same } from './support/mbt-harness.js';
+import { Controllable, Coverage, describeModelPaths, eventSig, flush, machineGraph, same } from './support/mbt-harness.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures: what the controllable actors answer. The model and the executors share them.
@@ -866,14 +866,6 @@ const EVENT_TYPES = Object.keys({
   STOP: true,
 } satisfies Record<ModelEvent['type'], true>) as ModelEvent['type'][];
 
-let pathsRun = 0;
-async function runPath(path: (typeof shortest)[number]): Promise<void> {
-  const run = startRun();
-  const events = Object.fromEntries(EVENT_TYPES.map((type) => [type, ({ event }: { event: ModelEvent }) => run.exec(event)]));
-  await path.test({ events, states: { '*': (state) => run.check(state) } });
-  pathsRun++;
-}
-
 describe('swarm machine, model-based (xstate/graph)', () => {
   it('the model yields paths', () => {
     expect(shortest.length).toBeGreaterThan(100);
@@ -886,20 +878,13 @@ describe('swarm machine, model-based (xstate/graph)', () => {
     [`simple paths through the first round (${simpleFirstRound.length})`, simpleFirstRound],
     [`simple paths to a final state, no PAUSE/STOP/failed handoff (${simpleToEnd.length})`, simpleToEnd],
   ];
-  for (const [title, paths] of suites) {
-    describe(title, () => {
-      paths.forEach((path, i) => {
-        it(`#${i + 1}: ${describePath(path.steps)}`, () => runPath(path));
-      });
-    });
-  }
-
-  it('covered every state and every transition of the real swarm machine', () => {
-    // Only meaningful after every path ran (not under -t filters; failed paths are reported above).
-    if (pathsRun < suites.reduce((n, [, paths]) => n + paths.length, 0)) return;
-    // Sanity: the graph walk found the machine, and coverage only saw its own states/transitions.
-    expect(realGraph.states).toContain('swarm.running.deciding');
-    expect([...coverage.transitions].filter((t) => !realGraph.transitions.includes(t))).toEqual([]);
-    expect(coverage.missing(realGraph)).toEqual({ states: [], transitions: [] });
+  describeModelPaths({
+    suites,
+    eventTypes: EVENT_TYPES,
+    startRun,
+    describePath,
+    coverage,
+    graph: realGraph,
+    knownState: 'swarm.running.deciding',
   });
 });

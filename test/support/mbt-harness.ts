@@ -3,7 +3,7 @@
  * settling, coverage of a real machine's graph, and compact signatures of swarm events.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type AnyStateMachine, type AnyTransitionDefinition, fromPromise, type InspectionEvent, type StateValue } from 'xstate';
 import { getStateNodes } from 'xstate/graph';
 import type { SwarmEventBody } from '../../machines/events.js';
@@ -218,4 +218,54 @@ export function eventSig(e: SwarmEventBody): string {
       return `${e.state}:${m.type}${detail}${e.final ? '!' : ''}`;
     }
   }
+}
+
+/** A generated test path, as `createTestModel` yields it (only what the runner needs). */
+export interface ModelPath<E extends { type: string }> {
+  steps: { event: E }[];
+  // xstate/graph types `params` by the model machine's snapshot type; the runner only passes
+  // executors that forward to the run, so the precise type adds nothing here.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  test(params: any): Promise<unknown>;
+}
+
+/**
+ * Declares the model-based suites of one machine: a test per generated path, each executed on
+ * a fresh run of the real machine (`startRun`), then one test asserting that the paths covered
+ * every state and transition of the real machine's graph.
+ */
+export function describeModelPaths<E extends { type: string }>(options: {
+  suites: [title: string, paths: ModelPath<E>[]][];
+  eventTypes: readonly E['type'][];
+  startRun(): { exec(event: E): unknown; check(state: never): unknown };
+  describePath(steps: { event: E }[]): string;
+  coverage: Coverage;
+  graph: { states: string[]; transitions: string[] };
+  /** A state id the real graph must contain (sanity check of the graph walk). */
+  knownState: string;
+  /** More tests of the same describe block, declared between the paths and the coverage check. */
+  extra?: () => void;
+}): void {
+  let pathsRun = 0;
+  const total = options.suites.reduce((n, [, paths]) => n + paths.length, 0);
+  for (const [title, paths] of options.suites) {
+    describe(title, () => {
+      paths.forEach((path, i) => {
+        it(`#${i + 1}: ${options.describePath(path.steps)}`, async () => {
+          const run = options.startRun();
+          const events = Object.fromEntries(options.eventTypes.map((type) => [type, ({ event }: { event: E }) => run.exec(event)]));
+          await path.test({ events, states: { '*': (state: never) => run.check(state) } });
+          pathsRun++;
+        });
+      });
+    });
+  }
+  options.extra?.();
+  it(`covered every state and every transition of the real ${options.coverage.machineId} machine`, () => {
+    // Only meaningful after every path ran (not under -t filters; failed paths are reported above).
+    if (pathsRun < total) return;
+    expect(options.graph.states).toContain(options.knownState);
+    expect([...options.coverage.transitions].filter((t) => !options.graph.transitions.includes(t))).toEqual([]);
+    expect(options.coverage.missing(options.graph)).toEqual({ states: [], transitions: [] });
+  });
 }
