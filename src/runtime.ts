@@ -12,7 +12,7 @@ import { runningCalls, type CallResult, type ChildSwarmInput } from '../machines
 import { AdhocClient, SwarmClient, type SwarmControl } from './client.js';
 import { type AgentDefinition, resolveFromInput, type SwarmDefinition } from './define.js';
 import type { Handoff } from './handoff.js';
-import { a2aRemoteAgents } from './a2a/remote.js';
+import { a2aRemoteAgents } from './lazy.js';
 import type { RemoteAgentClient } from './remote.js';
 import { SwarmError } from './errors.js';
 import { SwarmHost } from './host.js';
