@@ -10,11 +10,28 @@ import type { ModelResponse, ToolCall } from '../machines/messages.js';
 import type { Customization, ModelStepInput, PlannedCall, StepVerdict } from '../machines/round.js';
 import type { Checked, SwarmPorts } from './ports.js';
 
-/** Names of the orchestrator's built-in tools. */
+/**
+ * Names of the orchestrator's built-in tools.
+ *
+ * @example
+ * (BUILTIN_TOOLS as readonly string[]).includes('complete') // true
+ */
 export const BUILTIN_TOOLS = ['complete', 'pause', 'fail'] as const;
 
-/** The swarm registry's tools: a search (a regular tool) and a handoff (planned here). */
+/**
+ * The swarm registry's tools: a search (a regular tool) and a handoff (planned here).
+ *
+ * @example
+ * const searched = response.toolCalls?.some((c) => c.name === REGISTRY_SEARCH);
+ */
 export const REGISTRY_SEARCH = 'swarm_registry_search';
+/**
+ * The name of the registry's handoff tool; it only reaches ids a search returned earlier in the
+ * same conversation.
+ *
+ * @example
+ * const canHandOff = input.tools.includes(REGISTRY_HANDOFF); // true once swarmRegistry() is in the swarm's tools
+ */
 export const REGISTRY_HANDOFF = 'swarm_registry_handoff';
 
 const PAUSE_TYPES = new Set<PauseReason['type']>(['HITL', 'EMERGENCY', 'APPROVAL_NEEDED']);

@@ -38,7 +38,12 @@ export interface Model {
   call(request: ModelRequest): Promise<ModelResponse>;
 }
 
-/** A check's outcome: the parsed value, or an error text meant for the model. */
+/**
+ * A check's outcome: the parsed value, or an error text meant for the model.
+ *
+ * @example
+ * const c: Checked = parseTypedText('{"day":"Sat"}'); // { ok: true, value: { day: 'Sat' } }
+ */
 export type Checked = { ok: true; value: unknown } | { ok: false; error: string };
 
 /**

@@ -32,7 +32,12 @@ import {
   toolKey,
 } from './round.js';
 
-/** One earlier exchange between the orchestrator and an agent of the same swarm. */
+/**
+ * One earlier exchange between the orchestrator and an agent of the same swarm.
+ *
+ * @example
+ * const e: SessionEntry = { agentId: 'weather-agent', request: 'forecast for Saturday', answer: 'Sunny, 24°C' };
+ */
 export interface SessionEntry {
   agentId: string;
   request: string;
@@ -60,12 +65,22 @@ export interface AgentInput {
   scope: string;
 }
 
-/** The agent's result: the handoff's tool result plus events it has not reported yet. */
+/**
+ * The agent's result: the handoff's tool result plus events it has not reported yet.
+ *
+ * @example
+ * const out: AgentOutput = { ok: true, content: 'Sunny, 24°C', events: [] };
+ */
 export interface AgentOutput extends CallResult {
   events: SwarmEventBody[];
 }
 
-/** Events an agent machine accepts. */
+/**
+ * Events an agent machine accepts.
+ *
+ * @example
+ * agentActor.send({ type: 'PAUSE' });
+ */
 export type AgentEvent = { type: 'PAUSE' } | { type: 'RESUME' };
 
 interface AgentContext {

@@ -11,7 +11,12 @@
 import type { ModelResponse, Usage } from './messages.js';
 import type { PlannedCall, StepVerdict } from './round.js';
 
-/** A2A task states used by xswarm (v0.3 spelling; the A2A v1.0 mapping lives in the servers). */
+/**
+ * A2A task states used by xswarm (v0.3 spelling; the A2A v1.0 mapping lives in the servers).
+ *
+ * @example
+ * const s: TaskState = 'input-required';
+ */
 export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
 
 /**
@@ -67,12 +72,21 @@ export type SwarmFact =
   | { type: 'failed'; reason: string }
   | { type: 'stopped'; reason: string };
 
-/** A part of an artifact: text or structured data. */
+/**
+ * A part of an artifact: text or structured data.
+ *
+ * @example
+ * const p: Part = { kind: 'data', data: { day: 'Saturday', activities: ['hike'] } };
+ */
 export type Part = { kind: 'text'; text: string } | { kind: 'data'; data: unknown };
 
 /**
  * Internal observability payloads. They are part of the stream (and persisted) but never leave
  * over A2A.
+ *
+ * @example
+ * const e: InternalEventBody = { kind: 'internal:tool-start', agent: 'planner', toolName: 'get_forecast',
+ *   callId: 'c1', arguments: '{"day":"Sat"}' };
  */
 export type InternalEventBody =
   | {
@@ -101,7 +115,12 @@ export type InternalEventBody =
     }
   | { kind: 'internal:checkpoint'; step: CheckpointStep };
 
-/** The kinds of completed steps after which the swarm is persisted. */
+/**
+ * The kinds of completed steps after which the swarm is persisted.
+ *
+ * @example
+ * const s: CheckpointStep = 'tool-result';
+ */
 export type CheckpointStep =
   | 'start'
   | 'model-response'
@@ -131,7 +150,12 @@ export type SwarmEventBody =
     }
   | InternalEventBody;
 
-/** Fields the runtime adds to every event. */
+/**
+ * Fields the runtime adds to every event.
+ *
+ * @example
+ * const stamp: EventStamp = { seq: 1, swarmId: 'swarm-1', timestamp: Date.now() };
+ */
 export interface EventStamp {
   /** 1, 2, 3 … per swarm, without gaps. */
   seq: number;
@@ -150,5 +174,10 @@ export interface EventStamp {
  */
 export type SwarmEvent = SwarmEventBody & EventStamp;
 
-/** Names of the swarm facts, for {@link SwarmFact} narrowing helpers. */
+/**
+ * Names of the swarm facts, for {@link SwarmFact} narrowing helpers.
+ *
+ * @example
+ * const t: SwarmFactType = 'agent-handoff';
+ */
 export type SwarmFactType = SwarmFact['type'];

@@ -8,7 +8,12 @@
 import type { PauseReason, SwarmEventBody } from './events.js';
 import type { ChatMessage, ModelResponse } from './messages.js';
 
-/** A handoff as the machine knows it once a definition is resolved: names only, JSON-safe. */
+/**
+ * A handoff as the machine knows it once a definition is resolved: names only, JSON-safe.
+ *
+ * @example
+ * const h: HandoffTarget = { toolName: 'handoff_to_weather_agent', kind: 'agent', agentId: 'weather-agent', description: 'Forecasts' };
+ */
 export type HandoffTarget =
   | {
       /** The tool name the model calls, `handoff_to_<id>`. */
@@ -52,7 +57,13 @@ export interface Customization {
   max_turns_override?: number;
 }
 
-/** Input of the `remoteAgent` actor: one request to a remote A2A agent. */
+/**
+ * Input of the `remoteAgent` actor: one request to a remote A2A agent.
+ *
+ * @example
+ * const input: RemoteAgentInput = { swarmId: 's1', callId: 'c1', agentId: 'weather', url: cardUrl,
+ *   request: 'forecast for Saturday', key: toolKey('s1', 1, 'c1') };
+ */
 export interface RemoteAgentInput {
   swarmId: string;
   callId: string;
@@ -63,7 +74,13 @@ export interface RemoteAgentInput {
   key: string;
 }
 
-/** Input of the `childSwarm` actor: everything needed to start (or re-attach to) the child. */
+/**
+ * Input of the `childSwarm` actor: everything needed to start (or re-attach to) the child.
+ *
+ * @example
+ * const input: ChildSwarmInput = { parentId: 's1', callId: 'c1', key: toolKey('s1', 1, 'c1'),
+ *   childSwarmId: 's1:t1:0', definitionId: 'ticketing', input: 'two seats on Saturday' };
+ */
 export interface ChildSwarmInput {
   parentId: string;
   callId: string;
@@ -94,6 +111,9 @@ export type PlannedCall =
  * What the runtime concluded from a model response, before any call runs.
  * `continue`: run the planned calls. `complete`/`fail`: terminate. `correct`: no calls to run;
  * feed `message` back to the model as a correction (it counts as a round).
+ *
+ * @example
+ * const v: StepVerdict = { type: 'fail', reason: 'No forecast is available for that day.' };
  */
 export type StepVerdict =
   | { type: 'continue' }
@@ -118,6 +138,10 @@ export interface ModelStepOutput {
 /**
  * Input of the `modelStep` actor. `speaker` is the swarm definition id for the orchestrator
  * and the agent id for an agent; `orchestrator` decides whether built-ins and handoffs exist.
+ *
+ * @example
+ * const input: ModelStepInput = { swarmId: 's1', definitionId: 'planner', speaker: 'planner', orchestrator: true,
+ *   scope: '', turn: 1, messages: [], tools: ['get_forecast'], handoffs: [] };
  */
 export interface ModelStepInput {
   swarmId: string;
@@ -132,7 +156,13 @@ export interface ModelStepInput {
   handoffs: HandoffTarget[];
 }
 
-/** Input of the `runTool` actor. `idempotencyKey` is stable across restarts of the same call. */
+/**
+ * Input of the `runTool` actor. `idempotencyKey` is stable across restarts of the same call.
+ *
+ * @example
+ * const input: ToolRunInput = { swarmId: 's1', agentId: 'planner', toolCallId: 'c1', name: 'get_forecast',
+ *   arguments: '{"day":"Sat"}', idempotencyKey: toolKey('s1', 1, 'c1') };
+ */
 export interface ToolRunInput {
   swarmId: string;
   agentId: string;
@@ -142,13 +172,23 @@ export interface ToolRunInput {
   idempotencyKey: string;
 }
 
-/** What a call produced: `content` is what the model reads as the tool result. */
+/**
+ * What a call produced: `content` is what the model reads as the tool result.
+ *
+ * @example
+ * const r: CallResult = { ok: true, content: '{"sky":"sunny"}' };
+ */
 export interface CallResult {
   ok: boolean;
   content: string;
 }
 
-/** A call of the current round; `childId` names the spawned actor running it. */
+/**
+ * A call of the current round; `childId` names the spawned actor running it.
+ *
+ * @example
+ * const c: RoundCall = { id: 'c1', name: 'get_forecast', kind: 'tool', childId: 'tool:1:0', arguments: '{"day":"Sat"}' };
+ */
 export interface RoundCall {
   id: string;
   name: string;
@@ -170,7 +210,12 @@ export interface RoundCall {
   result?: CallResult;
 }
 
-/** The round in flight: the turn that produced it and its calls in the model's order. */
+/**
+ * The round in flight: the turn that produced it and its calls in the model's order.
+ *
+ * @example
+ * const r: Round = { turn: 1, calls: [{ id: 'c1', name: 'get_forecast', kind: 'tool', childId: 'tool:1:0' }] };
+ */
 export interface Round {
   turn: number;
   calls: RoundCall[];
@@ -246,7 +291,12 @@ export function openRound(turn: number, planned: readonly PlannedCall[], swarmId
   return { turn, calls };
 }
 
-/** The round with `result` recorded for the call run by `childId` (unchanged if unknown). */
+/**
+ * The round with `result` recorded for the call run by `childId` (unchanged if unknown).
+ *
+ * @example
+ * recordResult(round, 'tool:1:0', { ok: true, content: 'sunny' }).calls[0].result // { ok: true, content: 'sunny' }
+ */
 export function recordResult(round: Round, childId: string, result: CallResult): Round {
   const index = round.calls.findIndex((c) => c.childId === childId && c.result === undefined);
   if (index < 0) return round;
@@ -255,23 +305,45 @@ export function recordResult(round: Round, childId: string, result: CallResult):
   return { ...round, calls };
 }
 
-/** Calls still waiting for a child actor (pause calls wait for a human, not a child). */
+/**
+ * Calls still waiting for a child actor (pause calls wait for a human, not a child).
+ *
+ * @example
+ * runningCalls(openRound(1, [{ id: 'c1', name: 'get_forecast', kind: 'tool', arguments: '{}' }])).length // 1
+ */
 export function runningCalls(round: Round | null): RoundCall[] {
   return round ? round.calls.filter((c) => c.result === undefined && c.kind !== 'pause') : [];
 }
 
-/** Whether `childId` is the last running call of the round. */
+/**
+ * Whether `childId` is the last running call of the round.
+ *
+ * @example
+ * isLastRunning(openRound(1, [{ id: 'c1', name: 'get_forecast', kind: 'tool', arguments: '{}' }]), 'tool:1:0') // true
+ */
 export function isLastRunning(round: Round | null, childId: string): boolean {
   const running = runningCalls(round);
   return running.length === 1 && running[0]!.childId === childId;
 }
 
-/** The pause call of the round that still waits for a human, if any. */
+/**
+ * The pause call of the round that still waits for a human, if any.
+ *
+ * @example
+ * const round = openRound(2, [{ id: 'c1', name: 'pause', kind: 'pause', reason: { type: 'HITL', message: 'Which day?' } }]);
+ * pendingPause(round)?.id // 'c1'
+ */
 export function pendingPause(round: Round | null): RoundCall | undefined {
   return round?.calls.find((c) => c.kind === 'pause' && c.result === undefined);
 }
 
-/** Tool messages for every call of a finished round, in the model's call order. */
+/**
+ * Tool messages for every call of a finished round, in the model's call order.
+ *
+ * @example
+ * resultMessages({ turn: 1, calls: [{ id: 'c1', name: 'get_forecast', kind: 'tool', result: { ok: true, content: 'sunny' } }] })
+ * // [{ role: 'tool', toolCallId: 'c1', content: 'sunny' }]
+ */
 export function resultMessages(round: Round): ChatMessage[] {
   return round.calls.map((c) => ({
     role: 'tool' as const,
@@ -280,14 +352,24 @@ export function resultMessages(round: Round): ChatMessage[] {
   }));
 }
 
-/** The assistant message that records a model response in a conversation. */
+/**
+ * The assistant message that records a model response in a conversation.
+ *
+ * @example
+ * assistantMessage({ text: 'Checking the weather.' }) // { role: 'assistant', content: 'Checking the weather.' }
+ */
 export function assistantMessage(response: ModelResponse): ChatMessage {
   const message: ChatMessage = { role: 'assistant', content: response.text ?? '' };
   if (response.toolCalls && response.toolCalls.length > 0) message.toolCalls = response.toolCalls;
   return message;
 }
 
-/** The `internal:llm-call` event for one model response. */
+/**
+ * The `internal:llm-call` event for one model response.
+ *
+ * @example
+ * const events: SwarmEventBody[] = [llmCallEvent(context.definitionId, '', turn, step)];
+ */
 export function llmCallEvent(agent: string, scope: string, turn: number, step: ModelStepOutput): SwarmEventBody {
   return {
     kind: 'internal:llm-call',
@@ -318,6 +400,10 @@ export function toolKey(prefix: string, turn: number, callId: string): string {
  * Events announcing the calls of a new round: a `tool-call` fact and `internal:tool-start`
  * for tools, an `agent-handoff` fact for handoffs, `internal:tool-complete` for calls that
  * were rejected before running.
+ *
+ * @example
+ * roundStartEvents('planner', openRound(1, [{ id: 'c1', name: 'get_forecast', kind: 'tool', arguments: '{}' }])).map((e) => e.kind)
+ * // ['status-update', 'internal:tool-start']
  */
 export function roundStartEvents(agent: string, round: Round): SwarmEventBody[] {
   const events: SwarmEventBody[] = [];
@@ -355,7 +441,12 @@ export function roundStartEvents(agent: string, round: Round): SwarmEventBody[] 
   return events;
 }
 
-/** The event that reports a finished call: a handoff result fact or `internal:tool-complete`. */
+/**
+ * The event that reports a finished call: a handoff result fact or `internal:tool-complete`.
+ *
+ * @example
+ * callDoneEvent('planner', call, result, toolKey('s1', 1, call.id)).kind // 'internal:tool-complete' for a tool call
+ */
 export function callDoneEvent(agent: string, call: RoundCall, result: CallResult, key: string): SwarmEventBody {
   if (call.kind === 'agent' || call.kind === 'remote' || call.kind === 'swarm') {
     return {
@@ -377,7 +468,12 @@ export function callDoneEvent(agent: string, call: RoundCall, result: CallResult
   return { kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: result.ok, content: result.content, key };
 }
 
-/** A child actor's done or error event, as a machine receives it. */
+/**
+ * A child actor's done or error event, as a machine receives it.
+ *
+ * @example
+ * const e: ChildEvent = { type: 'xstate.done.actor.tool:1:0', actorId: 'tool:1:0', output: { ok: true, content: 'sunny' } };
+ */
 export type ChildEvent = { type: string; actorId: string; output?: unknown; error?: unknown };
 
 /**
@@ -392,7 +488,12 @@ export function callResultOf(event: ChildEvent): CallResult {
   return toCallResult(event.output);
 }
 
-/** Readable text for anything thrown. */
+/**
+ * Readable text for anything thrown.
+ *
+ * @example
+ * errorText(new Error('timeout')) // 'timeout'
+ */
 export function errorText(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (typeof error === 'string') return error;
@@ -403,7 +504,12 @@ export function errorText(error: unknown): string {
   }
 }
 
-/** Normalizes what a finished child actor produced into a {@link CallResult}. */
+/**
+ * Normalizes what a finished child actor produced into a {@link CallResult}.
+ *
+ * @example
+ * toCallResult(undefined) // { ok: false, content: 'The call produced no result.' }
+ */
 export function toCallResult(output: unknown): CallResult {
   if (output && typeof output === 'object' && 'ok' in output && 'content' in output) {
     const o = output as { ok: unknown; content: unknown };

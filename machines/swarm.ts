@@ -38,14 +38,25 @@ import {
   toolKey,
 } from './round.js';
 
-/** How an agent handed off to runs: its instructions, tools and turn limit. */
+/**
+ * How an agent handed off to runs: its instructions, tools and turn limit.
+ *
+ * @example
+ * const spec: AgentSpec = { instructions: 'You are a weather expert.', tools: ['get_forecast'], maxTurns: 10 };
+ */
 export interface AgentSpec {
   instructions: string;
   tools: string[];
   maxTurns: number;
 }
 
-/** A resolved handoff: the tool the model sees plus, for an agent, what runs when it is called. */
+/**
+ * A resolved handoff: the tool the model sees plus, for an agent, what runs when it is called.
+ *
+ * @example
+ * const h: ResolvedHandoff = { toolName: 'handoff_to_weather_agent', kind: 'agent', agentId: 'weather-agent',
+ *   description: 'Forecasts', agent: { instructions: 'You are a weather expert.', tools: [], maxTurns: 10 } };
+ */
 export type ResolvedHandoff =
   | (Extract<HandoffTarget, { kind: 'agent' }> & { agent: AgentSpec })
   | Extract<HandoffTarget, { kind: 'swarm' | 'remote' }>;
@@ -85,7 +96,12 @@ export interface SwarmInput {
   config: SwarmConfig;
 }
 
-/** How a swarm ended; also the machine's output. */
+/**
+ * How a swarm ended; also the machine's output.
+ *
+ * @example
+ * const o: SwarmOutcome = { status: 'completed', result: { day: 'Saturday', activities: ['hike'] } };
+ */
 export type SwarmOutcome =
   | { status: 'completed'; result: unknown }
   | { status: 'failed'; reason: string }
@@ -95,13 +111,22 @@ export type SwarmOutcome =
  * Why the swarm is paused and what it returns to. `model`: the model called `pause` and the
  * human's answer becomes that call's result. `thinking`/`round`: paused from outside while the
  * model or the round's calls were running.
+ *
+ * @example
+ * const p: PauseState = { reason: { type: 'HITL', message: 'Which day suits you?' }, from: 'model' };
  */
 export interface PauseState {
   reason: PauseReason;
   from: 'model' | 'thinking' | 'round';
 }
 
-/** The swarm machine's context: everything needed to continue after a restore. */
+/**
+ * The swarm machine's context: everything needed to continue after a restore.
+ *
+ * @example
+ * const { turn, config } = actor.getSnapshot().context; // a SwarmContext
+ * console.log(`turn ${turn} of ${config.maxTurns}`);
+ */
 export interface SwarmContext {
   swarmId: string;
   definitionId: string;
@@ -133,13 +158,23 @@ export type SwarmCommand =
   | { type: 'STOP'; reason: string }
   | { type: 'child.report'; events: SwarmEventBody[] };
 
-/** The single emitted event type: a batch of event bodies produced by one transition. */
+/**
+ * The single emitted event type: a batch of event bodies produced by one transition.
+ *
+ * @example
+ * actor.on('swarm.events', (e: SwarmEmitted) => e.events.forEach(accept));
+ */
 export interface SwarmEmitted {
   type: 'swarm.events';
   events: SwarmEventBody[];
 }
 
-/** The version stamped on persisted snapshots; bump it whenever states or actor keys change. */
+/**
+ * The version stamped on persisted snapshots; bump it whenever states or actor keys change.
+ *
+ * @example
+ * if (record.machineVersion !== SWARM_MACHINE_VERSION) throw new Error('snapshot from another machine version');
+ */
 export const SWARM_MACHINE_VERSION = 1;
 
 type StepEvent = { output: ModelStepOutput };

@@ -27,7 +27,12 @@ Usage:
       events; exits 1 if the replay diverges from the recording.
 `;
 
-/** What `xswarm serve` expects a module to export. */
+/**
+ * What `xswarm serve` expects a module to export.
+ *
+ * @example
+ * const mod: ServedModule = { swarms: [planner], agents: [weather], tools: [forecast] };
+ */
 export interface ServedModule {
   swarms: SwarmDefinition<any, any>[];
   agents?: AgentDefinition[];

@@ -11,7 +11,13 @@ import { ADHOC_ID, type ResolveOptions } from './registry.js';
 import type { SwarmResult } from './result.js';
 import { jsonSchemaOf } from './tool.js';
 
-/** What a client needs from its runtime (implemented by the runtime core). */
+/**
+ * What a client needs from its runtime (implemented by the runtime core).
+ *
+ * @example
+ * const client = new SwarmClient(control, 'activity-planner', 'swarm-1');
+ * await client.run('Suggest outdoor activities for this weekend');
+ */
 export interface SwarmControl {
   startSwarm(definitionId: string, swarmId: string, input: unknown, options?: ResolveOptions): Promise<void>;
   result(swarmId: string): Promise<SwarmResult>;

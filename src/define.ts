@@ -10,10 +10,20 @@ import type { Handoff } from './handoff.js';
 import type { SwarmRegistryTools } from './swarm-registry.js';
 import type { Tool } from './tool.js';
 
-/** What a swarm's `tools` list may hold: tools, and the swarm registry tool set. */
+/**
+ * What a swarm's `tools` list may hold: tools, and the swarm registry tool set.
+ *
+ * @example
+ * const tools: ToolEntry[] = [forecast, swarmRegistry({ limit: 3 })];
+ */
 export type ToolEntry = Tool | SwarmRegistryTools;
 
-/** A value, or a function of the swarm's input computing it when a run starts. */
+/**
+ * A value, or a function of the swarm's input computing it when a run starts.
+ *
+ * @example
+ * const maxTurns: FromInput<number, string> = ({ input }) => (input.length > 500 ? 20 : 8);
+ */
 export type FromInput<T, I> = T | ((args: { input: I }) => T);
 
 /**
@@ -105,7 +115,12 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
   };
 }
 
-/** The default maximum number of orchestrator rounds. */
+/**
+ * The default maximum number of orchestrator rounds.
+ *
+ * @example
+ * defineSwarm({ id: 'planner', instructions: 'Plan the weekend.' }).maxTurns // DEFAULT_MAX_TURNS (10)
+ */
 export const DEFAULT_MAX_TURNS = 10;
 
 /**
@@ -152,7 +167,12 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
   });
 }
 
-/** Evaluates a {@link FromInput} for one input. */
+/**
+ * Evaluates a {@link FromInput} for one input.
+ *
+ * @example
+ * resolveFromInput(({ input }: { input: string }) => `Plan for: ${input}`, 'Saturday') // 'Plan for: Saturday'
+ */
 export function resolveFromInput<T, I>(value: FromInput<T, I>, input: I): T {
   return typeof value === 'function' ? (value as (args: { input: I }) => T)({ input }) : value;
 }

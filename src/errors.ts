@@ -36,6 +36,9 @@ export class SwarmError extends Error {
 /**
  * The kinds of {@link SwarmError}. `not-live`: the swarm is unfinished but driven by another
  * runtime (or not adopted yet); `store`: the store refused or failed the write.
+ *
+ * @example
+ * if (e instanceof SwarmError && e.code === 'unknown-swarm') res.statusCode = 404;
  */
 export type SwarmErrorCode =
   | 'unknown-definition'

@@ -74,7 +74,12 @@ export interface RemoteHandoff {
   withDescription(text: string): RemoteHandoff;
 }
 
-/** Any handoff a swarm can declare. */
+/**
+ * Any handoff a swarm can declare.
+ *
+ * @example
+ * const handoffs: Handoff[] = [handoff.toAgent(weather), handoff.toRemoteAgent(cardUrl)];
+ */
 export type Handoff = AgentHandoff | SwarmHandoff | InlineHandoff | RemoteHandoff;
 
 function remoteHandoff(url: string, description?: string): RemoteHandoff {

@@ -13,7 +13,12 @@ import type { Lease, SwarmRecord, SwarmStore } from './store/types.js';
 
 type SwarmLogic = ReturnType<typeof createSwarmLogic>;
 
-/** Where a host starts from: a fresh input, or a stored record to restore. */
+/**
+ * Where a host starts from: a fresh input, or a stored record to restore.
+ *
+ * @example
+ * const from: HostStart = { record, lastSeq: record.lastSeq };
+ */
 export type HostStart = { input: SwarmInput } | { record: SwarmRecord; lastSeq: number };
 
 /**
@@ -334,12 +339,23 @@ export class SwarmHost {
   }
 }
 
-/** How long streamed chunks gather before they are committed as one event. */
+/**
+ * How long streamed chunks gather before they are committed as one event.
+ *
+ * @example
+ * setTimeout(flush, CHUNK_WINDOW_MS); // chunks arriving meanwhile become one event
+ */
 export const CHUNK_WINDOW_MS = 25;
 
 type ChunkBody = Extract<SwarmEventBody, { kind: 'artifact-update' }>;
 
-/** A streamed text chunk (the final result artifact is not one). */
+/**
+ * A streamed text chunk (the final result artifact is not one).
+ *
+ * @example
+ * isChunk({ kind: 'artifact-update', artifact: { artifactId: 'stream:planner:1', name: 'stream', parts: [] },
+ *   append: true, lastChunk: false }) // true
+ */
 export function isChunk(body: SwarmEventBody): body is ChunkBody {
   return body.kind === 'artifact-update' && body.artifact.name === 'stream';
 }

@@ -10,10 +10,21 @@ import type { SwarmHost } from './host.js';
 import type { Registry } from './registry.js';
 import { validate } from './tool.js';
 
-/** What the ports need from the host of a swarm (a live `SwarmHost`, or a replay's stand-in). */
+/**
+ * What the ports need from the host of a swarm (a live `SwarmHost`, or a replay's stand-in).
+ *
+ * @example
+ * const host: PortsHost = { config: () => input.config, input: () => input.input,
+ *   publish: () => undefined, gate: async () => undefined };
+ */
 export type PortsHost = Pick<SwarmHost, 'config' | 'input' | 'publish' | 'gate'>;
 
-/** What the ports need from the runtime. */
+/**
+ * What the ports need from the runtime.
+ *
+ * @example
+ * const deps: PortsDeps = { registry, model, host: (id) => hosts.get(id), runChild, runRemote };
+ */
 export interface PortsDeps {
   registry: Registry;
   model: Model;

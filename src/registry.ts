@@ -25,7 +25,12 @@ import { jsonSchemaOf, tool, type Tool, TOOL_NAME, validate } from './tool.js';
 
 const ID = /^[a-zA-Z0-9][a-zA-Z0-9_.:-]{0,127}$/;
 
-/** The definition id ad-hoc swarms run under (reserved). */
+/**
+ * The definition id ad-hoc swarms run under (reserved).
+ *
+ * @example
+ * registry.swarm(ADHOC_ID)?.name // 'Ad-hoc swarm'
+ */
 export const ADHOC_ID = 'xswarm.adhoc';
 
 const customizationSchema = z.strictObject({
@@ -35,7 +40,12 @@ const customizationSchema = z.strictObject({
   max_turns_override: z.number().int().min(1).max(1000).optional(),
 });
 
-/** What a run resolves a definition with, besides its input. */
+/**
+ * What a run resolves a definition with, besides its input.
+ *
+ * @example
+ * const options: ResolveOptions = { overrides: { instructions: 'Be brief.' }, label: { name: 'Weekend planner' } };
+ */
 export interface ResolveOptions {
   overrides?: SwarmOverrides;
   customization?: Customization;
@@ -486,7 +496,12 @@ function registryHandoffSpec(): ToolSpec {
   };
 }
 
-/** The orchestrator's built-in tools, with `complete` typed by the swarm's result schema. */
+/**
+ * The orchestrator's built-in tools, with `complete` typed by the swarm's result schema.
+ *
+ * @example
+ * builtinSpecs({ type: 'string' }).map((s) => s.name) // ['complete', 'pause', 'fail']
+ */
 export function builtinSpecs(resultSchema: Record<string, unknown>): ToolSpec[] {
   return [
     {

@@ -6,13 +6,23 @@
  */
 import type { CallResult, RemoteAgentInput } from '../machines/round.js';
 
-/** What the runtime needs from a remote agent's card. */
+/**
+ * What the runtime needs from a remote agent's card.
+ *
+ * @example
+ * const card: RemoteCard = { name: 'weather', description: 'Forecasts for any city' };
+ */
 export interface RemoteCard {
   name: string;
   description: string;
 }
 
-/** What a remote call may ask of the swarm that made it. */
+/**
+ * What a remote call may ask of the swarm that made it.
+ *
+ * @example
+ * const hooks: RemoteHooks = { askHuman: (q) => askHuman(swarmId, q), swarmEnded: () => isFinal(host.status()) };
+ */
 export interface RemoteHooks {
   /**
    * The remote agent needs a human (A2A `input-required`): pauses the calling swarm with the

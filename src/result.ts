@@ -45,15 +45,30 @@ export interface InFlightCall {
   childSwarmId?: string;
 }
 
-/** The machine's top-level states. */
+/**
+ * The machine's top-level states.
+ *
+ * @example
+ * const s: SwarmStatus = 'awaitingHandoff';
+ */
 export type SwarmStatus = 'running' | 'awaitingHandoff' | 'paused' | 'completed' | 'failed' | 'stopped';
 
-/** Top-level state of a machine state value. */
+/**
+ * Top-level state of a machine state value.
+ *
+ * @example
+ * topState({ running: 'thinking' }) // 'running'
+ */
 export function topState(value: unknown): SwarmStatus {
   return (typeof value === 'string' ? value : Object.keys(value as object)[0]) as SwarmStatus;
 }
 
-/** Whether a status is final. */
+/**
+ * Whether a status is final.
+ *
+ * @example
+ * isFinal('stopped') // true
+ */
 export function isFinal(status: SwarmStatus): boolean {
   return status === 'completed' || status === 'failed' || status === 'stopped';
 }

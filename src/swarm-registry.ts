@@ -36,7 +36,13 @@ export function swarmRegistry(options: { limit?: number } = {}): SwarmRegistryTo
   return Object.freeze({ kind: 'swarm-registry' as const, limit: options.limit ?? 5 });
 }
 
-/** What a search returns per matching definition. */
+/**
+ * What a search returns per matching definition.
+ *
+ * @example
+ * const card: SwarmCard = { id: 'ticketing', name: 'Ticketing', description: 'Books concert tickets',
+ *   inputSchema: { type: 'string' }, resultSchema: { type: 'string' }, capabilities: ['book_seats'], customizable: false };
+ */
 export interface SwarmCard {
   id: string;
   name: string;
@@ -49,7 +55,12 @@ export interface SwarmCard {
 
 const STOP_WORDS = new Set(['the', 'and', 'for', 'with', 'that', 'this', 'from', 'into', 'about', 'can', 'are', 'any', 'you', 'who', 'what']);
 
-/** Lower-case keywords of a text. */
+/**
+ * Lower-case keywords of a text.
+ *
+ * @example
+ * keywords('Book the concert tickets!') // ['book', 'concert', 'tickets']
+ */
 export function keywords(text: string): string[] {
   return text
     .toLowerCase()

@@ -9,6 +9,10 @@ import { z } from 'zod';
  * What a tool's `execute` receives besides its arguments. `idempotencyKey` is the same when a
  * call runs again after a restart, so side effects can be de-duplicated; `signal` aborts when
  * the swarm stops.
+ *
+ * @example
+ * tool({ name: 'reserve_table', description: 'Reserves a table', parameters: z.object({ day: z.string() }),
+ *   execute: ({ day }, ctx) => bookings.reserve(day, { key: ctx.idempotencyKey, signal: ctx.signal }) });
  */
 export interface ToolContext {
   swarmId: string;
@@ -33,7 +37,12 @@ export interface Tool<P extends z.ZodObject = z.ZodObject> {
   execute(args: z.output<P>, ctx: ToolContext): unknown;
 }
 
-/** Tool names the OpenAI API accepts, which we apply to every model. */
+/**
+ * Tool names the OpenAI API accepts, which we apply to every model.
+ *
+ * @example
+ * TOOL_NAME.test('get_forecast') // true
+ */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**

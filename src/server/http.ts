@@ -7,7 +7,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Runtime } from '../runtime.js';
 
-/** Default largest request body: 1 MiB. */
+/**
+ * Default largest request body: 1 MiB.
+ *
+ * @example
+ * const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+ */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
@@ -25,7 +30,12 @@ export class HttpError extends Error {
   }
 }
 
-/** What every handler gets. */
+/**
+ * What every handler gets.
+ *
+ * @example
+ * const rest = createRestHandler(ctx); // every protocol's handler gets the same context
+ */
 export interface ServerContext {
   runtime: Runtime;
   /** When set, every endpoint except agent cards requires `Authorization: Bearer <token>`. */

@@ -34,7 +34,13 @@ export interface ServeOptions {
   subscribers?: EventSocketOptions;
 }
 
-/** A running server. */
+/**
+ * A running server.
+ *
+ * @example
+ * const server: SwarmServer = await serve(runtime);
+ * await fetch(`${server.url}/health`);
+ */
 export interface SwarmServer {
   /** Base URL, e.g. `http://127.0.0.1:4000`. */
   url: string;

@@ -10,7 +10,12 @@ import type { SwarmEvent } from '../../machines/events.js';
 import type { SwarmResult } from '../result.js';
 import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmFilter, type SwarmRecord, type SwarmStore } from './types.js';
 
-/** Where the CLI and the demo keep their state by default. */
+/**
+ * Where the CLI and the demo keep their state by default.
+ *
+ * @example
+ * const store = sqliteStore(dbFlag ?? DEFAULT_DB_PATH); // as the CLI does without --db
+ */
 export const DEFAULT_DB_PATH = '.xswarm/state.db';
 
 /**

@@ -34,7 +34,12 @@ export interface SwarmRecord {
   lease?: Lease;
 }
 
-/** A record without its snapshot: what listings return. */
+/**
+ * A record without its snapshot: what listings return.
+ *
+ * @example
+ * for (const s of await runtime.list({ status: ['paused'] })) console.log(s.swarmId, s.result.status);
+ */
 export type SwarmSummary = Omit<SwarmRecord, 'snapshot'>;
 
 /**
@@ -49,7 +54,12 @@ export interface SwarmFilter {
   limit?: number;
 }
 
-/** An owner's claim on a swarm: only the owner writes, until `until` (ms since epoch). */
+/**
+ * An owner's claim on a swarm: only the owner writes, until `until` (ms since epoch).
+ *
+ * @example
+ * const lease: Lease = { owner: 'runtime-a', until: Date.now() + 15_000 };
+ */
 export interface Lease {
   owner: string;
   until: number;
@@ -58,6 +68,9 @@ export interface Lease {
 /**
  * One atomic write: events (numbered, contiguous after the stored ones) and, when a step
  * completed, the new record.
+ *
+ * @example
+ * await store.commit({ swarmId: 'swarm-1', events, record, lease });
  */
 export interface Commit {
   swarmId: string;
