@@ -9,8 +9,8 @@ import { serve, type SwarmServer } from '../src/server/index.js';
 import { call, collect, queueModel, sleep } from './support/script.js';
 import { readSse, request, seqs, range, until } from './support/server-clients.js';
 
-// Short keep-alives so a waiting stream shows them within the test (read when serve() starts).
-process.env.XSWARM_SSE_KEEPALIVE_MS = '40';
+// Short keep-alives so a waiting stream shows them within the test.
+const KEEPALIVE_MS = 40;
 
 let runtime: Runtime | undefined;
 let server: SwarmServer | undefined;
@@ -48,7 +48,7 @@ function model() {
 
 async function start(options: { token?: string } = {}): Promise<{ url: string; rt: Runtime }> {
   runtime = createRuntime({ swarms: [steps, hitl, typed], model: model() });
-  server = await serve(runtime, options);
+  server = await serve(runtime, { ...options, keepAliveMs: KEEPALIVE_MS });
   return { url: server.url, rt: runtime };
 }
 
@@ -138,7 +138,7 @@ describe('REST', () => {
     const slow = tool({ name: 'slow', description: 's', parameters: z.object({}), execute: async () => (await gate, 'ok') });
     const s = defineSwarm({ id: 'slow', instructions: 'x', tools: [slow] });
     runtime = createRuntime({ swarms: [s], model: queueModel({ slow: [call('slow', {}), { text: 'done' }] }) });
-    server = await serve(runtime);
+    server = await serve(runtime, { keepAliveMs: KEEPALIVE_MS });
     const url = server.url;
     await request(url, 'POST', '/swarms/slow', { input: 'x', swarmId: 'p1' });
     const paused = await request(url, 'POST', '/swarms/slow/p1/pause', { reason: 'check', type: 'APPROVAL_NEEDED' });

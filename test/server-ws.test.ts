@@ -9,9 +9,8 @@ import { serve, type SwarmServer } from '../src/server/index.js';
 import { call, collect, queueModel, sleep } from './support/script.js';
 import { type Frame, isEvent, range, request, seqs, Subscriber, until } from './support/server-clients.js';
 
-// Small bounds so a stalled subscriber overflows after little data (read when serve() starts).
-process.env.XSWARM_WS_MAX_BYTES = String(1024 * 1024);
-process.env.XSWARM_WS_POLL_MS = '20';
+// Small bounds so a stalled subscriber overflows after little data.
+const SUBSCRIBERS = { maxBytes: 1024 * 1024, pollMs: 20 };
 
 let runtime: Runtime | undefined;
 let server: SwarmServer | undefined;
@@ -54,7 +53,7 @@ function model() {
 
 async function start(options: { token?: string } = {}): Promise<{ url: string; ws: string; rt: Runtime }> {
   runtime = createRuntime({ swarms: [ticks, hitl, big], model: model() });
-  server = await serve(runtime, options);
+  server = await serve(runtime, { ...options, subscribers: SUBSCRIBERS });
   return { url: server.url, ws: server.url.replace(/^http/, 'ws'), rt: runtime };
 }
 

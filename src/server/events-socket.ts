@@ -40,7 +40,7 @@ import { isFinal } from '../result.js';
 import type { Runtime } from '../runtime.js';
 import type { SwarmSummary } from '../store/types.js';
 import { HttpError, type HttpHandler, type ServerContext } from './http.js';
-import { abortable, envNumber, parseCursor } from './sse.js';
+import { abortable, parseCursor } from './sse.js';
 
 /**
  * The path of the WebSocket endpoint.
@@ -51,9 +51,8 @@ import { abortable, envNumber, parseCursor } from './sse.js';
 export const EVENTS_PATH = '/events';
 
 /**
- * Options of {@link createEventSocketHandler}. Defaults come from the environment
- * (`XSWARM_WS_MAX_FRAMES`, `XSWARM_WS_MAX_BYTES`, `XSWARM_WS_STALL_MS`, `XSWARM_WS_POLL_MS`),
- * else the values below.
+ * Options of {@link createEventSocketHandler} (`serve(runtime, { subscribers })`); unset
+ * ones take the defaults below.
  *
  * @example
  * createEventSocketHandler(ctx, { maxFrames: 500, maxBytes: 1 << 20 });
@@ -80,10 +79,10 @@ type Limits = Required<EventSocketOptions>;
  */
 export function createEventSocketHandler(ctx: ServerContext, options: EventSocketOptions = {}): HttpHandler {
   const limits: Limits = {
-    maxFrames: options.maxFrames ?? envNumber('XSWARM_WS_MAX_FRAMES') ?? 1000,
-    maxBytes: options.maxBytes ?? envNumber('XSWARM_WS_MAX_BYTES') ?? 4 * 1024 * 1024,
-    stallMs: options.stallMs ?? envNumber('XSWARM_WS_STALL_MS') ?? 30_000,
-    pollMs: options.pollMs ?? envNumber('XSWARM_WS_POLL_MS') ?? 250,
+    maxFrames: options.maxFrames ?? 1000,
+    maxBytes: options.maxBytes ?? 4 * 1024 * 1024,
+    stallMs: options.stallMs ?? 30_000,
+    pollMs: options.pollMs ?? 250,
   };
   const { runtime } = ctx;
   // Subscribers send nothing meaningful; a small cap keeps a client from making us buffer much.

@@ -27,7 +27,7 @@ import type { PauseReason } from '../../machines/events.js';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
 import type { SwarmStatus } from '../result.js';
 import { HttpError, type HttpHandler, readJson, sendJson, type ServerContext } from './http.js';
-import { DEFAULT_KEEPALIVE_MS, envNumber, sseCursor, streamSse } from './sse.js';
+import { DEFAULT_KEEPALIVE_MS, sseCursor, streamSse } from './sse.js';
 
 /**
  * Options of {@link createRestHandler}.
@@ -36,10 +36,7 @@ import { DEFAULT_KEEPALIVE_MS, envNumber, sseCursor, streamSse } from './sse.js'
  * createRestHandler(ctx, { keepAliveMs: 5_000 });
  */
 export interface RestOptions {
-  /**
-   * Interval of the SSE keep-alive comments. Default: `XSWARM_SSE_KEEPALIVE_MS` from the
-   * environment, else 15 000 ms.
-   */
+  /** Interval of the SSE keep-alive comments (`serve(runtime, { keepAliveMs })`), default 15 000 ms. */
   keepAliveMs?: number;
 }
 
@@ -75,12 +72,7 @@ const METHODS: Record<Route['kind'], readonly string[]> = {
  * if (!(await rest.handle(req, res, url))) next();
  */
 export function createRestHandler(ctx: ServerContext, options: RestOptions = {}): HttpHandler {
-  const keepAliveMs =
-    options.keepAliveMs ??
-    // Picked up once `serve()` forwards the option into the context (see the server module).
-    (ctx as ServerContext & { keepAliveMs?: number }).keepAliveMs ??
-    envNumber('XSWARM_SSE_KEEPALIVE_MS') ??
-    DEFAULT_KEEPALIVE_MS;
+  const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS;
   /** Open SSE streams, ended by `close()` so the server can shut down promptly. */
   const streams = new Set<AbortController>();
   const { runtime } = ctx;

@@ -174,18 +174,3 @@ function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
   });
 }
-
-/**
- * A positive number from an environment variable, or undefined when unset or not positive.
- * Why: `serve()` has no options for the streaming knobs yet, so operators (and tests) set them
- * through the environment; explicit handler options win over it.
- *
- * @example
- * const keepAliveMs = options.keepAliveMs ?? envNumber('XSWARM_SSE_KEEPALIVE_MS') ?? DEFAULT_KEEPALIVE_MS;
- */
-export function envNumber(name: string): number | undefined {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const n = Number(raw);
-  return Number.isFinite(n) && n > 0 ? n : undefined;
-}
