@@ -1,10 +1,33 @@
 /**
- * What every crash fixture process shares: a runtime configured from the environment the test
- * sets (`OWNER`, `LEASE_MS`), and a log of model calls (`MODEL_LOG`).
+ * What every crash fixture process shares: a SQLite store that dies right after its N-th commit
+ * (`KILL_AFTER_COMMIT`), a runtime configured from the environment the test sets (`OWNER`,
+ * `LEASE_MS`), and a log of model calls (`MODEL_LOG`).
  */
 import { appendFileSync } from 'node:fs';
 import type { Model, ModelRequest } from '../../src/model.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
+import { sqliteStore } from '../../src/store/sqlite.js';
+import type { Commit } from '../../src/store/types.js';
+
+/**
+ * A SQLite store at `db` that counts its commits and SIGKILLs the process right after commit
+ * number `KILL_AFTER_COMMIT` (when set). `afterCommit` sees each commit before a kill.
+ */
+export function killableStore(db: string, afterCommit?: (commit: Commit) => void) {
+  const killAfter = Number(process.env.KILL_AFTER_COMMIT ?? 0);
+  const store = sqliteStore(db);
+  const commit = store.commit.bind(store);
+  let commits = 0;
+  store.commit = (c) => {
+    const written = commit(c);
+    commits++;
+    afterCommit?.(c);
+    // Synchronously after the transaction: nothing of the next step has started yet.
+    if (commits === killAfter) process.kill(process.pid, 'SIGKILL');
+    return written;
+  };
+  return { store, commits: () => commits };
+}
 
 /** A runtime whose owner id and lease come from `OWNER` and `LEASE_MS` when they are set. */
 export function runtimeFromEnv(options: RuntimeOptions): Runtime {
