@@ -53,6 +53,8 @@ export interface ResolveOptions {
   result?: Record<string, unknown>;
   /** Name and description of an ad-hoc swarm. */
   label?: { name?: string; description?: string };
+  /** The handoffs already evaluated for this input (so a function of the input runs once). */
+  handoffs?: readonly Handoff[];
 }
 
 /**
@@ -268,7 +270,7 @@ export class Registry {
       instructions,
       maxTurns,
       tools: this.toolNames(toolEntries, `swarm "${def.id}"`),
-      handoffs: this.resolveHandoffs(def.id, resolveFromInput(o.handoffs ?? def.handoffs, input)),
+      handoffs: this.resolveHandoffs(def.id, options.handoffs ?? resolveFromInput(o.handoffs ?? def.handoffs, input)),
     };
     const registryTools = toolEntries.find((t) => t.kind === 'swarm-registry');
     if (registryTools) config.registryLimit = registryTools.limit;

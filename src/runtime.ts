@@ -302,8 +302,9 @@ class RuntimeCore implements Runtime, SwarmControl {
     this.starting.add(swarmId);
     try {
       if (await this.store.load(swarmId)) throw inUse(swarmId);
-      await this.fetchRemoteCards(resolveFromInput(options.overrides?.handoffs ?? def.handoffs, parsed.value));
-      const config = this.registry.resolve(def, parsed.value, options);
+      const handoffs = resolveFromInput(options.overrides?.handoffs ?? def.handoffs, parsed.value);
+      await this.fetchRemoteCards(handoffs);
+      const config = this.registry.resolve(def, parsed.value, { ...options, handoffs });
       const value = parsed.value;
       const host = this.launch(this.createHost(swarmId, def.id, {
         input: {

@@ -61,6 +61,24 @@ describe('createRuntime fails fast on definition mistakes', () => {
     await rt.close();
   });
 
+  it('a function-valued part is evaluated once per run, with the validated input', async () => {
+    const seen: string[] = [];
+    const a = defineAgent({ id: 'a', instructions: 'A' });
+    const s = defineSwarm({
+      id: 's',
+      instructions: 'i',
+      handoffs: ({ input }) => {
+        seen.push(input);
+        return [handoff.toAgent(a)];
+      },
+    });
+    const rt = createRuntime({ swarms: [s], agents: [a], model });
+    await rt.forSwarm(s).run('first');
+    await rt.forSwarm(s).run('second');
+    expect(seen).toEqual(['first', 'second']);
+    await rt.close();
+  });
+
   it('handoff tool names and descriptions come from the agent, withDescription overrides', async () => {
     const seen: string[][] = [];
     const weather = defineAgent({ id: 'weather-agent', description: 'Weather facts', instructions: 'x' });
