@@ -83,7 +83,8 @@ export interface AgentOutput extends CallResult {
  */
 export type AgentEvent = { type: 'PAUSE' } | { type: 'RESUME' };
 
-interface AgentContext {
+/** The agent machine's context; exported because the machine's declared type names it. */
+export interface AgentContext {
   swarmId: string;
   definitionId: string;
   agentId: string;

@@ -83,7 +83,7 @@ function runMain(launcher: 'npx' | 'node', ...args: string[]): Promise<{ code: n
   delete env.OPENAI_BASE_URL;
   return new Promise((resolve, reject) => {
     const [command, ...prefix] = launcher === 'npx' ? ['npx', 'tsx'] : [process.execPath, '--import', 'tsx'];
-    const child = spawn(command!, [...prefix, 'examples/main.ts', ...args], { cwd: '/work/main', env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command!, [...prefix, 'examples/main.ts', ...args], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

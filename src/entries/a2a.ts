@@ -1,0 +1,13 @@
+/**
+ * `xswarm/a2a`: the A2A client behind remote-agent handoffs (`handoff.toRemoteAgent(url)`), to
+ * configure it (headers, fetch). Needs the optional package @a2a-js/sdk; importing this entry
+ * point without it fails.
+ *
+ * @example
+ * import { a2aRemoteAgents } from 'xswarm/a2a';
+ * const runtime = createRuntime({ swarms, model, remote: a2aRemoteAgents({ headers: { authorization: 'Bearer T' } }) });
+ *
+ * @module
+ */
+export { a2aRemoteAgents } from '../a2a/remote.js';
+export type { A2ARemoteOptions } from '../a2a/remote.js';

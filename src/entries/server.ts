@@ -1,0 +1,13 @@
+/**
+ * `xswarm/server`: serves a runtime's swarms over REST + SSE, WebSocket, A2A and MCP. Needs the
+ * optional packages express, ws, @a2a-js/sdk, @modelcontextprotocol/server and
+ * @modelcontextprotocol/node; importing this entry point without them fails.
+ *
+ * @example
+ * import { serve } from 'xswarm/server';
+ * const server = await serve(runtime, { port: 4000, token: process.env.XSWARM_TOKEN });
+ *
+ * @module
+ */
+export { serve } from '../server/index.js';
+export type { ServeOptions, SwarmServer } from '../server/index.js';

@@ -1,0 +1,12 @@
+/**
+ * `xswarm/sqlite`: the durable SQLite store. Needs the optional package better-sqlite3;
+ * `sqliteStore()` throws naming it when it is not installed.
+ *
+ * @example
+ * import { sqliteStore } from 'xswarm/sqlite';
+ * const runtime = createRuntime({ swarms, model, store: sqliteStore('.xswarm/state.db') });
+ *
+ * @module
+ */
+export { DEFAULT_DB_PATH, sqliteStore } from '../store/sqlite.js';
+export type { SqliteStoreOptions } from '../store/sqlite.js';
