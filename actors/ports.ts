@@ -35,6 +35,11 @@ export interface ModelRequest {
  */
 export interface Model {
   readonly name: string;
+  /**
+   * Credentials this model holds (an API key): the runtime redacts them from everything it
+   * persists, since providers may echo them in error messages.
+   */
+  readonly secrets?: readonly string[];
   call(request: ModelRequest): Promise<ModelResponse>;
 }
 

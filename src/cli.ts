@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
@@ -11,17 +12,22 @@ import type { AgentDefinition, SwarmDefinition } from './define.js';
 import { openaiModel } from './models/openai.js';
 import { ReplayDivergenceError } from './replay.js';
 import { createRuntime } from './runtime.js';
-import { serve } from './server/index.js';
+import { serve } from './lazy.js';
 import { DEFAULT_DB_PATH, sqliteStore } from './store/sqlite.js';
+import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from './swarm-id.js';
 import type { Tool } from './tool.js';
 
 const USAGE = `xswarm — an actor runtime for LLM swarms
 
 Usage:
-  xswarm serve <module> [--port N] [--host H] [--token T] [--db PATH]
+  xswarm serve <module> [--port N] [--host H] [--token-file PATH | --token T] [--db PATH]
+               [--allowed-origin O]... [--allowed-host H]... [--insecure-no-token]
       Serves the swarms a module exports (swarms, agents, tools?, model?) over REST + SSE,
       WebSocket, A2A and MCP. State lives in SQLite (default ${DEFAULT_DB_PATH}); unfinished
       swarms resume on start. Without an exported model, OPENAI_API_KEY selects openaiModel.
+      The bearer token comes from --token-file or XSWARM_TOKEN (preferred: --token shows it
+      in the process list). Bound to 127.0.0.1 by default; another --host needs a token
+      unless --insecure-no-token. Browser pages of other origins need --allowed-origin.
   xswarm replay <swarmId> [--db PATH] [--json]
       Re-runs a finished swarm from its journal with zero model and tool calls and prints its
       events; exits 1 if the replay diverges from the recording.
@@ -63,8 +69,19 @@ async function serveCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { port: { type: 'string' }, host: { type: 'string' }, token: { type: 'string' }, db: { type: 'string' } },
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      token: { type: 'string' },
+      'token-file': { type: 'string' },
+      'insecure-no-token': { type: 'boolean' },
+      'allowed-origin': { type: 'string', multiple: true },
+      'allowed-host': { type: 'string', multiple: true },
+      db: { type: 'string' },
+    },
   });
+  // Read before anything starts, so a bad token source fails fast.
+  const token = await serveToken(values.token, values['token-file']);
   const path = positionals[0];
   if (!path) throw new Error('which module? xswarm serve <module>');
   const mod = (await import(pathToFileURL(resolve(path)).href)) as Partial<ServedModule> & { default?: Partial<ServedModule> };
@@ -81,12 +98,22 @@ async function serveCommand(args: string[]): Promise<number> {
     store,
   });
   await runtime.start();
-  const token = values.token ?? process.env.XSWARM_TOKEN;
-  const server = await serve(runtime, {
-    port: values.port ? Number(values.port) : 4000,
-    ...(values.host ? { host: values.host } : {}),
-    ...(token ? { token } : {}),
-  });
+  let server: Awaited<ReturnType<typeof serve>>;
+  try {
+    server = await serve(runtime, {
+      port: values.port ? Number(values.port) : 4000,
+      ...(values.host ? { host: values.host } : {}),
+      ...(token ? { token } : {}),
+      ...(values['insecure-no-token'] ? { insecureNoToken: true } : {}),
+      ...(values['allowed-origin'] ? { allowedOrigins: values['allowed-origin'] } : {}),
+      ...(values['allowed-host'] ? { allowedHosts: values['allowed-host'] } : {}),
+    });
+  } catch (e) {
+    // A refused bind (non-loopback without a token, port in use) must not leave swarms running.
+    await runtime.close();
+    await store.close();
+    throw e;
+  }
   process.stdout.write(`xswarm serving ${served.swarms.map((s) => s.id).join(', ')} at ${server.url} (state: ${store.path})\n`);
   for (const s of served.swarms) {
     process.stdout.write(`  REST  POST ${server.url}/swarms/${s.id}\n  A2A   ${server.url}/a2a/${s.id}/.well-known/agent-card.json\n`);
@@ -103,6 +130,26 @@ async function serveCommand(args: string[]): Promise<number> {
   return 0;
 }
 
+/**
+ * The bearer token of `xswarm serve`: `--token-file` (its content, surrounding whitespace
+ * trimmed) or `XSWARM_TOKEN`, which keep it out of the process list, or `--token`.
+ */
+async function serveToken(flag: string | undefined, file: string | undefined): Promise<string | undefined> {
+  if (flag !== undefined && file !== undefined) throw new Error('give the token once: --token or --token-file');
+  let token = flag;
+  if (file !== undefined) {
+    try {
+      token = (await readFile(file, 'utf8')).trim();
+    } catch (e) {
+      throw new Error(`cannot read the token file ${file}: ${(e as Error).message}`);
+    }
+    if (token === '') throw new Error(`the token file ${file} is empty`);
+  }
+  token ??= process.env.XSWARM_TOKEN || undefined;
+  if (token !== undefined && token.trim() === '') throw new Error('the token is empty');
+  return token;
+}
+
 async function replayCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -111,6 +158,8 @@ async function replayCommand(args: string[]): Promise<number> {
   });
   const swarmId = positionals[0];
   if (!swarmId) throw new Error('which swarm? xswarm replay <swarmId>');
+  // Checked before the store is opened: a malformed id names no swarm (child ids are long).
+  assertSwarmId(swarmId, MAX_DERIVED_SWARM_ID_LENGTH);
   const store = sqliteStore(values.db ?? DEFAULT_DB_PATH);
   // Replay needs no definitions: the machine runs from the stored journal alone.
   const runtime = createRuntime({ model: { name: 'replay', call: () => Promise.reject(new Error('replay calls no model')) }, store });

@@ -50,7 +50,8 @@ export class SwarmClient<I = unknown, R = unknown> {
 
   /**
    * Starts the swarm. Resolves once it has started and its first step is recorded; throws a
-   * `SwarmError` when it cannot start (unknown definition, invalid input, id in use).
+   * `SwarmError` when it cannot start (unknown definition, invalid input, an invalid swarm id
+   * — see `swarmIdProblem` —, id in use).
    */
   run(input: I): Promise<void> {
     return this.control.startSwarm(
@@ -85,8 +86,10 @@ export class SwarmClient<I = unknown, R = unknown> {
 
   /**
    * The swarm's events in order, starting after sequence number `since` (default 0: from the
-   * beginning). Stored events first, then live ones; ends after the final event, or when
-   * `signal` aborts.
+   * beginning). Stored events first, then live ones; ends after the final event, or at once
+   * when `signal` aborts (nothing of the reader stays behind). `since` beyond the last event
+   * throws a `SwarmError` with code `invalid-cursor` when the swarm has ended (nothing can
+   * follow it); while the swarm is unfinished, the reader waits for the events after `since`.
    */
   events(options: { since?: number; signal?: AbortSignal } = {}): AsyncIterable<SwarmEvent> {
     return this.control.events(this.swarmId, options.since ?? 0, options.signal);

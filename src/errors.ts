@@ -35,7 +35,10 @@ export class SwarmError extends Error {
 
 /**
  * The kinds of {@link SwarmError}. `not-live`: the swarm is unfinished but driven by another
- * runtime (or not adopted yet); `store`: the store refused or failed the write.
+ * runtime (or not adopted yet); `store`: the store refused or failed the write; `invalid-id`:
+ * not a valid swarm id (see `swarmIdProblem`); `invalid-cursor`: an event cursor (`since`)
+ * beyond the last event of a swarm that has ended, so no event can ever follow it.
+ * `corrupt`: stored data of the swarm cannot be read (the message names the swarm and the row).
  *
  * @example
  * if (e instanceof SwarmError && e.code === 'unknown-swarm') res.statusCode = 404;
@@ -43,9 +46,12 @@ export class SwarmError extends Error {
 export type SwarmErrorCode =
   | 'unknown-definition'
   | 'invalid-input'
+  | 'invalid-id'
+  | 'invalid-cursor'
   | 'id-in-use'
   | 'unknown-swarm'
   | 'wrong-state'
   | 'not-live'
   | 'closed'
-  | 'store';
+  | 'store'
+  | 'corrupt';

@@ -8,8 +8,9 @@ import { type Actor, createActor } from 'xstate';
 import type { SwarmEvent, SwarmEventBody } from '../machines/events.js';
 import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmConfig, type SwarmContext, type SwarmInput } from '../machines/swarm.js';
 import type { createSwarmLogic } from '../actors/index.js';
+import type { Redactor } from './redact.js';
 import { isFinal, resultOf, type SwarmResult, type SwarmStatus, topState } from './result.js';
-import type { Lease, SwarmRecord, SwarmStore } from './store/types.js';
+import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from './store/types.js';
 
 type SwarmLogic = ReturnType<typeof createSwarmLogic>;
 
@@ -36,10 +37,19 @@ export class SwarmHost {
   private seq: number;
   private revision: number;
   private pending: Promise<void> | undefined;
-  private wakers: (() => void)[] = [];
+  private wakers = new Set<() => void>();
   private chunkTimer: NodeJS.Timeout | undefined;
   private failure: Error | undefined;
-  private lastSnapshot: unknown;
+  /** What the store holds of this swarm: the base of a failure record written after a failed step. */
+  private durable: { seq: number; revision: number; snapshot: unknown };
+  /**
+   * The failed status this host decided but the store has not taken yet (it is unusable):
+   * answered from memory, and written once the store takes writes again.
+   */
+  private unrecorded: SwarmEvent | undefined;
+  /** Why the swarm failed outside its machine (the actor crashed, the store failed). */
+  private failedReason: string | undefined;
+  private recordTimer: NodeJS.Timeout | undefined;
   private readonly ended: Promise<void>;
   private endResolve!: () => void;
 
@@ -51,8 +61,10 @@ export class SwarmHost {
       definitionId: string;
       definitionVersion: number;
       lease: () => Lease;
-      /** Told about every batch of events once it is durable. */
+      /** Told about every batch of events once it is durable (and about an unrecorded failure). */
       committed: (events: SwarmEvent[]) => void;
+      /** Removes known secrets from everything this host writes or answers. */
+      redact?: Redactor | undefined;
     },
     from: HostStart,
     private readonly onEnd: (host: SwarmHost) => void,
@@ -68,7 +80,7 @@ export class SwarmHost {
       // Events-only commits (streamed chunks) may have gone past the record's lastSeq.
       this.seq = Math.max(from.record.lastSeq, from.lastSeq);
       this.revision = from.record.revision;
-      this.lastSnapshot = from.record.snapshot;
+      this.durable = { seq: this.seq, revision: this.revision, snapshot: from.record.snapshot };
       // XState requires `input` in the options type even when restoring (#4915).
       this.actor = createActor(logic, {
         snapshot: from.record.snapshot as never,
@@ -83,6 +95,7 @@ export class SwarmHost {
     } else {
       this.seq = 0;
       this.revision = 0;
+      this.durable = { seq: 0, revision: 0, snapshot: undefined };
       this.actor = createActor(logic, { input: from.input, systemId: meta.swarmId });
     }
     this.actor.on('swarm.events', (e) => {
@@ -101,15 +114,26 @@ export class SwarmHost {
     this.actor.start();
   }
 
-  /** The machine's top-level state. */
+  /** The machine's top-level state (`failed` once a failure the store could not take was decided). */
   status(): SwarmStatus {
-    return topState(this.actor.getSnapshot().value);
+    return this.failedReason !== undefined ? 'failed' : topState(this.actor.getSnapshot().value);
   }
 
-  /** The client-facing result. */
+  /** The client-facing result, without known secrets. */
   result(): SwarmResult {
+    if (this.failedReason !== undefined) return { status: 'failed', reason: this.failedReason };
     const snapshot = this.actor.getSnapshot();
-    return resultOf(snapshot.value, snapshot.context);
+    const result = resultOf(snapshot.value, snapshot.context);
+    return this.meta.redact ? this.meta.redact(result) : result;
+  }
+
+  /**
+   * The final failed event this host decided but could not record yet (the store fails): it
+   * follows the stored events for readers, and is written with that `seq` once the store
+   * recovers.
+   */
+  unrecordedEnd(): SwarmEvent | undefined {
+    return this.unrecorded;
   }
 
   /** The machine's context (read-only). */
@@ -139,7 +163,7 @@ export class SwarmHost {
    * token; every event a reader sees is still durable.
    */
   publish(body: SwarmEventBody): void {
-    if (this.isEnded()) return;
+    if (this.isEnded() || this.failure) return;
     const last = this.buffer.at(-1);
     if (isChunk(body) && body.append && last && isChunk(last) && last.artifact.artifactId === body.artifact.artifactId) {
       this.buffer[this.buffer.length - 1] = mergeChunks(last, body);
@@ -162,10 +186,25 @@ export class SwarmHost {
     if (this.failure) throw this.failure;
   }
 
-  /** A promise that resolves at the next commit (or when the swarm ends). */
-  nextCommit(): Promise<void> {
-    if (this.isEnded()) return Promise.resolve();
-    return new Promise((resolve) => this.wakers.push(resolve));
+  /**
+   * A promise that resolves at the next commit (or when the swarm ends), or at once when
+   * `signal` aborts: then nothing of the wait stays registered here or on the signal, so a
+   * reader that went away costs nothing until the swarm's next commit.
+   */
+  nextCommit(signal?: AbortSignal): Promise<void> {
+    if (this.isEnded() || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = () => {
+        signal?.removeEventListener('abort', leave);
+        resolve();
+      };
+      const leave = () => {
+        this.wakers.delete(wake);
+        resolve();
+      };
+      this.wakers.add(wake);
+      signal?.addEventListener('abort', leave, { once: true });
+    });
   }
 
   /** Resolves when the swarm reached a final state (or its host stopped). */
@@ -185,7 +224,7 @@ export class SwarmHost {
       machineVersion: SWARM_MACHINE_VERSION,
       status: topState(snapshot.value),
       revision: ++this.revision,
-      snapshot: withSnapshot ? (this.lastSnapshot = this.actor.getPersistedSnapshot()) : undefined,
+      snapshot: withSnapshot ? this.actor.getPersistedSnapshot() : undefined,
       result: resultOf(snapshot.value, snapshot.context),
       lastSeq: this.seq,
       updatedAt: now,
@@ -202,16 +241,19 @@ export class SwarmHost {
    * had snapshots of ended swarms, gets the current one so another runtime can continue.
    */
   detach(): void {
-    if (this.store.volatile && !this.failure && !this.endedFlag) {
+    if (this.store.volatile && !this.failure && !this.endedFlag && !this.pending) {
       const snapshot = this.actor.getSnapshot();
       if (snapshot.status === 'active') {
         try {
-          void this.store.commit({ swarmId: this.swarmId, events: [], record: this.record(snapshot, Date.now(), true), lease: this.meta.lease() });
+          void this.store.commit(this.redacted({ swarmId: this.swarmId, events: [], record: this.record(snapshot, Date.now(), true), lease: this.meta.lease() }));
         } catch {
           // Nothing to do at shutdown; the swarm is reported as not restorable later.
         }
       }
     }
+    // An unrecorded failure stays unrecorded: the stored swarm is unfinished, its lease is
+    // released, and the next runtime continues it from its last durable step.
+    clearTimeout(this.recordTimer);
     this.actor.stop();
     this.end();
   }
@@ -224,6 +266,7 @@ export class SwarmHost {
   private end(): void {
     if (this.endedFlag) return;
     this.endedFlag = true;
+    clearTimeout(this.recordTimer);
     clearTimeout(this.chunkTimer);
     this.chunkTimer = undefined;
     this.wake();
@@ -233,7 +276,7 @@ export class SwarmHost {
 
   private wake(): void {
     const wakers = this.wakers;
-    this.wakers = [];
+    this.wakers = new Set();
     for (const w of wakers) w();
   }
 
@@ -261,76 +304,184 @@ export class SwarmHost {
     const record = checkpoint ? this.record(snapshot, now, done || !this.store.volatile) : undefined;
     if (events.length === 0 && !record) return;
     const finished = record !== undefined && isFinal(record.status);
+    this.write(record ? { swarmId: this.swarmId, events, record, lease: this.meta.lease() } : { swarmId: this.swarmId, events }, finished);
+  }
+
+  /**
+   * Every commit of a step goes through here: secrets are redacted, the commit is written after
+   * any still unsettled one (in order), and a failed write is retried with backoff before the
+   * swarm fails. A synchronous store that takes the write at once is done with it at once.
+   */
+  private write(commit: Commit, finished: boolean): void {
+    const c = this.redacted(commit);
+    const done = () => this.committed(c, finished);
+    if (this.pending) return this.track(this.pending.then(() => this.attempt(c)).then(done));
+    let written: void | Promise<void>;
     try {
-      const written = this.store.commit(
-        record ? { swarmId: this.swarmId, events, record, lease: this.meta.lease() } : { swarmId: this.swarmId, events },
-      );
-      if (written) {
-        const before = this.pending ?? Promise.resolve();
-        const p = before.then(() => written).then(() => {
-          if (this.pending === p) this.pending = undefined;
-          this.meta.committed(events);
-          this.wake();
-          if (finished) this.end();
-        });
-        p.catch((err: unknown) => this.fail(err));
-        this.pending = p;
-        return;
-      }
+      written = this.store.commit(c);
     } catch (err) {
-      this.fail(err);
-      return;
+      return this.track(this.retry(c, err, 0).then(done));
     }
-    this.meta.committed(events);
+    if (written) return this.track(written.catch((err: unknown) => this.retry(c, err, 0)).then(done));
+    done();
+  }
+
+  /** One write, retried on failure. */
+  private async attempt(c: Commit): Promise<void> {
+    try {
+      await this.store.commit(c);
+    } catch (err) {
+      await this.retry(c, err, 0);
+    }
+  }
+
+  /**
+   * Retries a commit that failed with `err` (a busy or full database, an I/O error) after each
+   * delay of {@link COMMIT_RETRY_DELAYS_MS} in turn; rethrows the last error when it never
+   * went through. A lost lease or revision is not retried: another owner has the swarm.
+   */
+  private async retry(c: Commit, err: unknown, attempt: number): Promise<void> {
+    const delay = COMMIT_RETRY_DELAYS_MS[attempt];
+    if (delay === undefined || this.endedFlag || !retryable(err)) throw err;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    if (this.endedFlag) throw err;
+    try {
+      await this.store.commit(c);
+    } catch (next) {
+      await this.retry(c, next, attempt + 1);
+    }
+  }
+
+  /** Makes `p` the commit the next ones (and every `gate`) wait for. */
+  private track(p: Promise<void>): void {
+    this.pending = p;
+    p.then(
+      () => {
+        if (this.pending === p) this.pending = undefined;
+      },
+      (err: unknown) => this.fail(err),
+    );
+  }
+
+  /** A commit is durable: tell readers and listeners. */
+  private committed(c: Commit, finished: boolean): void {
+    const last = c.events.at(-1);
+    if (last) this.durable.seq = last.seq;
+    if (c.record) {
+      this.durable.revision = c.record.revision;
+      if (c.record.snapshot !== undefined) this.durable.snapshot = c.record.snapshot;
+    }
+    this.meta.committed(c.events);
     this.wake();
     if (finished) this.end();
   }
 
+  /** The commit as it may be persisted: without known secrets. */
+  private redacted(c: Commit): Commit {
+    const redact = this.meta.redact;
+    if (!redact) return c;
+    const events = redact(c.events);
+    return c.record ? { ...c, events, record: redact(c.record) } : { ...c, events };
+  }
+
   private recordCrash(err: unknown): void {
-    const reason = `Internal error: ${err instanceof Error ? err.message : String(err)}`;
-    const now = Date.now();
-    const event = {
+    this.failWith(`Internal error: ${errorMessage(err)}`, err);
+  }
+
+  /**
+   * A write did not go through. A lost lease or revision: another owner drives the swarm now,
+   * so this host just stops. A failed store: the swarm fails with the storage error as its
+   * reason (the step whose write failed is dropped, nothing of it was acknowledged).
+   */
+  private fail(err: unknown): void {
+    if (this.failure) return;
+    if (err instanceof LeaseLostError || err instanceof RevisionConflictError || this.durable.revision === 0 || this.endedFlag) {
+      this.failure = toError(err);
+      // The store no longer follows this swarm: stop driving it so nothing runs un-recorded.
+      this.actor.stop();
+      this.end();
+      return;
+    }
+    this.failWith(`Storage failure, the swarm's last step could not be recorded: ${errorMessage(err)}`, err);
+  }
+
+  /**
+   * Ends the swarm as failed for a reason outside its machine (the actor crashed, the store
+   * failed): the machine stops, and a failed record is written on top of the last durable
+   * snapshot, after the stored events. Until the store takes it, the failure is answered from
+   * memory (`result`, `status`, `unrecordedEnd`) and retried with a growing delay.
+   */
+  private failWith(message: string, err: unknown): void {
+    if (this.unrecorded || this.endedFlag) return;
+    const reason = this.meta.redact ? this.meta.redact(message) : message;
+    this.failure = new Error(reason, { cause: err });
+    this.actor.stop();
+    this.buffer = [];
+    clearTimeout(this.chunkTimer);
+    this.chunkTimer = undefined;
+    // After a commit still in flight (a retry, a network store): the failure follows it.
+    if (this.pending) void this.pending.catch(() => undefined).then(() => this.decideFailure(reason));
+    else this.decideFailure(reason);
+  }
+
+  /** Publishes the failure from memory and starts writing it. */
+  private decideFailure(reason: string): void {
+    if (this.endedFlag) return;
+    this.failedReason = reason;
+    this.seq = this.durable.seq + 1;
+    this.unrecorded = {
       kind: 'status-update',
       state: 'failed',
       final: true,
       metadata: { type: 'failed', reason },
-      seq: ++this.seq,
+      seq: this.seq,
       swarmId: this.swarmId,
-      timestamp: now,
+      timestamp: Date.now(),
     } as SwarmEvent;
-    this.buffer = [];
-    try {
-      void this.store.commit({
-        swarmId: this.swarmId,
-        lease: this.meta.lease(),
-        events: [event],
-        record: {
-          swarmId: this.swarmId,
-          definitionId: this.meta.definitionId,
-          definitionVersion: this.meta.definitionVersion,
-          machineVersion: SWARM_MACHINE_VERSION,
-          status: 'failed',
-          revision: ++this.revision,
-          // The errored snapshot cannot be persisted; keep the machine's last good one.
-          snapshot: this.lastSnapshot,
-          result: { status: 'failed', reason },
-          lastSeq: this.seq,
-          updatedAt: now,
-        },
-      });
-    } catch {
-      // The store is unusable too; the failure stays visible through `error`.
-    }
-    this.failure = new Error(reason);
-    this.meta.committed([event]);
-    this.end();
+    this.meta.committed([this.unrecorded]);
+    this.wake();
+    this.recordFailure(FAILURE_RETRY_FIRST_MS);
   }
 
-  private fail(err: unknown): void {
-    this.failure = err instanceof Error ? err : new Error(String(err));
-    // The store no longer follows this swarm: stop driving it so nothing runs un-recorded.
-    this.actor.stop();
-    this.end();
+  /** Tries to write the unrecorded failure; on error, again after `delay` (doubling). */
+  private recordFailure(delay: number): void {
+    const event = this.unrecorded;
+    if (!event || this.endedFlag) return;
+    const retry = (err: unknown) => {
+      // Another owner took the swarm meanwhile: the store's version is the swarm's now.
+      if (err instanceof LeaseLostError || err instanceof RevisionConflictError) return this.end();
+      this.recordTimer = setTimeout(() => this.recordFailure(Math.min(delay * 2, FAILURE_RETRY_MAX_MS)), delay);
+      this.recordTimer.unref();
+    };
+    const recorded = () => {
+      this.unrecorded = undefined;
+      this.end();
+    };
+    const c: Commit = {
+      swarmId: this.swarmId,
+      lease: this.meta.lease(),
+      events: [event],
+      record: {
+        swarmId: this.swarmId,
+        definitionId: this.meta.definitionId,
+        definitionVersion: this.meta.definitionVersion,
+        machineVersion: SWARM_MACHINE_VERSION,
+        status: 'failed',
+        revision: this.durable.revision + 1,
+        // The machine stopped mid-step (or errored): keep its last durable snapshot.
+        snapshot: this.durable.snapshot,
+        result: this.result(),
+        lastSeq: event.seq,
+        updatedAt: event.timestamp,
+      },
+    };
+    try {
+      const written = this.store.commit(this.redacted(c));
+      if (written) written.then(recorded, retry);
+      else recorded();
+    } catch (err) {
+      retry(err);
+    }
   }
 
   /** Why the host stopped driving its swarm, if it failed. */
@@ -369,3 +520,22 @@ function mergeChunks(a: ChunkBody, b: ChunkBody): ChunkBody {
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** A lost lease or revision means another owner; anything else may be transient. */
+function retryable(error: unknown): boolean {
+  return !(error instanceof LeaseLostError || error instanceof RevisionConflictError);
+}
+
+/**
+ * The delays before each retry of a commit that failed (a busy or full database, an I/O
+ * error): about 1.5 s in all, then the swarm fails with the storage error.
+ */
+export const COMMIT_RETRY_DELAYS_MS: readonly number[] = [25, 100, 400, 1000];
+
+/** First and longest delay between attempts to record a failure the store refused. */
+const FAILURE_RETRY_FIRST_MS = 500;
+const FAILURE_RETRY_MAX_MS = 10_000;

@@ -1,6 +1,12 @@
 /**
  * xswarm: an actor runtime for LLM swarms on XState v5.
  *
+ * This entry point needs only xstate and zod. The heavy parts are optional peer packages that
+ * load when used: `serve` (the servers), `sqliteStore` (better-sqlite3), the A2A client behind
+ * remote handoffs (@a2a-js/sdk); `openaiModel` needs openai (loaded with xswarm where it is
+ * installed). Each also has a subpath of its own (`xswarm/server`, `xswarm/sqlite`,
+ * `xswarm/a2a`, `xswarm/openai`).
+ *
  * @example
  * import { z } from 'zod';
  * import { createRuntime, defineAgent, defineSwarm, handoff, scriptedModel } from 'xswarm';
@@ -33,9 +39,10 @@ export { a2aRemoteAgents, serve } from './lazy.js';
 export type { ServeOptions, SwarmServer } from './server/index.js';
 export type { A2ARemoteOptions } from './a2a/remote.js';
 export type { Commit, Lease, SwarmFilter, SwarmRecord, SwarmStore, SwarmSummary } from './store/types.js';
-export { LeaseLostError, RevisionConflictError } from './store/types.js';
+export { CorruptEventError, LeaseLostError, RevisionConflictError } from './store/types.js';
 export { DefinitionError, SwarmError } from './errors.js';
 export type { SwarmErrorCode } from './errors.js';
+export { isSwarmId, MAX_SWARM_ID_LENGTH, swarmIdProblem } from './swarm-id.js';
 export { factOf, isFinalEvent } from './events.js';
 export type {
   EventStamp,

@@ -14,14 +14,18 @@ import { type AgentDefinition, resolveFromInput, type SwarmDefinition } from './
 import type { Handoff } from './handoff.js';
 import { a2aRemoteAgents } from './lazy.js';
 import type { RemoteAgentClient } from './remote.js';
+import { assertCursor } from './cursor.js';
 import { SwarmError } from './errors.js';
+import { defaultOwner, HOST, holderIsGone } from './holder.js';
 import { SwarmHost } from './host.js';
+import { type Redactor, redactor } from './redact.js';
 import { createPorts, type PortsHost } from './ports.js';
+import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH, MAX_SWARM_ID_LENGTH } from './swarm-id.js';
 import { ADHOC_ID, Registry, type ResolveOptions } from './registry.js';
 import { replaySwarm } from './replay.js';
 import { isFinal, type SwarmResult } from './result.js';
 import { memoryStore } from './store/memory.js';
-import type { SwarmFilter, SwarmRecord, SwarmStore, SwarmSummary } from './store/types.js';
+import { CorruptEventError, type Lease, LeaseLostError, RevisionConflictError, type SwarmFilter, type SwarmRecord, type SwarmStore, type SwarmSummary } from './store/types.js';
 import type { SwarmCard } from './swarm-registry.js';
 import { type Tool, validate } from './tool.js';
 
@@ -49,10 +53,23 @@ export interface RuntimeOptions {
    * once its owner stopped renewing.
    */
   leaseMs?: number;
-  /** This runtime's owner id in the store (default: a random UUID). */
+  /**
+   * This runtime's owner id in the store (default: unique per runtime, `host:pid:random`). Leases
+   * also record the holder's host and pid, so a runtime restarted on the same host takes over
+   * the swarms of a dead predecessor at once instead of waiting its lease out; a live holder's
+   * lease is always respected. A restart that passes its predecessor's owner id takes its
+   * swarms back at once too.
+   */
   owner?: string;
   /** How handoffs reach remote agents (default: the A2A client). */
   remote?: RemoteAgentClient;
+  /**
+   * Secrets (API keys, tokens) that must never be persisted: every occurrence in what a swarm
+   * writes (snapshots, events, results) is replaced with `[REDACTED]`. The secrets models
+   * declare (`Model.secrets`, e.g. `openaiModel`'s API key) are added. Secrets shorter than 8
+   * characters are ignored.
+   */
+  redact?: readonly string[];
 }
 
 /**
@@ -92,7 +109,11 @@ export interface Runtime {
   close(): Promise<void>;
   /** The store this runtime writes to. */
   readonly store: SwarmStore;
-  /** Summaries of stored swarms (live ones included), most recently updated first. */
+  /**
+   * Summaries of stored swarms (live ones included), most recently updated first. A swarm whose
+   * stored data cannot be read, or that this runtime cannot restore, reads `failed` with the
+   * reason, exactly as `getResult()` answers for it.
+   */
   list(filter?: SwarmFilter): Promise<SwarmSummary[]>;
   /** Every registered swarm definition as a card: id, description, schemas, capabilities. */
   definitions(): SwarmCard[];
@@ -133,6 +154,7 @@ class RuntimeCore implements Runtime, SwarmControl {
   private readonly leaseMs: number;
   private readonly listeners = new Set<(event: SwarmEvent) => void>();
   private readonly remote: RemoteAgentClient;
+  private readonly redact: Redactor | undefined;
   /**
    * Questions remote agents asked a swarm's human: the answer to the swarm's resume goes back to
    * each of them (parallel remote handoffs may ask at once).
@@ -148,10 +170,15 @@ class RuntimeCore implements Runtime, SwarmControl {
     }
     this.registry = new Registry(options.swarms ?? [], options.agents ?? [], options.tools ?? []);
     this.registry.configOf = (id) => this.hosts.get(id)?.config();
-    this.owner = options.owner ?? randomUUID();
+    this.owner = options.owner ?? defaultOwner();
     this.leaseMs = options.leaseMs ?? 15_000;
     if (!(this.leaseMs > 0)) throw new TypeError('createRuntime: leaseMs must be positive');
     this.remote = options.remote ?? a2aRemoteAgents();
+    this.redact = redactor([
+      ...(options.redact ?? []),
+      ...(options.model.secrets ?? []),
+      ...(options.agents ?? []).flatMap((a) => a.model?.secrets ?? []),
+    ]);
     this.ownsStore = !options.store;
     this.store = options.store ?? memoryStore();
     this.logic = createSwarmLogic(
@@ -180,8 +207,41 @@ class RuntimeCore implements Runtime, SwarmControl {
     return new SwarmClient(this, id, swarmId);
   }
 
-  list(filter?: SwarmFilter): Promise<SwarmSummary[]> {
-    return this.store.list(filter);
+  /**
+   * The store's listing, with the swarms this runtime found it cannot restore reading failed as
+   * {@link result} says; status filters and the limit apply to what is reported.
+   */
+  async list(filter: SwarmFilter = {}): Promise<SwarmSummary[]> {
+    if (this.unrestorable.size === 0) return this.store.list(filter);
+    const wanted = (s: SwarmSummary) => !filter.status || filter.status.includes(s.status);
+    // At most `unrestorable.size` listed rows can drop out of the filter: fetch that many more.
+    const limit = filter.limit === undefined ? undefined : filter.limit + this.unrestorable.size;
+    const listed = new Map((await this.store.list({ ...filter, ...(limit === undefined ? {} : { limit }) })).map((s) => [s.swarmId, s]));
+    // Stored as unfinished, reported failed: a filter asking for failed ones must find them.
+    if (filter.status?.includes('failed')) {
+      for (const id of this.unrestorable.keys()) {
+        if (listed.has(id)) continue;
+        const record = await this.store.load(id);
+        if (!record || (filter.definitionId && record.definitionId !== filter.definitionId)) continue;
+        const { snapshot: _s, ...summary } = record;
+        listed.set(id, summary);
+      }
+    }
+    return [...listed.values()]
+      .map((s) => this.reported(s))
+      .filter(wanted)
+      .sort((a, b) => b.updatedAt - a.updatedAt)
+      .slice(0, filter.limit ?? Infinity);
+  }
+
+  /**
+   * A stored swarm as this runtime reports it: failed with the reason when it is unfinished and
+   * could not be restored here (another runtime may still finish it; then the store says so).
+   */
+  private reported<S extends SwarmSummary>(s: S): S {
+    const problem = this.unrestorable.get(s.swarmId);
+    if (!problem || isFinal(s.status) || this.hosts.has(s.swarmId)) return s;
+    return { ...s, status: 'failed', result: { status: 'failed', reason: problem } };
   }
 
   definitions(): SwarmCard[] {
@@ -215,7 +275,11 @@ class RuntimeCore implements Runtime, SwarmControl {
       if (this.closed) return;
       const id = listed.swarmId;
       if (this.hosts.has(id) || this.starting.has(id) || this.unrestorable.has(id)) continue;
-      if (listed.lease && listed.lease.owner !== this.owner && listed.lease.until > now) continue;
+      const held = listed.lease && listed.lease.owner !== this.owner && listed.lease.until > now ? listed.lease : undefined;
+      // A live lease of a process of this host that has died (a crash, then a restart) is not
+      // waited out: the claim takes it from that very owner, or fails if someone else took it.
+      const takeover = held && holderIsGone(held) ? held.owner : undefined;
+      if (held && !takeover) continue;
       const candidate = await this.store.load(id);
       if (!candidate || isFinal(candidate.status)) continue;
       // Check that it can be restored before claiming it: a broken row is left untouched.
@@ -224,11 +288,11 @@ class RuntimeCore implements Runtime, SwarmControl {
       if (this.starting.has(id)) continue;
       this.starting.add(id);
       try {
-        if (!(await this.store.claim(id, this.lease(), Date.now()))) continue;
+        if (!(await this.store.claim(id, this.lease(), Date.now(), takeover))) continue;
         // Re-read: the previous owner may have written between loading and claiming.
         const record = await this.store.load(id);
-        const tail = record ? await this.store.readEvents(id, record.lastSeq) : [];
-        if (!record || isFinal(record.status) || this.hosts.has(id) || !this.restorable(record)) continue;
+        const tail = record ? await this.tailOf(record) : undefined;
+        if (!record || !tail || isFinal(record.status) || this.hosts.has(id) || !this.restorable(record)) continue;
         this.launch(this.createHost(id, record.definitionId, { record, lastSeq: tail.at(-1)?.seq ?? record.lastSeq }));
       } finally {
         this.starting.delete(id);
@@ -280,8 +344,8 @@ class RuntimeCore implements Runtime, SwarmControl {
     if (this.ownsStore) await this.store.close();
   }
 
-  private lease() {
-    return { owner: this.owner, until: Date.now() + this.leaseMs };
+  private lease(): Lease {
+    return { owner: this.owner, until: Date.now() + this.leaseMs, host: HOST, pid: process.pid };
   }
 
   private renewLeases(): void {
@@ -291,13 +355,22 @@ class RuntimeCore implements Runtime, SwarmControl {
 
   // ---- SwarmControl -------------------------------------------------------------------
 
-  async startSwarm(definitionId: string, swarmId: string, input: unknown, options: ResolveOptions = {}): Promise<void> {
+  /** Starts a swarm under an id its caller chose (at most {@link MAX_SWARM_ID_LENGTH} characters). */
+  startSwarm(definitionId: string, swarmId: string, input: unknown, options: ResolveOptions = {}): Promise<void> {
+    return this.launchSwarm(definitionId, swarmId, input, options, MAX_SWARM_ID_LENGTH);
+  }
+
+  /**
+   * Starts a swarm; an id that is not a valid swarm id of at most `maxIdLength` characters is
+   * refused before anything else happens. Child swarms come here with their derived ids.
+   */
+  private async launchSwarm(definitionId: string, swarmId: string, input: unknown, options: ResolveOptions, maxIdLength: number): Promise<void> {
+    assertSwarmId(swarmId, maxIdLength);
     this.assertOpen();
     const def = this.registry.swarm(definitionId);
     if (!def) throw new SwarmError(`Unknown swarm definition "${definitionId}"`, 'unknown-definition');
     const parsed = validate(def.input, input);
     if (!parsed.ok) throw new SwarmError(`Invalid input for swarm "${definitionId}": ${parsed.error}`, 'invalid-input');
-    if (!swarmId || typeof swarmId !== 'string') throw new SwarmError('A swarm id must be a non-empty string', 'invalid-input');
     if (this.hosts.has(swarmId) || this.starting.has(swarmId)) throw inUse(swarmId);
     this.starting.add(swarmId);
     try {
@@ -322,14 +395,16 @@ class RuntimeCore implements Runtime, SwarmControl {
     }
   }
 
+  /**
+   * What every door reports for a swarm: the live host's result, else the stored one as
+   * {@link reported} (an unreadable record already reads failed, naming the problem).
+   */
   async result(swarmId: string): Promise<SwarmResult> {
     const host = this.hosts.get(swarmId);
     if (host) return host.result();
-    const problem = this.unrestorable.get(swarmId);
-    if (problem) return { status: 'failed', reason: problem };
     const record = await this.store.load(swarmId);
     if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
-    return record.result;
+    return this.reported(record).result;
   }
 
   async wait(swarmId: string): Promise<SwarmResult> {
@@ -341,41 +416,80 @@ class RuntimeCore implements Runtime, SwarmControl {
     }
   }
 
+  /**
+   * The swarm's events after `since`, until its final event. A cursor beyond the end of a swarm
+   * that has ended is refused (`invalid-cursor`); beyond the end of an unfinished one, the
+   * reader waits for the events after it. When `signal` aborts, or the consumer stops
+   * iterating, everything the reader registered to wait is released at once.
+   */
   async *events(swarmId: string, since: number, signal?: AbortSignal): AsyncGenerator<SwarmEvent> {
     let cursor = since;
-    for (;;) {
-      if (signal?.aborted) return;
-      // Taken before reading, so a commit landing during the read still wakes us.
-      const next = this.nextChange(swarmId, signal);
-      const batch = await this.store.readEvents(swarmId, cursor);
-      for (const event of batch) {
-        yield event;
-        cursor = event.seq;
-        if (event.kind === 'status-update' && event.final) return;
-      }
-      if (batch.length > 0) continue;
-      if (!this.hosts.has(swarmId)) {
-        const record = await this.store.load(swarmId);
-        if (!record) {
-          if (cursor === 0) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
+    let yielded = false;
+    let reread = false;
+    // One controller per wait, aborted when the wait is not needed any more (events were read
+    // instead, the caller's signal fired, the consumer left): it unregisters the wait.
+    let parked: AbortController | undefined;
+    const leave = () => parked?.abort();
+    signal?.addEventListener('abort', leave, { once: true });
+    try {
+      for (;;) {
+        if (signal?.aborted) return;
+        parked?.abort();
+        parked = new AbortController();
+        // Taken before reading, so a commit landing during the read still wakes us.
+        const next = this.nextChange(swarmId, parked.signal);
+        const batch = await this.readForStream(swarmId, cursor);
+        if (signal?.aborted) return;
+        if (batch.length > 0) {
+          // Not waiting this time: let the wait go before handing events out.
+          parked.abort();
+          for (const event of batch) {
+            yield event;
+            yielded = true;
+            cursor = event.seq;
+            if (event.kind === 'status-update' && event.final) return;
+            if (signal?.aborted) return;
+          }
+          continue;
+        }
+        // A failure the store could not take yet ends the stream from memory.
+        const unrecorded = this.hosts.get(swarmId)?.unrecordedEnd();
+        if (unrecorded) {
+          if (unrecorded.seq > cursor) yield unrecorded;
           return;
         }
-        if (isFinal(record.status) || this.unrestorable.has(swarmId) || this.closed) return;
+        if (!this.hosts.has(swarmId)) {
+          const record = await this.store.load(swarmId);
+          if (!record) {
+            // Pruned while we were reading it: its stream simply ends.
+            if (!yielded) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
+            return;
+          }
+          // It ended after our read (its host is gone): read what it wrote last, once.
+          if (isFinal(record.status) && record.lastSeq > cursor && !reread) {
+            reread = true;
+            continue;
+          }
+          assertCursor(record, cursor);
+          if (isFinal(record.status) || this.unrestorable.has(swarmId) || this.closed) return;
+        }
+        await next;
       }
-      await next;
+    } finally {
+      signal?.removeEventListener('abort', leave);
+      parked?.abort();
     }
   }
 
   /**
    * Resolves at the swarm's next commit when it is live here; otherwise after a short poll
-   * interval, since another process (or this runtime's adoption) may be driving it.
+   * interval, since another process (or this runtime's adoption) may be driving it. Resolves at
+   * once when `signal` aborts, and then leaves no listener, waker or timer behind.
    */
   private nextChange(swarmId: string, signal?: AbortSignal): Promise<void> {
     const host = this.hosts.get(swarmId);
-    const change = host ? host.nextCommit() : new Promise<void>((resolve) => setTimeout(resolve, POLL_MS));
-    if (!signal) return change;
-    // A reader that went away must not stay parked until the swarm's next commit.
-    return Promise.race([change, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
+    if (host) return host.nextCommit(signal);
+    return delay(POLL_MS, signal);
   }
 
   subscribe(listener: (event: SwarmEvent) => void): () => void {
@@ -462,7 +576,7 @@ class RuntimeCore implements Runtime, SwarmControl {
       const record = known ? await this.store.load(id) : undefined;
       if (!record) {
         try {
-          await this.startSwarm(input.definitionId, id, input.input, input.customization ? { customization: input.customization } : {});
+          await this.launchSwarm(input.definitionId, id, input.input, input.customization ? { customization: input.customization } : {}, MAX_DERIVED_SWARM_ID_LENGTH);
         } catch (e) {
           return { ok: false, content: `Swarm "${input.definitionId}" could not start: ${(e as Error).message}` };
         }
@@ -518,16 +632,25 @@ class RuntimeCore implements Runtime, SwarmControl {
   private async command(host: SwarmHost, command: SwarmCommand): Promise<void> {
     host.send(command);
     await host.gate().catch(() => undefined);
+    // Nothing is acknowledged that was not recorded.
+    const error = host.error;
+    if (error instanceof LeaseLostError || error instanceof RevisionConflictError) {
+      throw new SwarmError(`Swarm "${host.swarmId}" is now driven by another runtime: ${error.message}`, 'not-live');
+    }
+    if (error) throw new SwarmError(`Swarm "${host.swarmId}" could not record the ${command.type} command: ${error.message}`, 'store');
   }
 
   /** The host driving a swarm here, or a SwarmError saying precisely why there is none. */
   private async liveHost(swarmId: string, verb: string): Promise<SwarmHost> {
     const host = this.hosts.get(swarmId);
+    // A host that failed stays here only while its failure is being recorded.
+    if (host?.error) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it has ended (failed)`, 'wrong-state');
     if (host) return host;
     const problem = this.unrestorable.get(swarmId);
     if (problem) throw new SwarmError(`Cannot ${verb}: ${problem}`, 'wrong-state');
     const record = await this.store.load(swarmId);
     if (!record) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": unknown swarm`, 'unknown-swarm');
+    if (record.problem && record.result.status === 'failed') throw new SwarmError(`Cannot ${verb}: ${record.result.reason}`, 'wrong-state');
     if (isFinal(record.status)) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it has ended (${record.status})`, 'wrong-state');
     throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it is not running in this runtime (another runtime owns it)`, 'not-live');
   }
@@ -537,8 +660,9 @@ class RuntimeCore implements Runtime, SwarmControl {
    * (its stored data stays exactly as it is).
    */
   private restorable(record: SwarmRecord): boolean {
+    // An unreadable record already reads failed, naming its problem, wherever it is read.
+    if (record.problem) return false;
     let problem =
-      record.problem ??
       this.restoreProblem(record) ??
       (record.snapshot === undefined ? 'no snapshot was stored (the runtime that ran it on a volatile store did not close)' : undefined);
     if (!problem) {
@@ -553,6 +677,33 @@ class RuntimeCore implements Runtime, SwarmControl {
     return !problem;
   }
 
+  /**
+   * The events a restored swarm's record does not cover yet (their numbers continue its
+   * stream), or undefined when one cannot be read: the swarm is then reported failed.
+   */
+  private async tailOf(record: SwarmRecord): Promise<SwarmEvent[] | undefined> {
+    try {
+      return await this.store.readEvents(record.swarmId, record.lastSeq);
+    } catch (e) {
+      if (!(e instanceof CorruptEventError)) throw e;
+      this.unrestorable.set(record.swarmId, `Cannot restore swarm "${record.swarmId}": ${e.message}`);
+      return undefined;
+    }
+  }
+
+  /**
+   * The events after `cursor` for a stream: all of them, or those before a corrupt one. The
+   * stream delivers these, and its next read, which starts at the corrupt event, throws.
+   */
+  private async readForStream(swarmId: string, cursor: number): Promise<SwarmEvent[]> {
+    try {
+      return await this.store.readEvents(swarmId, cursor);
+    } catch (e) {
+      if (e instanceof CorruptEventError && e.readable.length > 0) return e.readable;
+      throw e;
+    }
+  }
+
   private createHost(swarmId: string, definitionId: string, from: ConstructorParameters<typeof SwarmHost>[3]): SwarmHost {
     const def = this.registry.swarm(definitionId)!;
     return new SwarmHost(
@@ -563,6 +714,7 @@ class RuntimeCore implements Runtime, SwarmControl {
         definitionId,
         definitionVersion: def.version,
         lease: () => this.lease(),
+        redact: this.redact,
         committed: (events) => {
           for (const listener of this.listeners) {
             for (const e of events) {
@@ -613,6 +765,20 @@ const UNFINISHED = ['running', 'awaitingHandoff', 'paused'] as const;
 
 /** How often readers poll the store for a swarm that is not live in this runtime. */
 const POLL_MS = 200;
+
+/** Resolves after `ms`, or at once when `signal` aborts (the timer is cleared then). */
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
 
 function inUse(swarmId: string): SwarmError {
   return new SwarmError(`Swarm id "${swarmId}" is already in use`, 'id-in-use');

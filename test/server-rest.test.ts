@@ -264,6 +264,7 @@ describe('safety', () => {
     // Without a content-length (chunked), the limit holds while reading.
     const chunked = await fetch(`${url}/swarms/steps`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: new ReadableStream({
         start(c) {
           for (let i = 0; i < 20; i++) c.enqueue(new TextEncoder().encode('x'.repeat(100 * 1024)));

@@ -298,7 +298,7 @@ describe('prune', () => {
 });
 
 describe('unreadable data', () => {
-  it('a corrupt snapshot row is returned with a problem by load, listed without throwing', async () => {
+  it('a corrupt snapshot row of an unfinished swarm reads failed with the problem, in load and list alike, without throwing', async () => {
     const store = open();
     store.commit(step('bad', 1, 1, 2));
     store.commit(step('good', 1, 1, 2));
@@ -310,10 +310,12 @@ describe('unreadable data', () => {
     expect(loaded?.problem).toMatch(/^stored snapshot is corrupt \(.+\)$/);
     expect(loaded?.snapshot).toBeUndefined();
     expect(loaded?.result).toEqual({ status: 'failed', reason: `Cannot read swarm "bad": ${loaded?.problem}` });
-    expect(loaded).toMatchObject({ swarmId: 'bad', definitionId: 'planner', revision: 1, lastSeq: 2, status: 'running' });
+    // Stored as running; it cannot run again, so it reads failed (the row says running still).
+    expect(loaded).toMatchObject({ swarmId: 'bad', definitionId: 'planner', revision: 1, lastSeq: 2, status: 'failed' });
 
-    const listed = await store.list({ status: ['running'] });
-    expect(listed.map((r) => r.swarmId).sort()).toEqual(['bad', 'good']);
+    expect((await store.list({ status: ['running'] })).map((r) => r.swarmId)).toEqual(['good']);
+    const [listed] = await store.list({ status: ['failed'] });
+    expect(listed).toMatchObject({ swarmId: 'bad', status: 'failed', problem: loaded?.problem, result: loaded?.result });
     expect((await store.load('good'))?.problem).toBeUndefined();
     // Reading did not repair or rewrite anything.
     expect(db.prepare(`SELECT * FROM swarms WHERE swarm_id = 'bad'`).get()).toEqual(rowBefore);

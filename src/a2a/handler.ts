@@ -20,7 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
-import { TaskState } from '@a2a-js/sdk';
+import { Role, TaskState } from '@a2a-js/sdk';
 import {
   PushNotificationNotSupportedError,
   RequestMalformedError,
@@ -31,9 +31,23 @@ import {
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { SwarmEvent } from '../../machines/events.js';
 import { SwarmError } from '../errors.js';
+import type { SwarmResult } from '../result.js';
 import type { Runtime } from '../runtime.js';
-import type { SwarmSummary } from '../store/types.js';
-import { endsInteraction, endsStream, inputFromMessage, messageText, statusToA2AState, taskFromEvents, TERMINAL_STATES, toStreamResponse, type TaskIds } from './mapping.js';
+import { CorruptEventError, type SwarmSummary } from '../store/types.js';
+import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
+import {
+  endsInteraction,
+  endsStream,
+  inputFromMessage,
+  METADATA_KEY,
+  messageText,
+  statusToA2AState,
+  taskFromEvents,
+  TERMINAL_STATES,
+  textMessage,
+  toStreamResponse,
+  type TaskIds,
+} from './mapping.js';
 
 /**
  * Key in `ServerCallContext.state` of an AbortSignal that fires when the HTTP client goes away.
@@ -164,7 +178,12 @@ export class SwarmRequestHandler implements A2ARequestHandler {
 
   /**
    * This definition's tasks, most recently updated first. Filters (status, time) apply to the
-   * stored records; each listed task is then read from its events.
+   * swarms as the runtime reports them; each listed task is then read from its events. A task
+   * that cannot be read (a corrupt stored event, a swarm that cannot be restored) is listed,
+   * not left out: as failed, its status message naming the problem, as GetTask answers for it.
+   * (A status filter sees the swarm's own status: a finished swarm with a corrupt event is
+   * found under its status, though it reads failed; reading every task's events to filter
+   * would cost a full scan.)
    */
   async listTasks(params: ListTasksRequest, _context: ServerCallContext): Promise<ListTasksResponse> {
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
@@ -185,7 +204,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     const page = matching.slice(offset, offset + pageSize);
     const tasks: Task[] = [];
     for (const s of page) {
-      const { task } = await this.snapshot({ taskId: s.swarmId, contextId: this.contexts.of(s.swarmId) });
+      const { task } = await this.snapshot({ taskId: s.swarmId, contextId: this.contexts.of(s.swarmId) }, Infinity, s.result);
       if (!params.includeArtifacts) task.artifacts = [];
       tasks.push(withHistoryLength(task, params.historyLength));
     }
@@ -217,7 +236,8 @@ export class SwarmRequestHandler implements A2ARequestHandler {
    */
   async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const ids = await this.locate(params.id);
-    const { task, seq } = await this.snapshot(ids);
+    const { task, seq, problem } = await this.snapshot(ids);
+    if (problem) throw new UnsupportedOperationError(`Task ${ids.taskId} cannot be subscribed to: ${problem}`);
     const state = stateOf(task);
     if (TERMINAL_STATES.has(state)) {
       throw new UnsupportedOperationError(`Task ${ids.taskId} is in a terminal state (${TaskState[state]}) and cannot be subscribed to.`);
@@ -248,9 +268,15 @@ export class SwarmRequestHandler implements A2ARequestHandler {
 
   // ---- internals ----------------------------------------------------------------------
 
-  /** The ids of an existing task of this definition, or TaskNotFound. */
-  private async locate(taskId: string | undefined): Promise<TaskIds> {
-    if (!taskId || taskId.trim() === '') throw new RequestMalformedError('Task ID is required');
+  /**
+   * The ids of an existing task of this definition, or TaskNotFound. The id's type is checked
+   * too: v0.3 requests reach the handler with their JSON values as sent (a number, an object).
+   */
+  private async locate(id: unknown): Promise<TaskIds> {
+    if (id === undefined || id === null || id === '') throw new RequestMalformedError('Task ID is required');
+    const problem = swarmIdProblem(id, MAX_DERIVED_SWARM_ID_LENGTH);
+    if (problem) throw new RequestMalformedError(`Invalid task id: ${problem}`);
+    const taskId = id as string;
     const record = await this.runtime.store.load(taskId);
     if (!record || record.definitionId !== this.definitionId) throw new TaskNotFoundError(`Task not found: ${taskId}`);
     return { taskId, contextId: this.contexts.of(taskId) };
@@ -310,25 +336,58 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     return { ids, cursor, resumed: true };
   }
 
+  /** The sequence number of a task's latest event: its record's, or a later one of the events after it. */
   private async lastSeq(taskId: string): Promise<number> {
-    return (await this.runtime.store.readEvents(taskId, 0)).at(-1)?.seq ?? 0;
+    const record = await this.runtime.store.load(taskId);
+    if (!record) return 0;
+    return (await this.runtime.store.readEvents(taskId, record.lastSeq)).at(-1)?.seq ?? record.lastSeq;
   }
 
-  /** The task as its events up to `upTo` (default: all) describe it. */
-  private async snapshot(ids: TaskIds, upTo = Infinity): Promise<{ task: Task; seq: number }> {
-    const events = (await this.runtime.store.readEvents(ids.taskId, 0)).filter((e) => e.seq <= upTo);
-    return { task: taskFromEvents(events, ids), seq: events.at(-1)?.seq ?? 0 };
+  /**
+   * The task as its events up to `upTo` (default: all) describe it, in the state the runtime
+   * reports (`reported`, else its current result): a swarm the runtime reports failed while its
+   * events say otherwise (its data cannot be read, it cannot be restored) is a failed task. So
+   * is one whose events cannot all be read: the events before the unreadable one, with the
+   * status message and `metadata.xswarm.problem` naming it.
+   */
+  private async snapshot(ids: TaskIds, upTo = Infinity, reported?: SwarmResult): Promise<{ task: Task; seq: number; problem?: string }> {
+    let events: SwarmEvent[];
+    let problem: string | undefined;
+    try {
+      events = await this.runtime.store.readEvents(ids.taskId, 0);
+    } catch (e) {
+      if (!(e instanceof CorruptEventError)) throw e;
+      events = e.readable;
+      if (e.seq <= upTo) problem = e.message;
+    }
+    events = events.filter((e) => e.seq <= upTo);
+    const task = taskFromEvents(events, ids);
+    if (!problem) {
+      const result = reported ?? (await this.runtime.forSwarm(this.definitionId, ids.taskId).getResult());
+      if (result.status === 'failed' && !TERMINAL_STATES.has(stateOf(task))) problem = result.reason;
+    }
+    return { task: problem ? failedTask(task, problem, ids) : task, seq: events.at(-1)?.seq ?? 0, ...(problem ? { problem } : {}) };
   }
 
   /** The A2A updates of the swarm events after `since`, until one ends the interaction. */
   private async *follow(ids: TaskIds, since: number, signal: AbortSignal | undefined): AsyncGenerator<StreamResponse> {
-    const events = this.runtime.forSwarm(this.definitionId, ids.taskId).events({ since });
+    const events = this.runtime.forSwarm(this.definitionId, ids.taskId).events({ since, signal });
     for await (const event of untilAborted(events, signal)) {
       const response = toStreamResponse(event, ids);
       if (response) yield response;
       if (endsStream(event)) return;
     }
   }
+}
+
+/** A task reported failed for `problem`: its status message and `metadata.xswarm.problem` name it. */
+function failedTask(task: Task, problem: string, ids: TaskIds): Task {
+  const meta = (task.metadata?.[METADATA_KEY] ?? {}) as Record<string, unknown>;
+  return {
+    ...task,
+    status: { state: TaskState.TASK_STATE_FAILED, message: textMessage(`${ids.taskId}#problem`, Role.ROLE_AGENT, problem, ids), timestamp: task.status?.timestamp },
+    metadata: { ...task.metadata, [METADATA_KEY]: { ...meta, problem } },
+  };
 }
 
 function stateOf(task: Task): TaskState {

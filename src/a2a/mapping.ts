@@ -185,6 +185,16 @@ function spokenText(fact: SwarmFact): { role: Role; text: string } | undefined {
   }
 }
 
+/**
+ * The agent's final word on a completed swarm: its result as text (JSON when structured), or
+ * undefined for other facts. v0.3 clients (Strands, for one) read a finished task's answer
+ * from its final status message, and without one concatenate every artifact they saw.
+ */
+function finalText(fact: SwarmFact): string | undefined {
+  if (fact.type !== 'completed' || fact.result === undefined) return undefined;
+  return typeof fact.result === 'string' ? fact.result : JSON.stringify(fact.result);
+}
+
 /** The message id of the message an event carries: stable, so re-reading a task never duplicates it. */
 function messageIdOf(event: SwarmEvent): string {
   return `${event.swarmId}#${event.seq}`;
@@ -195,8 +205,8 @@ function messageIdOf(event: SwarmEvent): string {
  * A2A (`internal:*`, and the initial `task` event, which a Task snapshot stands for).
  *
  * Status updates carry a status message when the fact has words for a person (the pause
- * question, the failure or stop reason); the swarm fact itself, the sequence number and the
- * timestamp are in `metadata.xswarm`.
+ * question, the failure or stop reason, the result of a completed swarm); the swarm fact
+ * itself, the sequence number and the timestamp are in `metadata.xswarm`.
  *
  * @example
  * const r = toStreamResponse(event, { taskId: event.swarmId, contextId: event.swarmId });
@@ -206,7 +216,8 @@ export function toStreamResponse(event: SwarmEvent, ids: TaskIds): StreamRespons
   if (event.kind === 'status-update') {
     const spoken = spokenText(event.metadata);
     // A user's words (a resume message) are history, not the agent's status message.
-    const message = spoken && spoken.role === Role.ROLE_AGENT ? textMessage(messageIdOf(event), spoken.role, spoken.text, ids) : undefined;
+    const said = spoken?.role === Role.ROLE_AGENT ? spoken.text : finalText(event.metadata);
+    const message = said !== undefined ? textMessage(messageIdOf(event), Role.ROLE_AGENT, said, ids) : undefined;
     return {
       payload: {
         $case: 'statusUpdate',
@@ -249,7 +260,8 @@ function iso(ms: number): string {
  * The A2A `Task` a swarm's events describe: the state of its last status update, every
  * artifact (streamed chunks appended in order, the result replacing nothing else), and a
  * history of the conversation (the input, the pause questions, the human's answers, the
- * failure or stop reason). `metadata.xswarm` holds the definition id and the sequence number
+ * failure or stop reason). The status message is the last status update's (see
+ * {@link toStreamResponse}). `metadata.xswarm` holds the definition id and the sequence number
  * the task reflects.
  *
  * @example
@@ -276,7 +288,10 @@ export function taskFromEvents(events: readonly SwarmEvent[], ids: TaskIds): Tas
       const spoken = spokenText(event.metadata);
       const message = spoken ? textMessage(messageIdOf(event), spoken.role, spoken.text, ids) : undefined;
       if (message) history.push(message);
-      statusMessage = message?.role === Role.ROLE_AGENT ? message : undefined;
+      // The result is the status message of a completed task (its artifact already holds it, so not history).
+      const result = finalText(event.metadata);
+      statusMessage =
+        message?.role === Role.ROLE_AGENT ? message : result !== undefined ? textMessage(messageIdOf(event), Role.ROLE_AGENT, result, ids) : undefined;
     } else if (event.kind === 'artifact-update') {
       const parts = toA2AParts(event.artifact.parts);
       const existing = artifacts.get(event.artifact.artifactId);

@@ -3,12 +3,17 @@
  *
  * It uses the SDK's `ClientFactory` with `legacyCompat` on the card resolver and on both
  * transport factories, so v1.0 and v0.3 peers work alike, and streams when the card offers it
- * (the SDK client falls back to a blocking send otherwise).
+ * (the SDK client falls back to a blocking send otherwise). It is liberal in what it accepts
+ * from peers it did not write: a card that names a protocol older than v0.3, or none, is
+ * spoken to in v0.3 (the SDK would speak v1.0 to it); a peer that answers Method-not-found to
+ * a v1.0 method is asked again with the v0.3 one, and from then on spoken to in v0.3; and
+ * text streamed in appended chunks reads as one text.
  *
  * @module
  */
 import { Role, TaskState, type AgentCard, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
+  type AgentCardResolver,
   type Client,
   ClientFactory,
   ClientFactoryOptions,
@@ -54,6 +59,12 @@ type Hooks = RemoteHooks & { swarmEnded?(): boolean };
 
 const LEGACY = { enabled: true } as const;
 
+/** The protocol version the SDK's compat transports speak. */
+const V03 = '0.3';
+
+/** JSON-RPC "Method not found": what a v0.3-only server answers to a v1.0 method name. */
+const METHOD_NOT_FOUND = -32601;
+
 /** How long a cancel after an abort may take, including learning the remote task's id. */
 const CANCEL_GRACE_MS = 5000;
 
@@ -98,8 +109,19 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
 
   const resolver = (signal?: AbortSignal) => new DefaultAgentCardResolver({ fetchImpl: fetchWith(signal), legacyCompat: LEGACY });
 
-  /** A client for the agent whose card is at `url`; the card fetch honours `signal`. */
+  /** Card URLs of peers that turned out to speak only v0.3 although their card said v1.0. */
+  const speaksV03 = new Set<string>();
+
+  /**
+   * A client for the agent whose card is at `url`; the card fetch honours `signal`. The card's
+   * interfaces are read liberally ({@link liberalVersion}), and as v0.3 for a peer known to
+   * need it.
+   */
   const connect = (url: string, signal: AbortSignal): Promise<Client> => {
+    const inner = resolver(signal);
+    const cardResolver: AgentCardResolver = {
+      resolve: async (baseUrl, path) => withInterfaceVersions(await inner.resolve(baseUrl, path), speaksV03.has(url)),
+    };
     // Transports get no send-wide signal: each call passes its own, and the best-effort
     // cancel after an abort must still go out.
     const transportFetch = fetchWith();
@@ -109,7 +131,7 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
           new JsonRpcTransportFactory({ fetchImpl: transportFetch, legacyCompat: LEGACY }),
           new RestTransportFactory({ fetchImpl: transportFetch, legacyCompat: LEGACY }),
         ],
-        cardResolver: resolver(signal),
+        cardResolver,
       }),
     );
     // A full card URL with an empty path: resolving a path against a base URL without a
@@ -135,7 +157,8 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
       }
       const card = await client.getAgentCard().catch(() => undefined);
       const name = card?.name || input.agentId;
-      const exchange = new Exchange(client, !!card?.capabilities?.streaming, maxResubscribes, pollIntervalMs);
+      const exchangeWith = (c: Client) => new Exchange(c, !!card?.capabilities?.streaming, maxResubscribes, pollIntervalMs);
+      let exchange = exchangeWith(client);
 
       // On abort the call returns at once, while the exchange goes on briefly in the
       // background: long enough to learn the remote task's id if it is not known yet, cancel
@@ -148,9 +171,23 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
       signal.addEventListener('abort', onAbort, { once: true });
       const work = (async (): Promise<CallResult> => {
         try {
+          /** Runs the exchange; once per peer, a v1.0 method it does not know is sent again in v0.3. */
+          const run = async (message: Message): Promise<void> => {
+            try {
+              await exchange.run(message);
+            } catch (e) {
+              // A v0.3-only peer behind a v1.0 card refused the method: nothing started there,
+              // so the same message (same id) can go again.
+              if (!isMethodNotFound(e) || exchange.started || client.protocolVersion === V03) throw e;
+              speaksV03.add(input.url);
+              client = await connect(input.url, signal);
+              exchange = exchangeWith(client);
+              await exchange.run(message);
+            }
+          };
           let message = userMessage(input.key, input.request, undefined);
           for (let answers = 1; ; answers++) {
-            await exchange.run(message);
+            await run(message);
             const state = exchange.state;
             if (state === TaskState.TASK_STATE_COMPLETED) return { ok: true, content: exchange.content() };
             if (state === TaskState.TASK_STATE_INPUT_REQUIRED) {
@@ -222,6 +259,11 @@ class Exchange {
       .cancelTask({ tenant: '', id: this.taskId, metadata: undefined }, { signal: AbortSignal.timeout(CANCEL_GRACE_MS) })
       .catch(() => undefined);
     this.stop();
+  }
+
+  /** Whether the peer answered at all: a task or a message. */
+  get started(): boolean {
+    return this.taskId !== '' || this.reply !== undefined;
   }
 
   /** Whether the remote task ended, or waits for us (input, auth), or answered with a message. */
@@ -300,7 +342,7 @@ class Exchange {
         this.ids(payload.value.taskId, payload.value.contextId);
         if (!a) return;
         const existing = this.artifacts.get(a.artifactId);
-        if (existing && payload.value.append) existing.push(...a.parts);
+        if (existing && payload.value.append) appendParts(existing, a.parts);
         else this.artifacts.set(a.artifactId, [...a.parts]);
         return;
       }
@@ -329,6 +371,52 @@ class Exchange {
       this.cancel();
     }
   }
+}
+
+/**
+ * Appends a streamed chunk to an artifact's parts. Text streamed in appended chunks is one
+ * text: a chunk's first text part continues the artifact's last text part exactly, with no
+ * separator (kept as separate parts, the chunks would read as lines). Its other parts are
+ * parts of their own.
+ */
+function appendParts(parts: Part[], chunk: readonly Part[]): void {
+  const [first, ...rest] = chunk;
+  const last = parts.at(-1);
+  if (first?.content?.$case === 'text' && last?.content?.$case === 'text') {
+    parts[parts.length - 1] = { ...last, content: { $case: 'text', value: last.content.value + first.content.value } };
+    parts.push(...rest);
+  } else {
+    parts.push(...chunk);
+  }
+}
+
+/**
+ * The card with each interface's protocol version read liberally ({@link liberalVersion}),
+ * or with every interface at v0.3 for a peer known to speak only that.
+ */
+function withInterfaceVersions(card: AgentCard, v03: boolean): AgentCard {
+  const supportedInterfaces = (card.supportedInterfaces ?? []).map((i) => ({ ...i, protocolVersion: v03 ? V03 : liberalVersion(i.protocolVersion) }));
+  return { ...card, supportedInterfaces };
+}
+
+/**
+ * The protocol version to speak to an interface that declares `version`. The SDK speaks v0.3
+ * only to versions in [0.3, 1.0) and v1.0 to anything else, so a v0.2 card (which Strands
+ * servers still send) would get v1.0 method names it cannot know. Versions before 0.3, and
+ * unreadable ones, are v0.3 here (the v0.2 JSON-RPC methods are the v0.3 ones); `v1.0` reads
+ * as `1.0`.
+ */
+function liberalVersion(version: string): string {
+  const m = /^\s*v?(\d+)(?:\.(\d+))?/i.exec(version ?? '');
+  if (!m) return V03;
+  const major = Number(m[1]);
+  const minor = Number(m[2] ?? 0);
+  return major === 0 && minor < 3 ? V03 : `${major}.${minor}`;
+}
+
+/** Whether `e` is a JSON-RPC Method-not-found error from the peer. */
+function isMethodNotFound(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as { envelopeCode?: unknown }).envelopeCode === METHOD_NOT_FOUND;
 }
 
 function userMessage(messageId: string, text: string, task: { taskId: string; contextId: string } | undefined): Message {

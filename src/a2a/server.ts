@@ -11,7 +11,8 @@
  * `legacyCompat`) run inside our HTTP handler, driving a {@link SwarmRequestHandler} per
  * definition. Around them this module adds what the SDK leaves out: the 1 MiB body limit
  * (413; the body is read here and handed over parsed, so Express's own 100 kB parser never
- * runs), the JSON-RPC parse error for malformed JSON, SSE keep-alive comments, stopping a
+ * runs), the JSON-RPC parse error for malformed JSON, the checks of `wire.ts` (nesting depth,
+ * id and param types) that the SDK lacks, SSE keep-alive comments, stopping a
  * stream's work when its client goes away, and `final: true` on v0.3 input-required updates.
  *
  * v0.3 finality: the SDK's v0.3 translation sets `final` only for terminal states, yet closes
@@ -30,6 +31,7 @@ import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/serve
 import { HttpError, readBody, sendJson, type HttpHandler, type ServerContext } from '../server/http.js';
 import { swarmAgentCard } from './card.js';
 import { ContextIds, REQUEST_SIGNAL_KEY, SwarmRequestHandler } from './handler.js';
+import { refuseRequest } from './wire.js';
 
 /**
  * How often (ms) an SSE stream gets a `: ping` comment, so proxies do not cut an idle one.
@@ -135,6 +137,12 @@ export function createA2AHandler(ctx: ServerContext, options: A2AHandlerOptions 
         sendJson(res, 200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Invalid JSON payload.' } });
         return true;
       }
+      // What the SDK would answer with an internal error (or a crash): see wire.ts.
+      const refused = refuseRequest(body, speaksV03(req));
+      if (refused) {
+        sendJson(res, 200, refused);
+        return true;
+      }
       // body-parser skips a request whose stream was consumed and leaves `body` as set here.
       (req as IncomingMessage & { body?: unknown }).body = body;
       req.url = '/rpc';
@@ -163,9 +171,7 @@ function dispatch(app: Express, req: IncomingMessage, res: ServerResponse): Prom
  * for v0.3 clients, `final: true` on an input-required status update (see the module notes).
  */
 function decorateEventStream(req: IncomingMessage, res: ServerResponse, keepAliveMs: number): void {
-  const version = req.headers['a2a-version'];
-  // The SDK's own routing rule: no version header (or 0.3) goes to the v0.3 compat layer.
-  const legacy = !version || version === '0.3';
+  const legacy = speaksV03(req);
   const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
   let keepAlive: NodeJS.Timeout | undefined;
   res.write = function (chunk: unknown, ...rest: unknown[]): boolean {
@@ -178,6 +184,12 @@ function decorateEventStream(req: IncomingMessage, res: ServerResponse, keepAliv
     return write(legacy && typeof chunk === 'string' ? finalOnInputRequired(chunk) : chunk, ...rest);
   } as typeof res.write;
   res.once('close', () => clearInterval(keepAlive));
+}
+
+/** The SDK's own routing rule: no version header (or 0.3) goes to the v0.3 compat layer. */
+function speaksV03(req: IncomingMessage): boolean {
+  const version = req.headers['a2a-version'];
+  return !version || version === '0.3';
 }
 
 /**

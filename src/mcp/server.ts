@@ -21,27 +21,21 @@
  *   stateless exchange has: the 2025 leg always answers POSTs as SSE, the 2026 leg upgrades to
  *   SSE once the handler emits a notification before its result.
  *
- * **Bodies.** We read the body ourselves with the server's limit (413 over it, answered as the
- * SDK's own adapter does) and hand the buffered bytes on, so the SDK parses them (malformed
- * JSON → JSON-RPC -32700) and never reads more than we allowed.
+ * **Bodies.** We read the body ourselves with the server's limit and hand the buffered bytes
+ * on, so the SDK parses them (malformed JSON → JSON-RPC -32700) and never reads more than we
+ * allowed. Over the limit, the server answers 413 (a JSON-RPC error body, as the SDK's own
+ * adapter sends) and closes the connection without reading the rest.
  *
- * **DNS rebinding.** The MCP spec requires Origin validation; the SDK's handler does none. When
- * the server is bound to a loopback address, requests whose `Host` or `Origin` is not a
- * loopback name are refused (403), so a web page cannot reach a local server through a
- * rebound domain. A server bound elsewhere on purpose relies on its bearer token.
+ * **DNS rebinding.** The MCP spec requires Origin validation; the SDK's handler does none. The
+ * server's one cross-origin policy (`../server/policy.ts`: Host, Origin, `application/json`)
+ * runs before this handler, as for every other endpoint.
  *
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import {
-  createMcpHandler as createSdkHandler,
-  hostHeaderValidationResponse,
-  localhostAllowedHostnames,
-  localhostAllowedOrigins,
-  originValidationResponse,
-} from '@modelcontextprotocol/server';
-import { HttpError, type HttpHandler, readBody, type ServerContext } from '../server/http.js';
+import { createMcpHandler as createSdkHandler } from '@modelcontextprotocol/server';
+import { type HttpHandler, readBody, type ServerContext } from '../server/http.js';
 import { createSwarmMcpServer, swarmMcpCatalog, type SwarmMcpCatalog } from './swarm-server.js';
 
 /**
@@ -52,11 +46,9 @@ import { createSwarmMcpServer, swarmMcpCatalog, type SwarmMcpCatalog } from './s
  */
 export const MCP_PATH = '/mcp';
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
-
 /**
  * The `/mcp` endpoint of `serve()`: MCP over Streamable HTTP (both protocol eras, stateless).
- * The server in front of it has already checked the bearer token.
+ * The server in front of it has already applied the cross-origin policy and the bearer token.
  *
  * @example
  * // In serve(): handlers = [createRestHandler(ctx), …, createMcpHandler(ctx)]
@@ -72,30 +64,13 @@ export function createMcpHandler(ctx: ServerContext): HttpHandler {
     legacy: 'stateless',
     maxRequestBodySize: ctx.maxBodyBytes,
   });
-  const node = toNodeHandler(
-    {
-      fetch: (request) => {
-        if (isLoopback(ctx.baseUrl())) {
-          const refused = hostHeaderValidationResponse(request, localhostAllowedHostnames()) ?? originValidationResponse(request, localhostAllowedOrigins());
-          if (refused) return Promise.resolve(refused);
-        }
-        return mcp.fetch(request);
-      },
-    },
-    { maxRequestBodySize: ctx.maxBodyBytes },
-  );
+  const node = toNodeHandler(mcp, { maxRequestBodySize: ctx.maxBodyBytes });
 
   return {
     async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
       if (url.pathname !== MCP_PATH) return false;
-      let body: Buffer;
-      try {
-        body = req.method === 'POST' ? await readBody(req, ctx.maxBodyBytes) : Buffer.alloc(0);
-      } catch (e) {
-        if (!(e instanceof HttpError) || e.status !== 413) throw e;
-        tooLarge(req, res, e.message);
-        return true;
-      }
+      // Over the limit, readBody's 413 goes to the server, which answers and closes.
+      const body = req.method === 'POST' ? await readBody(req, ctx.maxBodyBytes) : Buffer.alloc(0);
       // The Node stream is consumed; the adapter reads the buffered copy instead.
       await node(
         {
@@ -112,18 +87,4 @@ export function createMcpHandler(ctx: ServerContext): HttpHandler {
     },
     close: () => mcp.close(),
   };
-}
-
-function isLoopback(baseUrl: string): boolean {
-  if (!baseUrl) return true;
-  return LOOPBACK.has(new URL(baseUrl).hostname);
-}
-
-/** 413 with the JSON-RPC error body the SDK's own Node adapter sends for an oversized body. */
-function tooLarge(req: IncomingMessage, res: ServerResponse, message: string): void {
-  const text = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
-  res.writeHead(413, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-  // Drain what the client still sends so it can read the answer instead of a reset.
-  req.resume();
 }

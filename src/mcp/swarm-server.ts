@@ -15,8 +15,8 @@
  * URI carries the id itself, percent-encoded.
  *
  * Failures a caller can cause (unknown swarm, a swarm of another definition, wrong state,
- * invalid input) come back as `isError: true` tool results, which a model can read and act
- * on; they never become protocol errors or crash the server.
+ * invalid input, an invalid swarm id) come back as `isError: true` tool results, which a model
+ * can read and act on; they never become protocol errors or crash the server.
  *
  * @module
  */
@@ -28,6 +28,7 @@ import { resolveFromInput, type SwarmDefinition } from '../define.js';
 import { SwarmError } from '../errors.js';
 import type { SwarmResult } from '../result.js';
 import type { Runtime } from '../runtime.js';
+import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../swarm-id.js';
 import { validate } from '../tool.js';
 import { mcpBaseNames } from './names.js';
 import { type InputMode, runInputSchema, splitRunArgs, swarmResultSchema } from './schemas.js';
@@ -198,6 +199,7 @@ function register(server: McpServer, runtime: Runtime, { def, name, run, output 
       try {
         result = await resultOf(runtime, def.id, swarmId ?? '');
       } catch (e) {
+        if (e instanceof SwarmError && e.code === 'invalid-id') throw new ProtocolError(ProtocolErrorCode.InvalidParams, e.message);
         if (e instanceof SwarmError) throw new ResourceNotFoundError(uri.href, e.message);
         throw e;
       }
@@ -235,6 +237,7 @@ async function safely(body: () => Promise<CallToolResult>): Promise<CallToolResu
  * swarm of definition `<b>`.
  */
 async function ownSwarm(runtime: Runtime, definitionId: string, swarmId: string): Promise<void> {
+  assertSwarmId(swarmId, MAX_DERIVED_SWARM_ID_LENGTH);
   const record = await runtime.store.load(swarmId);
   if (!record || record.definitionId !== definitionId) throw new SwarmError(`Unknown swarm "${swarmId}" of definition "${definitionId}"`);
 }
@@ -262,29 +265,16 @@ async function follow(runtime: Runtime, definitionId: string, swarmId: string, s
   const client = runtime.forSwarm(definitionId, swarmId);
   const token = ctx.mcpReq._meta?.progressToken;
   const signal = ctx.mcpReq.signal;
-  const iterator = client.events({ since })[Symbol.asyncIterator]();
-  const aborted = new Promise<'aborted'>((resolve) => {
-    if (signal.aborted) resolve('aborted');
-    signal.addEventListener('abort', () => resolve('aborted'), { once: true });
-  });
   let progress = 0;
-  try {
-    for (;;) {
-      const next = await Promise.race([iterator.next(), aborted]);
-      if (next === 'aborted' || next.done) break;
-      const event = next.value;
-      if (event.kind !== 'status-update') continue;
-      const message = progressMessage(event.metadata);
-      if (message !== undefined && token !== undefined) {
-        // A client that went away must not stop the swarm or fail the wait.
-        await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } }).catch(() => undefined);
-      }
-      if (event.final || event.metadata.type === 'paused') break;
+  // The request's signal ends the iteration at once when the client cancels or goes away.
+  for await (const event of client.events({ since, signal })) {
+    if (event.kind !== 'status-update') continue;
+    const message = progressMessage(event.metadata);
+    if (message !== undefined && token !== undefined) {
+      // A client that went away must not stop the swarm or fail the wait.
+      await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } }).catch(() => undefined);
     }
-  } finally {
-    // At a `yield` (we broke out after an event) this ends the generator at once; while it
-    // waits for a commit (aborted) it would wait for that commit, so do not await it.
-    void iterator.return?.(undefined)?.catch(() => undefined);
+    if (event.final || event.metadata.type === 'paused') break;
   }
   return signal.aborted ? client.getResult() : client.wait();
 }

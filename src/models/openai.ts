@@ -4,12 +4,18 @@
  *
  * @module
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec } from '../model.js';
+import { importIfInstalled, missingPackages } from '../optional.js';
 
 type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
 type WireTool = OpenAI.Chat.ChatCompletionFunctionTool;
 type WireUsage = OpenAI.CompletionUsage;
+
+// Imported only where installed, so that `xswarm` loads without the optional `openai` package;
+// an ES import (not require) so a caller's `import OpenAI from 'openai'` sees the same classes
+// (`error.cause instanceof OpenAI.APIError`).
+const openai = await importIfInstalled('openai', () => import('openai'));
 
 /**
  * Options for {@link openaiModel}.
@@ -35,6 +41,8 @@ export interface OpenAIModelOptions {
 }
 
 const DEFAULT_MAX_RETRIES = 3;
+/** The key sent to a local server when none is configured (the client requires one). */
+const NO_KEY = 'unset';
 
 /**
  * Creates a {@link Model} that calls Chat Completions through the official `openai` client.
@@ -42,7 +50,8 @@ const DEFAULT_MAX_RETRIES = 3;
  * Retries (with backoff, honouring `retry-after-ms` / `retry-after`) are left to the client so
  * they are never doubled. Aborting `request.signal` aborts the HTTP request and rejects with the
  * signal's reason. Any other failure rejects with an `Error` whose message names the model and
- * whose `cause` is the original error (an `OpenAI.APIError` for HTTP errors).
+ * whose `cause` is the original error (an `OpenAI.APIError` for HTTP errors). The API key is
+ * declared in `secrets`, so a runtime redacts it from everything it persists.
  *
  * @example
  * const model = openaiModel({ model: 'gpt-4o-mini' }); // needs OPENAI_API_KEY
@@ -61,8 +70,13 @@ export function openaiModel(options: OpenAIModelOptions): Model {
     ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
   };
 
+  // The key, so that the runtime keeps it out of what it persists: providers and proxies may
+  // echo it in error messages. Not the placeholder sent to keyless local servers.
+  const secrets = client.apiKey && client.apiKey !== NO_KEY ? [client.apiKey] : [];
+
   return {
     name,
+    secrets,
     async call(request) {
       request.signal.throwIfAborted();
       const body = {
@@ -100,9 +114,10 @@ function createClient(options: OpenAIModelOptions): OpenAI {
   if (!apiKey) {
     // Local servers usually ignore the key, but the client refuses to start without one.
     if (!baseURL) throw new Error('openaiModel: no API key; set OPENAI_API_KEY or pass apiKey');
-    apiKey = 'unset';
+    apiKey = NO_KEY;
   }
-  return new OpenAI({
+  if (!openai) throw missingPackages('openaiModel()', ['openai']);
+  return new openai.OpenAI({
     apiKey,
     baseURL,
     maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,

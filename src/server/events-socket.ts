@@ -5,8 +5,10 @@
  * `n` (default 0) as JSON text frames, each one {@link SwarmEvent} exactly as the runtime
  * recorded it: stored events first, then live ones, in `seq` order without gaps; after the
  * final event the server closes with 1000. An unknown swarm is refused before the upgrade
- * (HTTP 404), a bad `since` too (400). `definitionId=…` may be added as a check (404 when the
- * swarm belongs to another definition).
+ * (HTTP 404), a malformed swarm id, a bad `since` or one beyond the last event of a swarm that
+ * has ended too (400); beyond the end of an unfinished swarm, `since` waits for the events
+ * after it. `definitionId=…` may be added as a check (404 when the swarm belongs to another
+ * definition).
  *
  * **Every swarm:** `/events` without `swarmId` (optionally `?definitionId=…` to narrow it to one
  * definition; unknown → 404) sends the events of every swarm committed after the subscription
@@ -35,12 +37,15 @@ import type { Duplex } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { SwarmEvent } from '../../machines/events.js';
+import { assertCursor } from '../cursor.js';
+import { SwarmError } from '../errors.js';
 import { isFinalEvent } from '../events.js';
 import { isFinal } from '../result.js';
 import type { Runtime } from '../runtime.js';
 import type { SwarmSummary } from '../store/types.js';
+import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
 import { HttpError, type HttpHandler, type ServerContext } from './http.js';
-import { abortable, parseCursor } from './sse.js';
+import { parseCursor } from './sse.js';
 
 /**
  * The path of the WebSocket endpoint.
@@ -114,9 +119,16 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
       const since = sinceParam === null || sinceParam === '' ? 0 : parseCursor(sinceParam, 'since');
       let subscription: Subscription;
       if (swarmId !== undefined) {
+        const problem = swarmIdProblem(swarmId, MAX_DERIVED_SWARM_ID_LENGTH);
+        if (problem) throw new HttpError(400, `Invalid swarm id: ${problem}`);
         const record = await runtime.store.load(swarmId);
         if (!record || (definitionId !== undefined && record.definitionId !== definitionId)) {
           throw new HttpError(404, `Unknown swarm "${swarmId}"${definitionId ? ` of swarm definition "${definitionId}"` : ''}`);
+        }
+        try {
+          assertCursor(record, since);
+        } catch (err) {
+          throw err instanceof SwarmError ? new HttpError(400, err.message) : err;
         }
         subscription = { mode: 'swarm', swarmId, definitionId: record.definitionId, since };
       } else {
@@ -341,8 +353,9 @@ async function pumpSwarm(
     cursor = event.seq;
     if (isFinalEvent(event)) return out.finish(1000, 'final event sent');
   }
-  // Live: never wait for the subscriber; the bound decides.
-  for await (const event of abortable(runtime.forSwarm(sub.definitionId, sub.swarmId).events({ since: cursor }), signal)) {
+  // Live: never wait for the subscriber; the bound decides. The signal releases the reader
+  // at once when the subscriber leaves, however quiet the swarm is.
+  for await (const event of runtime.forSwarm(sub.definitionId, sub.swarmId).events({ since: cursor, signal })) {
     if (!out.offer(event, info)) return;
     if (isFinalEvent(event)) return out.finish(1000, 'final event sent');
     // A burst arrives within one turn of the event loop; let the socket flush what it can
@@ -507,8 +520,8 @@ class AllSwarmsFeed {
     f.following = true;
     void (async () => {
       try {
-        const events = this.runtime.forSwarm(f.definitionId, swarmId).events({ since: f.cursor });
-        for await (const event of abortable(events, this.controller.signal)) {
+        const events = this.runtime.forSwarm(f.definitionId, swarmId).events({ since: f.cursor, signal: this.controller.signal });
+        for await (const event of events) {
           if (event.seq <= f.cursor) continue;
           f.cursor = event.seq;
           if (isFinalEvent(event)) {

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Runtime } from '../runtime.js';
@@ -61,6 +62,8 @@ export interface HttpHandler {
 
 /**
  * Reads a request body, refusing more than `limit` bytes (413) without buffering the excess.
+ * A refused body is left unread, not drained: the server answers 413 with `Connection: close`
+ * and closes the connection, so a client cannot make it read a body of any size.
  *
  * @example
  * const raw = await readBody(req, MAX_BODY_BYTES);
@@ -70,7 +73,9 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   if (Number.isFinite(declared) && declared > limit) throw new HttpError(413, `Request body larger than ${limit} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
+  // Stopping early must not destroy the request: that would tear down the socket before the
+  // 413 is written. Unread, the rest stays in the kernel until the server closes the socket.
+  for await (const chunk of req.iterator({ destroyOnReturn: false })) {
     size += (chunk as Buffer).length;
     if (size > limit) throw new HttpError(413, `Request body larger than ${limit} bytes`);
     chunks.push(chunk as Buffer);
@@ -107,13 +112,20 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 /**
- * Whether a request carries the bearer token (always true without a token).
+ * Whether a request carries the bearer token (always true without a token). The scheme is
+ * case-insensitive (RFC 9110 §11.1); the token is compared in constant time, as SHA-256
+ * digests of equal length, so neither its content nor its length leaks through timing.
  *
  * @example
  * if (!authorized(req, ctx.token)) throw new HttpError(401, 'Missing or wrong bearer token');
  */
 export function authorized(req: IncomingMessage, token: string | undefined): boolean {
   if (!token) return true;
-  const header = req.headers.authorization ?? '';
-  return header === `Bearer ${token}`;
+  const presented = /^bearer +(.*)$/i.exec(req.headers.authorization ?? '')?.[1];
+  if (presented === undefined) return false;
+  return timingSafeEqual(digest(presented), digest(token));
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
 }

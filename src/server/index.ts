@@ -2,15 +2,21 @@
  * `serve(runtime)`: every swarm over REST + SSE, WebSocket subscribers, A2A and MCP, on one
  * HTTP server bound to 127.0.0.1 by default.
  *
+ * Every request passes, in this order: the cross-origin policy (`./policy.ts`: Host and
+ * Origin, 403), the bearer token when one is set (401), and the media-type rule (415); only
+ * then does a protocol handler see it. `/health` skips all three; agent cards skip the token.
+ * A server bound to a non-loopback address needs a token, or `insecureNoToken: true`.
+ *
  * @module
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Runtime } from '../runtime.js';
 import { createA2AHandler } from '../a2a/server.js';
-import { createMcpHandler } from '../mcp/server.js';
+import { createMcpHandler, MCP_PATH } from '../mcp/server.js';
 import { createEventSocketHandler, type EventSocketOptions } from './events-socket.js';
 import { authorized, HttpError, type HttpHandler, MAX_BODY_BYTES, sendJson, type ServerContext } from './http.js';
+import { isLoopbackHost, requestPolicy } from './policy.js';
 import { createRestHandler } from './rest.js';
 
 /**
@@ -22,10 +28,29 @@ import { createRestHandler } from './rest.js';
 export interface ServeOptions {
   /** Default 0: any free port. */
   port?: number;
-  /** Default `127.0.0.1`; bind elsewhere only on purpose. */
+  /**
+   * Default `127.0.0.1`. A non-loopback address (`0.0.0.0`, a LAN address) is refused without
+   * a `token` unless `insecureNoToken` is set.
+   */
   host?: string;
-  /** Bearer token required on every endpoint except agent cards. */
+  /** Bearer token required on every endpoint except agent cards and `/health`. */
   token?: string;
+  /**
+   * Serve a non-loopback `host` without a token: anyone who can reach the address can drive
+   * every swarm. A warning is printed to stderr.
+   */
+  insecureNoToken?: boolean;
+  /**
+   * Browser origins allowed besides the server's own, e.g. `['http://localhost:5173']`.
+   * Requests with any other `Origin` header are refused (403); requests without one pass.
+   */
+  allowedOrigins?: string[];
+  /**
+   * `Host` names accepted besides the loopback ones (port ignored). On a loopback bind any
+   * other `Host` is refused (403, DNS rebinding); on a non-loopback bind any `Host` is
+   * accepted unless this is set.
+   */
+  allowedHosts?: string[];
   /** Largest request body, default 1 MiB. */
   maxBodyBytes?: number;
   /** Interval of SSE keep-alive comments, default 15 000 ms. */
@@ -47,6 +72,17 @@ export interface SwarmServer {
   close(): Promise<void>;
 }
 
+/**
+ * The error body in each protocol's shape: JSON-RPC for MCP (what its clients parse), and for
+ * A2A `{ message, status }` (its SDK clients read any `error` key as a JSON-RPC error and lose
+ * the HTTP status); `{ error }` elsewhere.
+ */
+function errorBody(pathname: string, status: number, message: string): unknown {
+  if (pathname === MCP_PATH) return { jsonrpc: '2.0', error: { code: -32000, message }, id: null };
+  if (pathname.startsWith('/a2a/')) return { message, status };
+  return { error: message };
+}
+
 /** Agent cards stay readable without a token: discovery must work before authentication. */
 function isPublic(url: URL): boolean {
   return /^\/a2a\/[^/]+\/\.well-known\/(agent-card|agent)\.json$/.test(url.pathname) || url.pathname === '/health';
@@ -61,6 +97,24 @@ function isPublic(url: URL): boolean {
  * await server.close();
  */
 export async function serve(runtime: Runtime, options: ServeOptions = {}): Promise<SwarmServer> {
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host) && !options.token) {
+    if (!options.insecureNoToken) {
+      throw new Error(
+        `Refusing to serve on ${host}, not a loopback address, without a token: anyone who can reach it could drive every swarm. ` +
+          'Set a token (serve option token, xswarm serve --token-file or XSWARM_TOKEN), or pass insecureNoToken: true (--insecure-no-token) if that is really meant.',
+      );
+    }
+    process.stderr.write(
+      `\n*** xswarm WARNING: serving on ${host} WITHOUT A TOKEN (insecureNoToken). Anyone who can reach this address can start, ` +
+        'stop and read every swarm. ***\n\n',
+    );
+  }
+  const policy = requestPolicy({
+    bindHost: host,
+    ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+    ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
+  });
   let base = '';
   const ctx: ServerContext = {
     runtime,
@@ -78,10 +132,12 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
   const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', base || 'http://127.0.0.1');
     if (url.pathname === '/health') return sendJson(res, 200, { ok: true });
+    policy.check(req);
     if (!isPublic(url) && !authorized(req, ctx.token)) {
       res.setHeader('www-authenticate', 'Bearer');
       throw new HttpError(401, 'Missing or wrong bearer token');
     }
+    policy.checkBody(req);
     for (const h of handlers) if (await h.handle(req, res, url)) return;
     throw new HttpError(404, `No endpoint at ${req.method} ${url.pathname}`);
   };
@@ -91,17 +147,22 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
       const status = err instanceof HttpError ? err.status : 500;
       const message = err instanceof Error ? err.message : String(err);
       if (res.headersSent) return void res.end();
-      // After a refused upload the connection holds unread body bytes: do not reuse it.
-      if (status === 413) res.setHeader('connection', 'close');
+      // A refused body is left unread (see readBody), as is any body of a request refused
+      // before reading it (401, 403, 415): close the connection once the answer is out
+      // instead of reading the rest of the body to reach a next request.
+      if (status === 413 || !req.complete) res.setHeader('connection', 'close');
       const text = status === 500 ? `Internal error: ${message}` : message;
-      // A2A SDK clients read any `error` key as a JSON-RPC error and lose the HTTP status.
-      sendJson(res, status, req.url?.startsWith('/a2a/') ? { message: text, status } : { error: text });
-      // Do not keep reading a body we refused.
-      if (status === 413) req.resume();
+      sendJson(res, status, errorBody((req.url ?? '/').split('?')[0]!, status, text));
     });
   });
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url ?? '/', base || 'http://127.0.0.1');
+    try {
+      policy.check(req);
+    } catch (e) {
+      socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength((e as Error).message)}\r\n\r\n${(e as Error).message}`);
+      return;
+    }
     if (!authorized(req, ctx.token)) {
       socket.end('HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer\r\ncontent-length: 0\r\n\r\n');
       return;
@@ -113,7 +174,7 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+    server.listen(options.port ?? 0, host, () => resolve());
   });
   const { address, port } = server.address() as AddressInfo;
   base = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;

@@ -14,7 +14,8 @@
  * | `GET /swarms/:definitionId/:swarmId/events`  | `?since=n`, Last-Event-ID | 200 `text/event-stream`             |
  *
  * Errors are JSON `{ error }`: 400 malformed JSON, a body that is not an object, a field of the
- * wrong type, invalid input (the runtime's message), a bad cursor; 404 unknown definition,
+ * wrong type, invalid input (the runtime's message), an invalid swarm id (in the body or the
+ * path), a bad cursor or one beyond the end of a swarm that has ended; 404 unknown definition,
  * unknown swarm, a swarm of another definition, an unknown sub-path; 405 (with `Allow`) a
  * method the path does not take (checked before anything else, so it does not depend on
  * whether the swarm exists); 409 swarm id in use, or a command that does not fit the swarm's
@@ -24,8 +25,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PauseReason } from '../../machines/events.js';
+import { assertCursor } from '../cursor.js';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
 import type { SwarmStatus } from '../result.js';
+import type { SwarmRecord } from '../store/types.js';
+import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
 import { HttpError, type HttpHandler, readJson, sendJson, type ServerContext } from './http.js';
 import { DEFAULT_KEEPALIVE_MS, sseCursor, streamSse } from './sse.js';
 
@@ -77,13 +81,14 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
   const streams = new Set<AbortController>();
   const { runtime } = ctx;
 
-  /** The swarm's definition id, or a 404 when the swarm does not exist under this definition. */
-  async function findSwarm(definitionId: string, swarmId: string): Promise<void> {
+  /** The swarm's record, or a 404 when the swarm does not exist under this definition. */
+  async function findSwarm(definitionId: string, swarmId: string): Promise<SwarmRecord> {
     const record = await runtime.store.load(swarmId);
     // A swarm of another definition is "not found" here: the URL names a resource that does not exist.
     if (!record || record.definitionId !== definitionId) {
       throw new HttpError(404, `Unknown swarm "${swarmId}" of swarm definition "${definitionId}"`);
     }
+    return record;
   }
 
   /**
@@ -108,7 +113,6 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
     requireDefinition(definitionId);
     const body = objectBody(await readBody(req, res), '{ input, swarmId? }');
     const swarmId = optionalString(body, 'swarmId');
-    if (swarmId === '') throw new HttpError(400, '`swarmId` must be a non-empty string');
     const client = swarmId === undefined ? runtime.forSwarm(definitionId) : runtime.forSwarm(definitionId, swarmId);
     try {
       await client.run(body.input);
@@ -157,14 +161,17 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
   async function events(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: 'events' }>, url: URL): Promise<void> {
     // Everything that can fail with a status code is checked before the 200 goes out.
     const since = sseCursor(req, url);
-    await findSwarm(route.definitionId, route.swarmId);
+    const record = await findSwarm(route.definitionId, route.swarmId);
+    try {
+      assertCursor(record, since);
+    } catch (err) {
+      throw asHttpError(err);
+    }
     const controller = new AbortController();
     streams.add(controller);
+    const client = runtime.forSwarm(route.definitionId, route.swarmId);
     try {
-      await streamSse(res, runtime.forSwarm(route.definitionId, route.swarmId).events({ since }), {
-        keepAliveMs,
-        signal: controller.signal,
-      });
+      await streamSse(res, (signal) => client.events({ since, signal }), { keepAliveMs, signal: controller.signal });
     } finally {
       streams.delete(controller);
     }
@@ -179,6 +186,11 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
       if (!allowed.includes(req.method ?? '')) {
         res.setHeader('allow', allowed.join(', '));
         throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}; use ${allowed.join(' or ')}`);
+      }
+      // A malformed id names no swarm that could exist: say so (400) rather than "unknown" (404).
+      if ('swarmId' in route) {
+        const problem = swarmIdProblem(route.swarmId, MAX_DERIVED_SWARM_ID_LENGTH);
+        if (problem) throw new HttpError(400, `Invalid swarm id: ${problem}`);
       }
       switch (route.kind) {
         case 'definitions':
@@ -257,12 +269,16 @@ const STATUS_OF: Record<SwarmErrorCode, number> = {
   'unknown-definition': 404,
   'unknown-swarm': 404,
   'invalid-input': 400,
+  'invalid-id': 400,
+  'invalid-cursor': 400,
   'id-in-use': 409,
   // A command that does not fit the swarm's state, or a swarm another runtime drives.
   'wrong-state': 409,
   'not-live': 409,
   closed: 503,
   store: 500,
+  // Stored data that cannot be read: the server's fault, named in the message.
+  corrupt: 500,
 };
 
 /** Maps a runtime `SwarmError` to an HttpError with its message; anything else stays a 500. */

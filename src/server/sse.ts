@@ -1,6 +1,6 @@
 /**
- * Streaming plumbing shared by the REST event stream (Server-Sent Events) and the WebSocket
- * subscribers: abortable iteration of a swarm's events, the SSE wire format, cursors.
+ * Streaming plumbing of the REST event stream (Server-Sent Events), partly shared with the
+ * WebSocket subscribers: the SSE wire format, cursors.
  *
  * @module
  */
@@ -16,51 +16,6 @@ import { HttpError } from './http.js';
  * setInterval(() => res.write(': ping\n\n'), DEFAULT_KEEPALIVE_MS);
  */
 export const DEFAULT_KEEPALIVE_MS = 15_000;
-
-const ABORTED: unique symbol = Symbol('aborted');
-
-/**
- * Iterates `source` until it ends or `signal` aborts, whichever comes first.
- *
- * Why: a runtime event iterator that waits for the next commit of a quiet swarm (a paused one
- * may wait for hours) cannot be interrupted; `return()` on it only queues behind the pending
- * wait. So the wait is raced against the signal and the iterator is abandoned on abort: the
- * consumer stops at once, and the parked iterator finishes by itself at the swarm's next commit
- * or end (any late error is swallowed, never an unhandled rejection).
- *
- * @example
- * const ac = new AbortController();
- * res.on('close', () => ac.abort());
- * for await (const e of abortable(client.events({ since }), ac.signal)) res.write(sseFrame(e));
- */
-export async function* abortable<T>(source: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
-  if (signal.aborted) return;
-  const it = source[Symbol.asyncIterator]();
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<typeof ABORTED>((resolve) => {
-    onAbort = () => resolve(ABORTED);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  let pending: Promise<IteratorResult<T>> | undefined;
-  let finished = false;
-  try {
-    for (;;) {
-      pending = it.next();
-      const step = await Promise.race([pending, aborted]);
-      if (step === ABORTED) return;
-      pending = undefined;
-      if (step.done) {
-        finished = true;
-        return;
-      }
-      yield step.value;
-    }
-  } finally {
-    signal.removeEventListener('abort', onAbort!);
-    pending?.catch(() => undefined);
-    if (!finished) void Promise.resolve(it.return?.()).catch(() => undefined);
-  }
-}
 
 /**
  * One event in the SSE wire format: `id:` is the event's sequence number (what a reconnecting
@@ -119,13 +74,20 @@ export interface SseStreamOptions {
 
 /**
  * Streams swarm events as Server-Sent Events until the final event (then ends the response),
- * the client disconnects, or `options.signal` aborts. A slow reader holds back only its own
- * iterator (we wait for `drain`): events come from the store, so a swarm never waits for it.
+ * the client disconnects, or `options.signal` aborts. `events` gets a signal that aborts when
+ * the stream ends for any reason: the runtime then releases the reader at once (a dropped
+ * connection to a quiet swarm must not wait for its next commit). A slow reader holds back
+ * only its own iterator (we wait for `drain`): events come from the store, so a swarm never
+ * waits for it.
  *
  * @example
- * await streamSse(res, client.events({ since }), { keepAliveMs: 15_000 });
+ * await streamSse(res, (signal) => client.events({ since, signal }), { keepAliveMs: 15_000 });
  */
-export async function streamSse(res: ServerResponse, events: AsyncIterable<SwarmEvent>, options: SseStreamOptions): Promise<void> {
+export async function streamSse(
+  res: ServerResponse,
+  events: (signal: AbortSignal) => AsyncIterable<SwarmEvent>,
+  options: SseStreamOptions,
+): Promise<void> {
   const controller = new AbortController();
   const stop = () => controller.abort();
   res.on('close', stop);
@@ -144,7 +106,7 @@ export async function streamSse(res: ServerResponse, events: AsyncIterable<Swarm
   }, Math.max(1, options.keepAliveMs));
   ping.unref();
   try {
-    for await (const event of abortable(events, controller.signal)) {
+    for await (const event of events(controller.signal)) {
       if (!res.write(sseFrame(event))) await drained(res, controller.signal);
       if (isFinalEvent(event)) break;
     }
@@ -154,6 +116,8 @@ export async function streamSse(res: ServerResponse, events: AsyncIterable<Swarm
       res.write(`event: error\ndata: ${JSON.stringify({ error: err instanceof Error ? err.message : String(err) })}\n\n`);
     }
   } finally {
+    // Whatever ended the stream (the final event, an error), the reader is let go.
+    controller.abort();
     clearInterval(ping);
     res.off('close', stop);
     options.signal?.removeEventListener('abort', stop);

@@ -55,11 +55,11 @@ export function memoryStore(): SwarmStore {
           return lease ? { ...summary, lease: { ...lease } } : summary;
         });
     },
-    async claim(swarmId, lease, now) {
+    async claim(swarmId, lease, now, takeover) {
       const record = records.get(swarmId);
       if (!record || isFinal(record.status)) return false;
       const holder = leases.get(swarmId);
-      if (holder && holder.owner !== lease.owner && holder.until > now) return false;
+      if (holder && holder.owner !== lease.owner && holder.owner !== takeover && holder.until > now) return false;
       leases.set(swarmId, { ...lease });
       return true;
     },

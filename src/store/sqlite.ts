@@ -3,12 +3,22 @@
  *
  * @module
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type Database from 'better-sqlite3';
 import type { SwarmEvent } from '../../machines/events.js';
-import type { SwarmResult } from '../result.js';
-import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmFilter, type SwarmRecord, type SwarmStore } from './types.js';
+import { requireOptional } from '../optional.js';
+import { isFinal, type SwarmResult } from '../result.js';
+import {
+  type Commit,
+  CorruptEventError,
+  type Lease,
+  LeaseLostError,
+  RevisionConflictError,
+  type SwarmFilter,
+  type SwarmRecord,
+  type SwarmStore,
+} from './types.js';
 
 /**
  * Where the CLI and the demo keep their state by default.
@@ -33,6 +43,11 @@ export interface SqliteStoreOptions {
 }
 
 const FINAL = `('completed','failed','stopped')`;
+/**
+ * A row whose status reads failed although it says otherwise: its result cannot be read, or it
+ * is unfinished and its snapshot cannot be read (what {@link toRecord} decides after parsing).
+ */
+const UNREADABLE = `(json_valid(result) = 0 OR (status NOT IN ${FINAL} AND json_valid(snapshot) = 0))`;
 const SCHEMA_VERSION = '1';
 
 interface Row {
@@ -48,6 +63,8 @@ interface Row {
   updated_at: number;
   owner?: string | null;
   lease_until?: number;
+  owner_host?: string | null;
+  owner_pid?: number | null;
 }
 
 /**
@@ -61,8 +78,9 @@ interface Row {
  * await runtime.start(); // continues what a crashed process left unfinished
  */
 export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStoreOptions = {}): SwarmStore & { readonly path: string; writes: number } {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
+  if (path !== ':memory:' && path !== '') createPrivately(path);
+  // Required here rather than imported, so that `xswarm` loads without the optional better-sqlite3.
+  const db = new (requireOptional<typeof Database>('sqliteStore()', 'better-sqlite3'))(path);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
@@ -80,7 +98,9 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       last_seq INTEGER NOT NULL,
       updated_at INTEGER NOT NULL,
       owner TEXT,
-      lease_until INTEGER NOT NULL DEFAULT 0
+      lease_until INTEGER NOT NULL DEFAULT 0,
+      owner_host TEXT,
+      owner_pid INTEGER
     );
     -- Only finished rows are indexed (for prune): a running swarm's commits touch no index.
     CREATE INDEX IF NOT EXISTS swarms_finished ON swarms(updated_at) WHERE status IN ${FINAL};
@@ -97,6 +117,17 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     db.close();
     throw new Error(`${path}: store schema version ${version.value}, this xswarm reads version ${SCHEMA_VERSION}`);
   }
+  // Files written before leases named their holder's host and process gain the two columns
+  // (readers that do not know them ignore them, so the schema version stays).
+  const columns = new Set(db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('swarms')`).all().map((c) => c.name));
+  for (const [name, type] of [['owner_host', 'TEXT'], ['owner_pid', 'INTEGER']] as const) {
+    try {
+      if (!columns.has(name)) db.exec(`ALTER TABLE swarms ADD COLUMN ${name} ${type}`);
+    } catch (e) {
+      // Another process opening the same old file added it first.
+      if (!/duplicate column/.test((e as Error).message)) throw e;
+    }
+  }
 
   // One statement per commit whatever its number of events (prepared once per count).
   const insertEventRows = new Map<number, Database.Statement<(string | number)[]>>();
@@ -109,25 +140,27 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     return stmt;
   };
   const insertRecord = db.prepare(
-    `INSERT INTO swarms (swarm_id, definition_id, definition_version, machine_version, status, revision, snapshot, result, last_seq, updated_at, owner, lease_until)
-     VALUES (@swarmId, @definitionId, @definitionVersion, @machineVersion, @status, @revision, @snapshot, @result, @lastSeq, @updatedAt, @owner, @leaseUntil)
+    `INSERT INTO swarms (swarm_id, definition_id, definition_version, machine_version, status, revision, snapshot, result, last_seq, updated_at, owner, lease_until, owner_host, owner_pid)
+     VALUES (@swarmId, @definitionId, @definitionVersion, @machineVersion, @status, @revision, @snapshot, @result, @lastSeq, @updatedAt, @owner, @leaseUntil, @ownerHost, @ownerPid)
      ON CONFLICT (swarm_id) DO NOTHING`,
   );
   const updateRecord = db.prepare(
     `UPDATE swarms SET status = @status, revision = @revision, snapshot = @snapshot, result = @result, last_seq = @lastSeq,
-       updated_at = @updatedAt, owner = COALESCE(@owner, owner), lease_until = MAX(lease_until, @leaseUntil)
+       updated_at = @updatedAt, owner = COALESCE(@owner, owner), lease_until = MAX(lease_until, @leaseUntil),
+       owner_host = IIF(@owner IS NULL, owner_host, @ownerHost), owner_pid = IIF(@owner IS NULL, owner_pid, @ownerPid)
      WHERE swarm_id = @swarmId AND revision = @revision - 1 AND (@owner IS NULL OR owner IS NULL OR owner = @owner)`,
   );
   const selectHolder = db.prepare<[string], { revision: number; owner: string | null }>(
     `SELECT revision, owner FROM swarms WHERE swarm_id = ?`,
   );
   const selectRecord = db.prepare<[string], Row>(`SELECT * FROM swarms WHERE swarm_id = ?`);
-  const selectEvents = db.prepare<[string, number], { body: string }>(
-    `SELECT body FROM events WHERE swarm_id = ? AND seq > ? ORDER BY seq`,
+  const selectEvents = db.prepare<[string, number], { seq: number; body: string }>(
+    `SELECT seq, body FROM events WHERE swarm_id = ? AND seq > ? ORDER BY seq`,
   );
-  const claimStmt = db.prepare<[string, number, string, string, number]>(
-    `UPDATE swarms SET owner = ?, lease_until = ?
-     WHERE swarm_id = ? AND status NOT IN ${FINAL} AND (owner IS NULL OR owner = ? OR lease_until <= ?)`,
+  const claimStmt = db.prepare<{ owner: string; until: number; host: string | null; pid: number | null; swarmId: string; now: number; takeover: string | null }>(
+    `UPDATE swarms SET owner = @owner, lease_until = @until, owner_host = @host, owner_pid = @pid
+     WHERE swarm_id = @swarmId AND status NOT IN ${FINAL}
+       AND (owner IS NULL OR owner = @owner OR lease_until <= @now OR owner = @takeover)`,
   );
   const renewStmt = db.prepare<[number, string, string]>(`UPDATE swarms SET lease_until = ? WHERE swarm_id = ? AND owner = ?`);
   const releaseStmt = db.prepare<[string, string]>(`UPDATE swarms SET owner = NULL, lease_until = 0 WHERE swarm_id = ? AND owner = ?`);
@@ -169,6 +202,8 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       updatedAt: r.updatedAt,
       owner: c.lease?.owner ?? null,
       leaseUntil: c.lease?.until ?? 0,
+      ownerHost: c.lease?.host ?? null,
+      ownerPid: c.lease?.pid ?? null,
     };
     // The record first: a refused write must fail with its reason, before any event collides.
     const changed = r.revision === 1 ? insertRecord.run(params).changes : updateRecord.run(params).changes;
@@ -197,7 +232,19 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       store.writes++;
     },
     async readEvents(swarmId: string, since: number) {
-      return selectEvents.all(swarmId, since).map((r) => JSON.parse(r.body) as SwarmEvent);
+      const events: SwarmEvent[] = [];
+      for (const row of selectEvents.all(swarmId, since)) {
+        let event: unknown;
+        try {
+          event = JSON.parse(row.body);
+        } catch (e) {
+          throw new CorruptEventError(swarmId, row.seq, (e as Error).message, events);
+        }
+        const problem = eventProblem(event, swarmId, row.seq);
+        if (problem) throw new CorruptEventError(swarmId, row.seq, problem, events);
+        events.push(event as SwarmEvent);
+      }
+      return events;
     },
     async list(filter: SwarmFilter = {}) {
       const where: string[] = [];
@@ -206,28 +253,32 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
         where.push('definition_id = ?');
         params.push(filter.definitionId);
       }
+      // Filtered by the status the listing reports (see toRecord), so a limit counts what is shown.
       if (filter.status && filter.status.length > 0) {
-        where.push(`status IN (${filter.status.map(() => '?').join(',')})`);
+        where.push(`(CASE WHEN ${UNREADABLE} THEN 'failed' ELSE status END) IN (${filter.status.map(() => '?').join(',')})`);
         params.push(...filter.status);
       }
-      const sql = `SELECT swarm_id, definition_id, definition_version, machine_version, status, revision, '' AS snapshot, result, last_seq, updated_at,
-          owner, lease_until
+      // The snapshot text travels only when it is unreadable (for toRecord to name the problem as load does).
+      const snapshot = `CASE WHEN status NOT IN ${FINAL} AND json_valid(snapshot) = 0 THEN snapshot ELSE 'null' END`;
+      const sql = `SELECT swarm_id, definition_id, definition_version, machine_version, status, revision, ${snapshot} AS snapshot, result, last_seq, updated_at,
+          owner, lease_until, owner_host, owner_pid
         FROM swarms ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY updated_at DESC LIMIT ?`;
       params.push(filter.limit ?? -1);
       return db
         .prepare<(string | number)[], Row>(sql)
         .all(...params)
         .map((row) => {
-          const { snapshot: _s, problem, ...summary } = toRecord({ ...row, snapshot: 'null' });
+          const { snapshot: _s, problem, ...summary } = toRecord(row);
           return {
             ...summary,
             ...(problem ? { problem } : {}),
-            ...(row.owner ? { lease: { owner: row.owner, until: row.lease_until ?? 0 } } : {}),
+            ...(row.owner ? { lease: leaseOf(row.owner, row) } : {}),
           };
         });
     },
-    async claim(swarmId: string, lease: Lease, now: number) {
-      return claimStmt.run(lease.owner, lease.until, swarmId, lease.owner, now).changes === 1;
+    async claim(swarmId: string, lease: Lease, now: number, takeover?: string) {
+      const params = { owner: lease.owner, until: lease.until, host: lease.host ?? null, pid: lease.pid ?? null, swarmId, now, takeover: takeover ?? null };
+      return claimStmt.run(params).changes === 1;
     },
     async renew(owner: string, swarmIds: readonly string[], until: number) {
       db.transaction(() => {
@@ -252,9 +303,49 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   return store;
 }
 
+/** The lease stored in a row's owner columns. */
+function leaseOf(owner: string, row: Row): Lease {
+  return {
+    owner,
+    until: row.lease_until ?? 0,
+    ...(row.owner_host ? { host: row.owner_host } : {}),
+    ...(row.owner_pid ? { pid: row.owner_pid } : {}),
+  };
+}
+
+/**
+ * Creates the database's directory (0700) and file (0600) when they do not exist yet: the
+ * store holds whole conversations. The modes are set with chmod, so the umask cannot widen
+ * them; SQLite gives the `-wal` and `-shm` files it creates the main file's mode. Existing
+ * directories and files keep theirs (the user chose them).
+ */
+function createPrivately(path: string): void {
+  const dir = resolve(dirname(path));
+  const first = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (first) {
+    for (let d = dir; ; d = dirname(d)) {
+      chmodSync(d, 0o700);
+      if (d === first || d === dirname(d)) break;
+    }
+  }
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw e;
+  }
+  closeSync(fd);
+  chmodSync(path, 0o600);
+}
+
 /**
  * A row as a record. A snapshot or result that cannot be parsed does not throw: the record
- * carries a `problem`, and the row itself is left as it is.
+ * carries a `problem`, and the row itself is left as it is. When the swarm's state depends on
+ * the unreadable data (its result; an unfinished swarm's snapshot, from which it would be
+ * restored), the record reads failed with a reason naming the problem: every reader, whichever
+ * door it came through, then sees the same thing. A finished swarm's result does not depend on
+ * its snapshot, so it keeps its status and result (only replay, which needs the snapshot, fails).
  */
 function toRecord(row: Row): SwarmRecord {
   const record: SwarmRecord = {
@@ -274,11 +365,43 @@ function toRecord(row: Row): SwarmRecord {
   } catch (e) {
     record.problem = `stored snapshot is corrupt (${(e as Error).message})`;
   }
+  let resultReadable = true;
   try {
     record.result = JSON.parse(row.result) as SwarmResult;
   } catch (e) {
+    resultReadable = false;
     record.problem ??= `stored result is corrupt (${(e as Error).message})`;
   }
-  if (record.problem) record.result = { status: 'failed', reason: `Cannot read swarm "${row.swarm_id}": ${record.problem}` };
+  if (record.problem && (!resultReadable || !isFinal(row.status))) {
+    record.status = 'failed';
+    record.result = { status: 'failed', reason: `Cannot read swarm "${row.swarm_id}": ${record.problem}` };
+  }
   return record;
+}
+
+/**
+ * Why a stored event body is not an event of this swarm at this position, or undefined. Checks
+ * the envelope and what readers dereference per kind, not every field.
+ */
+function eventProblem(value: unknown, swarmId: string, seq: number): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not an event object';
+  const e = value as Record<string, unknown>;
+  if (e.seq !== seq) return `it says seq ${JSON.stringify(e.seq)}, its row is seq ${seq}`;
+  if (e.swarmId !== swarmId) return `it names swarm ${JSON.stringify(e.swarmId)}`;
+  if (typeof e.timestamp !== 'number') return 'no timestamp';
+  const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+  switch (e.kind) {
+    case 'task':
+      return typeof e.definitionId === 'string' ? undefined : 'a task event without a definition id';
+    case 'status-update':
+      return typeof e.state === 'string' && isObject(e.metadata) && typeof (e.metadata as { type?: unknown }).type === 'string'
+        ? undefined
+        : 'a status update without a state or a fact';
+    case 'artifact-update': {
+      const a = e.artifact as { artifactId?: unknown; parts?: unknown } | undefined;
+      return isObject(a) && typeof a!.artifactId === 'string' && Array.isArray(a!.parts) ? undefined : 'an artifact update without an artifact';
+    }
+    default:
+      return typeof e.kind === 'string' && e.kind.startsWith('internal:') ? undefined : `unknown kind ${JSON.stringify(e.kind)}`;
+  }
 }

@@ -4,6 +4,7 @@
  * @module
  */
 import type { SwarmEvent } from '../../machines/events.js';
+import { SwarmError } from '../errors.js';
 import type { SwarmResult, SwarmStatus } from '../result.js';
 
 /**
@@ -28,7 +29,12 @@ export interface SwarmRecord {
   /** Sequence number of the last event written with or before this record. */
   lastSeq: number;
   updatedAt: number;
-  /** Set by a store that could not read this record's snapshot; the data stays as stored. */
+  /**
+   * Set by a store that could not read this record's snapshot or result; the data stays as
+   * stored. When the swarm's state depends on it (an unfinished swarm's snapshot, any result),
+   * the record reads `status: 'failed'` with a result whose reason names the problem, in
+   * `load` and in `list` alike (listings check the snapshots of unfinished swarms only).
+   */
   problem?: string;
   /** Who holds the lease on this swarm and until when (listings only; absent when nobody). */
   lease?: Lease;
@@ -55,7 +61,9 @@ export interface SwarmFilter {
 }
 
 /**
- * An owner's claim on a swarm: only the owner writes, until `until` (ms since epoch).
+ * An owner's claim on a swarm: only the owner writes, until `until` (ms since epoch). `host`
+ * and `pid` name the process that holds it, so a runtime restarted on the same host can see
+ * that its predecessor died and take its swarms over at once instead of waiting the lease out.
  *
  * @example
  * const lease: Lease = { owner: 'runtime-a', until: Date.now() + 15_000 };
@@ -63,6 +71,10 @@ export interface SwarmFilter {
 export interface Lease {
   owner: string;
   until: number;
+  /** The holder's host (its name and process namespace): a pid means something only there. */
+  host?: string;
+  /** The holder's process id on `host`. */
+  pid?: number;
 }
 
 /**
@@ -100,15 +112,21 @@ export interface SwarmStore {
   readonly volatile?: boolean;
   load(swarmId: string): Promise<SwarmRecord | undefined>;
   commit(commit: Commit): void | Promise<void>;
-  /** Events with `seq > since`, in order. */
+  /**
+   * Events with `seq > since`, in order. A stored event that cannot be read (not JSON, or not
+   * an event of this swarm) ends the read with a {@link CorruptEventError} naming it, which
+   * carries the events before it.
+   */
   readEvents(swarmId: string, since: number): Promise<SwarmEvent[]>;
   /** Summaries (no snapshot) of swarms, most recently updated first. */
   list(filter?: SwarmFilter): Promise<SwarmSummary[]>;
   /**
    * Takes ownership of an unfinished swarm when nobody holds a live lease on it (or `lease.owner`
-   * already does). Returns false when another owner's lease is still running at `now`.
+   * already does). Returns false when another owner's lease is still running at `now`, unless
+   * that owner is `takeover` (a holder the caller knows to be dead): compare-and-set on its name,
+   * so a live runtime that took the swarm meanwhile keeps it.
    */
-  claim(swarmId: string, lease: Lease, now: number): Promise<boolean>;
+  claim(swarmId: string, lease: Lease, now: number, takeover?: string): Promise<boolean>;
   /** Extends `owner`'s leases on these swarms. */
   renew(owner: string, swarmIds: readonly string[], until: number): Promise<void>;
   /** Gives up `owner`'s leases (graceful shutdown) so another runtime can adopt at once. */
@@ -149,5 +167,23 @@ export class LeaseLostError extends Error {
     readonly holder: string,
   ) {
     super(`Swarm "${swarmId}" is now owned by another runtime (${holder})`);
+  }
+}
+
+/**
+ * A stored event that cannot be read: reading a swarm's events stops at it. `readable` holds
+ * the events read before it (after the cursor), so a stream can deliver them and then fail.
+ *
+ * @example
+ * if (e instanceof CorruptEventError) console.error(`${e.swarmId}: event ${e.seq} is unreadable`);
+ */
+export class CorruptEventError extends SwarmError {
+  constructor(
+    readonly swarmId: string,
+    readonly seq: number,
+    detail: string,
+    readonly readable: SwarmEvent[] = [],
+  ) {
+    super(`Cannot read event ${seq} of swarm "${swarmId}": the stored event is corrupt (${detail})`, 'corrupt');
   }
 }
