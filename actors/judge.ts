@@ -1,47 +1,25 @@
 /**
- * Turns a model response into planned calls and a verdict: which calls are tools, handoffs or
- * built-ins, which are malformed, and whether the response ends the swarm. Nothing a model
- * says throws here: every problem becomes an error text that goes back to the model.
+ * What a model response means: planned calls and a verdict — which calls are tools, handoffs
+ * (planned in `handoff.ts`) or built-ins, which are malformed, and whether the response ends
+ * the swarm. Nothing a model says throws here: every problem becomes an error text that goes
+ * back to the model.
  *
  * @module
  */
 import type { PauseReason } from '../machines/events.js';
+import { PAUSE_TYPES } from '../machines/pause.js';
 import type { ModelResponse, ToolCall } from '../machines/messages.js';
-import type { Customization, ModelStepInput, PlannedCall, StepVerdict } from '../machines/round.js';
+import type { ModelStepInput } from '../machines/contracts.js';
+import type { PlannedCall, StepVerdict } from '../machines/plan.js';
+import { planHandoff } from './handoff.js';
 import type { Checked, SwarmPorts } from './ports.js';
 
-/**
- * Names of the orchestrator's built-in tools.
- *
- * @example
- * (BUILTIN_TOOLS as readonly string[]).includes('complete') // true
- */
+/** Names of the orchestrator's built-in tools. */
 export const BUILTIN_TOOLS = ['complete', 'pause', 'fail'] as const;
-
-/**
- * The swarm registry's tools: a search (a regular tool) and a handoff (planned here).
- *
- * @example
- * const searched = response.toolCalls?.some((c) => c.name === REGISTRY_SEARCH);
- */
-export const REGISTRY_SEARCH = 'swarm_registry_search';
-/**
- * The name of the registry's handoff tool; it only reaches ids a search returned earlier in the
- * same conversation.
- *
- * @example
- * const canHandOff = input.tools.includes(REGISTRY_HANDOFF); // true once swarmRegistry() is in the swarm's tools
- */
-export const REGISTRY_HANDOFF = 'swarm_registry_handoff';
-
-const PAUSE_TYPES = new Set<PauseReason['type']>(['HITL', 'EMERGENCY', 'APPROVAL_NEEDED']);
 
 /**
  * Validates the shape of whatever a model returned and gives every tool call a unique id.
  * Throws only when the response is not a response at all (a programming error in a model).
- *
- * @example
- * normalizeResponse({ toolCalls: [{ id: '', name: 'x', arguments: '{}' }] }, 2).toolCalls![0].id // 'call_2_0'
  */
 export function normalizeResponse(raw: unknown, turn: number): ModelResponse {
   if (!raw || typeof raw !== 'object') {
@@ -93,15 +71,10 @@ function truncate(text: string, max = 200): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-/**
- * Parses a text answer as a typed result: the whole text, or the first fenced code block.
- *
- * @example
- * parseTypedText('```json\n{"a":1}\n```') // { ok: true, value: { a: 1 } }
- */
+/** Parses a text answer as a typed result: the whole text, or the first fenced code block. */
 export function parseTypedText(text: string): Checked {
   const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text);
-  const candidate = (fenced ? fenced[1]! : text).trim();
+  const candidate = (fenced?.[1] ?? text).trim();
   try {
     return { ok: true, value: JSON.parse(candidate) };
   } catch (e) {
@@ -124,131 +97,60 @@ function planCalls(response: ModelResponse, input: ModelStepInput, ports: SwarmP
   const calls: PlannedCall[] = [];
   let terminal: StepVerdict | undefined;
   for (const call of response.toolCalls ?? []) {
-    const invalid = (error: string): void => {
-      calls.push({ id: call.id, name: call.name, kind: 'invalid', error });
-    };
     const args = parseArgs(call);
     if (!args.ok) {
-      invalid(args.error);
+      calls.push(invalidCall(call, args.error));
       continue;
     }
     const a = args.value as Record<string, unknown>;
-    const handoff = input.handoffs.find((h) => h.toolName === call.name);
-    if (input.orchestrator && call.name === 'complete') {
-      if (!('result' in a)) {
-        invalid('complete needs a "result" argument.');
-        continue;
-      }
-      const checked = ports.checkResult(input.definitionId, input.swarmId, a.result);
-      if (!checked.ok) invalid(`The result does not match the result schema: ${checked.error}`);
-      else terminal ??= { type: 'complete', result: checked.value };
-    } else if (input.orchestrator && call.name === 'fail') {
-      const reason = typeof a.reason === 'string' && a.reason.trim() ? a.reason : 'The model gave up without a reason.';
-      terminal ??= { type: 'fail', reason };
-    } else if (input.orchestrator && call.name === 'pause') {
-      if (typeof a.reason !== 'string' || !a.reason.trim()) {
-        invalid('pause needs a "reason" string.');
-        continue;
-      }
-      const type = PAUSE_TYPES.has(a.type as PauseReason['type']) ? (a.type as PauseReason['type']) : 'HITL';
-      const context = typeof a.context === 'string' && a.context.trim() ? `\n\n${a.context}` : '';
-      const reason: PauseReason = { type, message: `${a.reason}${context}` };
-      if (type === 'APPROVAL_NEEDED') reason.pendingApprovalId = call.id;
-      calls.push({ id: call.id, name: call.name, kind: 'pause', reason });
-    } else if (handoff?.kind === 'agent') {
-      if (typeof a.request !== 'string' || !a.request.trim()) {
-        invalid(`${call.name} needs a non-empty "request" string.`);
-        continue;
-      }
-      calls.push({ id: call.id, name: call.name, kind: 'agent', agentId: handoff.agentId, request: a.request });
-    } else if (handoff?.kind === 'remote') {
-      if (typeof a.request !== 'string' || !a.request.trim()) {
-        invalid(`${call.name} needs a non-empty "request" string.`);
-        continue;
-      }
-      calls.push({ id: call.id, name: call.name, kind: 'remote', agentId: handoff.agentId, url: handoff.url, request: a.request });
-    } else if (handoff?.kind === 'swarm') {
-      calls.push(planSwarmHandoff(call, a, handoff.definitionId, handoff.structured, handoff.customizable, ports));
-    } else if (call.name === REGISTRY_HANDOFF && input.tools.includes(call.name)) {
-      calls.push(planRegistryHandoff(call, a, input, ports));
-    } else if (input.tools.includes(call.name)) {
-      const checked = ports.checkToolArgs(call.name, a);
-      if (!checked.ok) invalid(`Invalid arguments for "${call.name}": ${checked.error}`);
-      else calls.push({ id: call.id, name: call.name, kind: 'tool', arguments: call.arguments });
+    if (input.orchestrator && isBuiltin(call.name)) {
+      const planned = planBuiltin(call, a, input, ports);
+      if ('type' in planned) terminal ??= planned;
+      else calls.push(planned);
     } else {
-      invalid(`Unknown tool "${call.name}". Available tools: ${availableNames(input)}.`);
+      calls.push(planHandoff(call, a, input, ports) ?? planTool(call, a, input, ports));
     }
   }
   return terminal ? { calls, terminal } : { calls };
 }
 
-/** Plans a handoff to a child swarm: its input from the arguments, plus any customization. */
-function planSwarmHandoff(
-  call: ToolCall,
-  args: Record<string, unknown>,
-  definitionId: string,
-  structured: boolean,
-  customizable: boolean,
-  ports: SwarmPorts,
-): PlannedCall {
-  const invalid = (error: string): PlannedCall => ({ id: call.id, name: call.name, kind: 'invalid', error });
-  const { customization, ...rest } = args;
-  let childInput: unknown;
-  if (structured) {
-    const checked = ports.childInput(definitionId, rest);
-    if (!checked.ok) return invalid(`Invalid input for swarm "${definitionId}": ${checked.error}`);
-    childInput = checked.value;
-  } else {
-    if (typeof rest.request !== 'string' || !rest.request.trim()) return invalid(`${call.name} needs a non-empty "request" string.`);
-    childInput = rest.request;
-  }
-  const planned: PlannedCall = { id: call.id, name: call.name, kind: 'swarm', definitionId, input: childInput };
-  if (customization === undefined) return planned;
-  if (!customizable) return invalid(`Swarm "${definitionId}" cannot be customized; call ${call.name} without "customization".`);
-  const checked = ports.checkCustomization(customization);
-  if (!checked.ok) return invalid(`Invalid customization: ${checked.error}`);
-  return { ...planned, customization: checked.value as Customization };
+function invalidCall(call: ToolCall, error: string): PlannedCall {
+  return { id: call.id, name: call.name, kind: 'invalid', error };
 }
 
-/** Swarm ids that `swarm_registry_search` calls of this conversation returned. */
-function searchedIds(input: ModelStepInput): Set<string> {
-  const searches = new Set<string>();
-  for (const m of input.messages) {
-    for (const c of m.toolCalls ?? []) if (c.name === REGISTRY_SEARCH) searches.add(c.id);
-  }
-  const ids = new Set<string>();
-  for (const m of input.messages) {
-    if (m.role !== 'tool' || !m.toolCallId || !searches.has(m.toolCallId)) continue;
-    try {
-      const found = JSON.parse(m.content) as { matches?: { id?: unknown }[] };
-      for (const match of found.matches ?? []) if (typeof match.id === 'string') ids.add(match.id);
-    } catch {
-      // An error result of a search lists no ids.
-    }
-  }
-  return ids;
+function isBuiltin(name: string): name is (typeof BUILTIN_TOOLS)[number] {
+  return (BUILTIN_TOOLS as readonly string[]).includes(name);
 }
 
-/** Plans `swarm_registry_handoff`: only to swarms an earlier search in this swarm returned. */
-function planRegistryHandoff(call: ToolCall, args: Record<string, unknown>, input: ModelStepInput, ports: SwarmPorts): PlannedCall {
-  const id = args.swarm_id;
-  if (typeof id !== 'string' || !id) {
-    return { id: call.id, name: call.name, kind: 'invalid', error: `${REGISTRY_HANDOFF} needs a "swarm_id" string.` };
+/**
+ * A built-in call of the orchestrator: `complete` and `fail` end the swarm (a verdict),
+ * `pause` asks for a human (a planned call); a malformed one is an invalid call.
+ */
+function planBuiltin(call: ToolCall, a: Record<string, unknown>, input: ModelStepInput, ports: SwarmPorts): PlannedCall | StepVerdict {
+  if (call.name === 'complete') {
+    if (!('result' in a)) return invalidCall(call, 'complete needs a "result" argument.');
+    const checked = ports.checkResult(input.definitionId, input.swarmId, a.result);
+    if (!checked.ok) return invalidCall(call, `The result does not match the result schema: ${checked.error}`);
+    return { type: 'complete', result: checked.value };
   }
-  if (!searchedIds(input).has(id)) {
-    return {
-      id: call.id,
-      name: call.name,
-      kind: 'invalid',
-      error: `Swarm "${id}" was not returned by ${REGISTRY_SEARCH} in this conversation; search first and use an id it returns.`,
-    };
+  if (call.name === 'fail') {
+    const reason = typeof a.reason === 'string' && a.reason.trim() ? a.reason : 'The model gave up without a reason.';
+    return { type: 'fail', reason };
   }
-  const { swarm_id: _drop, request, input: structured, customization } = args;
-  const forwarded: Record<string, unknown> =
-    structured !== undefined && structured !== null && typeof structured === 'object' ? { ...(structured as object) } : { request };
-  if (customization !== undefined) forwarded.customization = customization;
-  const isText = structured === undefined;
-  return planSwarmHandoff(call, forwarded, id, !isText, ports.isCustomizable(id), ports);
+  if (typeof a.reason !== 'string' || !a.reason.trim()) return invalidCall(call, 'pause needs a "reason" string.');
+  const type = PAUSE_TYPES.includes(a.type as PauseReason['type']) ? (a.type as PauseReason['type']) : 'HITL';
+  const context = typeof a.context === 'string' && a.context.trim() ? `\n\n${a.context}` : '';
+  const reason: PauseReason = { type, message: `${a.reason}${context}` };
+  if (type === 'APPROVAL_NEEDED') reason.pendingApprovalId = call.id;
+  return { id: call.id, name: call.name, kind: 'pause', reason };
+}
+
+/** A regular tool call of the step, checked against the tool's schema, or an unknown name. */
+function planTool(call: ToolCall, a: Record<string, unknown>, input: ModelStepInput, ports: SwarmPorts): PlannedCall {
+  if (!input.tools.includes(call.name)) return invalidCall(call, `Unknown tool "${call.name}". Available tools: ${availableNames(input)}.`);
+  const checked = ports.checkToolArgs(call.name, a);
+  if (!checked.ok) return invalidCall(call, `Invalid arguments for "${call.name}": ${checked.error}`);
+  return { id: call.id, name: call.name, kind: 'tool', arguments: call.arguments };
 }
 
 async function completeWith(result: unknown, input: ModelStepInput, ports: SwarmPorts): Promise<StepVerdict> {
@@ -262,7 +164,7 @@ function textVerdict(response: ModelResponse, input: ModelStepInput, ports: Swar
   if (text === '') {
     return { type: 'correct', message: 'Your response was empty. Use a tool, or call complete(result) with the final result.' };
   }
-  if (ports.resultIsText(input.definitionId, input.swarmId)) return { ok: true, value: response.text! };
+  if (ports.resultIsText(input.definitionId, input.swarmId)) return { ok: true, value: response.text ?? text };
   const parsed = parseTypedText(text);
   const checked = parsed.ok ? ports.checkResult(input.definitionId, input.swarmId, parsed.value) : parsed;
   if (checked.ok) return checked;
@@ -277,9 +179,6 @@ function textVerdict(response: ModelResponse, input: ModelStepInput, ports: Swar
  * `fail` or `complete` call terminates (first one wins); other calls run; a text answer
  * completes a text swarm, completes a typed swarm when it parses and matches (type-match),
  * or earns a correction round.
- *
- * @example
- * const { calls, verdict } = await judgeResponse(response, input, ports);
  */
 export async function judgeResponse(
   response: ModelResponse,

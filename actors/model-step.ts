@@ -4,17 +4,13 @@
  * @module
  */
 import { fromPromise } from 'xstate';
-import type { ModelStepInput, ModelStepOutput } from '../machines/round.js';
+import type { ModelStepInput, ModelStepOutput } from '../machines/contracts.js';
 import { judgeResponse, normalizeResponse } from './judge.js';
 import type { SwarmPorts } from './ports.js';
 
 /**
  * Creates the `modelStep` actor logic. Input guardrails run before the orchestrator's first
  * call; a rejection fails the swarm without calling the model.
- *
- * @example
- * const modelStep = createModelStep(ports);
- * const live = swarmMachine.provide({ actors: { modelStep } });
  */
 export function createModelStep(ports: SwarmPorts) {
   return fromPromise<ModelStepOutput, ModelStepInput>(async ({ input, signal }) => {

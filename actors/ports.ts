@@ -5,16 +5,12 @@
  * @module
  */
 import type { ChatMessage, ModelResponse, ToolSpec } from '../machines/messages.js';
-import type { CallResult, ChildSwarmInput, ModelStepInput, RemoteAgentInput, ToolRunInput } from '../machines/round.js';
+import type { CallResult, ChildSwarmInput, ModelStepInput, RemoteAgentInput, ToolRunInput } from '../machines/contracts.js';
 
 /**
  * One call to a model. `agentId` is the swarm definition id when the orchestrator speaks and
  * the agent id when an agent does. `onText` receives streamed text chunks when the model
  * streams; a model that does not stream may ignore it.
- *
- * @example
- * const req: ModelRequest = { agentId: 'planner', swarmId: 's1', messages: [], tools: [],
- *   signal: new AbortController().signal };
  */
 export interface ModelRequest {
   agentId: string;
@@ -31,6 +27,7 @@ export interface ModelRequest {
  * failure; the runtime turns a thrown error into a failed swarm or a failed handoff.
  *
  * @example
+ * import type { Model } from 'xswarm';
  * const echo: Model = { name: 'echo', call: async (req) => ({ text: req.messages.at(-1)?.content ?? '' }) };
  */
 export interface Model {
@@ -43,20 +40,12 @@ export interface Model {
   call(request: ModelRequest): Promise<ModelResponse>;
 }
 
-/**
- * A check's outcome: the parsed value, or an error text meant for the model.
- *
- * @example
- * const c: Checked = parseTypedText('{"day":"Sat"}'); // { ok: true, value: { day: 'Sat' } }
- */
+/** A check's outcome: the parsed value, or an error text meant for the model. */
 export type Checked = { ok: true; value: unknown } | { ok: false; error: string };
 
 /**
  * What the runtime offers actors. Every method is keyed by ids found in the actor's input,
  * so a restored actor reaches the same definitions as the original.
- *
- * @example
- * const actors = createSwarmActors(ports); // ports implemented by the runtime
  */
 export interface SwarmPorts {
   /** The model that answers `speaker` (an agent's own model, else the runtime's). */

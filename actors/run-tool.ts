@@ -4,16 +4,13 @@
  * @module
  */
 import { fromPromise } from 'xstate';
-import { errorText } from '../machines/round.js';
-import type { CallResult, ToolRunInput } from '../machines/round.js';
+import { errorText } from '../machines/error-text.js';
+import type { CallResult, ToolRunInput } from '../machines/contracts.js';
 import type { SwarmPorts } from './ports.js';
 
 /**
  * Creates the `runTool` actor logic. Never rejects: a failing tool, invalid arguments or a
  * result that cannot be serialized become `{ ok: false }` results for the model to read.
- *
- * @example
- * const runTool = createRunTool(ports);
  */
 export function createRunTool(ports: SwarmPorts) {
   return fromPromise<CallResult, ToolRunInput>(async ({ input, signal }) => {

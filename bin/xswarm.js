@@ -6,8 +6,10 @@
 import { existsSync } from 'node:fs';
 
 const args = process.argv.slice(2);
-const checkout = existsSync(new URL('../src/cli.ts', import.meta.url));
-const typescriptModule = args.find((a) => /\.[cm]?tsx?$/.test(a));
+const checkout = existsSync(new URL('../src/cli/index.ts', import.meta.url));
+// A command's module: an argument, or XSWARM_MODULE for the commands that read it.
+const moduleEnv = ['pause', 'resume', 'stop'].includes(args[0]) ? process.env.XSWARM_MODULE : undefined;
+const typescriptModule = [...args, moduleEnv ?? ''].find((a) => /\.[cm]?tsx?$/.test(a));
 
 const tsx = checkout || typescriptModule ? await import('tsx/esm/api').catch(() => undefined) : undefined;
 if (typescriptModule && !tsx) {
@@ -18,7 +20,7 @@ if (typescriptModule && !tsx) {
 }
 tsx?.register();
 
-const cli = tsx && checkout ? '../src/cli.ts' : '../dist/src/cli.js';
+const cli = tsx && checkout ? '../src/cli/index.ts' : '../dist/src/cli/index.js';
 let main;
 try {
   ({ main } = await import(cli));

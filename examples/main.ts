@@ -179,7 +179,8 @@ function tag(e: SwarmEvent): string {
 function describe(e: SwarmEvent): string | undefined {
   switch (e.kind) {
     case 'task':
-      return `submitted to ${e.definitionId}: ${short(e.input)}`;
+      // The input is the first message of the task's history; it always has a text part.
+      return `submitted to ${e.metadata.definitionId}: ${short(e.history?.[0]?.parts.find((p) => p.kind === 'text')?.text)}`;
     case 'artifact-update':
       return verbose ? `artifact ${e.artifact.name}` : undefined;
     case 'status-update':

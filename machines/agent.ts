@@ -10,48 +10,33 @@
  * @module
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
+import { type CallResult, type ModelStepOutput, modelStepSlot, runToolSlot } from './contracts.js';
+import { callDoneEvent, llmCallEvent, roundStartEvents } from './event-builders.js';
 import type { SwarmEventBody } from './events.js';
-import { modelStepSlot, runToolSlot } from './slots.js';
 import type { ChatMessage } from './messages.js';
 import {
   assistantMessage,
-  callDoneEvent,
-  type CallResult,
+  callResultOf,
+  type ChildEvent,
   isLastRunning,
-  llmCallEvent,
-  type ModelStepOutput,
   openRound,
   recordResult,
   resultMessages,
   type Round,
-  roundStartEvents,
+  runningCall,
   runningCalls,
-  callResultOf,
-  type ChildEvent,
-  errorText,
   toolKey,
 } from './round.js';
+import { errorText } from './error-text.js';
 
-/**
- * One earlier exchange between the orchestrator and an agent of the same swarm.
- *
- * @example
- * const e: SessionEntry = { agentId: 'weather-agent', request: 'forecast for Saturday', answer: 'Sunny, 24°C' };
- */
+/** One earlier exchange between the orchestrator and an agent of the same swarm. */
 export interface SessionEntry {
   agentId: string;
   request: string;
   answer: string;
 }
 
-/**
- * What a swarm passes to an agent it hands off to.
- *
- * @example
- * const input: AgentInput = { swarmId: 's1', definitionId: 'planner', agentId: 'weather-agent',
- *   instructions: 'You are a weather expert.', tools: ['get_forecast'], maxTurns: 10,
- *   request: 'forecast for Saturday', session: [], scope: 's1:t1:c1' };
- */
+/** What a swarm passes to an agent it hands off to. */
 export interface AgentInput {
   swarmId: string;
   definitionId: string;
@@ -65,22 +50,12 @@ export interface AgentInput {
   scope: string;
 }
 
-/**
- * The agent's result: the handoff's tool result plus events it has not reported yet.
- *
- * @example
- * const out: AgentOutput = { ok: true, content: 'Sunny, 24°C', events: [] };
- */
+/** The agent's result: the handoff's tool result plus events it has not reported yet. */
 export interface AgentOutput extends CallResult {
   events: SwarmEventBody[];
 }
 
-/**
- * Events an agent machine accepts.
- *
- * @example
- * agentActor.send({ type: 'PAUSE' });
- */
+/** Events an agent machine accepts. */
 export type AgentEvent = { type: 'PAUSE' } | { type: 'RESUME' };
 
 /** The agent machine's context; exported because the machine's declared type names it. */
@@ -117,12 +92,7 @@ function initialMessages(input: AgentInput): ChatMessage[] {
 const childDone = ({ event }: { event: { type: string } }): string =>
   (event as unknown as { actorId: string }).actorId;
 
-/**
- * The agent machine. Provide `modelStep` and `runTool` with `agentMachine.provide({ actors })`.
- *
- * @example
- * const live = agentMachine.provide({ actors: { modelStep, runTool } });
- */
+/** The agent machine. Provide `modelStep` and `runTool` with `agentMachine.provide({ actors })`. */
 export const agentMachine = setup({
   types: {} as {
     context: AgentContext;
@@ -174,36 +144,41 @@ export const agentMachine = setup({
       enqueue.assign(next);
     }),
     spawnTools: enqueueActions(({ context, enqueue }) => {
-      for (const call of runningCalls(context.round)) {
+      const round = context.round;
+      if (!round) return;
+      for (const call of runningCalls(round)) {
+        // An agent's responses plan tool calls only: handoffs are the orchestrator's (actors/handoff.ts).
+        if (call.kind !== 'tool') continue;
         enqueue.spawnChild('runTool', {
-          id: call.childId!,
+          id: call.childId,
           input: {
             swarmId: context.swarmId,
             agentId: context.agentId,
             toolCallId: call.id,
             name: call.name,
-            arguments: call.arguments ?? '{}',
-            idempotencyKey: toolKey(`${context.scope}:${context.agentId}`, context.round!.turn, call.id),
+            arguments: call.arguments,
+            idempotencyKey: toolKey(`${context.scope}:${context.agentId}`, round.turn, call.id),
           },
         });
       }
     }),
     recordCall: enqueueActions(({ context, event, enqueue }) => {
       const childId = childDone({ event });
-      const call = context.round?.calls.find((c) => c.childId === childId);
-      if (!call) return;
+      const round = context.round;
+      const call = runningCall(round, childId);
+      if (!round || !call) return;
       const result = callResultOf(event as unknown as ChildEvent);
       enqueue.assign({
-        round: recordResult(context.round!, childId, result),
+        round: recordResult(round, childId, result),
         outbox: [
           ...context.outbox,
-          callDoneEvent(context.agentId, call, result, toolKey(`${context.scope}:${context.agentId}`, context.round!.turn, call.id)),
+          callDoneEvent(context.agentId, call, result, toolKey(`${context.scope}:${context.agentId}`, round.turn, call.id)),
         ],
       });
       enqueue.stopChild(childId);
     }),
     closeRound: assign(({ context }) => ({
-      messages: [...context.messages, ...resultMessages(context.round!)],
+      messages: [...context.messages, ...(context.round ? resultMessages(context.round) : [])],
       round: null,
     })),
     failWith: assign((_, params: { reason: string }) => ({ answer: { ok: false, content: params.reason } })),

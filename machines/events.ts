@@ -1,43 +1,35 @@
 /**
- * The swarm event model: one ordered stream per swarm, shaped as A2A events.
+ * The swarm event model: one ordered stream per swarm, made of A2A v0.3 objects.
  *
- * Machines emit {@link SwarmEventBody} values; the runtime stamps each with `seq`, `swarmId`
- * and `timestamp` to make a {@link SwarmEvent}, persists it, and hands it to subscribers.
- * Everything a user can learn about a swarm's progress is one of these; nothing is a string
- * to parse.
+ * A public event is an A2A `Task`, `TaskStatusUpdateEvent` or `TaskArtifactUpdateEvent`, as the
+ * A2A v0.3 JSON schema defines them, plus two fields of ours (`seq`, `swarmId`; A2A allows
+ * extra fields): any A2A consumer reads the stream as it is. `internal:*` events are ours, for
+ * observability and replay; they never leave over A2A.
+ *
+ * Machines emit {@link SwarmEventBody} values (built in `event-builders.ts`): the A2A object without what only the runtime
+ * knows (the task and context ids, the time, the sequence number). The runtime stamps each body
+ * in one place (`stampEvent` in `src/runtime/host.ts`) to make a {@link SwarmEvent}, persists it, and
+ * hands it to subscribers.
  *
  * @module
  */
 import type { ModelResponse, Usage } from './messages.js';
-import type { PlannedCall, StepVerdict } from './round.js';
+import type { PauseType } from './pause.js';
+import type { PlannedCall, StepVerdict } from './plan.js';
 
-/**
- * A2A task states used by xswarm (v0.3 spelling; the A2A v1.0 mapping lives in the servers).
- *
- * @example
- * const s: TaskState = 'input-required';
- */
+/** The A2A v0.3 task states xswarm uses (`running` → working, `paused` → input-required, `stopped` → canceled). */
 export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
 
-/**
- * Why a swarm is paused.
- *
- * @example
- * const r: PauseReason = { type: 'HITL', message: 'Which day suits you?' };
- */
+/** Why a swarm is paused. */
 export interface PauseReason {
-  type: 'HITL' | 'EMERGENCY' | 'APPROVAL_NEEDED';
+  type: PauseType;
   message: string;
   pendingApprovalId?: string;
 }
 
 /**
- * The swarm-level facts carried in `metadata` of a status update. Discriminated by `type`.
- *
- * @example
- * function describe(f: SwarmFact): string {
- *   return f.type === 'agent-handoff' ? `${f.from} → ${f.to}` : f.type;
- * }
+ * The swarm-level facts carried in `metadata` of a status update, discriminated by `type`:
+ * what happened, for programs (the status message, when there is one, says it for people).
  */
 export type SwarmFact =
   | { type: 'started'; definitionId: string }
@@ -72,21 +64,98 @@ export type SwarmFact =
   | { type: 'failed'; reason: string }
   | { type: 'stopped'; reason: string };
 
+/** An A2A text part. */
+export interface TextPart {
+  kind: 'text';
+  text: string;
+  metadata?: Record<string, unknown>;
+}
+
 /**
- * A part of an artifact: text or structured data.
- *
- * @example
- * const p: Part = { kind: 'data', data: { day: 'Saturday', activities: ['hike'] } };
+ * An A2A data part. A2A v0.3 requires `data` to be an object: a value that is not one (an
+ * array, a number, a boolean, null) travels as `{ value }` with `metadata.data_part_compat`
+ * set, the convention of the A2A JavaScript SDK, whose v1.0 translation unwraps it again.
  */
-export type Part = { kind: 'text'; text: string } | { kind: 'data'; data: unknown };
+export interface DataPart {
+  kind: 'data';
+  data: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+/** A part of a message or an artifact. */
+export type Part = TextPart | DataPart;
+
+/** An A2A message: the human's input, a question, an answer, a result, a reason. */
+export interface Message {
+  kind: 'message';
+  role: 'agent' | 'user';
+  /** `<swarm id>#<seq>` of the event that carries it: stable, so re-reading never duplicates it. */
+  messageId: string;
+  parts: Part[];
+  taskId: string;
+  contextId: string;
+}
+
+/** An A2A artifact: the result (`artifactId: 'result'`) or a stream of model text (`name: 'stream'`). */
+export interface Artifact {
+  artifactId: string;
+  name?: string;
+  parts: Part[];
+}
+
+/**
+ * The first event of every swarm: the A2A `Task`, submitted, with the input as the first
+ * message of its history.
+ */
+export interface TaskEvent {
+  kind: 'task';
+  /** The task id: the swarm id. */
+  id: string;
+  contextId: string;
+  status: { state: 'submitted'; timestamp: string };
+  history?: Message[];
+  metadata: { definitionId: string };
+  seq: number;
+  swarmId: string;
+}
+
+/**
+ * An A2A `TaskStatusUpdateEvent`. `metadata` is the {@link SwarmFact}; `status.message` says
+ * it for a person when there is something to say (a pause's question, the human's answer, the
+ * result, the failure or stop reason). The final event (`final: true`) is the last of the
+ * stream and always carries a message.
+ */
+export interface StatusUpdateEvent {
+  kind: 'status-update';
+  taskId: string;
+  contextId: string;
+  status: { state: TaskState; timestamp: string; message?: Message };
+  final: boolean;
+  metadata: SwarmFact;
+  seq: number;
+  swarmId: string;
+}
+
+/** An A2A `TaskArtifactUpdateEvent`: the result, or a chunk of streamed model text. */
+export interface ArtifactUpdateEvent {
+  kind: 'artifact-update';
+  taskId: string;
+  contextId: string;
+  artifact: Artifact;
+  append?: boolean;
+  lastChunk?: boolean;
+  /** Who streamed a chunk, in which of its turns. */
+  metadata?: { agent: string; turn: number };
+  seq: number;
+  swarmId: string;
+}
+
+/** An event any A2A consumer can read: a task, a status update or an artifact update. */
+export type PublicSwarmEvent = TaskEvent | StatusUpdateEvent | ArtifactUpdateEvent;
 
 /**
  * Internal observability payloads. They are part of the stream (and persisted) but never leave
  * over A2A.
- *
- * @example
- * const e: InternalEventBody = { kind: 'internal:tool-start', agent: 'planner', toolName: 'get_forecast',
- *   callId: 'c1', arguments: '{"day":"Sat"}' };
  */
 export type InternalEventBody =
   | {
@@ -115,12 +184,10 @@ export type InternalEventBody =
     }
   | { kind: 'internal:checkpoint'; step: CheckpointStep };
 
-/**
- * The kinds of completed steps after which the swarm is persisted.
- *
- * @example
- * const s: CheckpointStep = 'tool-result';
- */
+/** An internal event as stored: its body, numbered, with the time in milliseconds since the epoch. */
+export type InternalEvent = InternalEventBody & { seq: number; swarmId: string; timestamp: number };
+
+/** The kinds of completed steps after which the swarm is persisted. */
 export type CheckpointStep =
   | 'start'
   | 'model-response'
@@ -131,37 +198,24 @@ export type CheckpointStep =
   | 'resume'
   | 'stop';
 
-/**
- * An event as a machine emits it, before the runtime numbers it.
- *
- * @example
- * const e: SwarmEventBody = { kind: 'status-update', state: 'working', final: false,
- *   metadata: { type: 'turn-completed', turn: 1, maxTurns: 10, activeAgent: 'planner' } };
- */
-export type SwarmEventBody =
-  | { kind: 'task'; state: 'submitted'; definitionId: string; input: unknown }
-  | { kind: 'status-update'; state: TaskState; final: boolean; metadata: SwarmFact }
-  | {
-      kind: 'artifact-update';
-      artifact: { artifactId: string; name: string; parts: Part[] };
-      append: boolean;
-      lastChunk: boolean;
-      metadata?: { agent: string; turn: number };
-    }
-  | InternalEventBody;
+/** A message as a machine says it: the runtime adds its id and the task and context ids. */
+export type MessageBody = Omit<Message, 'messageId' | 'taskId' | 'contextId'>;
 
 /**
- * Fields the runtime adds to every event.
- *
- * @example
- * const stamp: EventStamp = { seq: 1, swarmId: 'swarm-1', timestamp: Date.now() };
+ * An event as a machine emits it: the A2A object without the task and context ids, the
+ * timestamps and the sequence number, which the runtime stamps.
  */
+export type SwarmEventBody =
+  | { kind: 'task'; status: { state: 'submitted' }; history?: MessageBody[]; metadata: { definitionId: string } }
+  | { kind: 'status-update'; status: { state: TaskState; message?: MessageBody }; final: boolean; metadata: SwarmFact }
+  | Omit<ArtifactUpdateEvent, 'taskId' | 'contextId' | 'seq' | 'swarmId'>
+  | InternalEventBody;
+
+/** Fields the runtime adds to every event, public or internal. */
 export interface EventStamp {
   /** 1, 2, 3 … per swarm, without gaps. */
   seq: number;
   swarmId: string;
-  /** Milliseconds since the epoch when the runtime recorded the event. */
-  timestamp: number;
 }
 
 /**
@@ -169,15 +223,20 @@ export interface EventStamp {
  *
  * @example
  * for await (const e of client.events()) {
- *   if (e.kind === 'status-update' && e.metadata.type === 'agent-handoff') console.log(e.metadata.to);
+ *   if (e.kind === 'status-update') console.log(e.status.state, e.metadata.type);
  * }
  */
-export type SwarmEvent = SwarmEventBody & EventStamp;
+export type SwarmEvent = PublicSwarmEvent | InternalEvent;
+
+/** Names of the swarm facts, for {@link SwarmFact} narrowing helpers. */
+export type SwarmFactType = SwarmFact['type'];
 
 /**
- * Names of the swarm facts, for {@link SwarmFact} narrowing helpers.
- *
- * @example
- * const t: SwarmFactType = 'agent-handoff';
+ * The version of the stored event format: 1 was xswarm's own A2A-like shape (`state` and a
+ * numeric `timestamp` at the top), 2 is the A2A v0.3 objects. Stores refuse events of another
+ * format instead of misreading them.
  */
-export type SwarmFactType = SwarmFact['type'];
+export const EVENT_FORMAT = 2;
+
+/** The flag of a data part whose value is wrapped as `{ value }` (see {@link DataPart}). */
+export const DATA_PART_COMPAT_FLAG = 'data_part_compat';

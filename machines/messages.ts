@@ -10,9 +10,6 @@
 /**
  * One tool call as a model asked for it. `arguments` is the raw JSON text the model produced;
  * it is parsed and validated by the runtime, never trusted.
- *
- * @example
- * const call: ToolCall = { id: 'call_1', name: 'get_forecast', arguments: '{"day":"Saturday"}' };
  */
 export interface ToolCall {
   id: string;
@@ -23,9 +20,6 @@ export interface ToolCall {
 /**
  * One message of a conversation. `toolCalls` only on assistant messages, `toolCallId` only on
  * tool messages.
- *
- * @example
- * const m: ChatMessage = { role: 'tool', toolCallId: 'call_1', content: '{"sky":"sunny"}' };
  */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -34,35 +28,20 @@ export interface ChatMessage {
   toolCallId?: string;
 }
 
-/**
- * Token usage as reported by a model.
- *
- * @example
- * const u: Usage = { inputTokens: 120, outputTokens: 14 };
- */
+/** Token usage as reported by a model. */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
 }
 
-/**
- * What a model answered: text, tool calls, or both.
- *
- * @example
- * const r: ModelResponse = { toolCalls: [{ id: 'c1', name: 'complete', arguments: '{"result":"ok"}' }] };
- */
+/** What a model answered: text, tool calls, or both. */
 export interface ModelResponse {
   text?: string;
   toolCalls?: ToolCall[];
   usage?: Usage;
 }
 
-/**
- * A tool as the model sees it: a name, a description and a JSON Schema for its arguments.
- *
- * @example
- * const spec: ToolSpec = { name: 'fail', description: 'Give up', parameters: { type: 'object', properties: {} } };
- */
+/** A tool as the model sees it: a name, a description and a JSON Schema for its arguments. */
 export interface ToolSpec {
   name: string;
   description: string;

@@ -3,60 +3,53 @@
  * loops until a termination rule fires. Top-level states are exactly `running`,
  * `awaitingHandoff`, `paused`, `completed`, `failed` and `stopped`.
  *
- * Pure: no I/O, no timers. The model call (`modelStep`), tool execution (`runTool`) and agents
- * (`agent`) are actors registered in `setup({ actors })` and provided by the runtime, so every
- * snapshot can be persisted and restored. Each completed step leaves its result in context and
- * emits an `internal:checkpoint` event, which is the runtime's cue to persist.
+ * Pure: no I/O, no timers. The model call (`modelStep`), tool execution (`runTool`), agents
+ * (`agent`), child swarms (`childSwarm`) and remote agents (`remoteAgent`) are actor slots
+ * declared in `setup({ actors })` (`contracts.ts`) and provided by the runtime
+ * (`actors/index.ts`), so every snapshot can be persisted and restored. Each completed step
+ * leaves its result in context and emits an `internal:checkpoint` event, which is the runtime's
+ * cue to persist.
+ *
+ * Where each step is done: `thinking` invokes `modelStep` (`actors/model-step.ts`, which judges
+ * the response in `actors/judge.ts`); a response's calls become a round (`round.ts`) whose calls
+ * `spawnCalls` starts; handoffs are planned in `actors/handoff.ts` and run in `agent.ts` or
+ * `src/handoffs/`; event bodies are built in `event-builders.ts`.
  *
  * @module
  */
-import { assign, emit, enqueueActions, fromPromise, setup } from 'xstate';
+import { assign, emit, enqueueActions, setup } from 'xstate';
 import { agentMachine, type AgentInput, type AgentOutput, type SessionEntry } from './agent.js';
-import { modelStepSlot, runToolSlot } from './slots.js';
-import type { CheckpointStep, Part, PauseReason, SwarmEventBody } from './events.js';
+import { childSwarmSlot, type ChildSwarmInput, type ModelStepOutput, modelStepSlot, type RemoteAgentInput, remoteAgentSlot, runToolSlot } from './contracts.js';
+import { llmCallEvent, callDoneEvent, roundStartEvents, statusUpdate, valueParts, valueText } from './event-builders.js';
+import type { CheckpointStep, PauseReason, SwarmEventBody, SwarmFact } from './events.js';
 import type { ChatMessage, Usage } from './messages.js';
+import type { HandoffTarget } from './plan.js';
 import {
+  answerPause,
   assistantMessage,
-  callDoneEvent,
-  type CallResult,
-  type ChildSwarmInput,
-  type RemoteAgentInput,
-  type HandoffTarget,
+  callResultOf,
+  type ChildEvent,
+  isHandoff,
   isLastRunning,
-  llmCallEvent,
-  type ModelStepOutput,
   openRound,
   pendingPause,
   recordResult,
   resultMessages,
   type Round,
-  roundStartEvents,
+  runningCall,
   runningCalls,
-  callResultOf,
-  type ChildEvent,
-  errorText,
   toolKey,
 } from './round.js';
+import { errorText } from './error-text.js';
 
-/**
- * How an agent handed off to runs: its instructions, tools and turn limit.
- *
- * @example
- * const spec: AgentSpec = { instructions: 'You are a weather expert.', tools: ['get_forecast'], maxTurns: 10 };
- */
+/** How an agent handed off to runs: its instructions, tools and turn limit. */
 export interface AgentSpec {
   instructions: string;
   tools: string[];
   maxTurns: number;
 }
 
-/**
- * A resolved handoff: the tool the model sees plus, for an agent, what runs when it is called.
- *
- * @example
- * const h: ResolvedHandoff = { toolName: 'handoff_to_weather_agent', kind: 'agent', agentId: 'weather-agent',
- *   description: 'Forecasts', agent: { instructions: 'You are a weather expert.', tools: [], maxTurns: 10 } };
- */
+/** A resolved handoff: the tool the model sees plus, for an agent, what runs when it is called. */
 export type ResolvedHandoff =
   | (Extract<HandoffTarget, { kind: 'agent' }> & { agent: AgentSpec })
   | Extract<HandoffTarget, { kind: 'swarm' | 'remote' }>;
@@ -64,9 +57,6 @@ export type ResolvedHandoff =
 /**
  * A swarm's configuration after the runtime resolved its definition for one input: JSON-safe,
  * so it lives in the snapshot and a restored swarm needs nothing else to continue.
- *
- * @example
- * const config: SwarmConfig = { instructions: 'Plan the weekend.', maxTurns: 10, tools: [], handoffs: [] };
  */
 export interface SwarmConfig {
   instructions: string;
@@ -81,27 +71,18 @@ export interface SwarmConfig {
   registryLimit?: number;
 }
 
-/**
- * What the runtime passes to start a swarm.
- *
- * @example
- * const input: SwarmInput = { swarmId: 's1', definitionId: 'planner', input: 'hi', userMessage: 'hi',
- *   config: { instructions: 'Be brief.', maxTurns: 10, tools: [], handoffs: [] } };
- */
+/** What the runtime passes to start a swarm. */
 export interface SwarmInput {
   swarmId: string;
+  /** The session the swarm belongs to (an A2A client's `contextId`); default its own id. */
+  contextId?: string;
   definitionId: string;
   input: unknown;
   userMessage: string;
   config: SwarmConfig;
 }
 
-/**
- * How a swarm ended; also the machine's output.
- *
- * @example
- * const o: SwarmOutcome = { status: 'completed', result: { day: 'Saturday', activities: ['hike'] } };
- */
+/** How a swarm ended; also the machine's output. */
 export type SwarmOutcome =
   | { status: 'completed'; result: unknown }
   | { status: 'failed'; reason: string }
@@ -111,24 +92,17 @@ export type SwarmOutcome =
  * Why the swarm is paused and what it returns to. `model`: the model called `pause` and the
  * human's answer becomes that call's result. `thinking`/`round`: paused from outside while the
  * model or the round's calls were running.
- *
- * @example
- * const p: PauseState = { reason: { type: 'HITL', message: 'Which day suits you?' }, from: 'model' };
  */
 export interface PauseState {
   reason: PauseReason;
   from: 'model' | 'thinking' | 'round';
 }
 
-/**
- * The swarm machine's context: everything needed to continue after a restore.
- *
- * @example
- * const { turn, config } = actor.getSnapshot().context; // a SwarmContext
- * console.log(`turn ${turn} of ${config.maxTurns}`);
- */
+/** The swarm machine's context: everything needed to continue after a restore. */
 export interface SwarmContext {
   swarmId: string;
+  /** The swarm's session: every event it emits carries it as `contextId`. */
+  contextId: string;
   definitionId: string;
   /** The validated input the swarm was started with. */
   input: unknown;
@@ -146,50 +120,32 @@ export interface SwarmContext {
   usage: Usage;
 }
 
-/**
- * Events the swarm machine accepts from the runtime (besides its children's done events).
- *
- * @example
- * actor.send({ type: 'PAUSE', reason: { type: 'HITL', message: 'check with legal' } });
- */
+/** Events the swarm machine accepts from the runtime (besides its children's done events). */
 export type SwarmCommand =
   | { type: 'PAUSE'; reason: PauseReason }
   | { type: 'RESUME'; message?: string }
   | { type: 'STOP'; reason: string }
   | { type: 'child.report'; events: SwarmEventBody[] };
 
-/**
- * The single emitted event type: a batch of event bodies produced by one transition.
- *
- * @example
- * actor.on('swarm.events', (e: SwarmEmitted) => e.events.forEach(accept));
- */
+/** The single emitted event type: a batch of event bodies produced by one transition. */
 export interface SwarmEmitted {
   type: 'swarm.events';
   events: SwarmEventBody[];
 }
 
 /**
- * The version stamped on persisted snapshots; bump it whenever states or actor keys change.
- *
- * @example
- * if (record.machineVersion !== SWARM_MACHINE_VERSION) throw new Error('snapshot from another machine version');
+ * The version stamped on persisted snapshots; bump it whenever states, actor keys, the context
+ * or the event format change (2: A2A v0.3 events, `contextId` in the context).
  */
-export const SWARM_MACHINE_VERSION = 1;
+export const SWARM_MACHINE_VERSION = 2;
 
 type StepEvent = { output: ModelStepOutput };
 
 const step = (event: unknown): ModelStepOutput => (event as StepEvent).output;
-const isHandoff = (kind: string): boolean => kind === 'agent' || kind === 'swarm' || kind === 'remote';
 const child = (event: unknown): ChildEvent => event as ChildEvent;
 const checkpoint = (s: CheckpointStep): SwarmEventBody => ({ kind: 'internal:checkpoint', step: s });
 
-const working = (metadata: Extract<SwarmEventBody, { kind: 'status-update' }>['metadata']): SwarmEventBody => ({
-  kind: 'status-update',
-  state: 'working',
-  final: false,
-  metadata,
-});
+const working = (fact: SwarmFact): SwarmEventBody => statusUpdate('working', fact);
 
 function turnCompleted(context: SwarmContext): SwarmEventBody {
   return working({
@@ -198,6 +154,13 @@ function turnCompleted(context: SwarmContext): SwarmEventBody {
     maxTurns: context.config.maxTurns,
     activeAgent: context.definitionId,
   });
+}
+
+/** The agent an agent call names: the judge plans agent calls only for the swarm's own handoffs. */
+function agentSpecOf(config: SwarmConfig, agentId: string): AgentSpec {
+  const handoff = config.handoffs.find((h) => h.kind === 'agent' && h.agentId === agentId);
+  if (handoff?.kind !== 'agent') throw new Error(`Agent "${agentId}" is not a handoff of this swarm`);
+  return handoff.agent;
 }
 
 function addUsage(total: Usage, output: ModelStepOutput): Usage {
@@ -219,13 +182,8 @@ function callResults(deciding: 'deciding' | 'running.deciding') {
 }
 
 /**
- * The swarm machine. The runtime provides the real actors with
- * `swarmMachine.provide({ actors: { modelStep, runTool, agent } })`.
- *
- * @example
- * const actor = createActor(swarmMachine.provide({ actors }), { input });
- * actor.on('swarm.events', ({ events }) => console.log(events));
- * actor.start();
+ * The swarm machine. The runtime provides the real actors through `wireSwarm`
+ * (`actors/index.ts`), i.e. `swarmMachine.provide({ actors })`.
  */
 export const swarmMachine = setup({
   types: {} as {
@@ -239,20 +197,13 @@ export const swarmMachine = setup({
     modelStep: modelStepSlot,
     runTool: runToolSlot,
     agent: agentMachine,
-    // A child swarm is a swarm of its own (own id, store record, events, client); this actor
-    // starts or re-attaches to it and resolves with its outcome as the handoff's result.
-    childSwarm: fromPromise<CallResult, ChildSwarmInput>(async () => {
-      throw new Error('childSwarm is provided by the runtime');
-    }),
-    // A handoff to an agent served by another process over A2A.
-    remoteAgent: fromPromise<CallResult, RemoteAgentInput>(async () => {
-      throw new Error('remoteAgent is provided by the runtime');
-    }),
+    childSwarm: childSwarmSlot,
+    remoteAgent: remoteAgentSlot,
   },
   guards: {
     verdictFail: ({ event }) => step(event).verdict.type === 'fail',
     verdictComplete: ({ event }) => step(event).verdict.type === 'complete',
-    wantsHandoffs: ({ event }) => step(event).calls.some((c) => isHandoff(c.kind)),
+    wantsHandoffs: ({ event }) => step(event).calls.some(isHandoff),
     wantsCalls: ({ event }) => step(event).calls.length > 0,
     lastCall: ({ context, event }) => isLastRunning(context.round, child(event).actorId),
     roundDone: ({ context }) => runningCalls(context.round).length === 0,
@@ -260,7 +211,7 @@ export const swarmMachine = setup({
     turnsExhausted: ({ context }) => context.turn >= context.config.maxTurns,
     resumesModelPause: ({ context }) => context.pause?.from === 'model',
     pausedInThinking: ({ context }) => context.pause?.from === 'thinking',
-    handoffsRunning: ({ context }) => runningCalls(context.round).some((c) => isHandoff(c.kind)),
+    handoffsRunning: ({ context }) => runningCalls(context.round).some(isHandoff),
     callsRunning: ({ context }) => runningCalls(context.round).length > 0,
   },
   actions: {
@@ -280,103 +231,108 @@ export const swarmMachine = setup({
         messages.push({ role: 'user', content: verdict.type === 'correct' ? verdict.message : 'Continue.' });
         events.push(turnCompleted({ ...context, turn }), checkpoint('model-response'));
       } else if (params.then === 'complete') {
+        // The last turn completes too (N turns report N), before the final status.
         const result = verdict.type === 'complete' ? verdict.result : undefined;
         next.outcome = { status: 'completed', result };
-        const parts: Part[] =
-          typeof result === 'string'
-            ? [{ kind: 'text', text: result }, { kind: 'data', data: { result } }]
-            : [{ kind: 'data', data: { result } }, { kind: 'text', text: JSON.stringify(result) }];
         events.push(
+          turnCompleted({ ...context, turn }),
           checkpoint('model-response'),
-          { kind: 'artifact-update', artifact: { artifactId: 'result', name: 'result', parts }, append: false, lastChunk: true },
-          { kind: 'status-update', state: 'completed', final: true, metadata: { type: 'completed', result } },
+          { kind: 'artifact-update', artifact: { artifactId: 'result', name: 'result', parts: valueParts(result) }, append: false, lastChunk: true },
+          statusUpdate('completed', { type: 'completed', result }, valueText(result)),
         );
       } else {
         const reason = verdict.type === 'fail' ? verdict.reason : 'The model response ended the swarm.';
         next.outcome = { status: 'failed', reason };
-        events.push(checkpoint('model-response'), {
-          kind: 'status-update',
-          state: 'failed',
-          final: true,
-          metadata: { type: 'failed', reason },
-        });
+        events.push(turnCompleted({ ...context, turn }), checkpoint('model-response'), statusUpdate('failed', { type: 'failed', reason }, reason));
       }
       enqueue.assign(next);
       enqueue.emit({ type: 'swarm.events', events });
     }),
+    // Every call of a new round starts here. Handoffs were planned in actors/handoff.ts; an
+    // agent runs as the agent machine (agent.ts), a child swarm and a remote A2A agent run in
+    // src/handoffs/ (child-swarm.ts, remote-agent.ts) behind the childSwarm and remoteAgent slots.
     spawnCalls: enqueueActions(({ context, enqueue }) => {
-      const round = context.round!;
+      const round = context.round;
+      if (!round) return;
       for (const call of runningCalls(round)) {
-        if (call.kind === 'agent') {
-          const handoff = context.config.handoffs.find(
-            (h): h is Extract<ResolvedHandoff, { kind: 'agent' }> => h.kind === 'agent' && h.agentId === call.agentId,
-          )!;
-          const input: AgentInput = {
-            swarmId: context.swarmId,
-            definitionId: context.definitionId,
-            agentId: call.agentId!,
-            instructions: handoff.agent.instructions,
-            tools: handoff.agent.tools,
-            maxTurns: handoff.agent.maxTurns,
-            request: call.request ?? '',
-            session: context.session,
-            scope: toolKey(context.swarmId, round.turn, call.id),
-          };
-          enqueue.spawnChild('agent', { id: call.childId!, input });
-        } else if (call.kind === 'swarm') {
-          const input: ChildSwarmInput = {
-            parentId: context.swarmId,
-            callId: call.id,
-            key: toolKey(context.swarmId, round.turn, call.id),
-            childSwarmId: call.childSwarmId!,
-            definitionId: call.definitionId!,
-            input: call.input,
-            ...(call.customization ? { customization: call.customization } : {}),
-          };
-          enqueue.spawnChild('childSwarm', { id: call.childId!, input });
-        } else if (call.kind === 'remote') {
-          const input: RemoteAgentInput = {
-            swarmId: context.swarmId,
-            callId: call.id,
-            agentId: call.agentId!,
-            url: call.url!,
-            request: call.request ?? '',
-            key: toolKey(context.swarmId, round.turn, call.id),
-          };
-          enqueue.spawnChild('remoteAgent', { id: call.childId!, input });
-        } else {
-          enqueue.spawnChild('runTool', {
-            id: call.childId!,
-            input: {
+        const key = toolKey(context.swarmId, round.turn, call.id);
+        switch (call.kind) {
+          case 'agent': {
+            const agent = agentSpecOf(context.config, call.agentId);
+            const input: AgentInput = {
               swarmId: context.swarmId,
-              agentId: context.definitionId,
-              toolCallId: call.id,
-              name: call.name,
-              arguments: call.arguments ?? '{}',
-              idempotencyKey: toolKey(context.swarmId, round.turn, call.id),
-            },
-          });
+              definitionId: context.definitionId,
+              agentId: call.agentId,
+              instructions: agent.instructions,
+              tools: agent.tools,
+              maxTurns: agent.maxTurns,
+              request: call.request,
+              session: context.session,
+              scope: key,
+            };
+            enqueue.spawnChild('agent', { id: call.childId, input });
+            break;
+          }
+          case 'swarm': {
+            const input: ChildSwarmInput = {
+              parentId: context.swarmId,
+              callId: call.id,
+              key,
+              childSwarmId: call.childSwarmId,
+              definitionId: call.definitionId,
+              input: call.input,
+              ...(call.customization ? { customization: call.customization } : {}),
+            };
+            enqueue.spawnChild('childSwarm', { id: call.childId, input });
+            break;
+          }
+          case 'remote': {
+            const input: RemoteAgentInput = {
+              swarmId: context.swarmId,
+              callId: call.id,
+              agentId: call.agentId,
+              url: call.url,
+              request: call.request,
+              key,
+            };
+            enqueue.spawnChild('remoteAgent', { id: call.childId, input });
+            break;
+          }
+          case 'tool':
+            enqueue.spawnChild('runTool', {
+              id: call.childId,
+              input: {
+                swarmId: context.swarmId,
+                agentId: context.definitionId,
+                toolCallId: call.id,
+                name: call.name,
+                arguments: call.arguments,
+                idempotencyKey: key,
+              },
+            });
+            break;
         }
       }
     }),
     recordCall: enqueueActions(({ context, event, enqueue }, params: { last: boolean }) => {
       const done = child(event);
-      const call = context.round?.calls.find((c) => c.childId === done.actorId && c.result === undefined);
-      if (!call) return;
+      const round = context.round;
+      const call = runningCall(round, done.actorId);
+      if (!round || !call) return;
       const result = callResultOf(done);
       const session =
         call.kind === 'agent' && result.ok
-          ? [...context.session, { agentId: call.agentId!, request: call.request ?? '', answer: result.content }]
+          ? [...context.session, { agentId: call.agentId, request: call.request, answer: result.content }]
           : context.session;
-      enqueue.assign({ round: recordResult(context.round!, done.actorId, result), session });
+      enqueue.assign({ round: recordResult(round, done.actorId, result), session });
       enqueue.stopChild(done.actorId);
       const agentEvents = call.kind === 'agent' ? ((done.output as AgentOutput | undefined)?.events ?? []) : [];
       enqueue.emit({
         type: 'swarm.events',
         events: [
           ...agentEvents,
-          callDoneEvent(context.definitionId, call, result, toolKey(context.swarmId, context.round!.turn, call.id)),
-          checkpoint(isHandoff(call.kind) ? 'handoff-result' : 'tool-result'),
+          callDoneEvent(context.definitionId, call, result, toolKey(context.swarmId, round.turn, call.id)),
+          checkpoint(isHandoff(call) ? 'handoff-result' : 'tool-result'),
           ...(params.last ? [turnCompleted(context)] : []),
         ],
       });
@@ -396,7 +352,7 @@ export const swarmMachine = setup({
       enqueue.assign({ outcome: { status: 'failed', reason: params.reason } });
       enqueue.emit({
         type: 'swarm.events',
-        events: [{ kind: 'status-update', state: 'failed', final: true, metadata: { type: 'failed', reason: params.reason } }],
+        events: [statusUpdate('failed', { type: 'failed', reason: params.reason }, params.reason)],
       });
     }),
     stop: enqueueActions(({ event, enqueue }) => {
@@ -406,7 +362,7 @@ export const swarmMachine = setup({
         type: 'swarm.events',
         events: [
           checkpoint('stop'),
-          { kind: 'status-update', state: 'canceled', final: true, metadata: { type: 'stopped', reason } },
+          statusUpdate('canceled', { type: 'stopped', reason }, reason),
         ],
       });
     }),
@@ -414,24 +370,24 @@ export const swarmMachine = setup({
       if (event.type !== 'PAUSE') return;
       enqueue.assign({ pause: { reason: event.reason, from: params.from } });
       for (const call of runningCalls(context.round)) {
-        if (call.kind === 'agent') enqueue.sendTo(call.childId!, { type: 'PAUSE' });
+        if (call.kind === 'agent') enqueue.sendTo(call.childId, { type: 'PAUSE' });
       }
       enqueue.emit({
         type: 'swarm.events',
         events: [
-          { kind: 'status-update', state: 'input-required', final: false, metadata: { type: 'paused', reason: event.reason } },
+          statusUpdate('input-required', { type: 'paused', reason: event.reason }, event.reason.message),
           checkpoint('pause'),
         ],
       });
     }),
     pauseForModel: enqueueActions(({ context, enqueue }) => {
-      const call = pendingPause(context.round)!;
-      const reason = call.pauseReason ?? { type: 'HITL' as const, message: 'The model asked for a human.' };
+      // Runs behind the pausePending guard: the round has a pause call waiting.
+      const reason = pendingPause(context.round)?.pauseReason ?? { type: 'HITL' as const, message: 'The model asked for a human.' };
       enqueue.assign({ pause: { reason, from: 'model' } });
       enqueue.emit({
         type: 'swarm.events',
         events: [
-          { kind: 'status-update', state: 'input-required', final: false, metadata: { type: 'paused', reason } },
+          statusUpdate('input-required', { type: 'paused', reason }, reason.message),
           checkpoint('pause'),
         ],
       });
@@ -441,8 +397,7 @@ export const swarmMachine = setup({
       const message = event.message?.trim() ? event.message : undefined;
       const from = context.pause?.from;
       if (from === 'model') {
-        const call = pendingPause(context.round)!;
-        const round = { ...context.round!, calls: context.round!.calls.map((c) => (c === call ? { ...c, result: { ok: true, content: message ?? 'Resumed without a message.' } } : c)) };
+        const round = context.round && answerPause(context.round, message ?? 'Resumed without a message.');
         enqueue.assign({ round, pause: null });
       } else if (from === 'thinking') {
         enqueue.assign({
@@ -452,13 +407,14 @@ export const swarmMachine = setup({
       } else {
         enqueue.assign({ pause: null, notes: message ? [...context.notes, message] : context.notes });
         for (const call of runningCalls(context.round)) {
-          if (call.kind === 'agent') enqueue.sendTo(call.childId!, { type: 'RESUME' });
+          if (call.kind === 'agent') enqueue.sendTo(call.childId, { type: 'RESUME' });
         }
       }
       enqueue.emit({
         type: 'swarm.events',
         events: [
-          { kind: 'status-update', state: 'working', final: false, metadata: message ? { type: 'resumed', message } : { type: 'resumed' } },
+          // The human's answer is the user's message of this status (A2A task history).
+          message ? statusUpdate('working', { type: 'resumed', message }, message, 'user') : working({ type: 'resumed' }),
           checkpoint('resume'),
         ],
       });
@@ -472,6 +428,7 @@ export const swarmMachine = setup({
   id: 'swarm',
   context: ({ input }) => ({
     swarmId: input.swarmId,
+    contextId: input.contextId ?? input.swarmId,
     definitionId: input.definitionId,
     input: input.input,
     config: input.config,
@@ -490,7 +447,12 @@ export const swarmMachine = setup({
   entry: emit(({ context }) => ({
     type: 'swarm.events' as const,
     events: [
-      { kind: 'task', state: 'submitted', definitionId: context.definitionId, input: context.input },
+      {
+        kind: 'task',
+        status: { state: 'submitted' },
+        history: [{ kind: 'message', role: 'user', parts: valueParts(context.input) }],
+        metadata: { definitionId: context.definitionId },
+      },
       working({ type: 'started', definitionId: context.definitionId }),
       checkpoint('start'),
     ],
@@ -566,6 +528,7 @@ export const swarmMachine = setup({
         },
       },
     },
+    // Handoffs in flight (planned in actors/handoff.ts; run by agent.ts and src/handoffs/, see spawnCalls).
     awaitingHandoff: {
       on: {
         PAUSE: { target: 'paused', actions: { type: 'pauseFrom', params: { from: 'round' } } },

@@ -5,21 +5,16 @@
  */
 import type { PauseReason, SwarmEvent } from '../machines/events.js';
 import { z } from 'zod';
-import type { SwarmOverrides, ToolEntry } from './define.js';
-import type { Handoff } from './handoff.js';
-import { ADHOC_ID, type ResolveOptions } from './registry.js';
+import type { SwarmOverrides, ToolEntry } from './definitions/define.js';
+import { ADHOC_ID } from './definitions/ids.js';
+import type { Handoff } from './handoffs/index.js';
+import type { ResolveOptions } from './handoffs/resolve.js';
 import type { SwarmResult } from './result.js';
 import { jsonSchemaOf } from './tool.js';
 
-/**
- * What a client needs from its runtime (implemented by the runtime core).
- *
- * @example
- * const client = new SwarmClient(control, 'activity-planner', 'swarm-1');
- * await client.run('Suggest outdoor activities for this weekend');
- */
+/** What a client needs from its runtime (implemented by the runtime core). */
 export interface SwarmControl {
-  startSwarm(definitionId: string, swarmId: string, input: unknown, options?: ResolveOptions): Promise<void>;
+  startSwarm(definitionId: string, swarmId: string, input: unknown, options?: StartOptions): Promise<void>;
   result(swarmId: string): Promise<SwarmResult>;
   wait(swarmId: string): Promise<SwarmResult>;
   events(swarmId: string, since: number, signal?: AbortSignal): AsyncIterable<SwarmEvent>;
@@ -29,14 +24,22 @@ export interface SwarmControl {
 }
 
 /**
+ * How a swarm starts: its resolved configuration's options, and the session (`contextId`) it
+ * belongs to when that is not the swarm itself (an A2A client's conversation). The context is
+ * kept with the swarm's state, so it survives restarts.
+ */
+export type StartOptions = ResolveOptions & { contextId?: string };
+
+/**
  * The handle on one swarm: start it, read its result and events, pause, resume, stop.
  * `I` is the input type, `R` the result type of its definition.
  *
  * @example
  * const client = runtime.forSwarm(planner);
  * await client.run('Suggest outdoor activities for this weekend');
- * for await (const e of client.events()) console.log(e.seq, e.kind);
+ * for await (const e of client.events()) console.log(e.seq, e.kind); // ends after the final event
  * const r = await client.getResult();
+ * if (r.status === 'completed') console.log(r.result);
  */
 export class SwarmClient<I = unknown, R = unknown> {
   constructor(
@@ -51,24 +54,20 @@ export class SwarmClient<I = unknown, R = unknown> {
   /**
    * Starts the swarm. Resolves once it has started and its first step is recorded; throws a
    * `SwarmError` when it cannot start (unknown definition, invalid input, an invalid swarm id
-   * — see `swarmIdProblem` —, id in use).
+   * — see `swarmIdProblem` —, id in use). `contextId`: the session the swarm belongs to (its
+   * events carry it; default the swarm id).
    */
-  run(input: I): Promise<void> {
-    return this.control.startSwarm(
-      this.definitionId,
-      this.swarmId,
-      input,
-      this.overrides ? { overrides: this.overrides as SwarmOverrides } : {},
-    );
+  run(input: I, options: { contextId?: string } = {}): Promise<void> {
+    return this.control.startSwarm(this.definitionId, this.swarmId, input, {
+      ...(this.overrides ? { overrides: this.overrides as SwarmOverrides } : {}),
+      ...(options.contextId ? { contextId: options.contextId } : {}),
+    });
   }
 
   /**
    * A client for the same swarm id whose `run` replaces parts of the definition for this run
    * (the result type stays the definition's). The resolved configuration is stored with the
    * swarm, so a restored run continues with it.
-   *
-   * @example
-   * await runtime.forSwarm(planner).withParameters({ maxTurns: 30, instructions: 'Be thorough.' }).run('…');
    */
   withParameters(overrides: SwarmOverrides<I>): SwarmClient<I, R> {
     return new SwarmClient<I, R>(this.control, this.definitionId, this.swarmId, { ...this.overrides, ...overrides });
@@ -111,12 +110,7 @@ export class SwarmClient<I = unknown, R = unknown> {
   }
 }
 
-/**
- * What an ad-hoc swarm is started with: everything a definition would hold.
- *
- * @example
- * const params: AdhocParameters = { userMessage: 'Summarize this', instructions: 'You summarize.', maxTurns: 3 };
- */
+/** What an ad-hoc swarm is started with: everything a definition would hold. */
 export interface AdhocParameters<R extends z.ZodType = z.ZodType> {
   userMessage: string;
   instructions: string;
@@ -133,6 +127,7 @@ export interface AdhocParameters<R extends z.ZodType = z.ZodType> {
  * as JSON Schema, so it is validated the same way after a restart.
  *
  * @example
+ * import { z } from 'zod';
  * const c = runtime.adhoc();
  * await c.run({ userMessage: 'Plan a picnic', instructions: 'You plan picnics.', result: z.object({ items: z.array(z.string()) }) });
  */

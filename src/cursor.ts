@@ -14,9 +14,6 @@ import type { SwarmRecord } from './store/types.js';
 /**
  * Throws a `SwarmError` with code `invalid-cursor` when `since` is beyond the last event of a
  * swarm that has ended (a final record's `lastSeq` is its final event's `seq`).
- *
- * @example
- * assertCursor(await store.load(id), 99); // SwarmError('… has ended at event 12 …', 'invalid-cursor')
  */
 export function assertCursor(record: Pick<SwarmRecord, 'swarmId' | 'status' | 'lastSeq'>, since: number): void {
   if (isFinal(record.status) && since > record.lastSeq) {

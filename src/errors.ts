@@ -7,9 +7,6 @@
 /**
  * A definition mistake found when the runtime is created or a run is resolved: duplicate ids,
  * a handoff to an unknown agent, an invalid tool name.
- *
- * @example
- * try { createRuntime({ swarms: [a, a], model }); } catch (e) { if (e instanceof DefinitionError) … }
  */
 export class DefinitionError extends Error {
   override readonly name = 'DefinitionError';
@@ -18,9 +15,6 @@ export class DefinitionError extends Error {
 /**
  * A swarm could not be started or commanded: unknown definition, invalid input, id in use,
  * a command that does not fit the swarm's state.
- *
- * @example
- * await client.resume('ok').catch((e) => e instanceof SwarmError && console.error(e.message));
  */
 export class SwarmError extends Error {
   override readonly name = 'SwarmError';
@@ -39,9 +33,8 @@ export class SwarmError extends Error {
  * not a valid swarm id (see `swarmIdProblem`); `invalid-cursor`: an event cursor (`since`)
  * beyond the last event of a swarm that has ended, so no event can ever follow it.
  * `corrupt`: stored data of the swarm cannot be read (the message names the swarm and the row).
- *
- * @example
- * if (e instanceof SwarmError && e.code === 'unknown-swarm') res.statusCode = 404;
+ * `incompatible-version`: stored data was written in a format this runtime does not read (an
+ * event of an older event format).
  */
 export type SwarmErrorCode =
   | 'unknown-definition'
@@ -54,4 +47,5 @@ export type SwarmErrorCode =
   | 'not-live'
   | 'closed'
   | 'store'
-  | 'corrupt';
+  | 'corrupt'
+  | 'incompatible-version';

@@ -26,9 +26,6 @@ function hostKey(): string {
 /**
  * A default owner id: readable in listings (host and pid) and unique per runtime, so that two
  * live processes on one store never share an owner and both write.
- *
- * @example
- * createRuntime({ swarms, model, store, owner: defaultOwner() }); // what the default does
  */
 export function defaultOwner(): string {
   return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -39,9 +36,6 @@ export function defaultOwner(): string {
  * one, that no longer exists (or is a zombie). A holder on another host, of unknown pid, or
  * alive (two processes on one store on purpose) is not: its lease must be waited out. A reused
  * pid only makes a dead holder look alive, which is the safe mistake.
- *
- * @example
- * const takeover = lease.until > now && holderIsGone(lease) ? lease.owner : undefined;
  */
 export function holderIsGone(lease: Lease): boolean {
   if (lease.host !== HOST || !lease.pid || lease.pid === process.pid) return false;

@@ -9,21 +9,33 @@
  *
  * @example
  * import { z } from 'zod';
- * import { createRuntime, defineAgent, defineSwarm, handoff, scriptedModel } from 'xswarm';
+ * import { createRuntime, defineAgent, defineSwarm, handoff, scriptedModel, tool } from 'xswarm';
+ *
+ * const forecast = tool({
+ *   name: 'get_forecast', description: 'Weather forecast for a day',
+ *   parameters: z.object({ day: z.string() }),
+ *   execute: async ({ day }) => ({ day, sky: 'sunny' }),
+ * });
+ * const weather = defineAgent({ id: 'weather-agent', instructions: 'Answer with the forecast.', tools: [forecast] });
+ * const planner = defineSwarm({ id: 'planner', instructions: 'Plan outdoor activities.', handoffs: [handoff.toAgent(weather)] });
+ * const model = scriptedModel(() => ({ text: 'Go hiking on Saturday.' }));
+ * const client = createRuntime({ swarms: [planner], model }).forSwarm(planner);
+ * await client.run('this weekend');
+ * console.log(await client.wait()); // { status: 'completed', result: 'Go hiking on Saturday.' }
  *
  * @module
  */
-export { defineAgent, defineSwarm, DEFAULT_MAX_TURNS } from './define.js';
-export type { AgentDefinition, FromInput, Guardrail, SwarmDefinition, SwarmOverrides, ToolEntry } from './define.js';
-export { swarmRegistry } from './swarm-registry.js';
-export type { SwarmCard, SwarmRegistryTools } from './swarm-registry.js';
+export { defineAgent, defineSwarm, DEFAULT_MAX_TURNS } from './definitions/define.js';
+export type { AgentDefinition, FromInput, Guardrail, SwarmDefinition, SwarmOverrides, ToolEntry } from './definitions/define.js';
+export { swarmRegistry } from './handoffs/registry-tools.js';
+export type { SwarmCard, SwarmRegistryTools } from './handoffs/registry-tools.js';
 export { tool, jsonSchemaOf } from './tool.js';
 export type { Tool, ToolContext } from './tool.js';
-export { handoff, handoffToolName } from './handoff.js';
-export type { AgentHandoff, Handoff, InlineHandoff, RemoteHandoff, SwarmHandoff } from './handoff.js';
-export type { RemoteAgentClient, RemoteCard, RemoteHooks } from './remote.js';
-export { createRuntime } from './runtime.js';
-export type { Runtime, RuntimeOptions } from './runtime.js';
+export { handoff, handoffToolName } from './handoffs/index.js';
+export type { AgentHandoff, Handoff, InlineHandoff, RemoteHandoff, SwarmHandoff } from './handoffs/index.js';
+export type { RemoteAgentClient, RemoteCard, RemoteHooks } from './handoffs/remote-agent.js';
+export { createRuntime } from './runtime/index.js';
+export type { Runtime, RuntimeOptions } from './runtime/types.js';
 export { AdhocClient, SwarmClient } from './client.js';
 export type { AdhocParameters } from './client.js';
 export type { InFlightCall, SwarmResult, SwarmStatus } from './result.js';
@@ -34,23 +46,33 @@ export type { OpenAIModelOptions } from './models/openai.js';
 export { memoryStore } from './store/memory.js';
 export { DEFAULT_DB_PATH, sqliteStore } from './store/sqlite.js';
 export type { SqliteStoreOptions } from './store/sqlite.js';
-export { ReplayDivergenceError } from './replay.js';
-export { a2aRemoteAgents, serve } from './lazy.js';
+export { ReplayDivergenceError } from './runtime/replay.js';
+export { a2aRemoteAgents, serve } from './on-demand.js';
 export type { ServeOptions, SwarmServer } from './server/index.js';
-export type { A2ARemoteOptions } from './a2a/remote.js';
+export type { A2ARemoteOptions } from './a2a/client.js';
 export type { Commit, Lease, SwarmFilter, SwarmRecord, SwarmStore, SwarmSummary } from './store/types.js';
 export { CorruptEventError, LeaseLostError, RevisionConflictError } from './store/types.js';
 export { DefinitionError, SwarmError } from './errors.js';
 export type { SwarmErrorCode } from './errors.js';
 export { isSwarmId, MAX_SWARM_ID_LENGTH, swarmIdProblem } from './swarm-id.js';
-export { factOf, isFinalEvent } from './events.js';
+export { factOf, isFinalEvent } from './event-helpers.js';
+export { internalSwarmEventSchema, publicSwarmEventSchema, swarmEventSchema, swarmFactSchema } from './event-schema.js';
 export type {
+  Artifact,
+  ArtifactUpdateEvent,
+  DataPart,
   EventStamp,
+  InternalEvent,
+  Message,
   Part,
   PauseReason,
+  PublicSwarmEvent,
+  StatusUpdateEvent,
   SwarmEvent,
   SwarmEventBody,
   SwarmFact,
   SwarmFactType,
+  TaskEvent,
   TaskState,
+  TextPart,
 } from '../machines/events.js';

@@ -14,6 +14,7 @@ export type { Model, ModelRequest } from '../actors/ports.js';
  * The function may be async (to simulate latency); an aborted signal rejects the call.
  *
  * @example
+ * import { scriptedModel } from 'xswarm';
  * const model = scriptedModel((req) =>
  *   req.messages.some((m) => m.role === 'tool')
  *     ? { text: 'Go hiking on Saturday.' }

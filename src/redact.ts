@@ -25,10 +25,6 @@ export const MIN_SECRET_LENGTH = 8;
 /**
  * A {@link Redactor} for these secrets, or undefined when none is long enough to count (then
  * there is nothing to do, and callers skip the walk).
- *
- * @example
- * const redact = redactor([process.env.OPENAI_API_KEY, ...options.redact]);
- * const safe = redact ? redact(commit) : commit;
  */
 export function redactor(secrets: Iterable<string | undefined>): Redactor | undefined {
   const known = new Set<string>();

@@ -5,15 +5,11 @@
  */
 import type { PauseReason } from '../machines/events.js';
 import type { SwarmContext } from '../machines/swarm.js';
-import { runningCalls } from '../machines/round.js';
+import { type AgentRoundCall, runningCalls, type SwarmRoundCall } from '../machines/round.js';
 
 /**
  * The state of a swarm as its client sees it. `running` covers the machine's `running` and
  * `awaitingHandoff` states; `currentAgent` names the agent a handoff is waiting on.
- *
- * @example
- * const r = await client.getResult();
- * if (r.status === 'completed') console.log(r.result);
  */
 export type SwarmResult<R = unknown> =
   | {
@@ -33,9 +29,6 @@ export type SwarmResult<R = unknown> =
 /**
  * A call of the current round that has not finished: a tool, an agent, a child swarm or a
  * remote agent.
- *
- * @example
- * const c: InFlightCall = { callId: 'c3', kind: 'swarm', target: 'ticketing', childSwarmId: 'p:t1:2' };
  */
 export interface InFlightCall {
   callId: string;
@@ -45,40 +38,26 @@ export interface InFlightCall {
   childSwarmId?: string;
 }
 
-/**
- * The machine's top-level states.
- *
- * @example
- * const s: SwarmStatus = 'awaitingHandoff';
- */
-export type SwarmStatus = 'running' | 'awaitingHandoff' | 'paused' | 'completed' | 'failed' | 'stopped';
+/** The unfinished top-level states: a swarm in one of them is restored and driven on. */
+export const UNFINISHED_STATUSES = ['running', 'awaitingHandoff', 'paused'] as const;
 
-/**
- * Top-level state of a machine state value.
- *
- * @example
- * topState({ running: 'thinking' }) // 'running'
- */
+/** Every top-level state of the swarm machine, unfinished ones first. */
+export const SWARM_STATUSES = [...UNFINISHED_STATUSES, 'completed', 'failed', 'stopped'] as const;
+
+/** The machine's top-level states. */
+export type SwarmStatus = (typeof SWARM_STATUSES)[number];
+
+/** Top-level state of a machine state value. */
 export function topState(value: unknown): SwarmStatus {
   return (typeof value === 'string' ? value : Object.keys(value as object)[0]) as SwarmStatus;
 }
 
-/**
- * Whether a status is final.
- *
- * @example
- * isFinal('stopped') // true
- */
+/** Whether a status is final. */
 export function isFinal(status: SwarmStatus): boolean {
   return status === 'completed' || status === 'failed' || status === 'stopped';
 }
 
-/**
- * Derives the client-facing result from a snapshot's state value and context.
- *
- * @example
- * resultOf(actor.getSnapshot().value, actor.getSnapshot().context)
- */
+/** Derives the client-facing result from a snapshot's state value and context. */
 export function resultOf(value: unknown, context: SwarmContext): SwarmResult {
   const status = topState(value);
   const base = { currentTurn: context.turn, maxTurns: context.config.maxTurns };
@@ -86,14 +65,14 @@ export function resultOf(value: unknown, context: SwarmContext): SwarmResult {
     case 'running':
     case 'awaitingHandoff': {
       const running = runningCalls(context.round);
-      const agent = running.find((c) => c.kind === 'agent')?.agentId;
-      const child = running.find((c) => c.kind === 'swarm')?.childSwarmId;
+      const agent = running.find((c): c is AgentRoundCall => c.kind === 'agent')?.agentId;
+      const child = running.find((c): c is SwarmRoundCall => c.kind === 'swarm')?.childSwarmId;
       const inFlight = running.map(
         (c): InFlightCall => ({
           callId: c.id,
-          kind: c.kind as InFlightCall['kind'],
-          target: c.agentId ?? c.definitionId ?? c.name,
-          ...(c.childSwarmId ? { childSwarmId: c.childSwarmId } : {}),
+          kind: c.kind,
+          target: c.kind === 'tool' ? c.name : c.kind === 'swarm' ? c.definitionId : c.agentId,
+          ...(c.kind === 'swarm' ? { childSwarmId: c.childSwarmId } : {}),
         }),
       );
       return {

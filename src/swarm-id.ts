@@ -8,21 +8,13 @@
  */
 import { SwarmError } from './errors.js';
 
-/**
- * The longest id a caller may choose (UTF-16 code units; a generated UUID has 36).
- *
- * @example
- * await runtime.forSwarm(planner, 'x'.repeat(MAX_SWARM_ID_LENGTH)).run('…'); // accepted; one more char is not
- */
+/** The longest id a caller may choose (UTF-16 code units; a generated UUID has 36). */
 export const MAX_SWARM_ID_LENGTH = 128;
 
 /**
  * The longest id of any swarm, child swarms included. A child's id is its parent's plus
  * `:t<turn>:<index>`, so this leaves room for dozens of nesting levels below a caller's
  * longest id; a deeper child fails to start (its parent's call reports why).
- *
- * @example
- * isSwarmId(`${'x'.repeat(MAX_SWARM_ID_LENGTH)}:t3:0`, MAX_DERIVED_SWARM_ID_LENGTH) // true
  */
 export const MAX_DERIVED_SWARM_ID_LENGTH = 512;
 
@@ -37,9 +29,6 @@ const FORBIDDEN = /[/\\?#%\p{Cc}\p{Cf}\p{White_Space}\p{Cs}]/u;
  * Why `id` is not a valid swarm id, or undefined when it is. `maxLength` is
  * {@link MAX_SWARM_ID_LENGTH} for an id a caller chooses; ids that may name a child swarm
  * (lookups) allow {@link MAX_DERIVED_SWARM_ID_LENGTH}.
- *
- * @example
- * swarmIdProblem('a/../b') // 'a swarm id may not contain "/" (allowed: …)'
  */
 export function swarmIdProblem(id: unknown, maxLength: number = MAX_SWARM_ID_LENGTH): string | undefined {
   if (typeof id !== 'string') return `a swarm id must be a string, not ${id === null ? 'null' : typeof id}`;
@@ -52,12 +41,7 @@ export function swarmIdProblem(id: unknown, maxLength: number = MAX_SWARM_ID_LEN
   return `a swarm id may not contain ${printable} (allowed: up to ${maxLength} characters of well-formed text without whitespace, control characters, / \\ ? # %)`;
 }
 
-/**
- * Whether `id` is a valid swarm id (see {@link swarmIdProblem}).
- *
- * @example
- * isSwarmId('trip-42') // true
- */
+/** Whether `id` is a valid swarm id (see {@link swarmIdProblem}). */
 export function isSwarmId(id: unknown, maxLength: number = MAX_SWARM_ID_LENGTH): id is string {
   return swarmIdProblem(id, maxLength) === undefined;
 }
@@ -65,9 +49,6 @@ export function isSwarmId(id: unknown, maxLength: number = MAX_SWARM_ID_LENGTH):
 /**
  * Throws a `SwarmError` with code `invalid-id` unless `id` is a valid swarm id: every door
  * calls it before a swarm is started or looked up by a caller's id.
- *
- * @example
- * assertSwarmId(body.swarmId); // SwarmError('Invalid swarm id: a swarm id must not be empty', 'invalid-id')
  */
 export function assertSwarmId(id: unknown, maxLength: number = MAX_SWARM_ID_LENGTH): asserts id is string {
   const problem = swarmIdProblem(id, maxLength);

@@ -9,10 +9,6 @@ import { z } from 'zod';
  * What a tool's `execute` receives besides its arguments. `idempotencyKey` is the same when a
  * call runs again after a restart, so side effects can be de-duplicated; `signal` aborts when
  * the swarm stops.
- *
- * @example
- * tool({ name: 'reserve_table', description: 'Reserves a table', parameters: z.object({ day: z.string() }),
- *   execute: ({ day }, ctx) => bookings.reserve(day, { key: ctx.idempotencyKey, signal: ctx.signal }) });
  */
 export interface ToolContext {
   swarmId: string;
@@ -22,13 +18,7 @@ export interface ToolContext {
   signal: AbortSignal;
 }
 
-/**
- * A tool the orchestrator or an agent can call.
- *
- * @example
- * const t: Tool<z.ZodObject<{ day: z.ZodString }>> = tool({ name: 'get_forecast', description: 'Forecast for a day',
- *   parameters: z.object({ day: z.string() }), execute: ({ day }) => ({ day, sky: 'sunny' }) });
- */
+/** A tool the orchestrator or an agent can call. */
 export interface Tool<P extends z.ZodObject = z.ZodObject> {
   readonly kind: 'tool';
   readonly name: string;
@@ -37,12 +27,7 @@ export interface Tool<P extends z.ZodObject = z.ZodObject> {
   execute(args: z.output<P>, ctx: ToolContext): unknown;
 }
 
-/**
- * Tool names the OpenAI API accepts, which we apply to every model.
- *
- * @example
- * TOOL_NAME.test('get_forecast') // true
- */
+/** Tool names the OpenAI API accepts, which we apply to every model. */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
@@ -50,6 +35,8 @@ export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * uniqueness) when it is created.
  *
  * @example
+ * import { z } from 'zod';
+ * import { tool } from 'xswarm';
  * const forecast = tool({
  *   name: 'get_forecast',
  *   description: 'Weather forecast for a day',
@@ -68,12 +55,7 @@ export function tool<P extends z.ZodObject>(spec: {
 
 const schemaCache = new WeakMap<z.ZodType, Record<string, unknown>>();
 
-/**
- * The JSON Schema of a zod schema, as sent to models (computed once per schema).
- *
- * @example
- * jsonSchemaOf(z.object({ day: z.string() })).type // 'object'
- */
+/** The JSON Schema of a zod schema, as sent to models (computed once per schema). */
 export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
   let json = schemaCache.get(schema);
   if (!json) {
@@ -87,9 +69,6 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 /**
  * Validates a value with a zod schema; on failure, a one-line description of every issue
  * (what a model needs to correct itself).
- *
- * @example
- * validate(z.object({ n: z.number() }), { n: 'x' }) // { ok: false, error: 'n: Invalid input: expected number, received string' }
  */
 export function validate(schema: z.ZodType, value: unknown): { ok: true; value: unknown } | { ok: false; error: string } {
   const parsed = schema.safeParse(value);

@@ -5,7 +5,7 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, defineSwarm, handoff, type ModelRequest, type Runtime, type SwarmDefinition } from '../src/index.js';
-import { a2aRemoteAgents, type A2ARemoteOptions } from '../src/a2a/remote.js';
+import { a2aRemoteAgents, type A2ARemoteOptions } from '../src/a2a/client.js';
 import { serve } from '../src/server/index.js';
 import { call, queueModel, type Step } from './support/script.js';
 

@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { TaskState, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { createRuntime, defineAgent, defineSwarm, handoff, tool, type Model, type ModelRequest, type Runtime } from '../src/index.js';
 import { createA2AHandler } from '../src/a2a/server.js';
 import { serve, type SwarmServer } from '../src/server/index.js';
@@ -164,10 +164,8 @@ describe.each(MODES)('with an SDK client in %s mode', (mode) => {
     const task = (await client.sendMessage(sendRequest(userText(crypto.randomUUID(), 'hi')))) as Task;
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(task.contextId).toBe(task.id);
-    expect(resultArtifact(task)?.parts.map((p) => p.content)).toEqual([
-      { $case: 'text', value: 'Hello' },
-      { $case: 'data', value: { result: 'Hello' } },
-    ]);
+    expect(resultArtifact(task)?.parts.map((p) => p.content)).toEqual([{ $case: 'text', value: 'Hello' }]);
+    expect(task.status?.message?.parts.map((p) => p.content)).toEqual([{ $case: 'text', value: 'Hello' }]);
     expect(task.history[0]?.parts[0]?.content).toEqual({ $case: 'text', value: 'hi' });
     // A task is a swarm.
     expect(await rt.forSwarm('echo', task.id).getResult()).toEqual({ status: 'completed', result: 'Hello' });
@@ -176,7 +174,7 @@ describe.each(MODES)('with an SDK client in %s mode', (mode) => {
     const typed = (await (await sdkClient(cardUrl('planner'), mode)).sendMessage(sendRequest(userText(crypto.randomUUID(), '{"city":"Oslo"}')))) as Task;
     expect(typed.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(resultArtifact(typed)?.parts.map((p) => p.content)).toEqual([
-      { $case: 'data', value: { result: { day: 'Saturday' } } },
+      { $case: 'data', value: { day: 'Saturday' } },
       { $case: 'text', value: '{"day":"Saturday"}' },
     ]);
     expect(await rt.forSwarm('planner', typed.id).getResult()).toMatchObject({ status: 'completed' });
@@ -186,20 +184,21 @@ describe.each(MODES)('with an SDK client in %s mode', (mode) => {
     const { cardUrl } = await start({ echo: [streamed(['Hel', 'lo'])] });
     const client = await sdkClient(cardUrl(), mode);
     const events = await drain(client.sendMessageStream(sendRequest(userText(crypto.randomUUID(), 'hi'))));
-    expect(cases(events)).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'artifactUpdate', 'artifactUpdate', 'statusUpdate']);
-    const [first, started, c1, c2, result, done] = events.map((e) => e.payload!.value) as any[];
+    expect(cases(events)).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'artifactUpdate', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
+    const [first, started, c1, c2, turn, result, done] = events.map((e) => e.payload!.value) as any[];
     expect(first.status.state).toBe(TaskState.TASK_STATE_SUBMITTED);
-    expect(started).toMatchObject({ status: { state: TaskState.TASK_STATE_WORKING }, metadata: { xswarm: { fact: { type: 'started', definitionId: 'echo' } } } });
+    expect(started).toMatchObject({ status: { state: TaskState.TASK_STATE_WORKING }, metadata: { type: 'started', definitionId: 'echo' } });
     // The first chunk of a call starts the artifact; the next ones append to it.
     expect([c1, c2].map((c) => [c.artifact.artifactId, c.append, c.artifact.parts[0].content.value])).toEqual([
       ['stream:echo:1', false, 'Hel'],
       ['stream:echo:1', true, 'lo'],
     ]);
+    // The last turn completes too, before the result.
+    expect(turn).toMatchObject({ status: { state: TaskState.TASK_STATE_WORKING }, metadata: { type: 'turn-completed', turn: 1 } });
     expect(result).toMatchObject({ artifact: { artifactId: 'result', name: 'result' }, lastChunk: true });
-    expect(done).toMatchObject({ status: { state: TaskState.TASK_STATE_COMPLETED }, metadata: { xswarm: { fact: { type: 'completed', result: 'Hello' } } } });
-    // Sequence numbers travel along, strictly increasing.
-    const seqs = events.slice(1).map((e) => (e.payload!.value as any).metadata.xswarm.seq);
-    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(done).toMatchObject({ status: { state: TaskState.TASK_STATE_COMPLETED }, metadata: { type: 'completed', result: 'Hello' } });
+    // Every update names the task and its context.
+    expect(events.slice(1).every((e) => (e.payload!.value as any).taskId === first.id && (e.payload!.value as any).contextId === first.contextId)).toBe(true);
 
     const stored = await client.getTask({ tenant: '', id: first.id });
     expect(stored.artifacts.find((a) => a.artifactId === 'stream:echo:1')?.parts.map((p) => p.content?.value)).toEqual(['Hel', 'lo']);
@@ -261,7 +260,9 @@ describe.each(MODES)('with an SDK client in %s mode', (mode) => {
     expect(lastToolResult(model.requests.at(-1)!)).toBe('Saturday');
     const final = await client.getTask({ tenant: '', id: asked.id });
     expect(resultArtifact(final)?.parts[0]?.content).toEqual({ $case: 'text', value: 'Planned for Saturday' });
-    expect(final.history.map((m) => m.parts[0]?.content?.value)).toEqual(['plan', 'Which day?', 'Saturday']);
+    // The history: the input, then every status message (the question, the answer, the result).
+    expect(final.history.map((m) => m.parts[0]?.content?.value)).toEqual(['plan', 'Which day?', 'Saturday', 'Planned for Saturday']);
+    expect(final.history.map((m) => m.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT, Role.ROLE_USER, Role.ROLE_AGENT]);
 
     // The task is over: another message is refused.
     await expect(client.sendMessage(sendRequest(userText(crypto.randomUUID(), 'more', { taskId: asked.id })))).rejects.toMatchObject({ envelopeCode: -32004 });
@@ -281,7 +282,7 @@ describe.each(MODES)('with an SDK client in %s mode', (mode) => {
     gate.open();
     const restA = await drain({ [Symbol.asyncIterator]: () => a });
     const restB = await drain({ [Symbol.asyncIterator]: () => b });
-    expect(cases(restA)).toEqual(['artifactUpdate', 'statusUpdate']);
+    expect(cases(restA)).toEqual(['statusUpdate', 'artifactUpdate', 'statusUpdate']);
     expect(restB).toEqual(restA);
     expect((restA.at(-1)!.payload!.value as any).status.state).toBe(TaskState.TASK_STATE_COMPLETED);
 
@@ -341,7 +342,7 @@ describe('on the wire', () => {
     ).map((e) => e.result);
     expect(resumed.at(-1)).toMatchObject({ kind: 'status-update', status: { state: 'completed' }, final: true });
     expect(resumed.find((e) => e.kind === 'artifact-update')).toMatchObject({
-      artifact: { artifactId: 'result', parts: [{ kind: 'text', text: 'ok' }, { kind: 'data', data: { result: 'ok' } }] },
+      artifact: { artifactId: 'result', parts: [{ kind: 'text', text: 'ok' }] },
     });
   });
 
@@ -354,7 +355,8 @@ describe('on the wire', () => {
     );
     const body = await json(res);
     expect(body).toMatchObject({ jsonrpc: '2.0', id: 7, result: { task: { status: { state: 'TASK_STATE_COMPLETED' } } } });
-    expect(body.result.task.artifacts[0].parts).toEqual([{ text: 'ok', mediaType: 'text/plain' }, { data: { result: 'ok' }, mediaType: 'application/json' }]);
+    expect(body.result.task.artifacts[0].parts).toEqual([{ text: 'ok' }]);
+    expect(body.result.task.status.message).toMatchObject({ role: 'ROLE_AGENT', parts: [{ text: 'ok' }] });
   });
 
   it('malformed JSON is a JSON-RPC parse error (-32700) in both versions', async () => {

@@ -211,7 +211,7 @@ describe('termination', () => {
     await c.run('x');
     expect(await c.wait()).toEqual({ status: 'failed', reason: 'no tickets left' });
     const events = await collect(c.events());
-    expect(events.at(-1)).toMatchObject({ kind: 'status-update', state: 'failed', final: true });
+    expect(events.at(-1)).toMatchObject({ kind: 'status-update', status: { state: 'failed' }, final: true });
   });
 
   it('text that conforms to a typed result schema completes (type-match), also inside a code fence', async () => {
@@ -246,6 +246,7 @@ describe('termination', () => {
     const events = await collect(c.events());
     expect(events.map((e) => factOf(e, 'turn-completed')).filter(Boolean)).toEqual([
       { type: 'turn-completed', turn: 1, maxTurns: 10, activeAgent: 's' },
+      { type: 'turn-completed', turn: 2, maxTurns: 10, activeAgent: 's' },
     ]);
   });
 
@@ -360,7 +361,7 @@ describe('pause, resume, stop', () => {
     expect(after.messages[0]).toEqual(model.requests[0]!.messages[0]); // same conversation
     expect(toolMessages(after)).toEqual([{ role: 'tool', toolCallId: 'p1', content: 'Sunday' }]);
     const events = await collect(c.events());
-    const states = events.filter((e) => e.kind === 'status-update').map((e) => (e as { state: string }).state);
+    const states = events.flatMap((e) => (e.kind === 'status-update' ? [e.status.state] : []));
     expect(states).toContain('input-required');
     expect(events.map((e) => factOf(e, 'resumed')).find(Boolean)).toEqual({ type: 'resumed', message: 'Sunday' });
   });
@@ -472,7 +473,7 @@ describe('pause, resume, stop', () => {
     expect(await handing.getResult()).toEqual({ status: 'stopped', reason: 'enough' });
     expect(aborted).toEqual(['orchestrator', 'agent']);
     const events = await collect(handing.events());
-    expect(events.at(-1)).toMatchObject({ kind: 'status-update', state: 'canceled', final: true, metadata: { type: 'stopped', reason: 'enough' } });
+    expect(events.at(-1)).toMatchObject({ kind: 'status-update', status: { state: 'canceled' }, final: true, metadata: { type: 'stopped', reason: 'enough' } });
   });
 });
 
@@ -492,7 +493,7 @@ describe('what a model says never crashes a swarm', () => {
     await c.run('x');
     expect(await c.wait()).toEqual({ status: 'completed', result: 'recovered' });
     const events: SwarmEvent[] = await collect(c.events());
-    expect(events.map((e) => factOf(e, 'turn-completed')?.turn).filter(Boolean)).toEqual([1]);
+    expect(events.map((e) => factOf(e, 'turn-completed')?.turn).filter(Boolean)).toEqual([1, 2]);
     return toolMessages(model.requests[1]!);
   }
 

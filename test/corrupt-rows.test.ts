@@ -124,7 +124,7 @@ describe('a corrupt event row', () => {
     for (const id of ['e2', 'e3']) {
       expect(byId.get(id)?.status?.state, id).toBe(TaskState.TASK_STATE_FAILED);
       expect(messageText(byId.get(id)), id).toMatch(problem(id));
-      expect(byId.get(id)?.metadata?.xswarm).toMatchObject({ problem: expect.stringMatching(problem(id)) });
+      expect(byId.get(id)?.metadata).toMatchObject({ problem: expect.stringMatching(problem(id)) });
       // What precedes the bad row is still told (the input is the first event).
       expect(byId.get(id)?.history[0]?.parts[0]?.content).toEqual({ $case: 'text', value: `hello ${id}` });
     }

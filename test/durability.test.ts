@@ -552,7 +552,7 @@ describe('versions and corruption', () => {
   it('a snapshot written by another machine version is reported failed naming it; its row is untouched; others go on', async () => {
     const setup = await twoUnfinished();
     tamper(`UPDATE swarms SET machine_version = 999 WHERE swarm_id = 'victim'`);
-    await expectReportedFailed(asker(), setup, /machine version 999, this runtime runs version 1/);
+    await expectReportedFailed(asker(), setup, /machine version 999, this runtime runs version 2/);
   });
 
   it('a snapshot that is JSON but not a machine snapshot is reported failed; others go on', async () => {
@@ -620,7 +620,7 @@ describe('one owner', () => {
     expect(modelC.requests).toHaveLength(0);
     expect(peek(`SELECT count(*) AS n FROM swarms`)).toEqual([{ n: 1 }]);
     const events = await b.store.readEvents('mine', 0);
-    expect(events[0]).toMatchObject({ kind: 'task', input: 'Plan my Saturday' });
+    expect(events[0]).toMatchObject({ kind: 'task', history: [{ parts: [{ kind: 'text', text: 'Plan my Saturday' }] }] });
   });
 
   it('after an owner process on another host dies (SIGKILL, no release), a started runtime adopts the swarm once the lease expired', async () => {

@@ -144,6 +144,7 @@ describe('MCP with the v2 client', () => {
       expect.stringMatching(/^Child swarm booking \(t1:.+\) started$/),
       expect.stringMatching(/^Child swarm booking \(t1:.+\) completed$/),
       'Turn 2/10 completed (active agent: trip)',
+      'Turn 3/10 completed (active agent: trip)',
     ]);
     expect(progress.map((p) => p.progress)).toEqual(progress.map((_, i) => i + 1));
     // The child swarm's id (`t1:…`) travels percent-encoded in its resource URI.
@@ -166,7 +167,11 @@ describe('MCP with the v2 client', () => {
     );
     expect(done.structuredContent).toEqual({ swarmId: 'h1', status: 'completed', result: { plan: 'Saturday hike' } });
     // Only what happened after the resume is reported.
-    expect(progress).toEqual(['trip handed off to agent weather: Forecast for Saturday?', 'Turn 2/10 completed (active agent: trip)']);
+    expect(progress).toEqual([
+      'trip handed off to agent weather: Forecast for Saturday?',
+      'Turn 2/10 completed (active agent: trip)',
+      'Turn 3/10 completed (active agent: trip)',
+    ]);
     const again = await client.callTool({ name: 'trip_resume', arguments: { swarmId: 'h1', message: 'x' } });
     expect(again.isError).toBe(true);
     expect(text(again)).toMatch(/it has ended \(completed\)/);
@@ -222,7 +227,11 @@ describe('MCP with the v2 client', () => {
       { onprogress: (p) => void progress.push(p.message ?? '') },
     );
     expect(done.structuredContent).toEqual({ swarmId: 'm1', status: 'completed', result: { plan: 'Saturday hike' } });
-    expect(progress).toEqual(['trip handed off to agent weather: Forecast for Saturday?', 'Turn 2/10 completed (active agent: trip)']);
+    expect(progress).toEqual([
+      'trip handed off to agent weather: Forecast for Saturday?',
+      'Turn 2/10 completed (active agent: trip)',
+      'Turn 3/10 completed (active agent: trip)',
+    ]);
     const read = await client.readResource({ uri: 'swarm://trip/m1/result' });
     expect(JSON.parse((read.contents[0] as { text: string }).text)).toEqual({ status: 'completed', result: { plan: 'Saturday hike' } });
   });

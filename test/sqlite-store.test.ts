@@ -48,12 +48,13 @@ const T0 = 1_700_000_000_000;
 function event(swarmId: string, seq: number, text = `e${seq}`): SwarmEvent {
   return {
     kind: 'status-update',
-    state: 'working',
+    taskId: swarmId,
+    contextId: swarmId,
+    status: { state: 'working', timestamp: new Date(T0 + seq).toISOString() },
     final: false,
     metadata: { type: 'resumed', message: text },
     seq,
     swarmId,
-    timestamp: T0 + seq,
   };
 }
 

@@ -45,7 +45,7 @@ async function pausedSwarm(): Promise<{ url: string; rt: Runtime; lastSeq: numbe
  * because nothing public counts them (this is what grew with every dropped connection).
  */
 function parked(rt: Runtime, swarmId: string): number {
-  const host = (rt as unknown as { hosts: Map<string, { wakers: { size: number } }> }).hosts.get(swarmId);
+  const host = (rt as unknown as { live: { hosts: Map<string, { wakers: { size: number } }> } }).live.hosts.get(swarmId);
   return host?.wakers.size ?? 0;
 }
 

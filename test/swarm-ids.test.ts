@@ -189,7 +189,7 @@ describe('the CLI', () => {
       p.stderr.on('data', (d) => (err += d));
       p.on('close', (c) => resolve({ code: c, stderr: err }));
     });
-    expect(code).toBe(1);
+    expect(code).toBe(2); // bad usage (see xswarm --help)
     expect(stderr).toMatch(/xswarm replay: Invalid swarm id: a swarm id may not contain "\/"/);
     expect(existsSync(db)).toBe(false);
   });

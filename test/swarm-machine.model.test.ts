@@ -16,16 +16,9 @@ import { createTestModel } from 'xstate/graph';
 import { agentMachine, type SessionEntry } from '../machines/agent.js';
 import type { SwarmEventBody } from '../machines/events.js';
 import type { ChatMessage, ModelResponse } from '../machines/messages.js';
-import type {
-  CallResult,
-  ChildSwarmInput,
-  ModelStepInput,
-  ModelStepOutput,
-  PlannedCall,
-  RemoteAgentInput,
-  Round,
-  ToolRunInput,
-} from '../machines/round.js';
+import type { CallResult, ChildSwarmInput, ModelStepInput, ModelStepOutput, RemoteAgentInput, ToolRunInput } from '../machines/contracts.js';
+import type { PlannedCall } from '../machines/plan.js';
+import type { Round } from '../machines/round.js';
 import { type SwarmInput, swarmMachine, type SwarmOutcome } from '../machines/swarm.js';
 import { Controllable, Coverage, describeModelPaths, eventSig, flush, machineGraph, same } from './support/mbt-harness.js';
 
@@ -456,7 +449,8 @@ const swarmModel = m.createMachine({
               actions: m.assign(({ context }) => {
                 const r = { ...context, ...respond(context, 'MODEL_FAIL') };
                 const reason = (stepFor('MODEL_FAIL', r.turn).verdict as { reason: string }).reason;
-                return { ...r, ...fail({ ...r, emitted: [...r.emitted, 'cp:model-response'] }, reason) };
+                // The last turn completes too, before the final status.
+                return { ...r, ...fail({ ...r, emitted: [...r.emitted, `working:turn-completed:${r.turn}`, 'cp:model-response'] }, reason) };
               }),
             },
             MODEL_COMPLETE: {
@@ -467,7 +461,7 @@ const swarmModel = m.createMachine({
                 return {
                   ...r,
                   outcome: { status: 'completed' as const, result },
-                  emitted: [...r.emitted, 'cp:model-response', 'artifact', `completed:completed:${JSON.stringify(result)}!`],
+                  emitted: [...r.emitted, `working:turn-completed:${r.turn}`, 'cp:model-response', 'artifact', `completed:completed:${JSON.stringify(result)}!`],
                 };
               }),
             },

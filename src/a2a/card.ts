@@ -4,34 +4,19 @@
  * @module
  */
 import { AgentCard, type AgentSkill } from '@a2a-js/sdk';
-import type { AgentDefinition, SwarmDefinition, ToolEntry } from '../define.js';
-import type { Handoff } from '../handoff.js';
-import type { Runtime } from '../runtime.js';
+import type { AgentDefinition, SwarmDefinition, ToolEntry } from '../definitions/define.js';
+import type { Handoff } from '../handoffs/index.js';
+import type { Runtime } from '../runtime/types.js';
 
-/**
- * The name of the bearer security scheme declared when the server has a token.
- *
- * @example
- * card.securitySchemes[BEARER_SCHEME] // { scheme: { $case: 'httpAuthSecurityScheme', … } }
- */
+/** The name of the bearer security scheme declared when the server has a token. */
 export const BEARER_SCHEME = 'bearer';
 
-/**
- * Where a definition's JSON-RPC endpoint is.
- *
- * @example
- * a2aEndpoint('http://127.0.0.1:4000', 'planner') // 'http://127.0.0.1:4000/a2a/planner'
- */
+/** Where a definition's JSON-RPC endpoint is. */
 export function a2aEndpoint(baseUrl: string, definitionId: string): string {
   return `${baseUrl}/a2a/${encodeURIComponent(definitionId)}`;
 }
 
-/**
- * Where a definition's agent card is.
- *
- * @example
- * agentCardUrl('http://127.0.0.1:4000', 'planner') // 'http://127.0.0.1:4000/a2a/planner/.well-known/agent-card.json'
- */
+/** Where a definition's agent card is. */
 export function agentCardUrl(baseUrl: string, definitionId: string): string {
   return `${a2aEndpoint(baseUrl, definitionId)}/.well-known/agent-card.json`;
 }
@@ -53,10 +38,6 @@ export function agentCardUrl(baseUrl: string, definitionId: string): string {
  * read) with a `toJSON` that yields ProtoJSON: the SDK's v1.0 card handler serializes the
  * card with a plain `JSON.stringify`, which would otherwise put ts-proto's `$case` wrappers
  * for the security scheme on the wire.
- *
- * @example
- * const card = swarmAgentCard(runtime, 'planner', 'http://127.0.0.1:4000', undefined);
- * card?.supportedInterfaces[0]?.url // 'http://127.0.0.1:4000/a2a/planner'
  */
 export function swarmAgentCard(runtime: Runtime, definitionId: string, baseUrl: string, token: string | undefined): AgentCard | undefined {
   const def = runtime.definition(definitionId);

@@ -13,8 +13,8 @@
  * Ids: taskId = swarmId. A new task's id is derived from the definition id and the message id,
  * so re-sending a message (a client retrying after a crash) reaches the same task instead of
  * starting a second swarm. contextId = the client's contextId when its first message has one,
- * else the task id; it is remembered in memory, so after a restart it reads as the task id
- * until a client names it again.
+ * else the task id; the swarm keeps it with its state (every event carries it), so it survives
+ * restarts and a follow-up naming another context is refused.
  *
  * @module
  */
@@ -30,16 +30,16 @@ import {
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { SwarmEvent } from '../../machines/events.js';
+import { abortable, untilAborted } from '../abort.js';
 import { SwarmError } from '../errors.js';
 import type { SwarmResult } from '../result.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../runtime/types.js';
 import { CorruptEventError, type SwarmSummary } from '../store/types.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
 import {
   endsInteraction,
   endsStream,
   inputFromMessage,
-  METADATA_KEY,
   messageText,
   statusToA2AState,
   taskFromEvents,
@@ -49,53 +49,38 @@ import {
   type TaskIds,
 } from './mapping.js';
 
-/**
- * Key in `ServerCallContext.state` of an AbortSignal that fires when the HTTP client goes away.
- *
- * @example
- * context.state.set(REQUEST_SIGNAL_KEY, abortController.signal);
- */
+/** Key in `ServerCallContext.state` of an AbortSignal that fires when the HTTP client goes away. */
 export const REQUEST_SIGNAL_KEY = 'xswarm.requestSignal';
 
 const DEFAULT_PAGE_SIZE = 50;
-const MAX_REMEMBERED_CONTEXTS = 100_000;
+const MAX_CACHED_CONTEXTS = 100_000;
+/** The longest contextId a client may give a new task (it is stamped on every event). */
+const MAX_CONTEXT_ID_LENGTH = 256;
 
 /**
- * Context ids clients gave to tasks, shared by every definition's handler of one server.
- *
- * @example
- * const contexts = new ContextIds();
- * contexts.remember('task-1', 'conversation-7');
- * contexts.of('task-1') // 'conversation-7'
+ * The context ids of tasks, read from their stored task events (where they live durably) and
+ * cached: a task's context never changes, so ListTasks filters by context without reading
+ * every task's events again. Shared by every definition's handler of one server.
  */
 export class ContextIds {
   private readonly byTask = new Map<string, string>();
 
-  /** The context of a task: the remembered one, else the task id. */
-  of(taskId: string): string {
-    return this.byTask.get(taskId) ?? taskId;
-  }
-
-  /** Whether a client-chosen context is remembered for this task. */
-  has(taskId: string): boolean {
-    return this.byTask.has(taskId);
-  }
-
-  /** Remembers a client-chosen context (a context equal to the task id needs no entry). */
-  remember(taskId: string, contextId: string | undefined): void {
-    if (!contextId || contextId === taskId) return;
-    this.byTask.set(taskId, contextId);
-    // Bounded: the oldest entries go first (their tasks then read with context = task id).
-    if (this.byTask.size > MAX_REMEMBERED_CONTEXTS) this.byTask.delete(this.byTask.keys().next().value!);
+  /** The context of a task, from its first event (the task id when that cannot be read). */
+  async of(store: Runtime['store'], taskId: string): Promise<string> {
+    const known = this.byTask.get(taskId);
+    if (known !== undefined) return known;
+    const first = (await store.readEvents(taskId, 0).catch((e: unknown) => (e instanceof CorruptEventError ? e.readable : [])))[0];
+    if (first?.kind !== 'task') return taskId;
+    this.byTask.set(taskId, first.contextId);
+    // Bounded: the oldest entries go first (read again when asked for).
+    if (this.byTask.size > MAX_CACHED_CONTEXTS) this.byTask.delete(this.byTask.keys().next().value!);
+    return first.contextId;
   }
 }
 
 /**
  * The task id of a new task: a UUID-shaped (version 8) hash of the definition id and the
  * message id. A2A message ids are unique per message, so equal ids mean a re-sent message.
- *
- * @example
- * taskIdFor('planner', 'msg-1') === taskIdFor('planner', 'msg-1') // true
  */
 export function taskIdFor(definitionId: string, messageId: string): string {
   const h = createHash('sha256').update(`xswarm.a2a\0${definitionId}\0${messageId}`).digest();
@@ -113,13 +98,7 @@ interface Accepted {
   resumed: boolean;
 }
 
-/**
- * The `A2ARequestHandler` of one swarm definition.
- *
- * @example
- * const handler = new SwarmRequestHandler({ runtime, definitionId: 'planner', card: () => card, contexts: new ContextIds() });
- * app.use('/a2a/planner', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
- */
+/** The `A2ARequestHandler` of one swarm definition. */
 export class SwarmRequestHandler implements A2ARequestHandler {
   private readonly runtime: Runtime;
   private readonly definitionId: string;
@@ -195,16 +174,17 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     if (after !== undefined && Number.isNaN(after)) throw new RequestMalformedError('statusTimestampAfter must be a valid ISO 8601 date string');
     const offset = params.pageToken ? decodePageToken(params.pageToken) : 0;
 
-    const matching = (await this.runtime.list({ definitionId: this.definitionId })).filter(
-      (s: SwarmSummary) =>
-        (!params.contextId || this.contexts.of(s.swarmId) === params.contextId) &&
-        (!params.status || statusToA2AState(s.status) === params.status) &&
-        (after === undefined || s.updatedAt > after),
-    );
+    const matching: SwarmSummary[] = [];
+    for (const s of await this.runtime.list({ definitionId: this.definitionId })) {
+      if (params.status && statusToA2AState(s.status) !== params.status) continue;
+      if (after !== undefined && s.updatedAt <= after) continue;
+      if (params.contextId && (await this.contextOf(s.swarmId)) !== params.contextId) continue;
+      matching.push(s);
+    }
     const page = matching.slice(offset, offset + pageSize);
     const tasks: Task[] = [];
     for (const s of page) {
-      const { task } = await this.snapshot({ taskId: s.swarmId, contextId: this.contexts.of(s.swarmId) }, Infinity, s.result);
+      const { task } = await this.snapshot({ taskId: s.swarmId, contextId: await this.contextOf(s.swarmId) }, Infinity, s.result);
       if (!params.includeArtifacts) task.artifacts = [];
       tasks.push(withHistoryLength(task, params.historyLength));
     }
@@ -279,7 +259,11 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     const taskId = id as string;
     const record = await this.runtime.store.load(taskId);
     if (!record || record.definitionId !== this.definitionId) throw new TaskNotFoundError(`Task not found: ${taskId}`);
-    return { taskId, contextId: this.contexts.of(taskId) };
+    return { taskId, contextId: await this.contextOf(taskId) };
+  }
+
+  private contextOf(taskId: string): Promise<string> {
+    return this.contexts.of(this.runtime.store, taskId);
   }
 
   /** Starts or resumes the swarm a message is for. */
@@ -290,33 +274,32 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     if (message.taskId) return this.resume(message);
 
     const taskId = taskIdFor(this.definitionId, message.messageId);
-    const ids = (): TaskIds => ({ taskId, contextId: this.contexts.of(taskId) });
-    if (await this.runtime.store.load(taskId)) return { ids: ids(), cursor: await this.lastSeq(taskId), resumed: false };
-    this.contexts.remember(taskId, message.contextId);
+    const existing = async (): Promise<Accepted> => ({ ids: { taskId, contextId: await this.contextOf(taskId) }, cursor: await this.lastSeq(taskId), resumed: false });
+    if (await this.runtime.store.load(taskId)) return existing();
+    // v0.3 requests reach the handler with their JSON values as sent.
+    const contextId: unknown = message.contextId;
+    if (contextId !== undefined && contextId !== '' && (typeof contextId !== 'string' || contextId.length > MAX_CONTEXT_ID_LENGTH)) {
+      throw new RequestMalformedError(`message.contextId must be a string of at most ${MAX_CONTEXT_ID_LENGTH} characters`);
+    }
     try {
-      await this.runtime.forSwarm(this.definitionId, taskId).run(inputFromMessage(message, this.structuredInput));
+      await this.runtime.forSwarm(this.definitionId, taskId).run(inputFromMessage(message, this.structuredInput), contextId ? { contextId } : {});
     } catch (e) {
       if (!(e instanceof SwarmError)) throw e;
       // Two deliveries of one message raced: the other one started it.
-      if (/already in use/.test(e.message)) return { ids: ids(), cursor: await this.lastSeq(taskId), resumed: false };
+      if (/already in use/.test(e.message)) return existing();
       throw new RequestMalformedError(e.message);
     }
     // The first event is the task itself (submitted): everything after it is this interaction.
-    return { ids: ids(), cursor: 1, resumed: false };
+    return { ids: { taskId, contextId: contextId || taskId }, cursor: 1, resumed: false };
   }
 
   /** A follow-up message: resumes an input-required task with the message's text. */
   private async resume(message: Message): Promise<Accepted> {
-    let ids = await this.locate(message.taskId);
+    const ids = await this.locate(message.taskId);
     if (message.contextId && message.contextId !== ids.contextId) {
-      if (this.contexts.has(ids.taskId)) {
-        throw new RequestMalformedError(
-          `contextId mismatch: message contextId '${message.contextId}' does not match task '${ids.taskId}' contextId '${ids.contextId}'`,
-        );
-      }
-      // Nothing remembered (a restart forgot it, or the first message named none): adopt it.
-      this.contexts.remember(ids.taskId, message.contextId);
-      ids = { ...ids, contextId: message.contextId };
+      throw new RequestMalformedError(
+        `contextId mismatch: message contextId '${message.contextId}' does not match task '${ids.taskId}' contextId '${ids.contextId}'`,
+      );
     }
     const client = this.runtime.forSwarm(this.definitionId, ids.taskId);
     const result = await client.getResult();
@@ -348,7 +331,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
    * reports (`reported`, else its current result): a swarm the runtime reports failed while its
    * events say otherwise (its data cannot be read, it cannot be restored) is a failed task. So
    * is one whose events cannot all be read: the events before the unreadable one, with the
-   * status message and `metadata.xswarm.problem` naming it.
+   * status message and `metadata.problem` naming it.
    */
   private async snapshot(ids: TaskIds, upTo = Infinity, reported?: SwarmResult): Promise<{ task: Task; seq: number; problem?: string }> {
     let events: SwarmEvent[];
@@ -361,7 +344,8 @@ export class SwarmRequestHandler implements A2ARequestHandler {
       if (e.seq <= upTo) problem = e.message;
     }
     events = events.filter((e) => e.seq <= upTo);
-    const task = taskFromEvents(events, ids);
+    // Not even the task event can be read: the task as submitted, failed below for the problem.
+    const task: Task = events[0]?.kind === 'task' ? taskFromEvents(events) : { id: ids.taskId, contextId: ids.contextId, status: undefined, artifacts: [], history: [], metadata: undefined };
     if (!problem) {
       const result = reported ?? (await this.runtime.forSwarm(this.definitionId, ids.taskId).getResult());
       if (result.status === 'failed' && !TERMINAL_STATES.has(stateOf(task))) problem = result.reason;
@@ -373,20 +357,19 @@ export class SwarmRequestHandler implements A2ARequestHandler {
   private async *follow(ids: TaskIds, since: number, signal: AbortSignal | undefined): AsyncGenerator<StreamResponse> {
     const events = this.runtime.forSwarm(this.definitionId, ids.taskId).events({ since, signal });
     for await (const event of untilAborted(events, signal)) {
-      const response = toStreamResponse(event, ids);
+      const response = toStreamResponse(event);
       if (response) yield response;
       if (endsStream(event)) return;
     }
   }
 }
 
-/** A task reported failed for `problem`: its status message and `metadata.xswarm.problem` name it. */
+/** A task reported failed for `problem`: its status message and `metadata.problem` name it. */
 function failedTask(task: Task, problem: string, ids: TaskIds): Task {
-  const meta = (task.metadata?.[METADATA_KEY] ?? {}) as Record<string, unknown>;
   return {
     ...task,
     status: { state: TaskState.TASK_STATE_FAILED, message: textMessage(`${ids.taskId}#problem`, Role.ROLE_AGENT, problem, ids), timestamp: task.status?.timestamp },
-    metadata: { ...task.metadata, [METADATA_KEY]: { ...meta, problem } },
+    metadata: { ...task.metadata, problem },
   };
 }
 
@@ -403,47 +386,6 @@ function withHistoryLength(task: Task, historyLength: number | undefined): Task 
 function signalOf(context: ServerCallContext): AbortSignal | undefined {
   const s = context.state.get(REQUEST_SIGNAL_KEY);
   return s instanceof AbortSignal ? s : undefined;
-}
-
-/** Resolves with `promise`, or rejects once `signal` aborts (the HTTP client went away). */
-async function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  signal.throwIfAborted();
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([promise, aborted]);
-  } finally {
-    signal.removeEventListener('abort', onAbort!);
-  }
-}
-
-/**
- * Iterates `source` until it ends or `signal` aborts; on abort it simply ends (the client that
- * would read the rest is gone) and lets the source finish on its own time.
- */
-async function* untilAborted(source: AsyncIterable<SwarmEvent>, signal: AbortSignal | undefined): AsyncGenerator<SwarmEvent> {
-  const it = source[Symbol.asyncIterator]();
-  let stop: (() => void) | undefined;
-  const stopped = new Promise<'aborted'>((resolve) => {
-    stop = () => resolve('aborted');
-    if (signal?.aborted) stop();
-    else signal?.addEventListener('abort', stop, { once: true });
-  });
-  try {
-    for (;;) {
-      const next = await Promise.race([it.next(), stopped]);
-      if (next === 'aborted' || next.done) return;
-      yield next.value;
-    }
-  } finally {
-    if (stop) signal?.removeEventListener('abort', stop);
-    // An async generator suspended in an await handles return() when it resumes; do not wait.
-    it.return?.().catch(() => undefined);
-  }
 }
 
 function encodePageToken(offset: number): string {

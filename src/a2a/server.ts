@@ -29,40 +29,22 @@ import type { AgentCard } from '@a2a-js/sdk';
 import { defaultServerCallContextBuilder, type ServerCallContextBuilder, type User } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { HttpError, readBody, sendJson, type HttpHandler, type ServerContext } from '../server/http.js';
+import { DEFAULT_KEEPALIVE_MS } from '../server/sse.js';
 import { swarmAgentCard } from './card.js';
 import { ContextIds, REQUEST_SIGNAL_KEY, SwarmRequestHandler } from './handler.js';
 import { refuseRequest } from './wire.js';
 
-/**
- * How often (ms) an SSE stream gets a `: ping` comment, so proxies do not cut an idle one.
- *
- * @example
- * createA2AHandler(ctx, { keepAliveMs: SSE_KEEPALIVE_MS * 2 });
- */
-export const SSE_KEEPALIVE_MS = 15_000;
-
 const CARD_PATHS = new Set(['/.well-known/agent-card.json', '/.well-known/agent.json']);
 
-/**
- * Options of {@link createA2AHandler}.
- *
- * @example
- * const options: A2AHandlerOptions = { keepAliveMs: 30_000 };
- */
+/** Options of {@link createA2AHandler}. */
 export interface A2AHandlerOptions {
-  /** Interval of `: ping` comments on SSE streams (default {@link SSE_KEEPALIVE_MS}). */
+  /** Interval of `: ping` comments on SSE streams (default {@link DEFAULT_KEEPALIVE_MS}). */
   keepAliveMs?: number;
 }
 
-/**
- * Creates the A2A handler of a server.
- *
- * @example
- * const handlers = [createRestHandler(ctx), createA2AHandler(ctx)];
- * for (const h of handlers) if (await h.handle(req, res, url)) return;
- */
+/** Creates the A2A handler of a server. */
 export function createA2AHandler(ctx: ServerContext, options: A2AHandlerOptions = {}): HttpHandler {
-  const keepAliveMs = options.keepAliveMs ?? SSE_KEEPALIVE_MS;
+  const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS;
   const apps = new Map<string, Express>();
   const contexts = new ContextIds();
   // The SDK builds a call context from the request headers only; this is how a request's
@@ -195,10 +177,6 @@ function speaksV03(req: IncomingMessage): boolean {
 /**
  * Rewrites one SSE `data:` event so a v0.3 input-required status update says `final: true`;
  * anything else passes unchanged.
- *
- * @example
- * finalOnInputRequired('data: {"result":{"kind":"status-update","status":{"state":"input-required"},"final":false}}\n\n')
- * // 'data: {"result":{"kind":"status-update","status":{"state":"input-required"},"final":true}}\n\n'
  */
 export function finalOnInputRequired(chunk: string): string {
   if (!chunk.startsWith('data: ') || !chunk.includes('"input-required"')) return chunk;

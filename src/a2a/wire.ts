@@ -23,18 +23,10 @@ import { RequestMalformedError } from '@a2a-js/sdk/errors';
  * How deeply a request's JSON may nest (the envelope counts as one level). Real requests
  * need a handful of levels, structured input a few more; Python's protobuf JSON reader has the
  * same default limit.
- *
- * @example
- * JSON.stringify({ a: { b: [1] } }) // 3 levels
  */
 export const MAX_JSON_DEPTH = 100;
 
-/**
- * A JSON-RPC error response, as sent on the wire.
- *
- * @example
- * const r: JsonRpcErrorResponse = { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request' } };
- */
+/** A JSON-RPC error response, as sent on the wire. */
 export interface JsonRpcErrorResponse {
   jsonrpc: '2.0';
   id: string | number | null;
@@ -72,10 +64,6 @@ const PARAMS: Record<string, Record<string, Kind>> = {
 /**
  * The error response for a parsed request body the SDK must not see, or undefined to hand it
  * over. `legacy`: the request speaks v0.3 (its errors carry no `google.rpc.ErrorInfo`).
- *
- * @example
- * const refused = refuseRequest(JSON.parse(raw), !req.headers['a2a-version']);
- * if (refused) return sendJson(res, 200, refused);
  */
 export function refuseRequest(body: unknown, legacy: boolean): JsonRpcErrorResponse | undefined {
   const envelope = isObject(body) ? body : undefined;

@@ -4,10 +4,11 @@
  * point without it fails.
  *
  * @example
+ * import { createRuntime } from 'xswarm';
  * import { a2aRemoteAgents } from 'xswarm/a2a';
  * const runtime = createRuntime({ swarms, model, remote: a2aRemoteAgents({ headers: { authorization: 'Bearer T' } }) });
  *
  * @module
  */
-export { a2aRemoteAgents } from '../a2a/remote.js';
-export type { A2ARemoteOptions } from '../a2a/remote.js';
+export { a2aRemoteAgents } from '../a2a/client.js';
+export type { A2ARemoteOptions } from '../a2a/client.js';

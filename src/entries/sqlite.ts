@@ -3,8 +3,10 @@
  * `sqliteStore()` throws naming it when it is not installed.
  *
  * @example
+ * import { createRuntime } from 'xswarm';
  * import { sqliteStore } from 'xswarm/sqlite';
  * const runtime = createRuntime({ swarms, model, store: sqliteStore('.xswarm/state.db') });
+ * await runtime.start(); // continues the swarms a previous process left unfinished
  *
  * @module
  */

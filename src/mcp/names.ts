@@ -38,10 +38,6 @@ function sanitize(id: string): string {
  * The base name of every definition id (tools are `<base>_run`, `<base>_get_result`,
  * `<base>_resume`, `<base>_stop`; the prompt is `<base>_instructions`), by the rules above.
  * Distinct ids always get distinct bases.
- *
- * @example
- * mcpBaseNames(['planner.v2', 'planner_v2']).get('planner.v2') // 'planner_v2_' + 8 hex digits (collides with 'planner_v2')
- * mcpBaseNames(['activity-planner']).get('activity-planner') // 'activity-planner'
  */
 export function mcpBaseNames(ids: readonly string[]): Map<string, string> {
   const kept = new Set(ids.filter((id) => id.length <= MAX_BASE && VALID.test(id)));

@@ -11,19 +11,12 @@
  */
 import type { StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { SwarmDefinition } from '../define.js';
+import type { SwarmDefinition } from '../definitions/define.js';
 import { jsonSchemaOf } from '../tool.js';
 
 type Json = Record<string, unknown>;
 
-/**
- * How `<id>_run` arguments carry the swarm input.
- *
- * @example
- * // 'fields':  trip_run { city: 'Oslo', days: 2, wait: true }
- * // 'wrapped': echo_run { input: 'hello', wait: true }
- * const mode: InputMode = runInputSchema(trip).mode;
- */
+/** How `<id>_run` arguments carry the swarm input. */
 export type InputMode =
   /** The swarm input is an object: its fields are the tool's fields, next to `swarmId` and `wait`. */
   | 'fields'
@@ -75,12 +68,7 @@ function modeOf(input: Json): InputMode {
   return 'fields';
 }
 
-/**
- * The input schema of `<id>_run` and how it carries the swarm input.
- *
- * @example
- * const { schema, mode } = runInputSchema(planner); // mode 'wrapped' for a string input: { input, swarmId?, wait? }
- */
+/** The input schema of `<id>_run` and how it carries the swarm input. */
 export function runInputSchema(def: SwarmDefinition): { schema: StandardSchemaWithJSON; mode: InputMode } {
   const input = jsonSchemaOf(def.input);
   const mode = modeOf(input);
@@ -112,12 +100,7 @@ export function runInputSchema(def: SwarmDefinition): { schema: StandardSchemaWi
   };
 }
 
-/**
- * Splits `<id>_run` arguments into the swarm input and the envelope fields.
- *
- * @example
- * splitRunArgs({ city: 'Oslo', wait: true }, 'fields') // { input: { city: 'Oslo' }, wait: true }
- */
+/** Splits `<id>_run` arguments into the swarm input and the envelope fields. */
 export function splitRunArgs(args: Json, mode: InputMode): { input: unknown; swarmId?: string; wait?: boolean } {
   const { swarmId, wait, ...rest } = args;
   return {
@@ -130,9 +113,6 @@ export function splitRunArgs(args: Json, mode: InputMode): { input: unknown; swa
 /**
  * The output schema shared by the tools: a swarm id plus a `SwarmResult`'s fields, with
  * `result` described by the definition's result schema (as produced, `io: 'output'`).
- *
- * @example
- * registerTool('planner_get_result', { outputSchema: swarmResultSchema(planner), … }, …)
  */
 export function swarmResultSchema(def: SwarmDefinition): StandardSchemaWithJSON {
   const { schema: result, defs } = nestable(z.toJSONSchema(def.result, { unrepresentable: 'any', io: 'output' }) as Json);

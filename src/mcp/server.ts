@@ -38,23 +38,12 @@ import { createMcpHandler as createSdkHandler } from '@modelcontextprotocol/serv
 import { type HttpHandler, readBody, type ServerContext } from '../server/http.js';
 import { createSwarmMcpServer, swarmMcpCatalog, type SwarmMcpCatalog } from './swarm-server.js';
 
-/**
- * Where the MCP endpoint is mounted.
- *
- * @example
- * new StreamableHTTPClientTransport(new URL(MCP_PATH, server.url));
- */
+/** Where the MCP endpoint is mounted. */
 export const MCP_PATH = '/mcp';
 
 /**
  * The `/mcp` endpoint of `serve()`: MCP over Streamable HTTP (both protocol eras, stateless).
  * The server in front of it has already applied the cross-origin policy and the bearer token.
- *
- * @example
- * // In serve(): handlers = [createRestHandler(ctx), …, createMcpHandler(ctx)]
- * const handler = createMcpHandler(ctx);
- * if (!(await handler.handle(req, res, url))) res.writeHead(404).end();
- * await handler.close?.();
  */
 export function createMcpHandler(ctx: ServerContext): HttpHandler {
   // Definitions are fixed once the runtime exists; the SDK builds a server per request.

@@ -23,11 +23,12 @@
 import { createRequire } from 'node:module';
 import { McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, type CallToolResult, type ServerContext as McpContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { errorText } from '../../machines/error-text.js';
 import type { SwarmFact } from '../../machines/events.js';
-import { resolveFromInput, type SwarmDefinition } from '../define.js';
+import { resolveFromInput, type SwarmDefinition } from '../definitions/define.js';
 import { SwarmError } from '../errors.js';
 import type { SwarmResult } from '../result.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../runtime/types.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../swarm-id.js';
 import { validate } from '../tool.js';
 import { mcpBaseNames } from './names.js';
@@ -44,21 +45,12 @@ interface Entry {
 /**
  * What {@link createSwarmMcpServer} serves, computed once per runtime: definitions are fixed
  * when the runtime is created, while the SDK asks for a fresh server on every HTTP request.
- *
- * @example
- * const catalog: SwarmMcpCatalog = swarmMcpCatalog(runtime);
  */
 export interface SwarmMcpCatalog {
   readonly entries: readonly Entry[];
 }
 
-/**
- * Builds the catalog of a runtime's definitions (names, schemas).
- *
- * @example
- * const catalog = swarmMcpCatalog(runtime);
- * catalog.entries.map((e) => `${e.name}_run`) // ['activity-planner_run', …]
- */
+/** Builds the catalog of a runtime's definitions (names, schemas). */
 export function swarmMcpCatalog(runtime: Runtime): SwarmMcpCatalog {
   const defs = runtime
     .definitions()
@@ -85,12 +77,7 @@ const PROMPT_INPUT = z.object({
 /** The name and version we announce in `initialize` / `server/discover`. */
 const SERVER_INFO = { name: 'xswarm', version: (createRequire(import.meta.url)('../../package.json') as { version: string }).version };
 
-/**
- * A fresh `McpServer` exposing a runtime's swarms (the v2 SDK wants one per HTTP request).
- *
- * @example
- * const handler = createMcpHandler(() => createSwarmMcpServer(runtime, catalog));
- */
+/** A fresh `McpServer` exposing a runtime's swarms (the v2 SDK wants one per HTTP request). */
 export function createSwarmMcpServer(runtime: Runtime, catalog: SwarmMcpCatalog): McpServer {
   const server = new McpServer(SERVER_INFO, {
     instructions:
@@ -228,7 +215,7 @@ async function safely(body: () => Promise<CallToolResult>): Promise<CallToolResu
   try {
     return await body();
   } catch (e) {
-    return { isError: true, content: [{ type: 'text', text: e instanceof Error ? e.message : String(e) }] };
+    return { isError: true, content: [{ type: 'text', text: errorText(e) }] };
   }
 }
 

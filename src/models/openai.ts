@@ -6,6 +6,8 @@
  */
 import type OpenAI from 'openai';
 import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec } from '../model.js';
+import { errorText } from '../../machines/error-text.js';
+import { abortable } from '../abort.js';
 import { importIfInstalled, missingPackages } from '../optional.js';
 
 type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
@@ -17,12 +19,7 @@ type WireUsage = OpenAI.CompletionUsage;
 // (`error.cause instanceof OpenAI.APIError`).
 const openai = await importIfInstalled('openai', () => import('openai'));
 
-/**
- * Options for {@link openaiModel}.
- *
- * @example
- * const options: OpenAIModelOptions = { model: 'llama3.1', baseURL: 'http://127.0.0.1:11434/v1' };
- */
+/** Options for {@link openaiModel}. */
 export interface OpenAIModelOptions {
   /** The model id sent in every request; also the {@link Model.name}. */
   model: string;
@@ -54,6 +51,7 @@ const NO_KEY = 'unset';
  * declared in `secrets`, so a runtime redacts it from everything it persists.
  *
  * @example
+ * import { openaiModel } from 'xswarm'; // or from 'xswarm/openai'
  * const model = openaiModel({ model: 'gpt-4o-mini' }); // needs OPENAI_API_KEY
  * const local = openaiModel({ model: 'qwen2.5', baseURL: 'http://127.0.0.1:8000/v1', stream: false });
  * const answer = await model.call({ agentId: 'a', swarmId: 's', tools: [],
@@ -86,6 +84,8 @@ export function openaiModel(options: OpenAIModelOptions): Model {
       };
       const opts = { ...requestOptions, signal: request.signal };
       try {
+        // The client checks the signal only between attempts: without this wait an abort during
+        // a retry backoff would wait out the whole `retry-after`.
         const response = await abortable(
           stream ? streamed(client, body, opts, request) : unstreamed(client, body, opts),
           request.signal,
@@ -99,8 +99,7 @@ export function openaiModel(options: OpenAIModelOptions): Model {
         // The client surfaces a non-JSON body as a bare SyntaxError; say what it means.
         const reason =
           error instanceof SyntaxError ? `malformed response (invalid JSON): ${error.message}`
-          : error instanceof Error ? error.message
-          : String(error);
+          : errorText(error);
         throw new Error(`openaiModel(${name}): ${reason}`, { cause: error });
       }
     },
@@ -232,16 +231,4 @@ function toWireTool(tool: ToolSpec): WireTool {
 
 function malformed(detail: string): Error {
   return new Error(`malformed response: ${detail}`);
-}
-
-/**
- * Rejects as soon as `signal` aborts. The client checks the signal only between attempts, so
- * an abort during a retry backoff would otherwise wait out the whole `retry-after`.
- */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

@@ -36,31 +36,24 @@ import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { errorText } from '../../machines/error-text.js';
 import type { SwarmEvent } from '../../machines/events.js';
 import { assertCursor } from '../cursor.js';
 import { SwarmError } from '../errors.js';
-import { isFinalEvent } from '../events.js';
-import { isFinal } from '../result.js';
-import type { Runtime } from '../runtime.js';
+import { isFinalEvent } from '../event-helpers.js';
+import { isFinal, UNFINISHED_STATUSES } from '../result.js';
+import type { Runtime } from '../runtime/types.js';
 import type { SwarmSummary } from '../store/types.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
 import { HttpError, type HttpHandler, type ServerContext } from './http.js';
 import { parseCursor } from './sse.js';
 
-/**
- * The path of the WebSocket endpoint.
- *
- * @example
- * new WebSocket(`ws://127.0.0.1:4000${EVENTS_PATH}?swarmId=${id}&since=0`);
- */
+/** The path of the WebSocket endpoint. */
 export const EVENTS_PATH = '/events';
 
 /**
  * Options of {@link createEventSocketHandler} (`serve(runtime, { subscribers })`); unset
  * ones take the defaults below.
- *
- * @example
- * createEventSocketHandler(ctx, { maxFrames: 500, maxBytes: 1 << 20 });
  */
 export interface EventSocketOptions {
   /** Frames a subscriber may have unflushed before it overflows. Default 1000. */
@@ -75,13 +68,7 @@ export interface EventSocketOptions {
 
 type Limits = Required<EventSocketOptions>;
 
-/**
- * Creates the handler of `/events` WebSocket upgrades (plain HTTP requests there get 426).
- *
- * @example
- * const sockets = createEventSocketHandler(ctx);
- * server.on('upgrade', (req, socket, head) => sockets.upgrade!(req, socket, head, new URL(req.url!, base)));
- */
+/** Creates the handler of `/events` WebSocket upgrades (plain HTTP requests there get 426). */
 export function createEventSocketHandler(ctx: ServerContext, options: EventSocketOptions = {}): HttpHandler {
   const limits: Limits = {
     maxFrames: options.maxFrames ?? 1000,
@@ -152,12 +139,12 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
             ? pumpSwarm(runtime, outbox, subscription, controller.signal)
             : pumpAll(sharedFeed(), outbox, subscription, controller.signal);
         run
-          .catch((err: unknown) => outbox.finish(1011, `Event stream failed: ${err instanceof Error ? err.message : String(err)}`))
+          .catch((err: unknown) => outbox.finish(1011, `Event stream failed: ${errorText(err)}`))
           .finally(() => pumps.delete(controller));
       });
     } catch (err) {
       const status = err instanceof HttpError ? err.status : 500;
-      refuse(socket, status, err instanceof Error ? err.message : String(err));
+      refuse(socket, status, errorText(err));
     }
   }
 
@@ -460,7 +447,7 @@ class AllSwarmsFeed {
   private async start(): Promise<void> {
     const started = Date.now();
     // Existing swarms start at their current end: only what they commit from now on is new.
-    const unfinished = await this.runtime.list({ status: ['running', 'awaitingHandoff', 'paused'] });
+    const unfinished = await this.runtime.list({ status: UNFINISHED_STATUSES });
     const recent = await this.scan(started - SCAN_SLACK_MS);
     for (const s of [...unfinished, ...recent]) {
       if (this.swarms.has(s.swarmId)) continue;
@@ -524,10 +511,10 @@ class AllSwarmsFeed {
         for await (const event of events) {
           if (event.seq <= f.cursor) continue;
           f.cursor = event.seq;
-          if (isFinalEvent(event)) {
+          if (event.kind === 'status-update' && event.final) {
             f.done = true;
-            // The final record carries this same timestamp: pruning must wait until no scan can return it.
-            f.updatedAt = Math.max(f.updatedAt, event.timestamp);
+            // The final record carries this same time: pruning must wait until no scan can return it.
+            f.updatedAt = Math.max(f.updatedAt, Date.parse(event.status.timestamp));
           }
           let busy = false;
           for (const listener of [...this.listeners]) busy = listener(event) || busy;

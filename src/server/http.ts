@@ -6,22 +6,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Runtime } from '../runtime.js';
+import { errorText } from '../../machines/error-text.js';
+import type { Runtime } from '../runtime/types.js';
 
-/**
- * Default largest request body: 1 MiB.
- *
- * @example
- * const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
- */
+/** Default largest request body: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/**
- * An error with an HTTP status; handlers throw it and the server answers with it.
- *
- * @example
- * throw new HttpError(404, `Unknown swarm definition "${id}"`);
- */
+/** An error with an HTTP status; handlers throw it and the server answers with it. */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -31,12 +22,7 @@ export class HttpError extends Error {
   }
 }
 
-/**
- * What every handler gets.
- *
- * @example
- * const rest = createRestHandler(ctx); // every protocol's handler gets the same context
- */
+/** What every handler gets. */
 export interface ServerContext {
   runtime: Runtime;
   /** When set, every endpoint except agent cards requires `Authorization: Bearer <token>`. */
@@ -49,9 +35,6 @@ export interface ServerContext {
 /**
  * One protocol's endpoints. `handle` answers the request and returns true, or returns false
  * when the path is not its own.
- *
- * @example
- * const handler: HttpHandler = { async handle(req, res, url) { return url.pathname === '/health' && (sendJson(res, 200, { ok: true }), true); } };
  */
 export interface HttpHandler {
   handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean>;
@@ -64,9 +47,6 @@ export interface HttpHandler {
  * Reads a request body, refusing more than `limit` bytes (413) without buffering the excess.
  * A refused body is left unread, not drained: the server answers 413 with `Connection: close`
  * and closes the connection, so a client cannot make it read a body of any size.
- *
- * @example
- * const raw = await readBody(req, MAX_BODY_BYTES);
  */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
@@ -83,28 +63,18 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   return Buffer.concat(chunks);
 }
 
-/**
- * Reads a JSON body: 413 when too large, 400 when not JSON. An empty body reads as `{}`.
- *
- * @example
- * const body = await readJson(req, ctx.maxBodyBytes);
- */
+/** Reads a JSON body: 413 when too large, 400 when not JSON. An empty body reads as `{}`. */
 export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   const raw = (await readBody(req, limit)).toString('utf8');
   if (raw.trim() === '') return {};
   try {
     return JSON.parse(raw);
   } catch (e) {
-    throw new HttpError(400, `Malformed JSON body: ${(e as Error).message}`);
+    throw new HttpError(400, `Malformed JSON body: ${errorText(e)}`);
   }
 }
 
-/**
- * Sends a JSON response.
- *
- * @example
- * sendJson(res, 201, { swarmId });
- */
+/** Sends a JSON response. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
@@ -115,9 +85,6 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
  * Whether a request carries the bearer token (always true without a token). The scheme is
  * case-insensitive (RFC 9110 §11.1); the token is compared in constant time, as SHA-256
  * digests of equal length, so neither its content nor its length leaks through timing.
- *
- * @example
- * if (!authorized(req, ctx.token)) throw new HttpError(401, 'Missing or wrong bearer token');
  */
 export function authorized(req: IncomingMessage, token: string | undefined): boolean {
   if (!token) return true;

@@ -11,7 +11,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Runtime } from '../runtime.js';
+import { errorText } from '../../machines/error-text.js';
+import type { Runtime } from '../runtime/types.js';
 import { createA2AHandler } from '../a2a/server.js';
 import { createMcpHandler, MCP_PATH } from '../mcp/server.js';
 import { createEventSocketHandler, type EventSocketOptions } from './events-socket.js';
@@ -19,12 +20,7 @@ import { authorized, HttpError, type HttpHandler, MAX_BODY_BYTES, sendJson, type
 import { isLoopbackHost, requestPolicy } from './policy.js';
 import { createRestHandler } from './rest.js';
 
-/**
- * Options of {@link serve}.
- *
- * @example
- * const options: ServeOptions = { port: 4000, token: process.env.XSWARM_TOKEN };
- */
+/** Options of {@link serve}. */
 export interface ServeOptions {
   /** Default 0: any free port. */
   port?: number;
@@ -59,13 +55,7 @@ export interface ServeOptions {
   subscribers?: EventSocketOptions;
 }
 
-/**
- * A running server.
- *
- * @example
- * const server: SwarmServer = await serve(runtime);
- * await fetch(`${server.url}/health`);
- */
+/** A running server. */
 export interface SwarmServer {
   /** Base URL, e.g. `http://127.0.0.1:4000`. */
   url: string;
@@ -89,9 +79,11 @@ function isPublic(url: URL): boolean {
 }
 
 /**
- * Serves a runtime's swarms.
+ * Serves a runtime's swarms over REST + SSE, WebSocket, A2A and MCP on one HTTP server, bound to
+ * 127.0.0.1 unless `host` says otherwise; every endpoint is guarded by the same request policy.
  *
  * @example
+ * import { serve } from 'xswarm/server';
  * const server = await serve(runtime, { port: 4000 });
  * console.log(`POST ${server.url}/swarms/activity-planner`);
  * await server.close();
@@ -145,7 +137,7 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
   const server = createServer((req, res) => {
     onRequest(req, res).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : 500;
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorText(err);
       if (res.headersSent) return void res.end();
       // A refused body is left unread (see readBody), as is any body of a request refused
       // before reading it (401, 403, 415): close the connection once the answer is out
@@ -160,7 +152,8 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
     try {
       policy.check(req);
     } catch (e) {
-      socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength((e as Error).message)}\r\n\r\n${(e as Error).message}`);
+      const message = errorText(e);
+      socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
       return;
     }
     if (!authorized(req, ctx.token)) {

@@ -30,12 +30,7 @@ import { HttpError } from './http.js';
 /** Host names that always mean this machine. */
 const LOOPBACK_NAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
 
-/**
- * Options of {@link requestPolicy}: what `serve()` was bound to and what its user allows.
- *
- * @example
- * const policy = requestPolicy({ bindHost: '127.0.0.1', allowedOrigins: ['http://localhost:5173'] });
- */
+/** Options of {@link requestPolicy}: what `serve()` was bound to and what its user allows. */
 export interface PolicyOptions {
   /** The address the server listens on; decides whether `Host` is checked by default. */
   bindHost: string;
@@ -48,23 +43,13 @@ export interface PolicyOptions {
 /**
  * The policy's two checks: `check` for every request and WebSocket upgrade (Host, Origin),
  * `checkBody` for requests that may carry a body (media type).
- *
- * @example
- * policy.check(req);      // throws HttpError(403) for a foreign Host or Origin
- * policy.checkBody(req);  // throws HttpError(415) for a body that is not JSON
  */
 export interface RequestPolicy {
   check(req: IncomingMessage): void;
   checkBody(req: IncomingMessage): void;
 }
 
-/**
- * Whether an address is a loopback one, so only this machine can connect to it.
- *
- * @example
- * isLoopbackHost('127.0.0.1'); // true
- * isLoopbackHost('0.0.0.0');   // false
- */
+/** Whether an address is a loopback one, so only this machine can connect to it. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');
   return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h) || /^::ffff:127\.\d+\.\d+\.\d+$/.test(h);
@@ -73,10 +58,6 @@ export function isLoopbackHost(host: string): boolean {
 /**
  * Builds the policy of one server (see the module notes for the rules); throws on an
  * `allowedOrigins` entry that is not an origin.
- *
- * @example
- * const policy = requestPolicy({ bindHost: options.host ?? '127.0.0.1', allowedOrigins: options.allowedOrigins });
- * server.on('request', (req, res) => { policy.check(req); policy.checkBody(req); … });
  */
 export function requestPolicy(options: PolicyOptions): RequestPolicy {
   // The bound address itself is this server's name too (e.g. a LAN address given to --host).

@@ -25,20 +25,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PauseReason } from '../../machines/events.js';
+import { PAUSE_TYPES } from '../../machines/pause.js';
 import { assertCursor } from '../cursor.js';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
-import type { SwarmStatus } from '../result.js';
+import { SWARM_STATUSES, type SwarmStatus } from '../result.js';
 import type { SwarmRecord } from '../store/types.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
 import { HttpError, type HttpHandler, readJson, sendJson, type ServerContext } from './http.js';
 import { DEFAULT_KEEPALIVE_MS, sseCursor, streamSse } from './sse.js';
 
-/**
- * Options of {@link createRestHandler}.
- *
- * @example
- * createRestHandler(ctx, { keepAliveMs: 5_000 });
- */
+/** Options of {@link createRestHandler}. */
 export interface RestOptions {
   /** Interval of the SSE keep-alive comments (`serve(runtime, { keepAliveMs })`), default 15 000 ms. */
   keepAliveMs?: number;
@@ -47,8 +43,6 @@ export interface RestOptions {
 /** Default and largest page of `GET /swarms/:definitionId`. */
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1000;
-const STATUSES: readonly SwarmStatus[] = ['running', 'awaitingHandoff', 'paused', 'completed', 'failed', 'stopped'];
-const PAUSE_TYPES: readonly PauseReason['type'][] = ['HITL', 'EMERGENCY', 'APPROVAL_NEEDED'];
 const COMMANDS = ['pause', 'resume', 'stop'] as const;
 type Command = (typeof COMMANDS)[number];
 
@@ -68,13 +62,7 @@ const METHODS: Record<Route['kind'], readonly string[]> = {
   command: ['POST'],
 };
 
-/**
- * Creates the REST + SSE handler for the paths under `/swarms` (see the module table).
- *
- * @example
- * const rest = createRestHandler(ctx);
- * if (!(await rest.handle(req, res, url))) next();
- */
+/** Creates the REST + SSE handler for the paths under `/swarms` (see the module table). */
 export function createRestHandler(ctx: ServerContext, options: RestOptions = {}): HttpHandler {
   const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS;
   /** Open SSE streams, ended by `close()` so the server can shut down promptly. */
@@ -127,8 +115,8 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
     requireDefinition(definitionId);
     const status = url.searchParams.get('status');
     const statuses = status ? status.split(',').map((s) => s.trim()) : undefined;
-    const unknown = statuses?.find((s) => !STATUSES.includes(s as SwarmStatus));
-    if (unknown !== undefined) throw new HttpError(400, `Unknown status "${unknown}"; one of ${STATUSES.join(', ')}`);
+    const unknown = statuses?.find((s) => !SWARM_STATUSES.includes(s as SwarmStatus));
+    if (unknown !== undefined) throw new HttpError(400, `Unknown status "${unknown}"; one of ${SWARM_STATUSES.join(', ')}`);
     const limitParam = url.searchParams.get('limit');
     const limit = limitParam === null ? DEFAULT_LIST_LIMIT : Number(limitParam);
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
@@ -279,6 +267,7 @@ const STATUS_OF: Record<SwarmErrorCode, number> = {
   store: 500,
   // Stored data that cannot be read: the server's fault, named in the message.
   corrupt: 500,
+  'incompatible-version': 500,
 };
 
 /** Maps a runtime `SwarmError` to an HttpError with its message; anything else stays a 500. */

@@ -5,37 +5,24 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errorText } from '../../machines/error-text.js';
 import type { SwarmEvent } from '../../machines/events.js';
-import { isFinalEvent } from '../events.js';
+import { isFinalEvent } from '../event-helpers.js';
 import { HttpError } from './http.js';
 
-/**
- * Default interval of the SSE keep-alive comments: below the 30–60 s idle cut of most proxies.
- *
- * @example
- * setInterval(() => res.write(': ping\n\n'), DEFAULT_KEEPALIVE_MS);
- */
+/** Default interval of the SSE keep-alive comments: below the 30–60 s idle cut of most proxies. */
 export const DEFAULT_KEEPALIVE_MS = 15_000;
 
 /**
  * One event in the SSE wire format: `id:` is the event's sequence number (what a reconnecting
  * `EventSource` sends back as `Last-Event-ID`), `event:` its kind, `data:` the event as JSON
  * on one line (JSON.stringify escapes every line break, so the frame cannot be split).
- *
- * @example
- * res.write(sseFrame(event)); // "id: 7\nevent: status-update\ndata: {…}\n\n"
  */
 export function sseFrame(event: SwarmEvent): string {
   return `id: ${event.seq}\nevent: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
-/**
- * Parses a sequence-number cursor (`since`, `Last-Event-ID`): a non-negative integer, or a 400.
- *
- * @example
- * parseCursor('12', 'since') // 12
- * parseCursor('x', 'since')  // throws HttpError(400)
- */
+/** Parses a sequence-number cursor (`since`, `Last-Event-ID`): a non-negative integer, or a 400. */
 export function parseCursor(value: string, name: string): number {
   const trimmed = value.trim();
   if (!/^\d{1,15}$/.test(trimmed)) throw new HttpError(400, `${name} must be a non-negative integer (an event sequence number), got "${value}"`);
@@ -47,9 +34,6 @@ export function parseCursor(value: string, name: string): number {
  * from the beginning. The header wins because it is the reconnect mechanism: a browser
  * `EventSource` reconnects to the very same URL (still carrying the original `?since=`) and
  * adds the id of the last event it saw.
- *
- * @example
- * sseCursor(req, url) // Last-Event-ID: 9 and ?since=3 → 9
  */
 export function sseCursor(req: IncomingMessage, url: URL): number {
   const header = req.headers['last-event-id'];
@@ -59,12 +43,7 @@ export function sseCursor(req: IncomingMessage, url: URL): number {
   return since === null || since === '' ? 0 : parseCursor(since, 'since');
 }
 
-/**
- * Options of {@link streamSse}.
- *
- * @example
- * const options: SseStreamOptions = { keepAliveMs: 15_000, signal: shutdown.signal };
- */
+/** Options of {@link streamSse}. */
 export interface SseStreamOptions {
   /** Interval of the `: ping` comment lines that keep idle connections (and proxies) open. */
   keepAliveMs: number;
@@ -79,9 +58,6 @@ export interface SseStreamOptions {
  * connection to a quiet swarm must not wait for its next commit). A slow reader holds back
  * only its own iterator (we wait for `drain`): events come from the store, so a swarm never
  * waits for it.
- *
- * @example
- * await streamSse(res, (signal) => client.events({ since, signal }), { keepAliveMs: 15_000 });
  */
 export async function streamSse(
   res: ServerResponse,
@@ -113,7 +89,7 @@ export async function streamSse(
   } catch (err) {
     // Headers are out, so no status code any more: the failure is told in-band.
     if (!controller.signal.aborted && !res.destroyed) {
-      res.write(`event: error\ndata: ${JSON.stringify({ error: err instanceof Error ? err.message : String(err) })}\n\n`);
+      res.write(`event: error\ndata: ${JSON.stringify({ error: errorText(err) })}\n\n`);
     }
   } finally {
     // Whatever ended the stream (the final event, an error), the reader is let go.

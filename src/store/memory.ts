@@ -13,6 +13,7 @@ import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type Sw
  * Share one store between runtimes to simulate a restart after `close()` in a test.
  *
  * @example
+ * import { createRuntime, memoryStore } from 'xswarm';
  * const store = memoryStore();
  * const runtime = createRuntime({ swarms, model, store });
  */

@@ -6,7 +6,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import type { SwarmEvent } from '../../machines/events.js';
+import { EVENT_FORMAT, type SwarmEvent } from '../../machines/events.js';
 import { requireOptional } from '../optional.js';
 import { isFinal, type SwarmResult } from '../result.js';
 import {
@@ -20,21 +20,13 @@ import {
   type SwarmStore,
 } from './types.js';
 
-/**
- * Where the CLI and the demo keep their state by default.
- *
- * @example
- * const store = sqliteStore(dbFlag ?? DEFAULT_DB_PATH); // as the CLI does without --db
- */
+/** Where the CLI and the demo keep their state by default. */
 export const DEFAULT_DB_PATH = '.xswarm/state.db';
 
 /**
  * Options of {@link sqliteStore}. `synchronous: 'FULL'` (default) fsyncs every commit, so a
  * completed step survives a power cut; `'NORMAL'` survives a process crash but may lose the
  * last commits on power loss, for a lower cost per step.
- *
- * @example
- * const options: SqliteStoreOptions = { synchronous: 'NORMAL' };
  */
 export interface SqliteStoreOptions {
   synchronous?: 'FULL' | 'NORMAL';
@@ -73,7 +65,8 @@ interface Row {
  * on every write (compare-and-set) and so is the writer's lease.
  *
  * @example
- * const store = sqliteStore('.xswarm/state.db');
+ * import { createRuntime, sqliteStore } from 'xswarm'; // or sqliteStore from 'xswarm/sqlite'
+ * const store = sqliteStore('.xswarm/state.db', { synchronous: 'NORMAL' });
  * const runtime = createRuntime({ swarms, model, store });
  * await runtime.start(); // continues what a crashed process left unfinished
  */
@@ -111,9 +104,10 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       PRIMARY KEY (swarm_id, seq)
     ) WITHOUT ROWID;
   `);
-  const version = db.prepare<[], { value: string }>(`SELECT value FROM meta WHERE key = 'schema'`).get();
-  if (!version) db.prepare(`INSERT INTO meta (key, value) VALUES ('schema', ?)`).run(SCHEMA_VERSION);
-  else if (version.value !== SCHEMA_VERSION) {
+  // OR IGNORE: processes that create the same new file at once all get here (xswarm commands).
+  db.prepare(`INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)`).run(SCHEMA_VERSION);
+  const version = db.prepare<[], { value: string }>(`SELECT value FROM meta WHERE key = 'schema'`).get()!;
+  if (version.value !== SCHEMA_VERSION) {
     db.close();
     throw new Error(`${path}: store schema version ${version.value}, this xswarm reads version ${SCHEMA_VERSION}`);
   }
@@ -239,6 +233,10 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
           event = JSON.parse(row.body);
         } catch (e) {
           throw new CorruptEventError(swarmId, row.seq, (e as Error).message, events);
+        }
+        if (isFormat1(event)) {
+          const detail = `stored in event format 1; this runtime reads format ${EVENT_FORMAT}`;
+          throw new CorruptEventError(swarmId, row.seq, detail, events, 'incompatible-version');
         }
         const problem = eventProblem(event, swarmId, row.seq);
         if (problem) throw new CorruptEventError(swarmId, row.seq, problem, events);
@@ -384,24 +382,40 @@ function toRecord(row: Row): SwarmRecord {
  * the envelope and what readers dereference per kind, not every field.
  */
 function eventProblem(value: unknown, swarmId: string, seq: number): string | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not an event object';
-  const e = value as Record<string, unknown>;
+  if (!isObject(value)) return 'not an event object';
+  const e = value;
   if (e.seq !== seq) return `it says seq ${JSON.stringify(e.seq)}, its row is seq ${seq}`;
   if (e.swarmId !== swarmId) return `it names swarm ${JSON.stringify(e.swarmId)}`;
-  if (typeof e.timestamp !== 'number') return 'no timestamp';
-  const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const status = e.status as Record<string, unknown> | undefined;
   switch (e.kind) {
     case 'task':
-      return typeof e.definitionId === 'string' ? undefined : 'a task event without a definition id';
-    case 'status-update':
-      return typeof e.state === 'string' && isObject(e.metadata) && typeof (e.metadata as { type?: unknown }).type === 'string'
+      return e.id === swarmId && typeof e.contextId === 'string' && isObject(status) && typeof status.timestamp === 'string'
         ? undefined
-        : 'a status update without a state or a fact';
+        : 'a task event without its ids or status';
+    case 'status-update':
+      return typeof e.contextId === 'string' && isObject(status) && typeof status.state === 'string' && isObject(e.metadata) && typeof e.metadata.type === 'string'
+        ? undefined
+        : 'a status update without a status or a fact';
     case 'artifact-update': {
-      const a = e.artifact as { artifactId?: unknown; parts?: unknown } | undefined;
-      return isObject(a) && typeof a!.artifactId === 'string' && Array.isArray(a!.parts) ? undefined : 'an artifact update without an artifact';
+      const a = e.artifact;
+      return typeof e.contextId === 'string' && isObject(a) && typeof a.artifactId === 'string' && Array.isArray(a.parts) ? undefined : 'an artifact update without an artifact';
     }
     default:
+      if (typeof e.timestamp !== 'number') return 'no timestamp';
       return typeof e.kind === 'string' && e.kind.startsWith('internal:') ? undefined : `unknown kind ${JSON.stringify(e.kind)}`;
   }
+}
+
+/**
+ * Whether a stored event is of event format 1 (before events were the A2A objects): a public
+ * event with a numeric `timestamp` at the top and no `contextId`. Internal events are the same
+ * in both formats.
+ */
+function isFormat1(value: unknown): boolean {
+  if (!isObject(value) || typeof value.timestamp !== 'number' || 'contextId' in value) return false;
+  return value.kind === 'task' || value.kind === 'status-update' || value.kind === 'artifact-update';
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -11,9 +11,6 @@ import type { SwarmResult, SwarmStatus } from '../result.js';
  * What a store keeps per swarm besides its events. `revision` grows by one with every
  * snapshot write; stores reject a write whose revision does not follow the stored one, so two
  * runtimes can never both advance the same swarm.
- *
- * @example
- * const r: Pick<SwarmRecord, 'status' | 'revision'> = { status: 'running', revision: 3 };
  */
 export interface SwarmRecord {
   swarmId: string;
@@ -40,20 +37,10 @@ export interface SwarmRecord {
   lease?: Lease;
 }
 
-/**
- * A record without its snapshot: what listings return.
- *
- * @example
- * for (const s of await runtime.list({ status: ['paused'] })) console.log(s.swarmId, s.result.status);
- */
+/** A record without its snapshot: what listings return. */
 export type SwarmSummary = Omit<SwarmRecord, 'snapshot'>;
 
-/**
- * Which swarms a listing returns.
- *
- * @example
- * await store.list({ definitionId: 'planner', status: ['paused'], limit: 20 });
- */
+/** Which swarms a listing returns. */
 export interface SwarmFilter {
   definitionId?: string;
   status?: readonly SwarmRecord['status'][];
@@ -64,9 +51,6 @@ export interface SwarmFilter {
  * An owner's claim on a swarm: only the owner writes, until `until` (ms since epoch). `host`
  * and `pid` name the process that holds it, so a runtime restarted on the same host can see
  * that its predecessor died and take its swarms over at once instead of waiting the lease out.
- *
- * @example
- * const lease: Lease = { owner: 'runtime-a', until: Date.now() + 15_000 };
  */
 export interface Lease {
   owner: string;
@@ -80,9 +64,6 @@ export interface Lease {
 /**
  * One atomic write: events (numbered, contiguous after the stored ones) and, when a step
  * completed, the new record.
- *
- * @example
- * await store.commit({ swarmId: 'swarm-1', events, record, lease });
  */
 export interface Commit {
   swarmId: string;
@@ -98,10 +79,6 @@ export interface Commit {
 /**
  * A store for swarm state. `commit` may return synchronously (in-memory, SQLite) or a promise
  * (network stores); the runtime holds the next step until it settles.
- *
- * @example
- * const store: SwarmStore = memoryStore();
- * await store.load('swarm-1');
  */
 export interface SwarmStore {
   /**
@@ -136,12 +113,7 @@ export interface SwarmStore {
   close(): Promise<void>;
 }
 
-/**
- * A write lost a race: the stored revision is not the one the writer started from.
- *
- * @example
- * if (e instanceof RevisionConflictError) console.warn('another runtime owns', e.swarmId);
- */
+/** A write lost a race: the stored revision is not the one the writer started from. */
 export class RevisionConflictError extends Error {
   override readonly name = 'RevisionConflictError';
   constructor(
@@ -156,9 +128,6 @@ export class RevisionConflictError extends Error {
 /**
  * A write by an owner whose lease another runtime has taken over: it must stop driving the
  * swarm.
- *
- * @example
- * if (e instanceof LeaseLostError) console.warn(`${e.swarmId} now belongs to ${e.holder}`);
  */
 export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';
@@ -173,9 +142,6 @@ export class LeaseLostError extends Error {
 /**
  * A stored event that cannot be read: reading a swarm's events stops at it. `readable` holds
  * the events read before it (after the cursor), so a stream can deliver them and then fail.
- *
- * @example
- * if (e instanceof CorruptEventError) console.error(`${e.swarmId}: event ${e.seq} is unreadable`);
  */
 export class CorruptEventError extends SwarmError {
   constructor(
@@ -183,7 +149,9 @@ export class CorruptEventError extends SwarmError {
     readonly seq: number,
     detail: string,
     readonly readable: SwarmEvent[] = [],
+    /** `incompatible-version`: the event is readable, but in a format this runtime does not read (`detail` says which). */
+    code: 'corrupt' | 'incompatible-version' = 'corrupt',
   ) {
-    super(`Cannot read event ${seq} of swarm "${swarmId}": the stored event is corrupt (${detail})`, 'corrupt');
+    super(`Cannot read event ${seq} of swarm "${swarmId}": ${code === 'corrupt' ? `the stored event is corrupt (${detail})` : detail}`, code);
   }
 }

@@ -5,7 +5,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import type { Model, ModelRequest } from '../../src/model.js';
-import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime/index.js';
 import { sqliteStore } from '../../src/store/sqlite.js';
 import type { Commit } from '../../src/store/types.js';
 

@@ -14,8 +14,8 @@ import { z } from 'zod';
 // client): the crash fixture imports this file in every child process, and start-up time is
 // most of each crash run.
 import type { AgentDefinition, Model, ModelRequest, ModelResponse, SwarmDefinition } from '../../src/index.js';
-import { defineAgent, defineSwarm } from '../../src/define.js';
-import { handoff } from '../../src/handoff.js';
+import { defineAgent, defineSwarm } from '../../src/definitions/define.js';
+import { handoff } from '../../src/handoffs/index.js';
 import { scriptedModel } from '../../src/model.js';
 import { tool } from '../../src/tool.js';
 

@@ -215,7 +215,7 @@ export function eventSig(e: SwarmEventBody): string {
         default:
           break;
       }
-      return `${e.state}:${m.type}${detail}${e.final ? '!' : ''}`;
+      return `${e.status.state}:${m.type}${detail}${e.final ? '!' : ''}`;
     }
   }
 }

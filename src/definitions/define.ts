@@ -5,45 +5,27 @@
  * @module
  */
 import { z } from 'zod';
-import type { Model } from './model.js';
-import type { Handoff } from './handoff.js';
-import type { SwarmRegistryTools } from './swarm-registry.js';
-import type { Tool } from './tool.js';
+import type { Model } from '../model.js';
+import type { Handoff } from '../handoffs/index.js';
+import type { SwarmRegistryTools } from '../handoffs/registry-tools.js';
+import type { Tool } from '../tool.js';
 
-/**
- * What a swarm's `tools` list may hold: tools, and the swarm registry tool set.
- *
- * @example
- * const tools: ToolEntry[] = [forecast, swarmRegistry({ limit: 3 })];
- */
+/** What a swarm's `tools` list may hold: tools, and the swarm registry tool set. */
 export type ToolEntry = Tool | SwarmRegistryTools;
 
-/**
- * A value, or a function of the swarm's input computing it when a run starts.
- *
- * @example
- * const maxTurns: FromInput<number, string> = ({ input }) => (input.length > 500 ? 20 : 8);
- */
+/** A value, or a function of the swarm's input computing it when a run starts. */
 export type FromInput<T, I> = T | ((args: { input: I }) => T);
 
 /**
  * A guardrail: `check` returns `true` to allow, or a string saying why it rejects (throwing
  * rejects too). A rejection fails the swarm with that reason.
- *
- * @example
- * const short: Guardrail<string> = { name: 'short', check: (s) => s.length < 2000 || 'input longer than 2000 chars' };
  */
 export interface Guardrail<T> {
   name: string;
   check(value: T, ctx: { swarmId: string }): true | string | Promise<true | string>;
 }
 
-/**
- * An agent: instructions, tools and an optional model of its own.
- *
- * @example
- * const weather: AgentDefinition = defineAgent({ id: 'weather-agent', instructions: 'You are a weather expert.' });
- */
+/** An agent: instructions, tools and an optional model of its own. */
 export interface AgentDefinition {
   readonly kind: 'agent';
   readonly id: string;
@@ -52,14 +34,16 @@ export interface AgentDefinition {
   readonly instructions: string;
   readonly tools: readonly Tool[];
   readonly model?: Model;
-  /** Bound on the agent's own tool loop (model responses), default 10. */
+  /** Bound on the agent's own tool loop (model responses), default {@link DEFAULT_MAX_TURNS}. */
   readonly maxTurns: number;
 }
 
 /**
- * Defines an agent.
+ * Defines an agent: instructions, tools and its own tool loop, run as a child actor when a
+ * swarm hands off to it (`handoff.toAgent`); it shares the swarm's session.
  *
  * @example
+ * import { defineAgent } from 'xswarm';
  * const weather = defineAgent({
  *   id: 'weather-agent', name: 'Weather Agent',
  *   description: 'Provides weather information and forecasts',
@@ -84,16 +68,11 @@ export function defineAgent(spec: {
     instructions: spec.instructions,
     tools: Object.freeze([...(spec.tools ?? [])]),
     ...(spec.model ? { model: spec.model } : {}),
-    maxTurns: spec.maxTurns ?? 10,
+    maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
   });
 }
 
-/**
- * A swarm definition. `I` and `R` are the zod schemas of its input and result.
- *
- * @example
- * const d: SwarmDefinition<z.ZodString, z.ZodString> = defineSwarm({ id: 'echo', instructions: 'Repeat the input.' });
- */
+/** A swarm definition. `I` and `R` are the zod schemas of its input and result. */
 export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   readonly kind: 'swarm';
   readonly id: string;
@@ -116,10 +95,8 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
 }
 
 /**
- * The default maximum number of orchestrator rounds.
- *
- * @example
- * defineSwarm({ id: 'planner', instructions: 'Plan the weekend.' }).maxTurns // DEFAULT_MAX_TURNS (10)
+ * The default bound on rounds: a swarm's orchestrator rounds and an agent's own tool loop
+ * (defined or inline) alike.
  */
 export const DEFAULT_MAX_TURNS = 10;
 
@@ -128,6 +105,8 @@ export const DEFAULT_MAX_TURNS = 10;
  * `tools` and `maxTurns` may be functions of `{ input }`, evaluated when a run starts.
  *
  * @example
+ * import { z } from 'zod';
+ * import { defineSwarm, handoff } from 'xswarm';
  * const planner = defineSwarm({
  *   id: 'activity-planner',
  *   result: z.object({ day: z.string(), activities: z.array(z.string()) }),
@@ -167,12 +146,7 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
   });
 }
 
-/**
- * Evaluates a {@link FromInput} for one input.
- *
- * @example
- * resolveFromInput(({ input }: { input: string }) => `Plan for: ${input}`, 'Saturday') // 'Plan for: Saturday'
- */
+/** Evaluates a {@link FromInput} for one input. */
 export function resolveFromInput<T, I>(value: FromInput<T, I>, input: I): T {
   return typeof value === 'function' ? (value as (args: { input: I }) => T)({ input }) : value;
 }
@@ -180,9 +154,6 @@ export function resolveFromInput<T, I>(value: FromInput<T, I>, input: I): T {
 /**
  * Per-run replacements for parts of a definition (`client.withParameters`); like the
  * definition's own, each may be a value or a function of `{ input }`.
- *
- * @example
- * const o: SwarmOverrides<string> = { maxTurns: 30, instructions: ({ input }) => `Be thorough: ${input}` };
  */
 export interface SwarmOverrides<I = unknown> {
   instructions?: FromInput<string, I>;

@@ -5,33 +5,26 @@
  * @module
  */
 import { type Actor, createActor } from 'xstate';
-import type { SwarmEvent, SwarmEventBody } from '../machines/events.js';
-import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmConfig, type SwarmContext, type SwarmInput } from '../machines/swarm.js';
-import type { createSwarmLogic } from '../actors/index.js';
-import type { Redactor } from './redact.js';
-import { isFinal, resultOf, type SwarmResult, type SwarmStatus, topState } from './result.js';
-import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from './store/types.js';
+import { errorText } from '../../machines/error-text.js';
+import { statusUpdate } from '../../machines/event-builders.js';
+import type { SwarmEvent, SwarmEventBody } from '../../machines/events.js';
+import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmConfig, type SwarmContext, type SwarmInput } from '../../machines/swarm.js';
+import type { createSwarmLogic } from '../../actors/index.js';
+import type { Redactor } from '../redact.js';
+import { isFinal, resultOf, type SwarmResult, type SwarmStatus, topState } from '../result.js';
+import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from '../store/types.js';
 
 type SwarmLogic = ReturnType<typeof createSwarmLogic>;
 
-/**
- * Where a host starts from: a fresh input, or a stored record to restore.
- *
- * @example
- * const from: HostStart = { record, lastSeq: record.lastSeq };
- */
+/** Where a host starts from: a fresh input, or a stored record to restore. */
 export type HostStart = { input: SwarmInput } | { record: SwarmRecord; lastSeq: number };
 
-/**
- * One live swarm.
- *
- * @example
- * const host = new SwarmHost(logic, store, { swarmId, definitionId, definitionVersion: 1 }, { input });
- * host.start();
- */
+/** One live swarm. */
 export class SwarmHost {
   readonly swarmId: string;
   readonly definitionId: string;
+  /** The swarm's session, stamped on its events (kept in the machine's context, so it survives restarts). */
+  readonly contextId: string;
   private readonly actor: Actor<SwarmLogic>;
   private buffer: SwarmEventBody[] = [];
   private seq: number;
@@ -49,6 +42,8 @@ export class SwarmHost {
   private unrecorded: SwarmEvent | undefined;
   /** Why the swarm failed outside its machine (the actor crashed, the store failed). */
   private failedReason: string | undefined;
+  /** When that failure was decided (ms since the epoch). */
+  private failedAt = 0;
   private recordTimer: NodeJS.Timeout | undefined;
   private readonly ended: Promise<void>;
   private endResolve!: () => void;
@@ -90,7 +85,7 @@ export class SwarmHost {
       const restored = this.actor.getSnapshot();
       // XState reports a snapshot it cannot restore as an error snapshot instead of throwing.
       if (restored.status === 'error') {
-        throw new Error(`snapshot cannot be restored: ${errorMessage(restored.error)}`);
+        throw new Error(`snapshot cannot be restored: ${errorText(restored.error)}`);
       }
     } else {
       this.seq = 0;
@@ -98,6 +93,7 @@ export class SwarmHost {
       this.durable = { seq: 0, revision: 0, snapshot: undefined };
       this.actor = createActor(logic, { input: from.input, systemId: meta.swarmId });
     }
+    this.contextId = this.actor.getSnapshot().context.contextId;
     this.actor.on('swarm.events', (e) => {
       for (const body of e.events) this.buffer.push(body);
     });
@@ -295,10 +291,8 @@ export class SwarmHost {
     if (this.failure) return;
     const now = Date.now();
     const events = new Array<SwarmEvent>(this.buffer.length);
-    for (let i = 0; i < this.buffer.length; i++) {
-      // Stamp first, then the body: cheaper than spreading the body into a new literal.
-      events[i] = Object.assign({ seq: ++this.seq, swarmId: this.swarmId, timestamp: now }, this.buffer[i]) as SwarmEvent;
-    }
+    const iso = new Date(now).toISOString();
+    for (let i = 0; i < this.buffer.length; i++) events[i] = stampEvent(this.buffer[i]!, ++this.seq, this, now, iso);
     this.buffer = [];
     const checkpoint = withSnapshot && (done || events.some((e) => e.kind === 'internal:checkpoint'));
     const record = checkpoint ? this.record(snapshot, now, done || !this.store.volatile) : undefined;
@@ -385,7 +379,7 @@ export class SwarmHost {
   }
 
   private recordCrash(err: unknown): void {
-    this.failWith(`Internal error: ${errorMessage(err)}`, err);
+    this.failWith(`Internal error: ${errorText(err)}`, err);
   }
 
   /**
@@ -402,7 +396,7 @@ export class SwarmHost {
       this.end();
       return;
     }
-    this.failWith(`Storage failure, the swarm's last step could not be recorded: ${errorMessage(err)}`, err);
+    this.failWith(`Storage failure, the swarm's last step could not be recorded: ${errorText(err)}`, err);
   }
 
   /**
@@ -429,15 +423,8 @@ export class SwarmHost {
     if (this.endedFlag) return;
     this.failedReason = reason;
     this.seq = this.durable.seq + 1;
-    this.unrecorded = {
-      kind: 'status-update',
-      state: 'failed',
-      final: true,
-      metadata: { type: 'failed', reason },
-      seq: this.seq,
-      swarmId: this.swarmId,
-      timestamp: Date.now(),
-    } as SwarmEvent;
+    this.failedAt = Date.now();
+    this.unrecorded = stampEvent(statusUpdate('failed', { type: 'failed', reason }, reason), this.seq, this, this.failedAt);
     this.meta.committed([this.unrecorded]);
     this.wake();
     this.recordFailure(FAILURE_RETRY_FIRST_MS);
@@ -472,7 +459,7 @@ export class SwarmHost {
         snapshot: this.durable.snapshot,
         result: this.result(),
         lastSeq: event.seq,
-        updatedAt: event.timestamp,
+        updatedAt: this.failedAt,
       },
     };
     try {
@@ -491,22 +478,42 @@ export class SwarmHost {
 }
 
 /**
- * How long streamed chunks gather before they are committed as one event.
- *
- * @example
- * setTimeout(flush, CHUNK_WINDOW_MS); // chunks arriving meanwhile become one event
+ * Makes a machine's event body the event readers see: the one place where events are stamped.
+ * Public events become the A2A objects (task id = swarm id, the swarm's context id, an ISO
+ * timestamp on a status, ids on its message); every event gets its `seq` and `swarmId`;
+ * internal ones keep a numeric `timestamp`. Replay stamps what it re-produces the same way,
+ * with the recorded stamps, to compare whole events.
  */
+export function stampEvent(body: SwarmEventBody, seq: number, ids: { swarmId: string; contextId: string }, at: number, iso?: string): SwarmEvent {
+  const { swarmId, contextId } = ids;
+  switch (body.kind) {
+    case 'task': {
+      const timestamp = iso ?? new Date(at).toISOString();
+      const history = body.history?.map((m, i) => ({ ...m, messageId: `${swarmId}#${seq}${i > 0 ? `.${i}` : ''}`, taskId: swarmId, contextId }));
+      return { kind: 'task', id: swarmId, contextId, status: { ...body.status, timestamp }, ...(history ? { history } : {}), metadata: body.metadata, seq, swarmId };
+    }
+    case 'status-update': {
+      const { state, message } = body.status;
+      const timestamp = iso ?? new Date(at).toISOString();
+      const status = message ? { state, timestamp, message: { ...message, messageId: `${swarmId}#${seq}`, taskId: swarmId, contextId } } : { state, timestamp };
+      return { kind: 'status-update', taskId: swarmId, contextId, status, final: body.final, metadata: body.metadata, seq, swarmId };
+    }
+    case 'artifact-update': {
+      const { kind, ...rest } = body;
+      return { kind, taskId: swarmId, contextId, ...rest, seq, swarmId };
+    }
+    default:
+      // Stamp first, then the body: cheaper than spreading the body into a new literal.
+      return Object.assign({ seq, swarmId, timestamp: at }, body);
+  }
+}
+
+/** How long streamed chunks gather before they are committed as one event. */
 export const CHUNK_WINDOW_MS = 25;
 
 type ChunkBody = Extract<SwarmEventBody, { kind: 'artifact-update' }>;
 
-/**
- * A streamed text chunk (the final result artifact is not one).
- *
- * @example
- * isChunk({ kind: 'artifact-update', artifact: { artifactId: 'stream:planner:1', name: 'stream', parts: [] },
- *   append: true, lastChunk: false }) // true
- */
+/** A streamed text chunk (the final result artifact is not one). */
 export function isChunk(body: SwarmEventBody): body is ChunkBody {
   return body.kind === 'artifact-update' && body.artifact.name === 'stream';
 }
@@ -515,10 +522,6 @@ export function isChunk(body: SwarmEventBody): body is ChunkBody {
 function mergeChunks(a: ChunkBody, b: ChunkBody): ChunkBody {
   const text = (x: ChunkBody) => x.artifact.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('');
   return { ...a, artifact: { ...a.artifact, parts: [{ kind: 'text', text: text(a) + text(b) }] } };
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function toError(error: unknown): Error {

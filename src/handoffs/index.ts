@@ -1,19 +1,19 @@
 /**
- * Handoffs: how an orchestrator delegates. Each becomes a `handoff_to_<id>` tool with the
- * target's description as the tool description: `request: string` for agents and text-input
- * swarms, the child's input schema for structured-input swarms.
+ * Handoffs: how an orchestrator delegates, and the builders a definition declares them with.
+ * Each becomes a `handoff_to_<id>` tool with the target's description as the tool description:
+ * `request: string` for agents and text-input swarms, the child's input schema for
+ * structured-input swarms.
+ *
+ * The rest of a handoff's life is in this folder: `resolve.ts` turns declared handoffs into
+ * what the machine runs with, `tool-specs.ts` into what the model sees, `child-swarm.ts` and
+ * `remote-agent.ts` run them; `actors/handoff.ts` plans them from a model response.
  *
  * @module
  */
-import type { AgentDefinition, SwarmDefinition } from './define.js';
-import type { Tool } from './tool.js';
+import { type AgentDefinition, DEFAULT_MAX_TURNS, type SwarmDefinition } from '../definitions/define.js';
+import type { Tool } from '../tool.js';
 
-/**
- * A handoff to an agent, by definition or by registered id.
- *
- * @example
- * const h: AgentHandoff = handoff.toAgent('calendar-agent').withDescription('Checks the calendar');
- */
+/** A handoff to an agent, by definition or by registered id. */
 export interface AgentHandoff {
   readonly kind: 'agent';
   readonly agent: AgentDefinition | string;
@@ -26,9 +26,6 @@ export interface AgentHandoff {
 /**
  * A handoff to a child swarm: it runs as a swarm of its own with a new session; its result
  * (or failure) comes back as the handoff's tool result.
- *
- * @example
- * const h: SwarmHandoff = handoff.toSwarm(ticketing).withDescription('Books tickets').customizable();
  */
 export interface SwarmHandoff {
   readonly kind: 'swarm';
@@ -45,12 +42,7 @@ export interface SwarmHandoff {
   customizable(): SwarmHandoff;
 }
 
-/**
- * A lightweight agent declared inside a handoff list, with no registration.
- *
- * @example
- * const h: InlineHandoff = handoff.inline({ id: 'critic', description: 'Reviews drafts', instructions: 'Be harsh.' });
- */
+/** A lightweight agent declared inside a handoff list, with no registration. */
 export interface InlineHandoff {
   readonly kind: 'inline';
   readonly id: string;
@@ -63,9 +55,6 @@ export interface InlineHandoff {
 /**
  * A handoff to an agent served elsewhere over A2A, found by its agent card. The card's name
  * and description become the handoff tool's.
- *
- * @example
- * const h: RemoteHandoff = handoff.toRemoteAgent('http://127.0.0.1:4000/a2a/weather/.well-known/agent-card.json');
  */
 export interface RemoteHandoff {
   readonly kind: 'remote';
@@ -74,12 +63,7 @@ export interface RemoteHandoff {
   withDescription(text: string): RemoteHandoff;
 }
 
-/**
- * Any handoff a swarm can declare.
- *
- * @example
- * const handoffs: Handoff[] = [handoff.toAgent(weather), handoff.toRemoteAgent(cardUrl)];
- */
+/** Any handoff a swarm can declare. */
 export type Handoff = AgentHandoff | SwarmHandoff | InlineHandoff | RemoteHandoff;
 
 function remoteHandoff(url: string, description?: string): RemoteHandoff {
@@ -112,14 +96,17 @@ function swarmHandoff(swarm: SwarmDefinition | string, description: string | und
 }
 
 /**
- * Handoff builders.
+ * The handoff builders: what a swarm's `handoffs` list holds. Each handoff becomes a
+ * `handoff_to_<id>` tool of the orchestrator; the runtime resolves ids when it is created.
  *
  * @example
+ * import { defineSwarm, handoff } from 'xswarm';
  * defineSwarm({ id: 'planner', instructions: '…', handoffs: [
  *   handoff.toAgent(weather),
  *   handoff.toAgent('calendar-agent').withDescription('Free/busy lookups'),
  *   handoff.toSwarm(ticketing).withDescription('Books tickets').customizable(),
  *   handoff.inline({ id: 'critic', description: 'Reviews a plan', instructions: 'Find flaws.' }),
+ *   handoff.toRemoteAgent('http://127.0.0.1:4001/a2a/weather/.well-known/agent-card.json'),
  * ] });
  */
 export const handoff = {
@@ -143,7 +130,7 @@ export const handoff = {
       description: spec.description,
       instructions: spec.instructions,
       tools: Object.freeze([...(spec.tools ?? [])]),
-      maxTurns: spec.maxTurns ?? 10,
+      maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
     });
   },
 };
@@ -151,9 +138,6 @@ export const handoff = {
 /**
  * The tool name for a handoff target: `handoff_to_` plus the id with every character outside
  * `[a-zA-Z0-9_]` replaced by `_`.
- *
- * @example
- * handoffToolName('weather-agent') // 'handoff_to_weather_agent'
  */
 export function handoffToolName(id: string): string {
   return `handoff_to_${id.replace(/[^a-zA-Z0-9_]/g, '_')}`;

@@ -1,15 +1,15 @@
 /**
- * The servers and the A2A client as exported from the main entry point, loaded on first use:
- * they pull in packages (optional peer dependencies) that an application embedding xswarm
- * without them never installs. Their subpaths (`xswarm/server`, `xswarm/a2a`) export the same
- * functions without the indirection.
+ * The optional parts exported from the main entry point, loaded on demand: the servers and
+ * the A2A client are imported on first use, since they pull in packages (optional peer
+ * dependencies) that an application embedding xswarm without them never installs. Their
+ * subpaths (`xswarm/server`, `xswarm/a2a`) export the same functions without the indirection.
  *
  * @module
  */
-import type { A2ARemoteOptions } from './a2a/remote.js';
+import type { A2ARemoteOptions } from './a2a/client.js';
 import { importOptional, OPTIONAL_PEERS } from './optional.js';
-import type { RemoteAgentClient } from './remote.js';
-import type { Runtime } from './runtime.js';
+import type { RemoteAgentClient } from './handoffs/remote-agent.js';
+import type { Runtime } from './runtime/types.js';
 import type { ServeOptions, SwarmServer } from './server/index.js';
 
 /**
@@ -17,6 +17,7 @@ import type { ServeOptions, SwarmServer } from './server/index.js';
  * Needs the packages of `xswarm/server`; rejects naming those that are missing.
  *
  * @example
+ * import { serve } from 'xswarm';
  * const server = await serve(runtime, { port: 4000 });
  * await server.close();
  */
@@ -26,13 +27,13 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
 }
 
 /**
- * The A2A client for remote agents (see `src/a2a/remote.ts`). It is every runtime's default,
+ * The A2A client for remote agents (see `src/a2a/client.ts`). It is every runtime's default,
  * so the SDK (`@a2a-js/sdk`) loads with the first remote handoff, and only then must be installed.
  */
 export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClient {
   let client: Promise<RemoteAgentClient> | undefined;
   const load = () =>
-    (client ??= importOptional('A remote (A2A) handoff', OPTIONAL_PEERS.a2a, () => import('./a2a/remote.js')).then((m) =>
+    (client ??= importOptional('A remote (A2A) handoff', OPTIONAL_PEERS.a2a, () => import('./a2a/client.js')).then((m) =>
       m.a2aRemoteAgents(options),
     ));
   return {

@@ -21,16 +21,13 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
-import type { CallResult, RemoteAgentInput } from '../../machines/round.js';
-import type { RemoteAgentClient, RemoteCard, RemoteHooks } from '../remote.js';
+import { errorText } from '../../machines/error-text.js';
+import type { CallResult, RemoteAgentInput } from '../../machines/contracts.js';
+import { abortable, delay } from '../abort.js';
+import type { RemoteAgentClient, RemoteCard, RemoteHooks } from '../handoffs/remote-agent.js';
 import { partsText, RESULT_ARTIFACT_ID, TERMINAL_STATES, textPart } from './mapping.js';
 
-/**
- * Options of {@link a2aRemoteAgents}.
- *
- * @example
- * const options: A2ARemoteOptions = { headers: (url) => url.startsWith('https://agents.example.com/') ? { authorization: `Bearer ${token}` } : {} };
- */
+/** Options of {@link a2aRemoteAgents}. */
 export interface A2ARemoteOptions {
   /**
    * Extra HTTP headers (typically `authorization`) for every request to remote agents, or a
@@ -77,6 +74,7 @@ const CANCEL_GRACE_MS = 5000;
  * never a thrown error; an aborted call cancels the remote task (best effort) and rejects.
  *
  * @example
+ * import { a2aRemoteAgents, createRuntime } from 'xswarm';
  * const runtime = createRuntime({
  *   swarms: [planner], model,
  *   remote: a2aRemoteAgents({ headers: { authorization: `Bearer ${process.env.PEER_TOKEN}` } }),
@@ -192,7 +190,7 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
             if (state === TaskState.TASK_STATE_COMPLETED) return { ok: true, content: exchange.content() };
             if (state === TaskState.TASK_STATE_INPUT_REQUIRED) {
               const question = exchange.statusText || `The remote agent "${name}" needs more input to continue.`;
-              const answer = await untilAborted(hooks.askHuman(question), exchange.signal);
+              const answer = await abortable(hooks.askHuman(question), exchange.signal);
               message = userMessage(`${input.key}:answer:${answers}`, answer ?? '', { taskId: exchange.taskId, contextId: exchange.contextId });
               continue;
             }
@@ -205,7 +203,7 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
           exchange.stop();
         }
       })();
-      return untilAborted(work, signal);
+      return abortable(work, signal);
     },
   };
 }
@@ -450,31 +448,13 @@ function failureText(name: string, state: TaskState, statusText: string): string
 
 /** A readable reason: fetch failures carry the interesting part in `cause`. */
 function reasonOf(e: unknown): string {
-  if (!(e instanceof Error)) return String(e);
+  if (!(e instanceof Error)) return errorText(e);
   const cause = (e as Error & { cause?: unknown }).cause;
   const detail = cause instanceof Error ? cause.message : typeof cause === 'object' && cause && 'code' in cause ? String(cause.code) : '';
   return detail && !e.message.includes(detail) ? `${e.message} (${detail})` : e.message;
 }
 
-/** Resolves with `promise`, or rejects with the abort reason once `signal` aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}
-
+/** Waits `ms` (not keeping the process alive), or rejects once `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return untilAborted(new Promise<void>((resolve) => setTimeout(resolve, ms).unref()), signal);
+  return abortable(delay(ms, signal, { unref: true }), signal);
 }

@@ -1,28 +1,27 @@
 /**
  * Deterministic replay: re-runs a finished swarm's machine from its journal (the recorded
  * `internal:llm-call` and `internal:tool-complete` events) with zero model and tool calls, and
- * checks that it produces exactly the recorded events.
+ * checks that it produces exactly the recorded events. The machine is wired as the live one
+ * (`wireSwarm`), with actors that answer from the journal; responses are judged again through
+ * ports built by the live runtime's wiring (`wiring.ts`).
  *
  * @module
  */
 import { createActor, fromPromise } from 'xstate';
-import { agentMachine } from '../machines/agent.js';
-import type { SwarmEvent, SwarmEventBody } from '../machines/events.js';
-import type { CallResult, ChildSwarmInput, ModelStepInput, ModelStepOutput, RemoteAgentInput, ToolRunInput } from '../machines/round.js';
-import { judgeResponse } from '../actors/judge.js';
-import type { SwarmPorts } from '../actors/ports.js';
-import { type SwarmContext, type SwarmInput, swarmMachine } from '../machines/swarm.js';
-import { SwarmError } from './errors.js';
-import { isChunk } from './host.js';
-import { isFinal } from './result.js';
-import type { SwarmStore } from './store/types.js';
+import type { SwarmEvent, SwarmEventBody } from '../../machines/events.js';
+import type { CallResult, ChildSwarmInput, ModelStepInput, ModelStepOutput, RemoteAgentInput, ToolRunInput } from '../../machines/contracts.js';
+import type { SwarmContext, SwarmInput } from '../../machines/swarm.js';
+import { type SwarmPorts, wireSwarm } from '../../actors/index.js';
+import { judgeResponse } from '../../actors/judge.js';
+import { SwarmError } from '../errors.js';
+import { isFinal } from '../result.js';
+import type { SwarmStore } from '../store/types.js';
+import { isChunk, stampEvent } from './host.js';
+import { createPorts, type PortsDeps, type PortsHost } from './wiring.js';
 
 /**
  * The replay produced something other than what was recorded: the code or the definitions
  * changed in a way that changes behaviour.
- *
- * @example
- * try { for await (const e of runtime.replay(id)) {} } catch (e) { if (e instanceof ReplayDivergenceError) console.log(e.seq); }
  */
 export class ReplayDivergenceError extends Error {
   override readonly name = 'ReplayDivergenceError';
@@ -36,14 +35,25 @@ export class ReplayDivergenceError extends Error {
 }
 
 type Deferred<T> = { resolve: (v: T) => void; reject: (e: unknown) => void };
-type Stamp = 'seq' | 'swarmId' | 'timestamp';
 
 const stepKey = (speaker: string, scope: string, turn: number) => `${speaker}|${scope}|${turn}`;
 
-/** A recorded event without the fields the runtime stamps. */
-function bodyOf(event: SwarmEvent): SwarmEventBody {
-  const { seq: _s, swarmId: _w, timestamp: _t, ...body } = event as SwarmEvent & Record<Stamp, unknown>;
-  return body as SwarmEventBody;
+/**
+ * `body` stamped as the recorded event `like` was (its seq, context and time): a replayed
+ * event compares equal to the recorded one, timestamps included, only when the bodies agree.
+ */
+function stampedLike(body: SwarmEventBody, like: SwarmEvent): SwarmEvent {
+  return stampEvent(body, like.seq, { swarmId: like.swarmId, contextId: contextOf(like) }, timeOf(like));
+}
+
+function contextOf(event: SwarmEvent): string {
+  return 'contextId' in event ? event.contextId : event.swarmId;
+}
+
+/** When the runtime recorded an event, in ms (artifact updates carry no time: 0). */
+function timeOf(event: SwarmEvent): number {
+  if (event.kind === 'task' || event.kind === 'status-update') return Date.parse(event.status.timestamp);
+  return event.kind === 'artifact-update' ? 0 : event.timestamp;
 }
 
 // Key order differs between a live object and one parsed back from JSON: compare canonically.
@@ -65,6 +75,7 @@ function inputFromSnapshot(swarmId: string, snapshot: unknown): SwarmInput {
     swarmId,
     definitionId: context.definitionId,
     input: context.input,
+    contextId: context.contextId,
     userMessage: context.messages[1]?.content ?? '',
     config: context.config,
   };
@@ -78,9 +89,6 @@ function inputFromSnapshot(swarmId: string, snapshot: unknown): SwarmInput {
  * again: a tool schema, result schema or guardrail that now decides differently makes the
  * replay diverge, so a recorded run works as a regression test. Without it the recorded
  * verdicts are used (replay needs no definitions at all).
- *
- * @example
- * const events = await replaySwarm(store, 'swarm-1');
  */
 export async function replaySwarm(
   store: SwarmStore,
@@ -134,9 +142,7 @@ export async function replaySwarm(
   const runTool = fromPromise<CallResult, ToolRunInput>(({ input: i, signal }) => wait(pendingResults, i.idempotencyKey, signal));
   const childSwarm = fromPromise<CallResult, ChildSwarmInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
   const remoteAgent = fromPromise<CallResult, RemoteAgentInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
-  const logic = swarmMachine.provide({
-    actors: { modelStep, runTool, childSwarm, remoteAgent, agent: agentMachine.provide({ actors: { modelStep, runTool } }) },
-  });
+  const logic = wireSwarm({ modelStep, runTool, childSwarm, remoteAgent });
 
   const produced: SwarmEvent[] = [];
   return new Promise<SwarmEvent[]>((resolve, reject) => {
@@ -151,9 +157,8 @@ export async function replaySwarm(
       const expected = recorded[produced.length];
       const seq = produced.length + 1;
       if (!expected) return fail(seq, `produced an extra ${body.kind} event`);
-      if (canonical(body) !== canonical(bodyOf(expected))) {
-        return fail(seq, `expected ${canonical(bodyOf(expected))}, produced ${canonical(body)}`);
-      }
+      const replayed = canonical(stampedLike(body, expected));
+      if (replayed !== canonical(expected)) return fail(seq, `expected ${canonical(expected)}, produced ${replayed}`);
       produced.push(expected);
     };
     const actor = createActor(logic, { input, systemId: swarmId });
@@ -221,7 +226,7 @@ export async function replaySwarm(
       // Nothing to feed and nothing moving: the journal and the machine disagree.
       setImmediate(() => {
         if (failed || actor.getSnapshot().status !== 'active') return;
-        if (++idle > 3) return fail(produced.length + 1, `stalled waiting for ${canonical(bodyOf(recorded[produced.length] ?? produced.at(-1)!))}`);
+        if (++idle > 3) return fail(produced.length + 1, `stalled waiting for ${canonical(recorded[produced.length] ?? produced.at(-1)!)}`);
         check();
       });
     };
@@ -230,3 +235,26 @@ export async function replaySwarm(
   });
 }
 
+/**
+ * Ports that judge a replayed swarm's responses with today's definitions, wired as the live
+ * runtime's are, or undefined when its definition is not registered (the recorded verdicts are
+ * used then). Nothing in them reaches a model, a tool or another swarm: every answer comes
+ * from the journal.
+ */
+export function judgingPorts(deps: Pick<PortsDeps, 'catalog' | 'specs'>, input: SwarmInput): SwarmPorts | undefined {
+  if (!deps.catalog.swarm(input.definitionId)) return undefined;
+  const replaying: PortsHost = {
+    config: () => input.config,
+    input: () => input.input,
+    publish: () => undefined,
+    gate: async () => undefined,
+  };
+  const refuse = () => Promise.reject(new Error('a replay makes no calls'));
+  return createPorts({
+    ...deps,
+    model: { name: 'replay', call: refuse },
+    host: (id) => (id === input.swarmId ? replaying : undefined),
+    runChild: refuse,
+    runRemote: refuse,
+  });
+}

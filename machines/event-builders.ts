@@ -1,0 +1,120 @@
+/**
+ * The builders of event bodies (the model is in `events.ts`): what the machines emit for a
+ * status, a value, a model response, and the start and end of a round's calls. The runtime
+ * stamps each body into a full event (`stampEvent` in `src/runtime/host.ts`).
+ *
+ * @module
+ */
+import type { ModelStepOutput, CallResult } from './contracts.js';
+import { DATA_PART_COMPAT_FLAG, type DataPart, type Part, type SwarmEventBody, type SwarmFact, type TaskState } from './events.js';
+import { isHandoff, type Round, type RoundCall } from './round.js';
+
+/** States after which nothing follows. */
+const FINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled']);
+
+/** The text of a value: a string as it is, anything else as JSON ('' for undefined). */
+export function valueText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value) ?? '';
+}
+
+/**
+ * The parts that carry a value: a string (or nothing) as one text part; anything else as a
+ * data part (a non-object wrapped, see {@link DataPart}) followed by its JSON text, for
+ * readers of text only.
+ */
+export function valueParts(value: unknown): Part[] {
+  if (typeof value === 'string' || value === undefined) return [{ kind: 'text', text: value ?? '' }];
+  const data: DataPart =
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? { kind: 'data', data: value as Record<string, unknown> }
+      : { kind: 'data', data: { value }, metadata: { [DATA_PART_COMPAT_FLAG]: true } };
+  return [data, { kind: 'text', text: valueText(value) }];
+}
+
+/**
+ * A status update body: `final` follows from the state, and `said` becomes its status message
+ * (the agent's words unless `role` says the user's).
+ */
+export function statusUpdate(state: TaskState, fact: SwarmFact, said?: string, role: 'agent' | 'user' = 'agent'): SwarmEventBody {
+  return {
+    kind: 'status-update',
+    status: said === undefined ? { state } : { state, message: { kind: 'message', role, parts: [{ kind: 'text', text: said }] } },
+    final: FINAL_STATES.has(state),
+    metadata: fact,
+  };
+}
+
+/** The `internal:llm-call` event for one model response: the replay journal of that step. */
+export function llmCallEvent(agent: string, scope: string, turn: number, step: ModelStepOutput): SwarmEventBody {
+  return {
+    kind: 'internal:llm-call',
+    agent,
+    scope,
+    turn,
+    response: step.response,
+    ...(step.response.usage ? { usage: step.response.usage } : {}),
+    durationMs: step.durationMs,
+    calls: step.calls,
+    verdict: step.verdict,
+  };
+}
+
+/**
+ * Events announcing the calls of a new round: a `tool-call` fact and `internal:tool-start`
+ * for tools, an `agent-handoff` or `swarm-handoff` fact for handoffs, `internal:tool-complete`
+ * for calls that were rejected before running. Pause calls announce nothing here (the pause
+ * itself is the event).
+ */
+export function roundStartEvents(agent: string, round: Round): SwarmEventBody[] {
+  const events: SwarmEventBody[] = [];
+  for (const call of round.calls) {
+    switch (call.kind) {
+      case 'tool':
+        events.push(
+          statusUpdate('working', { type: 'tool-call', agent, toolName: call.name, callId: call.id }),
+          { kind: 'internal:tool-start', agent, toolName: call.name, callId: call.id, arguments: call.arguments },
+        );
+        break;
+      case 'agent':
+      case 'remote':
+        events.push(statusUpdate('working', { type: 'agent-handoff', from: agent, to: call.agentId, callId: call.id, request: call.request }));
+        break;
+      case 'swarm':
+        events.push(
+          statusUpdate('working', {
+            type: 'swarm-handoff',
+            from: agent,
+            to: call.definitionId,
+            childSwarmId: call.childSwarmId,
+            callId: call.id,
+            input: call.input,
+          }),
+        );
+        break;
+      case 'invalid':
+        events.push({ kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: false, content: call.result.content, key: '' });
+        break;
+      case 'pause':
+        break;
+    }
+  }
+  return events;
+}
+
+/** The event that reports a finished call: a `handoff-result` fact or `internal:tool-complete`. */
+export function callDoneEvent(agent: string, call: RoundCall, result: CallResult, key: string): SwarmEventBody {
+  if (isHandoff(call)) {
+    return statusUpdate('working', {
+      type: 'handoff-result',
+      from: call.kind === 'swarm' ? call.definitionId : call.agentId,
+      to: agent,
+      callId: call.id,
+      ok: result.ok,
+      ...(call.kind === 'swarm' ? { childSwarmId: call.childSwarmId } : {}),
+      content: result.content,
+      key,
+    });
+  }
+  return { kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: result.ok, content: result.content, key };
+}

@@ -1,0 +1,212 @@
+/**
+ * `xswarm pause|resume|stop <id> [reason | message]`: commands a swarm.
+ *
+ * Only the process that holds a swarm's lease drives it. So a command is carried out in one of
+ * two ways:
+ * - with `--url`, it is sent to the `xswarm serve` process at that address over REST;
+ * - else this process takes the swarm over, which works when no live process holds it (the
+ *   `xswarm run` that started it has exited, or the process that held it died): it loads the
+ *   module that defines the swarm (`--module`), adopts the swarm and its child swarms (nothing
+ *   else of the database), commands it, and for `resume` drives it on like `xswarm run`. When
+ *   a live process holds it, the command fails naming that process.
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import { PAUSE_TYPES } from '../../machines/pause.js';
+import { holderIsGone } from '../holder.js';
+import type { PauseReason, SwarmRecord, SwarmResult, SwarmStore, SwarmSummary } from '../index.js';
+import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../swarm-id.js';
+import { CliError, DB_OPTION, EXIT, loadModule, moduleRuntime, openStore, readToken } from './module.js';
+import { Progress } from './progress.js';
+import { drive } from './run.js';
+
+/** The commands of this module. */
+export type SwarmCommandName = 'pause' | 'resume' | 'stop';
+
+
+/** `xswarm pause|resume|stop`; resolves with the exit code. */
+export async function swarmCommand(command: SwarmCommandName, args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      ...DB_OPTION,
+      module: { type: 'string' },
+      url: { type: 'string' },
+      'token-file': { type: 'string' },
+      type: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  const [swarmId, text, ...extra] = positionals;
+  const what = command === 'resume' ? 'message' : 'reason';
+  if (!swarmId) throw new CliError(`which swarm? xswarm ${command} <id> [${what}]`, EXIT.usage);
+  if (extra.length > 0) throw new CliError(`unexpected arguments: ${extra.join(' ')} (quote the ${what})`, EXIT.usage);
+  assertSwarmId(swarmId, MAX_DERIVED_SWARM_ID_LENGTH);
+  const type = (values.type ?? 'HITL') as PauseReason['type'];
+  if (!PAUSE_TYPES.includes(type) || (values.type !== undefined && command !== 'pause')) {
+    throw new CliError(`--type is one of ${PAUSE_TYPES.join(', ')}, for pause only`, EXIT.usage);
+  }
+  const request: CommandRequest = { command, swarmId, text, type, json: values.json === true };
+  if (values.url !== undefined) return sendOverRest(values.url, await readToken(undefined, values['token-file']), request);
+  return commandHere(request, values.module ?? (process.env.XSWARM_MODULE || undefined), values.db);
+}
+
+interface CommandRequest {
+  command: SwarmCommandName;
+  swarmId: string;
+  /** The pause or stop reason, the resume message. */
+  text: string | undefined;
+  type: PauseReason['type'];
+  json: boolean;
+}
+
+/** Takes the swarm over in this process (see the module comment) and commands it. */
+async function commandHere(request: CommandRequest, modulePath: string | undefined, db: string | undefined): Promise<number> {
+  const { command, swarmId } = request;
+  const store = openStore(db);
+  try {
+    const record = await store.load(swarmId);
+    if (!record) throw new CliError(`unknown swarm "${swarmId}" in ${store.path}`, EXIT.notFound);
+    if (record.result.status !== 'running' && record.result.status !== 'paused') {
+      throw new CliError(`cannot ${command} swarm "${swarmId}": it has ended (${record.result.status})`, EXIT.conflict);
+    }
+    // A child swarm is driven with its parent, by the runtime that holds the parent.
+    const root = await familyRoot(store, swarmId);
+    const holder = await liveHolder(store, root);
+    if (holder) {
+      throw new CliError(
+        `cannot ${command} swarm "${swarmId}" here: a live process drives it (pid ${holder.pid ?? '?'} on ${(holder.host ?? '?').split('#')[0]}, owner ${holder.owner}). ` +
+          'Send the command to that process: for `xswarm serve`, add --url http://127.0.0.1:<port> (with --token-file or XSWARM_TOKEN); ' +
+          'an `xswarm run` asks its human in its own terminal and pauses on Ctrl-C.',
+        EXIT.conflict,
+      );
+    }
+    if (modulePath === undefined) {
+      throw new CliError(
+        `swarm "${swarmId}" has no live owner, so this process drives it: name the module that defines "${record.definitionId}" with --module PATH (or XSWARM_MODULE)`,
+        EXIT.usage,
+      );
+    }
+    const mod = await loadModule(modulePath);
+    const runtime = await moduleRuntime(mod, familyStore(store, root));
+    try {
+      await runtime.start();
+      const client = runtime.forSwarm(record.definitionId, swarmId);
+      if (command === 'pause') await client.pause({ type: request.type, message: request.text ?? 'Paused from the command line' });
+      if (command === 'stop') await client.stop(request.text ?? 'Stopped from the command line');
+      if (command !== 'resume') return report(request, await client.getResult());
+      const rootRecord = root === swarmId ? record : await store.load(root);
+      const rootClient = runtime.forSwarm(rootRecord!.definitionId, root);
+      const since = await lastSeq(store, rootRecord!);
+      await client.resume(request.text);
+      return await drive(runtime, rootClient, since, Progress.for(process.stdout, { json: request.json }), { module: modulePath, db });
+    } finally {
+      await runtime.close();
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** The command's outcome: the swarm's state on one line (its result as JSON with `--json`). */
+function report(request: CommandRequest, result: SwarmResult): number {
+  if (request.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else {
+    const reason = result.status === 'paused' ? result.reason.message : result.status === 'failed' || result.status === 'stopped' ? result.reason : undefined;
+    process.stdout.write(`swarm ${request.swarmId} ${result.status}${reason ? `: ${reason}` : ''}\n`);
+  }
+  return EXIT.ok;
+}
+
+/**
+ * The top-most swarm of the family `swarmId` belongs to: a child swarm's id is its parent's id
+ * plus `:t<turn>:<index>`, and the parent is stored.
+ */
+async function familyRoot(store: SwarmStore, swarmId: string): Promise<string> {
+  let root = swarmId;
+  for (;;) {
+    const parent = /^(.+):t\d+:\d+$/.exec(root)?.[1];
+    if (parent === undefined || !(await store.load(parent))) return root;
+    root = parent;
+  }
+}
+
+/** The lease on a swarm when a live process holds it (unexpired, and not a dead process of this host). */
+async function liveHolder(store: SwarmStore, swarmId: string): Promise<SwarmSummary['lease']> {
+  const record = await store.load(swarmId);
+  if (!record) return undefined;
+  const lease = (await store.list({ definitionId: record.definitionId })).find((s) => s.swarmId === swarmId)?.lease;
+  return lease && lease.until > Date.now() && !holderIsGone(lease) ? lease : undefined;
+}
+
+/**
+ * The store as a runtime that commands one swarm family sees it: its listings hold only that
+ * family, so `start()` adopts those swarms and leaves every other swarm of the file alone.
+ */
+function familyStore(store: SwarmStore, root: string): SwarmStore {
+  const inFamily = (id: string) => id === root || id.startsWith(`${root}:`);
+  return {
+    ...(store.volatile ? { volatile: true } : {}),
+    load: (id) => store.load(id),
+    commit: (c) => store.commit(c),
+    readEvents: (id, since) => store.readEvents(id, since),
+    list: async (filter) => (await store.list(filter)).filter((s) => inFamily(s.swarmId)),
+    claim: (id, lease, now, takeover) => store.claim(id, lease, now, takeover),
+    renew: (owner, ids, until) => store.renew(owner, ids, until),
+    release: (owner, ids) => store.release(owner, ids),
+    prune: (olderThan) => store.prune(olderThan),
+    // The command closes the store itself.
+    close: async () => undefined,
+  };
+}
+
+/** The `seq` of a swarm's last stored event (the record may trail its events by a step). */
+async function lastSeq(store: SwarmStore, record: SwarmRecord): Promise<number> {
+  return (await store.readEvents(record.swarmId, record.lastSeq)).at(-1)?.seq ?? record.lastSeq;
+}
+
+/**
+ * Sends the command to an `xswarm serve` process over REST. The REST paths name the swarm's
+ * definition, which the server's listings tell: each definition is asked for the swarm in turn.
+ */
+async function sendOverRest(base: string, token: string | undefined, request: CommandRequest): Promise<number> {
+  const { command, swarmId, text } = request;
+  const url = base.replace(/\/+$/, '');
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) };
+  const call = async (method: string, path: string, body?: unknown) => {
+    let res: Response;
+    try {
+      res = await fetch(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    } catch (e) {
+      throw new CliError(`cannot reach ${url}: ${(e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message}`);
+    }
+    const data = (await res.json().catch(() => undefined)) as { error?: string } | undefined;
+    return { status: res.status, data };
+  };
+  const definitions = await call('GET', '/swarms');
+  if (definitions.status !== 200) throw restError(url, definitions);
+  let definitionId: string | undefined;
+  for (const card of definitions.data as unknown as { id: string }[]) {
+    const found = await call('GET', `/swarms/${encodeURIComponent(card.id)}/${encodeURIComponent(swarmId)}`);
+    if (found.status === 200) {
+      definitionId = card.id;
+      break;
+    }
+    if (found.status !== 404) throw restError(url, found);
+  }
+  if (definitionId === undefined) throw new CliError(`unknown swarm "${swarmId}" at ${url}`, EXIT.notFound);
+  const body = command === 'resume' ? (text === undefined ? {} : { message: text }) : { ...(text === undefined ? {} : { reason: text }), ...(command === 'pause' ? { type: request.type } : {}) };
+  const done = await call('POST', `/swarms/${encodeURIComponent(definitionId)}/${encodeURIComponent(swarmId)}/${command}`, body);
+  if (done.status !== 200) throw restError(url, done);
+  return report(request, (done.data as unknown as { result: SwarmResult }).result);
+}
+
+/** A refused REST request as a CLI error: the server's message, the exit code of its status. */
+function restError(url: string, response: { status: number; data: { error?: string } | undefined }): CliError {
+  const { status, data } = response;
+  const code = status === 400 ? EXIT.usage : status === 404 ? EXIT.notFound : status === 409 ? EXIT.conflict : EXIT.failed;
+  const hint = status === 401 ? ' (give the token with --token-file or XSWARM_TOKEN)' : '';
+  return new CliError(`${url} answered ${status}: ${data?.error ?? 'no error message'}${hint}`, code);
+}

@@ -1,0 +1,89 @@
+/**
+ * The `xswarm` command line: `run` a swarm with live progress, `list` swarms, read their
+ * `events`, `pause` / `resume` / `stop` them, `serve` a module's swarms, `replay` a recorded
+ * swarm. Every command works on the same SQLite file. Each command's module loads when it
+ * runs, so `xswarm list` loads no server.
+ *
+ * @module
+ */
+import { errorText } from '../../machines/error-text.js';
+import { DEFAULT_DB_PATH } from '../store/sqlite.js';
+import { CliError, EXIT, exitCodeOf } from './module.js';
+
+const USAGE = `xswarm — an actor runtime for LLM swarms
+
+Usage:
+  xswarm run <module> <definition> [input] [--id ID] [--json]
+      Runs a swarm of the module in this process and shows its progress (turns, handoffs,
+      tool calls, child swarms, pauses), then its result. --json prints every event as one
+      JSON line instead. A pause asks for the human's answer on stdin (a terminal prompt, or
+      the next line of a pipe); when stdin ends, the swarm stays paused (exit 3).
+  xswarm list [--status S]... [--definition D] [--limit N] [--json]
+      The swarms of the database, most recently updated first (S: running, awaitingHandoff,
+      paused, completed, failed, stopped; several with commas or a repeated --status).
+  xswarm events <id> [--since N] [--follow] [--json]
+      A swarm's events after event N; --follow waits for the next ones until the final event,
+      whichever process drives the swarm.
+  xswarm pause <id> [reason] [--type HITL|EMERGENCY|APPROVAL_NEEDED]
+  xswarm resume <id> [message]
+  xswarm stop <id> [reason]
+      Command a swarm. With --url URL [--token-file PATH] the command goes to the xswarm serve
+      process at URL (the token also from XSWARM_TOKEN). Without it, this process takes the
+      swarm over, which needs --module PATH (or XSWARM_MODULE) and no live process holding it
+      (e.g. after xswarm run exited at a pause); resume then drives the swarm like run.
+  xswarm serve <module> [--port N] [--host H] [--token-file PATH | --token T]
+               [--allowed-origin O]... [--allowed-host H]... [--insecure-no-token]
+      Serves the module's swarms over REST + SSE, WebSocket, A2A and MCP; unfinished swarms
+      resume on start. The bearer token comes from --token-file or XSWARM_TOKEN (preferred:
+      --token shows it in the process list). Bound to 127.0.0.1 by default; another --host
+      needs a token unless --insecure-no-token. Browser pages of other origins need
+      --allowed-origin.
+  xswarm replay <id> [--json]
+      Re-runs a finished swarm from its journal with zero model and tool calls and prints its
+      events; exits 1 if the replay diverges from the recording.
+
+Every command takes --db PATH (default: XSWARM_DB, else ${DEFAULT_DB_PATH}).
+A module exports swarms, agents, and optionally tools and model; without a model,
+OPENAI_API_KEY selects openaiModel (XSWARM_MODEL, default gpt-4o-mini).
+
+Exit codes: 0 done (the swarm completed); 1 the swarm failed or was stopped, or an error;
+2 bad usage (unknown command or option, missing argument, invalid id, input or cursor);
+3 the swarm is paused waiting for a human; 4 unknown swarm or definition; 5 the command does
+not fit the swarm (it has ended, is not paused, or another live process drives it).
+`;
+
+/** The commands; each one's module loads when it runs. */
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  run: async (args) => (await import('./run.js')).runCommand(args),
+  list: async (args) => (await import('./list.js')).listCommand(args),
+  events: async (args) => (await import('./events.js')).eventsCommand(args),
+  pause: async (args) => (await import('./commands.js')).swarmCommand('pause', args),
+  resume: async (args) => (await import('./commands.js')).swarmCommand('resume', args),
+  stop: async (args) => (await import('./commands.js')).swarmCommand('stop', args),
+  serve: async (args) => (await import('./serve.js')).serveCommand(args),
+  replay: async (args) => (await import('./replay.js')).replayCommand(args),
+};
+
+/**
+ * Runs the CLI with `argv` (without node and script); resolves with the exit code (see the
+ * usage text: 0 ok, 1 failed, 2 usage, 3 paused, 4 not found, 5 conflict).
+ */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(USAGE);
+    return EXIT.ok;
+  }
+  const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  try {
+    if (!run) throw new CliError(`unknown command "${command}"; one of ${Object.keys(COMMANDS).join(', ')} (xswarm --help)`, EXIT.usage);
+    if (rest.includes('--help') || rest.includes('-h')) {
+      process.stdout.write(USAGE);
+      return EXIT.ok;
+    }
+    return await run(rest);
+  } catch (e) {
+    process.stderr.write(`xswarm${run ? ` ${command}` : ''}: ${errorText(e)}\n`);
+    return exitCodeOf(e);
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * `xswarm list [--status s] [--definition d] [--limit n] [--json]`: the swarms of the database,
+ * most recently updated first.
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import type { SwarmStatus, SwarmSummary } from '../index.js';
+import { SWARM_STATUSES } from '../result.js';
+import { CliError, DB_OPTION, EXIT, openStore } from './module.js';
+
+/** The statuses a listing filters on: a swarm machine's top-level states. */
+
+/** `xswarm list`; resolves with the exit code. */
+export async function listCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      ...DB_OPTION,
+      status: { type: 'string', multiple: true },
+      definition: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  if (positionals.length > 0) throw new CliError(`unexpected arguments: ${positionals.join(' ')}`, EXIT.usage);
+  // --status paused --status failed, or --status paused,failed
+  const statuses = values.status?.flatMap((s) => s.split(',')).map((s) => s.trim());
+  const unknown = statuses?.find((s) => !SWARM_STATUSES.includes(s as SwarmStatus));
+  if (unknown !== undefined) throw new CliError(`unknown status "${unknown}"; one of ${SWARM_STATUSES.join(', ')}`, EXIT.usage);
+  const limit = values.limit === undefined ? undefined : Number(values.limit);
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new CliError(`--limit takes a positive number, not "${values.limit}"`, EXIT.usage);
+  const store = openStore(values.db);
+  try {
+    const swarms = await store.list({
+      ...(statuses ? { status: statuses as SwarmStatus[] } : {}),
+      ...(values.definition !== undefined ? { definitionId: values.definition } : {}),
+      ...(limit !== undefined ? { limit } : {}),
+    });
+    if (values.json) process.stdout.write(`${JSON.stringify(swarms)}\n`);
+    else process.stdout.write(table(swarms));
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}
+
+/** The swarms as aligned columns: id, definition, status, last update, and what they wait on or ended with. */
+function table(swarms: SwarmSummary[]): string {
+  if (swarms.length === 0) return '';
+  const rows = swarms.map((s) => [s.swarmId, s.definitionId, s.status, new Date(s.updatedAt).toISOString(), note(s)]);
+  const all = [['SWARM', 'DEFINITION', 'STATUS', 'UPDATED', ''], ...rows];
+  const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  return all.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+/** A paused swarm's question, an ended swarm's reason, the live holder of a running one. */
+function note(s: SwarmSummary): string {
+  const r = s.result;
+  if (r.status === 'paused') return r.reason.message.replace(/\s+/g, ' ');
+  if (r.status === 'failed' || r.status === 'stopped') return r.reason.replace(/\s+/g, ' ');
+  // Only a running swarm's lease says who drives it (a finished swarm's lease is left to run out).
+  if (r.status === 'running' && s.lease && s.lease.until > Date.now() && s.lease.pid) return `held by pid ${s.lease.pid}`;
+  return '';
+}

@@ -1,0 +1,168 @@
+/**
+ * `xswarm run <module> <definition> [input]`: starts a swarm in this process and follows it to
+ * its end, showing its progress; a pause asks the human on stdin. Also the loop `xswarm resume`
+ * drives a swarm with after resuming it.
+ *
+ * @module
+ */
+import { createInterface, type Interface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import type { Runtime, SwarmClient, SwarmDefinition, SwarmResult } from '../index.js';
+import { CliError, DB_OPTION, EXIT, loadModule, moduleRuntime, openStore, shellQuote } from './module.js';
+import { Progress } from './progress.js';
+
+/** `xswarm run`; resolves with the exit code. */
+export async function runCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { ...DB_OPTION, id: { type: 'string' }, json: { type: 'boolean' } },
+  });
+  const [path, definitionId, text, ...extra] = positionals;
+  if (!path || !definitionId) throw new CliError('which module and swarm? xswarm run <module> <definition> [input]', EXIT.usage);
+  if (extra.length > 0) throw new CliError(`unexpected arguments: ${extra.join(' ')} (quote the input: xswarm run ${path} ${definitionId} "…")`, EXIT.usage);
+  const mod = await loadModule(path);
+  const definition = mod.swarms.find((s) => s.id === definitionId);
+  if (!definition) {
+    throw new CliError(`${path} defines no swarm "${definitionId}"; it defines: ${mod.swarms.map((s) => s.id).join(', ')}`, EXIT.notFound);
+  }
+  const store = openStore(values.db);
+  const runtime = await moduleRuntime(mod, store);
+  try {
+    const client = values.id === undefined ? runtime.forSwarm(definitionId) : runtime.forSwarm(definitionId, values.id);
+    const progress = Progress.for(process.stdout, { json: values.json === true });
+    await client.run(inputFor(definition, text));
+    return await drive(runtime, client, 0, progress, { module: path, db: values.db });
+  } finally {
+    await runtime.close();
+    await store.close();
+  }
+}
+
+/**
+ * The input of a run: the text as given, or, when the definition's input schema refuses the
+ * text but accepts it parsed as JSON, the parsed value (a structured input on the command line).
+ */
+function inputFor(definition: SwarmDefinition, text: string | undefined): unknown {
+  if (text === undefined || definition.input.safeParse(text).success) return text;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return definition.input.safeParse(parsed).success ? parsed : text;
+  } catch {
+    return text;
+  }
+}
+
+/** Where the swarm's state lives, for the `xswarm resume` line suggested when it stays paused. */
+export interface ResumeHint {
+  module: string;
+  db: string | undefined;
+}
+
+/**
+ * Follows a swarm this runtime drives from event `since` to its end, writing its progress. A
+ * pause (the swarm's own, or a child swarm's question to its human) asks for the answer on
+ * stdin and resumes with it. Resolves with the exit code: 0 completed, 1 failed or stopped,
+ * 3 left paused (stdin ended, or Ctrl-C paused it), with the command that continues it on stderr.
+ */
+export async function drive(runtime: Runtime, client: SwarmClient, since: number, progress: Progress, hint: ResumeHint): Promise<number> {
+  const answers = new StdinAnswers();
+  let interrupted = false;
+  const interrupt = () => {
+    // A second Ctrl-C does not wait: the swarm stays as stored, its lease runs out.
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    answers.close();
+    void client.pause({ type: 'EMERGENCY', message: 'Interrupted from the terminal (Ctrl-C)' }).catch(() => undefined);
+  };
+  process.on('SIGINT', interrupt);
+  let waiting: { swarmId: string; question: string } | undefined;
+  try {
+    for await (const e of client.events({ since })) {
+      progress.event(e);
+      if (e.kind !== 'status-update') continue;
+      const fact = e.metadata;
+      // The swarm's own pause, or a child swarm waiting for its own human while the parent waits on it.
+      const asking =
+        fact.type === 'paused' ? client : fact.type === 'child-swarm' && fact.lifecycle === 'paused' ? runtime.forSwarm(fact.definitionId, fact.childSwarmId) : undefined;
+      if (!asking) continue;
+      const state = await asking.getResult();
+      // Already answered (a child paused with its parent, resumed with it), or the parent is paused itself.
+      if (state.status !== 'paused' || (asking !== client && (await client.getResult()).status === 'paused')) continue;
+      const answer = interrupted ? undefined : await answers.ask(state.reason.message, asking.swarmId);
+      if (answer === undefined) {
+        waiting = { swarmId: asking.swarmId, question: state.reason.message };
+        break;
+      }
+      await asking.resume(answer);
+    }
+  } finally {
+    process.off('SIGINT', interrupt);
+    answers.close();
+  }
+  if (waiting) {
+    const db = hint.db === undefined ? '' : ` --db ${shellQuote(hint.db)}`;
+    process.stderr.write(
+      `xswarm: swarm ${waiting.swarmId} is paused: ${waiting.question}\n` +
+        `  continue it with: xswarm resume ${shellQuote(waiting.swarmId)} '<answer>' --module ${shellQuote(hint.module)}${db}\n`,
+    );
+    return EXIT.paused;
+  }
+  const result = await client.getResult();
+  progress.result(result);
+  return exitCodeOfResult(result);
+}
+
+/** 0 for a completed swarm, 3 for a paused one, else 1 (failed, stopped). */
+function exitCodeOfResult(result: SwarmResult): number {
+  if (result.status === 'completed') return EXIT.ok;
+  return result.status === 'paused' ? EXIT.paused : EXIT.failed;
+}
+
+/**
+ * The human's answers, one line of stdin each. In a terminal the question is asked with a
+ * prompt; from a pipe or a file the next line is read. Undefined when stdin has ended (or was
+ * closed by Ctrl-C). stdin is opened at the first question only.
+ */
+class StdinAnswers {
+  private rl: Interface | undefined;
+  private readonly lines: string[] = [];
+  private ended = false;
+  private waiter: ((line: string | undefined) => void) | undefined;
+
+  ask(question: string, swarmId: string): Promise<string | undefined> {
+    const tty = process.stdin.isTTY === true;
+    process.stderr.write(tty ? `\n? ${question}\n` : `xswarm: swarm ${swarmId} asks: ${question} (reading the answer from stdin)\n`);
+    this.open(tty);
+    const line = this.lines.shift();
+    if (line !== undefined || this.ended) return Promise.resolve(line);
+    if (tty) this.rl!.prompt();
+    return new Promise((resolve) => (this.waiter = resolve));
+  }
+
+  close(): void {
+    this.rl?.close();
+    this.finish();
+  }
+
+  private open(tty: boolean): void {
+    if (this.rl || this.ended) return;
+    this.rl = createInterface({ input: process.stdin, output: tty ? process.stderr : undefined, terminal: tty, prompt: '> ' });
+    this.rl.on('line', (line) => {
+      const waiter = this.waiter;
+      this.waiter = undefined;
+      if (waiter) waiter(line);
+      else this.lines.push(line);
+    });
+    this.rl.on('close', () => this.finish());
+    // Ctrl-C at the prompt: the terminal sends it to readline, not as a signal.
+    this.rl.on('SIGINT', () => process.emit('SIGINT'));
+  }
+
+  private finish(): void {
+    this.ended = true;
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.(undefined);
+  }
+}

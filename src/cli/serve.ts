@@ -1,0 +1,67 @@
+/**
+ * `xswarm serve <module>`: serves a module's swarms over REST + SSE, WebSocket, A2A and MCP
+ * until SIGINT or SIGTERM; unfinished swarms of the database resume on start.
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import { serve } from '../index.js';
+import { CliError, DB_OPTION, EXIT, loadModule, moduleRuntime, openStore, readToken } from './module.js';
+
+/** `xswarm serve`; resolves with the exit code once stopped by a signal. */
+export async function serveCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      ...DB_OPTION,
+      port: { type: 'string' },
+      host: { type: 'string' },
+      token: { type: 'string' },
+      'token-file': { type: 'string' },
+      'insecure-no-token': { type: 'boolean' },
+      'allowed-origin': { type: 'string', multiple: true },
+      'allowed-host': { type: 'string', multiple: true },
+    },
+  });
+  // Read before anything starts, so a bad token source fails fast.
+  const token = await readToken(values.token, values['token-file']);
+  const path = positionals[0];
+  if (!path) throw new CliError('which module? xswarm serve <module>', EXIT.usage);
+  const port = values.port === undefined ? 4000 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port takes a port number, not "${values.port}"`, EXIT.usage);
+  const mod = await loadModule(path);
+  const store = openStore(values.db);
+  const runtime = await moduleRuntime(mod, store);
+  await runtime.start();
+  let server: Awaited<ReturnType<typeof serve>>;
+  try {
+    server = await serve(runtime, {
+      port,
+      ...(values.host ? { host: values.host } : {}),
+      ...(token ? { token } : {}),
+      ...(values['insecure-no-token'] ? { insecureNoToken: true } : {}),
+      ...(values['allowed-origin'] ? { allowedOrigins: values['allowed-origin'] } : {}),
+      ...(values['allowed-host'] ? { allowedHosts: values['allowed-host'] } : {}),
+    });
+  } catch (e) {
+    // A refused bind (non-loopback without a token, port in use) must not leave swarms running.
+    await runtime.close();
+    await store.close();
+    throw e;
+  }
+  process.stdout.write(`xswarm serving ${mod.swarms.map((s) => s.id).join(', ')} at ${server.url} (state: ${store.path})\n`);
+  for (const s of mod.swarms) {
+    process.stdout.write(`  REST  POST ${server.url}/swarms/${s.id}\n  A2A   ${server.url}/a2a/${s.id}/.well-known/agent-card.json\n`);
+  }
+  process.stdout.write(`  MCP   ${server.url}/mcp\n  WS    ${server.url.replace('http', 'ws')}/events\n`);
+  await new Promise<void>((resolveStop) => {
+    const stop = () => resolveStop();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await server.close();
+  await runtime.close();
+  await store.close();
+  return EXIT.ok;
+}

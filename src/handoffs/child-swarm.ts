@@ -1,0 +1,163 @@
+/**
+ * Running swarm handoffs: a child swarm starts (or is re-attached to after a restart), its
+ * lifecycle is relayed into its parent's stream, and its outcome becomes the handoff's result.
+ * A child follows its parent: stopped when the parent ends while it runs, paused and resumed
+ * with it.
+ *
+ * @module
+ */
+import { statusUpdate } from '../../machines/event-builders.js';
+import type { PauseReason, SwarmEvent, SwarmFact } from '../../machines/events.js';
+import { errorText } from '../../machines/error-text.js';
+import type { CallResult, ChildSwarmInput } from '../../machines/contracts.js';
+import { runningCalls } from '../../machines/round.js';
+import type { SwarmHost } from '../runtime/host.js';
+import { isFinal, type SwarmResult } from '../result.js';
+import type { SwarmStore } from '../store/types.js';
+import type { ResolveOptions } from './resolve.js';
+
+/** What child swarms need of the live swarms. */
+type Host = Pick<SwarmHost, 'gate' | 'status' | 'publish' | 'context'>;
+
+/** What running child swarms needs from the runtime. */
+export interface ChildSwarmDeps {
+  store: SwarmStore;
+  /** The host of a swarm live here, or undefined. */
+  host(swarmId: string): Host | undefined;
+  /** Whether the runtime was closed. */
+  closed(): boolean;
+  /** Starts a swarm under a derived (child) id. */
+  start(definitionId: string, swarmId: string, input: unknown, options: ResolveOptions): Promise<void>;
+  /** Adopts the unfinished swarms nobody drives (a child a previous owner left running). */
+  adopt(): Promise<void>;
+  events(swarmId: string, since: number): AsyncIterable<SwarmEvent>;
+  result(swarmId: string): Promise<SwarmResult>;
+  pause(swarmId: string, reason: PauseReason): Promise<void>;
+  resume(swarmId: string, message: string | undefined): Promise<void>;
+  stop(swarmId: string, reason: string): Promise<void>;
+}
+
+/** The child swarms of one runtime's swarms. */
+export class ChildSwarms {
+  constructor(private readonly deps: ChildSwarmDeps) {}
+
+  /**
+   * Runs a child swarm for a parent's handoff: starts it (or re-attaches after a restart),
+   * relays its lifecycle into the parent's stream, resolves with its outcome. When the parent
+   * ends while the child runs (it was stopped), the child is stopped too.
+   */
+  async run(input: ChildSwarmInput, signal: AbortSignal): Promise<CallResult> {
+    const { deps } = this;
+    const parent = deps.host(input.parentId);
+    await parent?.gate();
+    const id = input.childSwarmId;
+    const known = deps.host(id) !== undefined || (await deps.store.load(id)) !== undefined;
+    // Re-attaching after a restart: relay what the parent has not stored yet, exactly once.
+    const since = known ? await this.relayedUpTo(input.parentId, id) : 0;
+    if (!deps.host(id)) {
+      // Loaded again after the awaits above: the child may have started or ended meanwhile.
+      const record = known ? await deps.store.load(id) : undefined;
+      if (!record) {
+        try {
+          await deps.start(input.definitionId, id, input.input, input.customization ? { customization: input.customization } : {});
+        } catch (e) {
+          return { ok: false, content: `Swarm "${input.definitionId}" could not start: ${errorText(e)}` };
+        }
+      } else if (!isFinal(record.status)) {
+        await deps.adopt();
+      }
+    }
+    const stopChild = () =>
+      queueMicrotask(() => {
+        if (deps.closed() || !parent || !isFinal(parent.status())) return;
+        if (deps.host(id)) void deps.stop(id, `parent swarm "${input.parentId}" ${parent.status()}`).catch(() => undefined);
+      });
+    signal.addEventListener('abort', stopChild, { once: true });
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const follow = async (): Promise<CallResult> => {
+      for await (const event of deps.events(id, since)) {
+        if (signal.aborted) break;
+        const fact = event.kind === 'status-update' ? lifecycleOf(event.metadata) : undefined;
+        if (fact) {
+          parent?.publish(
+            statusUpdate('working', {
+              type: 'child-swarm',
+              childSwarmId: id,
+              definitionId: input.definitionId,
+              callId: input.callId,
+              ...fact,
+              childSeq: event.seq,
+            }),
+          );
+        }
+      }
+      return outcome(`Swarm "${input.definitionId}" (${id})`, await deps.result(id));
+    };
+    return Promise.race([follow(), aborted]);
+  }
+
+  /** Pausing a parent pauses the child swarms it is waiting on (and theirs, recursively). */
+  async pauseWith(parentId: string, parent: Host, reason: PauseReason): Promise<void> {
+    for (const childId of runningChildSwarms(parent)) {
+      const child = this.deps.host(childId);
+      if (child && child.status() !== 'paused' && !isFinal(child.status())) {
+        await this.deps.pause(childId, { type: reason.type, message: `Parent swarm "${parentId}" paused: ${reason.message}` });
+      }
+    }
+  }
+
+  /**
+   * Children paused from outside resume with their parent; a child waiting for its own human
+   * (it called `pause`) keeps waiting for that human.
+   */
+  async resumeWith(parent: Host): Promise<void> {
+    for (const childId of runningChildSwarms(parent)) {
+      const child = this.deps.host(childId);
+      if (child?.status() === 'paused' && child.context().pause?.from !== 'model') await this.deps.resume(childId, undefined);
+    }
+  }
+
+  /** The child's `seq` up to which the parent's stored stream already relays its lifecycle. */
+  private async relayedUpTo(parentId: string, childId: string): Promise<number> {
+    let upTo = 0;
+    for (const e of await this.deps.store.readEvents(parentId, 0)) {
+      if (e.kind === 'status-update' && e.metadata.type === 'child-swarm' && e.metadata.childSwarmId === childId) {
+        upTo = Math.max(upTo, e.metadata.childSeq);
+      }
+    }
+    return upTo;
+  }
+}
+
+/** A child's result as its parent's handoff result. */
+function outcome(name: string, result: SwarmResult): CallResult {
+  if (result.status === 'completed') {
+    return { ok: true, content: typeof result.result === 'string' ? result.result : JSON.stringify(result.result) };
+  }
+  if (result.status === 'failed') return { ok: false, content: `${name} failed: ${result.reason}` };
+  if (result.status === 'stopped') return { ok: false, content: `${name} was stopped: ${result.reason}` };
+  return { ok: false, content: `${name} is no longer running in this runtime (${result.status})` };
+}
+
+/** Ids of the child swarms a swarm is waiting on. */
+function runningChildSwarms(host: Host): string[] {
+  return runningCalls(host.context().round)
+    .flatMap((c) => (c.kind === 'swarm' ? [c.childSwarmId] : []));
+}
+
+/** The lifecycle step a child's own status fact stands for, as relayed to its parent. */
+function lifecycleOf(fact: SwarmFact): { lifecycle: 'started' | 'paused' | 'resumed' | 'completed' | 'failed' | 'stopped'; reason?: string } | undefined {
+  switch (fact.type) {
+    case 'started':
+    case 'resumed':
+    case 'completed':
+      return { lifecycle: fact.type };
+    case 'paused':
+      return { lifecycle: 'paused', reason: fact.reason.message };
+    case 'failed':
+    case 'stopped':
+      return { lifecycle: fact.type, reason: fact.reason };
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * Remote-agent handoffs: the seam through which a handoff reaches an agent served by another
+ * process (the {@link RemoteAgentClient}; its A2A implementation is `src/a2a/client.ts`), and
+ * the running of those handoffs: the agents' cards (fetched before a run resolves its handoffs,
+ * so their tools get the cards' names), and each request, with the questions a remote agent
+ * asks the swarm's human: the swarm pauses with the question, and its resume answers every
+ * agent that asked.
+ *
+ * @module
+ */
+import type { PauseReason } from '../../machines/events.js';
+import type { CallResult, RemoteAgentInput } from '../../machines/contracts.js';
+import type { Handoff } from './index.js';
+
+/** What the runtime needs from a remote agent's card. */
+export interface RemoteCard {
+  name: string;
+  description: string;
+}
+
+/** What a remote call may ask of the swarm that made it. */
+export interface RemoteHooks {
+  /**
+   * The remote agent needs a human (A2A `input-required`): pauses the calling swarm with the
+   * question and resolves with the human's answer once the swarm is resumed.
+   */
+  askHuman(question: string): Promise<string | undefined>;
+  /**
+   * Whether the calling swarm has ended (stopped, failed). False while a runtime merely shuts
+   * down or loses its lease: then the remote task must be left running, since the swarm will
+   * continue elsewhere and re-attach to it.
+   */
+  swarmEnded?(): boolean;
+}
+
+/** A client for remote agents. */
+export interface RemoteAgentClient {
+  /** Fetches the agent card at `url`. */
+  card(url: string, signal?: AbortSignal): Promise<RemoteCard>;
+  /**
+   * Sends one request and resolves with the remote's final answer. Never rejects for a remote
+   * failure: an unreachable or failing remote is `{ ok: false }` with the reason.
+   */
+  send(input: RemoteAgentInput, hooks: RemoteHooks, signal: AbortSignal): Promise<CallResult>;
+}
+
+/**
+ * The card used when a remote agent's card cannot be fetched: the swarm still runs, and each
+ * call to the agent becomes a tool error naming the problem.
+ */
+export function fallbackCard(url: string): RemoteCard {
+  let name = 'remote_agent';
+  try {
+    const parts = new URL(url).pathname.split('/').filter((p) => p && p !== '.well-known' && p !== 'agent-card.json' && p !== 'a2a');
+    name = parts.at(-1) ?? new URL(url).hostname;
+  } catch {
+    // Not a URL: keep the generic name; calls will report the problem.
+  }
+  return { name, description: `Remote agent at ${url} (its agent card could not be read)` };
+}
+
+/** How long fetching one agent card may take before the swarm starts without it. */
+const CARD_TIMEOUT_MS = 10_000;
+
+/** What running remote handoffs needs from the runtime. */
+export interface RemoteAgentDeps {
+  client: RemoteAgentClient;
+  /**
+   * A probe of whether the swarm, as live here now, has ended (stopped, failed): false once the
+   * runtime closed, since the swarm then continues elsewhere.
+   */
+  endedProbe(swarmId: string): () => boolean;
+  /** Whether the swarm is paused right now. */
+  isPaused(swarmId: string): boolean | undefined;
+  pause(swarmId: string, reason: PauseReason): Promise<void>;
+}
+
+/** The remote agents of one runtime. */
+export class RemoteAgents {
+  private readonly cards = new Map<string, RemoteCard>();
+  /**
+   * Questions remote agents asked a swarm's human: the answer to the swarm's resume goes back to
+   * each of them (parallel remote handoffs may ask at once).
+   */
+  private readonly questions = new Map<string, ((answer: string | undefined) => void)[]>();
+
+  constructor(private readonly deps: RemoteAgentDeps) {}
+
+  /** The card fetched for `url`, if any (see {@link fetchCards}). */
+  card(url: string): RemoteCard | undefined {
+    return this.cards.get(url);
+  }
+
+  /** Fetches (once) the agent cards of remote handoffs; an unreachable one is left out. */
+  async fetchCards(handoffs: readonly Handoff[]): Promise<void> {
+    for (const h of handoffs) {
+      if (h.kind !== 'remote' || this.cards.has(h.url)) continue;
+      try {
+        this.cards.set(h.url, await this.deps.client.card(h.url, AbortSignal.timeout(CARD_TIMEOUT_MS)));
+      } catch {
+        // Unreachable now: the swarm still runs; calls to this agent report the problem.
+      }
+    }
+  }
+
+  /** Sends one remote handoff's request and resolves with the agent's answer. */
+  run(input: RemoteAgentInput, signal: AbortSignal): Promise<CallResult> {
+    const swarmEnded = this.deps.endedProbe(input.swarmId);
+    return this.deps.client.send(input, { askHuman: (question) => this.askHuman(input.swarmId, question), swarmEnded }, signal);
+  }
+
+  /** The swarm was resumed: its human's `answer` goes to every remote agent that asked. */
+  answer(swarmId: string, answer: string | undefined): void {
+    const waiting = this.questions.get(swarmId) ?? [];
+    this.questions.delete(swarmId);
+    for (const resolve of waiting) resolve(answer);
+  }
+
+  /** Pauses a swarm for a question a remote agent asked; resolves with the human's answer. */
+  private async askHuman(swarmId: string, question: string): Promise<string | undefined> {
+    const answer = new Promise<string | undefined>((resolve) => {
+      this.questions.set(swarmId, [...(this.questions.get(swarmId) ?? []), resolve]);
+    });
+    if (this.deps.isPaused(swarmId) === false) await this.deps.pause(swarmId, { type: 'HITL', message: question });
+    return answer;
+  }
+}

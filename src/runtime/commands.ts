@@ -1,0 +1,74 @@
+/**
+ * The commands a client sends a live swarm (pause, resume, stop): each is acknowledged only
+ * once recorded, and passed on to whatever waits on the swarm (its child swarms, the remote
+ * agents that asked its human a question). A swarm not live here is refused with the precise
+ * reason.
+ *
+ * @module
+ */
+import type { PauseReason } from '../../machines/events.js';
+import type { SwarmCommand } from '../../machines/swarm.js';
+import { SwarmError } from '../errors.js';
+import type { ChildSwarms } from '../handoffs/child-swarm.js';
+import type { RemoteAgents } from '../handoffs/remote-agent.js';
+import type { SwarmHost } from './host.js';
+import { isFinal } from '../result.js';
+import { LeaseLostError, RevisionConflictError } from '../store/types.js';
+import type { LiveSwarms } from './live.js';
+
+/** The commands of one runtime. */
+export class Commands {
+  constructor(
+    private readonly live: LiveSwarms,
+    private readonly children: ChildSwarms,
+    private readonly remote: RemoteAgents,
+  ) {}
+
+  /** Pauses a live swarm, and the child swarms it waits on. */
+  async pause(swarmId: string, reason: PauseReason): Promise<void> {
+    const host = await this.liveHost(swarmId, 'pause');
+    if (host.status() === 'paused') throw new SwarmError(`Swarm "${swarmId}" is already paused`, 'wrong-state');
+    await this.command(host, { type: 'PAUSE', reason });
+    await this.children.pauseWith(swarmId, host, reason);
+  }
+
+  /** Resumes a paused swarm: the answer reaches its model and the remote agents that asked. */
+  async resume(swarmId: string, message: string | undefined): Promise<void> {
+    const host = await this.liveHost(swarmId, 'resume');
+    if (host.status() !== 'paused') throw new SwarmError(`Swarm "${swarmId}" is ${host.status()}, not paused`, 'wrong-state');
+    await this.command(host, message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message });
+    this.remote.answer(swarmId, message);
+    await this.children.resumeWith(host);
+  }
+
+  /** Stops a live swarm (its running children stop with it). */
+  async stop(swarmId: string, reason: string): Promise<void> {
+    await this.command(await this.liveHost(swarmId, 'stop'), { type: 'STOP', reason });
+  }
+
+  /** Sends a command and waits until it is recorded: nothing is acknowledged that was not. */
+  private async command(host: SwarmHost, command: SwarmCommand): Promise<void> {
+    host.send(command);
+    await host.gate().catch(() => undefined);
+    const error = host.error;
+    if (error instanceof LeaseLostError || error instanceof RevisionConflictError) {
+      throw new SwarmError(`Swarm "${host.swarmId}" is now driven by another runtime: ${error.message}`, 'not-live');
+    }
+    if (error) throw new SwarmError(`Swarm "${host.swarmId}" could not record the ${command.type} command: ${error.message}`, 'store');
+  }
+
+  /** The host driving a swarm here, or a SwarmError saying precisely why there is none. */
+  private async liveHost(swarmId: string, verb: string): Promise<SwarmHost> {
+    const host = this.live.hosts.get(swarmId);
+    // A host that failed stays here only while its failure is being recorded.
+    if (host?.error) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it has ended (failed)`, 'wrong-state');
+    if (host) return host;
+    const problem = this.live.unrestorable.get(swarmId);
+    if (problem) throw new SwarmError(`Cannot ${verb}: ${problem}`, 'wrong-state');
+    const record = await this.live.store.load(swarmId);
+    if (!record) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": unknown swarm`, 'unknown-swarm');
+    if (record.problem && record.result.status === 'failed') throw new SwarmError(`Cannot ${verb}: ${record.result.reason}`, 'wrong-state');
+    if (isFinal(record.status)) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it has ended (${record.status})`, 'wrong-state');
+    throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it is not running in this runtime (another runtime owns it)`, 'not-live');
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * `createRuntime`: the composition of a runtime from its parts, each in a file of its own — the
+ * catalog of definitions (`definitions/`), the live swarms and their hosts (`live.ts`), leases
+ * and adoption (`leases.ts`), starting (`launch.ts`), commands (`commands.ts`), reading
+ * (`reading.ts`), the runners behind handoffs (`handoffs/`), the actors' wiring (`wiring.ts`)
+ * and replay (`replay.ts`) — and the {@link Runtime} façade over them.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import type { PauseReason, SwarmEvent } from '../../machines/events.js';
+import { createSwarmLogic } from '../../actors/index.js';
+import { AdhocClient, type StartOptions, SwarmClient, type SwarmControl } from '../client.js';
+import { Catalog } from '../definitions/catalog.js';
+import type { SwarmDefinition } from '../definitions/define.js';
+import { ADHOC_ID } from '../definitions/ids.js';
+import { ChildSwarms } from '../handoffs/child-swarm.js';
+import type { SwarmCard } from '../handoffs/registry-tools.js';
+import { RemoteAgents } from '../handoffs/remote-agent.js';
+import { Resolver } from '../handoffs/resolve.js';
+import { ToolSpecs } from '../handoffs/tool-specs.js';
+import { defaultOwner } from '../holder.js';
+import { a2aRemoteAgents } from '../on-demand.js';
+import { redactor } from '../redact.js';
+import { judgingPorts, replaySwarm } from './replay.js';
+import { isFinal, type SwarmResult } from '../result.js';
+import { memoryStore } from '../store/memory.js';
+import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
+import { MAX_DERIVED_SWARM_ID_LENGTH, MAX_SWARM_ID_LENGTH } from '../swarm-id.js';
+import { Commands } from './commands.js';
+import { type LaunchDeps, launchSwarm } from './launch.js';
+import { Leases } from './leases.js';
+import { LiveSwarms } from './live.js';
+import { Reading } from './reading.js';
+import type { Runtime, RuntimeOptions } from './types.js';
+import { createPorts } from './wiring.js';
+
+export type { Runtime, RuntimeOptions } from './types.js';
+
+/** How long a lease lasts without renewal unless `leaseMs` says otherwise. */
+const DEFAULT_LEASE_MS = 15_000;
+
+/**
+ * Creates a runtime. Definitions are checked together here: duplicate ids, a handoff to an
+ * unknown agent, an invalid or reserved tool name throw a `DefinitionError` at once.
+ *
+ * @example
+ * import { createRuntime, openaiModel, scriptedModel, sqliteStore } from 'xswarm';
+ * const runtime = createRuntime({
+ *   swarms: [planner], agents: [weather],
+ *   model: process.env.OPENAI_API_KEY ? openaiModel({ model: 'gpt-4o-mini' }) : scriptedModel(() => ({ text: 'Go hiking.' })),
+ *   store: sqliteStore('.xswarm/state.db'), // default: memoryStore()
+ * });
+ * await runtime.start(); // continues the swarms a previous process left unfinished
+ */
+export function createRuntime(options: RuntimeOptions): Runtime {
+  return new ComposedRuntime(options);
+}
+
+/** The parts composed: every method of the façade is one step's. */
+class ComposedRuntime implements Runtime, SwarmControl {
+  readonly store: SwarmStore;
+  private readonly ownsStore: boolean;
+  private readonly catalog: Catalog;
+  private readonly specs: ToolSpecs;
+  private readonly live: LiveSwarms;
+  private readonly leases: Leases;
+  private readonly reading: Reading;
+  private readonly commands: Commands;
+  private readonly launching: LaunchDeps;
+
+  constructor(options: RuntimeOptions) {
+    if (!options.model || typeof options.model.call !== 'function') {
+      throw new TypeError('createRuntime: `model` is required (scriptedModel(...) or openaiModel(...))');
+    }
+    this.catalog = new Catalog(options, (id) => live.hosts.get(id)?.config());
+    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    if (!(leaseMs > 0)) throw new TypeError('createRuntime: leaseMs must be positive');
+    this.specs = new ToolSpecs(this.catalog);
+    this.ownsStore = !options.store;
+    this.store = options.store ?? memoryStore();
+
+    const remote = new RemoteAgents({
+      client: options.remote ?? a2aRemoteAgents(),
+      endedProbe: (swarmId) => {
+        const host = live.hosts.get(swarmId);
+        return () => !live.closed && !!host && isFinal(host.status());
+      },
+      isPaused: (swarmId) => {
+        const host = live.hosts.get(swarmId);
+        return host ? host.status() === 'paused' : undefined;
+      },
+      pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
+    });
+    const children = new ChildSwarms({
+      store: this.store,
+      host: (id) => live.hosts.get(id),
+      closed: () => live.closed,
+      start: (definitionId, swarmId, input, startOptions) =>
+        launchSwarm(this.launching, definitionId, swarmId, input, startOptions, MAX_DERIVED_SWARM_ID_LENGTH),
+      adopt: () => this.leases.adopt(),
+      events: (swarmId, since) => this.reading.events(swarmId, since),
+      result: (swarmId) => this.reading.result(swarmId),
+      pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
+      resume: (swarmId, message) => this.commands.resume(swarmId, message),
+      stop: (swarmId, reason) => this.commands.stop(swarmId, reason),
+    });
+    const logic = createSwarmLogic(
+      createPorts({
+        catalog: this.catalog,
+        specs: this.specs,
+        model: options.model,
+        host: (id) => live.hosts.get(id),
+        runChild: (input, signal) => children.run(input, signal),
+        runRemote: (input, signal) => remote.run(input, signal),
+      }),
+    );
+    const live: LiveSwarms = new LiveSwarms({
+      store: this.store,
+      catalog: this.catalog,
+      logic,
+      lease: () => this.leases.lease(),
+      launched: () => this.leases.keepRenewing(),
+      redact: redactor([
+        ...(options.redact ?? []),
+        ...(options.model.secrets ?? []),
+        ...(options.agents ?? []).flatMap((a) => a.model?.secrets ?? []),
+      ]),
+    });
+    this.live = live;
+    this.leases = new Leases(live, this.catalog, options.owner ?? defaultOwner(), leaseMs);
+    this.reading = new Reading(live);
+    this.commands = new Commands(live, children, remote);
+    this.launching = { live, catalog: this.catalog, resolver: new Resolver(this.catalog, (url) => remote.card(url)), remote };
+  }
+
+  forSwarm(definition: SwarmDefinition | string, swarmId: string = randomUUID()): SwarmClient<any, any> {
+    const id = typeof definition === 'string' ? definition : definition.id;
+    return new SwarmClient(this, id, swarmId);
+  }
+
+  adhoc(swarmId: string = randomUUID()): AdhocClient {
+    return new AdhocClient(this, swarmId);
+  }
+
+  definitions(): SwarmCard[] {
+    return this.catalog.cards();
+  }
+
+  definition(id: string): SwarmDefinition | undefined {
+    return id === ADHOC_ID ? undefined : this.catalog.swarm(id);
+  }
+
+  async start(): Promise<void> {
+    this.live.assertOpen();
+    await this.leases.watch();
+  }
+
+  async prune(options: { olderThan: Date | number }): Promise<number> {
+    const olderThan = options.olderThan instanceof Date ? options.olderThan.getTime() : options.olderThan;
+    return this.store.prune(olderThan);
+  }
+
+  async *replay(swarmId: string): AsyncGenerator<SwarmEvent> {
+    yield* await replaySwarm(this.store, swarmId, (input) => judgingPorts({ catalog: this.catalog, specs: this.specs }, input));
+  }
+
+  async close(): Promise<void> {
+    if (this.live.closed) return;
+    await this.leases.release(this.live.close());
+    if (this.ownsStore) await this.store.close();
+  }
+
+  list(filter?: SwarmFilter): Promise<SwarmSummary[]> {
+    return this.reading.list(filter);
+  }
+
+  subscribe(listener: (event: SwarmEvent) => void): () => void {
+    return this.live.subscribe(listener);
+  }
+
+  // ---- SwarmControl: what clients call ------------------------------------------------
+
+  /** Starts a swarm under an id its caller chose (at most {@link MAX_SWARM_ID_LENGTH} characters). */
+  startSwarm(definitionId: string, swarmId: string, input: unknown, options: StartOptions = {}): Promise<void> {
+    return launchSwarm(this.launching, definitionId, swarmId, input, options, MAX_SWARM_ID_LENGTH);
+  }
+
+  result(swarmId: string): Promise<SwarmResult> {
+    return this.reading.result(swarmId);
+  }
+
+  wait(swarmId: string): Promise<SwarmResult> {
+    return this.reading.wait(swarmId);
+  }
+
+  events(swarmId: string, since: number, signal?: AbortSignal): AsyncGenerator<SwarmEvent> {
+    return this.reading.events(swarmId, since, signal);
+  }
+
+  pause(swarmId: string, reason: PauseReason): Promise<void> {
+    return this.commands.pause(swarmId, reason);
+  }
+
+  resume(swarmId: string, message: string | undefined): Promise<void> {
+    return this.commands.resume(swarmId, message);
+  }
+
+  stop(swarmId: string, reason: string): Promise<void> {
+    return this.commands.stop(swarmId, reason);
+  }
+}

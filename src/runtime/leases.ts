@@ -1,0 +1,147 @@
+/**
+ * Ownership of swarms in a shared store: this runtime's lease, renewed while it drives swarms;
+ * adoption of the unfinished swarms nobody holds (claimed, checked, restored), at start and
+ * whenever an owner stops renewing; the takeover of a dead holder's lease on this host; and
+ * the release of every lease at close.
+ *
+ * @module
+ */
+import { errorText } from '../../machines/error-text.js';
+import type { SwarmEvent } from '../../machines/events.js';
+import { SWARM_MACHINE_VERSION } from '../../machines/swarm.js';
+import type { Catalog } from '../definitions/catalog.js';
+import { HOST, holderIsGone } from '../holder.js';
+import { isFinal, UNFINISHED_STATUSES } from '../result.js';
+import { CorruptEventError, type Lease, type SwarmRecord } from '../store/types.js';
+import type { LiveSwarms } from './live.js';
+
+/** This runtime's leases on the swarms it drives. */
+export class Leases {
+  private renewTimer: NodeJS.Timeout | undefined;
+  private adoptTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly live: LiveSwarms,
+    private readonly catalog: Catalog,
+    /** This runtime's owner id in the store. */
+    readonly owner: string,
+    private readonly leaseMs: number,
+  ) {}
+
+  /** The lease a commit made now holds. */
+  lease(): Lease {
+    return { owner: this.owner, until: Date.now() + this.leaseMs, host: HOST, pid: process.pid };
+  }
+
+  /** Renews the leases of the live swarms every third of a lease, from the first launch on. */
+  keepRenewing(): void {
+    if (this.renewTimer) return;
+    this.renewTimer = setInterval(() => this.renew(), Math.max(20, this.leaseMs / 3));
+    this.renewTimer.unref();
+  }
+
+  /** Adopts what can be adopted now, then keeps watching (every half lease) for more. */
+  async watch(): Promise<void> {
+    await this.adopt();
+    if (!this.adoptTimer) {
+      this.adoptTimer = setInterval(() => void this.adopt().catch(() => undefined), Math.max(50, this.leaseMs / 2));
+      this.adoptTimer.unref();
+    }
+  }
+
+  /**
+   * Restores every unfinished swarm nobody else holds a live lease on. The listing carries no
+   * snapshots, so the periodic scan costs one query when there is nothing to adopt.
+   */
+  async adopt(): Promise<void> {
+    const { live } = this;
+    const now = Date.now();
+    for (const listed of await live.store.list({ status: UNFINISHED_STATUSES })) {
+      if (live.closed) return;
+      const id = listed.swarmId;
+      if (live.hosts.has(id) || live.starting.has(id) || live.unrestorable.has(id)) continue;
+      const held = listed.lease && listed.lease.owner !== this.owner && listed.lease.until > now ? listed.lease : undefined;
+      // A live lease of a process of this host that has died (a crash, then a restart) is not
+      // waited out: the claim takes it from that very owner, or fails if someone else took it.
+      const takeover = held && holderIsGone(held) ? held.owner : undefined;
+      if (held && !takeover) continue;
+      const candidate = await live.store.load(id);
+      if (!candidate || isFinal(candidate.status)) continue;
+      // Check that it can be restored before claiming it: a broken row is left untouched.
+      if (!this.restorable(candidate)) continue;
+      // Two adoption passes may run at once (start's timer, a parent re-attaching a child).
+      if (live.starting.has(id)) continue;
+      live.starting.add(id);
+      try {
+        if (!(await live.store.claim(id, this.lease(), Date.now(), takeover))) continue;
+        // Re-read: the previous owner may have written between loading and claiming.
+        const record = await live.store.load(id);
+        const tail = record ? await this.tailOf(record) : undefined;
+        if (!record || !tail || isFinal(record.status) || live.hosts.has(id) || !this.restorable(record)) continue;
+        live.launch(live.createHost(id, record.definitionId, { record, lastSeq: tail.at(-1)?.seq ?? record.lastSeq }));
+      } finally {
+        live.starting.delete(id);
+      }
+    }
+  }
+
+  /** Stops renewing and watching, and releases the leases of `ids` (the swarms just detached). */
+  async release(ids: readonly string[]): Promise<void> {
+    clearInterval(this.renewTimer);
+    clearInterval(this.adoptTimer);
+    await this.live.store.release(this.owner, ids).catch(() => undefined);
+  }
+
+  private renew(): void {
+    const ids = [...this.live.hosts.keys()];
+    if (ids.length > 0) void this.live.store.renew(this.owner, ids, Date.now() + this.leaseMs).catch(() => undefined);
+  }
+
+  /**
+   * Whether a stored swarm can be restored here; if not, it is reported failed with the reason
+   * (its stored data stays exactly as it is).
+   */
+  private restorable(record: SwarmRecord): boolean {
+    // An unreadable record already reads failed, naming its problem, wherever it is read.
+    if (record.problem) return false;
+    let problem =
+      this.restoreProblem(record) ??
+      (record.snapshot === undefined ? 'no snapshot was stored (the runtime that ran it on a volatile store did not close)' : undefined);
+    if (!problem) {
+      try {
+        // Building the host restores the actor without starting it: a dry run.
+        this.live.createHost(record.swarmId, record.definitionId, { record, lastSeq: record.lastSeq }).discard();
+      } catch (e) {
+        problem = errorText(e);
+      }
+    }
+    if (problem) this.live.unrestorable.set(record.swarmId, `Cannot restore swarm "${record.swarmId}": ${problem}`);
+    return !problem;
+  }
+
+  private restoreProblem(record: SwarmRecord): string | undefined {
+    const def = this.catalog.swarm(record.definitionId);
+    if (!def) return `its definition "${record.definitionId}" is not registered with this runtime`;
+    if (record.machineVersion !== SWARM_MACHINE_VERSION) {
+      return `its snapshot was written by swarm machine version ${record.machineVersion}, this runtime runs version ${SWARM_MACHINE_VERSION}`;
+    }
+    if (record.definitionVersion !== def.version) {
+      return `its snapshot was written by "${def.id}" version ${record.definitionVersion}, this runtime has version ${def.version}`;
+    }
+    return undefined;
+  }
+
+  /**
+   * The events a restored swarm's record does not cover yet (their numbers continue its
+   * stream), or undefined when one cannot be read: the swarm is then reported failed.
+   */
+  private async tailOf(record: SwarmRecord): Promise<SwarmEvent[] | undefined> {
+    try {
+      return await this.live.store.readEvents(record.swarmId, record.lastSeq);
+    } catch (e) {
+      if (!(e instanceof CorruptEventError)) throw e;
+      this.live.unrestorable.set(record.swarmId, `Cannot restore swarm "${record.swarmId}": ${e.message}`);
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * Reading swarms, whether this runtime drives them or not: listings, results, waiting for a
+ * result, and the ordered event stream (stored events, then live ones), each reporting a swarm
+ * this runtime cannot restore as failed with the reason.
+ *
+ * @module
+ */
+import type { SwarmEvent } from '../../machines/events.js';
+import { delay } from '../abort.js';
+import { assertCursor } from '../cursor.js';
+import { SwarmError } from '../errors.js';
+import { isFinal, type SwarmResult } from '../result.js';
+import { CorruptEventError, type SwarmFilter, type SwarmSummary } from '../store/types.js';
+import type { LiveSwarms } from './live.js';
+
+/** How often readers poll the store for a swarm that is not live in this runtime. */
+const POLL_MS = 200;
+
+/** The readers of one runtime's store. */
+export class Reading {
+  constructor(private readonly live: LiveSwarms) {}
+
+  /**
+   * The store's listing, with the swarms this runtime found it cannot restore reading failed as
+   * {@link result} says; status filters and the limit apply to what is reported.
+   */
+  async list(filter: SwarmFilter = {}): Promise<SwarmSummary[]> {
+    const { store, unrestorable } = this.live;
+    if (unrestorable.size === 0) return store.list(filter);
+    const wanted = (s: SwarmSummary) => !filter.status || filter.status.includes(s.status);
+    // At most `unrestorable.size` listed rows can drop out of the filter: fetch that many more.
+    const limit = filter.limit === undefined ? undefined : filter.limit + unrestorable.size;
+    const listed = new Map((await store.list({ ...filter, ...(limit === undefined ? {} : { limit }) })).map((s) => [s.swarmId, s]));
+    // Stored as unfinished, reported failed: a filter asking for failed ones must find them.
+    if (filter.status?.includes('failed')) {
+      for (const id of unrestorable.keys()) {
+        if (listed.has(id)) continue;
+        const record = await store.load(id);
+        if (!record || (filter.definitionId && record.definitionId !== filter.definitionId)) continue;
+        const { snapshot: _s, ...summary } = record;
+        listed.set(id, summary);
+      }
+    }
+    return [...listed.values()]
+      .map((s) => this.reported(s))
+      .filter(wanted)
+      .sort((a, b) => b.updatedAt - a.updatedAt)
+      .slice(0, filter.limit ?? Infinity);
+  }
+
+  /**
+   * What every door reports for a swarm: the live host's result, else the stored one as
+   * {@link reported} (an unreadable record already reads failed, naming the problem).
+   */
+  async result(swarmId: string): Promise<SwarmResult> {
+    const host = this.live.hosts.get(swarmId);
+    if (host) return host.result();
+    const record = await this.live.store.load(swarmId);
+    if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
+    return this.reported(record).result;
+  }
+
+  /** Resolves with the result once the swarm is paused or has ended. */
+  async wait(swarmId: string): Promise<SwarmResult> {
+    for (;;) {
+      const next = this.nextChange(swarmId);
+      const result = await this.result(swarmId);
+      if (result.status !== 'running' || this.live.unrestorable.has(swarmId)) return result;
+      // A closed runtime no longer drives or re-reads it: waiting on would never end.
+      if (this.live.closed && !this.live.hosts.has(swarmId)) throw new SwarmError(`This runtime is closed; swarm "${swarmId}" is still ${result.status}`, 'closed');
+      await next;
+    }
+  }
+
+  /**
+   * The swarm's events after `since`, until its final event. A cursor beyond the end of a swarm
+   * that has ended is refused (`invalid-cursor`); beyond the end of an unfinished one, the
+   * reader waits for the events after it. When `signal` aborts, or the consumer stops
+   * iterating, everything the reader registered to wait is released at once.
+   */
+  async *events(swarmId: string, since: number, signal?: AbortSignal): AsyncGenerator<SwarmEvent> {
+    const { live } = this;
+    let cursor = since;
+    let yielded = false;
+    let reread = false;
+    // One controller per wait, aborted when the wait is not needed any more (events were read
+    // instead, the caller's signal fired, the consumer left): it unregisters the wait.
+    let parked: AbortController | undefined;
+    const leave = () => parked?.abort();
+    signal?.addEventListener('abort', leave, { once: true });
+    try {
+      for (;;) {
+        if (signal?.aborted) return;
+        parked?.abort();
+        parked = new AbortController();
+        // Taken before reading, so a commit landing during the read still wakes us.
+        const next = this.nextChange(swarmId, parked.signal);
+        const batch = await this.readForStream(swarmId, cursor);
+        if (signal?.aborted) return;
+        if (batch.length > 0) {
+          // Not waiting this time: let the wait go before handing events out.
+          parked.abort();
+          for (const event of batch) {
+            yield event;
+            yielded = true;
+            cursor = event.seq;
+            if (event.kind === 'status-update' && event.final) return;
+            if (signal?.aborted) return;
+          }
+          continue;
+        }
+        // A failure the store could not take yet ends the stream from memory.
+        const unrecorded = live.hosts.get(swarmId)?.unrecordedEnd();
+        if (unrecorded) {
+          if (unrecorded.seq > cursor) yield unrecorded;
+          return;
+        }
+        if (!live.hosts.has(swarmId)) {
+          const record = await live.store.load(swarmId);
+          if (!record) {
+            // Pruned while we were reading it: its stream simply ends.
+            if (!yielded) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
+            return;
+          }
+          // It ended after our read (its host is gone): read what it wrote last, once.
+          if (isFinal(record.status) && record.lastSeq > cursor && !reread) {
+            reread = true;
+            continue;
+          }
+          assertCursor(record, cursor);
+          if (isFinal(record.status) || live.unrestorable.has(swarmId) || live.closed) return;
+        }
+        await next;
+      }
+    } finally {
+      signal?.removeEventListener('abort', leave);
+      parked?.abort();
+    }
+  }
+
+  /**
+   * A stored swarm as this runtime reports it: failed with the reason when it is unfinished and
+   * could not be restored here (another runtime may still finish it; then the store says so).
+   */
+  private reported<S extends SwarmSummary>(s: S): S {
+    const problem = this.live.unrestorable.get(s.swarmId);
+    if (!problem || isFinal(s.status) || this.live.hosts.has(s.swarmId)) return s;
+    return { ...s, status: 'failed', result: { status: 'failed', reason: problem } };
+  }
+
+  /**
+   * Resolves at the swarm's next commit when it is live here; otherwise after a short poll
+   * interval, since another process (or this runtime's adoption) may be driving it. Resolves at
+   * once when `signal` aborts, and then leaves no listener, waker or timer behind.
+   */
+  private nextChange(swarmId: string, signal?: AbortSignal): Promise<void> {
+    const host = this.live.hosts.get(swarmId);
+    if (host) return host.nextCommit(signal);
+    return delay(POLL_MS, signal);
+  }
+
+  /**
+   * The events after `cursor` for a stream: all of them, or those before a corrupt one. The
+   * stream delivers these, and its next read, which starts at the corrupt event, throws.
+   */
+  private async readForStream(swarmId: string, cursor: number): Promise<SwarmEvent[]> {
+    try {
+      return await this.live.store.readEvents(swarmId, cursor);
+    } catch (e) {
+      if (e instanceof CorruptEventError && e.readable.length > 0) return e.readable;
+      throw e;
+    }
+  }
+}

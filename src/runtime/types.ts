@@ -1,0 +1,113 @@
+/**
+ * What a runtime is to the code that uses it: the {@link Runtime} interface and the options it
+ * is created with. Servers, protocol adapters and the CLI depend on this module, not on the
+ * implementation in `index.ts`.
+ *
+ * @module
+ */
+import type { z } from 'zod';
+import type { SwarmEvent } from '../../machines/events.js';
+import type { Model } from '../../actors/index.js';
+import type { AdhocClient, SwarmClient } from '../client.js';
+import type { AgentDefinition, SwarmDefinition } from '../definitions/define.js';
+import type { SwarmCard } from '../handoffs/registry-tools.js';
+import type { RemoteAgentClient } from '../handoffs/remote-agent.js';
+import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
+import type { Tool } from '../tool.js';
+
+/** Options of `createRuntime`. */
+export interface RuntimeOptions {
+  swarms?: readonly SwarmDefinition<any, any>[];
+  agents?: readonly AgentDefinition[];
+  /**
+   * Tools known by name without belonging to a definition: what customizations may add and
+   * what overrides and ad-hoc swarms may use after a restart.
+   */
+  tools?: readonly Tool[];
+  /** The model for orchestrators and for agents without a model of their own. */
+  model: Model;
+  /** Where swarms are persisted; default: a new in-memory store. */
+  store?: SwarmStore;
+  /**
+   * How long this runtime's ownership of a swarm lasts without renewal (default 15 000 ms).
+   * Leases are renewed every third of it; another runtime on the same store adopts a swarm
+   * once its owner stopped renewing.
+   */
+  leaseMs?: number;
+  /**
+   * This runtime's owner id in the store (default: unique per runtime, `host:pid:random`). Leases
+   * also record the holder's host and pid, so a runtime restarted on the same host takes over
+   * the swarms of a dead predecessor at once instead of waiting its lease out; a live holder's
+   * lease is always respected. A restart that passes its predecessor's owner id takes its
+   * swarms back at once too.
+   */
+  owner?: string;
+  /** How handoffs reach remote agents (default: the A2A client). */
+  remote?: RemoteAgentClient;
+  /**
+   * Secrets (API keys, tokens) that must never be persisted: every occurrence in what a swarm
+   * writes (snapshots, events, results) is replaced with `[REDACTED]`. The secrets models
+   * declare (`Model.secrets`, e.g. `openaiModel`'s API key) are added. Secrets shorter than 8
+   * characters are ignored.
+   */
+  redact?: readonly string[];
+}
+
+/**
+ * A runtime: the registry of definitions plus the live swarms.
+ *
+ * @example
+ * import { createRuntime } from 'xswarm';
+ * const runtime = createRuntime({ swarms: [planner], agents: [weather], model });
+ * await runtime.start();
+ * const client = runtime.forSwarm(planner); // or runtime.forSwarm('planner', 'my-swarm-id')
+ * await client.run('Plan my Saturday');
+ * for (const s of await runtime.list({ status: ['paused'] })) console.log(s.swarmId, 'waits for a human');
+ * await runtime.close();
+ */
+export interface Runtime {
+  /** A client for a swarm instance of a definition; a new id is generated when none is given. */
+  forSwarm<I extends z.ZodType, R extends z.ZodType>(
+    definition: SwarmDefinition<I, R>,
+    swarmId?: string,
+  ): SwarmClient<z.input<I>, z.output<R>>;
+  forSwarm(definitionId: string, swarmId?: string): SwarmClient;
+  /**
+   * A client for a swarm started from parameters alone (no definition): its `run` takes
+   * `{ userMessage, instructions, result?, handoffs?, tools?, maxTurns?, name?, description? }`.
+   */
+  adhoc(swarmId?: string): AdhocClient;
+  /**
+   * Restores every unfinished swarm of the store that no live runtime owns and continues the
+   * running ones; keeps watching for swarms whose owner stops renewing its lease and adopts them.
+   */
+  start(): Promise<void>;
+  /** Deletes finished swarms (result and events) last updated before `olderThan`; returns how many. */
+  prune(options: { olderThan: Date | number }): Promise<number>;
+  /**
+   * Re-runs a finished swarm from its journal with zero model and tool calls, yielding exactly
+   * its recorded events; throws `ReplayDivergenceError` where the code now behaves differently.
+   */
+  replay(swarmId: string): AsyncIterable<SwarmEvent>;
+  /** Stops driving all swarms (their stored state stays) and closes a store it created. */
+  close(): Promise<void>;
+  /** The store this runtime writes to. */
+  readonly store: SwarmStore;
+  /**
+   * Summaries of stored swarms (live ones included), most recently updated first. A swarm whose
+   * stored data cannot be read, or that this runtime cannot restore, reads `failed` with the
+   * reason, exactly as `getResult()` answers for it.
+   */
+  list(filter?: SwarmFilter): Promise<SwarmSummary[]>;
+  /** Every registered swarm definition as a card: id, description, schemas, capabilities. */
+  definitions(): SwarmCard[];
+  /** The registered definition with this id, or undefined. */
+  definition(id: string): SwarmDefinition | undefined;
+  /**
+   * Calls `listener` with every event of every swarm this runtime drives, in commit order,
+   * once it is durable. Returns the unsubscribe function. A throwing listener is ignored.
+   * One exception: when the store keeps refusing a swarm's commits, its `failed` event (the
+   * storage failure) is delivered at once and stored when the store takes writes again.
+   */
+  subscribe(listener: (event: SwarmEvent) => void): () => void;
+}
