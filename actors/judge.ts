@@ -174,24 +174,27 @@ function textVerdict(response: ModelResponse, input: ModelStepInput, ports: Swar
   };
 }
 
+/** What the judge concluded from a model response: the planned calls and the verdict. */
+export interface Judgement {
+  calls: PlannedCall[];
+  verdict: StepVerdict;
+}
+
 /**
  * Plans the calls of a response and decides the round's verdict, in this order: a valid
  * `fail` or `complete` call terminates (first one wins); other calls run; a text answer
  * completes a text swarm, completes a typed swarm when it parses and matches (type-match),
- * or earns a correction round.
+ * or earns a correction round. Only a completion waits (for the output guardrails): every
+ * other verdict is returned at once, sparing the model step a promise and a tick per call.
  */
-export async function judgeResponse(
-  response: ModelResponse,
-  input: ModelStepInput,
-  ports: SwarmPorts,
-): Promise<{ calls: PlannedCall[]; verdict: StepVerdict }> {
+export function judgeResponse(response: ModelResponse, input: ModelStepInput, ports: SwarmPorts): Judgement | Promise<Judgement> {
   const planned = planCalls(response, input, ports);
-  if (planned.terminal?.type === 'complete') {
-    return { calls: planned.calls, verdict: await completeWith(planned.terminal.result, input, ports) };
-  }
-  if (planned.terminal) return { calls: planned.calls, verdict: planned.terminal };
-  if (planned.calls.length > 0) return { calls: planned.calls, verdict: { type: 'continue' } };
+  const calls = planned.calls;
+  if (planned.terminal?.type === 'complete') return completeWith(planned.terminal.result, input, ports).then((verdict) => ({ calls, verdict }));
+  if (planned.terminal) return { calls, verdict: planned.terminal };
+  if (calls.length > 0) return { calls, verdict: { type: 'continue' } };
   const verdict = textVerdict(response, input, ports);
   if ('type' in verdict) return { calls: [], verdict };
-  return { calls: [], verdict: verdict.ok ? await completeWith(verdict.value, input, ports) : { type: 'continue' } };
+  if (!verdict.ok) return { calls: [], verdict: { type: 'continue' } };
+  return completeWith(verdict.value, input, ports).then((v) => ({ calls: [], verdict: v }));
 }

@@ -50,7 +50,8 @@ export function createModelStep(ports: SwarmPorts) {
     } catch (e) {
       throw new Error(`${model.name}: ${(e as Error).message}`);
     }
-    const { calls, verdict } = await judgeResponse(response, input, ports);
+    const judged = judgeResponse(response, input, ports);
+    const { calls, verdict } = judged instanceof Promise ? await judged : judged;
     return { response, calls, verdict, durationMs };
   });
 }

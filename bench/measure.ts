@@ -12,7 +12,7 @@ export const WARMUP_RUNS = 200;
 /** Runs started together in a concurrent row, and the model latency they see. */
 export const CONCURRENT_RUNS = 1000;
 export const CONCURRENT_LATENCY_MS = 20;
-/** How often the RSS sampler looks during a concurrent row. */
+/** How often the RSS sampler looks while a row runs. */
 const RSS_SAMPLE_MS = 2;
 
 /**
@@ -38,17 +38,58 @@ export function collectGarbage(): void {
   gc?.();
 }
 
-/**
- * Times `runs` sequential calls of `once` after `warmup` untimed ones.
- *
- * @returns microseconds per run
- */
-export async function timeSequential(once: (i: number) => Promise<void>, warmup = WARMUP_RUNS, runs = SEQUENTIAL_RUNS): Promise<number> {
+/** The value below which `p` (0–1) of the sorted `values` lie (nearest rank). */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+/** The time of sequential runs: the mean and the run-time distribution, in µs. */
+export interface SequentialTiming {
+  usPerRun: number;
+  p50Us: number;
+  p99Us: number;
+}
+
+/** Times `runs` sequential calls of `once` after `warmup` untimed ones. */
+export async function timeSequential(once: (i: number) => Promise<void>, warmup = WARMUP_RUNS, runs = SEQUENTIAL_RUNS): Promise<SequentialTiming> {
   for (let i = 0; i < warmup; i++) await once(i);
   collectGarbage();
+  const each: number[] = new Array(runs);
   const start = process.hrtime.bigint();
-  for (let i = 0; i < runs; i++) await once(warmup + i);
-  return Number(process.hrtime.bigint() - start) / 1000 / runs;
+  let last = start;
+  for (let i = 0; i < runs; i++) {
+    await once(warmup + i);
+    const now = process.hrtime.bigint();
+    each[i] = Number(now - last) / 1000;
+    last = now;
+  }
+  return { usPerRun: Number(last - start) / 1000 / runs, p50Us: percentile(each, 0.5), p99Us: percentile(each, 0.99) };
+}
+
+/** A running RSS sampler: `peak()` is the highest RSS seen so far (bytes), `stop()` ends it. */
+export interface RssSampler {
+  sample(): void;
+  peak(): number;
+  stop(): number;
+}
+
+/** Samples RSS every {@link RSS_SAMPLE_MS} until stopped (and whenever `sample()` is called). */
+export function sampleRss(): RssSampler {
+  let peak = process.memoryUsage.rss();
+  const sample = () => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  };
+  const timer = setInterval(sample, RSS_SAMPLE_MS);
+  return {
+    sample,
+    peak: () => peak,
+    stop() {
+      clearInterval(timer);
+      sample();
+      return peak;
+    },
+  };
 }
 
 /**
@@ -56,22 +97,24 @@ export async function timeSequential(once: (i: number) => Promise<void>, warmup 
  *
  * @returns wall milliseconds from start to the last completion, and the highest RSS seen (MB)
  */
-export async function timeConcurrent(
-  once: (i: number) => Promise<void>,
-  runs = CONCURRENT_RUNS,
-): Promise<{ concurrentWallMs: number; peakRssMb: number }> {
+export async function timeConcurrent(once: (i: number) => Promise<void>, runs = CONCURRENT_RUNS): Promise<{ wallMs: number; peakRssMb: number }> {
   collectGarbage();
-  let peak = process.memoryUsage.rss();
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage.rss());
-  }, RSS_SAMPLE_MS);
+  const rss = sampleRss();
   const start = process.hrtime.bigint();
   try {
     await Promise.all(Array.from({ length: runs }, (_, i) => once(i)));
   } finally {
-    clearInterval(sampler);
+    rss.stop();
   }
-  const concurrentWallMs = Number(process.hrtime.bigint() - start) / 1e6;
-  peak = Math.max(peak, process.memoryUsage.rss());
-  return { concurrentWallMs, peakRssMb: peak / 2 ** 20 };
+  return { wallMs: Number(process.hrtime.bigint() - start) / 1e6, peakRssMb: rss.peak() / 2 ** 20 };
+}
+
+/** Milliseconds elapsed since `start` (from `process.hrtime.bigint()`). */
+export function msSince(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/** Resolves after `ms` milliseconds. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -10,7 +10,7 @@
  * @example
  * npx esbuild bench/run.ts --bundle --platform=node --format=esm --external:better-sqlite3 --outfile=/tmp/xbench/bench.mjs
  * ln -sfn "$PWD/node_modules" /tmp/xbench/node_modules   # for the external packages
- * node --cpu-prof --cpu-prof-dir=/tmp/prof /tmp/xbench/bench.mjs --only 'memory / sequential'
+ * node --cpu-prof --cpu-prof-dir=/tmp/prof /tmp/xbench/bench.mjs --row 'W1 / memory / sequential'
  * npx tsx bench/profile.ts /tmp/prof/CPU.*.cpuprofile 25
  *
  * @module

@@ -1,7 +1,9 @@
 /**
- * `npm run bench [-- --json] [-- --only <text>]`: runs the bench rows and prints a table, or
- * with `--json` one JSON object per row and nothing else on stdout. `--only` keeps the rows
- * whose "workload / mode" contains the text.
+ * `npm run bench [-- --json] [-- --only <text>]`: runs the bench rows and prints the table of
+ * figures, floors or references, ratios and targets (ok or MISSED). With `--json`, stdout holds
+ * JSON lines only: one `{ kind: 'row' }` object per row as it finishes, then one
+ * `{ kind: 'check' }` object per table line. `--only` keeps the rows whose "workload / mode"
+ * contains the text, plus the rows their targets are measured against.
  *
  * Each row runs in a fresh node process with `--expose-gc`: peak RSS never shrinks back after
  * a row, so in one shared process a concurrent row would report the high-water mark of whatever
@@ -17,17 +19,18 @@ import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, stop } from 'esbuild';
-import { BARE_XSTATE, ROWS, RUNTIME_MEMORY } from './rows.js';
-import { type BenchRow, formatTable, jsonLine, type RowSpec } from './table.js';
+import { ROWS } from './rows.js';
+import { writeStream } from './rows-stream.js';
+import { type BenchRow, formatTable, lineJson, type RowSpec, rowJson, rowName } from './table.js';
+import { tableLines } from './targets.js';
 
 const args = process.argv.slice(2);
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const json = args.includes('--json');
-const nameOf = (spec: RowSpec) => `${spec.workload} / ${spec.mode}`;
 
 /** Measures one row in this process. */
 async function measure(spec: RowSpec): Promise<BenchRow> {
-  return { workload: spec.workload, mode: spec.mode, ...(await spec.measure()) };
+  return { workload: spec.workload, mode: spec.mode, figures: await spec.measure() };
 }
 
 /** Bundles this script for the child processes (better-sqlite3 stays a native import). */
@@ -52,61 +55,54 @@ async function bundle(): Promise<string> {
 
 /** Measures one row in a child process running the bundled script with `--row`. */
 function measureInChild(script: string, spec: RowSpec): BenchRow {
-  const out = execFileSync(process.execPath, ['--expose-gc', script, '--row', nameOf(spec)], {
+  const out = execFileSync(process.execPath, ['--expose-gc', script, '--row', rowName(spec)], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 1 << 24,
   });
-  return JSON.parse(out.trim().split('\n').at(-1)!) as BenchRow;
+  const { workload, mode, figures } = JSON.parse(out.trim().split('\n').at(-1)!) as BenchRow;
+  return { workload, mode, figures };
 }
+
+/** The rows `--only` selects, with the rows they are compared with, in bench order. */
+function selected(only: string | undefined): RowSpec[] {
+  if (!only) return ROWS;
+  const wanted = new Set(ROWS.filter((r) => rowName(r).includes(only)).map(rowName));
+  // Until nothing is added: what a needed row needs is needed too.
+  for (let size = -1; size !== wanted.size; ) {
+    size = wanted.size;
+    for (const r of ROWS) if (wanted.has(rowName(r))) for (const n of r.needs ?? []) wanted.add(n);
+  }
+  return ROWS.filter((r) => wanted.has(rowName(r)));
+}
+
+/** What a row may have a child process prepare (`--fixture <name> <path>`), printing a line. */
+const FIXTURES: Record<string, (path: string) => Promise<string>> = { stream: writeStream };
 
 const single = option('--row');
-if (single !== undefined) {
-  const spec = ROWS.find((r) => nameOf(r) === single);
-  if (!spec) throw new Error(`No row "${single}"; rows: ${ROWS.map(nameOf).join(', ')}`);
-  process.stdout.write(`${jsonLine(await measure(spec))}\n`);
+const fixture = option('--fixture');
+if (fixture !== undefined) {
+  const make = FIXTURES[fixture];
+  if (!make) throw new Error(`No fixture "${fixture}"`);
+  process.stdout.write(`${await make(args[args.indexOf('--fixture') + 2]!)}\n`);
+} else if (single !== undefined) {
+  const spec = ROWS.find((r) => rowName(r) === single);
+  if (!spec) throw new Error(`No row "${single}"; rows: ${ROWS.map(rowName).join(', ')}`);
+  process.stdout.write(`${rowJson(await measure(spec))}\n`);
 } else {
-  const only = option('--only');
+  const specs = selected(option('--only'));
   const script = await bundle();
   const rows: BenchRow[] = [];
-  for (const spec of ROWS.filter((r) => !only || nameOf(r).includes(only))) {
+  const started = process.hrtime.bigint();
+  for (const spec of specs) {
     // Progress goes to stderr so that stdout stays machine-readable with --json.
-    if (!json) process.stderr.write(`running ${nameOf(spec)}…\n`);
+    process.stderr.write(`running ${rowName(spec)}…\n`);
     const row = measureInChild(script, spec);
     rows.push(row);
-    if (json) process.stdout.write(`${jsonLine(row)}\n`);
+    if (json) process.stdout.write(`${rowJson(row)}\n`);
   }
-  if (!json) {
-    console.log(formatTable(rows));
-    for (const line of [...ratios(rows), ...targets(rows)]) console.log(line);
-  }
-}
-
-/** runtime/bare ratios for every mode in which both rows ran. */
-function ratios(all: readonly BenchRow[]): string[] {
-  const find = (workload: string, mode: string) => all.find((r) => r.workload === workload && r.mode === mode);
-  const lines: string[] = [];
-  const seqRt = find(RUNTIME_MEMORY, 'sequential')?.usPerModelCall;
-  const seqBare = find(BARE_XSTATE, 'sequential')?.usPerModelCall;
-  if (seqRt && seqBare) lines.push(`runtime/bare per model call (sequential): ${(seqRt / seqBare).toFixed(2)}×`);
-  const conRt = find(RUNTIME_MEMORY, 'concurrent')?.concurrentWallMs;
-  const conBare = find(BARE_XSTATE, 'concurrent')?.concurrentWallMs;
-  if (conRt && conBare) lines.push(`runtime/bare concurrent wall: ${(conRt / conBare).toFixed(2)}×`);
-  return lines;
-}
-
-/** The design's targets for the in-memory runtime rows, checked against what was measured. */
-function targets(all: readonly BenchRow[]): string[] {
-  const find = (workload: string, mode: string) => all.find((r) => r.workload === workload && r.mode === mode);
-  const seq = find(RUNTIME_MEMORY, 'sequential');
-  const con = find(RUNTIME_MEMORY, 'concurrent');
-  const bare = find(BARE_XSTATE, 'sequential');
-  const check = (label: string, value: number | null | undefined, limit: number, unit: string) =>
-    value == null ? [] : [`target ${label} ≤ ${limit}${unit}: ${value.toFixed(value < 10 ? 2 : 0)}${unit} ${value <= limit ? 'ok' : 'MISSED'}`];
-  const ratio = seq?.usPerModelCall && bare?.usPerModelCall ? seq.usPerModelCall / bare.usPerModelCall : undefined;
-  return [
-    ...check('µs per model call', seq?.usPerModelCall, 130, ' µs'),
-    ...check('runtime/bare', ratio, 1.5, '×'),
-    ...check('concurrent wall', con?.concurrentWallMs, 1000, ' ms'),
-    ...check('concurrent peak RSS', con?.peakRssMb, 200, ' MB'),
-  ];
+  const lines = tableLines(rows);
+  if (json) for (const line of lines) process.stdout.write(`${lineJson(line)}\n`);
+  else console.log(formatTable(lines));
+  process.stderr.write(`bench took ${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(0)} s\n`);
 }

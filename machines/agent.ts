@@ -118,8 +118,11 @@ export const agentMachine = setup({
     pausedInThinking: ({ context }) => context.pausedFrom === 'thinking',
   },
   actions: {
-    // One action per model response: a single context update (and report) per step.
-    takeResponse: enqueueActions(({ context, event, enqueue }, params: { then: 'round' | 'answer' | 'correct' | 'give-up' }) => {
+    // One static context update per model response; a step that continues the loop is then
+    // reported to the parent (which makes it durable) by `sendOutbox` and `clearOutbox`, while
+    // a final answer travels with the agent's output instead. Static actions spare XState the
+    // enqueue helpers and fresh action objects `enqueueActions` builds on every response.
+    takeResponse: assign(({ context, event }, params: { then: 'round' | 'answer' | 'correct' | 'give-up' }) => {
       const step = (event as unknown as { output: ModelStepOutput }).output;
       const turn = context.turn + 1;
       const messages = [...context.messages, assistantMessage(step.response)];
@@ -135,14 +138,10 @@ export const agentMachine = setup({
       } else {
         next.answer = { ok: false, content: 'Agent gave no answer within its turn limit.' };
       }
-      // A step that continues the loop is reported to the parent (which makes it durable); a
-      // final answer travels with the agent's output instead.
-      if (params.then === 'round' || params.then === 'correct') {
-        enqueue(sendParent({ type: 'child.report', events: outbox }));
-        next.outbox = [];
-      }
-      enqueue.assign(next);
+      return next;
     }),
+    sendOutbox: sendParent(({ context }) => ({ type: 'child.report', events: context.outbox })),
+    clearOutbox: assign({ outbox: [] }),
     spawnTools: enqueueActions(({ context, enqueue }) => {
       const round = context.round;
       if (!round) return;
@@ -227,13 +226,17 @@ export const agentMachine = setup({
           handoffs: [],
         }),
         onDone: [
-          { guard: 'wantsCalls', target: 'acting', actions: [{ type: 'takeResponse', params: { then: 'round' } }, 'spawnTools'] },
+          {
+            guard: 'wantsCalls',
+            target: 'acting',
+            actions: [{ type: 'takeResponse', params: { then: 'round' } }, 'sendOutbox', 'clearOutbox', 'spawnTools'],
+          },
           { guard: 'answered', target: 'done', actions: { type: 'takeResponse', params: { then: 'answer' } } },
           {
             guard: 'turnsLeftAfterResponse',
             target: 'thinking',
             reenter: true,
-            actions: { type: 'takeResponse', params: { then: 'correct' } },
+            actions: [{ type: 'takeResponse', params: { then: 'correct' } }, 'sendOutbox', 'clearOutbox'],
           },
           { target: 'done', actions: { type: 'takeResponse', params: { then: 'give-up' } } },
         ],

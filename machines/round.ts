@@ -161,13 +161,22 @@ export function runningCalls(round: Round | null): SpawnedCall[] {
 
 /** The running call that the child `childId` runs, if any. */
 export function runningCall(round: Round | null, childId: string): SpawnedCall | undefined {
-  return runningCalls(round).find((c) => c.childId === childId);
+  // A loop, not runningCalls(): guards and actions ask this for every finished call.
+  if (!round) return undefined;
+  for (const c of round.calls) if (isRunning(c) && c.childId === childId) return c;
+  return undefined;
 }
 
 /** Whether `childId` is the last running call of the round. */
 export function isLastRunning(round: Round | null, childId: string): boolean {
-  const running = runningCalls(round);
-  return running.length === 1 && running[0]?.childId === childId;
+  if (!round) return false;
+  let last = false;
+  for (const c of round.calls) {
+    if (!isRunning(c)) continue;
+    if (c.childId !== childId) return false;
+    last = true;
+  }
+  return last;
 }
 
 /** The pause call of the round that still waits for a human, if any. */

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { assign, emit, enqueueActions, setup } from 'xstate';
+import { assign, emit, enqueueActions, setup, stopChild } from 'xstate';
 import { agentMachine, type AgentInput, type AgentOutput, type SessionEntry } from './agent.js';
 import { childSwarmSlot, type ChildSwarmInput, type ModelStepOutput, modelStepSlot, type RemoteAgentInput, remoteAgentSlot, runToolSlot } from './contracts.js';
 import { llmCallEvent, callDoneEvent, roundStartEvents, statusUpdate, valueParts, valueText } from './event-builders.js';
@@ -141,6 +141,9 @@ export const SWARM_MACHINE_VERSION = 2;
 
 type StepEvent = { output: ModelStepOutput };
 
+/** What a model response leads to: a round of calls, a correction, or the end of the swarm. */
+type ResponseOutcome = 'round' | 'correct' | 'complete' | 'fail';
+
 const step = (event: unknown): ModelStepOutput => (event as StepEvent).output;
 const child = (event: unknown): ChildEvent => event as ChildEvent;
 const checkpoint = (s: CheckpointStep): SwarmEventBody => ({ kind: 'internal:checkpoint', step: s });
@@ -170,13 +173,46 @@ function addUsage(total: Usage, output: ModelStepOutput): Usage {
 
 
 /**
+ * The context update that closes `round`: its results (and the human notes given meanwhile)
+ * join the conversation. Also used after a correction round, which opened no round of calls.
+ */
+function closedRound(context: SwarmContext, round: Round | null): Partial<SwarmContext> {
+  return {
+    messages: [
+      ...context.messages,
+      ...(round ? resultMessages(round) : []),
+      ...context.notes.map((content) => ({ role: 'user' as const, content })),
+    ],
+    round: null,
+    notes: [],
+  };
+}
+
+/** The actions that take a finished call's result (see `announceCall`). */
+function takeCall(last: boolean, close = false) {
+  return [{ type: 'announceCall' as const, params: { last } }, { type: 'recordCall' as const, params: { close } }, 'stopCall' as const];
+}
+
+/** The actions that take a model response (see `takeResponse`). */
+function takeResponse(then: ResponseOutcome) {
+  const params = { then };
+  return [
+    { type: 'takeResponse' as const, params },
+    { type: 'announceResponse' as const, params },
+  ];
+}
+
+/**
  * How a state waiting on a round's calls takes their results (done or failed alike): each is
- * recorded; the last one closes the round and moves on to `deciding`.
+ * recorded; the last one closes the round. When nothing is left to decide (no pause call
+ * waits, turns remain) it goes straight back to `thinking`, sparing the eventless hop through
+ * `deciding` (one microstep less per round); otherwise `deciding` decides.
  */
 function callResults(deciding: 'deciding' | 'running.deciding') {
   const take = [
-    { guard: 'lastCall' as const, target: deciding, actions: { type: 'recordCall' as const, params: { last: true } } },
-    { actions: { type: 'recordCall' as const, params: { last: false } } },
+    { guard: 'lastCallThenThink' as const, target: '#swarm.running.thinking', actions: takeCall(true, true) },
+    { guard: 'lastCall' as const, target: deciding, actions: takeCall(true) },
+    { actions: takeCall(false) },
   ];
   return { 'xstate.done.actor.*': take, 'xstate.error.actor.*': take };
 }
@@ -206,6 +242,11 @@ export const swarmMachine = setup({
     wantsHandoffs: ({ event }) => step(event).calls.some(isHandoff),
     wantsCalls: ({ event }) => step(event).calls.length > 0,
     lastCall: ({ context, event }) => isLastRunning(context.round, child(event).actorId),
+    // What `deciding` would find after the last call: no pause call waiting and turns left.
+    lastCallThenThink: ({ context, event }) =>
+      isLastRunning(context.round, child(event).actorId) &&
+      pendingPause(context.round) === undefined &&
+      context.turn < context.config.maxTurns,
     roundDone: ({ context }) => runningCalls(context.round).length === 0,
     pausePending: ({ context }) => pendingPause(context.round) !== undefined,
     turnsExhausted: ({ context }) => context.turn >= context.config.maxTurns,
@@ -215,38 +256,44 @@ export const swarmMachine = setup({
     callsRunning: ({ context }) => runningCalls(context.round).length > 0,
   },
   actions: {
-    // One action per model response: a single context update and a single batch of events
-    // (each separate assign or emit costs XState a resolution and a context copy).
-    takeResponse: enqueueActions(({ context, event, enqueue }, params: { then: 'round' | 'correct' | 'complete' | 'fail' }) => {
+    // A model response is taken in two static actions: one context update (`takeResponse`),
+    // then one batch of events built from the updated context (`announceResponse`). Static
+    // actions cost XState a lookup each; `enqueueActions` would build its enqueue helpers and
+    // fresh action objects on every response.
+    takeResponse: assign(({ context, event }, params: { then: ResponseOutcome }) => {
       const out = step(event);
-      const turn = context.turn + 1;
       const messages = [...context.messages, assistantMessage(out.response)];
+      const turn = context.turn + 1;
       const next: Partial<SwarmContext> = { turn, messages, usage: addUsage(context.usage, out) };
-      const events: SwarmEventBody[] = [llmCallEvent(context.definitionId, '', turn, out)];
       const verdict = out.verdict;
+      if (params.then === 'round') next.round = openRound(turn, out.calls, context.swarmId);
+      else if (params.then === 'correct') messages.push({ role: 'user', content: verdict.type === 'correct' ? verdict.message : 'Continue.' });
+      else if (params.then === 'complete') next.outcome = { status: 'completed', result: verdict.type === 'complete' ? verdict.result : undefined };
+      else next.outcome = { status: 'failed', reason: verdict.type === 'fail' ? verdict.reason : 'The model response ended the swarm.' };
+      return next;
+    }),
+    // Runs right after takeResponse: `context` is the updated one (turn counted, round open).
+    announceResponse: emit(({ context, event }, params: { then: ResponseOutcome }) => {
+      const events: SwarmEventBody[] = [llmCallEvent(context.definitionId, '', context.turn, step(event))];
+      const outcome = context.outcome;
       if (params.then === 'round') {
-        next.round = openRound(turn, out.calls, context.swarmId);
-        events.push(...roundStartEvents(context.definitionId, next.round), checkpoint('model-response'));
+        events.push(...roundStartEvents(context.definitionId, context.round!), checkpoint('model-response'));
       } else if (params.then === 'correct') {
-        messages.push({ role: 'user', content: verdict.type === 'correct' ? verdict.message : 'Continue.' });
-        events.push(turnCompleted({ ...context, turn }), checkpoint('model-response'));
+        events.push(turnCompleted(context), checkpoint('model-response'));
       } else if (params.then === 'complete') {
         // The last turn completes too (N turns report N), before the final status.
-        const result = verdict.type === 'complete' ? verdict.result : undefined;
-        next.outcome = { status: 'completed', result };
+        const result = outcome?.status === 'completed' ? outcome.result : undefined;
         events.push(
-          turnCompleted({ ...context, turn }),
+          turnCompleted(context),
           checkpoint('model-response'),
           { kind: 'artifact-update', artifact: { artifactId: 'result', name: 'result', parts: valueParts(result) }, append: false, lastChunk: true },
           statusUpdate('completed', { type: 'completed', result }, valueText(result)),
         );
       } else {
-        const reason = verdict.type === 'fail' ? verdict.reason : 'The model response ended the swarm.';
-        next.outcome = { status: 'failed', reason };
-        events.push(turnCompleted({ ...context, turn }), checkpoint('model-response'), statusUpdate('failed', { type: 'failed', reason }, reason));
+        const reason = outcome?.status === 'failed' ? outcome.reason : 'The model response ended the swarm.';
+        events.push(turnCompleted(context), checkpoint('model-response'), statusUpdate('failed', { type: 'failed', reason }, reason));
       }
-      enqueue.assign(next);
-      enqueue.emit({ type: 'swarm.events', events });
+      return { type: 'swarm.events' as const, events };
     }),
     // Every call of a new round starts here. Handoffs were planned in actors/handoff.ts; an
     // agent runs as the agent machine (agent.ts), a child swarm and a remote A2A agent run in
@@ -314,40 +361,39 @@ export const swarmMachine = setup({
         }
       }
     }),
-    recordCall: enqueueActions(({ context, event, enqueue }, params: { last: boolean }) => {
+    // A finished call takes three static actions: its events emitted (built from the context
+    // before the result is recorded, so a call no round runs emits nothing), its result
+    // recorded (one context update), its child stopped.
+    announceCall: emit(({ context, event }, params: { last: boolean }) => {
       const done = child(event);
       const round = context.round;
       const call = runningCall(round, done.actorId);
-      if (!round || !call) return;
+      if (!round || !call) return { type: 'swarm.events' as const, events: [] };
+      const agentEvents = call.kind === 'agent' ? ((done.output as AgentOutput | undefined)?.events ?? []) : [];
+      const events = [...agentEvents, callDoneEvent(context.definitionId, call, callResultOf(done), toolKey(context.swarmId, round.turn, call.id))];
+      events.push(checkpoint(isHandoff(call) ? 'handoff-result' : 'tool-result'));
+      if (params.last) events.push(turnCompleted(context));
+      return { type: 'swarm.events' as const, events };
+    }),
+    // With `close`, the last call's result also closes the round (see `closedRound`): one
+    // context update instead of two.
+    recordCall: assign(({ context, event }, params: { close: boolean }) => {
+      const done = child(event);
+      const round = context.round;
+      const call = runningCall(round, done.actorId);
+      if (!round || !call) return {};
       const result = callResultOf(done);
       const session =
         call.kind === 'agent' && result.ok
           ? [...context.session, { agentId: call.agentId, request: call.request, answer: result.content }]
           : context.session;
-      enqueue.assign({ round: recordResult(round, done.actorId, result), session });
-      enqueue.stopChild(done.actorId);
-      const agentEvents = call.kind === 'agent' ? ((done.output as AgentOutput | undefined)?.events ?? []) : [];
-      enqueue.emit({
-        type: 'swarm.events',
-        events: [
-          ...agentEvents,
-          callDoneEvent(context.definitionId, call, result, toolKey(context.swarmId, round.turn, call.id)),
-          checkpoint(isHandoff(call) ? 'handoff-result' : 'tool-result'),
-          ...(params.last ? [turnCompleted(context)] : []),
-        ],
-      });
+      const recorded = recordResult(round, done.actorId, result);
+      return params.close ? { ...closedRound(context, recorded), session } : { round: recorded, session };
     }),
+    stopCall: stopChild(({ event }) => child(event).actorId),
     publishTurn: emit(({ context }) => ({ type: 'swarm.events' as const, events: [turnCompleted(context)] })),
     // Also runs after a correction round, which opened no round of calls.
-    closeRound: assign(({ context }) => ({
-      messages: [
-        ...context.messages,
-        ...(context.round ? resultMessages(context.round) : []),
-        ...context.notes.map((content) => ({ role: 'user' as const, content })),
-      ],
-      round: null,
-      notes: [],
-    })),
+    closeRound: assign(({ context }) => closedRound(context, context.round)),
     fail: enqueueActions(({ enqueue }, params: { reason: string }) => {
       enqueue.assign({ outcome: { status: 'failed', reason: params.reason } });
       enqueue.emit({
@@ -483,15 +529,15 @@ export const swarmMachine = setup({
               handoffs: context.config.handoffs,
             }),
             onDone: [
-              { guard: 'verdictFail', target: '#swarm.failed', actions: { type: 'takeResponse', params: { then: 'fail' } } },
-              { guard: 'verdictComplete', target: '#swarm.completed', actions: { type: 'takeResponse', params: { then: 'complete' } } },
+              { guard: 'verdictFail', target: '#swarm.failed', actions: takeResponse('fail') },
+              { guard: 'verdictComplete', target: '#swarm.completed', actions: takeResponse('complete') },
               {
                 guard: 'wantsHandoffs',
                 target: '#swarm.awaitingHandoff',
-                actions: [{ type: 'takeResponse', params: { then: 'round' } }, 'spawnCalls'],
+                actions: [...takeResponse('round'), 'spawnCalls'],
               },
-              { guard: 'wantsCalls', target: 'acting', actions: [{ type: 'takeResponse', params: { then: 'round' } }, 'spawnCalls'] },
-              { target: 'deciding', actions: { type: 'takeResponse', params: { then: 'correct' } } },
+              { guard: 'wantsCalls', target: 'acting', actions: [...takeResponse('round'), 'spawnCalls'] },
+              { target: 'deciding', actions: takeResponse('correct') },
             ],
             onError: {
               target: '#swarm.failed',
@@ -537,8 +583,8 @@ export const swarmMachine = setup({
     },
     paused: {
       on: {
-        'xstate.done.actor.*': { actions: { type: 'recordCall', params: { last: false } } },
-        'xstate.error.actor.*': { actions: { type: 'recordCall', params: { last: false } } },
+        'xstate.done.actor.*': { actions: takeCall(false) },
+        'xstate.error.actor.*': { actions: takeCall(false) },
         RESUME: [
           { guard: 'resumesModelPause', target: 'running.deciding', actions: 'resume' },
           { guard: 'pausedInThinking', target: 'running.thinking', actions: 'resume' },

@@ -80,10 +80,13 @@ function outcome(exit: Exit): Outcome {
 
 const commitEntries = (file: string) => readLines(file).map((l) => JSON.parse(l) as CommitEntry);
 /** The step commits (snapshot records) of one swarm, each as its events, sorted: branches interleave. */
+// The turn ends with whichever branch's result is committed last (timing: commits are
+// acknowledged per group), so the commit carrying `turn-completed` may differ between runs;
+// the hub's event shapes check that it happened once.
 const stepCommits = (entries: CommitEntry[], swarmId: string) =>
   entries
     .filter((e) => e.step && e.swarmId === swarmId)
-    .map((e) => e.events.join(','))
+    .map((e) => e.events.filter((k) => k !== 'status:turn-completed').join(','))
     .sort();
 
 /**
@@ -133,7 +136,8 @@ beforeAll(async () => {
   const out = outcome(await fixture(p, 'run'));
   expect(out.result).toEqual({ status: 'completed', result: JOIN_RESULT });
   expect(out.child).toEqual({ status: 'completed', result: CREW_RESULT });
-  expect(readLines(p.effects)).toEqual(KEYS);
+  // Parallel branches: each side effect once, in no particular order (commits are acknowledged per group).
+  expect(readLines(p.effects).sort()).toEqual([...KEYS].sort());
   const { hub, crew } = await inspect(p.db);
   expect(hub.replayed).toEqual(hub.events);
   expect(crew.replayed).toEqual(crew.events);
@@ -168,12 +172,14 @@ describe('crash injection: a parallel join (two agents and a child swarm in one 
       const killed = await fixture(p, 'run', { KILL_AFTER_COMMIT: String(n) });
       try {
         expect(killed.signal, `should die by SIGKILL; stderr: ${killed.stderr}`).toBe('SIGKILL');
-        expect(commitEntries(p.runCommits)).toHaveLength(n);
+        // Commit N and those written in the same transaction (group commit) are durable.
+        const durable = commitEntries(p.runCommits).length;
+        expect(durable).toBeGreaterThanOrEqual(n);
         const resumed = outcome(await fixture(p, 'resume'));
         expect(resumed.result).toEqual({ status: 'completed', result: JOIN_RESULT });
         expect(resumed.child).toEqual({ status: 'completed', result: CREW_RESULT });
-        // Exactly one transaction per completed step (and per relay), across both processes.
-        expect(resumed.commits).toBe(clean.commits - n);
+        // Exactly one commit per completed step (and per relay), across both processes.
+        expect(resumed.commits).toBe(clean.commits - durable);
         const entries = [...commitEntries(p.runCommits), ...commitEntries(p.resumeCommits)];
         expect(stepCommits(entries, HUB)).toEqual(stepCommits(clean.entries, HUB));
         expect(stepCommits(entries, CREW)).toEqual(stepCommits(clean.entries, CREW));

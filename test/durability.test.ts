@@ -13,8 +13,6 @@ import {
   createRuntime,
   defineSwarm,
   factOf,
-  type Model,
-  type ModelRequest,
   ReplayDivergenceError,
   type Runtime,
   type RuntimeOptions,
@@ -37,7 +35,7 @@ import {
   w1Model,
   w1Respond,
 } from './support/crash-w1.js';
-import { call, calls, collect, queueModel, sleep } from './support/script.js';
+import { askerModel, call, calls, collect, queueModel, sleep } from './support/script.js';
 
 let dir: string;
 let dbPath: string;
@@ -112,15 +110,6 @@ const oneToN = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
  */
 const asker = (version?: number) =>
   defineSwarm({ id: 'asker', ...(version !== undefined ? { version } : {}), instructions: 'Book a day.' });
-const askerModel = (): Model & { requests: ModelRequest[] } => {
-  const requests: ModelRequest[] = [];
-  const model = scriptedModel((req) => {
-    requests.push(req);
-    const answer = req.messages.find((m) => m.role === 'tool');
-    return answer ? { text: `Booked for ${answer.content}.` } : call('pause', { reason: 'Which day?' }, 'p1');
-  });
-  return Object.assign(model, { requests });
-};
 
 describe('restart', () => {
   it('a runtime closed mid-run is finished by a new runtime on the same file: right result, one stream, each completed tool once', async () => {

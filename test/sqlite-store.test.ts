@@ -88,13 +88,13 @@ function step(swarmId: string, revision: number, from: number, to: number, owner
 describe('commit', () => {
   it('writes the events and the record together, in one transaction', async () => {
     const store = open();
-    store.commit(step('s1', 1, 1, 3));
+    await store.commit(step('s1', 1, 1, 3));
     expect(store.writes).toBe(1);
     expect(await store.readEvents('s1', 0)).toEqual([event('s1', 1), event('s1', 2), event('s1', 3)]);
     const loaded = await store.load('s1');
     expect(loaded).toEqual(record('s1', 1, 3));
     expect(loaded?.problem).toBeUndefined();
-    store.commit(step('s1', 2, 4, 5));
+    await store.commit(step('s1', 2, 4, 5));
     expect(store.writes).toBe(2);
     expect((await store.load('s1'))?.revision).toBe(2);
     expect((await store.readEvents('s1', 0)).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
@@ -102,9 +102,9 @@ describe('commit', () => {
 
   it('a commit refused with RevisionConflictError leaves neither its events nor its record', async () => {
     const store = open();
-    store.commit(step('s1', 1, 1, 2));
+    await store.commit(step('s1', 1, 1, 2));
     // Skips revision 2: refused. Its events (3, 4) must not be stored either.
-    expect(() => store.commit(step('s1', 3, 3, 4))).toThrow(RevisionConflictError);
+    await expect(store.commit(step('s1', 3, 3, 4))).rejects.toThrow(RevisionConflictError);
     expect(store.writes).toBe(1);
     expect((await store.readEvents('s1', 0)).map((e) => e.seq)).toEqual([1, 2]);
     expect(await store.load('s1')).toEqual(record('s1', 1, 2));
@@ -116,8 +116,8 @@ describe('commit', () => {
 
   it('events-only commits (streamed chunks) append without touching the record', async () => {
     const store = open();
-    store.commit(step('s1', 1, 1, 1));
-    store.commit({ swarmId: 's1', events: [event('s1', 2), event('s1', 3)] });
+    await store.commit(step('s1', 1, 1, 1));
+    await store.commit({ swarmId: 's1', events: [event('s1', 2), event('s1', 3)] });
     expect((await store.readEvents('s1', 0)).map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(await store.load('s1')).toEqual(record('s1', 1, 1));
   });
@@ -126,11 +126,11 @@ describe('commit', () => {
 describe('revision compare-and-set', () => {
   it('a stale revision is a RevisionConflictError naming expected and found revisions', async () => {
     const store = open();
-    store.commit(step('s1', 1, 1, 1));
-    store.commit(step('s1', 2, 2, 2));
+    await store.commit(step('s1', 1, 1, 1));
+    await store.commit(step('s1', 2, 2, 2));
     let error: unknown;
     try {
-      store.commit({ swarmId: 's1', events: [], record: record('s1', 2, 2, { status: 'paused' }), lease: { owner: 'A', until: Date.now() + 1000 } });
+      await store.commit({ swarmId: 's1', events: [], record: record('s1', 2, 2, { status: 'paused' }), lease: { owner: 'A', until: Date.now() + 1000 } });
     } catch (e) {
       error = e;
     }
@@ -142,8 +142,8 @@ describe('revision compare-and-set', () => {
 
   it('revision 1 twice (two writers creating the same swarm) is a conflict; the first one stays', async () => {
     const store = open();
-    store.commit(step('s1', 1, 0, -1, 'A', { definitionId: 'first' }));
-    expect(() => store.commit(step('s1', 1, 0, -1, 'B', { definitionId: 'second' }))).toThrow(RevisionConflictError);
+    await store.commit(step('s1', 1, 0, -1, 'A', { definitionId: 'first' }));
+    await expect(store.commit(step('s1', 1, 0, -1, 'B', { definitionId: 'second' }))).rejects.toThrow(RevisionConflictError);
     expect((await store.load('s1'))?.definitionId).toBe('first');
   });
 
@@ -154,10 +154,10 @@ describe('revision compare-and-set', () => {
     // RevisionConflictError / LeaseLostError. The write is still rolled back (checked below).
     const a = open();
     const b = open();
-    a.commit(step('s1', 1, 1, 3, 'A', { definitionId: 'first' }));
+    await a.commit(step('s1', 1, 1, 3, 'A', { definitionId: 'first' }));
     let error: unknown;
     try {
-      b.commit(step('s1', 1, 1, 3, 'B', { definitionId: 'second' }));
+      await b.commit(step('s1', 1, 1, 3, 'B', { definitionId: 'second' }));
     } catch (e) {
       error = e;
     }
@@ -169,12 +169,12 @@ describe('revision compare-and-set', () => {
   it('a colliding writer gets RevisionConflictError, not a SqliteError', async () => {
     const a = open();
     const b = open();
-    a.commit(step('s1', 1, 1, 3, 'A'));
-    expect(() => b.commit(step('s1', 1, 1, 3, 'B'))).toThrow(RevisionConflictError);
+    await a.commit(step('s1', 1, 1, 3, 'A'));
+    await expect(b.commit(step('s1', 1, 1, 3, 'B'))).rejects.toThrow(RevisionConflictError);
     // After a takeover, the old owner's next step collides on seq too: it should learn it lost the lease.
     expect(await b.claim('s1', { owner: 'B', until: Date.now() + 60_000 }, Date.now() + 120_000)).toBe(true);
-    b.commit(step('s1', 2, 4, 5, 'B'));
-    expect(() => a.commit(step('s1', 2, 4, 6, 'A'))).toThrow(LeaseLostError);
+    await b.commit(step('s1', 2, 4, 5, 'B'));
+    await expect(a.commit(step('s1', 2, 4, 6, 'A'))).rejects.toThrow(LeaseLostError);
   });
 });
 
@@ -182,7 +182,7 @@ describe('leases', () => {
   it('claim is refused while another owner’s lease is live and granted once it expired', async () => {
     const store = open();
     const until = Date.now() + 10_000;
-    store.commit({ ...step('s1', 1, 1, 1, 'A'), lease: { owner: 'A', until } });
+    await store.commit({ ...step('s1', 1, 1, 1, 'A'), lease: { owner: 'A', until } });
     expect(await store.claim('s1', { owner: 'B', until: until + 10_000 }, until - 1)).toBe(false);
     // The owner itself may always re-claim.
     expect(await store.claim('s1', { owner: 'A', until }, until - 1)).toBe(true);
@@ -195,11 +195,11 @@ describe('leases', () => {
 
   it('a commit by a writer that is not the owner is a LeaseLostError and writes nothing', async () => {
     const store = open();
-    store.commit(step('s1', 1, 1, 1, 'A'));
+    await store.commit(step('s1', 1, 1, 1, 'A'));
     expect(await store.claim('s1', { owner: 'B', until: Date.now() + 60_000 }, Date.now() + 120_000)).toBe(true);
     let error: unknown;
     try {
-      store.commit(step('s1', 2, 2, 3, 'A'));
+      await store.commit(step('s1', 2, 2, 3, 'A'));
     } catch (e) {
       error = e;
     }
@@ -208,14 +208,14 @@ describe('leases', () => {
     expect((await store.readEvents('s1', 0)).map((e) => e.seq)).toEqual([1]);
     expect((await store.load('s1'))?.revision).toBe(1);
     // The new owner continues from the same revision.
-    store.commit(step('s1', 2, 2, 3, 'B'));
+    await store.commit(step('s1', 2, 2, 3, 'B'));
     expect((await store.load('s1'))?.revision).toBe(2);
   });
 
   it('release lets another owner claim at once; renew extends only the owner’s own leases', async () => {
     const store = open();
-    store.commit(step('s1', 1, 1, 1, 'A'));
-    store.commit(step('s2', 1, 1, 1, 'B'));
+    await store.commit(step('s1', 1, 1, 1, 'A'));
+    await store.commit(step('s2', 1, 1, 1, 'B'));
     const db = raw();
     const until = (id: string) => (db.prepare('SELECT lease_until AS u FROM swarms WHERE swarm_id = ?').get(id) as { u: number }).u;
     const before = until('s2');
@@ -229,7 +229,7 @@ describe('leases', () => {
 
   it('finished swarms cannot be claimed', async () => {
     const store = open();
-    store.commit(step('s1', 1, 1, 2, 'A', { status: 'completed' }));
+    await store.commit(step('s1', 1, 1, 2, 'A', { status: 'completed' }));
     await store.release('A', ['s1']);
     expect(await store.claim('s1', { owner: 'B', until: Date.now() + 1000 }, Date.now())).toBe(false);
     expect(await store.claim('nope', { owner: 'B', until: Date.now() + 1000 }, Date.now())).toBe(false);
@@ -239,9 +239,9 @@ describe('leases', () => {
 describe('reading', () => {
   it('readEvents(since) returns the events after `since`, in order, per swarm', async () => {
     const store = open();
-    store.commit(step('s1', 1, 1, 3));
-    store.commit(step('s2', 1, 1, 2));
-    store.commit(step('s1', 2, 4, 6));
+    await store.commit(step('s1', 1, 1, 3));
+    await store.commit(step('s2', 1, 1, 2));
+    await store.commit(step('s1', 2, 4, 6));
     expect((await store.readEvents('s1', 0)).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     expect((await store.readEvents('s1', 4)).map((e) => e.seq)).toEqual([5, 6]);
     expect(await store.readEvents('s1', 6)).toEqual([]);
@@ -253,7 +253,7 @@ describe('reading', () => {
   it('list by status returns running, awaiting and paused swarms as summaries (no snapshot)', async () => {
     const store = open();
     const statuses: SwarmStatus[] = ['running', 'awaitingHandoff', 'paused', 'completed', 'failed', 'stopped'];
-    for (const status of statuses) store.commit(step(status, 1, 1, 1, 'A', { status }));
+    for (const status of statuses) await store.commit(step(status, 1, 1, 1, 'A', { status }));
     const listed = await store.list({ status: ['running', 'awaitingHandoff', 'paused'] });
     expect(listed.map((r) => r.swarmId).sort()).toEqual(['awaitingHandoff', 'paused', 'running']);
     const { snapshot: _snapshot, ...summary } = record('paused', 1, 1, { status: 'paused' });
@@ -263,7 +263,7 @@ describe('reading', () => {
 
   it('data written by one connection is read by another (a restarted process)', async () => {
     const first = open();
-    first.commit(step('s1', 1, 1, 2));
+    await first.commit(step('s1', 1, 1, 2));
     await first.close();
     const second = open();
     expect(await second.load('s1')).toEqual(record('s1', 1, 2));
@@ -275,12 +275,12 @@ describe('prune', () => {
   it('deletes only finished records older than the cutoff, with their events', async () => {
     const store = open();
     const at = (t: number) => ({ updatedAt: t });
-    store.commit(step('old-done', 1, 1, 3, 'A', { status: 'completed', ...at(1000) }));
-    store.commit(step('old-failed', 1, 1, 2, 'A', { status: 'failed', ...at(1500) }));
-    store.commit(step('old-running', 1, 1, 2, 'A', { status: 'running', ...at(1000) }));
-    store.commit(step('old-paused', 1, 1, 2, 'A', { status: 'paused', ...at(1000) }));
-    store.commit(step('new-done', 1, 1, 2, 'A', { status: 'stopped', ...at(3000) }));
-    store.commit(step('edge-done', 1, 1, 2, 'A', { status: 'completed', ...at(2000) }));
+    await store.commit(step('old-done', 1, 1, 3, 'A', { status: 'completed', ...at(1000) }));
+    await store.commit(step('old-failed', 1, 1, 2, 'A', { status: 'failed', ...at(1500) }));
+    await store.commit(step('old-running', 1, 1, 2, 'A', { status: 'running', ...at(1000) }));
+    await store.commit(step('old-paused', 1, 1, 2, 'A', { status: 'paused', ...at(1000) }));
+    await store.commit(step('new-done', 1, 1, 2, 'A', { status: 'stopped', ...at(3000) }));
+    await store.commit(step('edge-done', 1, 1, 2, 'A', { status: 'completed', ...at(2000) }));
 
     expect(await store.prune(2000)).toBe(2);
 
@@ -301,8 +301,8 @@ describe('prune', () => {
 describe('unreadable data', () => {
   it('a corrupt snapshot row of an unfinished swarm reads failed with the problem, in load and list alike, without throwing', async () => {
     const store = open();
-    store.commit(step('bad', 1, 1, 2));
-    store.commit(step('good', 1, 1, 2));
+    await store.commit(step('bad', 1, 1, 2));
+    await store.commit(step('good', 1, 1, 2));
     const db = raw();
     db.prepare(`UPDATE swarms SET snapshot = 'not json' WHERE swarm_id = 'bad'`).run();
     const rowBefore = db.prepare(`SELECT * FROM swarms WHERE swarm_id = 'bad'`).get();
@@ -325,7 +325,7 @@ describe('unreadable data', () => {
 
   it('a corrupt result column is a problem too', async () => {
     const store = open();
-    store.commit(step('s1', 1, 1, 1));
+    await store.commit(step('s1', 1, 1, 1));
     raw().prepare(`UPDATE swarms SET result = '{"status":' WHERE swarm_id = 's1'`).run();
     const loaded = await store.load('s1');
     expect(loaded?.problem).toMatch(/^stored result is corrupt/);
@@ -334,7 +334,7 @@ describe('unreadable data', () => {
 
   it('a database written by another schema version is refused on open with a clear error', async () => {
     const first = open();
-    first.commit(step('s1', 1, 1, 1));
+    await first.commit(step('s1', 1, 1, 1));
     await first.close();
     const db = new Database(path);
     db.prepare(`UPDATE meta SET value = '99' WHERE key = 'schema'`).run();
@@ -350,7 +350,7 @@ describe('unreadable data', () => {
   it('opens in WAL mode (synchronous FULL or NORMAL) and creates missing directories', async () => {
     path = join(dir, 'nested', 'deeper', 'state.db');
     const full = open();
-    full.commit(step('s1', 1, 1, 1));
+    await full.commit(step('s1', 1, 1, 1));
     const db = raw();
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     await full.close();

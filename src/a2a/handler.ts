@@ -69,7 +69,7 @@ export class ContextIds {
   async of(store: Runtime['store'], taskId: string): Promise<string> {
     const known = this.byTask.get(taskId);
     if (known !== undefined) return known;
-    const first = (await store.readEvents(taskId, 0).catch((e: unknown) => (e instanceof CorruptEventError ? e.readable : [])))[0];
+    const first = (await store.readEvents(taskId, 0, 1).catch((e: unknown) => (e instanceof CorruptEventError ? e.readable : [])))[0];
     if (first?.kind !== 'task') return taskId;
     this.byTask.set(taskId, first.contextId);
     // Bounded: the oldest entries go first (read again when asked for).
@@ -346,7 +346,10 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     events = events.filter((e) => e.seq <= upTo);
     // Not even the task event can be read: the task as submitted, failed below for the problem.
     const task: Task = events[0]?.kind === 'task' ? taskFromEvents(events) : { id: ids.taskId, contextId: ids.contextId, status: undefined, artifacts: [], history: [], metadata: undefined };
-    if (!problem) {
+    // The swarm's reported result says what its events cannot (an unrestorable swarm reads
+    // failed); it describes the task now, so it applies to a full snapshot, not to the task as
+    // it was at an earlier cursor (the start of a stream).
+    if (!problem && upTo === Infinity) {
       const result = reported ?? (await this.runtime.forSwarm(this.definitionId, ids.taskId).getResult());
       if (result.status === 'failed' && !TERMINAL_STATES.has(stateOf(task))) problem = result.reason;
     }

@@ -151,7 +151,7 @@ function familyStore(store: SwarmStore, root: string): SwarmStore {
     ...(store.volatile ? { volatile: true } : {}),
     load: (id) => store.load(id),
     commit: (c) => store.commit(c),
-    readEvents: (id, since) => store.readEvents(id, since),
+    readEvents: (id, since, limit) => store.readEvents(id, since, limit),
     list: async (filter) => (await store.list(filter)).filter((s) => inFamily(s.swarmId)),
     claim: (id, lease, now, takeover) => store.claim(id, lease, now, takeover),
     renew: (owner, ids, until) => store.renew(owner, ids, until),

@@ -11,4 +11,4 @@
  * @module
  */
 export { DEFAULT_DB_PATH, sqliteStore } from '../store/sqlite.js';
-export type { SqliteStoreOptions } from '../store/sqlite.js';
+export type { SqliteStore, SqliteStoreOptions } from '../store/sqlite.js';

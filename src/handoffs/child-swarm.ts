@@ -2,7 +2,9 @@
  * Running swarm handoffs: a child swarm starts (or is re-attached to after a restart), its
  * lifecycle is relayed into its parent's stream, and its outcome becomes the handoff's result.
  * A child follows its parent: stopped when the parent ends while it runs, paused and resumed
- * with it.
+ * with it. A passivated parent stops following (its handoff actor stops with it) and follows
+ * again from where its stream left off once restored; a passivated child is restored to be
+ * paused, resumed or stopped.
  *
  * @module
  */
@@ -24,13 +26,16 @@ export interface ChildSwarmDeps {
   store: SwarmStore;
   /** The host of a swarm live here, or undefined. */
   host(swarmId: string): Host | undefined;
+  /** The host of a swarm owned here: the live one, or a passivated one restored; else undefined. */
+  rehydrate(swarmId: string): Promise<Host | undefined>;
   /** Whether the runtime was closed. */
   closed(): boolean;
   /** Starts a swarm under a derived (child) id. */
   start(definitionId: string, swarmId: string, input: unknown, options: ResolveOptions): Promise<void>;
   /** Adopts the unfinished swarms nobody drives (a child a previous owner left running). */
   adopt(): Promise<void>;
-  events(swarmId: string, since: number): AsyncIterable<SwarmEvent>;
+  /** The swarm's events after `since`; the reader lets go when `signal` aborts. */
+  events(swarmId: string, since: number, signal: AbortSignal): AsyncIterable<SwarmEvent>;
   result(swarmId: string): Promise<SwarmResult>;
   pause(swarmId: string, reason: PauseReason): Promise<void>;
   resume(swarmId: string, message: string | undefined): Promise<void>;
@@ -70,12 +75,19 @@ export class ChildSwarms {
     const stopChild = () =>
       queueMicrotask(() => {
         if (deps.closed() || !parent || !isFinal(parent.status())) return;
-        if (deps.host(id)) void deps.stop(id, `parent swarm "${input.parentId}" ${parent.status()}`).catch(() => undefined);
+        const reason = `parent swarm "${input.parentId}" ${parent.status()}`;
+        void deps
+          .rehydrate(id)
+          .then((child) => child && deps.stop(id, reason))
+          .catch(() => undefined);
       });
     signal.addEventListener('abort', stopChild, { once: true });
+    // Stopped during the awaits above (a parent restored and stopped at once): stop the child now.
+    if (signal.aborted) stopChild();
     const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
     const follow = async (): Promise<CallResult> => {
-      for await (const event of deps.events(id, since)) {
+      // With the signal: a parent passivated (or stopped) lets go of its child's stream at once.
+      for await (const event of deps.events(id, since, signal)) {
         if (signal.aborted) break;
         const fact = event.kind === 'status-update' ? lifecycleOf(event.metadata) : undefined;
         if (fact) {
@@ -99,7 +111,7 @@ export class ChildSwarms {
   /** Pausing a parent pauses the child swarms it is waiting on (and theirs, recursively). */
   async pauseWith(parentId: string, parent: Host, reason: PauseReason): Promise<void> {
     for (const childId of runningChildSwarms(parent)) {
-      const child = this.deps.host(childId);
+      const child = this.deps.host(childId) ?? (await this.deps.rehydrate(childId));
       if (child && child.status() !== 'paused' && !isFinal(child.status())) {
         await this.deps.pause(childId, { type: reason.type, message: `Parent swarm "${parentId}" paused: ${reason.message}` });
       }
@@ -112,7 +124,7 @@ export class ChildSwarms {
    */
   async resumeWith(parent: Host): Promise<void> {
     for (const childId of runningChildSwarms(parent)) {
-      const child = this.deps.host(childId);
+      const child = this.deps.host(childId) ?? (await this.deps.rehydrate(childId));
       if (child?.status() === 'paused' && child.context().pause?.from !== 'model') await this.deps.resume(childId, undefined);
     }
   }
@@ -146,7 +158,7 @@ function runningChildSwarms(host: Host): string[] {
 }
 
 /** The lifecycle step a child's own status fact stands for, as relayed to its parent. */
-function lifecycleOf(fact: SwarmFact): { lifecycle: 'started' | 'paused' | 'resumed' | 'completed' | 'failed' | 'stopped'; reason?: string } | undefined {
+export function lifecycleOf(fact: SwarmFact): { lifecycle: 'started' | 'paused' | 'resumed' | 'completed' | 'failed' | 'stopped'; reason?: string } | undefined {
   switch (fact.type) {
     case 'started':
     case 'resumed':

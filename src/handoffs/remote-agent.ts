@@ -83,6 +83,13 @@ export class RemoteAgents {
    * each of them (parallel remote handoffs may ask at once).
    */
   private readonly questions = new Map<string, ((answer: string | undefined) => void)[]>();
+  /**
+   * Swarms passivated while remote agents waited on their human, with how many asked: once
+   * restored, those calls re-attach to their remote tasks and ask again, and the answer the
+   * swarm's resume gave goes to that many of them (see {@link setAside}).
+   */
+  private readonly setAsideQuestions = new Map<string, number>();
+  private readonly answers = new Map<string, { answer: string | undefined; remaining: number }>();
 
   constructor(private readonly deps: RemoteAgentDeps) {}
 
@@ -114,10 +121,47 @@ export class RemoteAgents {
     const waiting = this.questions.get(swarmId) ?? [];
     this.questions.delete(swarmId);
     for (const resolve of waiting) resolve(answer);
+    const setAside = this.setAsideQuestions.get(swarmId);
+    if (setAside !== undefined) {
+      this.setAsideQuestions.delete(swarmId);
+      // Calls that re-attached and asked before this resume were just answered.
+      const remaining = setAside - waiting.length;
+      if (remaining > 0) this.answers.set(swarmId, { answer, remaining });
+    }
+  }
+
+  /** The swarm ended: nothing kept for it is needed any more. */
+  forget(swarmId: string): void {
+    this.questions.delete(swarmId);
+    this.setAsideQuestions.delete(swarmId);
+    this.answers.delete(swarmId);
+  }
+
+  /** How many remote agents wait for this swarm's human (the swarm is paused for them). */
+  asking(swarmId: string): number {
+    return this.questions.get(swarmId)?.length ?? 0;
+  }
+
+  /**
+   * The swarm leaves memory (passivation) while remote agents wait on its human: their calls
+   * stop and leave the remote tasks running; the answer its next resume gives is kept for the
+   * calls that re-attach once it is restored.
+   */
+  setAside(swarmId: string): void {
+    const waiting = this.questions.get(swarmId);
+    if (!waiting) return;
+    this.questions.delete(swarmId);
+    this.setAsideQuestions.set(swarmId, (this.setAsideQuestions.get(swarmId) ?? 0) + waiting.length);
   }
 
   /** Pauses a swarm for a question a remote agent asked; resolves with the human's answer. */
   private async askHuman(swarmId: string, question: string): Promise<string | undefined> {
+    // Asked again by a call that re-attached after a passivation: the human already answered.
+    const kept = this.answers.get(swarmId);
+    if (kept) {
+      if (--kept.remaining <= 0) this.answers.delete(swarmId);
+      return kept.answer;
+    }
     const answer = new Promise<string | undefined>((resolve) => {
       this.questions.set(swarmId, [...(this.questions.get(swarmId) ?? []), resolve]);
     });

@@ -1,7 +1,8 @@
 /**
  * The commands a client sends a live swarm (pause, resume, stop): each is acknowledged only
  * once recorded, and passed on to whatever waits on the swarm (its child swarms, the remote
- * agents that asked its human a question). A swarm not live here is refused with the precise
+ * agents that asked its human a question). A passivated swarm is restored first, and stays in
+ * memory while a command is applied to it; a swarm not live here is refused with the precise
  * reason.
  *
  * @module
@@ -26,24 +27,40 @@ export class Commands {
 
   /** Pauses a live swarm, and the child swarms it waits on. */
   async pause(swarmId: string, reason: PauseReason): Promise<void> {
-    const host = await this.liveHost(swarmId, 'pause');
-    if (host.status() === 'paused') throw new SwarmError(`Swarm "${swarmId}" is already paused`, 'wrong-state');
-    await this.command(host, { type: 'PAUSE', reason });
-    await this.children.pauseWith(swarmId, host, reason);
+    const release = this.live.hold(swarmId);
+    try {
+      const host = await this.liveHost(swarmId, 'pause');
+      if (host.status() === 'paused') throw new SwarmError(`Swarm "${swarmId}" is already paused`, 'wrong-state');
+      await this.command(host, { type: 'PAUSE', reason });
+      await this.children.pauseWith(swarmId, host, reason);
+    } finally {
+      release();
+    }
   }
 
   /** Resumes a paused swarm: the answer reaches its model and the remote agents that asked. */
   async resume(swarmId: string, message: string | undefined): Promise<void> {
-    const host = await this.liveHost(swarmId, 'resume');
-    if (host.status() !== 'paused') throw new SwarmError(`Swarm "${swarmId}" is ${host.status()}, not paused`, 'wrong-state');
-    await this.command(host, message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message });
-    this.remote.answer(swarmId, message);
-    await this.children.resumeWith(host);
+    const release = this.live.hold(swarmId);
+    try {
+      const host = await this.liveHost(swarmId, 'resume');
+      if (host.status() !== 'paused') throw new SwarmError(`Swarm "${swarmId}" is ${host.status()}, not paused`, 'wrong-state');
+      await this.command(host, message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message });
+      this.remote.answer(swarmId, message);
+      await this.children.resumeWith(host);
+    } finally {
+      release();
+    }
   }
 
   /** Stops a live swarm (its running children stop with it). */
   async stop(swarmId: string, reason: string): Promise<void> {
-    await this.command(await this.liveHost(swarmId, 'stop'), { type: 'STOP', reason });
+    const release = this.live.hold(swarmId);
+    try {
+      await this.command(await this.liveHost(swarmId, 'stop'), { type: 'STOP', reason });
+      this.remote.forget(swarmId);
+    } finally {
+      release();
+    }
   }
 
   /** Sends a command and waits until it is recorded: nothing is acknowledged that was not. */
@@ -57,9 +74,12 @@ export class Commands {
     if (error) throw new SwarmError(`Swarm "${host.swarmId}" could not record the ${command.type} command: ${error.message}`, 'store');
   }
 
-  /** The host driving a swarm here, or a SwarmError saying precisely why there is none. */
+  /**
+   * The host driving a swarm here (a passivated one restored), or a SwarmError saying precisely
+   * why there is none.
+   */
   private async liveHost(swarmId: string, verb: string): Promise<SwarmHost> {
-    const host = this.live.hosts.get(swarmId);
+    const host = this.live.hosts.get(swarmId) ?? (await this.live.rehydrate(swarmId));
     // A host that failed stays here only while its failure is being recorded.
     if (host?.error) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it has ended (failed)`, 'wrong-state');
     if (host) return host;

@@ -12,6 +12,7 @@ import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmConfig, type SwarmC
 import type { createSwarmLogic } from '../../actors/index.js';
 import type { Redactor } from '../redact.js';
 import { isFinal, resultOf, type SwarmResult, type SwarmStatus, topState } from '../result.js';
+import { MessageLists, type MessageWrite } from '../store/messages.js';
 import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from '../store/types.js';
 
 type SwarmLogic = ReturnType<typeof createSwarmLogic>;
@@ -35,6 +36,8 @@ export class SwarmHost {
   private failure: Error | undefined;
   /** What the store holds of this swarm: the base of a failure record written after a failed step. */
   private durable: { seq: number; revision: number; snapshot: unknown };
+  /** What the store holds of the swarm's conversations: a step writes only its new messages. */
+  private readonly lists = new MessageLists();
   /**
    * The failed status this host decided but the store has not taken yet (it is unusable):
    * answered from memory, and written once the store takes writes again.
@@ -76,6 +79,7 @@ export class SwarmHost {
       this.seq = Math.max(from.record.lastSeq, from.lastSeq);
       this.revision = from.record.revision;
       this.durable = { seq: this.seq, revision: this.revision, snapshot: from.record.snapshot };
+      this.lists.prime(from.record.snapshot);
       // XState requires `input` in the options type even when restoring (#4915).
       this.actor = createActor(logic, {
         snapshot: from.record.snapshot as never,
@@ -209,22 +213,26 @@ export class SwarmHost {
   }
 
   /**
-   * The store record for the current state. `withSnapshot` false (a volatile store between
-   * steps) leaves the snapshot out: computing it is most of a step's bookkeeping.
+   * The store record for the current state, with the writes that store the messages added to
+   * the swarm's conversations since the last snapshot (the record's snapshot names the lists
+   * instead of holding them: see src/store/messages.ts). `withSnapshot` false (a volatile store
+   * between steps) leaves the snapshot out: computing it is most of a step's bookkeeping.
    */
-  private record(snapshot: ReturnType<Actor<SwarmLogic>['getSnapshot']>, now: number, withSnapshot: boolean): SwarmRecord {
-    return {
+  private record(snapshot: ReturnType<Actor<SwarmLogic>['getSnapshot']>, now: number, withSnapshot: boolean): { record: SwarmRecord; messages?: MessageWrite[] } {
+    const persisted = withSnapshot ? this.lists.split(this.actor.getPersistedSnapshot()) : undefined;
+    const record: SwarmRecord = {
       swarmId: this.swarmId,
       definitionId: this.meta.definitionId,
       definitionVersion: this.meta.definitionVersion,
       machineVersion: SWARM_MACHINE_VERSION,
       status: topState(snapshot.value),
       revision: ++this.revision,
-      snapshot: withSnapshot ? this.actor.getPersistedSnapshot() : undefined,
+      snapshot: persisted?.snapshot,
       result: resultOf(snapshot.value, snapshot.context),
       lastSeq: this.seq,
       updatedAt: now,
     };
+    return persisted && persisted.writes.length > 0 ? { record, messages: persisted.writes } : { record };
   }
 
   /** Drops a host that was never started (a restore dry run); nothing is written. */
@@ -241,7 +249,7 @@ export class SwarmHost {
       const snapshot = this.actor.getSnapshot();
       if (snapshot.status === 'active') {
         try {
-          void this.store.commit(this.redacted({ swarmId: this.swarmId, events: [], record: this.record(snapshot, Date.now(), true), lease: this.meta.lease() }));
+          void this.store.commit(this.redacted({ swarmId: this.swarmId, events: [], ...this.record(snapshot, Date.now(), true), lease: this.meta.lease() }));
         } catch {
           // Nothing to do at shutdown; the swarm is reported as not restorable later.
         }
@@ -291,14 +299,14 @@ export class SwarmHost {
     if (this.failure) return;
     const now = Date.now();
     const events = new Array<SwarmEvent>(this.buffer.length);
-    const iso = new Date(now).toISOString();
+    const iso = isoTime(now);
     for (let i = 0; i < this.buffer.length; i++) events[i] = stampEvent(this.buffer[i]!, ++this.seq, this, now, iso);
     this.buffer = [];
     const checkpoint = withSnapshot && (done || events.some((e) => e.kind === 'internal:checkpoint'));
-    const record = checkpoint ? this.record(snapshot, now, done || !this.store.volatile) : undefined;
-    if (events.length === 0 && !record) return;
-    const finished = record !== undefined && isFinal(record.status);
-    this.write(record ? { swarmId: this.swarmId, events, record, lease: this.meta.lease() } : { swarmId: this.swarmId, events }, finished);
+    const step = checkpoint ? this.record(snapshot, now, done || !this.store.volatile) : undefined;
+    if (events.length === 0 && !step) return;
+    const finished = step !== undefined && isFinal(step.record.status);
+    this.write(step ? { swarmId: this.swarmId, events, ...step, lease: this.meta.lease() } : { swarmId: this.swarmId, events }, finished);
   }
 
   /**
@@ -375,7 +383,10 @@ export class SwarmHost {
     const redact = this.meta.redact;
     if (!redact) return c;
     const events = redact(c.events);
-    return c.record ? { ...c, events, record: redact(c.record) } : { ...c, events };
+    if (!c.record) return { ...c, events };
+    // Only the new messages: the stored ones were redacted when they were written.
+    const messages = c.messages?.map((w) => ({ ...w, items: redact(w.items) }));
+    return { ...c, events, record: redact(c.record), ...(messages ? { messages } : {}) };
   }
 
   private recordCrash(err: unknown): void {
@@ -488,13 +499,13 @@ export function stampEvent(body: SwarmEventBody, seq: number, ids: { swarmId: st
   const { swarmId, contextId } = ids;
   switch (body.kind) {
     case 'task': {
-      const timestamp = iso ?? new Date(at).toISOString();
+      const timestamp = iso ?? isoTime(at);
       const history = body.history?.map((m, i) => ({ ...m, messageId: `${swarmId}#${seq}${i > 0 ? `.${i}` : ''}`, taskId: swarmId, contextId }));
       return { kind: 'task', id: swarmId, contextId, status: { ...body.status, timestamp }, ...(history ? { history } : {}), metadata: body.metadata, seq, swarmId };
     }
     case 'status-update': {
       const { state, message } = body.status;
-      const timestamp = iso ?? new Date(at).toISOString();
+      const timestamp = iso ?? isoTime(at);
       const status = message ? { state, timestamp, message: { ...message, messageId: `${swarmId}#${seq}`, taskId: swarmId, contextId } } : { state, timestamp };
       return { kind: 'status-update', taskId: swarmId, contextId, status, final: body.final, metadata: body.metadata, seq, swarmId };
     }
@@ -506,6 +517,22 @@ export function stampEvent(body: SwarmEventBody, seq: number, ids: { swarmId: st
       // Stamp first, then the body: cheaper than spreading the body into a new literal.
       return Object.assign({ seq, swarmId, timestamp: at }, body);
   }
+}
+
+/** The last time {@link isoTime} formatted, and its ISO text. */
+let isoAt = Number.NaN;
+let isoText = '';
+
+/**
+ * The ISO 8601 text of a time in ms: formatting costs about a microsecond, and the commits of
+ * busy swarms share their millisecond, so the last one is kept.
+ */
+function isoTime(at: number): string {
+  if (at !== isoAt) {
+    isoText = new Date(at).toISOString();
+    isoAt = at;
+  }
+  return isoText;
 }
 
 /** How long streamed chunks gather before they are committed as one event. */

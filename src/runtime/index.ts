@@ -76,6 +76,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
     this.catalog = new Catalog(options, (id) => live.hosts.get(id)?.config());
     const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     if (!(leaseMs > 0)) throw new TypeError('createRuntime: leaseMs must be positive');
+    const { passivateAfterMs } = options;
+    if (passivateAfterMs !== undefined && !(passivateAfterMs >= 0 && Number.isFinite(passivateAfterMs))) {
+      throw new TypeError('createRuntime: passivateAfterMs must be a finite number of milliseconds (0 or more)');
+    }
     this.specs = new ToolSpecs(this.catalog);
     this.ownsStore = !options.store;
     this.store = options.store ?? memoryStore();
@@ -95,11 +99,12 @@ class ComposedRuntime implements Runtime, SwarmControl {
     const children = new ChildSwarms({
       store: this.store,
       host: (id) => live.hosts.get(id),
+      rehydrate: (id) => live.rehydrate(id),
       closed: () => live.closed,
       start: (definitionId, swarmId, input, startOptions) =>
         launchSwarm(this.launching, definitionId, swarmId, input, startOptions, MAX_DERIVED_SWARM_ID_LENGTH),
       adopt: () => this.leases.adopt(),
-      events: (swarmId, since) => this.reading.events(swarmId, since),
+      events: (swarmId, since, signal) => this.reading.events(swarmId, since, signal),
       result: (swarmId) => this.reading.result(swarmId),
       pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
       resume: (swarmId, message) => this.commands.resume(swarmId, message),
@@ -121,6 +126,9 @@ class ComposedRuntime implements Runtime, SwarmControl {
       logic,
       lease: () => this.leases.lease(),
       launched: () => this.leases.keepRenewing(),
+      passivateAfterMs,
+      restore: (id) => this.leases.restore(id),
+      remote,
       redact: redactor([
         ...(options.redact ?? []),
         ...(options.model.secrets ?? []),
@@ -167,7 +175,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   async close(): Promise<void> {
     if (this.live.closed) return;
-    await this.leases.release(this.live.close());
+    await this.leases.release(await this.live.close());
     if (this.ownsStore) await this.store.close();
   }
 
@@ -177,6 +185,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   subscribe(listener: (event: SwarmEvent) => void): () => void {
     return this.live.subscribe(listener);
+  }
+
+  stats(): { live: number; passivated: number } {
+    return this.live.stats();
   }
 
   // ---- SwarmControl: what clients call ------------------------------------------------

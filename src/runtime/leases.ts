@@ -1,7 +1,8 @@
 /**
- * Ownership of swarms in a shared store: this runtime's lease, renewed while it drives swarms;
- * adoption of the unfinished swarms nobody holds (claimed, checked, restored), at start and
- * whenever an owner stops renewing; the takeover of a dead holder's lease on this host; and
+ * Ownership of swarms in a shared store: this runtime's lease, renewed while it drives swarms
+ * (passivated ones included); adoption of the unfinished swarms nobody holds (claimed, checked,
+ * restored), at start and whenever an owner stops renewing; the rehydration of a passivated
+ * swarm by that same restore; the takeover of a dead holder's lease on this host; and
  * the release of every lease at close.
  *
  * @module
@@ -13,6 +14,7 @@ import type { Catalog } from '../definitions/catalog.js';
 import { HOST, holderIsGone } from '../holder.js';
 import { isFinal, UNFINISHED_STATUSES } from '../result.js';
 import { CorruptEventError, type Lease, type SwarmRecord } from '../store/types.js';
+import type { SwarmHost } from './host.js';
 import type { LiveSwarms } from './live.js';
 
 /** This runtime's leases on the swarms it drives. */
@@ -59,7 +61,7 @@ export class Leases {
     for (const listed of await live.store.list({ status: UNFINISHED_STATUSES })) {
       if (live.closed) return;
       const id = listed.swarmId;
-      if (live.hosts.has(id) || live.starting.has(id) || live.unrestorable.has(id)) continue;
+      if (live.hosts.has(id) || live.passivated.has(id) || live.starting.has(id) || live.unrestorable.has(id)) continue;
       const held = listed.lease && listed.lease.owner !== this.owner && listed.lease.until > now ? listed.lease : undefined;
       // A live lease of a process of this host that has died (a crash, then a restart) is not
       // waited out: the claim takes it from that very owner, or fails if someone else took it.
@@ -68,20 +70,35 @@ export class Leases {
       const candidate = await live.store.load(id);
       if (!candidate || isFinal(candidate.status)) continue;
       // Check that it can be restored before claiming it: a broken row is left untouched.
-      if (!this.restorable(candidate)) continue;
+      const dryRun = this.restored(candidate, candidate.lastSeq);
+      if (!dryRun) continue;
+      dryRun.discard();
       // Two adoption passes may run at once (start's timer, a parent re-attaching a child).
-      if (live.starting.has(id)) continue;
-      live.starting.add(id);
-      try {
-        if (!(await live.store.claim(id, this.lease(), Date.now(), takeover))) continue;
-        // Re-read: the previous owner may have written between loading and claiming.
-        const record = await live.store.load(id);
-        const tail = record ? await this.tailOf(record) : undefined;
-        if (!record || !tail || isFinal(record.status) || live.hosts.has(id) || !this.restorable(record)) continue;
-        live.launch(live.createHost(id, record.definitionId, { record, lastSeq: tail.at(-1)?.seq ?? record.lastSeq }));
-      } finally {
-        live.starting.delete(id);
-      }
+      if (live.starting.has(id) || live.passivated.has(id)) continue;
+      await this.restore(id, takeover);
+    }
+  }
+
+  /**
+   * Claims a stored swarm and launches its host from its record, with the events the record does
+   * not cover yet: how adoption takes a swarm over, and how a passivated swarm (whose lease this
+   * runtime kept) comes back. Undefined when the claim fails (another runtime holds it), the swarm
+   * ended, or it cannot be restored (then it is reported failed with the reason).
+   */
+  async restore(id: string, takeover?: string): Promise<SwarmHost | undefined> {
+    const { live } = this;
+    if (live.closed || live.starting.has(id)) return undefined;
+    live.starting.add(id);
+    try {
+      if (!(await live.store.claim(id, this.lease(), Date.now(), takeover))) return undefined;
+      // Re-read: the previous owner may have written between loading and claiming.
+      const record = await live.store.load(id);
+      const tail = record ? await this.tailOf(record) : undefined;
+      if (!record || !tail || isFinal(record.status) || live.hosts.has(id) || live.closed) return undefined;
+      const host = this.restored(record, tail.at(-1)?.seq ?? record.lastSeq);
+      return host && live.launch(host);
+    } finally {
+      live.starting.delete(id);
     }
   }
 
@@ -93,30 +110,31 @@ export class Leases {
   }
 
   private renew(): void {
-    const ids = [...this.live.hosts.keys()];
+    // Passivated swarms stay this runtime's: nobody else may adopt them while it lives.
+    const ids = [...this.live.hosts.keys(), ...this.live.passivated];
     if (ids.length > 0) void this.live.store.renew(this.owner, ids, Date.now() + this.leaseMs).catch(() => undefined);
   }
 
   /**
-   * Whether a stored swarm can be restored here; if not, it is reported failed with the reason
-   * (its stored data stays exactly as it is).
+   * The host of a stored swarm, restored but not started (building it restores the actor: a
+   * dry run when it is discarded), or undefined when it cannot be restored here: it is then
+   * reported failed with the reason (its stored data stays exactly as it is).
    */
-  private restorable(record: SwarmRecord): boolean {
+  private restored(record: SwarmRecord, lastSeq: number): SwarmHost | undefined {
     // An unreadable record already reads failed, naming its problem, wherever it is read.
-    if (record.problem) return false;
+    if (record.problem) return undefined;
     let problem =
       this.restoreProblem(record) ??
       (record.snapshot === undefined ? 'no snapshot was stored (the runtime that ran it on a volatile store did not close)' : undefined);
     if (!problem) {
       try {
-        // Building the host restores the actor without starting it: a dry run.
-        this.live.createHost(record.swarmId, record.definitionId, { record, lastSeq: record.lastSeq }).discard();
+        return this.live.createHost(record.swarmId, record.definitionId, { record, lastSeq });
       } catch (e) {
         problem = errorText(e);
       }
     }
-    if (problem) this.live.unrestorable.set(record.swarmId, `Cannot restore swarm "${record.swarmId}": ${problem}`);
-    return !problem;
+    this.live.unrestorable.set(record.swarmId, `Cannot restore swarm "${record.swarmId}": ${problem}`);
+    return undefined;
   }
 
   private restoreProblem(record: SwarmRecord): string | undefined {

@@ -1,7 +1,8 @@
 /**
- * The swarms a runtime drives: one host per live swarm, the ids being started, the stored
- * swarms it found it cannot restore; hosts are created and launched here, and their durable
- * events reach the runtime's subscribers from here.
+ * The swarms a runtime drives: one host per live swarm, the ids of the swarms passivated (owned,
+ * not in memory) and being started, the stored swarms it found it cannot restore; hosts are
+ * created, launched and rehydrated here, and their durable events reach the runtime's
+ * subscribers from here.
  *
  * @module
  */
@@ -10,6 +11,7 @@ import type { createSwarmLogic } from '../../actors/index.js';
 import type { Catalog } from '../definitions/catalog.js';
 import { SwarmError } from '../errors.js';
 import { type HostStart, SwarmHost } from './host.js';
+import { Passivation, type RemoteQuestions } from './passivation.js';
 import type { Redactor } from '../redact.js';
 import type { Lease, SwarmStore } from '../store/types.js';
 
@@ -24,6 +26,12 @@ export interface LiveOptions {
   /** Called whenever a host is launched (the leases start being renewed). */
   launched: () => void;
   redact: Redactor | undefined;
+  /** How long a swarm may only wait before it is passivated; undefined: never. */
+  passivateAfterMs?: number | undefined;
+  /** Restores a passivated swarm from the store and launches its host (see `leases.ts`). */
+  restore: (swarmId: string) => Promise<SwarmHost | undefined>;
+  /** The remote agents' questions to swarms' humans (see `handoffs/remote-agent.ts`). */
+  remote: RemoteQuestions;
 }
 
 /** The live swarms of one runtime. */
@@ -35,11 +43,16 @@ export class LiveSwarms {
   readonly starting = new Set<string>();
   /** Swarms of the store that this runtime could not restore, with the reason. */
   readonly unrestorable = new Map<string, string>();
+  /** Swarms this runtime owns but evicted from memory while they wait (see `passivation.ts`). */
+  readonly passivated = new Set<string>();
+  private readonly passivation: Passivation | undefined;
+  private readonly rehydrating = new Map<string, Promise<SwarmHost | undefined>>();
   private readonly listeners = new Set<(event: SwarmEvent) => void>();
   private isClosed = false;
 
   constructor(private readonly options: LiveOptions) {
     this.store = options.store;
+    this.passivation = options.passivateAfterMs === undefined ? undefined : new Passivation(this, options.passivateAfterMs, options.remote);
   }
 
   /** Whether the runtime was closed: nothing starts, adopts or re-reads any more. */
@@ -59,7 +72,7 @@ export class LiveSwarms {
    */
   createHost(swarmId: string, definitionId: string, from: HostStart): SwarmHost {
     const def = this.options.catalog.swarm(definitionId)!;
-    return new SwarmHost(
+    const host: SwarmHost = new SwarmHost(
       this.options.logic,
       this.store,
       {
@@ -68,13 +81,18 @@ export class LiveSwarms {
         definitionVersion: def.version,
         lease: this.options.lease,
         redact: this.options.redact,
-        committed: (events) => this.deliver(events),
+        committed: (events) => {
+          this.deliver(events);
+          this.passivation?.committed(host, events);
+        },
       },
       from,
       (h) => {
         if (this.hosts.get(h.swarmId) === h) this.hosts.delete(h.swarmId);
+        this.passivation?.ended(h);
       },
     );
+    return host;
   }
 
   /** Starts driving a host. */
@@ -82,7 +100,44 @@ export class LiveSwarms {
     this.hosts.set(host.swarmId, host);
     this.options.launched();
     host.start();
+    this.passivation?.launched(host);
     return host;
+  }
+
+  /**
+   * The host of a swarm owned here: the live one, or a passivated swarm restored from the store
+   * (once, however many ask at the same time). Undefined when it is neither, or when restoring
+   * found that another runtime took it meanwhile (or that it cannot be restored).
+   */
+  async rehydrate(swarmId: string): Promise<SwarmHost | undefined> {
+    const host = this.hosts.get(swarmId);
+    if (host || !this.passivated.has(swarmId) || this.isClosed) return host;
+    let restoring = this.rehydrating.get(swarmId);
+    if (!restoring) {
+      restoring = (async () => {
+        try {
+          await this.passivation?.settled(swarmId);
+          const restored = await this.options.restore(swarmId);
+          this.passivated.delete(swarmId);
+          return restored;
+        } finally {
+          // A failing store leaves it passivated (still owned): the next ask tries again.
+          this.rehydrating.delete(swarmId);
+        }
+      })();
+      this.rehydrating.set(swarmId, restoring);
+    }
+    return restoring;
+  }
+
+  /** Keeps a swarm from being passivated while a command is applied to it; returns the release. */
+  hold(swarmId: string): () => void {
+    return this.passivation?.hold(swarmId) ?? noop;
+  }
+
+  /** How many swarms are in memory and how many are passivated. */
+  stats(): { live: number; passivated: number } {
+    return { live: this.hosts.size, passivated: this.passivated.size };
   }
 
   /** Adds a subscriber to every durable event; returns the unsubscribe function. */
@@ -91,12 +146,20 @@ export class LiveSwarms {
     return () => this.listeners.delete(listener);
   }
 
-  /** Stops driving every swarm (their stored state stays); returns their ids. */
-  close(): string[] {
+  /**
+   * Stops driving every swarm (their stored state stays); resolves with their ids once the
+   * commits still in flight have settled, so that releasing the leases comes after them (a
+   * commit landing later would take the lease again).
+   */
+  async close(): Promise<string[]> {
     this.isClosed = true;
-    const ids = [...this.hosts.keys()];
-    for (const host of [...this.hosts.values()]) host.detach();
+    this.passivation?.stop();
+    const ids = [...this.hosts.keys(), ...this.passivated];
+    const hosts = [...this.hosts.values()];
+    for (const host of hosts) host.detach();
     this.hosts.clear();
+    this.passivated.clear();
+    await Promise.all([...hosts.map((h) => h.gate()), ...ids.map((id) => this.passivation?.settled(id))].map((p) => p?.catch(() => undefined)));
     return ids;
   }
 
@@ -114,3 +177,5 @@ export class LiveSwarms {
     }
   }
 }
+
+function noop(): void {}

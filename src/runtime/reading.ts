@@ -9,12 +9,23 @@ import type { SwarmEvent } from '../../machines/events.js';
 import { delay } from '../abort.js';
 import { assertCursor } from '../cursor.js';
 import { SwarmError } from '../errors.js';
-import { isFinal, type SwarmResult } from '../result.js';
+import { isFinal, type SwarmResult, type SwarmStatus } from '../result.js';
 import { CorruptEventError, type SwarmFilter, type SwarmSummary } from '../store/types.js';
 import type { LiveSwarms } from './live.js';
+import type { SwarmHost } from './host.js';
 
 /** How often readers poll the store for a swarm that is not live in this runtime. */
 const POLL_MS = 200;
+/**
+ * How many stored events a stream reads at a time: a long stream is read page by page, so a
+ * reader holds at most one page however many events the swarm has.
+ */
+const PAGE = 500;
+
+/** Whether a swarm in this state is still working (its result reads `running`). */
+function isMoving(status: SwarmStatus): boolean {
+  return status === 'running' || status === 'awaitingHandoff';
+}
 
 /** The readers of one runtime's store. */
 export class Reading {
@@ -54,7 +65,7 @@ export class Reading {
    */
   async result(swarmId: string): Promise<SwarmResult> {
     const host = this.live.hosts.get(swarmId);
-    if (host) return host.result();
+    if (host) return durableResult(host);
     const record = await this.live.store.load(swarmId);
     if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
     return this.reported(record).result;
@@ -63,12 +74,28 @@ export class Reading {
   /** Resolves with the result once the swarm is paused or has ended. */
   async wait(swarmId: string): Promise<SwarmResult> {
     for (;;) {
-      const next = this.nextChange(swarmId);
-      const result = await this.result(swarmId);
-      if (result.status !== 'running' || this.live.unrestorable.has(swarmId)) return result;
-      // A closed runtime no longer drives or re-reads it: waiting on would never end.
-      if (this.live.closed && !this.live.hosts.has(swarmId)) throw new SwarmError(`This runtime is closed; swarm "${swarmId}" is still ${result.status}`, 'closed');
-      await next;
+      const host = this.live.hosts.get(swarmId);
+      if (host) {
+        // Live here: its status is in memory and its next commit wakes us (no poll timer); the
+        // result is built once it is not running. A host that has just ended answers too: its
+        // final commit is durable.
+        if (isMoving(host.status())) await host.nextCommit();
+        if (!isMoving(host.status())) return durableResult(host);
+        continue;
+      }
+      // The poll is released as soon as it is not needed: a timer left behind per wait would
+      // outlive the swarm by a poll interval.
+      const parked = new AbortController();
+      try {
+        const next = this.nextChange(swarmId, parked.signal);
+        const result = await this.result(swarmId);
+        if (result.status !== 'running' || this.live.unrestorable.has(swarmId)) return result;
+        // A closed runtime no longer drives or re-reads it: waiting on would never end.
+        if (this.live.closed && !this.live.hosts.has(swarmId)) throw new SwarmError(`This runtime is closed; swarm "${swarmId}" is still ${result.status}`, 'closed');
+        await next;
+      } finally {
+        parked.abort();
+      }
     }
   }
 
@@ -160,15 +187,26 @@ export class Reading {
   }
 
   /**
-   * The events after `cursor` for a stream: all of them, or those before a corrupt one. The
+   * The next page of events after `cursor` for a stream, or those before a corrupt one. The
    * stream delivers these, and its next read, which starts at the corrupt event, throws.
    */
   private async readForStream(swarmId: string, cursor: number): Promise<SwarmEvent[]> {
     try {
-      return await this.live.store.readEvents(swarmId, cursor);
+      return await this.live.store.readEvents(swarmId, cursor, PAGE);
     } catch (e) {
       if (e instanceof CorruptEventError && e.readable.length > 0) return e.readable;
       throw e;
     }
   }
+}
+
+/**
+ * A live host's result once every commit issued so far is durable. Its state in memory can be
+ * a step ahead of the store (group commit writes a step at the end of the event-loop turn):
+ * what a door answers must already be recorded, so that reading the swarm's events or record
+ * right after agrees with it.
+ */
+async function durableResult(host: SwarmHost): Promise<SwarmResult> {
+  await host.gate().catch(() => undefined);
+  return host.result();
 }

@@ -51,6 +51,17 @@ export interface RuntimeOptions {
    * characters are ignored.
    */
   redact?: readonly string[];
+  /**
+   * Passivation: a swarm that only waits — paused for a human, or awaiting child swarms, with no
+   * model, tool, agent or remote call in flight — is evicted from memory once it has waited this
+   * long (its state is durable after every step); only its id stays. The next command, or a
+   * lifecycle step of a child it awaits, restores it from the store, as a restart would. It stays
+   * owned by this runtime meanwhile (its lease is renewed) and reads exactly as before
+   * (`getResult`, `wait`, `list`, `events`). Default: undefined, never passivate — every swarm
+   * stays in memory until it ends, as in earlier versions. A value such as 60 000 suits a
+   * process holding many swarms that wait on humans; 0 passivates at the next sweep.
+   */
+  passivateAfterMs?: number;
 }
 
 /**
@@ -110,4 +121,9 @@ export interface Runtime {
    * storage failure) is delivered at once and stored when the store takes writes again.
    */
   subscribe(listener: (event: SwarmEvent) => void): () => void;
+  /**
+   * How many swarms this runtime holds in memory (`live`) and how many it passivated (owned,
+   * waiting, restored on demand; see `passivateAfterMs`).
+   */
+  stats(): { live: number; passivated: number };
 }

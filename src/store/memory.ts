@@ -5,6 +5,7 @@
  */
 import type { SwarmEvent } from '../../machines/events.js';
 import { isFinal } from '../result.js';
+import { assembleSnapshot } from './messages.js';
 import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
 
 /**
@@ -21,12 +22,16 @@ export function memoryStore(): SwarmStore {
   const records = new Map<string, SwarmRecord>();
   const leases = new Map<string, Lease>();
   const logs = new Map<string, SwarmEvent[]>();
+  /** Each swarm's message lists, by list id (records reference them, as in the SQLite store). */
+  const lists = new Map<string, Map<string, unknown[]>>();
   return {
     volatile: true,
     async load(swarmId) {
-      return records.get(swarmId);
+      const record = records.get(swarmId);
+      if (record?.snapshot === undefined) return record;
+      return { ...record, snapshot: assembleSnapshot(record.snapshot, lists.get(swarmId) ?? new Map()) };
     },
-    commit({ swarmId, events, record, lease }: Commit) {
+    commit({ swarmId, events, record, lease, messages }: Commit) {
       const log = logs.get(swarmId) ?? [];
       const first = events[0];
       if (first && first.seq !== log.length + 1) {
@@ -39,12 +44,25 @@ export function memoryStore(): SwarmStore {
         if (record.revision !== stored + 1) throw new RevisionConflictError(swarmId, record.revision - 1, stored);
         records.set(swarmId, record);
         if (lease) leases.set(swarmId, { ...lease });
+        if (messages && messages.length > 0) {
+          let own = lists.get(swarmId);
+          if (!own) lists.set(swarmId, (own = new Map()));
+          for (const { list, from, items } of messages) {
+            const rows = own.get(list) ?? [];
+            rows.length = Math.min(rows.length, from);
+            for (const m of items) rows.push(m);
+            if (rows.length > 0) own.set(list, rows);
+            else own.delete(list);
+          }
+        }
       }
       logs.set(swarmId, log);
       for (const e of events) log.push(e);
     },
-    async readEvents(swarmId, since) {
-      return (logs.get(swarmId) ?? []).slice(Math.max(0, since));
+    async readEvents(swarmId, since, limit) {
+      // The event of seq n is at index n - 1.
+      const from = Math.max(0, since);
+      return (logs.get(swarmId) ?? []).slice(from, limit === undefined ? undefined : from + limit);
     },
     async list(filter = {}) {
       return [...records.values()]
@@ -79,6 +97,7 @@ export function memoryStore(): SwarmStore {
         if (isFinal(r.status) && r.updatedAt < olderThan) {
           records.delete(id);
           logs.delete(id);
+          lists.delete(id);
           leases.delete(id);
           n++;
         }

@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EVENT_FORMAT, type SwarmEvent } from '../../machines/events.js';
 import { requireOptional } from '../optional.js';
+import { assembleSnapshot, type MessageWrite } from './messages.js';
 import { isFinal, type SwarmResult } from '../result.js';
 import {
   type Commit,
@@ -15,6 +16,7 @@ import {
   type Lease,
   LeaseLostError,
   RevisionConflictError,
+  type StoreStats,
   type SwarmFilter,
   type SwarmRecord,
   type SwarmStore,
@@ -39,7 +41,9 @@ const FINAL = `('completed','failed','stopped')`;
  * A row whose status reads failed although it says otherwise: its result cannot be read, or it
  * is unfinished and its snapshot cannot be read (what {@link toRecord} decides after parsing).
  */
-const UNREADABLE = `(json_valid(result) = 0 OR (status NOT IN ${FINAL} AND json_valid(snapshot) = 0))`;
+/** An unfinished swarm one of whose stored messages (part of its snapshot) is not JSON. */
+const BAD_MESSAGES = `(status NOT IN ${FINAL} AND EXISTS (SELECT 1 FROM messages m WHERE m.swarm_id = swarms.swarm_id AND json_valid(m.body) = 0))`;
+const UNREADABLE = `(json_valid(result) = 0 OR (status NOT IN ${FINAL} AND json_valid(snapshot) = 0) OR ${BAD_MESSAGES})`;
 const SCHEMA_VERSION = '1';
 
 interface Row {
@@ -57,12 +61,28 @@ interface Row {
   lease_until?: number;
   owner_host?: string | null;
   owner_pid?: number | null;
+  /** Listings only: 1 when {@link BAD_MESSAGES}. */
+  bad_messages?: number;
 }
 
 /**
- * Opens (creating if needed) a SQLite store at `path`. One transaction per commit: the step's
- * events and its snapshot are written together or not at all. The swarm's revision is checked
- * on every write (compare-and-set) and so is the writer's lease.
+ * What {@link sqliteStore} returns: a store whose commits always answer with a promise, which
+ * settles once the transaction holding the commit is durable (or refused), and its counters.
+ */
+export interface SqliteStore extends SwarmStore {
+  readonly path: string;
+  /** Commits written so far. */
+  writes: number;
+  commit(commit: Commit): Promise<void>;
+  stats(): StoreStats;
+}
+
+/**
+ * Opens (creating if needed) a SQLite store at `path`. Each commit is atomic: the step's events
+ * and its snapshot are written together or not at all. The swarm's revision is checked on every
+ * write (compare-and-set) and so is the writer's lease. Commits of many swarms arriving together
+ * share one transaction (group commit: one fsync for all of them); each is acknowledged only
+ * once that transaction is durable, and one refused by its checks fails alone.
  *
  * @example
  * import { createRuntime, sqliteStore } from 'xswarm'; // or sqliteStore from 'xswarm/sqlite'
@@ -70,7 +90,7 @@ interface Row {
  * const runtime = createRuntime({ swarms, model, store });
  * await runtime.start(); // continues what a crashed process left unfinished
  */
-export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStoreOptions = {}): SwarmStore & { readonly path: string; writes: number } {
+export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStoreOptions = {}): SqliteStore {
   if (path !== ':memory:' && path !== '') createPrivately(path);
   // Required here rather than imported, so that `xswarm` loads without the optional better-sqlite3.
   const db = new (requireOptional<typeof Database>('sqliteStore()', 'better-sqlite3'))(path);
@@ -103,6 +123,15 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       body TEXT NOT NULL,
       PRIMARY KEY (swarm_id, seq)
     ) WITHOUT ROWID;
+    -- The swarms' conversations, one row per message (src/store/messages.ts): a snapshot names
+    -- its lists, so a step appends its new messages instead of rewriting the conversation.
+    CREATE TABLE IF NOT EXISTS messages (
+      swarm_id TEXT NOT NULL,
+      list TEXT NOT NULL,
+      idx INTEGER NOT NULL,
+      body TEXT NOT NULL,
+      PRIMARY KEY (swarm_id, list, idx)
+    ) WITHOUT ROWID;
   `);
   // OR IGNORE: processes that create the same new file at once all get here (xswarm commands).
   db.prepare(`INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)`).run(SCHEMA_VERSION);
@@ -124,15 +153,12 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   }
 
   // One statement per commit whatever its number of events (prepared once per count).
-  const insertEventRows = new Map<number, Database.Statement<(string | number)[]>>();
-  const insertEventsStatement = (n: number) => {
-    let stmt = insertEventRows.get(n);
-    if (!stmt) {
-      stmt = db.prepare(`INSERT INTO events (swarm_id, seq, body) VALUES ${Array.from({ length: n }, () => '(?, ?, ?)').join(', ')}`);
-      insertEventRows.set(n, stmt);
-    }
-    return stmt;
-  };
+  const insertEventsStatement = rowsInsert(db, 'INSERT INTO events (swarm_id, seq, body) VALUES', '(?, ?, ?)');
+  const insertMessagesStatement = rowsInsert(db, 'INSERT INTO messages (swarm_id, list, idx, body) VALUES', '(?, ?, ?, ?)');
+  const deleteMessages = db.prepare<[string, string, number]>(`DELETE FROM messages WHERE swarm_id = ? AND list = ? AND idx >= ?`);
+  const selectMessages = db.prepare<[string], { list: string; idx: number; body: string }>(
+    `SELECT list, idx, body FROM messages WHERE swarm_id = ? ORDER BY list, idx`,
+  );
   const insertRecord = db.prepare(
     `INSERT INTO swarms (swarm_id, definition_id, definition_version, machine_version, status, revision, snapshot, result, last_seq, updated_at, owner, lease_until, owner_host, owner_pid)
      VALUES (@swarmId, @definitionId, @definitionVersion, @machineVersion, @status, @revision, @snapshot, @result, @lastSeq, @updatedAt, @owner, @leaseUntil, @ownerHost, @ownerPid)
@@ -148,8 +174,9 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     `SELECT revision, owner FROM swarms WHERE swarm_id = ?`,
   );
   const selectRecord = db.prepare<[string], Row>(`SELECT * FROM swarms WHERE swarm_id = ?`);
-  const selectEvents = db.prepare<[string, number], { seq: number; body: string }>(
-    `SELECT seq, body FROM events WHERE swarm_id = ? AND seq > ? ORDER BY seq`,
+  // A range of the (swarm_id, seq) primary key; LIMIT -1 is no limit.
+  const selectEvents = db.prepare<[string, number, number], { seq: number; body: string }>(
+    `SELECT seq, body FROM events WHERE swarm_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
   );
   const claimStmt = db.prepare<{ owner: string; until: number; host: string | null; pid: number | null; swarmId: string; now: number; takeover: string | null }>(
     `UPDATE swarms SET owner = @owner, lease_until = @until, owner_host = @host, owner_pid = @pid
@@ -161,7 +188,38 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   const pruneEvents = db.prepare<[number]>(
     `DELETE FROM events WHERE swarm_id IN (SELECT swarm_id FROM swarms WHERE status IN ${FINAL} AND updated_at < ?)`,
   );
+  const pruneMessages = db.prepare<[number]>(
+    `DELETE FROM messages WHERE swarm_id IN (SELECT swarm_id FROM swarms WHERE status IN ${FINAL} AND updated_at < ?)`,
+  );
   const pruneSwarms = db.prepare<[number]>(`DELETE FROM swarms WHERE status IN ${FINAL} AND updated_at < ?`);
+
+  /** Applies a commit's writes to its message lists (see `MessageWrite`). */
+  const writeMessages = (swarmId: string, writes: readonly MessageWrite[]) => {
+    for (const { list, from, items } of writes) {
+      deleteMessages.run(swarmId, list, from);
+      for (let start = 0; start < items.length; start += MESSAGE_ROWS_PER_INSERT) {
+        const n = Math.min(MESSAGE_ROWS_PER_INSERT, items.length - start);
+        const params: (string | number)[] = [];
+        for (let i = start; i < start + n; i++) params.push(swarmId, list, from + i, JSON.stringify(items[i]));
+        insertMessagesStatement(n).run(...params);
+      }
+    }
+  };
+  /** A swarm's stored message lists, by list id; throws naming a row that cannot be read. */
+  const readLists = (swarmId: string) => {
+    const lists = new Map<string, unknown[]>();
+    for (const row of selectMessages.iterate(swarmId)) {
+      let rows = lists.get(row.list);
+      if (!rows) lists.set(row.list, (rows = []));
+      if (row.idx !== rows.length) throw new Error(`message ${rows.length} of list "${row.list}" is missing`);
+      try {
+        rows.push(JSON.parse(row.body));
+      } catch (e) {
+        throw new Error(`message ${row.idx} of list "${row.list}" is not JSON (${(e as Error).message})`);
+      }
+    }
+    return lists;
+  };
 
   const insertEvents = (c: Commit) => {
     try {
@@ -201,7 +259,10 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     };
     // The record first: a refused write must fail with its reason, before any event collides.
     const changed = r.revision === 1 ? insertRecord.run(params).changes : updateRecord.run(params).changes;
-    if (changed === 1) return insertEvents(c);
+    if (changed === 1) {
+      if (c.messages) writeMessages(c.swarmId, c.messages);
+      return insertEvents(c);
+    }
     // Explain the refusal; throwing rolls the whole step back.
     const holder = selectHolder.get(r.swarmId);
     // Creating a swarm that exists is a conflict; otherwise another owner holding the swarm
@@ -212,22 +273,105 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     throw new RevisionConflictError(r.swarmId, r.revision - 1, holder?.revision ?? 0);
   });
 
+  // Group commit. The first commit of an event-loop turn is written at once (a lone swarm
+  // waits for nothing but its own transaction); commits that arrive after it in the same turn
+  // (other swarms' steps, woken by the same timers or I/O) queue and are written together at the
+  // end of the turn, as one transaction: one fsync for many swarms. Each commit's promise
+  // settles only after the transaction that holds it has committed. (The end of the turn is
+  // `setImmediate`, after every timer and I/O callback due: a microtask would run after each
+  // callback and group almost nothing.)
+  let queue: Queued[] = [];
+  let turnOpen = false;
+  const stats: StoreStats = { commits: 0, transactions: 0 };
+  const endTurn = () => {
+    turnOpen = false;
+    flush();
+  };
+  /** Writes every queued commit in one transaction and settles their promises. */
+  const flush = () => {
+    const batch = queue;
+    if (batch.length === 0) return;
+    queue = [];
+    let failures: (Failure | undefined)[];
+    try {
+      // IMMEDIATE: take the write lock up front so concurrent processes queue, not deadlock.
+      if (batch.length === 1) failures = [void write.immediate(batch[0]!.commit)];
+      else failures = writeGroup.immediate(batch);
+    } catch (e) {
+      // The transaction itself failed (busy, full, I/O): nothing of it was written.
+      for (const q of batch) q.reject(e);
+      return;
+    }
+    stats.transactions++;
+    for (let i = 0; i < batch.length; i++) {
+      const failure = failures[i];
+      if (failure) batch[i]!.reject(failure.error);
+      else {
+        stats.commits++;
+        store.writes++;
+        batch[i]!.resolve();
+      }
+    }
+  };
+  /**
+   * Many commits in one transaction, each inside its own savepoint (`write` nested in a
+   * transaction): a commit that fails (a refused revision or lease, a value that cannot be
+   * stored) rolls back alone and the others land. After a failure, the same swarm's later
+   * commits in the batch fail too: they were issued on the assumption that it went through.
+   */
+  const writeGroup = db.transaction((batch: Queued[]): (Failure | undefined)[] => {
+    const failures: (Failure | undefined)[] = [];
+    const failed = new Map<string, Failure>();
+    for (const { commit: c } of batch) {
+      let failure = failed.get(c.swarmId);
+      if (!failure) {
+        try {
+          write(c);
+        } catch (e) {
+          // An error SQLite answers by rolling the whole transaction back fails the whole group.
+          if (!db.inTransaction) throw e;
+          failure = { error: e };
+          failed.set(c.swarmId, failure);
+        }
+      }
+      failures.push(failure);
+    }
+    return failures;
+  });
+
   const store = {
     path,
-    /** Transactions committed so far (for benchmarks and tests). */
+    /** Commits written so far (for benchmarks and tests); see also `stats()`. */
     writes: 0,
     async load(swarmId: string) {
       const row = selectRecord.get(swarmId);
-      return row ? toRecord(row) : undefined;
+      return row ? toRecord(row, () => readLists(swarmId)) : undefined;
     },
-    commit(c: Commit) {
-      // IMMEDIATE: take the write lock up front so concurrent processes queue, not deadlock.
-      write.immediate(c);
-      store.writes++;
+    commit(c: Commit): Promise<void> {
+      if (!db.open) return Promise.reject(new TypeError('The database connection is not open'));
+      if (!turnOpen) {
+        // The turn's first commit: written (and durable) before this call returns.
+        turnOpen = true;
+        setImmediate(endTurn);
+        try {
+          write.immediate(c);
+        } catch (e) {
+          return Promise.reject(e);
+        }
+        stats.transactions++;
+        stats.commits++;
+        store.writes++;
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve, reject) => queue.push({ commit: c, resolve, reject }));
     },
-    async readEvents(swarmId: string, since: number) {
+    /** How many commits went through and in how many transactions (group commit at work). */
+    stats(): StoreStats {
+      return { ...stats };
+    },
+    async readEvents(swarmId: string, since: number, limit?: number) {
       const events: SwarmEvent[] = [];
-      for (const row of selectEvents.all(swarmId, since)) {
+      for (const row of selectEvents.all(swarmId, since, limit ?? -1)) {
         let event: unknown;
         try {
           event = JSON.parse(row.body);
@@ -259,14 +403,15 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       // The snapshot text travels only when it is unreadable (for toRecord to name the problem as load does).
       const snapshot = `CASE WHEN status NOT IN ${FINAL} AND json_valid(snapshot) = 0 THEN snapshot ELSE 'null' END`;
       const sql = `SELECT swarm_id, definition_id, definition_version, machine_version, status, revision, ${snapshot} AS snapshot, result, last_seq, updated_at,
-          owner, lease_until, owner_host, owner_pid
+          owner, lease_until, owner_host, owner_pid, ${BAD_MESSAGES} AS bad_messages
         FROM swarms ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY updated_at DESC LIMIT ?`;
       params.push(filter.limit ?? -1);
       return db
         .prepare<(string | number)[], Row>(sql)
         .all(...params)
         .map((row) => {
-          const { snapshot: _s, problem, ...summary } = toRecord(row);
+          // Unreadable messages are read again, for toRecord to name the problem as load does.
+          const { snapshot: _s, problem, ...summary } = toRecord(row, row.bad_messages ? () => readLists(row.swarm_id) : undefined);
           return {
             ...summary,
             ...(problem ? { problem } : {}),
@@ -291,14 +436,48 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     async prune(olderThan: number) {
       return db.transaction(() => {
         pruneEvents.run(olderThan);
+        pruneMessages.run(olderThan);
         return pruneSwarms.run(olderThan).changes;
       })();
     },
     async close() {
+      // Commits already taken are written before the file closes.
+      flush();
       if (db.open) db.close();
     },
   };
   return store;
+}
+
+/** Why one commit of a group failed (boxed: anything can be thrown). */
+interface Failure {
+  error: unknown;
+}
+
+/** A commit waiting for the end of the event-loop turn, and its caller's promise. */
+interface Queued {
+  commit: Commit;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/** Most rows one INSERT of messages takes (a conversation written whole goes in several). */
+const MESSAGE_ROWS_PER_INSERT = 64;
+
+/**
+ * The statement inserting `n` rows (`row` is one row's placeholders) after `head`, prepared
+ * once per `n`: a commit writes its rows with one statement.
+ */
+function rowsInsert(db: Database.Database, head: string, row: string): (n: number) => Database.Statement<(string | number)[]> {
+  const prepared = new Map<number, Database.Statement<(string | number)[]>>();
+  return (n) => {
+    let stmt = prepared.get(n);
+    if (!stmt) {
+      stmt = db.prepare(`${head} ${Array.from({ length: n }, () => row).join(', ')}`);
+      prepared.set(n, stmt);
+    }
+    return stmt;
+  };
 }
 
 /** The lease stored in a row's owner columns. */
@@ -338,14 +517,16 @@ function createPrivately(path: string): void {
 }
 
 /**
- * A row as a record. A snapshot or result that cannot be parsed does not throw: the record
+ * A row as a record, its snapshot assembled with the swarm's message `lists` (when given: see
+ * src/store/messages.ts; a message that cannot be read makes the snapshot unreadable). A
+ * snapshot or result that cannot be parsed does not throw: the record
  * carries a `problem`, and the row itself is left as it is. When the swarm's state depends on
  * the unreadable data (its result; an unfinished swarm's snapshot, from which it would be
  * restored), the record reads failed with a reason naming the problem: every reader, whichever
  * door it came through, then sees the same thing. A finished swarm's result does not depend on
  * its snapshot, so it keeps its status and result (only replay, which needs the snapshot, fails).
  */
-function toRecord(row: Row): SwarmRecord {
+function toRecord(row: Row, lists?: () => ReadonlyMap<string, readonly unknown[]>): SwarmRecord {
   const record: SwarmRecord = {
     swarmId: row.swarm_id,
     definitionId: row.definition_id,
@@ -359,7 +540,8 @@ function toRecord(row: Row): SwarmRecord {
     updatedAt: row.updated_at,
   };
   try {
-    record.snapshot = JSON.parse(row.snapshot);
+    const snapshot: unknown = JSON.parse(row.snapshot);
+    record.snapshot = lists ? assembleSnapshot(snapshot, lists()) : snapshot;
   } catch (e) {
     record.problem = `stored snapshot is corrupt (${(e as Error).message})`;
   }

@@ -5,6 +5,7 @@
  */
 import type { SwarmEvent } from '../../machines/events.js';
 import { SwarmError } from '../errors.js';
+import type { MessageWrite } from './messages.js';
 import type { SwarmResult, SwarmStatus } from '../result.js';
 
 /**
@@ -19,7 +20,10 @@ export interface SwarmRecord {
   machineVersion: number;
   status: SwarmStatus;
   revision: number;
-  /** The machine's persisted snapshot (`actor.getPersistedSnapshot()`). */
+  /**
+   * The machine's persisted snapshot (`actor.getPersistedSnapshot()`). In a commit its message
+   * lists are references written as rows (`Commit.messages`); `load` returns it whole.
+   */
   snapshot: unknown;
   /** What `getResult()` answers for this swarm. */
   result: SwarmResult;
@@ -70,6 +74,12 @@ export interface Commit {
   events: SwarmEvent[];
   record?: SwarmRecord;
   /**
+   * Writes to the swarm's stored message lists, applied with `record` (only with one): the
+   * record's snapshot names its lists by reference instead of holding them (see
+   * `src/store/messages.ts`), and `load` returns the snapshot with the lists put back.
+   */
+  messages?: MessageWrite[];
+  /**
    * The writer's lease. A record write is refused unless the stored owner is this one (or the
    * swarm is new); the lease is extended to `until`.
    */
@@ -90,11 +100,12 @@ export interface SwarmStore {
   load(swarmId: string): Promise<SwarmRecord | undefined>;
   commit(commit: Commit): void | Promise<void>;
   /**
-   * Events with `seq > since`, in order. A stored event that cannot be read (not JSON, or not
-   * an event of this swarm) ends the read with a {@link CorruptEventError} naming it, which
+   * Events with `seq > since`, in order: the first `limit` of them when given (a reader of a
+   * long stream pages through it). A stored event that cannot be read (not JSON, or not an
+   * event of this swarm) ends the read with a {@link CorruptEventError} naming it, which
    * carries the events before it.
    */
-  readEvents(swarmId: string, since: number): Promise<SwarmEvent[]>;
+  readEvents(swarmId: string, since: number, limit?: number): Promise<SwarmEvent[]>;
   /** Summaries (no snapshot) of swarms, most recently updated first. */
   list(filter?: SwarmFilter): Promise<SwarmSummary[]>;
   /**
@@ -108,9 +119,22 @@ export interface SwarmStore {
   renew(owner: string, swarmIds: readonly string[], until: number): Promise<void>;
   /** Gives up `owner`'s leases (graceful shutdown) so another runtime can adopt at once. */
   release(owner: string, swarmIds: readonly string[]): Promise<void>;
+  /**
+   * How many commits this store has written and in how many transactions (a store that groups
+   * commits writes fewer transactions than commits). Optional: for benchmarks and tests.
+   */
+  stats?(): StoreStats;
   /** Deletes finished swarms (record and events) last updated before `olderThan`; returns how many. */
   prune(olderThan: number): Promise<number>;
   close(): Promise<void>;
+}
+
+/** Write counters of a store (see {@link SwarmStore.stats}). */
+export interface StoreStats {
+  /** Commits written (acknowledged). */
+  commits: number;
+  /** Transactions that wrote them. */
+  transactions: number;
 }
 
 /** A write lost a race: the stored revision is not the one the writer started from. */

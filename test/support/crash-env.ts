@@ -18,14 +18,20 @@ export function killableStore(db: string, afterCommit?: (commit: Commit) => void
   const store = sqliteStore(db);
   const commit = store.commit.bind(store);
   let commits = 0;
-  store.commit = (c) => {
-    const written = commit(c);
-    commits++;
-    afterCommit?.(c);
-    // Synchronously after the transaction: nothing of the next step has started yet.
-    if (commits === killAfter) process.kill(process.pid, 'SIGKILL');
-    return written;
-  };
+  let dying = false;
+  store.commit = (c) =>
+    // Once the commit is durable, before its caller's continuation. Commits written in the same
+    // transaction (group commit) are durable together: from commit N on, each is still counted
+    // and seen, its caller never continues, and the process dies before anything else runs.
+    commit(c).then(() => {
+      commits++;
+      afterCommit?.(c);
+      if (commits === killAfter) {
+        dying = true;
+        setImmediate(() => process.kill(process.pid, 'SIGKILL'));
+      }
+      if (dying) return new Promise<void>(() => undefined);
+    });
   return { store, commits: () => commits };
 }
 

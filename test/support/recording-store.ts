@@ -58,7 +58,7 @@ export function recordingStore(base: SwarmStore, options: RecordingOptions = {})
   const store: SwarmStore = {
     volatile: options.volatile ?? base.volatile ?? false,
     load: (id) => base.load(id),
-    readEvents: (id, since) => base.readEvents(id, since),
+    readEvents: (id, since, limit) => base.readEvents(id, since, limit),
     list: (filter) => base.list(filter),
     claim: (id, lease, now, takeover) => base.claim(id, lease, now, takeover),
     renew: (owner, ids, until) => base.renew(owner, ids, until),

@@ -52,3 +52,17 @@ export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   for await (const e of it) out.push(e);
   return out;
 }
+
+/**
+ * A model that asks a human which day (`pause`, call id `p1`) and then books the day the human
+ * answered. Stateless, so any runtime can continue the conversation; records its requests.
+ */
+export function askerModel(): Model & { requests: ModelRequest[] } {
+  const requests: ModelRequest[] = [];
+  const model = scriptedModel((req) => {
+    requests.push(req);
+    const answer = req.messages.find((m) => m.role === 'tool');
+    return answer ? { text: `Booked for ${answer.content}.` } : call('pause', { reason: 'Which day?' }, 'p1');
+  });
+  return Object.assign(model, { requests });
+}

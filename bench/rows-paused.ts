@@ -1,0 +1,96 @@
+/**
+ * The paused-swarm rows: {@link SWARMS} swarms waiting on a human in one process, on SQLite
+ * (`synchronous: 'NORMAL'`), without and with passivation (`createRuntime({ passivateAfterMs })`
+ * evicts a waiting swarm from memory; its state is already durable). Each row reports the RSS
+ * (and heap) each waiting swarm holds, and how long a resume takes to be acknowledged.
+ *
+ * @module
+ */
+import { join } from 'node:path';
+import { createRuntime, defineSwarm, type RuntimeOptions, scriptedModel, sqliteStore } from '../src/index.js';
+import { scratchDir } from './disk.js';
+import { collectGarbage, msSince, percentile, sleep } from './measure.js';
+import type { Figures } from './table.js';
+
+/** Swarms left waiting. */
+export const SWARMS = 10_000;
+/** Swarms started together while filling the process. */
+const BATCH = 100;
+/** Swarms resumed one at a time for the latency figure, spread over all of them. */
+const RESUMES = 200;
+/** Warm-up swarms paused and resumed to completion before the baseline is taken. */
+const WARMUP = 200;
+/** The passivation delay of the passivated row, and how long a row waits for things to settle. */
+export const PASSIVATE_AFTER_MS = 100;
+const SETTLE_MS = 1500;
+const ANSWER = 'Saturday works.';
+
+/** The swarm: asks a human at once (the built-in `pause` tool), then answers with the reply. */
+const swarm = defineSwarm({ id: 'asker', instructions: 'Ask the human which day, then confirm it.' });
+const model = scriptedModel((req) => {
+  const answered = req.messages.some((m) => m.role === 'tool' || (m.role === 'user' && m.content === ANSWER));
+  if (answered) return { text: 'Booked.' };
+  return { toolCalls: [{ id: 'ask', name: 'pause', arguments: JSON.stringify({ reason: 'Which day suits you?' }) }] };
+});
+
+/** Runs the row; `passivateAfterMs` undefined keeps every waiting swarm live. */
+export function pausedSwarms(passivateAfterMs: number | undefined): () => Promise<Figures> {
+  return async () => {
+    const scratch = scratchDir();
+    const store = sqliteStore(join(scratch.dir, 'state.db'), { synchronous: 'NORMAL' });
+    // Passed whether or not this runtime knows the option yet (it then has no effect).
+    const options = { swarms: [swarm], model, store, ...(passivateAfterMs === undefined ? {} : { passivateAfterMs }) } as RuntimeOptions;
+    const runtime = createRuntime(options);
+    const client = (i: number) => runtime.forSwarm(swarm, `s${i}`);
+    const pause = async (i: number) => {
+      await client(i).run('Book a day.');
+      const r = await client(i).wait();
+      if (r.status !== 'paused') throw new Error(`swarm s${i} is ${r.status}, expected paused`);
+    };
+    const finish = async (i: number) => {
+      await client(i).resume(ANSWER);
+      const r = await client(i).wait();
+      if (r.status !== 'completed') throw new Error(`swarm s${i} is ${r.status} after resume: ${JSON.stringify(r)}`);
+    };
+    try {
+      for (let i = 0; i < WARMUP; i++) {
+        await pause(-1 - i);
+        await finish(-1 - i);
+      }
+      collectGarbage();
+      await sleep(SETTLE_MS);
+      collectGarbage();
+      const base = process.memoryUsage();
+      for (let i = 0; i < SWARMS; i += BATCH) {
+        await Promise.all(Array.from({ length: Math.min(BATCH, SWARMS - i) }, (_, j) => pause(i + j)));
+      }
+      // Long enough for passivation to act, when it is on.
+      await sleep(SETTLE_MS);
+      collectGarbage();
+      const held = process.memoryUsage();
+      // How many swarms were evicted, when the runtime says (it does once passivation exists).
+      const stats = (runtime as { stats?: () => { passivated?: number } }).stats?.();
+      const resumeMs: number[] = [];
+      for (let k = 0; k < RESUMES; k++) {
+        const i = Math.floor((k * SWARMS) / RESUMES);
+        const start = process.hrtime.bigint();
+        await client(i).resume(ANSWER);
+        resumeMs.push(msSince(start));
+        const r = await client(i).wait();
+        if (r.status !== 'completed') throw new Error(`swarm s${i} is ${r.status} after resume`);
+      }
+      return {
+        swarms: SWARMS,
+        passivated: stats?.passivated ?? null,
+        rssKbPerSwarm: (held.rss - base.rss) / 1024 / SWARMS,
+        heapKbPerSwarm: (held.heapUsed - base.heapUsed) / 1024 / SWARMS,
+        resumeP50Ms: percentile(resumeMs, 0.5),
+        resumeP99Ms: percentile(resumeMs, 0.99),
+      };
+    } finally {
+      await runtime.close();
+      await store.close();
+      scratch.remove();
+    }
+  };
+}

@@ -1,0 +1,175 @@
+/**
+ * The W1 rows: the runtime in memory and on SQLite, sequential and concurrent, and the bare
+ * XState reference. Each row builds its own runtime or machine and runs in its own process.
+ * Every run checks the final answer and that each agent ran exactly once.
+ *
+ * @module
+ */
+import { join } from 'node:path';
+import { sqliteStore } from '../src/store/sqlite.js';
+import { createBareW1, runBareW1 } from './bare-xstate.js';
+import { countCommits, rawCommitUs, scratchDir } from './disk.js';
+import { CONCURRENT_LATENCY_MS, CONCURRENT_RUNS, SEQUENTIAL_RUNS, type SequentialTiming, timeConcurrent, timeSequential, WARMUP_RUNS } from './measure.js';
+import type { Figures } from './table.js';
+import { type CallCounts, createW1Runtime, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID, type W1Runtime } from './w1.js';
+
+/**
+ * Throws unless the script saw exactly one call per agent and four orchestrator calls for each
+ * of `runs` completed runs (checked after every sequential run, so a miscount is caught at once).
+ */
+function checkCounts(counts: CallCounts, runs: number): void {
+  for (const agent of W1_AGENTS) {
+    if (counts[agent] !== runs) throw new Error(`${agent} was called ${counts[agent]} times in ${runs} runs, expected ${runs}`);
+  }
+  const expected = (W1_MODEL_CALLS - W1_AGENTS.length) * runs;
+  if (counts[W1_SWARM_ID] !== expected) throw new Error(`orchestrator was called ${counts[W1_SWARM_ID]} times, expected ${expected}`);
+}
+
+function checkResult(result: unknown): void {
+  const r = result as { status?: unknown; result?: unknown };
+  if (r.status !== 'completed' || r.result !== W1_RESULT) throw new Error(`unexpected W1 result: ${JSON.stringify(result)}`);
+}
+
+/** One W1 run through the public client API: start, wait until final, check the result. */
+async function runOnce({ runtime, swarm }: W1Runtime): Promise<void> {
+  const client = runtime.forSwarm(swarm);
+  await client.run(W1_INPUT);
+  checkResult(await client.wait());
+}
+
+const sequentialFigures = (t: SequentialTiming): Figures => ({ ...t, usPerModelCall: t.usPerRun / W1_MODEL_CALLS });
+
+/** W1 on one runtime with the in-memory store, one run at a time, no model latency. */
+export async function runtimeSequential(): Promise<Figures> {
+  const w1 = createW1Runtime(0);
+  try {
+    return sequentialFigures(
+      await timeSequential(async (i) => {
+        await runOnce(w1);
+        checkCounts(w1.counts, i + 1);
+      }),
+    );
+  } finally {
+    await w1.runtime.close();
+  }
+}
+
+/**
+ * Warm-up for a concurrent row, on a throwaway in-memory runtime: the JIT state of the
+ * sequential rows without their memory high-water mark (each row runs in its own process).
+ */
+async function warmRuntime(): Promise<void> {
+  const w1 = createW1Runtime(0);
+  for (let i = 0; i < WARMUP_RUNS; i++) await runOnce(w1);
+  await w1.runtime.close();
+}
+
+/** W1 on one runtime: {@link CONCURRENT_RUNS} runs started together, 20 ms per model call. */
+export async function runtimeConcurrent(): Promise<Figures> {
+  await warmRuntime();
+  const w1 = createW1Runtime(CONCURRENT_LATENCY_MS);
+  try {
+    const m = await timeConcurrent(() => runOnce(w1));
+    checkCounts(w1.counts, CONCURRENT_RUNS);
+    return m;
+  } finally {
+    await w1.runtime.close();
+  }
+}
+
+/**
+ * W1 on the SQLite store (WAL, on the project's disk), one run at a time: every completed
+ * step is durable before the next. The raw 4 KB commit is measured in the same process, half
+ * before and half after the runs, for the row's floor.
+ */
+export function sqliteSequential(synchronous: 'FULL' | 'NORMAL'): () => Promise<Figures> {
+  return async () => {
+    const scratch = scratchDir();
+    const sqlite = sqliteStore(join(scratch.dir, 'state.db'), { synchronous });
+    const counted = countCommits(sqlite);
+    const w1 = createW1Runtime(0, counted.store);
+    try {
+      const before = rawCommitUs(scratch.dir, synchronous, 150);
+      // Fewer runs: each one commits several times.
+      const warmup = WARMUP_RUNS / 4;
+      const runs = SEQUENTIAL_RUNS / 4;
+      let commits0 = 0;
+      let tx0: number | null = 0;
+      const timing = await timeSequential(
+        async (i) => {
+          if (i === warmup) [commits0, tx0] = [counted.commits(), counted.transactions()];
+          await runOnce(w1);
+          checkCounts(w1.counts, i + 1);
+        },
+        warmup,
+        runs,
+      );
+      const tx = counted.transactions();
+      const after = rawCommitUs(scratch.dir, synchronous, 150);
+      return {
+        ...sequentialFigures(timing),
+        commitsPerRun: (counted.commits() - commits0) / runs,
+        transactionsPerRun: tx === null || tx0 === null ? null : (tx - tx0) / runs,
+        rawCommitUs: (before + after) / 2,
+      };
+    } finally {
+      await w1.runtime.close();
+      await sqlite.close();
+      scratch.remove();
+    }
+  };
+}
+
+/**
+ * W1 on the SQLite store with `synchronous: 'FULL'`: {@link CONCURRENT_RUNS} runs started
+ * together, 20 ms per model call. Each swarm waits for its own durable commit before its next
+ * step; commits arriving meanwhile may share a transaction (group commit).
+ */
+export async function sqliteConcurrent(): Promise<Figures> {
+  await warmRuntime();
+  const scratch = scratchDir();
+  const sqlite = sqliteStore(join(scratch.dir, 'state.db'), { synchronous: 'FULL' });
+  const counted = countCommits(sqlite);
+  const w1 = createW1Runtime(CONCURRENT_LATENCY_MS, counted.store);
+  try {
+    const tx0 = counted.transactions();
+    const m = await timeConcurrent(() => runOnce(w1));
+    checkCounts(w1.counts, CONCURRENT_RUNS);
+    const tx = counted.transactions();
+    return {
+      ...m,
+      commitsPerRun: counted.commits() / CONCURRENT_RUNS,
+      transactionsPerRun: tx === null || tx0 === null ? null : (tx - tx0) / CONCURRENT_RUNS,
+    };
+  } finally {
+    await w1.runtime.close();
+    await sqlite.close();
+    scratch.remove();
+  }
+}
+
+/** The bare XState reference, one run at a time, no model latency. */
+export async function bareSequential(): Promise<Figures> {
+  const counts = newCounts();
+  const machine = createBareW1(counts, 0);
+  return sequentialFigures(
+    await timeSequential(async (i) => {
+      checkResult({ status: 'completed', result: await runBareW1(machine, W1_INPUT) });
+      checkCounts(counts, i + 1);
+    }),
+  );
+}
+
+/** The bare XState reference: {@link CONCURRENT_RUNS} runs started together, 20 ms per call. */
+export async function bareConcurrent(): Promise<Figures> {
+  // Warm-up on a throwaway machine, as for the runtime row.
+  const warm = createBareW1(newCounts(), 0);
+  for (let i = 0; i < WARMUP_RUNS; i++) await runBareW1(warm, W1_INPUT);
+  const counts = newCounts();
+  const machine = createBareW1(counts, CONCURRENT_LATENCY_MS);
+  const m = await timeConcurrent(async () => {
+    checkResult({ status: 'completed', result: await runBareW1(machine, W1_INPUT) });
+  });
+  checkCounts(counts, CONCURRENT_RUNS);
+  return m;
+}

@@ -1,0 +1,105 @@
+/**
+ * The issue's targets, checked against the rows of one bench run: each figure beside its floor
+ * or reference (usually another row, measured in its own process in the same run), the ratio,
+ * the target and ok or MISSED. Figures without a target are listed for reading.
+ *
+ * @module
+ */
+import { CONCURRENT, LIVE, LONG, LONG_MODE, PASSIVATED, PAUSED, SEQUENTIAL, STREAM, STREAM_MODE, W1_BARE, W1_FULL, W1_MEMORY, W1_NORMAL } from './rows.js';
+import type { BenchRow, Figures, TableLine } from './table.js';
+
+/** Peak RSS growth allowed while reading the long stream (bounded memory: pages, not the whole stream). */
+export const STREAM_GROWTH_MB = 64;
+
+/** The table lines for the rows that ran, in row order. */
+export function tableLines(rows: readonly BenchRow[]): TableLine[] {
+  const figures = (workload: string, mode: string): Figures | undefined => rows.find((r) => r.workload === workload && r.mode === mode)?.figures;
+  const lines: TableLine[] = [];
+  for (const row of rows) {
+    const f = row.figures;
+    const at = { workload: row.workload, mode: row.mode };
+    /** A figure for reading. */
+    const info = (figure: string, value: number | null | undefined, unit: string) => lines.push({ ...at, figure, value: value ?? null, unit, ok: null });
+    /** A figure held to `limit` × a reference (a floor or another row's figure). */
+    const ratio = (figure: string, value: number | null | undefined, unit: string, label: string, reference: number | null | undefined, limit: number) => {
+      const r = value != null && reference != null && reference > 0 ? value / reference : null;
+      lines.push({ ...at, figure, value: value ?? null, unit, reference: { label, value: reference ?? null }, ratio: r, target: `≤ ${limit}×`, ok: r === null ? null : r <= limit });
+    };
+    /** A figure held to an absolute limit. */
+    const limit = (figure: string, value: number | null | undefined, unit: string, max: number, reference?: { label: string; value: number | null | undefined; noRatio?: true }) =>
+      lines.push({
+        ...at,
+        figure,
+        value: value ?? null,
+        unit,
+        ...(reference ? { reference: { label: reference.label, value: reference.value ?? null } } : {}),
+        ...(reference && !reference.noRatio ? { ratio: value != null && reference.value ? value / reference.value : null } : {}),
+        target: `≤ ${max} ${unit}`,
+        ok: value == null ? null : value <= max,
+      });
+
+    const name = `${row.workload}|${row.mode}`;
+    switch (name) {
+      case `${W1_MEMORY}|${SEQUENTIAL}`:
+        ratio('µs per model call', f.usPerModelCall, 'µs', 'bare XState', figures(W1_BARE, SEQUENTIAL)?.usPerModelCall, 1.5);
+        ratio('p99 run', f.p99Us, 'µs', 'p50', f.p50Us, 5);
+        break;
+      case `${W1_BARE}|${SEQUENTIAL}`:
+        info('µs per model call', f.usPerModelCall, 'µs');
+        info('p50 run', f.p50Us, 'µs');
+        info('p99 run', f.p99Us, 'µs');
+        break;
+      case `${W1_MEMORY}|${CONCURRENT}`:
+        ratio('wall, 1000 runs', f.wallMs, 'ms', 'bare XState', figures(W1_BARE, CONCURRENT)?.wallMs, 1.5);
+        ratio('peak RSS', f.peakRssMb, 'MB', 'bare XState', figures(W1_BARE, CONCURRENT)?.peakRssMb, 1.2);
+        break;
+      case `${W1_BARE}|${CONCURRENT}`:
+        info('wall, 1000 runs', f.wallMs, 'ms');
+        info('peak RSS', f.peakRssMb, 'MB');
+        break;
+      case `${W1_FULL}|${SEQUENTIAL}`:
+      case `${W1_NORMAL}|${SEQUENTIAL}`: {
+        const memory = figures(W1_MEMORY, SEQUENTIAL)?.usPerRun;
+        const floor = memory != null && f.commitsPerRun != null && f.rawCommitUs != null ? memory + f.commitsPerRun * f.rawCommitUs : null;
+        ratio('µs per run', f.usPerRun, 'µs', 'memory + commits × raw', floor, 1.15);
+        info('raw 4 KB commit', f.rawCommitUs, 'µs');
+        info('commits per run', f.commitsPerRun, '');
+        info('transactions per run', f.transactionsPerRun, '');
+        break;
+      }
+      case `${W1_FULL}|${CONCURRENT}`:
+        ratio('wall, 1000 runs', f.wallMs, 'ms', 'memory concurrent', figures(W1_MEMORY, CONCURRENT)?.wallMs, 1.5);
+        info('peak RSS', f.peakRssMb, 'MB');
+        info('commits per run', f.commitsPerRun, '');
+        info('transactions per run', f.transactionsPerRun, '');
+        break;
+      case `${LONG}|${LONG_MODE}`:
+        ratio('µs per turn at turn 200', f.usPerTurnAt200, 'µs', 'at turn 10', f.usPerTurnAt10, 2);
+        ratio('bytes written per step at turn 200', f.bytesPerStepAt200, 'B', 'at turn 10', f.bytesPerStepAt10, 2);
+        info('commits per turn', f.commitsPerTurn, '');
+        break;
+      case `${PAUSED}|${LIVE}`:
+        info('RSS per waiting swarm', f.rssKbPerSwarm, 'KB');
+        info('heap per waiting swarm', f.heapKbPerSwarm, 'KB');
+        info('resume p50', f.resumeP50Ms, 'ms');
+        info('resume p99', f.resumeP99Ms, 'ms');
+        break;
+      case `${PAUSED}|${PASSIVATED}`: {
+        const live = figures(PAUSED, LIVE);
+        info('swarms passivated', f.passivated, `of ${f.swarms}`);
+        limit('RSS per waiting swarm', f.rssKbPerSwarm, 'KB', 2, live && { label: 'live', value: live.rssKbPerSwarm });
+        info('heap per waiting swarm', f.heapKbPerSwarm, 'KB');
+        limit('resume p50', f.resumeP50Ms, 'ms', 2, live && { label: 'live', value: live.resumeP50Ms });
+        info('resume p99', f.resumeP99Ms, 'ms');
+        break;
+      }
+      case `${STREAM}|${STREAM_MODE}`:
+        limit('peak RSS growth while reading', f.peakGrowthMb, 'MB', STREAM_GROWTH_MB, { label: 'RSS before', value: f.rssBeforeMb, noRatio: true });
+        info('events per second', f.eventsPerSec, '/s');
+        break;
+      default:
+        for (const [figure, value] of Object.entries(f)) info(figure, value, '');
+    }
+  }
+  return lines;
+}
