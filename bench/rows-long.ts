@@ -19,7 +19,7 @@ export const TURNS = 200;
 /** Size of each tool result. */
 const RESULT_BYTES = 2048;
 /** Timed conversations (the per-turn figure is the median over them). */
-const TIMED_RUNS = 3;
+const TIMED_RUNS = 9;
 /** Turns averaged around each measured point, so one slow commit does not decide the figure. */
 const EARLY = [6, 15] as const;
 const LATE = [TURNS - 9, TURNS] as const;
