@@ -114,6 +114,22 @@ describe('commit', () => {
     expect(db.prepare('SELECT revision, last_seq FROM swarms').get()).toEqual({ revision: 1, last_seq: 2 });
   });
 
+  it('an append to a message list onto a row already stored is refused, and the step rolls back whole', async () => {
+    const store = open();
+    const list = (n: number) => Array.from({ length: n }, (_, i) => ({ role: 'user', content: `m${i}` }));
+    await store.commit({ ...step('s1', 1, 1, 1), messages: [{ list: '', from: 0, items: list(2) }] });
+    // An append (from > 0) is written without deleting first; should the writer be wrong about
+    // what is stored, the row already at index 1 is not overwritten: the whole step fails.
+    await expect(store.commit({ ...step('s1', 2, 2, 2), messages: [{ list: '', from: 1, items: [{ role: 'user', content: 'other' }] }] })).rejects.toThrow();
+    const db = raw();
+    expect(db.prepare(`SELECT idx, body FROM messages ORDER BY idx`).all()).toEqual(list(2).map((m, idx) => ({ idx, body: JSON.stringify(m) })));
+    expect(db.prepare('SELECT revision, last_seq FROM swarms').get()).toEqual({ revision: 1, last_seq: 1 });
+    expect((await store.readEvents('s1', 0)).map((e) => e.seq)).toEqual([1]);
+    // A rewrite from 0 replaces the list.
+    await store.commit({ ...step('s1', 2, 2, 2), messages: [{ list: '', from: 0, items: list(1) }] });
+    expect(db.prepare(`SELECT count(*) AS n FROM messages`).get()).toEqual({ n: 1 });
+  });
+
   it('events-only commits (streamed chunks) append without touching the record', async () => {
     const store = open();
     await store.commit(step('s1', 1, 1, 1));

@@ -22,8 +22,9 @@ export interface MessagesRef {
 
 /**
  * A write to one stored message list, applied with the commit's record: the list's rows from
- * index `from` on are replaced by `items` (an append when `from` is the stored length; a
- * rewrite from 0; a deletion when `items` is empty and `from` is 0).
+ * index `from` on are replaced by `items` (a rewrite from 0; a deletion when `items` is empty
+ * and `from` is 0). A write with `from` above 0 is always an append at the stored length (the
+ * writer knows what it stored), so a store need not delete anything for it.
  */
 export interface MessageWrite {
   list: string;

@@ -196,7 +196,9 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   /** Applies a commit's writes to its message lists (see `MessageWrite`). */
   const writeMessages = (swarmId: string, writes: readonly MessageWrite[]) => {
     for (const { list, from, items } of writes) {
-      deleteMessages.run(swarmId, list, from);
+      // An append (from > 0) has nothing to delete: the primary key refuses it, rolling the
+      // step back, should a row be there after all.
+      if (from === 0) deleteMessages.run(swarmId, list, from);
       for (let start = 0; start < items.length; start += MESSAGE_ROWS_PER_INSERT) {
         const n = Math.min(MESSAGE_ROWS_PER_INSERT, items.length - start);
         const params: (string | number)[] = [];
@@ -238,7 +240,8 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     }
   };
 
-  const write = db.transaction((c: Commit) => {
+  /** One commit's statements; throwing leaves the enclosing transaction or savepoint to roll back. */
+  const writeOne = (c: Commit) => {
     const r = c.record;
     if (!r) return insertEvents(c);
     const params = {
@@ -271,7 +274,9 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       throw new LeaseLostError(r.swarmId, holder.owner);
     }
     throw new RevisionConflictError(r.swarmId, r.revision - 1, holder?.revision ?? 0);
-  });
+  };
+  /** One commit as a transaction of its own, or a savepoint when called inside one. */
+  const write = db.transaction(writeOne);
 
   // Group commit. The first commit of an event-loop turn is written at once (a lone swarm
   // waits for nothing but its own transaction); commits that arrive after it in the same turn
@@ -296,7 +301,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     try {
       // IMMEDIATE: take the write lock up front so concurrent processes queue, not deadlock.
       if (batch.length === 1) failures = [void write.immediate(batch[0]!.commit)];
-      else failures = writeGroup.immediate(batch);
+      else failures = writeBatch(batch);
     } catch (e) {
       // The transaction itself failed (busy, full, I/O): nothing of it was written.
       for (const q of batch) q.reject(e);
@@ -313,6 +318,34 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       }
     }
   };
+  /**
+   * Many commits in one transaction: first all together, without savepoints (a savepoint per
+   * commit costs SQLite a sub-journal copy of every page the commit touches); when one of them
+   * fails, that transaction is rolled back whole and the batch is written again by
+   * {@link writeGroup}, where the failing commit fails alone.
+   */
+  const writeBatch = (batch: Queued[]): (Failure | undefined)[] => {
+    let failedInside = false;
+    try {
+      writeAll.immediate(batch, () => (failedInside = true));
+      return [];
+    } catch (e) {
+      // BEGIN or COMMIT failed (busy, I/O): the whole group fails, as it would have anyway.
+      if (!failedInside) throw e;
+    }
+    return writeGroup.immediate(batch);
+  };
+  /** The batch as one transaction, no savepoints; `onFailure` tells a commit failed (not BEGIN or COMMIT). */
+  const writeAll = db.transaction((batch: Queued[], onFailure: () => void) => {
+    for (const { commit: c } of batch) {
+      try {
+        writeOne(c);
+      } catch (e) {
+        onFailure();
+        throw e;
+      }
+    }
+  });
   /**
    * Many commits in one transaction, each inside its own savepoint (`write` nested in a
    * transaction): a commit that fails (a refused revision or lease, a value that cannot be
