@@ -4,15 +4,16 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import { createRuntime, defineAgent, defineSwarm, handoff, tool, type Model, type ModelRequest, type Runtime } from '../src/index.js';
+import { createRuntime, defineAgent, defineSwarm, handoff, tool, type Model, type ModelRequest } from '../src/index.js';
 import { createA2AHandler } from '../src/a2a/server.js';
-import { serve, type SwarmServer } from '../src/server/index.js';
+import { serve } from '../src/server/index.js';
 import { HttpError, MAX_BODY_BYTES, type ServerContext } from '../src/server/http.js';
 import { call, queueModel, type Step } from './support/script.js';
 import { cases, drain, MODES, sdkClient, sendRequest, streamed, userText } from './support/a2a-peers.js';
+import { servedPerTest } from './support/server-clients.js';
 
 const wordCount = tool({
   name: 'word_count',
@@ -52,21 +53,14 @@ function deferred(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
-let runtime: Runtime | undefined;
-let server: SwarmServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  await runtime?.close();
-  server = undefined;
-  runtime = undefined;
-});
+const served = servedPerTest();
 
 async function start(script: Record<string, Step[]>, options: { token?: string } = {}) {
   const model: Model & { requests: ModelRequest[] } = queueModel(script);
-  runtime = createRuntime({ swarms: [echo, planner], agents: [helper], model });
-  server = await serve(runtime, options);
-  const base = server.url;
-  return { model, base, cardUrl: (id = 'echo') => `${base}/a2a/${id}/.well-known/agent-card.json`, rt: runtime };
+  served.runtime = createRuntime({ swarms: [echo, planner], agents: [helper], model });
+  served.server = await serve(served.runtime, options);
+  const base = served.server.url;
+  return { model, base, cardUrl: (id = 'echo') => `${base}/a2a/${id}/.well-known/agent-card.json`, rt: served.runtime };
 }
 
 function lastToolResult(req: ModelRequest): string {
@@ -388,9 +382,9 @@ describe('on the wire', () => {
 describe('stream plumbing', () => {
   /** The A2A handler alone on a plain node server, with a short keep-alive interval. */
   async function bare(script: Record<string, Step[]>) {
-    runtime = createRuntime({ swarms: [echo], agents: [helper], model: queueModel(script) });
+    served.runtime = createRuntime({ swarms: [echo], agents: [helper], model: queueModel(script) });
     let base = '';
-    const ctx: ServerContext = { runtime, maxBodyBytes: MAX_BODY_BYTES, baseUrl: () => base };
+    const ctx: ServerContext = { runtime: served.runtime, maxBodyBytes: MAX_BODY_BYTES, baseUrl: () => base };
     const handler = createA2AHandler(ctx, { keepAliveMs: 20 });
     const http = createServer((req, res) => {
       handler.handle(req, res, new URL(req.url ?? '/', base)).then(
@@ -405,7 +399,7 @@ describe('stream plumbing', () => {
         http.closeAllConnections();
         http.close(() => resolve());
       });
-    return { base, close, rt: runtime };
+    return { base, close, rt: served.runtime };
   }
 
   it('idle streams get ": ping" comments, which the SDK client ignores', async () => {

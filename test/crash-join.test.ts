@@ -14,12 +14,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRuntime, type SwarmEvent, type SwarmResult, sqliteStore } from '../src/index.js';
+import type { SwarmEvent, SwarmResult } from '../src/index.js';
 import { type CommitEntry } from './support/crash-composed.js';
 import { CREW_RESULT, JOIN_CALLS, JOIN_FIXTURE, JOIN_RESULT, joinChildIdOf, joinDefinitions } from './support/crash-join.js';
 import { type Exit, killAll, pool, runFixture } from './support/crash-process.js';
-import { forbiddenModel, memoryEffects, readLines } from './support/crash-w1.js';
-import { collect } from './support/script.js';
+import { memoryEffects, readBack, readLines } from './support/crash-w1.js';
 
 const HUB = 'join-crash';
 const CREW = joinChildIdOf(HUB);
@@ -108,25 +107,10 @@ const counts = (lines: string[]) => {
 
 /** Both swarms as stored, and their replays (zero model calls, zero tool runs). */
 async function inspect(db: string) {
-  const store = sqliteStore(db);
   const effects = memoryEffects();
-  const { swarms, agents } = joinDefinitions(effects);
-  const model = forbiddenModel();
-  const runtime = createRuntime({ swarms, agents, model, store });
-  try {
-    const of = async (id: string) => ({
-      events: await store.readEvents(id, 0),
-      replayed: await collect(runtime.replay(id)),
-      record: await store.load(id),
-    });
-    const hub = await of(HUB);
-    const crew = await of(CREW);
-    const unfinished = await store.list({ status: ['running', 'awaitingHandoff', 'paused'] });
-    return { hub, crew, unfinished, modelCalls: model.attempts, toolRuns: effects.keys().length };
-  } finally {
-    await runtime.close();
-    await store.close();
-  }
+  const stored = await readBack(db, joinDefinitions(effects), [HUB, CREW]);
+  const { unfinished, modelCalls } = stored;
+  return { hub: stored.swarms[HUB]!, crew: stored.swarms[CREW]!, unfinished, modelCalls, toolRuns: effects.keys().length };
 }
 
 let clean: { commits: number; entries: CommitEntry[]; hubEvents: SwarmEvent[]; crewEvents: SwarmEvent[] };

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRuntime, factOf, type SwarmEvent, type SwarmResult, sqliteStore } from '../src/index.js';
+import { factOf, type SwarmEvent, type SwarmResult } from '../src/index.js';
 import {
   BOOKING_RESULT,
   childIdOf,
@@ -24,8 +24,7 @@ import {
   TRIP_RESULT,
 } from './support/crash-composed.js';
 import { type Exit, killAll, pool, runFixture, W1_FIXTURE } from './support/crash-process.js';
-import { forbiddenModel, memoryEffects, readLines, W1_CALLS, W1_RESULT, w1Definitions } from './support/crash-w1.js';
-import { collect } from './support/script.js';
+import { memoryEffects, readBack, readLines, W1_CALLS, W1_RESULT, w1Definitions } from './support/crash-w1.js';
 
 const SWARM = 'w1-crash';
 const dirs: string[] = [];
@@ -65,20 +64,10 @@ function outcome(exit: { code: number | null; stdout: string; stderr: string }):
 
 /** What is stored once the swarm ended, and its replay (zero model calls, zero tool runs). */
 async function inspect(db: string) {
-  const store = sqliteStore(db);
   const effects = memoryEffects();
   const { planner, agents } = w1Definitions(effects);
-  const model = forbiddenModel();
-  const runtime = createRuntime({ swarms: [planner], agents, model, store });
-  try {
-    const events = await store.readEvents(SWARM, 0);
-    const replayed = await collect(runtime.replay(SWARM));
-    const record = await store.load(SWARM);
-    return { events, replayed, record, modelCalls: model.attempts, toolRuns: effects.keys().length };
-  } finally {
-    await runtime.close();
-    await store.close();
-  }
+  const stored = await readBack(db, { swarms: [planner], agents }, [SWARM]);
+  return { ...stored.swarms[SWARM]!, modelCalls: stored.modelCalls, toolRuns: effects.keys().length };
 }
 
 /** An event without what legitimately differs between two runs: when, and how long a call took. */
@@ -259,26 +248,10 @@ const isRelay = (e: SwarmEvent) => e.kind === 'status-update' && e.metadata.type
 
 /** Both swarms as stored once they ended, and their replays (zero model calls, zero tool runs). */
 async function inspectComposed(db: string) {
-  const store = sqliteStore(db);
   const effects = composedMemoryEffects();
-  const { swarms, agents } = composedDefinitions(effects);
-  const model = forbiddenModel();
-  const runtime = createRuntime({ swarms, agents, model, store });
-  try {
-    const of = async (id: string) => ({
-      events: await store.readEvents(id, 0),
-      replayed: await collect(runtime.replay(id)),
-      record: await store.load(id),
-    });
-    const parent = await of(PARENT);
-    const child = await of(CHILD);
-    const unfinished = await store.list({ status: ['running', 'awaitingHandoff', 'paused'] });
-    const all = await store.list();
-    return { parent, child, unfinished, all, modelCalls: model.attempts, toolRuns: effects.runs.size };
-  } finally {
-    await runtime.close();
-    await store.close();
-  }
+  const stored = await readBack(db, composedDefinitions(effects), [PARENT, CHILD]);
+  const { unfinished, all, modelCalls } = stored;
+  return { parent: stored.swarms[PARENT]!, child: stored.swarms[CHILD]!, unfinished, all, modelCalls, toolRuns: effects.runs.size };
 }
 
 let composed: {

@@ -3,23 +3,16 @@
  * (Node API, REST before the SSE starts, WebSocket before the upgrade); waited on while the
  * swarm is unfinished.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRuntime, defineSwarm, type Runtime, type SwarmEvent } from '../src/index.js';
-import { serve, type SwarmServer } from '../src/server/index.js';
+import { serve } from '../src/server/index.js';
 import { call, collect, queueModel } from './support/script.js';
-import { readSse, request, Subscriber } from './support/server-clients.js';
+import { readSse, request, servedPerTest, Subscriber } from './support/server-clients.js';
 
 const echo = defineSwarm({ id: 'echo', instructions: 'Repeat.' });
 const hitl = defineSwarm({ id: 'hitl', instructions: 'Ask the human.' });
 
-let runtime: Runtime | undefined;
-let server: SwarmServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  await runtime?.close();
-  server = undefined;
-  runtime = undefined;
-});
+const served = servedPerTest();
 
 /** A served runtime with a completed swarm `done`; returns the seq of its final event. */
 async function start() {
@@ -27,13 +20,13 @@ async function start() {
     echo: [{ text: 'echoed' }],
     hitl: [call('pause', { reason: 'Which day?' }), { text: 'Sunday it is' }],
   });
-  runtime = createRuntime({ swarms: [echo, hitl], model });
-  server = await serve(runtime);
-  const done = runtime.forSwarm(echo, 'done');
+  served.runtime = createRuntime({ swarms: [echo, hitl], model });
+  served.server = await serve(served.runtime);
+  const done = served.runtime.forSwarm(echo, 'done');
   await done.run('hi');
   await done.wait();
-  const last = (await runtime.store.readEvents('done', 0)).at(-1)!.seq;
-  return { rt: runtime, url: server.url, last };
+  const last = (await served.runtime.store.readEvents('done', 0)).at(-1)!.seq;
+  return { rt: served.runtime, url: served.server.url, last };
 }
 
 async function pausedSwarm(rt: Runtime, id: string): Promise<number> {

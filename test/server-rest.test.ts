@@ -2,24 +2,17 @@
  * REST + Server-Sent Events, driven only with `fetch`: runs, results, commands, event streams
  * (ids, reconnects, keep-alives), and the safety rules (auth, limits, bad requests).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, defineSwarm, isFinalEvent, type Runtime, type SwarmEvent, tool } from '../src/index.js';
-import { serve, type SwarmServer } from '../src/server/index.js';
+import { serve } from '../src/server/index.js';
 import { call, collect, queueModel, sleep } from './support/script.js';
-import { readSse, request, seqs, range, until } from './support/server-clients.js';
+import { readSse, request, seqs, range, servedPerTest, until } from './support/server-clients.js';
 
 // Short keep-alives so a waiting stream shows them within the test.
 const KEEPALIVE_MS = 40;
 
-let runtime: Runtime | undefined;
-let server: SwarmServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  await runtime?.close();
-  server = undefined;
-  runtime = undefined;
-});
+const served = servedPerTest();
 
 const work = tool({
   name: 'work',
@@ -47,9 +40,9 @@ function model() {
 }
 
 async function start(options: { token?: string } = {}): Promise<{ url: string; rt: Runtime }> {
-  runtime = createRuntime({ swarms: [steps, hitl, typed], model: model() });
-  server = await serve(runtime, { ...options, keepAliveMs: KEEPALIVE_MS });
-  return { url: server.url, rt: runtime };
+  served.runtime = createRuntime({ swarms: [steps, hitl, typed], model: model() });
+  served.server = await serve(served.runtime, { ...options, keepAliveMs: KEEPALIVE_MS });
+  return { url: served.server.url, rt: served.runtime };
 }
 
 const status = (url: string, def: string, id: string) => request(url, 'GET', `/swarms/${def}/${id}`).then((r) => r.body);
@@ -137,9 +130,9 @@ describe('REST', () => {
     const gate = new Promise<void>((r) => (release = r));
     const slow = tool({ name: 'slow', description: 's', parameters: z.object({}), execute: async () => (await gate, 'ok') });
     const s = defineSwarm({ id: 'slow', instructions: 'x', tools: [slow] });
-    runtime = createRuntime({ swarms: [s], model: queueModel({ slow: [call('slow', {}), { text: 'done' }] }) });
-    server = await serve(runtime, { keepAliveMs: KEEPALIVE_MS });
-    const url = server.url;
+    served.runtime = createRuntime({ swarms: [s], model: queueModel({ slow: [call('slow', {}), { text: 'done' }] }) });
+    served.server = await serve(served.runtime, { keepAliveMs: KEEPALIVE_MS });
+    const url = served.server.url;
     await request(url, 'POST', '/swarms/slow', { input: 'x', swarmId: 'p1' });
     const paused = await request(url, 'POST', '/swarms/slow/p1/pause', { reason: 'check', type: 'APPROVAL_NEEDED' });
     expect(paused).toMatchObject({ status: 200, body: { ok: true, result: { status: 'paused', reason: { type: 'APPROVAL_NEEDED', message: 'check' } } } });

@@ -6,12 +6,12 @@
 import { request as httpRequest } from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createRuntime, defineSwarm, type Runtime } from '../src/index.js';
-import { serve, type SwarmServer } from '../src/server/index.js';
+import { serve } from '../src/server/index.js';
 import { call, queueModel } from './support/script.js';
-import { request, until } from './support/server-clients.js';
+import { request, servedPerTest, until } from './support/server-clients.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -19,25 +19,18 @@ const gc = vm.runInNewContext('gc') as () => void;
 const DROPS = 3000;
 const BATCH = 250;
 
-let runtime: Runtime | undefined;
-let server: SwarmServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  await runtime?.close();
-  server = undefined;
-  runtime = undefined;
-});
+const served = servedPerTest();
 
 const hitl = defineSwarm({ id: 'hitl', instructions: 'Ask the human.' });
 
 /** A served runtime with one swarm paused for a human: it commits nothing until resumed. */
 async function pausedSwarm(): Promise<{ url: string; rt: Runtime; lastSeq: number }> {
-  runtime = createRuntime({ swarms: [hitl], model: queueModel({ hitl: [call('pause', { reason: 'Which day?' }), { text: 'Sunday' }] }) });
-  server = await serve(runtime);
-  await request(server.url, 'POST', '/swarms/hitl', { input: 'plan', swarmId: 'quiet' });
-  await until(() => request(server!.url, 'GET', '/swarms/hitl/quiet').then((r) => r.body), (r) => r.status === 'paused');
-  const lastSeq = (await runtime.store.readEvents('quiet', 0)).at(-1)!.seq;
-  return { url: server.url, rt: runtime, lastSeq };
+  served.runtime = createRuntime({ swarms: [hitl], model: queueModel({ hitl: [call('pause', { reason: 'Which day?' }), { text: 'Sunday' }] }) });
+  served.server = await serve(served.runtime);
+  await request(served.server.url, 'POST', '/swarms/hitl', { input: 'plan', swarmId: 'quiet' });
+  await until(() => request(served.server!.url, 'GET', '/swarms/hitl/quiet').then((r) => r.body), (r) => r.status === 'paused');
+  const lastSeq = (await served.runtime.store.readEvents('quiet', 0)).at(-1)!.seq;
+  return { url: served.server.url, rt: served.runtime, lastSeq };
 }
 
 /**

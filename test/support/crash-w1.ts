@@ -13,10 +13,14 @@ import { z } from 'zod';
 // Value imports name their modules (not the package index, which also loads the OpenAI
 // client): the crash fixture imports this file in every child process, and start-up time is
 // most of each crash run.
-import type { AgentDefinition, Model, ModelRequest, ModelResponse, SwarmDefinition } from '../../src/index.js';
+import type { AgentDefinition, Model, ModelRequest, ModelResponse, SwarmDefinition, SwarmEvent, SwarmRecord } from '../../src/index.js';
 import { defineAgent, defineSwarm } from '../../src/definitions/define.js';
 import { handoff } from '../../src/handoffs/index.js';
 import { scriptedModel } from '../../src/model.js';
+import { UNFINISHED_STATUSES } from '../../src/result.js';
+import { createRuntime } from '../../src/runtime/index.js';
+import { sqliteStore } from '../../src/store/sqlite.js';
+import { collect } from './script.js';
 import { tool } from '../../src/tool.js';
 
 export const W1_AGENTS = ['weather', 'calendar', 'allergen'] as const;
@@ -173,4 +177,37 @@ export function forbiddenModel(): Model & { attempts: number } {
     },
   };
   return model;
+}
+
+/** One swarm of a crash run as stored, and its replay. */
+export interface StoredSwarm {
+  events: SwarmEvent[];
+  replayed: SwarmEvent[];
+  record: SwarmRecord | undefined;
+}
+
+/**
+ * Reads swarms `ids` back from the SQLite file of a crash run: their stored events and records
+ * and their replays (through a runtime whose model refuses every call, so `modelCalls` must stay
+ * 0), plus the swarms still unfinished and every swarm listed.
+ */
+export async function readBack(
+  db: string,
+  definitions: { swarms: SwarmDefinition<any, any>[]; agents: AgentDefinition[] },
+  ids: readonly string[],
+) {
+  const store = sqliteStore(db);
+  const model = forbiddenModel();
+  const runtime = createRuntime({ ...definitions, model, store });
+  try {
+    const swarms: Record<string, StoredSwarm> = {};
+    for (const id of ids) {
+      swarms[id] = { events: await store.readEvents(id, 0), replayed: await collect(runtime.replay(id)), record: await store.load(id) };
+    }
+    const unfinished = await store.list({ status: [...UNFINISHED_STATUSES] });
+    return { swarms, unfinished, all: await store.list(), modelCalls: model.attempts };
+  } finally {
+    await runtime.close();
+    await store.close();
+  }
 }

@@ -2,8 +2,10 @@
  * Real clients for the server tests: an SSE reader over `fetch`'s body, a queued `ws`
  * subscriber, small JSON helpers. Nothing here talks to the runtime directly.
  */
+import { afterEach } from 'vitest';
 import WebSocket from 'ws';
-import type { SwarmEvent } from '../../src/index.js';
+import type { Runtime, SwarmEvent } from '../../src/index.js';
+import type { SwarmServer } from '../../src/server/index.js';
 
 /** One SSE message: an event (with its id) or a comment line such as `: ping`. */
 export type SseMessage = { type: 'event'; id: string | undefined; event: string | undefined; data: string } | { type: 'comment'; text: string };
@@ -193,3 +195,18 @@ export const seqs = (events: readonly { seq: number }[]): number[] => events.map
 
 /** 1 … n. */
 export const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+
+/**
+ * The runtime and server the current test of a file serves; both are closed after each test,
+ * the server first. Call once at the top of a test file.
+ */
+export function servedPerTest(): { runtime?: Runtime; server?: SwarmServer } {
+  const served: { runtime?: Runtime; server?: SwarmServer } = {};
+  afterEach(async () => {
+    await served.server?.close();
+    await served.runtime?.close();
+    delete served.server;
+    delete served.runtime;
+  });
+  return served;
+}
