@@ -9,7 +9,7 @@
  */
 import { SwarmError } from './errors.js';
 import { isFinal } from './result.js';
-import type { SwarmRecord } from './store/types.js';
+import type { SwarmRecord, SwarmStore } from './store/types.js';
 
 /**
  * Throws a `SwarmError` with code `invalid-cursor` when `since` is beyond the last event of a
@@ -22,4 +22,12 @@ export function assertCursor(record: Pick<SwarmRecord, 'swarmId' | 'status' | 'l
       'invalid-cursor',
     );
   }
+}
+
+/**
+ * The `seq` of a swarm's last stored event: its record's `lastSeq` is the last checkpoint, and
+ * events may follow it (the record may trail its events by a step).
+ */
+export async function lastStoredSeq(store: Pick<SwarmStore, 'readEvents'>, record: Pick<SwarmRecord, 'swarmId' | 'lastSeq'>): Promise<number> {
+  return (await store.readEvents(record.swarmId, record.lastSeq)).at(-1)?.seq ?? record.lastSeq;
 }

@@ -31,6 +31,7 @@ import {
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { SwarmEvent } from '../../machines/events.js';
 import { abortable, untilAborted } from '../abort.js';
+import { lastStoredSeq } from '../cursor.js';
 import { SwarmError } from '../errors.js';
 import type { SwarmResult } from '../result.js';
 import type { Runtime } from '../runtime/types.js';
@@ -323,7 +324,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
   private async lastSeq(taskId: string): Promise<number> {
     const record = await this.runtime.store.load(taskId);
     if (!record) return 0;
-    return (await this.runtime.store.readEvents(taskId, record.lastSeq)).at(-1)?.seq ?? record.lastSeq;
+    return lastStoredSeq(this.runtime.store, record);
   }
 
   /**

@@ -14,8 +14,9 @@
  */
 import { parseArgs } from 'node:util';
 import { PAUSE_TYPES } from '../../machines/pause.js';
+import { lastStoredSeq } from '../cursor.js';
 import { holderIsGone } from '../holder.js';
-import type { PauseReason, SwarmRecord, SwarmResult, SwarmStore, SwarmSummary } from '../index.js';
+import type { PauseReason, SwarmResult, SwarmStore, SwarmSummary } from '../index.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../swarm-id.js';
 import { CliError, DB_OPTION, EXIT, loadModule, moduleRuntime, openStore, readToken } from './module.js';
 import { Progress } from './progress.js';
@@ -99,7 +100,7 @@ async function commandHere(request: CommandRequest, modulePath: string | undefin
       if (command !== 'resume') return report(request, await client.getResult());
       const rootRecord = root === swarmId ? record : await store.load(root);
       const rootClient = runtime.forSwarm(rootRecord!.definitionId, root);
-      const since = await lastSeq(store, rootRecord!);
+      const since = await lastStoredSeq(store, rootRecord!);
       await client.resume(request.text);
       return await drive(runtime, rootClient, since, Progress.for(process.stdout, { json: request.json }), { module: modulePath, db });
     } finally {
@@ -160,11 +161,6 @@ function familyStore(store: SwarmStore, root: string): SwarmStore {
     // The command closes the store itself.
     close: async () => undefined,
   };
-}
-
-/** The `seq` of a swarm's last stored event (the record may trail its events by a step). */
-async function lastSeq(store: SwarmStore, record: SwarmRecord): Promise<number> {
-  return (await store.readEvents(record.swarmId, record.lastSeq)).at(-1)?.seq ?? record.lastSeq;
 }
 
 /**

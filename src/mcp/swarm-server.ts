@@ -25,6 +25,7 @@ import { McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Res
 import { z } from 'zod';
 import { errorText } from '../../machines/error-text.js';
 import type { SwarmFact } from '../../machines/events.js';
+import { lastStoredSeq } from '../cursor.js';
 import { resolveFromInput, type SwarmDefinition } from '../definitions/define.js';
 import { SwarmError } from '../errors.js';
 import type { SwarmResult } from '../result.js';
@@ -238,8 +239,7 @@ async function resultOf(runtime: Runtime, definitionId: string, swarmId: string)
 async function lastSeq(runtime: Runtime, swarmId: string): Promise<number> {
   const record = await runtime.store.load(swarmId);
   if (!record) return 0;
-  // The record's lastSeq is the last checkpoint; events may follow it.
-  return (await runtime.store.readEvents(swarmId, record.lastSeq)).at(-1)?.seq ?? record.lastSeq;
+  return lastStoredSeq(runtime.store, record);
 }
 
 /**

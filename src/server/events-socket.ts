@@ -38,14 +38,13 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { errorText } from '../../machines/error-text.js';
 import type { SwarmEvent } from '../../machines/events.js';
-import { assertCursor } from '../cursor.js';
-import { SwarmError } from '../errors.js';
+import { assertCursor, lastStoredSeq } from '../cursor.js';
 import { isFinalEvent } from '../event-helpers.js';
 import { isFinal, UNFINISHED_STATUSES } from '../result.js';
 import type { Runtime } from '../runtime/types.js';
 import type { SwarmSummary } from '../store/types.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
-import { HttpError, type HttpHandler, type ServerContext } from './http.js';
+import { asHttpError, HttpError, type HttpHandler, type ServerContext } from './http.js';
 import { parseCursor } from './sse.js';
 
 /** The path of the WebSocket endpoint. */
@@ -115,7 +114,7 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
         try {
           assertCursor(record, since);
         } catch (err) {
-          throw err instanceof SwarmError ? new HttpError(400, err.message) : err;
+          throw asHttpError(err);
         }
         subscription = { mode: 'swarm', swarmId, definitionId: record.definitionId, since };
       } else {
@@ -451,7 +450,7 @@ class AllSwarmsFeed {
     const recent = await this.scan(started - SCAN_SLACK_MS);
     for (const s of [...unfinished, ...recent]) {
       if (this.swarms.has(s.swarmId)) continue;
-      const tail = (await this.runtime.store.readEvents(s.swarmId, s.lastSeq)).at(-1)?.seq ?? s.lastSeq;
+      const tail = await lastStoredSeq(this.runtime.store, s);
       this.swarms.set(s.swarmId, { definitionId: s.definitionId, cursor: tail, following: false, done: isFinal(s.status), updatedAt: s.updatedAt });
     }
     this.lastScan = started;

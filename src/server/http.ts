@@ -7,6 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorText } from '../../machines/error-text.js';
+import { SwarmError, type SwarmErrorCode } from '../errors.js';
 import type { Runtime } from '../runtime/types.js';
 
 /** Default largest request body: 1 MiB. */
@@ -95,4 +96,28 @@ export function authorized(req: IncomingMessage, token: string | undefined): boo
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** The HTTP status of each kind of runtime error. */
+const STATUS_OF: Record<SwarmErrorCode, number> = {
+  'unknown-definition': 404,
+  'unknown-swarm': 404,
+  'invalid-input': 400,
+  'invalid-id': 400,
+  'invalid-cursor': 400,
+  'id-in-use': 409,
+  // A command that does not fit the swarm's state, or a swarm another runtime drives.
+  'wrong-state': 409,
+  'not-live': 409,
+  closed: 503,
+  store: 500,
+  // Stored data that cannot be read: the server's fault, named in the message.
+  corrupt: 500,
+  'incompatible-version': 500,
+};
+
+/** Maps a runtime `SwarmError` to an HttpError with its message; anything else stays a 500. */
+export function asHttpError(err: unknown): unknown {
+  if (err instanceof HttpError || !(err instanceof SwarmError)) return err;
+  return new HttpError(STATUS_OF[err.code], err.message);
 }

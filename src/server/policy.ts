@@ -78,14 +78,15 @@ export function requestPolicy(options: PolicyOptions): RequestPolicy {
   return {
     check(req) {
       const host = req.headers.host;
+      const hostParsed = host === undefined ? undefined : hostUrl(host);
       // A request without Host (HTTP/1.0) cannot come from a browser, so not from a rebound page.
-      if (host !== undefined && hosts && !hosts.has(nameOf(host) ?? '')) {
+      if (host !== undefined && hosts && !hosts.has(hostParsed?.hostname ?? '')) {
         throw new HttpError(403, `Forbidden Host header "${host}": not a name of this server (serve option allowedHosts)`);
       }
       const origin = req.headers.origin;
       if (origin === undefined) return;
       const parsed = originOf(origin);
-      const sameOrigin = parsed !== undefined && host !== undefined && new URL(parsed).host === hostOf(host);
+      const sameOrigin = parsed !== undefined && hostParsed !== undefined && new URL(parsed).host === hostParsed.host;
       if (!sameOrigin && !(parsed !== undefined && origins.has(parsed))) {
         throw new HttpError(403, `Forbidden Origin "${origin}": not this server's origin (serve option allowedOrigins)`);
       }
@@ -111,11 +112,6 @@ function hostUrl(header: string): URL | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** `host[:port]` of a Host header; undefined if malformed. */
-function hostOf(header: string): string | undefined {
-  return hostUrl(header)?.host;
 }
 
 /** The host name of a Host header, without the port (`[::1]` keeps its brackets). */

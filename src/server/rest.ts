@@ -27,11 +27,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PauseReason } from '../../machines/events.js';
 import { PAUSE_TYPES } from '../../machines/pause.js';
 import { assertCursor } from '../cursor.js';
-import { SwarmError, type SwarmErrorCode } from '../errors.js';
 import { SWARM_STATUSES, type SwarmStatus } from '../result.js';
 import type { SwarmRecord } from '../store/types.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
-import { HttpError, type HttpHandler, readJson, sendJson, type ServerContext } from './http.js';
+import { asHttpError, HttpError, type HttpHandler, readJson, sendJson, type ServerContext } from './http.js';
 import { DEFAULT_KEEPALIVE_MS, sseCursor, streamSse } from './sse.js';
 
 /** Options of {@link createRestHandler}. */
@@ -79,27 +78,13 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
     return record;
   }
 
-  /**
-   * The JSON body. On 413 the connection is marked for closing: the refused body may be only
-   * partly read (and the request stream torn down), so the connection cannot carry another
-   * request, and a client that reused it would hang and then see a reset.
-   */
-  async function readBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
-    try {
-      return await readJson(req, ctx.maxBodyBytes);
-    } catch (err) {
-      if (err instanceof HttpError && err.status === 413) res.setHeader('connection', 'close');
-      throw err;
-    }
-  }
-
   function requireDefinition(definitionId: string): void {
     if (!runtime.definition(definitionId)) throw new HttpError(404, `Unknown swarm definition "${definitionId}"`);
   }
 
   async function run(req: IncomingMessage, res: ServerResponse, definitionId: string): Promise<void> {
     requireDefinition(definitionId);
-    const body = objectBody(await readBody(req, res), '{ input, swarmId? }');
+    const body = objectBody(await readJson(req, ctx.maxBodyBytes), '{ input, swarmId? }');
     const swarmId = optionalString(body, 'swarmId');
     const client = swarmId === undefined ? runtime.forSwarm(definitionId) : runtime.forSwarm(definitionId, swarmId);
     try {
@@ -128,7 +113,7 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
 
   async function command(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: 'command' }>): Promise<void> {
     await findSwarm(route.definitionId, route.swarmId);
-    const body = objectBody(await readBody(req, res), route.command === 'resume' ? '{ message? }' : '{ reason? }');
+    const body = objectBody(await readJson(req, ctx.maxBodyBytes), route.command === 'resume' ? '{ message? }' : '{ reason? }');
     const client = runtime.forSwarm(route.definitionId, route.swarmId);
     try {
       if (route.command === 'pause') {
@@ -250,28 +235,4 @@ function optionalString(body: Record<string, unknown>, key: string): string | un
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') throw new HttpError(400, `\`${key}\` must be a string`);
   return value;
-}
-
-/** The HTTP status of each kind of runtime error. */
-const STATUS_OF: Record<SwarmErrorCode, number> = {
-  'unknown-definition': 404,
-  'unknown-swarm': 404,
-  'invalid-input': 400,
-  'invalid-id': 400,
-  'invalid-cursor': 400,
-  'id-in-use': 409,
-  // A command that does not fit the swarm's state, or a swarm another runtime drives.
-  'wrong-state': 409,
-  'not-live': 409,
-  closed: 503,
-  store: 500,
-  // Stored data that cannot be read: the server's fault, named in the message.
-  corrupt: 500,
-  'incompatible-version': 500,
-};
-
-/** Maps a runtime `SwarmError` to an HttpError with its message; anything else stays a 500. */
-function asHttpError(err: unknown): unknown {
-  if (err instanceof HttpError || !(err instanceof SwarmError)) return err;
-  return new HttpError(STATUS_OF[err.code], err.message);
 }

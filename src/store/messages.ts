@@ -67,7 +67,12 @@ export class MessageLists {
   split(snapshot: unknown): { snapshot: unknown; writes: MessageWrite[] } {
     const writes: MessageWrite[] = [];
     const seen = new Set<string>();
-    const stripped = this.machine(snapshot, '', writes, seen);
+    const stripped = mapLists(snapshot, '', (value, list, machine) => {
+      if (!Array.isArray(value)) return value;
+      // An in-flight call's input that is its machine's list (so far) is stored as a reference to it.
+      if (machine && Array.isArray(machine.value) && isPrefix(value, machine.value)) return { xswarm$messages: machine.list, length: value.length };
+      return this.track(list, value, writes, seen);
+    });
     // A list gone from the snapshot (an agent that finished) is deleted with it.
     for (const [list, s] of this.stored) {
       if (seen.has(list)) continue;
@@ -89,35 +94,6 @@ export class MessageLists {
       const origin = assembled.get(s.array);
       if (origin?.list !== list || origin.rows !== s.length) this.stored.delete(list);
     }
-  }
-
-  /** A machine snapshot at `path` (list id of its own messages) with its lists referenced. */
-  private machine(snapshot: unknown, path: string, writes: MessageWrite[], seen: Set<string>): unknown {
-    if (!isObj(snapshot)) return snapshot;
-    let out: Obj = snapshot;
-    const context = snapshot.context;
-    const own = isObj(context) && Array.isArray(context.messages) ? (context.messages as unknown[]) : undefined;
-    if (own) out = { ...snapshot, context: { ...(context as Obj), messages: this.track(path, own, writes, seen) } };
-    const children = snapshot.children;
-    if (!isObj(children)) return out;
-    let copy: Obj | undefined;
-    for (const key of Object.keys(children)) {
-      const child = children[key];
-      if (!isObj(child) || !isObj(child.snapshot)) continue;
-      const childSnapshot = child.snapshot;
-      const childPath = `${path}/${encodeURIComponent(key)}`;
-      let next: unknown = childSnapshot;
-      if (isObj(childSnapshot.context)) {
-        next = this.machine(childSnapshot, childPath, writes, seen);
-      } else if (isObj(childSnapshot.input) && Array.isArray(childSnapshot.input.messages)) {
-        const input = childSnapshot.input;
-        const messages = input.messages as unknown[];
-        const ref = own && isPrefix(messages, own) ? { xswarm$messages: path, length: messages.length } : this.track(`${childPath}:input`, messages, writes, seen);
-        next = { ...childSnapshot, input: { ...input, messages: ref } };
-      }
-      if (next !== childSnapshot) (copy ??= { ...children })[key] = { ...child, snapshot: next };
-    }
-    return copy ? { ...out, children: copy } : out;
   }
 
   /** The reference to list `list`, now `array`; pushes the write that stores it. */
@@ -173,25 +149,46 @@ export function assembleSnapshot(snapshot: unknown, lists: ReadonlyMap<string, r
     }
     return array;
   };
-  const machine = (s: unknown): unknown => {
-    if (!isObj(s)) return s;
-    let out: Obj = s;
-    if (isObj(s.context) && isRef(s.context.messages)) out = { ...s, context: { ...s.context, messages: resolve(s.context.messages) } };
-    const children = s.children;
-    if (!isObj(children)) return out;
-    let copy: Obj | undefined;
-    for (const key of Object.keys(children)) {
-      const child = children[key];
-      if (!isObj(child) || !isObj(child.snapshot)) continue;
-      const cs = child.snapshot;
-      let next: unknown = cs;
-      if (isObj(cs.context)) next = machine(cs);
-      else if (isObj(cs.input) && isRef(cs.input.messages)) next = { ...cs, input: { ...cs.input, messages: resolve(cs.input.messages) } };
-      if (next !== cs) (copy ??= { ...children })[key] = { ...child, snapshot: next };
+  return mapLists(snapshot, '', resolve);
+}
+
+/**
+ * `snapshot` with each of its message lists (see the module comment) replaced by what `map`
+ * returns for it, copied only where that differs. `map` gets the list's value and id (`path`
+ * for a machine's `context.messages`); for an in-flight call's `input.messages`, also the id
+ * and value of its machine's own `context.messages`.
+ */
+function mapLists(
+  snapshot: unknown,
+  path: string,
+  map: (value: unknown, list: string, machine?: { list: string; value: unknown }) => unknown,
+): unknown {
+  if (!isObj(snapshot)) return snapshot;
+  let out: Obj = snapshot;
+  const context = snapshot.context;
+  const own = isObj(context) ? context.messages : undefined;
+  if (isObj(context)) {
+    const next = map(own, path);
+    if (next !== own) out = { ...snapshot, context: { ...context, messages: next } };
+  }
+  const children = snapshot.children;
+  if (!isObj(children)) return out;
+  let copy: Obj | undefined;
+  for (const key of Object.keys(children)) {
+    const child = children[key];
+    if (!isObj(child) || !isObj(child.snapshot)) continue;
+    const cs = child.snapshot;
+    const childPath = `${path}/${encodeURIComponent(key)}`;
+    let next: unknown = cs;
+    if (isObj(cs.context)) next = mapLists(cs, childPath, map);
+    else if (isObj(cs.input)) {
+      const messages = cs.input.messages;
+      const mapped = map(messages, `${childPath}:input`, { list: path, value: own });
+      if (mapped !== messages) next = { ...cs, input: { ...cs.input, messages: mapped } };
     }
-    return copy ? { ...out, children: copy } : out;
-  };
-  return machine(snapshot);
+    if (next !== cs) (copy ??= { ...children })[key] = { ...child, snapshot: next };
+  }
+  return copy ? { ...out, children: copy } : out;
 }
 
 function isRef(value: unknown): value is MessagesRef {
