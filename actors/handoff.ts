@@ -27,7 +27,7 @@ export const REGISTRY_HANDOFF = 'swarm_registry_handoff';
  * arguments. Only the orchestrator hands off.
  */
 export function planHandoff(call: ToolCall, args: Record<string, unknown>, input: ModelStepInput, ports: SwarmPorts): PlannedCall | undefined {
-  const invalid = (error: string): PlannedCall => ({ id: call.id, name: call.name, kind: 'invalid', error });
+  const invalid = (error: string) => invalidCall(call, error);
   const handoff = input.handoffs.find((h) => h.toolName === call.name);
   if (handoff?.kind === 'agent' || handoff?.kind === 'remote') {
     if (typeof args.request !== 'string' || !args.request.trim()) return invalid(`${call.name} needs a non-empty "request" string.`);
@@ -44,6 +44,11 @@ export function planHandoff(call: ToolCall, args: Record<string, unknown>, input
   return undefined;
 }
 
+/** A call rejected before running, with the error text the model reads as its result. */
+export function invalidCall(call: ToolCall, error: string): PlannedCall {
+  return { id: call.id, name: call.name, kind: 'invalid', error };
+}
+
 /** Plans a handoff to a child swarm: its input from the arguments, plus any customization. */
 function planSwarmHandoff(
   call: ToolCall,
@@ -53,7 +58,7 @@ function planSwarmHandoff(
   customizable: boolean,
   ports: SwarmPorts,
 ): PlannedCall {
-  const invalid = (error: string): PlannedCall => ({ id: call.id, name: call.name, kind: 'invalid', error });
+  const invalid = (error: string) => invalidCall(call, error);
   const { customization, ...rest } = args;
   let childInput: unknown;
   if (structured) {
@@ -95,15 +100,13 @@ function searchedIds(input: ModelStepInput): Set<string> {
 function planRegistryHandoff(call: ToolCall, args: Record<string, unknown>, input: ModelStepInput, ports: SwarmPorts): PlannedCall {
   const id = args.swarm_id;
   if (typeof id !== 'string' || !id) {
-    return { id: call.id, name: call.name, kind: 'invalid', error: `${REGISTRY_HANDOFF} needs a "swarm_id" string.` };
+    return invalidCall(call, `${REGISTRY_HANDOFF} needs a "swarm_id" string.`);
   }
   if (!searchedIds(input).has(id)) {
-    return {
-      id: call.id,
-      name: call.name,
-      kind: 'invalid',
-      error: `Swarm "${id}" was not returned by ${REGISTRY_SEARCH} in this conversation; search first and use an id it returns.`,
-    };
+    return invalidCall(
+      call,
+      `Swarm "${id}" was not returned by ${REGISTRY_SEARCH} in this conversation; search first and use an id it returns.`,
+    );
   }
   const { swarm_id: _drop, request, input: structured, customization } = args;
   const forwarded: Record<string, unknown> =

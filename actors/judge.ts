@@ -11,7 +11,7 @@ import { PAUSE_TYPES } from '../machines/pause.js';
 import type { ModelResponse, ToolCall } from '../machines/messages.js';
 import type { ModelStepInput } from '../machines/contracts.js';
 import type { PlannedCall, StepVerdict } from '../machines/plan.js';
-import { planHandoff } from './handoff.js';
+import { invalidCall, planHandoff } from './handoff.js';
 import type { Checked, SwarmPorts } from './ports.js';
 
 /** Names of the orchestrator's built-in tools. */
@@ -112,10 +112,6 @@ function planCalls(response: ModelResponse, input: ModelStepInput, ports: SwarmP
     }
   }
   return terminal ? { calls, terminal } : { calls };
-}
-
-function invalidCall(call: ToolCall, error: string): PlannedCall {
-  return { id: call.id, name: call.name, kind: 'invalid', error };
 }
 
 function isBuiltin(name: string): name is (typeof BUILTIN_TOOLS)[number] {

@@ -168,7 +168,7 @@ export const agentMachine = setup({
       if (!round || !call) return;
       const result = callResultOf(event as unknown as ChildEvent);
       enqueue.assign({
-        round: recordResult(round, childId, result),
+        round: recordResult(round, call, result),
         outbox: [
           ...context.outbox,
           callDoneEvent(context.agentId, call, result, toolKey(`${context.scope}:${context.agentId}`, round.turn, call.id)),

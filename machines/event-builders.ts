@@ -10,7 +10,7 @@ import { DATA_PART_COMPAT_FLAG, type DataPart, type Part, type SwarmEventBody, t
 import { isHandoff, type Round, type RoundCall } from './round.js';
 
 /** States after which nothing follows. */
-const FINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled']);
+export const FINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled']);
 
 /** The text of a value: a string as it is, anything else as JSON ('' for undefined). */
 export function valueText(value: unknown): string {

@@ -184,21 +184,18 @@ export function pendingPause(round: Round | null): PauseRoundCall | undefined {
   return round?.calls.find((c): c is PauseRoundCall => c.kind === 'pause' && c.result === undefined);
 }
 
-/** The round with `result` recorded for `call` (one of its calls). */
-function settle(round: Round, call: RoundCall, result: CallResult): Round {
+/**
+ * The round with `result` recorded for `call`, one of its calls (the machines find it with
+ * {@link runningCall} before they record its result).
+ */
+export function recordResult(round: Round, call: RoundCall, result: CallResult): Round {
   return { ...round, calls: round.calls.map((c) => (c === call ? { ...c, result } : c)) };
-}
-
-/** The round with `result` recorded for the call run by `childId` (unchanged if none runs). */
-export function recordResult(round: Round, childId: string, result: CallResult): Round {
-  const call = runningCall(round, childId);
-  return call ? settle(round, call, result) : round;
 }
 
 /** The round with the human's answer recorded as the result of its pending pause call. */
 export function answerPause(round: Round, content: string): Round {
   const call = pendingPause(round);
-  return call ? settle(round, call, { ok: true, content }) : round;
+  return call ? recordResult(round, call, { ok: true, content }) : round;
 }
 
 /** Tool messages for every call of a finished round, in the model's call order. */

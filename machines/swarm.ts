@@ -150,6 +150,11 @@ const checkpoint = (s: CheckpointStep): SwarmEventBody => ({ kind: 'internal:che
 
 const working = (fact: SwarmFact): SwarmEventBody => statusUpdate('working', fact);
 
+/** The events of a pause, whoever asked for it (a command, or the model's `pause` call). */
+function pausedEvents(reason: PauseReason): { type: 'swarm.events'; events: SwarmEventBody[] } {
+  return { type: 'swarm.events', events: [statusUpdate('input-required', { type: 'paused', reason }, reason.message), checkpoint('pause')] };
+}
+
 function turnCompleted(context: SwarmContext): SwarmEventBody {
   return working({
     type: 'turn-completed',
@@ -387,7 +392,7 @@ export const swarmMachine = setup({
         call.kind === 'agent' && result.ok
           ? [...context.session, { agentId: call.agentId, request: call.request, answer: result.content }]
           : context.session;
-      const recorded = recordResult(round, done.actorId, result);
+      const recorded = recordResult(round, call, result);
       return params.close ? { ...closedRound(context, recorded), session } : { round: recorded, session };
     }),
     stopCall: stopChild(({ event }) => child(event).actorId),
@@ -418,25 +423,13 @@ export const swarmMachine = setup({
       for (const call of runningCalls(context.round)) {
         if (call.kind === 'agent') enqueue.sendTo(call.childId, { type: 'PAUSE' });
       }
-      enqueue.emit({
-        type: 'swarm.events',
-        events: [
-          statusUpdate('input-required', { type: 'paused', reason: event.reason }, event.reason.message),
-          checkpoint('pause'),
-        ],
-      });
+      enqueue.emit(pausedEvents(event.reason));
     }),
     pauseForModel: enqueueActions(({ context, enqueue }) => {
       // Runs behind the pausePending guard: the round has a pause call waiting.
       const reason = pendingPause(context.round)?.pauseReason ?? { type: 'HITL' as const, message: 'The model asked for a human.' };
       enqueue.assign({ pause: { reason, from: 'model' } });
-      enqueue.emit({
-        type: 'swarm.events',
-        events: [
-          statusUpdate('input-required', { type: 'paused', reason }, reason.message),
-          checkpoint('pause'),
-        ],
-      });
+      enqueue.emit(pausedEvents(reason));
     }),
     resume: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'RESUME') return;

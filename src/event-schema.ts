@@ -8,13 +8,13 @@
  * @module
  */
 import { z } from 'zod';
+import { FINAL_STATES } from '../machines/event-builders.js';
 import { PAUSE_TYPES } from '../machines/pause.js';
 
 const record = z.record(z.string(), z.unknown());
 const stamp = { seq: z.number().int().positive(), swarmId: z.string().min(1) };
 const isoTimestamp = z.iso.datetime({ offset: true });
 const taskState = z.enum(['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled']);
-const FINAL = new Set(['completed', 'failed', 'canceled']);
 
 const part = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('text'), text: z.string(), metadata: record.optional() }),
@@ -108,7 +108,7 @@ export const publicSwarmEventSchema = z
     const taskId = e.kind === 'task' ? e.id : e.taskId;
     if (taskId !== e.swarmId) ctx.addIssue({ code: 'custom', message: `the task id ${taskId} is not the swarm id ${e.swarmId}` });
     if (e.kind !== 'status-update') return;
-    if (e.final !== FINAL.has(e.status.state)) ctx.addIssue({ code: 'custom', path: ['final'], message: `final must be ${!e.final} in state ${e.status.state}` });
+    if (e.final !== FINAL_STATES.has(e.status.state)) ctx.addIssue({ code: 'custom', path: ['final'], message: `final must be ${!e.final} in state ${e.status.state}` });
     if (e.final && !e.status.message) ctx.addIssue({ code: 'custom', path: ['status', 'message'], message: 'a final status carries a message' });
     const m = e.status.message;
     if (m && (m.taskId !== e.taskId || m.contextId !== e.contextId)) {

@@ -152,13 +152,13 @@ function outcome(name: string, result: SwarmResult): CallResult {
 }
 
 /** Ids of the child swarms a swarm is waiting on. */
-function runningChildSwarms(host: Host): string[] {
+export function runningChildSwarms(host: Pick<SwarmHost, 'context'>): string[] {
   return runningCalls(host.context().round)
     .flatMap((c) => (c.kind === 'swarm' ? [c.childSwarmId] : []));
 }
 
 /** The lifecycle step a child's own status fact stands for, as relayed to its parent. */
-export function lifecycleOf(fact: SwarmFact): { lifecycle: 'started' | 'paused' | 'resumed' | 'completed' | 'failed' | 'stopped'; reason?: string } | undefined {
+export function lifecycleOf(fact: SwarmFact): Pick<Extract<SwarmFact, { type: 'child-swarm' }>, 'lifecycle' | 'reason'> | undefined {
   switch (fact.type) {
     case 'started':
     case 'resumed':

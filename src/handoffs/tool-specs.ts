@@ -10,7 +10,7 @@ import { PAUSE_TYPES } from '../../machines/pause.js';
 import type { ToolSpec } from '../../machines/messages.js';
 import type { ModelStepInput } from '../../machines/contracts.js';
 import type { HandoffTarget } from '../../machines/plan.js';
-import { REGISTRY_HANDOFF } from '../../actors/index.js';
+import { type Checked, REGISTRY_HANDOFF } from '../../actors/index.js';
 import type { Catalog } from '../definitions/catalog.js';
 import { jsonSchemaOf, validate } from '../tool.js';
 import { customizationJsonSchema } from './customization.js';
@@ -86,7 +86,7 @@ export class ToolSpecs {
  * A swarm handoff's arguments (without `customization`) as the child's input, validated: the
  * inverse of the handoff tool's parameters.
  */
-export function childInput(catalog: Catalog, definitionId: string, args: Record<string, unknown>): { ok: true; value: unknown } | { ok: false; error: string } {
+export function childInput(catalog: Catalog, definitionId: string, args: Record<string, unknown>): Checked {
   const def = catalog.swarm(definitionId);
   if (!def) return { ok: false, error: `unknown swarm "${definitionId}"` };
   return validate(def.input, isObjectSchema(def.input) ? args : args.input);

@@ -12,9 +12,8 @@ import type { SwarmCommand } from '../../machines/swarm.js';
 import { SwarmError } from '../errors.js';
 import type { ChildSwarms } from '../handoffs/child-swarm.js';
 import type { RemoteAgents } from '../handoffs/remote-agent.js';
-import type { SwarmHost } from './host.js';
+import { ownerLost, type SwarmHost } from './host.js';
 import { isFinal } from '../result.js';
-import { LeaseLostError, RevisionConflictError } from '../store/types.js';
 import type { LiveSwarms } from './live.js';
 
 /** The commands of one runtime. */
@@ -68,7 +67,7 @@ export class Commands {
     host.send(command);
     await host.gate().catch(() => undefined);
     const error = host.error;
-    if (error instanceof LeaseLostError || error instanceof RevisionConflictError) {
+    if (ownerLost(error)) {
       throw new SwarmError(`Swarm "${host.swarmId}" is now driven by another runtime: ${error.message}`, 'not-live');
     }
     if (error) throw new SwarmError(`Swarm "${host.swarmId}" could not record the ${command.type} command: ${error.message}`, 'store');

@@ -344,7 +344,7 @@ export class SwarmHost {
    */
   private async retry(c: Commit, err: unknown, attempt: number): Promise<void> {
     const delay = COMMIT_RETRY_DELAYS_MS[attempt];
-    if (delay === undefined || this.endedFlag || !retryable(err)) throw err;
+    if (delay === undefined || this.endedFlag || ownerLost(err)) throw err;
     await new Promise((resolve) => setTimeout(resolve, delay));
     if (this.endedFlag) throw err;
     try {
@@ -400,7 +400,7 @@ export class SwarmHost {
    */
   private fail(err: unknown): void {
     if (this.failure) return;
-    if (err instanceof LeaseLostError || err instanceof RevisionConflictError || this.durable.revision === 0 || this.endedFlag) {
+    if (ownerLost(err) || this.durable.revision === 0 || this.endedFlag) {
       this.failure = toError(err);
       // The store no longer follows this swarm: stop driving it so nothing runs un-recorded.
       this.actor.stop();
@@ -447,7 +447,7 @@ export class SwarmHost {
     if (!event || this.endedFlag) return;
     const retry = (err: unknown) => {
       // Another owner took the swarm meanwhile: the store's version is the swarm's now.
-      if (err instanceof LeaseLostError || err instanceof RevisionConflictError) return this.end();
+      if (ownerLost(err)) return this.end();
       this.recordTimer = setTimeout(() => this.recordFailure(Math.min(delay * 2, FAILURE_RETRY_MAX_MS)), delay);
       this.recordTimer.unref();
     };
@@ -555,9 +555,9 @@ function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-/** A lost lease or revision means another owner; anything else may be transient. */
-function retryable(error: unknown): boolean {
-  return !(error instanceof LeaseLostError || error instanceof RevisionConflictError);
+/** A lost lease or revision means another owner drives the swarm; anything else may be transient. */
+export function ownerLost(error: unknown): error is LeaseLostError | RevisionConflictError {
+  return error instanceof LeaseLostError || error instanceof RevisionConflictError;
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import type { SwarmEvent } from '../../machines/events.js';
 import { runningCalls } from '../../machines/round.js';
-import { lifecycleOf } from '../handoffs/child-swarm.js';
+import { lifecycleOf, runningChildSwarms } from '../handoffs/child-swarm.js';
 import type { RemoteAgents } from '../handoffs/remote-agent.js';
 import type { SwarmHost } from './host.js';
 
@@ -141,7 +141,7 @@ export class Passivation {
     const { live } = this;
     const id = host.swarmId;
     if (live.closed || live.hosts.get(id) !== host || host.error || host.unrecordedEnd() || this.busy.has(id) || !this.waits(host)) return;
-    const children = runningCalls(host.context().round).flatMap((c) => (c.kind === 'swarm' ? [c.childSwarmId] : []));
+    const children = runningChildSwarms(host);
     if (!children.every((c) => live.hosts.has(c) || live.passivated.has(c))) return;
     live.passivated.add(id);
     for (const child of children) this.awaitedBy.set(child, id);
