@@ -143,6 +143,28 @@ function peek<T>(file: string, sql: string, ...params: unknown[]): T[] {
   }
 }
 
+/**
+ * How many messages each list of swarm "doc" holds in `file`: its steps' message writes applied
+ * in order (a list deleted or never written is absent); the swarm row's bookkeeping must agree.
+ */
+function storedLists(file: string): Record<string, number> {
+  const lists: Record<string, number> = {};
+  const rows = peek<{ messages: string }>(
+    file,
+    `SELECT t.messages FROM steps t JOIN swarms s ON t.key / 4294967296 = s.no WHERE s.swarm_id = 'doc' AND t.messages IS NOT NULL ORDER BY t.key`,
+  );
+  for (const { messages } of rows) {
+    for (const w of JSON.parse(messages) as { list: string; from: number; items: unknown[] }[]) {
+      expect(w.from).toBe(w.from === 0 ? 0 : lists[w.list]);
+      lists[w.list] = w.from + w.items.length;
+      if (lists[w.list] === 0) delete lists[w.list];
+    }
+  }
+  const [row] = peek<{ list_lengths: string }>(file, `SELECT list_lengths FROM swarms WHERE swarm_id = 'doc'`);
+  expect(JSON.parse(row!.list_lengths)).toEqual(lists);
+  return lists;
+}
+
 /** Events without what differs between two runs of the same conversation: their times. */
 function timeless(events: readonly SwarmEvent[]): unknown[] {
   return JSON.parse(JSON.stringify(events, (k, v: unknown) => (k === 'timestamp' || k === 'durationMs' ? undefined : v))) as unknown[];
@@ -194,13 +216,12 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
     // Rewriting the conversation at every step would write it ~3 times per turn: 400 KB at turn 200.
     expect(Math.max(...m.commits.map((c) => c.bytes))).toBeLessThan(20 * RESULT_BYTES);
 
-    // What is stored: a snapshot without the conversation, and the conversation as rows.
+    // What is stored: a snapshot without the conversation, and the conversation as appends.
     const [row] = peek<{ size: number; status: string }>('a.db', `SELECT length(snapshot) AS size, status FROM swarms WHERE swarm_id = 'doc'`);
     expect(row).toEqual({ size: expect.any(Number), status: 'completed' });
     expect(row!.size).toBeLessThan(10 * RESULT_BYTES);
-    const rows = peek<{ list: string; n: number }>('a.db', `SELECT list, count(*) AS n FROM messages WHERE swarm_id = 'doc' GROUP BY list`);
     // system, user, then an assistant message and a tool result per turn, and the answer.
-    expect(rows).toEqual([{ list: '', n: 2 + 2 * TURNS + 1 }]);
+    expect(storedLists('a.db')).toEqual({ '': 2 + 2 * TURNS + 1 });
     // Loading puts the conversation back where the machine had it.
     const loaded = (await base.load('doc'))!.snapshot as { context: { messages: { role: string; content: string }[] } };
     expect(loaded.context.messages).toHaveLength(2 + 2 * TURNS + 1);
@@ -229,7 +250,7 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
     expect(timeless(cut.events)).toEqual(timeless(whole.events));
     expect(Math.max(...cut.commits.map((c) => c.messages))).toBeLessThanOrEqual(2);
     // The agent finished: only the orchestrator's conversation remains.
-    expect(peek('b.db', `SELECT DISTINCT list FROM messages WHERE swarm_id = 'doc'`)).toEqual([{ list: '' }]);
+    expect(Object.keys(storedLists('b.db'))).toEqual(['']);
     const replayer = runtime({ swarms: [delegator], agents: [readerAgent], model: forbiddenModel(), store: open('b.db') });
     expect(await collect(replayer.replay('doc'))).toEqual(cut.events);
   });
@@ -255,7 +276,8 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
     await first.close();
     const db = new Database(join(dir, 'b.db'));
     db.prepare(`UPDATE swarms SET snapshot = ? WHERE swarm_id = 'doc'`).run(JSON.stringify(snapshot));
-    db.prepare(`DELETE FROM messages`).run();
+    db.prepare(`UPDATE steps SET messages = NULL`).run();
+    db.prepare(`UPDATE swarms SET list_lengths = NULL, messages_key = NULL`).run();
     db.close();
 
     const second = measured(open('b.db'));
@@ -269,7 +291,7 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
     const writing = second.commits.filter((c) => c.messages > 0).map((c) => c.messages);
     expect(writing[0]).toBe(2 + 2 * 100 + 1);
     expect(Math.max(...writing.slice(1))).toBeLessThanOrEqual(2);
-    expect(peek('b.db', `SELECT count(*) AS n FROM messages WHERE swarm_id = 'doc'`)).toEqual([{ n: 2 + 2 * TURNS + 1 }]);
+    expect(storedLists('b.db')).toEqual({ '': 2 + 2 * TURNS + 1 });
   });
 
   it('a stored message that is not JSON fails the unfinished swarm, in load and in listings alike', async () => {
@@ -280,11 +302,13 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
     await m1.held;
     await a.close();
     const db = new Database(join(dir, 'a.db'));
-    db.prepare(`UPDATE messages SET body = 'not json' WHERE swarm_id = 'doc' AND idx = 3`).run();
+    // The messages written with the second step that wrote any.
+    const second = db.prepare(`SELECT key FROM steps WHERE messages IS NOT NULL ORDER BY key LIMIT 1 OFFSET 1`).get() as { key: number };
+    db.prepare(`UPDATE steps SET messages = '[{"list":"","from":2,"items":[not json' WHERE key = ?`).run(second.key);
     db.close();
     const loaded = await store.load('doc');
     expect(loaded).toMatchObject({ status: 'failed', snapshot: undefined });
-    expect(loaded?.problem).toMatch(/^stored snapshot is corrupt \(message 3 of list "" is not JSON/);
+    expect(loaded?.problem).toMatch(/^stored snapshot is corrupt \(the messages stored with event \d+ are not JSON/);
     const [listed] = await store.list({ status: ['failed'] });
     expect(listed).toMatchObject({ swarmId: 'doc', status: 'failed', problem: loaded!.problem, result: loaded!.result });
     expect(await store.list({ status: ['running', 'awaitingHandoff'] })).toEqual([]);

@@ -122,12 +122,13 @@ describe('commit', () => {
     // what is stored, the row already at index 1 is not overwritten: the whole step fails.
     await expect(store.commit({ ...step('s1', 2, 2, 2), messages: [{ list: '', from: 1, items: [{ role: 'user', content: 'other' }] }] })).rejects.toThrow();
     const db = raw();
-    expect(db.prepare(`SELECT idx, body FROM messages ORDER BY idx`).all()).toEqual(list(2).map((m, idx) => ({ idx, body: JSON.stringify(m) })));
+    expect(db.prepare(`SELECT messages FROM steps WHERE messages IS NOT NULL`).all()).toEqual([{ messages: JSON.stringify([{ list: '', from: 0, items: list(2) }]) }]);
+    expect(db.prepare(`SELECT list_lengths FROM swarms`).get()).toEqual({ list_lengths: '{"":2}' });
     expect(db.prepare('SELECT revision, last_seq FROM swarms').get()).toEqual({ revision: 1, last_seq: 1 });
     expect((await store.readEvents('s1', 0)).map((e) => e.seq)).toEqual([1]);
     // A rewrite from 0 replaces the list.
     await store.commit({ ...step('s1', 2, 2, 2), messages: [{ list: '', from: 0, items: list(1) }] });
-    expect(db.prepare(`SELECT count(*) AS n FROM messages`).get()).toEqual({ n: 1 });
+    expect(db.prepare(`SELECT list_lengths FROM swarms`).get()).toEqual({ list_lengths: '{"":1}' });
   });
 
   it('events-only commits (streamed chunks) append without touching the record', async () => {
@@ -314,6 +315,82 @@ describe('prune', () => {
   });
 });
 
+describe('layout', () => {
+  it('a commit is one steps row; reading pages splits rows at since and limit exactly', async () => {
+    const store = open();
+    await store.commit(step('s1', 1, 1, 3));
+    await store.commit(step('s1', 2, 4, 5));
+    await store.commit({ swarmId: 's1', events: [6, 7, 8, 9].map((seq) => event('s1', seq)) });
+    await store.commit(step('s2', 1, 1, 4));
+    expect(raw().prepare('SELECT count(*) AS n FROM steps').get()).toEqual({ n: 4 });
+    const seqs = async (since: number, limit?: number) => (await store.readEvents('s1', since, limit)).map((e) => e.seq);
+    expect(await seqs(0)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(await seqs(1, 1)).toEqual([2]);
+    expect(await seqs(2, 3)).toEqual([3, 4, 5]);
+    expect(await seqs(4, 4)).toEqual([5, 6, 7, 8]);
+    expect(await seqs(7)).toEqual([8, 9]);
+    expect(await seqs(9)).toEqual([]);
+    expect(await seqs(0, 0)).toEqual([]);
+    // Paging through in twos yields the whole stream once.
+    const paged: number[] = [];
+    for (let page = await seqs(0, 2); page.length > 0; page = await seqs(paged.at(-1)!, 2)) paged.push(...page);
+    expect(paged).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    // The events view shows one row per event, as stored.
+    const viewed = raw().prepare(`SELECT seq, body FROM events WHERE swarm_id = 's1' ORDER BY seq`).all() as { seq: number; body: string }[];
+    expect(viewed.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(viewed.map((r) => JSON.parse(r.body))).toEqual(await store.readEvents('s1', 0));
+  });
+
+  it('an events-only commit overlapping stored events, or for a swarm with no record, is refused', async () => {
+    const store = open();
+    await store.commit(step('s1', 1, 1, 3));
+    await expect(store.commit({ swarmId: 's1', events: [event('s1', 3), event('s1', 4)] })).rejects.toThrow(RevisionConflictError);
+    await expect(store.commit({ swarmId: 'nobody', events: [event('nobody', 1)] })).rejects.toThrow(RevisionConflictError);
+    expect((await store.readEvents('s1', 0)).map((e) => e.seq)).toEqual([1, 2, 3]);
+  });
+
+  it('a version 1 file (a row per event and per message) is migrated on open: records, events, messages and listings read as before', async () => {
+    const v1 = new Database(path);
+    v1.exec(`
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      INSERT INTO meta VALUES ('schema', '1');
+      CREATE TABLE swarms (swarm_id TEXT PRIMARY KEY, definition_id TEXT NOT NULL, definition_version INTEGER NOT NULL, machine_version INTEGER NOT NULL,
+        status TEXT NOT NULL, revision INTEGER NOT NULL, snapshot TEXT NOT NULL, result TEXT NOT NULL, last_seq INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+        owner TEXT, lease_until INTEGER NOT NULL DEFAULT 0);
+      CREATE INDEX swarms_finished ON swarms(updated_at) WHERE status IN ('completed','failed','stopped');
+      CREATE TABLE events (swarm_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (swarm_id, seq)) WITHOUT ROWID;
+      CREATE TABLE messages (swarm_id TEXT NOT NULL, list TEXT NOT NULL, idx INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (swarm_id, list, idx)) WITHOUT ROWID;
+    `);
+    const messages = [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }];
+    const running = record('run', 3, 4, { snapshot: { status: 'active', value: 'thinking', context: { messages: { xswarm$messages: '', length: 3 } }, children: {} } });
+    const done = record('done', 1, 2, { status: 'completed' });
+    const insert = v1.prepare(`INSERT INTO swarms VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    for (const r of [running, done]) {
+      insert.run(r.swarmId, r.definitionId, r.definitionVersion, r.machineVersion, r.status, r.revision, JSON.stringify(r.snapshot), JSON.stringify(r.result), r.lastSeq, r.updatedAt, 'A', 0);
+      for (let seq = 1; seq <= r.lastSeq; seq++) v1.prepare(`INSERT INTO events VALUES (?, ?, ?)`).run(r.swarmId, seq, JSON.stringify(event(r.swarmId, seq)));
+    }
+    v1.prepare(`UPDATE events SET body = 'garbage' WHERE swarm_id = 'done' AND seq = 2`).run();
+    messages.forEach((m, idx) => v1.prepare(`INSERT INTO messages VALUES ('run', '', ?, ?)`).run(idx, JSON.stringify(m)));
+    v1.close();
+
+    const store = open();
+    expect(raw().prepare(`SELECT value FROM meta WHERE key = 'schema'`).get()).toEqual({ value: '2' });
+    expect(await store.load('run')).toEqual({ ...running, snapshot: { ...(running.snapshot as object), context: { messages } } });
+    expect(await store.readEvents('run', 0)).toEqual([1, 2, 3, 4].map((seq) => event('run', seq)));
+    // A row that could not be read before cannot be read now, at the same seq.
+    await expect(store.readEvents('done', 0)).rejects.toMatchObject({ name: 'SwarmError', code: 'corrupt', swarmId: 'done', seq: 2 });
+    expect((await store.list()).map((r) => [r.swarmId, r.status])).toEqual([['run', 'running'], ['done', 'completed']]);
+    // The migrated swarm goes on: its next step appends to its list and its events.
+    await store.commit({ ...step('run', 4, 5, 5), messages: [{ list: '', from: 3, items: [{ role: 'user', content: 'more' }] }] });
+    const next = (await store.load('run'))!.snapshot;
+    expect(next).toEqual(record('run', 4, 5).snapshot);
+    expect((await store.readEvents('run', 3)).map((e) => e.seq)).toEqual([4, 5]);
+    // Opening the migrated file again changes nothing.
+    await store.close();
+    expect(await open().load('done')).toEqual(done);
+  });
+});
+
 describe('unreadable data', () => {
   it('a corrupt snapshot row of an unfinished swarm reads failed with the problem, in load and list alike, without throwing', async () => {
     const store = open();
@@ -355,7 +432,7 @@ describe('unreadable data', () => {
     const db = new Database(path);
     db.prepare(`UPDATE meta SET value = '99' WHERE key = 'schema'`).run();
     db.close();
-    expect(() => sqliteStore(path)).toThrow(`${path}: store schema version 99, this xswarm reads version 1`);
+    expect(() => sqliteStore(path)).toThrow(`${path}: store schema version 99, this xswarm reads version 2`);
     // The file was not touched by the refused open.
     const check = new Database(path, { readonly: true });
     expect(check.prepare(`SELECT value FROM meta WHERE key = 'schema'`).get()).toEqual({ value: '99' });

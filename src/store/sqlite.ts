@@ -9,6 +9,7 @@ import type Database from 'better-sqlite3';
 import { EVENT_FORMAT, type SwarmEvent } from '../../machines/events.js';
 import { requireOptional } from '../optional.js';
 import { assembleSnapshot, type MessageWrite } from './messages.js';
+import { eventProblem, isFormat1 } from './stored-event.js';
 import { isFinal, type SwarmResult } from '../result.js';
 import {
   type Commit,
@@ -38,15 +39,103 @@ export interface SqliteStoreOptions {
 
 const FINAL = `('completed','failed','stopped')`;
 /**
+ * A `steps` row's key: the swarm's number (`swarms.no`) × 2^32 + the seq of the row's last
+ * event. A swarm's rows are one key range, in seq order, with no index beside the table; a
+ * swarm's next step goes right after its previous one (at the end of the B-tree for the swarm
+ * created last), not into the middle of an index on a random swarm id.
+ */
+const SEQ_SPAN = 4294967296;
+/** The highest seq a swarm's steps can hold. */
+const MAX_SEQ = SEQ_SPAN - 1;
+/**
+ * An unfinished swarm one of whose stored message writes (part of its snapshot) is not JSON:
+ * its steps holding messages are found by following `prev_messages` back from `messages_key`.
+ */
+const BAD_MESSAGES = `(status NOT IN ${FINAL} AND EXISTS (
+  WITH RECURSIVE chain (key) AS (SELECT swarms.messages_key UNION ALL SELECT t.prev_messages FROM steps t JOIN chain ON t.key = chain.key WHERE t.prev_messages IS NOT NULL)
+  SELECT 1 FROM chain JOIN steps t ON t.key = chain.key WHERE json_valid(t.messages) = 0))`;
+/**
  * A row whose status reads failed although it says otherwise: its result cannot be read, or it
  * is unfinished and its snapshot cannot be read (what {@link toRecord} decides after parsing).
  */
-/** An unfinished swarm one of whose stored messages (part of its snapshot) is not JSON. */
-const BAD_MESSAGES = `(status NOT IN ${FINAL} AND EXISTS (SELECT 1 FROM messages m WHERE m.swarm_id = swarms.swarm_id AND json_valid(m.body) = 0))`;
 const UNREADABLE = `(json_valid(result) = 0 OR (status NOT IN ${FINAL} AND json_valid(snapshot) = 0) OR ${BAD_MESSAGES})`;
-const SCHEMA_VERSION = '1';
+/** Version 2: one `steps` row per commit (version 1 had a row per event and per message). */
+const SCHEMA_VERSION = '2';
+
+/** The `swarms` table, as version 2 has it. */
+const SWARMS_TABLE = (name: string) => `
+    CREATE TABLE ${name} (
+      -- The swarm's number: its steps' keys start with it (see SEQ_SPAN).
+      no INTEGER PRIMARY KEY,
+      swarm_id TEXT NOT NULL UNIQUE,
+      definition_id TEXT NOT NULL,
+      definition_version INTEGER NOT NULL,
+      machine_version INTEGER NOT NULL,
+      status TEXT NOT NULL,
+      revision INTEGER NOT NULL,
+      snapshot TEXT NOT NULL,
+      result TEXT NOT NULL,
+      last_seq INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL,
+      owner TEXT,
+      lease_until INTEGER NOT NULL DEFAULT 0,
+      owner_host TEXT,
+      owner_pid INTEGER,
+      -- The stored length of each message list, {"<list id>": n}: an append must start there.
+      list_lengths TEXT,
+      -- The key of the swarm's last step holding message writes (see steps.prev_messages).
+      messages_key INTEGER
+    );`;
+
+/**
+ * Everything of version 2 but the `swarms` table. A step is one `steps` row: its events, one
+ * JSON text per line (JSON.stringify never writes a raw newline), and its message writes, a JSON
+ * array of `MessageWrite`s applied in key order (src/store/messages.ts). One row per step keeps
+ * a commit to a few page writes; rows of 300–400 bytes per event and per message inserted in the
+ * middle of (swarm_id, …) B-trees cost 8–9 pages per commit.
+ *
+ * `events` is a view with a row per event (swarm_id, seq, body), for people and tools reading
+ * the file; its triggers let an event be inserted or its body replaced through it. The store
+ * itself reads and writes `steps`.
+ */
+const STEPS_SCHEMA = `
+    -- Only finished rows are indexed (for prune): a running swarm's commits touch no index.
+    CREATE INDEX swarms_finished ON swarms(updated_at) WHERE status IN ${FINAL};
+    CREATE TABLE steps (
+      key INTEGER PRIMARY KEY,
+      first_seq INTEGER NOT NULL,
+      events TEXT,
+      messages TEXT,
+      -- The key of the swarm's previous step holding messages: loading a swarm reads those rows
+      -- only, not every step of a long stream.
+      prev_messages INTEGER
+    );
+    CREATE VIEW events (swarm_id, seq, body) AS
+      WITH RECURSIVE lines (swarm_id, seq, body, rest) AS (
+        SELECT s.swarm_id, t.first_seq, NULL, t.events || char(10)
+          FROM steps t JOIN swarms s ON s.no = t.key / ${SEQ_SPAN} WHERE t.events IS NOT NULL
+        UNION ALL
+        SELECT swarm_id, seq + 1, substr(rest, 1, instr(rest, char(10)) - 1), substr(rest, instr(rest, char(10)) + 1)
+          FROM lines WHERE rest <> ''
+      )
+      SELECT swarm_id, seq - 1, body FROM lines WHERE body IS NOT NULL;
+    CREATE TRIGGER events_insert INSTEAD OF INSERT ON events BEGIN
+      SELECT RAISE(ABORT, 'no swarm with this swarm_id') WHERE NOT EXISTS (SELECT 1 FROM swarms WHERE swarm_id = NEW.swarm_id);
+      INSERT INTO steps (key, first_seq, events)
+        VALUES ((SELECT no FROM swarms WHERE swarm_id = NEW.swarm_id) * ${SEQ_SPAN} + NEW.seq, NEW.seq, NEW.body);
+    END;
+    CREATE TRIGGER events_update INSTEAD OF UPDATE OF body ON events BEGIN
+      UPDATE steps SET events = (
+        SELECT group_concat(body, char(10)) FROM (
+          SELECT CASE WHEN e.seq = OLD.seq THEN NEW.body ELSE e.body END AS body FROM events e
+           WHERE e.swarm_id = OLD.swarm_id AND e.seq BETWEEN steps.first_seq AND steps.key % ${SEQ_SPAN} ORDER BY e.seq))
+      WHERE key BETWEEN (SELECT no FROM swarms WHERE swarm_id = OLD.swarm_id) * ${SEQ_SPAN} + OLD.seq
+                    AND (SELECT no FROM swarms WHERE swarm_id = OLD.swarm_id) * ${SEQ_SPAN} + ${MAX_SEQ}
+        AND first_seq <= OLD.seq AND events IS NOT NULL;
+    END;`;
 
 interface Row {
+  no: number;
   swarm_id: string;
   definition_id: string;
   definition_version: number;
@@ -61,6 +150,7 @@ interface Row {
   lease_until?: number;
   owner_host?: string | null;
   owner_pid?: number | null;
+  messages_key: number | null;
   /** Listings only: 1 when {@link BAD_MESSAGES}. */
   bad_messages?: number;
 }
@@ -97,86 +187,49 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-  db.exec(`
-    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE IF NOT EXISTS swarms (
-      swarm_id TEXT PRIMARY KEY,
-      definition_id TEXT NOT NULL,
-      definition_version INTEGER NOT NULL,
-      machine_version INTEGER NOT NULL,
-      status TEXT NOT NULL,
-      revision INTEGER NOT NULL,
-      snapshot TEXT NOT NULL,
-      result TEXT NOT NULL,
-      last_seq INTEGER NOT NULL,
-      updated_at INTEGER NOT NULL,
-      owner TEXT,
-      lease_until INTEGER NOT NULL DEFAULT 0,
-      owner_host TEXT,
-      owner_pid INTEGER
-    );
-    -- Only finished rows are indexed (for prune): a running swarm's commits touch no index.
-    CREATE INDEX IF NOT EXISTS swarms_finished ON swarms(updated_at) WHERE status IN ${FINAL};
-    CREATE TABLE IF NOT EXISTS events (
-      swarm_id TEXT NOT NULL,
-      seq INTEGER NOT NULL,
-      body TEXT NOT NULL,
-      PRIMARY KEY (swarm_id, seq)
-    ) WITHOUT ROWID;
-    -- The swarms' conversations, one row per message (src/store/messages.ts): a snapshot names
-    -- its lists, so a step appends its new messages instead of rewriting the conversation.
-    CREATE TABLE IF NOT EXISTS messages (
-      swarm_id TEXT NOT NULL,
-      list TEXT NOT NULL,
-      idx INTEGER NOT NULL,
-      body TEXT NOT NULL,
-      PRIMARY KEY (swarm_id, list, idx)
-    ) WITHOUT ROWID;
-  `);
-  // OR IGNORE: processes that create the same new file at once all get here (xswarm commands).
-  db.prepare(`INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)`).run(SCHEMA_VERSION);
-  const version = db.prepare<[], { value: string }>(`SELECT value FROM meta WHERE key = 'schema'`).get()!;
-  if (version.value !== SCHEMA_VERSION) {
+  try {
+    openSchema(db, path);
+  } catch (e) {
     db.close();
-    throw new Error(`${path}: store schema version ${version.value}, this xswarm reads version ${SCHEMA_VERSION}`);
-  }
-  // Files written before leases named their holder's host and process gain the two columns
-  // (readers that do not know them ignore them, so the schema version stays).
-  const columns = new Set(db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('swarms')`).all().map((c) => c.name));
-  for (const [name, type] of [['owner_host', 'TEXT'], ['owner_pid', 'INTEGER']] as const) {
-    try {
-      if (!columns.has(name)) db.exec(`ALTER TABLE swarms ADD COLUMN ${name} ${type}`);
-    } catch (e) {
-      // Another process opening the same old file added it first.
-      if (!/duplicate column/.test((e as Error).message)) throw e;
-    }
+    throw e;
   }
 
-  // One statement per commit whatever its number of events (prepared once per count).
-  const insertEventsStatement = rowsInsert(db, 'INSERT INTO events (swarm_id, seq, body) VALUES', '(?, ?, ?)');
-  const insertMessagesStatement = rowsInsert(db, 'INSERT INTO messages (swarm_id, list, idx, body) VALUES', '(?, ?, ?, ?)');
-  const deleteMessages = db.prepare<[string, string, number]>(`DELETE FROM messages WHERE swarm_id = ? AND list = ? AND idx >= ?`);
-  const selectMessages = db.prepare<[string], { list: string; idx: number; body: string }>(
-    `SELECT list, idx, body FROM messages WHERE swarm_id = ? ORDER BY list, idx`,
+  const selectNo = db.prepare<[string], { no: number }>(`SELECT no FROM swarms WHERE swarm_id = ?`);
+  const selectLastKey = db.prepare<[number, number], { key: number | null }>(`SELECT max(key) AS key FROM steps WHERE key BETWEEN ? AND ?`);
+  const insertStep = db.prepare<[number, number, string | null, string | null, number | null]>(
+    `INSERT INTO steps (key, first_seq, events, messages, prev_messages) VALUES (?, ?, ?, ?, ?)`,
   );
-  const insertRecord = db.prepare(
-    `INSERT INTO swarms (swarm_id, definition_id, definition_version, machine_version, status, revision, snapshot, result, last_seq, updated_at, owner, lease_until, owner_host, owner_pid)
-     VALUES (@swarmId, @definitionId, @definitionVersion, @machineVersion, @status, @revision, @snapshot, @result, @lastSeq, @updatedAt, @owner, @leaseUntil, @ownerHost, @ownerPid)
-     ON CONFLICT (swarm_id) DO NOTHING`,
+  // Two JSON arrays of writes joined as text: '[a,b]' and '[c]' make '[a,b,c]'.
+  const appendMessages = db.prepare<{ messages: string; key: number; prev: number | null }>(
+    `UPDATE steps SET messages = CASE WHEN messages IS NULL THEN @messages ELSE substr(messages, 1, length(messages) - 1) || ',' || substr(@messages, 2) END,
+       prev_messages = CASE WHEN messages IS NULL THEN @prev ELSE prev_messages END
+     WHERE key = @key`,
   );
-  const updateRecord = db.prepare(
+  const selectMessages = db.prepare<[number], { prev_messages: number | null; messages: string | null }>(`SELECT prev_messages, messages FROM steps WHERE key = ?`);
+  const selectMessageState = db.prepare<[string], { list_lengths: string | null; messages_key: number | null }>(
+    `SELECT list_lengths, messages_key FROM swarms WHERE swarm_id = ?`,
+  );
+  const setMessagesKey = db.prepare<[number, number]>(`UPDATE swarms SET messages_key = ? WHERE no = ?`);
+  const insertRecord = db.prepare<Record<string, unknown>, { no: number }>(
+    `INSERT INTO swarms (swarm_id, definition_id, definition_version, machine_version, status, revision, snapshot, result, last_seq, updated_at, owner, lease_until, owner_host, owner_pid, list_lengths)
+     VALUES (@swarmId, @definitionId, @definitionVersion, @machineVersion, @status, @revision, @snapshot, @result, @lastSeq, @updatedAt, @owner, @leaseUntil, @ownerHost, @ownerPid, @listLengths)
+     ON CONFLICT (swarm_id) DO NOTHING RETURNING no`,
+  );
+  const updateRecord = db.prepare<Record<string, unknown>, { no: number }>(
     `UPDATE swarms SET status = @status, revision = @revision, snapshot = @snapshot, result = @result, last_seq = @lastSeq,
        updated_at = @updatedAt, owner = COALESCE(@owner, owner), lease_until = MAX(lease_until, @leaseUntil),
-       owner_host = IIF(@owner IS NULL, owner_host, @ownerHost), owner_pid = IIF(@owner IS NULL, owner_pid, @ownerPid)
-     WHERE swarm_id = @swarmId AND revision = @revision - 1 AND (@owner IS NULL OR owner IS NULL OR owner = @owner)`,
+       owner_host = IIF(@owner IS NULL, owner_host, @ownerHost), owner_pid = IIF(@owner IS NULL, owner_pid, @ownerPid),
+       list_lengths = COALESCE(@listLengths, list_lengths)
+     WHERE swarm_id = @swarmId AND revision = @revision - 1 AND (@owner IS NULL OR owner IS NULL OR owner = @owner)
+     RETURNING no`,
   );
   const selectHolder = db.prepare<[string], { revision: number; owner: string | null }>(
     `SELECT revision, owner FROM swarms WHERE swarm_id = ?`,
   );
   const selectRecord = db.prepare<[string], Row>(`SELECT * FROM swarms WHERE swarm_id = ?`);
-  // A range of the (swarm_id, seq) primary key; LIMIT -1 is no limit.
-  const selectEvents = db.prepare<[string, number, number], { seq: number; body: string }>(
-    `SELECT seq, body FROM events WHERE swarm_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+  // The rows holding events after `since`, in order (a row may start at or before it).
+  const selectEvents = db.prepare<[number, number], { key: number; first_seq: number; events: string }>(
+    `SELECT key, first_seq, events FROM steps WHERE key > ? AND key <= ? AND events IS NOT NULL ORDER BY key`,
   );
   const claimStmt = db.prepare<{ owner: string; until: number; host: string | null; pid: number | null; swarmId: string; now: number; takeover: string | null }>(
     `UPDATE swarms SET owner = @owner, lease_until = @until, owner_host = @host, owner_pid = @pid
@@ -185,65 +238,110 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   );
   const renewStmt = db.prepare<[number, string, string]>(`UPDATE swarms SET lease_until = ? WHERE swarm_id = ? AND owner = ?`);
   const releaseStmt = db.prepare<[string, string]>(`UPDATE swarms SET owner = NULL, lease_until = 0 WHERE swarm_id = ? AND owner = ?`);
-  const pruneEvents = db.prepare<[number]>(
-    `DELETE FROM events WHERE swarm_id IN (SELECT swarm_id FROM swarms WHERE status IN ${FINAL} AND updated_at < ?)`,
-  );
-  const pruneMessages = db.prepare<[number]>(
-    `DELETE FROM messages WHERE swarm_id IN (SELECT swarm_id FROM swarms WHERE status IN ${FINAL} AND updated_at < ?)`,
-  );
+  const selectPrunable = db.prepare<[number], { no: number }>(`SELECT no FROM swarms WHERE status IN ${FINAL} AND updated_at < ?`);
+  const deleteSteps = db.prepare<[number, number]>(`DELETE FROM steps WHERE key BETWEEN ? AND ?`);
   const pruneSwarms = db.prepare<[number]>(`DELETE FROM swarms WHERE status IN ${FINAL} AND updated_at < ?`);
 
-  /** Applies a commit's writes to its message lists (see `MessageWrite`). */
-  const writeMessages = (swarmId: string, writes: readonly MessageWrite[]) => {
-    for (const { list, from, items } of writes) {
-      // An append (from > 0) has nothing to delete: the primary key refuses it, rolling the
-      // step back, should a row be there after all.
-      if (from === 0) deleteMessages.run(swarmId, list, from);
-      for (let start = 0; start < items.length; start += MESSAGE_ROWS_PER_INSERT) {
-        const n = Math.min(MESSAGE_ROWS_PER_INSERT, items.length - start);
-        const params: (string | number)[] = [];
-        for (let i = start; i < start + n; i++) params.push(swarmId, list, from + i, JSON.stringify(items[i]));
-        insertMessagesStatement(n).run(...params);
-      }
+  /**
+   * A swarm's stored message lists, by list id: the message writes of its steps that hold some
+   * (the chain back from `messages_key`), applied in order; throws naming what cannot be read.
+   */
+  const readLists = (row: Pick<Row, 'no' | 'messages_key'>) => {
+    const base = row.no * SEQ_SPAN;
+    const chain: { key: number; messages: string }[] = [];
+    for (let key = row.messages_key; key !== null; ) {
+      const step = selectMessages.get(key);
+      if (!step?.messages) throw new Error(`the messages stored with event ${key - base} are missing`);
+      chain.push({ key, messages: step.messages });
+      key = step.prev_messages;
     }
-  };
-  /** A swarm's stored message lists, by list id; throws naming a row that cannot be read. */
-  const readLists = (swarmId: string) => {
     const lists = new Map<string, unknown[]>();
-    for (const row of selectMessages.iterate(swarmId)) {
-      let rows = lists.get(row.list);
-      if (!rows) lists.set(row.list, (rows = []));
-      if (row.idx !== rows.length) throw new Error(`message ${rows.length} of list "${row.list}" is missing`);
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const { key, messages } = chain[i]!;
+      let writes: unknown;
       try {
-        rows.push(JSON.parse(row.body));
+        writes = JSON.parse(messages);
       } catch (e) {
-        throw new Error(`message ${row.idx} of list "${row.list}" is not JSON (${(e as Error).message})`);
+        throw new Error(`the messages stored with event ${key - base} are not JSON (${(e as Error).message})`);
+      }
+      if (!Array.isArray(writes)) throw new Error(`the messages stored with event ${key - base} are not a list of writes`);
+      for (const w of writes as MessageWrite[]) {
+        if (typeof w?.list !== 'string' || typeof w.from !== 'number' || !Array.isArray(w.items)) {
+          throw new Error(`the messages stored with event ${key - base} are not a list of writes`);
+        }
+        const rows = w.from === 0 ? [] : lists.get(w.list) ?? [];
+        if (rows.length !== w.from) throw new Error(`message ${rows.length} of list "${w.list}" is missing`);
+        for (const item of w.items) rows.push(item);
+        lists.set(w.list, rows);
       }
     }
     return lists;
   };
 
-  const insertEvents = (c: Commit) => {
-    try {
-      if (c.events.length === 0) return;
-      const params: (string | number)[] = [];
-      for (const e of c.events) params.push(c.swarmId, e.seq, JSON.stringify(e));
-      insertEventsStatement(c.events.length).run(...params);
-    } catch (e) {
-      // Another writer already wrote these sequence numbers: it owns the swarm now.
-      if ((e as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) {
-        const holder = selectHolder.get(c.swarmId);
-        if (holder?.owner && c.lease && holder.owner !== c.lease.owner) throw new LeaseLostError(c.swarmId, holder.owner);
-        throw new RevisionConflictError(c.swarmId, (c.record?.revision ?? 1) - 1, holder?.revision ?? 0);
-      }
-      throw e;
+  /** Another writer got there first: explains why a commit of `c` is refused. */
+  const refusal = (c: Commit): Error => {
+    const holder = selectHolder.get(c.swarmId);
+    const r = c.record;
+    // Creating a swarm that exists is a conflict; otherwise another owner holding the swarm
+    // explains the refusal: this writer lost it.
+    if ((!r || r.revision > 1) && holder?.owner && c.lease && holder.owner !== c.lease.owner) return new LeaseLostError(c.swarmId, holder.owner);
+    return new RevisionConflictError(c.swarmId, (r?.revision ?? 1) - 1, holder?.revision ?? 0);
+  };
+
+  /**
+   * The commit's step row of swarm `no`: its events as a new row keyed by its last seq, or,
+   * with messages but no events, its message writes appended to the swarm's last row. Returns
+   * the key of the row holding its messages, if any (`messagesKey` was the last one before).
+   */
+  const writeStep = (no: number, c: Commit, messagesKey: number | null): number | undefined => {
+    const messages = c.messages && c.messages.length > 0 ? JSON.stringify(c.messages) : null;
+    const n = c.events.length;
+    if (n === 0 && !messages) return undefined;
+    const base = no * SEQ_SPAN;
+    const lastKey = selectLastKey.get(base, base + MAX_SEQ)!.key;
+    if (n === 0) {
+      if (lastKey === null) insertStep.run(base, 1, null, messages, messagesKey);
+      else appendMessages.run({ messages: messages!, key: lastKey, prev: messagesKey });
+      return lastKey ?? base;
     }
+    const first = c.events[0]!.seq;
+    const last = c.events[n - 1]!.seq;
+    // Another writer already wrote these sequence numbers: it owns the swarm now.
+    if (lastKey !== null && first <= lastKey - base) throw refusal(c);
+    if (last - first + 1 !== n || first < 1 || last > MAX_SEQ) throw new Error(`Swarm "${c.swarmId}": events ${first}–${last} of one commit are not numbered in a row`);
+    let text = JSON.stringify(c.events[0]);
+    for (let i = 1; i < n; i++) text += '\n' + JSON.stringify(c.events[i]);
+    insertStep.run(base + last, first, text, messages, messages ? messagesKey : null);
+    return messages ? base + last : undefined;
+  };
+
+  /**
+   * The stored list lengths after `c`'s message writes (`json`, absent when it has none), and
+   * `bad` when an append does not start at its list's stored length.
+   */
+  const listLengths = (c: Commit, stored: string | null | undefined): { json?: string; bad?: string } => {
+    if (!c.messages || c.messages.length === 0) return {};
+    const lengths = (stored ? JSON.parse(stored) : {}) as Record<string, number>;
+    let bad: string | undefined;
+    for (const { list, from, items } of c.messages) {
+      if (from > 0 && (lengths[list] ?? 0) !== from) bad ??= `message list "${list}" has ${lengths[list] ?? 0} stored messages, the commit appends at ${from}`;
+      if (from === 0 && items.length === 0) delete lengths[list];
+      else lengths[list] = from + items.length;
+    }
+    return { json: JSON.stringify(lengths), ...(bad ? { bad } : {}) };
   };
 
   /** One commit's statements; throwing leaves the enclosing transaction or savepoint to roll back. */
   const writeOne = (c: Commit) => {
     const r = c.record;
-    if (!r) return insertEvents(c);
+    if (!r) {
+      const row = selectNo.get(c.swarmId);
+      if (!row) throw refusal(c);
+      writeStep(row.no, c, null);
+      return;
+    }
+    const stored = r.revision > 1 && c.messages?.length ? selectMessageState.get(r.swarmId) : undefined;
+    const lengths = listLengths(c, stored?.list_lengths);
     const params = {
       swarmId: r.swarmId,
       definitionId: r.definitionId,
@@ -259,21 +357,18 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       leaseUntil: c.lease?.until ?? 0,
       ownerHost: c.lease?.host ?? null,
       ownerPid: c.lease?.pid ?? null,
+      listLengths: lengths.json ?? null,
     };
     // The record first: a refused write must fail with its reason, before any event collides.
-    const changed = r.revision === 1 ? insertRecord.run(params).changes : updateRecord.run(params).changes;
-    if (changed === 1) {
-      if (c.messages) writeMessages(c.swarmId, c.messages);
-      return insertEvents(c);
-    }
+    const row = r.revision === 1 ? insertRecord.get(params) : updateRecord.get(params);
     // Explain the refusal; throwing rolls the whole step back.
-    const holder = selectHolder.get(r.swarmId);
-    // Creating a swarm that exists is a conflict; otherwise another owner holding the swarm
-    // explains the refusal: this writer lost it.
-    if (r.revision > 1 && holder && c.lease && holder.owner && holder.owner !== c.lease.owner) {
-      throw new LeaseLostError(r.swarmId, holder.owner);
-    }
-    throw new RevisionConflictError(r.swarmId, r.revision - 1, holder?.revision ?? 0);
+    if (!row) throw refusal(c);
+    // The writer is wrong about what is stored: nothing of the step is written.
+    if (lengths.bad) throw new Error(`Swarm "${r.swarmId}": ${lengths.bad}`);
+    const messagesKey = stored?.messages_key ?? null;
+    const key = writeStep(row.no, c, messagesKey);
+    // The same row as just written: no page more.
+    if (key !== undefined && key !== messagesKey) setMessagesKey.run(key, row.no);
   };
   /** One commit as a transaction of its own, or a savepoint when called inside one. */
   const write = db.transaction(writeOne);
@@ -378,7 +473,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     writes: 0,
     async load(swarmId: string) {
       const row = selectRecord.get(swarmId);
-      return row ? toRecord(row, () => readLists(swarmId)) : undefined;
+      return row ? toRecord(row, () => readLists(row)) : undefined;
     },
     commit(c: Commit): Promise<void> {
       if (!db.open) return Promise.reject(new TypeError('The database connection is not open'));
@@ -404,20 +499,22 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     },
     async readEvents(swarmId: string, since: number, limit?: number) {
       const events: SwarmEvent[] = [];
-      for (const row of selectEvents.all(swarmId, since, limit ?? -1)) {
-        let event: unknown;
-        try {
-          event = JSON.parse(row.body);
-        } catch (e) {
-          throw new CorruptEventError(swarmId, row.seq, (e as Error).message, events);
+      const swarm = selectNo.get(swarmId);
+      if (!swarm || (limit !== undefined && limit <= 0)) return events;
+      const base = swarm.no * SEQ_SPAN;
+      // A row holds the events first_seq…(key − base): the first row may begin before `since`.
+      for (const row of selectEvents.iterate(base + Math.max(0, since), base + MAX_SEQ)) {
+        const lines = row.events.split('\n');
+        const last = row.key - base;
+        const from = Math.max(row.first_seq, since + 1);
+        for (let seq = from; seq <= last; seq++) {
+          const line = lines[seq - row.first_seq];
+          if (line === undefined) throw new CorruptEventError(swarmId, seq, `missing from its row (events ${row.first_seq}–${last})`, events);
+          const event = parseEvent(swarmId, seq, line, events);
+          events.push(event);
+          if (events.length === limit) return events;
         }
-        if (isFormat1(event)) {
-          const detail = `stored in event format 1; this runtime reads format ${EVENT_FORMAT}`;
-          throw new CorruptEventError(swarmId, row.seq, detail, events, 'incompatible-version');
-        }
-        const problem = eventProblem(event, swarmId, row.seq);
-        if (problem) throw new CorruptEventError(swarmId, row.seq, problem, events);
-        events.push(event as SwarmEvent);
+        if (lines.length > last - row.first_seq + 1) throw new CorruptEventError(swarmId, last, `its row (events ${row.first_seq}–${last}) holds ${lines.length} lines`, events);
       }
       return events;
     },
@@ -435,8 +532,8 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       }
       // The snapshot text travels only when it is unreadable (for toRecord to name the problem as load does).
       const snapshot = `CASE WHEN status NOT IN ${FINAL} AND json_valid(snapshot) = 0 THEN snapshot ELSE 'null' END`;
-      const sql = `SELECT swarm_id, definition_id, definition_version, machine_version, status, revision, ${snapshot} AS snapshot, result, last_seq, updated_at,
-          owner, lease_until, owner_host, owner_pid, ${BAD_MESSAGES} AS bad_messages
+      const sql = `SELECT no, swarm_id, definition_id, definition_version, machine_version, status, revision, ${snapshot} AS snapshot, result, last_seq, updated_at,
+          owner, lease_until, owner_host, owner_pid, messages_key, ${BAD_MESSAGES} AS bad_messages
         FROM swarms ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY updated_at DESC LIMIT ?`;
       params.push(filter.limit ?? -1);
       return db
@@ -444,7 +541,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
         .all(...params)
         .map((row) => {
           // Unreadable messages are read again, for toRecord to name the problem as load does.
-          const { snapshot: _s, problem, ...summary } = toRecord(row, row.bad_messages ? () => readLists(row.swarm_id) : undefined);
+          const { snapshot: _s, problem, ...summary } = toRecord(row, row.bad_messages ? () => readLists(row) : undefined);
           return {
             ...summary,
             ...(problem ? { problem } : {}),
@@ -468,8 +565,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     },
     async prune(olderThan: number) {
       return db.transaction(() => {
-        pruneEvents.run(olderThan);
-        pruneMessages.run(olderThan);
+        for (const { no } of selectPrunable.all(olderThan)) deleteSteps.run(no * SEQ_SPAN, no * SEQ_SPAN + MAX_SEQ);
         return pruneSwarms.run(olderThan).changes;
       })();
     },
@@ -492,25 +588,6 @@ interface Queued {
   commit: Commit;
   resolve(): void;
   reject(err: unknown): void;
-}
-
-/** Most rows one INSERT of messages takes (a conversation written whole goes in several). */
-const MESSAGE_ROWS_PER_INSERT = 64;
-
-/**
- * The statement inserting `n` rows (`row` is one row's placeholders) after `head`, prepared
- * once per `n`: a commit writes its rows with one statement.
- */
-function rowsInsert(db: Database.Database, head: string, row: string): (n: number) => Database.Statement<(string | number)[]> {
-  const prepared = new Map<number, Database.Statement<(string | number)[]>>();
-  return (n) => {
-    let stmt = prepared.get(n);
-    if (!stmt) {
-      stmt = db.prepare(`${head} ${Array.from({ length: n }, () => row).join(', ')}`);
-      prepared.set(n, stmt);
-    }
-    return stmt;
-  };
 }
 
 /** The lease stored in a row's owner columns. */
@@ -547,6 +624,101 @@ function createPrivately(path: string): void {
   }
   closeSync(fd);
   chmodSync(path, 0o600);
+}
+
+/**
+ * The event stored at `seq` of `swarmId` from its JSON text; throws a {@link CorruptEventError}
+ * (carrying `before`, the events read so far) when it is not an event of that swarm at that seq.
+ */
+function parseEvent(swarmId: string, seq: number, text: string, before: SwarmEvent[]): SwarmEvent {
+  let event: unknown;
+  try {
+    event = JSON.parse(text);
+  } catch (e) {
+    throw new CorruptEventError(swarmId, seq, (e as Error).message, before);
+  }
+  if (isFormat1(event)) {
+    const detail = `stored in event format 1; this runtime reads format ${EVENT_FORMAT}`;
+    throw new CorruptEventError(swarmId, seq, detail, before, 'incompatible-version');
+  }
+  const problem = eventProblem(event, swarmId, seq);
+  if (problem) throw new CorruptEventError(swarmId, seq, problem, before);
+  return event as SwarmEvent;
+}
+
+/**
+ * Creates the schema of a new file, or brings a version 1 file to version 2 (see
+ * {@link migrateFrom1}); throws, leaving the file as it was, for any other version. Done under
+ * the write lock, so processes opening the same file at once do it once.
+ */
+function openSchema(db: Database.Database, path: string): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+  const version = () => db.prepare<[], { value: string }>(`SELECT value FROM meta WHERE key = 'schema'`).get()?.value;
+  if (version() === SCHEMA_VERSION) return;
+  db.transaction(() => {
+    const found = version();
+    if (found === SCHEMA_VERSION) return;
+    if (found === undefined) {
+      db.exec(SWARMS_TABLE('swarms') + STEPS_SCHEMA);
+      db.prepare(`INSERT INTO meta (key, value) VALUES ('schema', ?)`).run(SCHEMA_VERSION);
+    } else if (found === '1') migrateFrom1(db);
+    else throw new Error(`${path}: store schema version ${found}, this xswarm reads version ${SCHEMA_VERSION}`);
+  }).immediate();
+}
+
+/**
+ * Rewrites a version 1 file (a row per event in `events`, a row per message in `messages`) as
+ * version 2, in the transaction of {@link openSchema}: each old event becomes a step row of its
+ * own (its text as stored, readable or not), and each swarm's messages one write per list, on
+ * its last step row.
+ */
+function migrateFrom1(db: Database.Database): void {
+  // Files written before leases named their holder's host and process lack these two columns.
+  const columns = new Set(db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('swarms')`).all().map((c) => c.name));
+  for (const [name, type] of [['owner_host', 'TEXT'], ['owner_pid', 'INTEGER']] as const) {
+    if (!columns.has(name)) db.exec(`ALTER TABLE swarms ADD COLUMN ${name} ${type}`);
+  }
+  const kept = `swarm_id, definition_id, definition_version, machine_version, status, revision, snapshot, result, last_seq, updated_at, owner, lease_until, owner_host, owner_pid`;
+  db.exec(`
+    ${SWARMS_TABLE('swarms_v2')}
+    INSERT INTO swarms_v2 (${kept}) SELECT ${kept} FROM swarms ORDER BY rowid;
+    DROP INDEX IF EXISTS swarms_finished;
+    DROP TABLE swarms;
+    ALTER TABLE swarms_v2 RENAME TO swarms;
+    ALTER TABLE events RENAME TO events_v1;
+    ALTER TABLE messages RENAME TO messages_v1;
+    ${STEPS_SCHEMA}
+    INSERT INTO steps (key, first_seq, events)
+      SELECT s.no * ${SEQ_SPAN} + e.seq, e.seq, e.body FROM events_v1 e JOIN swarms s USING (swarm_id) WHERE e.seq BETWEEN 1 AND ${MAX_SEQ};
+  `);
+  const rows = db.prepare<[], { no: number; list: string; body: string }>(
+    `SELECT s.no, m.list, m.body FROM messages_v1 m JOIN swarms s USING (swarm_id) ORDER BY s.no, m.list, m.idx`,
+  );
+  const lastKey = db.prepare<[number, number], { key: number | null }>(`SELECT max(key) AS key FROM steps WHERE key BETWEEN ? AND ?`);
+  const put = db.prepare<{ key: number; messages: string }>(
+    `INSERT INTO steps (key, first_seq, messages) VALUES (@key, 1, @messages) ON CONFLICT (key) DO UPDATE SET messages = @messages`,
+  );
+  const lengths = db.prepare<[string, number, number]>(`UPDATE swarms SET list_lengths = ?, messages_key = ? WHERE no = ?`);
+  // Bodies are joined as text, so a message that is not JSON stays unreadable (not lost).
+  const finish = (no: number, lists: Map<string, string[]>) => {
+    const writes = [...lists].map(([list, bodies]) => `{"list":${JSON.stringify(list)},"from":0,"items":[${bodies.join(',')}]}`);
+    const base = no * SEQ_SPAN;
+    const key = lastKey.get(base, base + MAX_SEQ)!.key ?? base;
+    put.run({ key, messages: `[${writes.join(',')}]` });
+    lengths.run(JSON.stringify(Object.fromEntries([...lists].map(([list, bodies]) => [list, bodies.length]))), key, no);
+  };
+  let current: { no: number; lists: Map<string, string[]> } | undefined;
+  for (const row of rows.all()) {
+    if (current?.no !== row.no) {
+      if (current) finish(current.no, current.lists);
+      current = { no: row.no, lists: new Map() };
+    }
+    let bodies = current.lists.get(row.list);
+    if (!bodies) current.lists.set(row.list, (bodies = []));
+    bodies.push(row.body);
+  }
+  if (current) finish(current.no, current.lists);
+  db.exec(`DROP TABLE events_v1; DROP TABLE messages_v1; UPDATE meta SET value = '${SCHEMA_VERSION}' WHERE key = 'schema';`);
 }
 
 /**
@@ -592,45 +764,3 @@ function toRecord(row: Row, lists?: () => ReadonlyMap<string, readonly unknown[]
   return record;
 }
 
-/**
- * Why a stored event body is not an event of this swarm at this position, or undefined. Checks
- * the envelope and what readers dereference per kind, not every field.
- */
-function eventProblem(value: unknown, swarmId: string, seq: number): string | undefined {
-  if (!isObject(value)) return 'not an event object';
-  const e = value;
-  if (e.seq !== seq) return `it says seq ${JSON.stringify(e.seq)}, its row is seq ${seq}`;
-  if (e.swarmId !== swarmId) return `it names swarm ${JSON.stringify(e.swarmId)}`;
-  const status = e.status as Record<string, unknown> | undefined;
-  switch (e.kind) {
-    case 'task':
-      return e.id === swarmId && typeof e.contextId === 'string' && isObject(status) && typeof status.timestamp === 'string'
-        ? undefined
-        : 'a task event without its ids or status';
-    case 'status-update':
-      return typeof e.contextId === 'string' && isObject(status) && typeof status.state === 'string' && isObject(e.metadata) && typeof e.metadata.type === 'string'
-        ? undefined
-        : 'a status update without a status or a fact';
-    case 'artifact-update': {
-      const a = e.artifact;
-      return typeof e.contextId === 'string' && isObject(a) && typeof a.artifactId === 'string' && Array.isArray(a.parts) ? undefined : 'an artifact update without an artifact';
-    }
-    default:
-      if (typeof e.timestamp !== 'number') return 'no timestamp';
-      return typeof e.kind === 'string' && e.kind.startsWith('internal:') ? undefined : `unknown kind ${JSON.stringify(e.kind)}`;
-  }
-}
-
-/**
- * Whether a stored event is of event format 1 (before events were the A2A objects): a public
- * event with a numeric `timestamp` at the top and no `contextId`. Internal events are the same
- * in both formats.
- */
-function isFormat1(value: unknown): boolean {
-  if (!isObject(value) || typeof value.timestamp !== 'number' || 'contextId' in value) return false;
-  return value.kind === 'task' || value.kind === 'status-update' || value.kind === 'artifact-update';
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
