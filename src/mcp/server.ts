@@ -35,20 +35,37 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler as createSdkHandler } from '@modelcontextprotocol/server';
+import type { AgentRegistry } from '../registry/registry.js';
+import { registerRegistryTools } from '../registry/mcp-tools.js';
 import { type HttpHandler, readBody, type ServerContext } from '../server/http.js';
 import { createSwarmMcpServer, swarmMcpCatalog, type SwarmMcpCatalog } from './swarm-server.js';
 
 /** Where the MCP endpoint is mounted. */
 export const MCP_PATH = '/mcp';
 
+/** Options of {@link createMcpHandler}. */
+export interface McpHandlerOptions {
+  /**
+   * An agent registry whose tools (`create_task`, `list_agents`, `agent_message`,
+   * `get_task_status`; see `../registry/mcp-tools.ts`) are served next to the swarms' tools.
+   */
+  registry?: AgentRegistry;
+}
+
 /**
  * The `/mcp` endpoint of `serve()`: MCP over Streamable HTTP (both protocol eras, stateless).
  * The server in front of it has already applied the cross-origin policy and the bearer token.
  */
-export function createMcpHandler(ctx: ServerContext): HttpHandler {
+export function createMcpHandler(ctx: ServerContext, options: McpHandlerOptions = {}): HttpHandler {
   // Definitions are fixed once the runtime exists; the SDK builds a server per request.
   let catalog: SwarmMcpCatalog | undefined;
-  const mcp = createSdkHandler(() => createSwarmMcpServer(ctx.runtime, (catalog ??= swarmMcpCatalog(ctx.runtime))), {
+  const registry = options.registry;
+  const serverFor = () => {
+    const server = createSwarmMcpServer(ctx.runtime, (catalog ??= swarmMcpCatalog(ctx.runtime)));
+    if (registry) registerRegistryTools(server, registry);
+    return server;
+  };
+  const mcp = createSdkHandler(serverFor, {
     // Explicitly the default: 2025-era clients get a fresh server per POST (see the module doc).
     legacy: 'stateless',
     maxRequestBodySize: ctx.maxBodyBytes,

@@ -1,0 +1,153 @@
+/**
+ * The agent registry's MCP tools (seed 003), added to our MCP server when it is given a
+ * registry:
+ *
+ * | tool | does |
+ * |---|---|
+ * | `create_task` `{ id?, skill?, agent?, message, dependsOn?, wait? }` | dispatches a task; returns it (`submitted`), or with `wait: true` once it has ended |
+ * | `list_agents` `{ skill? }` | the agents with health, skills, load and check timestamps |
+ * | `agent_message` `{ agent, message }` | sends a message to the named agent and returns its answer |
+ * | `get_task_status` `{ taskId, wait? }` | a task's state, agent, result or error and timestamps |
+ *
+ * Errors follow MCP's split: arguments that do not match a tool's schema, and unknown tools,
+ * are refused by the SDK; a failure the caller can act on (an unknown task or agent, an
+ * unhealthy agent, a duplicate id) is an `isError` result whose text starts with the
+ * `TeamError` code, e.g. `unknown-task: No task "t9"`, which a model can read and act on.
+ *
+ * @module
+ */
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { errorText } from '../../machines/error-text.js';
+import { TeamError } from '../team/errors.js';
+import type { AgentRegistry } from './registry.js';
+
+const DEPENDENCY = z.object({
+  taskId: z.string().min(1).describe('An earlier task of this registry.'),
+  kind: z
+    .enum(['blocking', 'parallel', 'optional'])
+    .describe('blocking: wait for it to complete, fail if it fails; parallel: run at once; optional: wait for it to end, run either way.'),
+});
+
+const CREATE_TASK_INPUT = z.object({
+  id: z.string().min(1).optional().describe('Task id (default: a random UUID); unique in the registry.'),
+  skill: z.string().min(1).optional().describe('The skill wanted: matched against card skills (id, name, tags), case-insensitively.'),
+  agent: z.string().min(1).optional().describe('A named agent (see list_agents) instead of a skill.'),
+  message: z.string().describe('What the agent is asked.'),
+  dependsOn: z.array(DEPENDENCY).optional(),
+  wait: z.boolean().optional().describe('Wait until the task has completed or failed.'),
+});
+const LIST_AGENTS_INPUT = z.object({ skill: z.string().optional().describe('Only agents with this skill.') });
+const AGENT_MESSAGE_INPUT = z.object({ agent: z.string().min(1).describe('The agent id (see list_agents).'), message: z.string() });
+const GET_TASK_STATUS_INPUT = z.object({ taskId: z.string().min(1), wait: z.boolean().optional().describe('Wait until the task has ended.') });
+
+const TASK_STATE = z.enum(['submitted', 'working', 'completed', 'failed']);
+const TASK_OUTPUT = z.object({
+  id: z.string(),
+  skill: z.string().optional(),
+  requestedAgent: z.string().optional(),
+  message: z.string(),
+  dependsOn: z.array(DEPENDENCY),
+  state: TASK_STATE,
+  agentId: z.string().optional(),
+  result: z.string().optional(),
+  error: z.string().optional(),
+  submittedAt: z.number(),
+  startedAt: z.number().optional(),
+  endedAt: z.number().optional(),
+  history: z.array(z.object({ state: TASK_STATE, at: z.number() })),
+});
+const SKILL = z.object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) });
+const AGENT_OUTPUT = z.object({
+  id: z.string(),
+  kind: z.enum(['remote', 'local']),
+  name: z.string(),
+  description: z.string(),
+  cardUrl: z.string().optional(),
+  endpoint: z.string().optional(),
+  skills: z.array(SKILL),
+  health: z.enum(['unknown', 'healthy', 'unhealthy']),
+  load: z.number(),
+  order: z.number(),
+  registeredAt: z.number(),
+  lastChecked: z.number().optional(),
+  lastHealthy: z.number().optional(),
+  lastError: z.string().optional(),
+});
+const LIST_AGENTS_OUTPUT = z.object({ agents: z.array(AGENT_OUTPUT) });
+const AGENT_MESSAGE_OUTPUT = z.object({ agent: z.string(), answer: z.string() });
+
+/** Adds `create_task`, `list_agents`, `agent_message` and `get_task_status` for `registry` to `server`. */
+export function registerRegistryTools(server: McpServer, registry: AgentRegistry): void {
+  server.registerTool(
+    'create_task',
+    {
+      title: 'Create a task',
+      description:
+        'Dispatches a task to the best healthy agent for a skill (least loaded, first registered on ties) or to a named agent, ' +
+        'after its dependencies allow. Returns the task; poll get_task_status, or pass wait: true.',
+      inputSchema: CREATE_TASK_INPUT,
+      outputSchema: TASK_OUTPUT,
+    },
+    ({ wait, ...spec }, ctx) =>
+      safely(async () => {
+        const task = registry.dispatch(spec);
+        return answer(wait ? await registry.wait(task.id, ctx.mcpReq.signal) : task);
+      }),
+  );
+
+  server.registerTool(
+    'list_agents',
+    {
+      title: 'List agents',
+      description: 'The registered agents: health (with last check and last healthy times), skills, and current load.',
+      inputSchema: LIST_AGENTS_INPUT,
+      outputSchema: LIST_AGENTS_OUTPUT,
+      annotations: { readOnlyHint: true },
+    },
+    ({ skill }) => safely(async () => answer({ agents: registry.agents(skill ? { skill } : {}) })),
+  );
+
+  server.registerTool(
+    'agent_message',
+    {
+      title: 'Message an agent',
+      description: 'Sends a message to a named agent over A2A and returns its answer.',
+      inputSchema: AGENT_MESSAGE_INPUT,
+      outputSchema: AGENT_MESSAGE_OUTPUT,
+    },
+    ({ agent, message }, ctx) => safely(async () => answer({ agent, answer: await registry.message(agent, message, ctx.mcpReq.signal) })),
+  );
+
+  server.registerTool(
+    'get_task_status',
+    {
+      title: 'Task status',
+      description: 'A task: submitted, working, completed (with the result) or failed (with the error), its agent and timestamps.',
+      inputSchema: GET_TASK_STATUS_INPUT,
+      outputSchema: TASK_OUTPUT,
+      annotations: { readOnlyHint: true },
+    },
+    ({ taskId, wait }, ctx) =>
+      safely(async () => {
+        const task = wait ? await registry.wait(taskId, ctx.mcpReq.signal) : registry.task(taskId);
+        if (!task) throw new TeamError(`No task "${taskId}"`, 'unknown-task');
+        return answer(task);
+      }),
+  );
+}
+
+/** A tool result: the JSON as text (for models) and as structured content (for programs). */
+function answer(value: object): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value as Record<string, unknown> };
+}
+
+/** Runs a tool body; an error becomes an `isError` result, prefixed with its code when it has one. */
+async function safely(body: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await body();
+  } catch (e) {
+    const text = e instanceof TeamError ? `${e.code}: ${e.message}` : errorText(e);
+    return { isError: true, content: [{ type: 'text', text }] };
+  }
+}

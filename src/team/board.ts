@@ -1,0 +1,377 @@
+/**
+ * The task board of a team (seed 004): tasks with dependencies that workers claim, complete,
+ * fail or release. Every operation validates against the current state and then triggers one
+ * store event, so a refused operation changes nothing and an accepted one changes the state in
+ * one step; claims are therefore atomic (the first claimer wins, the second is refused or
+ * offered another task). The state is JSON ({@link TaskBoard.snapshot}) and a board rebuilt
+ * from it ({@link restoreBoard}) behaves exactly like the original; each change yields facts
+ * ({@link TaskBoard.onFact}) for the team's event stream.
+ *
+ * @module
+ */
+import { findBlocked, findCycle } from './board-graph.js';
+import { attemptKey, createBoardStore, type BoardContext, type BoardStore } from './board-store.js';
+import {
+  parseBoardSnapshot,
+  parseTaskSpec,
+  type BlockedTask,
+  type BoardCounts,
+  type BoardFact,
+  type BoardSnapshot,
+  type Claim,
+  type Task,
+  type TaskSpec,
+} from './board-types.js';
+import { TeamError } from './errors.js';
+import { checkLimit, resolveTeamLimits, type TeamLimits } from './limits.js';
+
+export { attemptKey } from './board-store.js';
+export type { BlockedTask, BoardCounts, BoardFact, BoardSnapshot, Claim, Task, TaskMetadata, TaskSpec, TaskStatus } from './board-types.js';
+
+/** How to create a board. */
+export interface BoardOptions {
+  /** The board's id (usually the team's); the first part of every attempt key. */
+  readonly id: string;
+  /** Limits over the defaults; the board uses `maxTasksPerBoard` and `maxAttempts`. */
+  readonly limits?: Partial<TeamLimits>;
+  /** Where the board's timestamps come from (epoch ms); `Date.now` unless given. */
+  readonly clock?: () => number;
+}
+
+/** How to rebuild a board from a snapshot. */
+export interface RestoreBoardOptions {
+  /** Limits that replace the snapshot's (a team redefined with other limits). */
+  readonly limits?: Partial<TeamLimits>;
+  readonly clock?: () => number;
+}
+
+/** Which tasks a claimer takes: those of one of `types` (a worker's specialty). */
+export interface ClaimFilter {
+  /**
+   * Task types the claimer does; a task whose metadata has no type matches any claimer.
+   * Absent: any task.
+   */
+  readonly types?: readonly string[];
+}
+
+/** A new, empty board. Throws a {@link TeamError} for an empty id or invalid limits. */
+export function createBoard(options: BoardOptions): TaskBoard {
+  if (typeof options.id !== 'string' || options.id.length === 0) throw new TeamError('a board needs a non-empty id', 'invalid-task');
+  const limits = resolveTeamLimits(options.limits);
+  return new TaskBoard({ boardId: options.id, limits, version: 0, nextId: 1, tasks: [] }, options.clock ?? Date.now);
+}
+
+/**
+ * The board a snapshot was taken of, with the same tasks, version and id counter, so it
+ * behaves as the original would have (the same next claim, the same attempt keys). Throws a
+ * {@link TeamError} `invalid-snapshot` for anything that is not a board snapshot.
+ */
+export function restoreBoard(snapshot: unknown, options: RestoreBoardOptions = {}): TaskBoard {
+  const parsed = parseBoardSnapshot(snapshot);
+  const cycle = findCycle(new Map(parsed.tasks.map((task) => [task.id, task.dependencies])));
+  if (cycle) throw new TeamError(`board snapshot holds a dependency cycle: ${cycle.join(' → ')}`, 'invalid-snapshot');
+  const limits = options.limits ? resolveTeamLimits({ ...parsed.limits, ...options.limits }) : parsed.limits;
+  const { format: _format, ...context } = parsed;
+  return new TaskBoard({ ...context, limits }, options.clock ?? Date.now);
+}
+
+/** A team's task board. Create one with {@link createBoard} or {@link restoreBoard}. */
+export class TaskBoard {
+  readonly #store: BoardStore;
+  readonly #clock: () => number;
+
+  /** @internal Use {@link createBoard} or {@link restoreBoard}. */
+  constructor(context: BoardContext, clock: () => number) {
+    this.#store = createBoardStore(context);
+    this.#clock = clock;
+  }
+
+  /** The board's id. */
+  get id(): string {
+    return this.#context.boardId;
+  }
+
+  /** The limits the board enforces. */
+  get limits(): TeamLimits {
+    return this.#context.limits;
+  }
+
+  /** Changes applied so far (one per accepted operation). */
+  get version(): number {
+    return this.#context.version;
+  }
+
+  /** The task with this id, if any. */
+  task(id: string): Task | undefined {
+    return index(this.#context.tasks).get(id);
+  }
+
+  /** All tasks, in creation order. */
+  tasks(): readonly Task[] {
+    return this.#context.tasks;
+  }
+
+  /**
+   * Adds one task or a batch. All or nothing: an invalid spec (`invalid-task`), a duplicate id
+   * (`duplicate-task`), an unknown dependency (`unknown-dependency`), a dependency cycle
+   * (`cycle`, the message naming it: `a → b → c → a`) or more tasks than `maxTasksPerBoard`
+   * (`limit`) refuses the whole batch. Tasks of a batch may depend on each other in any order.
+   */
+  create(specs: TaskSpec | readonly TaskSpec[]): Task[] {
+    const list = Array.isArray(specs) ? (specs as readonly TaskSpec[]) : [specs as TaskSpec];
+    const context = this.#context;
+    const existing = index(context.tasks);
+    checkLimit(context.limits, 'maxTasksPerBoard', context.tasks.length, list.length);
+    const parsed = list.map((spec, i) => parseTaskSpec(spec, i));
+    let nextId = context.nextId;
+    const taken = new Set(existing.keys());
+    for (const spec of parsed) if (spec.id !== undefined) taken.add(spec.id);
+    const batch = new Map<string, TaskSpec>();
+    for (const spec of parsed) {
+      let id = spec.id;
+      if (id === undefined) {
+        // Generated ids skip those in use, so a caller's `task-3` is never shadowed.
+        do id = `task-${nextId++}`;
+        while (taken.has(id));
+        taken.add(id);
+      } else if (existing.has(id) || batch.has(id)) {
+        throw new TeamError(`task ${id} already exists on board ${context.boardId}`, 'duplicate-task');
+      }
+      batch.set(id, spec);
+    }
+    for (const [id, spec] of batch) {
+      for (const dependency of spec.dependencies ?? []) {
+        if (!existing.has(dependency) && !batch.has(dependency)) {
+          throw new TeamError(`task ${id} depends on unknown task ${dependency}`, 'unknown-dependency');
+        }
+      }
+    }
+    const cycle = findCycle(new Map([...batch].map(([id, spec]) => [id, spec.dependencies ?? []])));
+    if (cycle) throw new TeamError(`dependency cycle: ${cycle.join(' → ')}`, 'cycle');
+    const at = this.#clock();
+    const tasks: Task[] = [...batch].map(([id, spec]) => ({
+      id,
+      subject: spec.subject,
+      description: spec.description ?? '',
+      metadata: json(spec.metadata ?? {}, `metadata of task ${id}`),
+      dependencies: [...new Set(spec.dependencies ?? [])],
+      status: 'pending',
+      attempts: 0,
+      failures: 0,
+      createdAt: at,
+      updatedAt: at,
+    }));
+    if (tasks.length > 0) this.#store.trigger.created({ tasks, nextId, at });
+    return tasks.map((task) => this.task(task.id)!);
+  }
+
+  /**
+   * Claims one task for `worker`: only a pending, unowned task whose dependencies are all
+   * completed. Throws `unknown-task`, or `not-claimable` saying why (owned, done, waiting on or
+   * blocked by which dependencies).
+   */
+  claim(worker: string, taskId: string): Claim {
+    checkWorker(worker);
+    const task = this.#require(taskId);
+    const problem = this.#unclaimable(task);
+    if (problem) throw new TeamError(`task ${taskId} cannot be claimed: ${problem}`, 'not-claimable');
+    return this.#claim(worker, task);
+  }
+
+  /**
+   * Claims the first claimable task (in creation order) that matches `filter`, or returns
+   * undefined when there is none; never throws for lack of work.
+   */
+  claimNext(worker: string, filter: ClaimFilter = {}): Claim | undefined {
+    checkWorker(worker);
+    const task = this.claimable(filter)[0];
+    return task ? this.#claim(worker, task) : undefined;
+  }
+
+  /**
+   * Marks a task completed with its `result` (kept as JSON). Only its owner, only while in
+   * progress, and (when `attempt` is given) only for the current attempt: a late completion of
+   * a released attempt is refused (`stale-attempt`) so the work is not counted twice.
+   */
+  complete(taskId: string, worker: string, options: { readonly result?: unknown; readonly attempt?: number } = {}): Task {
+    this.#requireOwned(taskId, worker, options.attempt);
+    const result = options.result === undefined ? undefined : json(options.result, `the result of task ${taskId}`);
+    this.#store.trigger.completed({ taskId, result, at: this.#clock() });
+    return this.task(taskId)!;
+  }
+
+  /**
+   * Records a failed attempt (owner only). The task goes back to pending for another attempt,
+   * or escalates once it has failed `maxAttempts` times (never retried on its own). With
+   * `retry: false` (an error no retry can fix) it fails for good at once.
+   */
+  fail(taskId: string, worker: string, options: { readonly error: string; readonly attempt?: number; readonly retry?: boolean }): Task {
+    this.#requireOwned(taskId, worker, options.attempt);
+    if (typeof options.error !== 'string') throw new TeamError(`failing task ${taskId} needs an error message`, 'invalid-task');
+    this.#store.trigger.failed({ taskId, error: options.error, retry: options.retry ?? true, at: this.#clock() });
+    return this.task(taskId)!;
+  }
+
+  /**
+   * Gives a task back (the owner gave up, or was silent past `workerTimeoutMs`): pending again,
+   * unowned, and the attempt is not counted as a failure.
+   */
+  release(taskId: string, worker: string, options: { readonly reason?: string; readonly attempt?: number } = {}): Task {
+    this.#requireOwned(taskId, worker, options.attempt);
+    this.#store.trigger.released({ taskId, reason: options.reason ?? 'released', at: this.#clock() });
+    return this.task(taskId)!;
+  }
+
+  /** Releases every task `worker` holds (a worker that stalled or crashed), in board order. */
+  releaseAll(worker: string, reason = 'worker released'): Task[] {
+    const held = this.#context.tasks.filter((task) => task.status === 'in_progress' && task.owner === worker);
+    return held.map((task) => this.release(task.id, worker, { reason }));
+  }
+
+  /** A human's decision: an escalated or failed task gets a fresh round of `maxAttempts`. */
+  retry(taskId: string): Task {
+    const task = this.#require(taskId);
+    if (task.status !== 'escalated' && task.status !== 'failed') {
+      throw new TeamError(`task ${taskId} is ${task.status}; only an escalated or failed task can be retried`, 'wrong-state');
+    }
+    this.#store.trigger.retried({ taskId, at: this.#clock() });
+    return this.task(taskId)!;
+  }
+
+  /** A human's decision: an escalated task fails for good (its dependents stay blocked). */
+  abandon(taskId: string, reason = 'abandoned'): Task {
+    const task = this.#require(taskId);
+    if (task.status !== 'escalated') throw new TeamError(`task ${taskId} is ${task.status}; only an escalated task can be abandoned`, 'wrong-state');
+    this.#store.trigger.abandoned({ taskId, reason, at: this.#clock() });
+    return this.task(taskId)!;
+  }
+
+  /** Tasks that could be claimed now (matching `filter`), in the order claimers get them. */
+  claimable(filter: ClaimFilter = {}): Task[] {
+    const types = filter.types;
+    const byId = index(this.#context.tasks);
+    return this.#context.tasks.filter(
+      (task) =>
+        task.status === 'pending' &&
+        task.dependencies.every((id) => byId.get(id)?.status === 'completed') &&
+        (types === undefined || task.metadata.type === undefined || types.includes(task.metadata.type)),
+    );
+  }
+
+  /** Pending tasks that a failed or escalated task upstream keeps from ever running. */
+  blocked(): BlockedTask[] {
+    return findBlocked(this.#context.tasks, index(this.#context.tasks));
+  }
+
+  /** How many tasks are where. */
+  counts(): BoardCounts {
+    const counts = { total: 0, pending: 0, in_progress: 0, completed: 0, failed: 0, escalated: 0, claimable: 0, blocked: 0 };
+    for (const task of this.#context.tasks) {
+      counts.total++;
+      counts[task.status]++;
+    }
+    counts.claimable = this.claimable().length;
+    counts.blocked = this.blocked().length;
+    return counts;
+  }
+
+  /** Every task completed (true for an empty board). */
+  isDone(): boolean {
+    return this.#context.tasks.every((task) => task.status === 'completed');
+  }
+
+  /**
+   * Nothing can move without a human: no task in progress and none claimable. Every task is
+   * then completed, failed, escalated or blocked (dependencies cannot form a cycle).
+   */
+  isSettled(): boolean {
+    return !this.#context.tasks.some((task) => task.status === 'in_progress') && this.claimable().length === 0;
+  }
+
+  /** The board as JSON, for persistence; {@link restoreBoard} takes it back. */
+  snapshot(): BoardSnapshot {
+    return { format: 1, ...this.#context };
+  }
+
+  /** Calls `listener` with the new snapshot after every change; returns the unsubscribe. */
+  subscribe(listener: (snapshot: BoardSnapshot) => void): () => void {
+    const subscription = this.#store.subscribe((snapshot) => listener({ format: 1, ...snapshot.context }));
+    return () => subscription.unsubscribe();
+  }
+
+  /** Calls `listener` with every fact, in order, as changes happen; returns the unsubscribe. */
+  onFact(listener: (fact: BoardFact) => void): () => void {
+    const subscription = this.#store.on('fact', (event) => listener(event.fact));
+    return () => subscription.unsubscribe();
+  }
+
+  get #context(): BoardContext {
+    return this.#store.getSnapshot().context;
+  }
+
+  #claim(worker: string, task: Task): Claim {
+    this.#store.trigger.claimed({ taskId: task.id, owner: worker, at: this.#clock() });
+    const claimed = this.task(task.id)!;
+    return { task: claimed, attempt: claimed.attempts, key: attemptKey(this.id, claimed.id, claimed.attempts) };
+  }
+
+  /** Why `task` cannot be claimed now, or undefined when it can. */
+  #unclaimable(task: Task): string | undefined {
+    if (task.status !== 'pending') return task.owner ? `it is ${task.status} (held by ${task.owner})` : `it is ${task.status}`;
+    const byId = index(this.#context.tasks);
+    const open = task.dependencies.filter((id) => byId.get(id)?.status !== 'completed');
+    if (open.length === 0) return undefined;
+    const dead = open.filter((id) => ['failed', 'escalated'].includes(byId.get(id)!.status));
+    if (dead.length > 0) return `blocked by ${dead.join(', ')} (${dead.map((id) => byId.get(id)!.status).join(', ')})`;
+    const blockedBy = this.blocked().find((blocked) => blocked.taskId === task.id);
+    if (blockedBy) return `blocked by ${blockedBy.blockedBy.join(', ')} upstream`;
+    return `waiting on ${open.join(', ')}`;
+  }
+
+  #require(taskId: string): Task {
+    const task = typeof taskId === 'string' ? this.task(taskId) : undefined;
+    if (!task) throw new TeamError(`no task ${String(taskId)} on board ${this.id}`, 'unknown-task');
+    return task;
+  }
+
+  #requireOwned(taskId: string, worker: string, attempt: number | undefined): Task {
+    checkWorker(worker);
+    const task = this.#require(taskId);
+    if (task.status !== 'in_progress') throw new TeamError(`task ${taskId} is ${task.status}, not in progress`, 'wrong-state');
+    if (task.owner !== worker) throw new TeamError(`task ${taskId} is held by ${task.owner}, not ${worker}`, 'not-owner');
+    if (attempt !== undefined && attempt !== task.attempts) {
+      throw new TeamError(`attempt ${attempt} of task ${taskId} is over; attempt ${task.attempts} is current`, 'stale-attempt');
+    }
+    return task;
+  }
+}
+
+/** Id → task for one task list, built once per state (states are immutable). */
+const indexes = new WeakMap<readonly Task[], Map<string, Task>>();
+function index(tasks: readonly Task[]): ReadonlyMap<string, Task> {
+  let byId = indexes.get(tasks);
+  if (!byId) {
+    byId = new Map(tasks.map((task) => [task.id, task]));
+    indexes.set(tasks, byId);
+  }
+  return byId;
+}
+
+function checkWorker(worker: string): void {
+  if (typeof worker !== 'string' || worker.length === 0) throw new TeamError('a worker id must be a non-empty string', 'invalid-task');
+}
+
+/**
+ * `value` as a JSON copy: what a snapshot will hold (so a restored board equals the original)
+ * and detached from the caller, who may go on mutating their object.
+ */
+function json<T>(value: T, what: string): T {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new TeamError(`${what} is not JSON: ${(error as Error).message}`, 'invalid-task');
+  }
+  if (text === undefined) throw new TeamError(`${what} is not JSON`, 'invalid-task');
+  return JSON.parse(text) as T;
+}

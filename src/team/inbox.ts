@@ -1,0 +1,345 @@
+/**
+ * The inbox of a team (seed 004): the six message types teammates exchange, written to one
+ * teammate or broadcast to all, read in order from a cursor. An inbox belongs to one team and
+ * knows its members; anyone else (a worker of another team included) is refused, whether
+ * writing or reading. Messages older than `inboxRetentionMs` are dropped and never returned.
+ * The state lives in an `@xstate/store`, is JSON ({@link Inbox.snapshot}) and comes back
+ * exactly with {@link restoreInbox}.
+ *
+ * @module
+ */
+import { createStore } from '@xstate/store';
+import { z } from 'zod';
+import { TeamError } from './errors.js';
+import { resolveTeamLimits, type TeamLimits } from './limits.js';
+
+/** The message types of seed 004, in the order the seed lists them. */
+export const INBOX_MESSAGE_TYPES = [
+  'task_completed',
+  'task_failed',
+  'idle_notification',
+  'help_request',
+  'shutdown_request',
+  'shutdown_approved',
+] as const;
+
+/** One of {@link INBOX_MESSAGE_TYPES}. */
+export type InboxMessageType = (typeof INBOX_MESSAGE_TYPES)[number];
+
+const id = z.string().min(1);
+
+/** The runtime schema of each message type's payload; unknown fields are refused. */
+export const inboxPayloadSchemas = {
+  task_completed: z.strictObject({ taskId: id, result: z.unknown().optional(), durationMs: z.number().nonnegative().optional() }),
+  task_failed: z.strictObject({ taskId: id, error: z.string(), attempt: z.number().int().positive() }),
+  idle_notification: z.strictObject({ workerId: id, completedTasks: z.number().int().nonnegative().optional() }),
+  help_request: z.strictObject({ taskId: id.optional(), question: z.string().min(1) }),
+  shutdown_request: z.strictObject({ reason: z.string() }),
+  shutdown_approved: z.strictObject({ workerId: id }),
+} satisfies Record<InboxMessageType, z.ZodType>;
+
+/** The payload of each message type. */
+export type InboxPayloads = { [T in InboxMessageType]: z.output<(typeof inboxPayloadSchemas)[T]> };
+
+/** A teammate as a sender or reader names itself: its team and its id in that team. */
+export interface TeamMember {
+  readonly teamId: string;
+  readonly id: string;
+}
+
+/** One delivered message. `seq` orders the team's messages; `at` is epoch milliseconds. */
+export type InboxMessage = {
+  [T in InboxMessageType]: {
+    /** `${teamId}:${seq}`. */
+    readonly id: string;
+    readonly seq: number;
+    readonly teamId: string;
+    readonly from: string;
+    readonly to: string;
+    readonly type: T;
+    readonly payload: InboxPayloads[T];
+    readonly at: number;
+  };
+}[InboxMessageType];
+
+/** What {@link Inbox.read} returns: the messages and the cursor to pass as `since` next time. */
+export interface InboxRead {
+  readonly messages: readonly InboxMessage[];
+  /** The seq of the last message returned (or the `since` given, when there was none). */
+  readonly cursor: number;
+}
+
+/** Counts for the team's metrics. `sent` counts deliveries (a broadcast to 3 is 3). */
+export interface InboxStats {
+  readonly sent: number;
+  readonly byType: Readonly<Record<InboxMessageType, number>>;
+  /** Messages dropped because they outlived the retention. */
+  readonly expired: number;
+  /** Messages currently kept. */
+  readonly retained: number;
+}
+
+/** The state of an inbox as JSON: what is persisted and what {@link restoreInbox} takes back. */
+export interface InboxSnapshot {
+  readonly format: 1;
+  readonly teamId: string;
+  readonly retentionMs: number;
+  /** In the order they joined (the order of a broadcast's deliveries). */
+  readonly members: readonly string[];
+  /** The seq the next message gets. */
+  readonly nextSeq: number;
+  readonly messages: readonly InboxMessage[];
+  readonly sent: number;
+  readonly byType: Readonly<Record<InboxMessageType, number>>;
+  readonly expired: number;
+}
+
+/** How to create an inbox. */
+export interface InboxOptions {
+  readonly teamId: string;
+  /** Team limits over the defaults; the inbox uses `inboxRetentionMs`. */
+  readonly limits?: Partial<TeamLimits>;
+  /** Members from the start (more join with {@link Inbox.join}). */
+  readonly members?: readonly string[];
+  /** The time (epoch ms) retention is measured against; `Date.now` unless given. */
+  readonly clock?: () => number;
+}
+
+/** A new, empty inbox of one team. */
+export function createInbox(options: InboxOptions): Inbox {
+  if (typeof options.teamId !== 'string' || options.teamId.length === 0) throw new TeamError('an inbox needs a non-empty team id', 'invalid-message');
+  const limits = resolveTeamLimits(options.limits);
+  const byType = Object.fromEntries(INBOX_MESSAGE_TYPES.map((type) => [type, 0])) as Record<InboxMessageType, number>;
+  const inbox = new Inbox(
+    { teamId: options.teamId, retentionMs: limits.inboxRetentionMs, members: [], nextSeq: 1, messages: [], sent: 0, byType, expired: 0 },
+    options.clock ?? Date.now,
+  );
+  for (const member of options.members ?? []) inbox.join(member);
+  return inbox;
+}
+
+/**
+ * The inbox a snapshot was taken of: same members, messages, cursor positions and counts.
+ * Throws a {@link TeamError} `invalid-snapshot` for anything that is not an inbox snapshot.
+ */
+export function restoreInbox(snapshot: unknown, options: { readonly clock?: () => number } = {}): Inbox {
+  const parsed = snapshotSchema.safeParse(snapshot);
+  if (!parsed.success) throw new TeamError(`not an inbox snapshot: ${issues(parsed.error)}`, 'invalid-snapshot');
+  const { format: _format, ...context } = parsed.data as unknown as InboxSnapshot;
+  for (const message of context.messages) {
+    if (message.teamId !== context.teamId) throw new TeamError(`inbox snapshot of team ${context.teamId} holds a message of team ${message.teamId}`, 'invalid-snapshot');
+    if (message.seq >= context.nextSeq) throw new TeamError(`inbox snapshot: message seq ${message.seq} is not below nextSeq ${context.nextSeq}`, 'invalid-snapshot');
+  }
+  return new Inbox(context, options.clock ?? Date.now);
+}
+
+/** A team's inbox. Create one with {@link createInbox} or {@link restoreInbox}. */
+export class Inbox {
+  readonly #store: InboxStore;
+  readonly #clock: () => number;
+
+  /** @internal Use {@link createInbox} or {@link restoreInbox}. */
+  constructor(context: InboxContext, clock: () => number) {
+    this.#store = createInboxStore(context);
+    this.#clock = clock;
+  }
+
+  /** The team this inbox belongs to. */
+  get teamId(): string {
+    return this.#context.teamId;
+  }
+
+  /** The members, in the order they joined. */
+  members(): readonly string[] {
+    return this.#context.members;
+  }
+
+  /** Registers a member of the team; an id already in use is refused (`duplicate-member`). */
+  join(member: string): void {
+    if (typeof member !== 'string' || member.length === 0) throw new TeamError('a member id must be a non-empty string', 'not-a-member');
+    if (this.#context.members.includes(member)) throw new TeamError(`${member} is already a member of team ${this.teamId}`, 'duplicate-member');
+    this.#store.trigger.joined({ member });
+  }
+
+  /**
+   * Removes a member (after a graceful shutdown); it can no longer write or read. Messages
+   * already delivered to it stay until retention drops them, so a member that joins again
+   * under the same id (a respawn) reads them.
+   */
+  leave(member: string): void {
+    if (!this.#context.members.includes(member)) throw new TeamError(`${member} is not a member of team ${this.teamId}`, 'not-a-member');
+    this.#store.trigger.left({ member });
+  }
+
+  /**
+   * Delivers one message from `from` to the teammate `to`. Both must be members of this team
+   * (`not-a-member`); the payload must fit the type (`invalid-message`).
+   */
+  write<T extends InboxMessageType>(from: TeamMember, to: string, type: T, payload: InboxPayloads[T]): InboxMessage {
+    const sender = this.#member(from, 'write to');
+    if (typeof to !== 'string' || !this.#context.members.includes(to)) throw new TeamError(`cannot write to ${String(to)}: not a member of team ${this.teamId}`, 'not-a-member');
+    const checked = checkPayload(type, payload);
+    return this.#deliver(sender, [to], type, checked)[0]!;
+  }
+
+  /** Delivers one message to every member but the sender, in join order. */
+  broadcast<T extends InboxMessageType>(from: TeamMember, type: T, payload: InboxPayloads[T]): InboxMessage[] {
+    const sender = this.#member(from, 'broadcast to');
+    const checked = checkPayload(type, payload);
+    return this.#deliver(sender, this.#context.members.filter((member) => member !== sender), type, checked);
+  }
+
+  /**
+   * The messages to `member` after `since` (a seq; 0 or absent: from the start), oldest first,
+   * leaving out those past retention. Reading does not consume: the same cursor reads the same
+   * messages again, so a reader that crashed before acting on them loses nothing.
+   */
+  read(member: TeamMember, options: { readonly since?: number } = {}): InboxRead {
+    const reader = this.#member(member, 'read');
+    const since = options.since ?? 0;
+    if (!Number.isSafeInteger(since) || since < 0) throw new TeamError(`since must be a seq (a non-negative integer), not ${String(since)}`, 'invalid-message');
+    this.prune();
+    const messages = this.#context.messages.filter((message) => message.to === reader && message.seq > since);
+    return { messages, cursor: messages.at(-1)?.seq ?? since };
+  }
+
+  /** Drops the messages older than the retention at `now`; returns how many. */
+  prune(now: number = this.#clock()): number {
+    const before = now - this.#context.retentionMs;
+    const count = this.#context.messages.filter((message) => message.at < before).length;
+    if (count > 0) this.#store.trigger.pruned({ before });
+    return count;
+  }
+
+  /** Counts for metrics. */
+  stats(): InboxStats {
+    const { sent, byType, expired, messages } = this.#context;
+    return { sent, byType, expired, retained: messages.length };
+  }
+
+  /** The inbox as JSON, for persistence; {@link restoreInbox} takes it back. */
+  snapshot(): InboxSnapshot {
+    return { format: 1, ...this.#context };
+  }
+
+  /** Calls `listener` with the new snapshot after every change; returns the unsubscribe. */
+  subscribe(listener: (snapshot: InboxSnapshot) => void): () => void {
+    const subscription = this.#store.subscribe((snapshot) => listener({ format: 1, ...snapshot.context }));
+    return () => subscription.unsubscribe();
+  }
+
+  /** Calls `listener` with every delivered message, in seq order; returns the unsubscribe. */
+  onMessage(listener: (message: InboxMessage) => void): () => void {
+    const subscription = this.#store.on('message', (event) => listener(event.message));
+    return () => subscription.unsubscribe();
+  }
+
+  get #context(): InboxContext {
+    return this.#store.getSnapshot().context;
+  }
+
+  /** The member's id, when it names a member of this team; otherwise `not-a-member`. */
+  #member(member: TeamMember, action: string): string {
+    const teamId = typeof member === 'object' && member !== null ? member.teamId : undefined;
+    const memberId = typeof member === 'object' && member !== null ? member.id : undefined;
+    if (teamId !== this.teamId) {
+      throw new TeamError(`${String(memberId)} of team ${String(teamId)} cannot ${action} the inbox of team ${this.teamId}`, 'not-a-member');
+    }
+    if (typeof memberId !== 'string' || !this.#context.members.includes(memberId)) {
+      throw new TeamError(`${String(memberId)} is not a member of team ${this.teamId}`, 'not-a-member');
+    }
+    return memberId;
+  }
+
+  #deliver(from: string, recipients: readonly string[], type: InboxMessageType, payload: unknown): InboxMessage[] {
+    const at = this.#clock();
+    this.prune(at);
+    const { teamId, nextSeq } = this.#context;
+    const messages = recipients.map((to, i) => {
+      const seq = nextSeq + i;
+      return { id: `${teamId}:${seq}`, seq, teamId, from, to, type, payload, at } as InboxMessage;
+    });
+    if (messages.length > 0) this.#store.trigger.delivered({ messages });
+    return messages;
+  }
+}
+
+/** The store's context: an inbox snapshot without its format tag. */
+type InboxContext = Omit<InboxSnapshot, 'format'>;
+
+function createInboxStore(context: InboxContext) {
+  return createStore({
+    schemas: { emitted: { message: z.object({ message: z.custom<InboxMessage>() }) } },
+    context,
+    on: {
+      joined: (ctx, event: { member: string }) => ({ ...ctx, members: [...ctx.members, event.member] }),
+      left: (ctx, event: { member: string }) => ({ ...ctx, members: ctx.members.filter((member) => member !== event.member) }),
+      delivered: (ctx, event: { messages: readonly InboxMessage[] }, enq) => {
+        const byType = { ...ctx.byType };
+        for (const message of event.messages) {
+          byType[message.type]++;
+          enq.emit.message({ message });
+        }
+        return {
+          ...ctx,
+          nextSeq: ctx.nextSeq + event.messages.length,
+          messages: [...ctx.messages, ...event.messages],
+          sent: ctx.sent + event.messages.length,
+          byType,
+        };
+      },
+      pruned: (ctx, event: { before: number }) => {
+        const messages = ctx.messages.filter((message) => message.at >= event.before);
+        return { ...ctx, messages, expired: ctx.expired + ctx.messages.length - messages.length };
+      },
+    },
+  });
+}
+
+type InboxStore = ReturnType<typeof createInboxStore>;
+
+/** The payload checked against its type's schema and copied as JSON (detached from the caller). */
+function checkPayload(type: InboxMessageType, payload: unknown): unknown {
+  if (typeof type !== 'string' || !Object.hasOwn(inboxPayloadSchemas, type)) {
+    throw new TeamError(`unknown message type ${JSON.stringify(type)} (known: ${INBOX_MESSAGE_TYPES.join(', ')})`, 'invalid-message');
+  }
+  const parsed = inboxPayloadSchemas[type].safeParse(payload);
+  if (!parsed.success) throw new TeamError(`invalid ${type} payload: ${issues(parsed.error)}`, 'invalid-message');
+  try {
+    return JSON.parse(JSON.stringify(parsed.data)) as unknown;
+  } catch (error) {
+    throw new TeamError(`invalid ${type} payload: not JSON (${(error as Error).message})`, 'invalid-message');
+  }
+}
+
+const count = z.number().int().nonnegative();
+const messageSchema = z.discriminatedUnion(
+  'type',
+  INBOX_MESSAGE_TYPES.map((type) =>
+    z.strictObject({
+      id: z.string().min(1),
+      seq: z.number().int().positive(),
+      teamId: z.string().min(1),
+      from: z.string().min(1),
+      to: z.string().min(1),
+      type: z.literal(type),
+      payload: inboxPayloadSchemas[type],
+      at: z.number(),
+    }),
+  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+);
+const snapshotSchema = z.strictObject({
+  format: z.literal(1),
+  teamId: z.string().min(1),
+  retentionMs: z.number().int().positive(),
+  members: z.array(z.string().min(1)),
+  nextSeq: z.number().int().positive(),
+  messages: z.array(messageSchema),
+  sent: count,
+  byType: z.strictObject(Object.fromEntries(INBOX_MESSAGE_TYPES.map((type) => [type, count])) as Record<InboxMessageType, typeof count>),
+  expired: count,
+});
+
+function issues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`).join('; ');
+}
