@@ -18,6 +18,8 @@ export const W1_NORMAL = 'W1 / sqlite NORMAL';
 export const LONG = 'long conversation / sqlite NORMAL';
 export const PAUSED = `${SWARMS / 1000}k paused swarms / sqlite NORMAL`;
 export const STREAM = 'long stream / sqlite NORMAL';
+export const W1_JETSTREAM = 'W1 / JetStream';
+export const HANDOFF = 'Handoff';
 
 /** Modes. */
 export const SEQUENTIAL = 'sequential';
@@ -26,8 +28,12 @@ export const LONG_MODE = `${TURNS} turns, 2 KB tool results`;
 export const LIVE = 'live';
 export const PASSIVATED = `passivateAfterMs ${PASSIVATE_AFTER_MS}`;
 export const STREAM_MODE = `events({ since: 0 }) of ${EVENTS / 1000}k`;
+export const CROSS_PROCESS = 'cross-process';
 
 const name = (workload: string, mode: string) => `${workload} / ${mode}`;
+
+/** The NATS rows, loaded by their own process only (no other row loads the NATS client). */
+const nats = () => import('./rows-nats.js');
 
 export const ROWS: RowSpec[] = [
   { workload: W1_MEMORY, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL)], measure: runtimeSequential },
@@ -37,6 +43,9 @@ export const ROWS: RowSpec[] = [
   { workload: W1_FULL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], measure: sqliteSequential('FULL') },
   { workload: W1_NORMAL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], measure: sqliteSequential('NORMAL') },
   { workload: W1_FULL, mode: CONCURRENT, needs: [name(W1_MEMORY, CONCURRENT)], measure: sqliteConcurrent },
+  { workload: W1_JETSTREAM, mode: SEQUENTIAL, needs: [name(W1_FULL, SEQUENTIAL)], measure: async () => (await nats()).w1JetStreamSequential() },
+  { workload: W1_JETSTREAM, mode: CONCURRENT, needs: [name(W1_FULL, CONCURRENT)], measure: async () => (await nats()).w1JetStreamConcurrent() },
+  { workload: HANDOFF, mode: CROSS_PROCESS, measure: async () => (await nats()).handoffCrossProcess() },
   { workload: LONG, mode: LONG_MODE, measure: longConversation },
   { workload: PAUSED, mode: LIVE, measure: pausedSwarms(undefined) },
   { workload: PAUSED, mode: PASSIVATED, needs: [name(PAUSED, LIVE)], measure: pausedSwarms(PASSIVATE_AFTER_MS) },

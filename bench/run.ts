@@ -76,8 +76,15 @@ function selected(only: string | undefined): RowSpec[] {
   return ROWS.filter((r) => wanted.has(rowName(r)));
 }
 
-/** What a row may have a child process prepare (`--fixture <name> <path>`), printing a line. */
-const FIXTURES: Record<string, (path: string) => Promise<string>> = { stream: writeStream };
+/**
+ * What a row may have a child process prepare (`--fixture <name> <path>`), printing a line; or
+ * run (`nats-worker`: a worker process serving the NATS rows until its stdin ends; loaded on
+ * demand, so that no other row's process loads the NATS client).
+ */
+const FIXTURES: Record<string, (path: string) => Promise<string>> = {
+  stream: writeStream,
+  'nats-worker': async (spec) => (await import('./nats-worker.js')).natsWorker(spec),
+};
 
 const single = option('--row');
 const fixture = option('--fixture');

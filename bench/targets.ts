@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { CONCURRENT, LIVE, LONG, LONG_MODE, PASSIVATED, PAUSED, SEQUENTIAL, STREAM, STREAM_MODE, W1_BARE, W1_FULL, W1_MEMORY, W1_NORMAL } from './rows.js';
-import type { BenchRow, Figures, TableLine } from './table.js';
+import { CONCURRENT, CROSS_PROCESS, HANDOFF, LIVE, LONG, LONG_MODE, PASSIVATED, PAUSED, SEQUENTIAL, STREAM, STREAM_MODE, W1_BARE, W1_FULL, W1_JETSTREAM, W1_MEMORY, W1_NORMAL } from './rows.js';
+import { type BenchRow, type Figures, num, type TableLine } from './table.js';
 
 /** Peak RSS growth allowed while reading the long stream (bounded memory: pages, not the whole stream). */
 export const STREAM_GROWTH_MB = 64;
@@ -37,6 +37,25 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         target: `≤ ${max} ${unit}`,
         ok: value == null ? null : value <= max,
       });
+
+    /** A figure beside a reference, for reading (the ratio shown, no target). */
+    const beside = (figure: string, value: number | null | undefined, unit: string, label: string, reference: number | null | undefined) =>
+      lines.push({
+        ...at,
+        figure,
+        value: value ?? null,
+        unit,
+        reference: { label, value: reference ?? null },
+        ratio: value != null && reference != null && reference > 0 ? value / reference : null,
+        ok: null,
+      });
+
+    /** The CPU time per run of each process of a NATS row (the machine's load shows beside it). */
+    const cpu = () => {
+      info('CPU per run: orchestrator process', f.cpuOrchestratorUs, 'µs');
+      info('CPU per run: worker processes', f.cpuWorkersUs, 'µs');
+      info('CPU per run: nats-server', f.cpuServerUs, 'µs');
+    };
 
     const name = `${row.workload}|${row.mode}`;
     switch (name) {
@@ -73,6 +92,37 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('commits per run', f.commitsPerRun, '');
         info('transactions per run', f.transactionsPerRun, '');
         break;
+      case `${W1_JETSTREAM}|${SEQUENTIAL}`:
+        beside('µs per run', f.usPerRun, 'µs', 'sqlite FULL', figures(W1_FULL, SEQUENTIAL)?.usPerRun);
+        info('p50 run', f.p50Us, 'µs');
+        info('p99 run', f.p99Us, 'µs');
+        cpu();
+        break;
+      case `${W1_JETSTREAM}|${CONCURRENT}`:
+        beside('wall, 1000 runs', f.wallMs, 'ms', 'sqlite FULL', figures(W1_FULL, CONCURRENT)?.wallMs);
+        info('peak RSS (orchestrator)', f.peakRssMb, 'MB');
+        cpu();
+        break;
+      case `${HANDOFF}|${CROSS_PROCESS}`: {
+        ratio('p50 handoff', f.p50Us, 'µs', 'floor (p50s)', f.floorP50Us, 2);
+        beside('mean handoff', f.meanUs, 'µs', 'floor (means)', f.floorMeanUs);
+        info('p90 handoff', f.p90Us, 'µs');
+        info('max handoff', f.maxUs, 'µs');
+        info('floor: raw request/reply p50', f.rttP50Us, 'µs');
+        info('floor: raw KV update p50', f.kvUpdateP50Us, 'µs');
+        info('floor: raw stream publish p50', f.publishP50Us, 'µs');
+        info('child KV updates per handoff', f.kvUpdates, `× ${num(f.kvBytes)} B`);
+        info('child stream publishes per handoff', f.publishes, `× ${num(f.pubBytes)} B`);
+        info('where: request → worker answered p50', f.hostAnswerP50Us, 'µs');
+        info('where: answered → child last write p50', f.childDoneP50Us, 'µs');
+        info('where: child last write → parent holds result p50', f.followP50Us, 'µs');
+        info('parent relay publishes per handoff', f.parentRelays, '');
+        info('JetStream API requests per handoff', Object.entries(f).filter(([k]) => k.startsWith('api ')).reduce((a, [, v]) => a + (v ?? 0), 0), '');
+        for (const [k, v] of Object.entries(f)) if (k.startsWith('api ')) info(`  ${k.slice(4)}`, v, '');
+        info('whole run (2 parent steps + handoff)', f.runUs, 'µs');
+        cpu();
+        break;
+      }
       case `${LONG}|${LONG_MODE}`:
         ratio('µs per turn at turn 200', f.usPerTurnAt200, 'µs', 'at turn 10', f.usPerTurnAt10, 2);
         ratio('bytes written per step at turn 200', f.bytesPerStepAt200, 'B', 'at turn 10', f.bytesPerStepAt10, 2);

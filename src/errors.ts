@@ -34,7 +34,8 @@ export class SwarmError extends Error {
  * beyond the last event of a swarm that has ended, so no event can ever follow it.
  * `corrupt`: stored data of the swarm cannot be read (the message names the swarm and the row).
  * `incompatible-version`: stored data was written in a format this runtime does not read (an
- * event of an older event format).
+ * event of an older event format). `unavailable`: the connection to NATS is down (the command
+ * was not applied; try again once it is back).
  */
 export type SwarmErrorCode =
   | 'unknown-definition'
@@ -48,4 +49,5 @@ export type SwarmErrorCode =
   | 'closed'
   | 'store'
   | 'corrupt'
-  | 'incompatible-version';
+  | 'incompatible-version'
+  | 'unavailable';

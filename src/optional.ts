@@ -16,6 +16,7 @@ export const OPTIONAL_PEERS = {
   sqlite: ['better-sqlite3'],
   a2a: ['@a2a-js/sdk'],
   openai: ['openai'],
+  nats: ['@nats-io/transport-node', '@nats-io/jetstream', '@nats-io/kv'],
 } as const satisfies Record<string, readonly string[]>;
 
 // Resolved from this file, so a package installed in the application that depends on xswarm is found.

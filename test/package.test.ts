@@ -1,7 +1,7 @@
 /**
  * The package as a plain Node service gets it: `npm pack` (which builds dist/ through the
  * `prepare` script), the tarball unpacked into a project made on the spot whose only packages
- * are xswarm's dependencies (xstate, zod) linked from this repository's node_modules, none of
+ * are xswarm's dependencies (xstate, @xstate/store, zod) linked from this repository's node_modules, none of
  * the optional peers. W1 runs there under plain `node` (no loader), the optional parts fail
  * naming what to install, and a TypeScript consumer type-checks against the shipped `.d.ts`.
  */
@@ -17,7 +17,7 @@ import { OPTIONAL_PEERS } from '../src/optional.js';
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const tsc = join(repo, 'node_modules/typescript/bin/tsc');
 /** What a project that installed xswarm without any optional peer holds (plus types, for the TypeScript consumer). */
-const linked = ['xstate', 'zod', '@types/node', 'undici-types'];
+const linked = ['xstate', '@xstate/store', 'zod', '@types/node', 'undici-types'];
 
 let dir: string;
 let app: string;
@@ -88,7 +88,7 @@ describe('the packed tarball', () => {
       expect(pkg.peerDependenciesMeta[name]?.optional, name).toBe(true);
       expect(pkg.devDependencies[name], name).toBeDefined();
     }
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['xstate', 'zod']);
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['@xstate/store', 'xstate', 'zod']);
   });
 });
 
@@ -140,6 +140,7 @@ console.log(JSON.stringify({
   serve: await attempt(() => serve(runtime)),
   serverSubpath: await attempt(() => import('xswarm/server')),
   a2aSubpath: await attempt(() => import('xswarm/a2a')),
+  natsSubpath: await attempt(() => import('xswarm/nats')),
 }));
 await runtime.close();
 `,
@@ -158,6 +159,7 @@ await runtime.close();
     // A subpath's imports are static: Node itself names the first missing package.
     expect(errors.serverSubpath).toMatch(/Cannot find package '(express|ws|@a2a-js\/sdk|@modelcontextprotocol\/(server|node))'/);
     expect(errors.a2aSubpath).toMatch(/Cannot find package '@a2a-js\/sdk'/);
+    expect(errors.natsSubpath).toMatch(/Cannot find package '@nats-io\/(transport-node|jetstream|kv)'/);
   });
 
   it('the xswarm binary asks for tsx to load a TypeScript module, and for the packages its commands need', async () => {

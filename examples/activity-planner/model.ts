@@ -35,7 +35,9 @@ export function createDemoModel(options: DemoModelOptions = {}): Model {
   const chunkDelay = options.chunkDelayMs ?? 8;
   return scriptedModel(async (req) => {
     await sleep(min + Math.random() * (max - min), req.signal);
-    const response = req.tools.some((t) => t.name === 'complete') ? orchestrate(req) : actAsAgent(req);
+    // By who speaks, not by the tools offered: an agent hosted for another process (over NATS)
+    // runs as a swarm of its own and is offered `complete` too.
+    const response = AGENT_TOOLS.has(req.agentId) ? actAsAgent(req) : orchestrate(req);
     // Stream the text the way a real model would, so clients see `artifact-update` chunks.
     if (response.text && req.onText) {
       for (const chunk of response.text.match(/\S+\s*/g) ?? []) {
@@ -119,13 +121,16 @@ function recommend(day: string, weather: string, calendar: string, pollen: strin
 
 // ---- the agents ------------------------------------------------------------------------
 
+/** Each agent's own tool: the one it calls before answering. */
+const AGENT_TOOLS = new Map([weatherAgent, calendarAgent, allergenAgent].map((a) => [a.id, a.tools[0]!.name]));
+
 function actAsAgent(req: ModelRequest): ModelResponse {
   const last = req.messages.at(-1);
   if (last?.role === 'tool') {
     const name = toolNameOf(req.messages, last.toolCallId) ?? '';
     return { text: summarize(name, last.content) };
   }
-  const tool = req.tools[0];
+  const tool = req.tools.find((t) => t.name === AGENT_TOOLS.get(req.agentId));
   if (!tool) return { text: 'I have no tools to answer that.' };
   const day = dayIn(last?.content ?? '');
   // Unique per conversation: the runtime keys calls by id.

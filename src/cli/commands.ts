@@ -2,13 +2,15 @@
  * `xswarm pause|resume|stop <id> [reason | message]`: commands a swarm.
  *
  * Only the process that holds a swarm's lease drives it. So a command is carried out in one of
- * two ways:
+ * three ways:
  * - with `--url`, it is sent to the `xswarm serve` process at that address over REST;
+ * - with `--nats`, when a live process holds the swarm, the runtime relays it to that process
+ *   over NATS (whatever it is: `serve`, `worker`, `run`, an application);
  * - else this process takes the swarm over, which works when no live process holds it (the
  *   `xswarm run` that started it has exited, or the process that held it died): it loads the
  *   module that defines the swarm (`--module`), adopts the swarm and its child swarms (nothing
  *   else of the database), commands it, and for `resume` drives it on like `xswarm run`. When
- *   a live process holds it, the command fails naming that process.
+ *   a live process holds it (on SQLite), the command fails naming that process.
  *
  * @module
  */
@@ -16,9 +18,9 @@ import { parseArgs } from 'node:util';
 import { PAUSE_TYPES } from '../../machines/pause.js';
 import { lastStoredSeq } from '../cursor.js';
 import { holderIsGone } from '../holder.js';
-import type { PauseReason, SwarmResult, SwarmStore, SwarmSummary } from '../index.js';
+import type { PauseReason, SwarmClient, SwarmResult, SwarmStore, SwarmSummary } from '../index.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../swarm-id.js';
-import { CliError, DB_OPTION, EXIT, loadModule, moduleRuntime, openStore, readToken } from './module.js';
+import { CliError, EXIT, loadModule, moduleRuntime, openState, readToken, type State, STATE_OPTIONS, type StateFlags } from './module.js';
 import { Progress } from './progress.js';
 import { drive } from './run.js';
 
@@ -32,7 +34,7 @@ export async function swarmCommand(command: SwarmCommandName, args: string[]): P
     args,
     allowPositionals: true,
     options: {
-      ...DB_OPTION,
+      ...STATE_OPTIONS,
       module: { type: 'string' },
       url: { type: 'string' },
       'token-file': { type: 'string' },
@@ -50,8 +52,11 @@ export async function swarmCommand(command: SwarmCommandName, args: string[]): P
     throw new CliError(`--type is one of ${PAUSE_TYPES.join(', ')}, for pause only`, EXIT.usage);
   }
   const request: CommandRequest = { command, swarmId, text, type, json: values.json === true };
-  if (values.url !== undefined) return sendOverRest(values.url, await readToken(undefined, values['token-file']), request);
-  return commandHere(request, values.module ?? (process.env.XSWARM_MODULE || undefined), values.db);
+  if (values.url !== undefined) {
+    if (values.nats !== undefined || values.db !== undefined) throw new CliError('--url sends the command to a server: without --db or --nats', EXIT.usage);
+    return sendOverRest(values.url, await readToken(undefined, values['token-file']), request);
+  }
+  return commandHere(request, values.module ?? (process.env.XSWARM_MODULE || undefined), values);
 }
 
 interface CommandRequest {
@@ -63,19 +68,24 @@ interface CommandRequest {
   json: boolean;
 }
 
-/** Takes the swarm over in this process (see the module comment) and commands it. */
-async function commandHere(request: CommandRequest, modulePath: string | undefined, db: string | undefined): Promise<number> {
+/**
+ * Commands the swarm from this process: relayed over NATS to the live process holding it, else
+ * taken over here (see the module comment).
+ */
+async function commandHere(request: CommandRequest, modulePath: string | undefined, flags: StateFlags): Promise<number> {
   const { command, swarmId } = request;
-  const store = openStore(db);
+  const state = await openState(flags, command);
+  const { store } = state;
   try {
     const record = await store.load(swarmId);
-    if (!record) throw new CliError(`unknown swarm "${swarmId}" in ${store.path}`, EXIT.notFound);
+    if (!record) throw new CliError(`unknown swarm "${swarmId}" in ${state.where}`, EXIT.notFound);
     if (record.result.status !== 'running' && record.result.status !== 'paused') {
       throw new CliError(`cannot ${command} swarm "${swarmId}": it has ended (${record.result.status})`, EXIT.conflict);
     }
     // A child swarm is driven with its parent, by the runtime that holds the parent.
     const root = await familyRoot(store, swarmId);
-    const holder = await liveHolder(store, root);
+    const holder = (await liveHolder(store, swarmId)) ?? (await liveHolder(store, root));
+    if (holder && state.distribution.transport) return await relay(request, state, record.definitionId);
     if (holder) {
       throw new CliError(
         `cannot ${command} swarm "${swarmId}" here: a live process drives it (pid ${holder.pid ?? '?'} on ${(holder.host ?? '?').split('#')[0]}, owner ${holder.owner}). ` +
@@ -91,24 +101,43 @@ async function commandHere(request: CommandRequest, modulePath: string | undefin
       );
     }
     const mod = await loadModule(modulePath);
-    const runtime = await moduleRuntime(mod, familyStore(store, root));
+    const runtime = await moduleRuntime(state, mod, familyStore(store, root), { serve: false });
     try {
       await runtime.start();
       const client = runtime.forSwarm(record.definitionId, swarmId);
-      if (command === 'pause') await client.pause({ type: request.type, message: request.text ?? 'Paused from the command line' });
-      if (command === 'stop') await client.stop(request.text ?? 'Stopped from the command line');
-      if (command !== 'resume') return report(request, await client.getResult());
+      if (command !== 'resume') return report(request, await apply(request, client));
       const rootRecord = root === swarmId ? record : await store.load(root);
       const rootClient = runtime.forSwarm(rootRecord!.definitionId, root);
       const since = await lastStoredSeq(store, rootRecord!);
       await client.resume(request.text);
-      return await drive(runtime, rootClient, since, Progress.for(process.stdout, { json: request.json }), { module: modulePath, db });
+      return await drive(runtime, rootClient, since, Progress.for(process.stdout, { json: request.json }), { module: modulePath, state: state.args });
     } finally {
       await runtime.close();
     }
   } finally {
-    await store.close();
+    await state.close();
   }
+}
+
+/**
+ * Sends the command to the live process holding the swarm, over NATS: a runtime of this process
+ * that drives nothing relays it to the holder, which applies it and answers once it is recorded.
+ */
+async function relay(request: CommandRequest, state: State, definitionId: string): Promise<number> {
+  const runtime = await moduleRuntime(state, undefined);
+  try {
+    return report(request, await apply(request, runtime.forSwarm(definitionId, request.swarmId)));
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Applies the command through a client; resolves with the swarm's state after it. */
+async function apply(request: CommandRequest, client: SwarmClient): Promise<SwarmResult> {
+  if (request.command === 'pause') await client.pause({ type: request.type, message: request.text ?? 'Paused from the command line' });
+  else if (request.command === 'stop') await client.stop(request.text ?? 'Stopped from the command line');
+  else await client.resume(request.text);
+  return client.getResult();
 }
 
 /** The command's outcome: the swarm's state on one line (its result as JSON with `--json`). */
@@ -154,6 +183,9 @@ function familyStore(store: SwarmStore, root: string): SwarmStore {
     commit: (c) => store.commit(c),
     readEvents: (id, since, limit) => store.readEvents(id, since, limit),
     list: async (filter) => (await store.list(filter)).filter((s) => inFamily(s.swarmId)),
+    // Readers are woken by the store's own notifications (JetStream: another process committed).
+    ...(store.watch ? { watch: (id: string, onChange: () => void) => store.watch!(id, onChange) } : {}),
+    ...(store.stats ? { stats: () => store.stats!() } : {}),
     claim: (id, lease, now, takeover) => store.claim(id, lease, now, takeover),
     renew: (owner, ids, until) => store.renew(owner, ids, until),
     release: (owner, ids) => store.release(owner, ids),

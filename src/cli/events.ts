@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { assertCursor } from '../cursor.js';
 import { CorruptEventError } from '../store/types.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../swarm-id.js';
-import { CliError, DB_OPTION, EXIT, openStore, readingRuntime } from './module.js';
+import { CliError, EXIT, moduleRuntime, openState, STATE_OPTIONS } from './module.js';
 import { Progress } from './progress.js';
 
 /** `xswarm events`; resolves with the exit code. */
@@ -16,7 +16,7 @@ export async function eventsCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { ...DB_OPTION, since: { type: 'string' }, follow: { type: 'boolean', short: 'f' }, json: { type: 'boolean' } },
+    options: { ...STATE_OPTIONS, since: { type: 'string' }, follow: { type: 'boolean', short: 'f' }, json: { type: 'boolean' } },
   });
   const [swarmId, ...extra] = positionals;
   if (!swarmId || extra.length > 0) throw new CliError('which swarm? xswarm events <id> [--since n] [--follow] [--json]', EXIT.usage);
@@ -25,11 +25,12 @@ export async function eventsCommand(args: string[]): Promise<number> {
   if (!Number.isSafeInteger(since) || since < 0 || values.since?.trim() === '') {
     throw new CliError(`--since takes an event number (0 or more), not "${values.since}"`, EXIT.usage);
   }
-  const store = openStore(values.db);
+  const state = await openState(values, 'events');
+  const { store } = state;
   const progress = Progress.for(process.stdout, { json: values.json === true, all: true });
   try {
     const record = await store.load(swarmId);
-    if (!record) throw new CliError(`unknown swarm "${swarmId}" in ${store.path}`, EXIT.notFound);
+    if (!record) throw new CliError(`unknown swarm "${swarmId}" in ${state.where}`, EXIT.notFound);
     assertCursor(record, since);
     if (!values.follow) {
       let events;
@@ -45,7 +46,7 @@ export async function eventsCommand(args: string[]): Promise<number> {
     }
     // A runtime that drives nothing: it reads the stored stream and polls it for what the
     // swarm's owner (any process) commits next, until the final event.
-    const runtime = await readingRuntime(store);
+    const runtime = await moduleRuntime(state, undefined);
     const stop = new AbortController();
     const interrupt = () => stop.abort();
     process.once('SIGINT', interrupt);
@@ -57,6 +58,6 @@ export async function eventsCommand(args: string[]): Promise<number> {
       await runtime.close();
     }
   } finally {
-    await store.close();
+    await state.close();
   }
 }

@@ -1,8 +1,9 @@
 /**
  * The `xswarm` command line: `run` a swarm with live progress, `list` swarms, read their
- * `events`, `pause` / `resume` / `stop` them, `serve` a module's swarms, `replay` a recorded
- * swarm. Every command works on the same SQLite file. Each command's module loads when it
- * runs, so `xswarm list` loads no server.
+ * `events`, `pause` / `resume` / `stop` them, `serve` a module's swarms, host a module's agents
+ * and swarms for other processes (`worker`), `replay` a recorded swarm. Every command works on
+ * the same SQLite file, or with `--nats` on the same NATS server. Each command's module loads
+ * when it runs, so `xswarm list` loads no server.
  *
  * @module
  */
@@ -28,9 +29,10 @@ Usage:
   xswarm resume <id> [message]
   xswarm stop <id> [reason]
       Command a swarm. With --url URL [--token-file PATH] the command goes to the xswarm serve
-      process at URL (the token also from XSWARM_TOKEN). Without it, this process takes the
-      swarm over, which needs --module PATH (or XSWARM_MODULE) and no live process holding it
-      (e.g. after xswarm run exited at a pause); resume then drives the swarm like run.
+      process at URL (the token also from XSWARM_TOKEN). With --nats, a live process holding
+      the swarm (any: serve, worker, run) gets it over NATS. Else this process takes the swarm
+      over, which needs --module PATH (or XSWARM_MODULE) and no live process holding it (e.g.
+      after xswarm run exited at a pause); resume then drives the swarm like run.
   xswarm serve <module> [--port N] [--host H] [--token-file PATH | --token T]
                [--allowed-origin O]... [--allowed-host H]... [--insecure-no-token]
       Serves the module's swarms over REST + SSE, WebSocket, A2A and MCP; unfinished swarms
@@ -41,15 +43,27 @@ Usage:
   xswarm replay <id> [--json]
       Re-runs a finished swarm from its journal with zero model and tool calls and prints its
       events; exits 1 if the replay diverges from the recording.
+  xswarm worker <module> --nats URL
+      Hosts the module's agents and swarms (it may export agents alone) for every process on
+      that NATS: their handoffs to an agent or swarm they lack come here. Runs until SIGINT or
+      SIGTERM, then stops serving, releases what it holds and exits 0.
 
-Every command takes --db PATH (default: XSWARM_DB, else ${DEFAULT_DB_PATH}).
+Where the swarms live: every command takes --db PATH (default: XSWARM_DB, else
+${DEFAULT_DB_PATH}), or --nats URL[,URL…] to keep them in JetStream on a NATS server: then
+every process on that NATS sees every swarm, run hands off to workers, serve reads and
+commands any swarm, and pause/resume/stop reach the live process holding the swarm. The
+first connection must succeed (else exit 1); later outages are waited out. NATS credentials
+never go on the command line: --nats-user U with --nats-pass-file PATH (or XSWARM_NATS_PASS),
+--nats-token-file PATH (or XSWARM_NATS_TOKEN), --nats-nkey-file PATH (a seed; or
+XSWARM_NATS_NKEY). --nats-prefix P keeps deployments of one account apart (default xswarm).
 A module exports swarms, agents, and optionally tools and model; without a model,
 OPENAI_API_KEY selects openaiModel (XSWARM_MODEL, default gpt-4o-mini).
 
-Exit codes: 0 done (the swarm completed); 1 the swarm failed or was stopped, or an error;
-2 bad usage (unknown command or option, missing argument, invalid id, input or cursor);
-3 the swarm is paused waiting for a human; 4 unknown swarm or definition; 5 the command does
-not fit the swarm (it has ended, is not paused, or another live process drives it).
+Exit codes: 0 done (the swarm completed); 1 the swarm failed or was stopped, or an error
+(NATS unreachable or unavailable included); 2 bad usage (unknown command or option, missing
+argument, invalid id, input or cursor); 3 the swarm is paused waiting for a human; 4 unknown
+swarm or definition; 5 the command does not fit the swarm (it has ended, is not paused, or
+another live process drives it).
 `;
 
 /** The commands; each one's module loads when it runs. */
@@ -62,6 +76,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   stop: async (args) => (await import('./commands.js')).swarmCommand('stop', args),
   serve: async (args) => (await import('./serve.js')).serveCommand(args),
   replay: async (args) => (await import('./replay.js')).replayCommand(args),
+  worker: async (args) => (await import('./worker.js')).workerCommand(args),
 };
 
 /**

@@ -1,13 +1,13 @@
 /**
- * `xswarm list [--status s] [--definition d] [--limit n] [--json]`: the swarms of the database,
- * most recently updated first.
+ * `xswarm list [--status s] [--definition d] [--limit n] [--json]`: the swarms of the database
+ * (or of JetStream, with `--nats`), most recently updated first.
  *
  * @module
  */
 import { parseArgs } from 'node:util';
 import type { SwarmStatus, SwarmSummary } from '../index.js';
 import { SWARM_STATUSES } from '../result.js';
-import { CliError, DB_OPTION, EXIT, openStore } from './module.js';
+import { CliError, EXIT, openState, STATE_OPTIONS } from './module.js';
 
 /** The statuses a listing filters on: a swarm machine's top-level states. */
 
@@ -17,7 +17,7 @@ export async function listCommand(args: string[]): Promise<number> {
     args,
     allowPositionals: true,
     options: {
-      ...DB_OPTION,
+      ...STATE_OPTIONS,
       status: { type: 'string', multiple: true },
       definition: { type: 'string' },
       limit: { type: 'string' },
@@ -31,9 +31,9 @@ export async function listCommand(args: string[]): Promise<number> {
   if (unknown !== undefined) throw new CliError(`unknown status "${unknown}"; one of ${SWARM_STATUSES.join(', ')}`, EXIT.usage);
   const limit = values.limit === undefined ? undefined : Number(values.limit);
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new CliError(`--limit takes a positive number, not "${values.limit}"`, EXIT.usage);
-  const store = openStore(values.db);
+  const state = await openState(values, 'list');
   try {
-    const swarms = await store.list({
+    const swarms = await state.store.list({
       ...(statuses ? { status: statuses as SwarmStatus[] } : {}),
       ...(values.definition !== undefined ? { definitionId: values.definition } : {}),
       ...(limit !== undefined ? { limit } : {}),
@@ -42,7 +42,7 @@ export async function listCommand(args: string[]): Promise<number> {
     else process.stdout.write(table(swarms));
     return EXIT.ok;
   } finally {
-    await store.close();
+    await state.close();
   }
 }
 

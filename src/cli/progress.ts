@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { agentOfHosted } from '../definitions/hosted.js';
 import type { SwarmEvent, SwarmFact, SwarmResult } from '../index.js';
 
 /** How a {@link Progress} writes. */
@@ -102,6 +103,15 @@ function describeEvent(e: SwarmEvent): EventLine {
   }
 }
 
+/**
+ * A handoff's target as the user named it: `swarm <id>`, or `agent <id>` for an agent hosted by
+ * another process (it runs there as a swarm of its own, under a reserved definition id).
+ */
+function target(definitionId: string): string {
+  const agent = agentOfHosted(definitionId);
+  return agent === undefined ? `swarm ${definitionId}` : `agent ${agent}`;
+}
+
 /** The line for a status update's fact. */
 function describeFact(f: SwarmFact, swarmId: string): EventLine {
   switch (f.type) {
@@ -112,13 +122,13 @@ function describeFact(f: SwarmFact, swarmId: string): EventLine {
     case 'agent-handoff':
       return { tone: 'handoff', text: `handoff ${f.from} → ${f.to}: ${clip(f.request)}` };
     case 'swarm-handoff':
-      return { tone: 'handoff', text: `handoff ${f.from} → swarm ${f.to} (${f.childSwarmId})` };
+      return { tone: 'handoff', text: `handoff ${f.from} → ${target(f.to)} (${f.childSwarmId})` };
     case 'handoff-result':
-      return { tone: 'handoff', text: `${f.from} answered ${f.to}${f.ok ? '' : ' (failed)'}: ${clip(f.content)}` };
+      return { tone: 'handoff', text: `${agentOfHosted(f.from) ?? f.from} answered ${f.to}${f.ok ? '' : ' (failed)'}: ${clip(f.content)}` };
     case 'child-swarm':
       return {
         tone: f.lifecycle === 'failed' ? 'bad' : f.lifecycle === 'paused' ? 'pause' : 'handoff',
-        text: `child swarm ${f.definitionId} (${f.childSwarmId}) ${f.lifecycle}${f.reason ? `: ${clip(f.reason)}` : ''}`,
+        text: `child ${target(f.definitionId)} (${f.childSwarmId}) ${f.lifecycle}${f.reason ? `: ${clip(f.reason)}` : ''}`,
       };
     case 'tool-call':
       return { tone: 'tool', text: `tool ${f.agent} → ${f.toolName}` };

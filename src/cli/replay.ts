@@ -5,25 +5,26 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import { ReplayDivergenceError } from '../index.js';
+import { ReplayDivergenceError, type Runtime } from '../index.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../swarm-id.js';
-import { CliError, DB_OPTION, EXIT, openStore, readingRuntime } from './module.js';
+import { CliError, EXIT, moduleRuntime, openState, STATE_OPTIONS } from './module.js';
 
 /** `xswarm replay`; resolves with the exit code. */
 export async function replayCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { ...DB_OPTION, json: { type: 'boolean' } },
+    options: { ...STATE_OPTIONS, json: { type: 'boolean' } },
   });
   const swarmId = positionals[0];
   if (!swarmId) throw new CliError('which swarm? xswarm replay <swarmId>', EXIT.usage);
   // Checked before the store is opened: a malformed id names no swarm (child ids are long).
   assertSwarmId(swarmId, MAX_DERIVED_SWARM_ID_LENGTH);
-  const store = openStore(values.db);
-  // Replay needs no definitions: the machine runs from the stored journal alone.
-  const runtime = await readingRuntime(store);
+  const state = await openState(values, 'replay');
+  let runtime: Runtime | undefined;
   try {
+    // Replay needs no definitions: the machine runs from the stored journal alone.
+    runtime = await moduleRuntime(state, undefined);
     let n = 0;
     for await (const e of runtime.replay(swarmId)) {
       n++;
@@ -38,7 +39,7 @@ export async function replayCommand(args: string[]): Promise<number> {
     }
     throw e;
   } finally {
-    await runtime.close();
-    await store.close();
+    await runtime?.close();
+    await state.close();
   }
 }

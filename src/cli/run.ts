@@ -8,7 +8,7 @@
 import { createInterface, type Interface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import type { Runtime, SwarmClient, SwarmDefinition, SwarmResult } from '../index.js';
-import { CliError, DB_OPTION, EXIT, loadModule, moduleRuntime, openStore, shellQuote } from './module.js';
+import { CliError, EXIT, loadModule, moduleRuntime, openState, shellQuote, STATE_OPTIONS } from './module.js';
 import { Progress } from './progress.js';
 
 /** `xswarm run`; resolves with the exit code. */
@@ -16,7 +16,7 @@ export async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { ...DB_OPTION, id: { type: 'string' }, json: { type: 'boolean' } },
+    options: { ...STATE_OPTIONS, id: { type: 'string' }, json: { type: 'boolean' } },
   });
   const [path, definitionId, text, ...extra] = positionals;
   if (!path || !definitionId) throw new CliError('which module and swarm? xswarm run <module> <definition> [input]', EXIT.usage);
@@ -26,16 +26,18 @@ export async function runCommand(args: string[]): Promise<number> {
   if (!definition) {
     throw new CliError(`${path} defines no swarm "${definitionId}"; it defines: ${mod.swarms.map((s) => s.id).join(', ')}`, EXIT.notFound);
   }
-  const store = openStore(values.db);
-  const runtime = await moduleRuntime(mod, store);
+  const state = await openState(values, 'run');
+  let runtime: Runtime | undefined;
   try {
+    // This process exits once its swarm is done: it takes no other runtime's calls.
+    runtime = await moduleRuntime(state, mod, state.store, { serve: false });
     const client = values.id === undefined ? runtime.forSwarm(definitionId) : runtime.forSwarm(definitionId, values.id);
     const progress = Progress.for(process.stdout, { json: values.json === true });
     await client.run(inputFor(definition, text));
-    return await drive(runtime, client, 0, progress, { module: path, db: values.db });
+    return await drive(runtime, client, 0, progress, { module: path, state: state.args });
   } finally {
-    await runtime.close();
-    await store.close();
+    await runtime?.close();
+    await state.close();
   }
 }
 
@@ -53,10 +55,10 @@ function inputFor(definition: SwarmDefinition, text: string | undefined): unknow
   }
 }
 
-/** Where the swarm's state lives, for the `xswarm resume` line suggested when it stays paused. */
+/** The module, and the options naming where the swarm lives, for the `xswarm resume` line suggested when it stays paused. */
 export interface ResumeHint {
   module: string;
-  db: string | undefined;
+  state: readonly string[];
 }
 
 /**
@@ -89,7 +91,9 @@ export async function drive(runtime: Runtime, client: SwarmClient, since: number
       const state = await asking.getResult();
       // Already answered (a child paused with its parent, resumed with it), or the parent is paused itself.
       if (state.status !== 'paused' || (asking !== client && (await client.getResult()).status === 'paused')) continue;
-      const answer = interrupted ? undefined : await answers.ask(state.reason.message, asking.swarmId);
+      const answer = interrupted ? undefined : await answerOrElsewhere(answers, asking, state.reason.message);
+      // Resumed (or stopped) meanwhile by a command from another process (over NATS).
+      if (answer === ELSEWHERE) continue;
       if (answer === undefined) {
         waiting = { swarmId: asking.swarmId, question: state.reason.message };
         break;
@@ -101,16 +105,49 @@ export async function drive(runtime: Runtime, client: SwarmClient, since: number
     answers.close();
   }
   if (waiting) {
-    const db = hint.db === undefined ? '' : ` --db ${shellQuote(hint.db)}`;
+    const where = hint.state.map((a) => ` ${shellQuote(a)}`).join('');
     process.stderr.write(
       `xswarm: swarm ${waiting.swarmId} is paused: ${waiting.question}\n` +
-        `  continue it with: xswarm resume ${shellQuote(waiting.swarmId)} '<answer>' --module ${shellQuote(hint.module)}${db}\n`,
+        `  continue it with: xswarm resume ${shellQuote(waiting.swarmId)} '<answer>' --module ${shellQuote(hint.module)}${where}\n`,
     );
     return EXIT.paused;
   }
   const result = await client.getResult();
   progress.result(result);
   return exitCodeOfResult(result);
+}
+
+/** What {@link answerOrElsewhere} resolves with when the swarm left its pause without this human. */
+const ELSEWHERE = Symbol('answered elsewhere');
+
+/** How often a pending question checks whether the swarm was resumed from elsewhere. */
+const ELSEWHERE_POLL_MS = 300;
+
+/**
+ * The human's answer to a paused swarm's question, or {@link ELSEWHERE} once the swarm is no
+ * longer paused: with NATS another process may resume or stop it (`xswarm resume <id> --nats`),
+ * and the question is then withdrawn instead of waiting on stdin forever.
+ */
+async function answerOrElsewhere(answers: StdinAnswers, asking: SwarmClient, question: string): Promise<string | undefined | typeof ELSEWHERE> {
+  let done = false;
+  const elsewhere = (async () => {
+    while (!done) {
+      await new Promise((resolve) => setTimeout(resolve, ELSEWHERE_POLL_MS));
+      const now = done ? undefined : await asking.getResult().catch(() => undefined);
+      if (now && now.status !== 'paused') return ELSEWHERE;
+    }
+    return undefined;
+  })();
+  try {
+    const answer = await Promise.race([answers.ask(question, asking.swarmId), elsewhere.then((e) => e ?? new Promise<never>(() => {}))]);
+    if (answer === ELSEWHERE) {
+      answers.withdraw();
+      process.stderr.write(`xswarm: swarm ${asking.swarmId} went on without this answer (resumed or stopped elsewhere)\n`);
+    }
+    return answer;
+  } finally {
+    done = true;
+  }
 }
 
 /** 0 for a completed swarm, 3 for a paused one, else 1 (failed, stopped). */
@@ -143,6 +180,11 @@ class StdinAnswers {
   close(): void {
     this.rl?.close();
     this.finish();
+  }
+
+  /** Forgets the pending question (answered elsewhere): a line typed now answers the next one. */
+  withdraw(): void {
+    this.waiter = undefined;
   }
 
   private open(tty: boolean): void {

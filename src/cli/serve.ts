@@ -1,12 +1,14 @@
 /**
  * `xswarm serve <module>`: serves a module's swarms over REST + SSE, WebSocket, A2A and MCP
- * until SIGINT or SIGTERM; unfinished swarms of the database resume on start.
+ * until SIGINT or SIGTERM; unfinished swarms of the database resume on start. With `--nats`
+ * the state is in JetStream: every swarm there can be read and commanded through this server,
+ * whichever process drives it, and handoffs reach the definitions other runtimes host.
  *
  * @module
  */
 import { parseArgs } from 'node:util';
-import { serve } from '../index.js';
-import { CliError, DB_OPTION, EXIT, loadModule, moduleRuntime, openStore, readToken } from './module.js';
+import { type Runtime, serve } from '../index.js';
+import { CliError, EXIT, loadModule, moduleRuntime, openState, readToken, STATE_OPTIONS, untilStopped } from './module.js';
 
 /** `xswarm serve`; resolves with the exit code once stopped by a signal. */
 export async function serveCommand(args: string[]): Promise<number> {
@@ -14,7 +16,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     args,
     allowPositionals: true,
     options: {
-      ...DB_OPTION,
+      ...STATE_OPTIONS,
       port: { type: 'string' },
       host: { type: 'string' },
       token: { type: 'string' },
@@ -31,11 +33,12 @@ export async function serveCommand(args: string[]): Promise<number> {
   const port = values.port === undefined ? 4000 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port takes a port number, not "${values.port}"`, EXIT.usage);
   const mod = await loadModule(path);
-  const store = openStore(values.db);
-  const runtime = await moduleRuntime(mod, store);
-  await runtime.start();
+  const state = await openState(values, 'serve');
+  let runtime: Runtime | undefined;
   let server: Awaited<ReturnType<typeof serve>>;
   try {
+    runtime = await moduleRuntime(state, mod);
+    await runtime.start();
     server = await serve(runtime, {
       port,
       ...(values.host ? { host: values.host } : {}),
@@ -46,22 +49,18 @@ export async function serveCommand(args: string[]): Promise<number> {
     });
   } catch (e) {
     // A refused bind (non-loopback without a token, port in use) must not leave swarms running.
-    await runtime.close();
-    await store.close();
+    await runtime?.close();
+    await state.close();
     throw e;
   }
-  process.stdout.write(`xswarm serving ${mod.swarms.map((s) => s.id).join(', ')} at ${server.url} (state: ${store.path})\n`);
+  process.stdout.write(`xswarm serving ${mod.swarms.map((s) => s.id).join(', ')} at ${server.url} (state: ${state.where})\n`);
   for (const s of mod.swarms) {
     process.stdout.write(`  REST  POST ${server.url}/swarms/${s.id}\n  A2A   ${server.url}/a2a/${s.id}/.well-known/agent-card.json\n`);
   }
   process.stdout.write(`  MCP   ${server.url}/mcp\n  WS    ${server.url.replace('http', 'ws')}/events\n`);
-  await new Promise<void>((resolveStop) => {
-    const stop = () => resolveStop();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  await untilStopped();
   await server.close();
   await runtime.close();
-  await store.close();
+  await state.close();
   return EXIT.ok;
 }

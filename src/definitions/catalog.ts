@@ -12,7 +12,9 @@ import type { Handoff } from '../handoffs/index.js';
 import { registrySearchTool, type SwarmCard } from '../handoffs/registry-tools.js';
 import { checkMaxTurns, resolveHandoffs } from '../handoffs/resolve.js';
 import { jsonSchemaOf, type Tool, TOOL_NAME } from '../tool.js';
+import type { Elsewhere } from '../handoffs/elsewhere.js';
 import { type AgentDefinition, defineSwarm, type SwarmDefinition, type ToolEntry } from './define.js';
+import { agentAsSwarm, agentOfHosted } from './hosted.js';
 import { ADHOC_ID, DEFINITION_ID } from './ids.js';
 
 /** What a runtime is created with (`createRuntime`'s `swarms`, `agents` and `tools`). */
@@ -33,7 +35,16 @@ export class Catalog {
    * lists register themselves. `configOf` gives a live swarm's configuration (the registry
    * search reads its limit there).
    */
-  constructor(entries: CatalogEntries, configOf: (swarmId: string) => SwarmConfig | undefined = () => undefined) {
+  constructor(
+    entries: CatalogEntries,
+    configOf: (swarmId: string) => SwarmConfig | undefined = () => undefined,
+    /**
+     * Definitions hosted by other runtimes, when this runtime has a transport to them: handoffs
+     * may then name ids that are not registered here, and each agent is also a swarm definition
+     * other runtimes can run here (see `hosted.ts`).
+     */
+    readonly elsewhere?: Elsewhere,
+  ) {
     for (const t of entries.tools ?? []) this.addTool(t, 'tools');
     for (const agent of entries.agents ?? []) this.addAgent(agent, 'agents');
     for (const swarm of entries.swarms ?? []) {
@@ -55,6 +66,17 @@ export class Catalog {
       }
     }
     for (const swarm of this.swarms.values()) if (swarm.id !== ADHOC_ID) this.checkStatic(swarm);
+    if (elsewhere) for (const agent of this.agents.values()) this.swarms.set(agentAsSwarm(agent).id, agentAsSwarm(agent));
+  }
+
+  /** Ids of the swarm definitions other runtimes may run here (hosted agents' included). */
+  hostedIds(): string[] {
+    return [...this.swarms.keys()].filter((id) => id !== ADHOC_ID);
+  }
+
+  /** Whether a swarm definition (a hosted agent's included) is registered here. */
+  has(definitionId: string): boolean {
+    return this.swarms.has(definitionId);
   }
 
   /** The swarm definition with this id (the ad-hoc one included), or undefined. */
@@ -92,7 +114,7 @@ export class Catalog {
   /** Cards of every registered definition (the ad-hoc one aside), for the registry search. */
   cards(): SwarmCard[] {
     return [...this.swarms.values()]
-      .filter((d) => d.id !== ADHOC_ID)
+      .filter((d) => d.id !== ADHOC_ID && agentOfHosted(d.id) === undefined)
       .map((d) => ({
         id: d.id,
         name: d.name,

@@ -17,6 +17,8 @@ import type { SwarmHost } from '../runtime/host.js';
 import { isFinal, type SwarmResult } from '../result.js';
 import type { SwarmStore } from '../store/types.js';
 import type { ResolveOptions } from './resolve.js';
+import { targetName } from '../definitions/hosted.js';
+import type { HostRequest } from '../runtime/hosting.js';
 
 /** What child swarms need of the live swarms. */
 type Host = Pick<SwarmHost, 'gate' | 'status' | 'publish' | 'context'>;
@@ -40,6 +42,21 @@ export interface ChildSwarmDeps {
   pause(swarmId: string, reason: PauseReason): Promise<void>;
   resume(swarmId: string, message: string | undefined): Promise<void>;
   stop(swarmId: string, reason: string): Promise<void>;
+  /**
+   * Child swarms whose definition is hosted by other runtimes (a transport is configured):
+   * started or re-attached to there, kept alive by their heartbeats. Absent: every child is local.
+   */
+  hosted?: HostedChildren;
+}
+
+/** How a child swarm hosted by another runtime is reached (see `runtime/hosting.ts`). */
+export interface HostedChildren {
+  /** Whether the definition is registered here (then the child runs here). */
+  isLocal(definitionId: string): boolean;
+  /** Asks the runtimes hosting the definition to start the child or attach to it; throws when none does. */
+  host(request: HostRequest, signal: AbortSignal): Promise<void>;
+  /** Sends the request again whenever the child's heartbeats stop, until `signal` aborts. */
+  keepAlive(request: HostRequest, ended: () => Promise<boolean>, signal: AbortSignal): void;
 }
 
 /** The child swarms of one runtime's swarms. */
@@ -59,7 +76,24 @@ export class ChildSwarms {
     const known = deps.host(id) !== undefined || (await deps.store.load(id)) !== undefined;
     // Re-attaching after a restart: relay what the parent has not stored yet, exactly once.
     const since = known ? await this.relayedUpTo(input.parentId, id) : 0;
-    if (!deps.host(id)) {
+    const hosted = deps.hosted && !deps.hosted.isLocal(input.definitionId) ? deps.hosted : undefined;
+    if (hosted) {
+      const request: HostRequest = {
+        swarmId: id,
+        definitionId: input.definitionId,
+        input: input.input,
+        attach: true,
+        ...(input.customization ? { customization: input.customization } : {}),
+      };
+      try {
+        await hosted.host(request, signal);
+      } catch (e) {
+        if (signal.aborted) throw signal.reason;
+        // A child that exists goes on being followed: its heartbeats' silence asks again.
+        if (!known) return { ok: false, content: `${targetName(input.definitionId)} could not start: ${errorText(e)}` };
+      }
+      hosted.keepAlive(request, async () => isFinal((await deps.result(id)).status), signal);
+    } else if (!deps.host(id)) {
       // Loaded again after the awaits above: the child may have started or ended meanwhile.
       const record = known ? await deps.store.load(id) : undefined;
       if (!record) {
@@ -76,10 +110,11 @@ export class ChildSwarms {
       queueMicrotask(() => {
         if (deps.closed() || !parent || !isFinal(parent.status())) return;
         const reason = `parent swarm "${input.parentId}" ${parent.status()}`;
-        void deps
-          .rehydrate(id)
-          .then((child) => child && deps.stop(id, reason))
-          .catch(() => undefined);
+        // A child hosted elsewhere is stopped by the runtime holding it (the command goes there).
+        const stopping = hosted
+          ? deps.stop(id, reason)
+          : deps.rehydrate(id).then((child) => child && deps.stop(id, reason));
+        void stopping.catch(() => undefined);
       });
     signal.addEventListener('abort', stopChild, { once: true });
     // Stopped during the awaits above (a parent restored and stopped at once): stop the child now.
@@ -103,7 +138,7 @@ export class ChildSwarms {
           );
         }
       }
-      return outcome(`Swarm "${input.definitionId}" (${id})`, await deps.result(id));
+      return outcome(`${targetName(input.definitionId)} (${id})`, await deps.result(id));
     };
     return Promise.race([follow(), aborted]);
   }
@@ -112,8 +147,9 @@ export class ChildSwarms {
   async pauseWith(parentId: string, parent: Host, reason: PauseReason): Promise<void> {
     for (const childId of runningChildSwarms(parent)) {
       const child = this.deps.host(childId) ?? (await this.deps.rehydrate(childId));
-      if (child && child.status() !== 'paused' && !isFinal(child.status())) {
-        await this.deps.pause(childId, { type: reason.type, message: `Parent swarm "${parentId}" paused: ${reason.message}` });
+      const status = child ? child.status() : (await this.elsewhere(childId))?.status;
+      if (status && status !== 'paused' && !isFinal(status)) {
+        await this.deps.pause(childId, { type: reason.type, message: `${pausedWith(parentId)}${reason.message}` });
       }
     }
   }
@@ -122,11 +158,23 @@ export class ChildSwarms {
    * Children paused from outside resume with their parent; a child waiting for its own human
    * (it called `pause`) keeps waiting for that human.
    */
-  async resumeWith(parent: Host): Promise<void> {
+  async resumeWith(parentId: string, parent: Host): Promise<void> {
     for (const childId of runningChildSwarms(parent)) {
       const child = this.deps.host(childId) ?? (await this.deps.rehydrate(childId));
-      if (child?.status() === 'paused' && child.context().pause?.from !== 'model') await this.deps.resume(childId, undefined);
+      if (child) {
+        if (child.status() === 'paused' && child.context().pause?.from !== 'model') await this.deps.resume(childId, undefined);
+        continue;
+      }
+      // Held by another runtime: only its result is known here, and it says why it paused.
+      const result = await this.elsewhere(childId);
+      if (result?.status === 'paused' && result.reason.message.startsWith(pausedWith(parentId))) await this.deps.resume(childId, undefined);
     }
+  }
+
+  /** The result of a child that is not live here but held by another runtime, or undefined. */
+  private async elsewhere(childId: string): Promise<SwarmResult | undefined> {
+    if (!this.deps.hosted) return undefined;
+    return this.deps.result(childId).catch(() => undefined);
   }
 
   /** The child's `seq` up to which the parent's stored stream already relays its lifecycle. */
@@ -139,6 +187,11 @@ export class ChildSwarms {
     }
     return upTo;
   }
+}
+
+/** How the pause of a child paused with its parent begins. */
+function pausedWith(parentId: string): string {
+  return `Parent swarm "${parentId}" paused: `;
 }
 
 /** A child's result as its parent's handoff result. */

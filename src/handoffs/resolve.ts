@@ -12,6 +12,7 @@ import type { Catalog } from '../definitions/catalog.js';
 import { type AgentDefinition, resolveFromInput, type SwarmDefinition, type SwarmOverrides } from '../definitions/define.js';
 import { ADHOC_ID, DEFINITION_ID } from '../definitions/ids.js';
 import { DefinitionError } from '../errors.js';
+import { agentOfHosted, hostedAgentId } from '../definitions/hosted.js';
 import { checkCustomization } from './customization.js';
 import { type Handoff, handoffToolName } from './index.js';
 import { fallbackCard, type RemoteCard } from './remote-agent.js';
@@ -53,8 +54,18 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
       case 'agent': {
         const id = typeof h.agent === 'string' ? h.agent : h.agent.id;
         const agent = catalog.agent(id);
-        if (!agent) throw new DefinitionError(`Swarm "${swarmId}" hands off to unknown agent "${id}"`);
-        return agentHandoff(agent, h.description);
+        if (agent) return agentHandoff(agent, h.description);
+        if (!catalog.elsewhere) throw new DefinitionError(`Swarm "${swarmId}" hands off to unknown agent "${id}"`);
+        // Hosted by another runtime: run there as a swarm of its own (see definitions/hosted.ts).
+        const definitionId = hostedAgentId(id);
+        return {
+          toolName: handoffToolName(id),
+          kind: 'swarm',
+          definitionId,
+          description: h.description ?? catalog.elsewhere.card(definitionId)?.description ?? `Agent "${id}"`,
+          structured: false,
+          customizable: false,
+        };
       }
       case 'inline': {
         if (!DEFINITION_ID.test(h.id)) throw new DefinitionError(`Inline agent id "${h.id}" in swarm "${swarmId}" is invalid`);
@@ -80,7 +91,20 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
       case 'swarm': {
         const id = typeof h.swarm === 'string' ? h.swarm : h.swarm.id;
         const child = catalog.swarm(id);
-        if (!child || id === ADHOC_ID) throw new DefinitionError(`Swarm "${swarmId}" hands off to unknown swarm "${id}"`);
+        if (id === ADHOC_ID || agentOfHosted(id) !== undefined || (!child && !catalog.elsewhere)) {
+          throw new DefinitionError(`Swarm "${swarmId}" hands off to unknown swarm "${id}"`);
+        }
+        if (!child) {
+          const card = catalog.elsewhere!.card(id);
+          return {
+            toolName: handoffToolName(id),
+            kind: 'swarm',
+            definitionId: id,
+            description: h.description ?? card?.description ?? `Swarm "${id}"`,
+            structured: card?.structured ?? false,
+            customizable: h.isCustomizable,
+          };
+        }
         return {
           toolName: handoffToolName(id),
           kind: 'swarm',
@@ -117,7 +141,7 @@ export class Resolver {
   resolve(def: SwarmDefinition, input: unknown, options: ResolveOptions = {}): SwarmConfig {
     // A definition with nothing to compute resolves the same way every time: share the result
     // (configs are never mutated), which also lets the tool-spec caches hit across runs.
-    const fixed = isFixed(def) && !options.overrides && !options.customization && !options.result && !options.label;
+    const fixed = isFixed(def, this.catalog) && !options.overrides && !options.customization && !options.result && !options.label;
     const cached = fixed ? this.fixedConfigs.get(def) : undefined;
     if (cached) return cached;
     const config = this.resolveNow(def, input, options);
@@ -169,15 +193,35 @@ export class Resolver {
   }
 }
 
-/** Whether nothing of a definition depends on its input (remote cards are fetched per run). */
-function isFixed(def: SwarmDefinition): boolean {
+/**
+ * Whether nothing of a definition depends on its input (the cards of remote agents and of
+ * definitions hosted elsewhere are had per run: one missing at first may answer later).
+ */
+function isFixed(def: SwarmDefinition, catalog: Catalog): boolean {
   return (
     typeof def.instructions === 'string' &&
     typeof def.maxTurns === 'number' &&
     Array.isArray(def.tools) &&
     Array.isArray(def.handoffs) &&
-    !(def.handoffs as readonly Handoff[]).some((h) => h.kind === 'remote')
+    !(def.handoffs as readonly Handoff[]).some((h) => h.kind === 'remote' || hostedTarget(catalog, h) !== undefined)
   );
+}
+
+/**
+ * The definition id a handoff reaches in another runtime, or undefined when its target is
+ * registered here (or it is not an agent or swarm handoff).
+ */
+export function hostedTarget(catalog: Catalog, h: Handoff): string | undefined {
+  if (!catalog.elsewhere) return undefined;
+  if (h.kind === 'agent') {
+    const id = typeof h.agent === 'string' ? h.agent : h.agent.id;
+    return catalog.agent(id) ? undefined : hostedAgentId(id);
+  }
+  if (h.kind === 'swarm') {
+    const id = typeof h.swarm === 'string' ? h.swarm : h.swarm.id;
+    return catalog.swarm(id) ? undefined : id;
+  }
+  return undefined;
 }
 
 /** Throws a {@link DefinitionError} unless `maxTurns` is a positive integer. */

@@ -69,11 +69,11 @@ export class ToolSpecs {
     if (h.kind === 'agent' || h.kind === 'remote') {
       return { name: h.toolName, description: h.description, parameters: requestParameters(`What you need from ${h.agentId}`) };
     }
-    const child = this.catalog.swarm(h.definitionId)!;
+    const schema = inputSchemaOf(this.catalog, h.definitionId);
     let parameters: Record<string, unknown>;
-    if (!h.structured) parameters = requestParameters(`The task for ${h.definitionId}`);
-    else if (isObjectSchema(child.input)) parameters = { ...jsonSchemaOf(child.input) };
-    else parameters = { type: 'object', properties: { input: jsonSchemaOf(child.input) }, required: ['input'] };
+    if (!h.structured || !schema) parameters = requestParameters(`The task for ${h.definitionId}`);
+    else if (schema.type === 'object') parameters = { ...schema };
+    else parameters = { type: 'object', properties: { input: schema }, required: ['input'] };
     if (h.customizable) {
       const properties = { ...(parameters.properties as Record<string, unknown>), customization: customizationJsonSchema() };
       parameters = { ...parameters, properties };
@@ -88,8 +88,17 @@ export class ToolSpecs {
  */
 export function childInput(catalog: Catalog, definitionId: string, args: Record<string, unknown>): Checked {
   const def = catalog.swarm(definitionId);
-  if (!def) return { ok: false, error: `unknown swarm "${definitionId}"` };
-  return validate(def.input, isObjectSchema(def.input) ? args : args.input);
+  if (def) return validate(def.input, isObjectSchema(def.input) ? args : args.input);
+  // Hosted elsewhere: the runtime that starts it checks the input against its schema.
+  const card = catalog.elsewhere?.card(definitionId);
+  if (!card) return { ok: false, error: `unknown swarm "${definitionId}"` };
+  return { ok: true, value: card.inputSchema.type === 'object' ? args : args.input };
+}
+
+/** JSON Schema of a swarm's input: its definition's here, or the card of one hosted elsewhere. */
+function inputSchemaOf(catalog: Catalog, definitionId: string): Record<string, unknown> | undefined {
+  const def = catalog.swarm(definitionId);
+  return def ? jsonSchemaOf(def.input) : catalog.elsewhere?.card(definitionId)?.inputSchema;
 }
 
 /** The orchestrator's built-in tools, with `complete` typed by the swarm's result schema. */

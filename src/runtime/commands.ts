@@ -12,9 +12,20 @@ import type { SwarmCommand } from '../../machines/swarm.js';
 import { SwarmError } from '../errors.js';
 import type { ChildSwarms } from '../handoffs/child-swarm.js';
 import type { RemoteAgents } from '../handoffs/remote-agent.js';
+import type { OwnerCommand } from './hosting.js';
 import { ownerLost, type SwarmHost } from './host.js';
 import { isFinal } from '../result.js';
 import type { LiveSwarms } from './live.js';
+
+/**
+ * How commands reach swarms held by other runtimes (a transport is configured): `send` delivers
+ * one to the runtime holding the swarm's lease.
+ */
+export interface CommandRelay {
+  send(owner: string, command: OwnerCommand): Promise<void>;
+  /** Throws a SwarmError `unavailable` while the transport is down. */
+  assertAvailable(): Promise<void>;
+}
 
 /** The commands of one runtime. */
 export class Commands {
@@ -22,13 +33,15 @@ export class Commands {
     private readonly live: LiveSwarms,
     private readonly children: ChildSwarms,
     private readonly remote: RemoteAgents,
+    private readonly relay?: CommandRelay,
   ) {}
 
   /** Pauses a live swarm, and the child swarms it waits on. */
   async pause(swarmId: string, reason: PauseReason): Promise<void> {
     const release = this.live.hold(swarmId);
     try {
-      const host = await this.liveHost(swarmId, 'pause');
+      const host = await this.liveHost(swarmId, 'pause', { op: 'pause', swarmId, reason });
+      if (!host) return;
       if (host.status() === 'paused') throw new SwarmError(`Swarm "${swarmId}" is already paused`, 'wrong-state');
       await this.command(host, { type: 'PAUSE', reason });
       await this.children.pauseWith(swarmId, host, reason);
@@ -41,11 +54,12 @@ export class Commands {
   async resume(swarmId: string, message: string | undefined): Promise<void> {
     const release = this.live.hold(swarmId);
     try {
-      const host = await this.liveHost(swarmId, 'resume');
+      const host = await this.liveHost(swarmId, 'resume', { op: 'resume', swarmId, ...(message === undefined ? {} : { message }) });
+      if (!host) return;
       if (host.status() !== 'paused') throw new SwarmError(`Swarm "${swarmId}" is ${host.status()}, not paused`, 'wrong-state');
       await this.command(host, message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message });
       this.remote.answer(swarmId, message);
-      await this.children.resumeWith(host);
+      await this.children.resumeWith(swarmId, host);
     } finally {
       release();
     }
@@ -55,7 +69,9 @@ export class Commands {
   async stop(swarmId: string, reason: string): Promise<void> {
     const release = this.live.hold(swarmId);
     try {
-      await this.command(await this.liveHost(swarmId, 'stop'), { type: 'STOP', reason });
+      const host = await this.liveHost(swarmId, 'stop', { op: 'stop', swarmId, reason });
+      if (!host) return;
+      await this.command(host, { type: 'STOP', reason });
       this.remote.forget(swarmId);
     } finally {
       release();
@@ -64,6 +80,9 @@ export class Commands {
 
   /** Sends a command and waits until it is recorded: nothing is acknowledged that was not. */
   private async command(host: SwarmHost, command: SwarmCommand): Promise<void> {
+    // With the store's connection down the command could not be recorded: say so now rather
+    // than hold the caller until it is back.
+    await this.relay?.assertAvailable();
     host.send(command);
     await host.gate().catch(() => undefined);
     const error = host.error;
@@ -74,10 +93,11 @@ export class Commands {
   }
 
   /**
-   * The host driving a swarm here (a passivated one restored), or a SwarmError saying precisely
-   * why there is none.
+   * The host driving a swarm here (a passivated one restored); undefined when the command went
+   * to the runtime holding it elsewhere (`relayed`, with a relay); else a SwarmError saying
+   * precisely why there is none.
    */
-  private async liveHost(swarmId: string, verb: string): Promise<SwarmHost> {
+  private async liveHost(swarmId: string, verb: string, relayed: OwnerCommand): Promise<SwarmHost | undefined> {
     const host = this.live.hosts.get(swarmId) ?? (await this.live.rehydrate(swarmId));
     // A host that failed stays here only while its failure is being recorded.
     if (host?.error) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it has ended (failed)`, 'wrong-state');
@@ -88,6 +108,10 @@ export class Commands {
     if (!record) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": unknown swarm`, 'unknown-swarm');
     if (record.problem && record.result.status === 'failed') throw new SwarmError(`Cannot ${verb}: ${record.result.reason}`, 'wrong-state');
     if (isFinal(record.status)) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it has ended (${record.status})`, 'wrong-state');
+    if (this.relay && record.lease && record.lease.until > Date.now()) {
+      await this.relay.send(record.lease.owner, relayed);
+      return undefined;
+    }
     throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it is not running in this runtime (another runtime owns it)`, 'not-live');
   }
 }

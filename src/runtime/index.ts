@@ -15,6 +15,7 @@ import { Catalog } from '../definitions/catalog.js';
 import type { SwarmDefinition } from '../definitions/define.js';
 import { ADHOC_ID } from '../definitions/ids.js';
 import { ChildSwarms } from '../handoffs/child-swarm.js';
+import { Elsewhere } from '../handoffs/elsewhere.js';
 import type { SwarmCard } from '../handoffs/registry-tools.js';
 import { RemoteAgents } from '../handoffs/remote-agent.js';
 import { Resolver } from '../handoffs/resolve.js';
@@ -24,7 +25,11 @@ import { a2aRemoteAgents } from '../on-demand.js';
 import { redactor } from '../redact.js';
 import { judgingPorts, replaySwarm } from './replay.js';
 import { isFinal, type SwarmResult } from '../result.js';
+import { deferredStore } from '../store/deferred.js';
 import { memoryStore } from '../store/memory.js';
+import { natsSecrets } from '../transport/nats-options.js';
+import { type Distribution, distributionOf, hostingTimings } from './distribution.js';
+import { Hosting, type HostRequest } from './hosting.js';
 import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, MAX_SWARM_ID_LENGTH } from '../swarm-id.js';
 import { Commands } from './commands.js';
@@ -68,21 +73,32 @@ class ComposedRuntime implements Runtime, SwarmControl {
   private readonly reading: Reading;
   private readonly commands: Commands;
   private readonly launching: LaunchDeps;
+  /** Serving and calling other runtimes, with `nats` or `transport`. */
+  private readonly hosting: Hosting | undefined;
+  private readonly distribution: Distribution | undefined;
 
   constructor(options: RuntimeOptions) {
     if (!options.model || typeof options.model.call !== 'function') {
       throw new TypeError('createRuntime: `model` is required (scriptedModel(...) or openaiModel(...))');
     }
-    this.catalog = new Catalog(options, (id) => live.hosts.get(id)?.config());
     const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     if (!(leaseMs > 0)) throw new TypeError('createRuntime: leaseMs must be positive');
+    // Checked before anything connects, so a mistake leaves no connection behind.
+    const timings = hostingTimings(options, leaseMs);
+    const distribution = distributionOf(options);
+    this.distribution = distribution;
+    this.catalog = new Catalog(
+      options,
+      (id) => live.hosts.get(id)?.config(),
+      distribution && new Elsewhere((id, timeoutMs) => this.hosting!.card(id, timeoutMs)),
+    );
     const { passivateAfterMs } = options;
     if (passivateAfterMs !== undefined && !(passivateAfterMs >= 0 && Number.isFinite(passivateAfterMs))) {
       throw new TypeError('createRuntime: passivateAfterMs must be a finite number of milliseconds (0 or more)');
     }
     this.specs = new ToolSpecs(this.catalog);
     this.ownsStore = !options.store;
-    this.store = options.store ?? memoryStore();
+    this.store = options.store ?? (distribution?.store ? deferredStore(distribution.store) : memoryStore());
 
     const remote = new RemoteAgents({
       client: options.remote ?? a2aRemoteAgents(),
@@ -109,6 +125,15 @@ class ComposedRuntime implements Runtime, SwarmControl {
       pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
       resume: (swarmId, message) => this.commands.resume(swarmId, message),
       stop: (swarmId, reason) => this.commands.stop(swarmId, reason),
+      ...(distribution
+        ? {
+            hosted: {
+              isLocal: (definitionId: string) => this.catalog.has(definitionId),
+              host: (request: HostRequest, signal: AbortSignal) => this.hosting!.host(request, signal),
+              keepAlive: (request: HostRequest, ended: () => Promise<boolean>, signal: AbortSignal) => this.hosting!.keepAlive(request, ended, signal),
+            },
+          }
+        : {}),
     });
     const logic = createSwarmLogic(
       createPorts({
@@ -133,13 +158,34 @@ class ComposedRuntime implements Runtime, SwarmControl {
         ...(options.redact ?? []),
         ...(options.model.secrets ?? []),
         ...(options.agents ?? []).flatMap((a) => a.model?.secrets ?? []),
+        ...natsSecrets(options.nats),
       ]),
     });
     this.live = live;
     this.leases = new Leases(live, this.catalog, options.owner ?? defaultOwner(), leaseMs);
     this.reading = new Reading(live);
-    this.commands = new Commands(live, children, remote);
     this.launching = { live, catalog: this.catalog, resolver: new Resolver(this.catalog, (url) => remote.card(url)), remote };
+    if (distribution) {
+      this.hosting = new Hosting({
+        transport: distribution.transport,
+        prefix: distribution.prefix,
+        owner: this.leases.owner,
+        catalog: this.catalog,
+        live,
+        timings,
+        launch: (definitionId, swarmId, input, startOptions) =>
+          launchSwarm(this.launching, definitionId, swarmId, input, startOptions, MAX_DERIVED_SWARM_ID_LENGTH),
+        restore: (id, takeover) => this.leases.restore(id, takeover),
+        command: (c) =>
+          c.op === 'pause'
+            ? this.commands.pause(c.swarmId, c.reason)
+            : c.op === 'resume'
+              ? this.commands.resume(c.swarmId, c.message)
+              : this.commands.stop(c.swarmId, c.reason),
+      });
+      this.launching.hosting = this.hosting;
+    }
+    this.commands = new Commands(live, children, remote, this.hosting);
   }
 
   forSwarm(definition: SwarmDefinition | string, swarmId: string = randomUUID()): SwarmClient<any, any> {
@@ -161,6 +207,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   async start(): Promise<void> {
     this.live.assertOpen();
+    await this.hosting?.serving;
     await this.leases.watch();
   }
 
@@ -175,8 +222,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   async close(): Promise<void> {
     if (this.live.closed) return;
+    this.hosting?.stop();
     await this.leases.release(await this.live.close());
     if (this.ownsStore) await this.store.close();
+    await this.distribution?.close();
   }
 
   list(filter?: SwarmFilter): Promise<SwarmSummary[]> {

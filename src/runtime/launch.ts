@@ -8,9 +8,11 @@
 import type { StartOptions } from '../client.js';
 import type { Catalog } from '../definitions/catalog.js';
 import { resolveFromInput } from '../definitions/define.js';
+import { ADHOC_ID } from '../definitions/ids.js';
 import { SwarmError } from '../errors.js';
 import type { RemoteAgents } from '../handoffs/remote-agent.js';
-import type { Resolver } from '../handoffs/resolve.js';
+import { hostedTarget, type Resolver } from '../handoffs/resolve.js';
+import type { Hosting } from './hosting.js';
 import { assertSwarmId } from '../swarm-id.js';
 import { validate } from '../tool.js';
 import type { LiveSwarms } from './live.js';
@@ -21,6 +23,8 @@ export interface LaunchDeps {
   catalog: Catalog;
   resolver: Resolver;
   remote: RemoteAgents;
+  /** Runtimes hosting the definitions this one does not have (with a transport). */
+  hosting?: Pick<Hosting, 'host' | 'assertAvailable'> | undefined;
 }
 
 /**
@@ -39,7 +43,16 @@ export async function launchSwarm(
   const { live } = deps;
   assertSwarmId(swarmId, maxIdLength);
   live.assertOpen();
+  // With NATS down its first step could not be recorded: say so now, nothing was started.
+  await deps.hosting?.assertAvailable();
   const def = deps.catalog.swarm(definitionId);
+  if (!def && deps.hosting && definitionId !== ADHOC_ID) {
+    // Hosted by other runtimes: one of them starts it (and checks its input); it has started
+    // once its first step is recorded there.
+    const { customization, contextId } = options;
+    await deps.hosting.host({ swarmId, definitionId, input, ...(customization ? { customization } : {}), ...(contextId ? { contextId } : {}) });
+    return;
+  }
   if (!def) throw new SwarmError(`Unknown swarm definition "${definitionId}"`, 'unknown-definition');
   const parsed = validate(def.input, input);
   if (!parsed.ok) throw new SwarmError(`Invalid input for swarm "${definitionId}": ${parsed.error}`, 'invalid-input');
@@ -50,6 +63,7 @@ export async function launchSwarm(
     const value = parsed.value;
     const handoffs = resolveFromInput(options.overrides?.handoffs ?? def.handoffs, value);
     await deps.remote.fetchCards(handoffs);
+    await deps.catalog.elsewhere?.fetch(handoffs.flatMap((h) => hostedTarget(deps.catalog, h) ?? []));
     const config = deps.resolver.resolve(def, value, { ...options, handoffs });
     const host = live.launch(
       live.createHost(swarmId, def.id, {

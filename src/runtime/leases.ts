@@ -62,6 +62,8 @@ export class Leases {
       if (live.closed) return;
       const id = listed.swarmId;
       if (live.hosts.has(id) || live.passivated.has(id) || live.starting.has(id) || live.unrestorable.has(id)) continue;
+      // Among runtimes serving each other, a swarm of a definition this one lacks is another's to take.
+      if (this.catalog.elsewhere && !this.catalog.has(listed.definitionId)) continue;
       const held = listed.lease && listed.lease.owner !== this.owner && listed.lease.until > now ? listed.lease : undefined;
       // A live lease of a process of this host that has died (a crash, then a restart) is not
       // waited out: the claim takes it from that very owner, or fails if someone else took it.

@@ -17,6 +17,17 @@ import type { SwarmHost } from './host.js';
 /** How often readers poll the store for a swarm that is not live in this runtime. */
 const POLL_MS = 200;
 /**
+ * The same, for a store that announces other processes' writes (`SwarmStore.watch`): only a
+ * safety net, the announcement wakes readers.
+ */
+const WATCHED_POLL_MS = 2_000;
+
+/** A reader's wake-ups for one swarm: `next` resolves at its next change; `close` lets go. */
+interface Changes {
+  next(signal: AbortSignal): Promise<void>;
+  close(): void;
+}
+/**
  * How many stored events a stream reads at a time: a long stream is read page by page, so a
  * reader holds at most one page however many events the swarm has.
  */
@@ -66,7 +77,8 @@ export class Reading {
   async result(swarmId: string): Promise<SwarmResult> {
     const host = this.live.hosts.get(swarmId);
     if (host) return durableResult(host);
-    const record = await this.live.store.load(swarmId);
+    const { store } = this.live;
+    const record = await (store.summary ? store.summary(swarmId) : store.load(swarmId));
     if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
     return this.reported(record).result;
   }
@@ -86,8 +98,9 @@ export class Reading {
       // The poll is released as soon as it is not needed: a timer left behind per wait would
       // outlive the swarm by a poll interval.
       const parked = new AbortController();
+      const changes = this.changes(swarmId);
       try {
-        const next = this.nextChange(swarmId, parked.signal);
+        const next = changes.next(parked.signal);
         const result = await this.result(swarmId);
         if (result.status !== 'running' || this.live.unrestorable.has(swarmId)) return result;
         // A closed runtime no longer drives or re-reads it: waiting on would never end.
@@ -95,6 +108,7 @@ export class Reading {
         await next;
       } finally {
         parked.abort();
+        changes.close();
       }
     }
   }
@@ -115,13 +129,14 @@ export class Reading {
     let parked: AbortController | undefined;
     const leave = () => parked?.abort();
     signal?.addEventListener('abort', leave, { once: true });
+    const changes = this.changes(swarmId);
     try {
       for (;;) {
         if (signal?.aborted) return;
         parked?.abort();
         parked = new AbortController();
         // Taken before reading, so a commit landing during the read still wakes us.
-        const next = this.nextChange(swarmId, parked.signal);
+        const next = changes.next(parked.signal);
         const batch = await this.readForStream(swarmId, cursor);
         if (signal?.aborted) return;
         if (batch.length > 0) {
@@ -162,6 +177,7 @@ export class Reading {
     } finally {
       signal?.removeEventListener('abort', leave);
       parked?.abort();
+      changes.close();
     }
   }
 
@@ -184,6 +200,44 @@ export class Reading {
     const host = this.live.hosts.get(swarmId);
     if (host) return host.nextCommit(signal);
     return delay(POLL_MS, signal);
+  }
+
+  /**
+   * One reader's wake-ups for a swarm, as {@link nextChange} gives them; with a store that
+   * announces other processes' writes, one watch serves the reader for its whole life (a watch
+   * per wait could miss a write made while it is being set up).
+   */
+  private changes(swarmId: string): Changes {
+    const { store } = this.live;
+    if (!store.watch) return { next: (signal) => this.nextChange(swarmId, signal), close() {} };
+    let changed = false;
+    let wake: (() => void) | undefined;
+    const stop = store.watch(swarmId, () => {
+      changed = true;
+      wake?.();
+    });
+    return {
+      next: (signal) => {
+        const host = this.live.hosts.get(swarmId);
+        if (host) return host.nextCommit(signal);
+        if (changed) {
+          changed = false;
+          return Promise.resolve();
+        }
+        return new Promise<void>((resolve) => {
+          const done = () => {
+            if (wake === done) {
+              wake = undefined;
+              changed = false;
+            }
+            resolve();
+          };
+          wake = done;
+          void delay(WATCHED_POLL_MS, signal).then(done);
+        });
+      },
+      close: stop,
+    };
   }
 
   /**

@@ -14,6 +14,8 @@ import type { SwarmCard } from '../handoffs/registry-tools.js';
 import type { RemoteAgentClient } from '../handoffs/remote-agent.js';
 import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
 import type { Tool } from '../tool.js';
+import type { NatsOptions } from '../transport/nats-options.js';
+import type { Transport } from '../transport/types.js';
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {
@@ -62,6 +64,43 @@ export interface RuntimeOptions {
    * process holding many swarms that wait on humans; 0 passivates at the next sweep.
    */
   passivateAfterMs?: number;
+  /**
+   * Distribution over NATS: this runtime keeps its state in JetStream (unless given a `store`),
+   * serves every swarm and agent definition it has to the other runtimes on the same NATS (and
+   * prefix), and sends handoffs to definitions it does not have to them. `handoff.toAgent(id)` and
+   * `handoff.toSwarm(id)` may then name definitions hosted elsewhere. A runtime with only agents
+   * is a worker. See docs/distributed.md.
+   */
+  nats?: NatsOptions;
+  /**
+   * The transport to other runtimes, when not NATS from `nats`: e.g. `localTransport(bus)` for
+   * runtimes of one process sharing a bus (and a store). Given by the caller, closed by the caller.
+   */
+  transport?: Transport;
+  /** Timings of calls to definitions hosted by other runtimes (with `nats` or `transport`). */
+  hosting?: HostingOptions;
+}
+
+/** Timings of cross-runtime calls (see {@link RuntimeOptions.hosting}). */
+export interface HostingOptions {
+  /**
+   * How long a handoff to a definition keeps asking before nobody hosting it becomes the tool's
+   * error (default 10 000 ms): a worker started meanwhile still takes the call.
+   */
+  deadlineMs?: number;
+  /** How often a runtime hosting a swarm for another one says it is still working on it (default 2 000 ms). */
+  heartbeatMs?: number;
+  /**
+   * After how long without a heartbeat the caller sends the call again, to another runtime,
+   * under the same idempotency key (default 10 000 ms).
+   */
+  heartbeatTimeoutMs?: number;
+  /**
+   * Whether this runtime takes other runtimes' calls to its definitions (default true). A
+   * short-lived process (a one-shot `xswarm run`) sets it to false, so no call lands on a
+   * process about to exit; it still answers commands for the swarms it holds.
+   */
+  serve?: boolean;
 }
 
 /**

@@ -9,6 +9,7 @@ import { errorText } from '../../machines/error-text.js';
 import type { Checked, Model, SwarmPorts } from '../../actors/index.js';
 import type { Catalog } from '../definitions/catalog.js';
 import type { Guardrail } from '../definitions/define.js';
+import { agentOfHosted, speakingAs } from '../definitions/hosted.js';
 import { resultIsText, resultSchema } from '../definitions/result.js';
 import { checkCustomization } from '../handoffs/customization.js';
 import { childInput, type ToolSpecs } from '../handoffs/tool-specs.js';
@@ -36,10 +37,17 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     if (!def) throw new Error(`Swarm definition "${id}" is not registered with this runtime`);
     return def;
   };
+  const hostedModels = new Map<string, Model>();
   return {
     modelFor(definitionId, speaker) {
-      if (speaker === definitionId) return deps.model;
-      return catalog.agent(speaker)?.model ?? deps.model;
+      if (speaker !== definitionId) return catalog.agent(speaker)?.model ?? deps.model;
+      // An agent run for another runtime speaks as that agent, through its own model.
+      const agentId = agentOfHosted(definitionId);
+      const agent = agentId === undefined ? undefined : catalog.agent(agentId);
+      if (!agent) return deps.model;
+      let model = hostedModels.get(agent.id);
+      if (!model) hostedModels.set(agent.id, (model = speakingAs(agent.id, agent.model ?? deps.model)));
+      return model;
     },
     toolSpecs: (input) => deps.specs.forStep(input, deps.host(input.swarmId)?.config().result),
     checkToolArgs(name, args): Checked {
@@ -51,7 +59,7 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     resultIsText: (definitionId, swarmId) => resultIsText(swarm(definitionId), deps.host(swarmId)?.config()),
     childInput: (definitionId, args) => childInput(catalog, definitionId, args),
     checkCustomization: (value) => checkCustomization(catalog, value),
-    isCustomizable: (definitionId) => catalog.swarm(definitionId)?.customizable ?? false,
+    isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,
     runChild: (input, signal) => deps.runChild(input, signal),
     runRemote: (input, signal) => deps.runRemote(input, signal),
     guardInput: (definitionId, swarmId) =>

@@ -114,6 +114,8 @@ const STATUS_OF: Record<SwarmErrorCode, number> = {
   // Stored data that cannot be read: the server's fault, named in the message.
   corrupt: 500,
   'incompatible-version': 500,
+  // NATS is down: nothing was applied, the client may retry.
+  unavailable: 503,
 };
 
 /** Maps a runtime `SwarmError` to an HttpError with its message; anything else stays a 500. */

@@ -15,6 +15,7 @@ import { errorText } from '../../machines/error-text.js';
 import type { Runtime } from '../runtime/types.js';
 import { createA2AHandler } from '../a2a/server.js';
 import { createMcpHandler, MCP_PATH } from '../mcp/server.js';
+import type { AgentRegistry } from '../registry/registry.js';
 import { createEventSocketHandler, type EventSocketOptions } from './events-socket.js';
 import { authorized, HttpError, type HttpHandler, MAX_BODY_BYTES, sendJson, type ServerContext } from './http.js';
 import { isLoopbackHost, requestPolicy } from './policy.js';
@@ -53,6 +54,11 @@ export interface ServeOptions {
   keepAliveMs?: number;
   /** Limits of WebSocket event subscribers (buffer size, stall timeout, poll interval). */
   subscribers?: EventSocketOptions;
+  /**
+   * An agent registry: its tools (`create_task`, `list_agents`, `agent_message`,
+   * `get_task_status`) are added to the MCP server.
+   */
+  registry?: AgentRegistry;
 }
 
 /** A running server. */
@@ -118,7 +124,7 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
     createRestHandler(ctx, options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
     createEventSocketHandler(ctx, options.subscribers),
     createA2AHandler(ctx),
-    createMcpHandler(ctx),
+    createMcpHandler(ctx, options.registry ? { registry: options.registry } : {}),
   ];
 
   const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -27,7 +27,9 @@ export function memoryStore(): SwarmStore {
   return {
     volatile: true,
     async load(swarmId) {
-      const record = records.get(swarmId);
+      const stored = records.get(swarmId);
+      const lease = leases.get(swarmId);
+      const record = stored && lease ? { ...stored, lease: { ...lease } } : stored;
       if (record?.snapshot === undefined) return record;
       return { ...record, snapshot: assembleSnapshot(record.snapshot, lists.get(swarmId) ?? new Map()) };
     },

@@ -37,7 +37,10 @@ export interface SwarmRecord {
    * `load` and in `list` alike (listings check the snapshots of unfinished swarms only).
    */
   problem?: string;
-  /** Who holds the lease on this swarm and until when (listings only; absent when nobody). */
+  /**
+   * Who holds the lease on this swarm and until when (absent when nobody): in listings, and in
+   * `load` of stores shared by processes, so a command can be sent to the holder.
+   */
   lease?: Lease;
 }
 
@@ -106,6 +109,12 @@ export interface SwarmStore {
    * carries the events before it.
    */
   readEvents(swarmId: string, since: number, limit?: number): Promise<SwarmEvent[]>;
+  /**
+   * A swarm's summary (its record without the snapshot), for readers that need only its status
+   * and result: cheaper than `load` where the snapshot's message lists are stored apart (a
+   * network store). Optional: `load` answers otherwise.
+   */
+  summary?(swarmId: string): Promise<SwarmSummary | undefined>;
   /** Summaries (no snapshot) of swarms, most recently updated first. */
   list(filter?: SwarmFilter): Promise<SwarmSummary[]>;
   /**
@@ -115,6 +124,13 @@ export interface SwarmStore {
    * so a live runtime that took the swarm meanwhile keeps it.
    */
   claim(swarmId: string, lease: Lease, now: number, takeover?: string): Promise<boolean>;
+  /**
+   * For a store shared by several processes (JetStream): calls `onChange` whenever another
+   * process may have written the swarm (new events, a new record), so readers of a swarm that is
+   * not live here wake at once instead of polling. Returns the function that stops the calls.
+   * Optional: readers of a store without it poll.
+   */
+  watch?(swarmId: string, onChange: () => void): () => void;
   /** Extends `owner`'s leases on these swarms. */
   renew(owner: string, swarmIds: readonly string[], until: number): Promise<void>;
   /** Gives up `owner`'s leases (graceful shutdown) so another runtime can adopt at once. */

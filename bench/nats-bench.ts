@@ -1,0 +1,283 @@
+/**
+ * What the NATS rows share: a nats-server of the row's own (the tests' `startNatsServer`, on a
+ * port of the kernel's choosing, its store under the system temp directory, on the same disk as
+ * the SQLite rows' `.xswarm/`), worker child processes, the raw NATS and JetStream operations a
+ * floor is made of, and a log of the JetStream writes and API calls every process makes.
+ *
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { nanos, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { connectNats } from '../src/entries/nats.js';
+import { type NatsServer, startNatsServer } from '../test/support/nats-server.js';
+import { percentile } from './measure.js';
+import { ECHO_SUBJECT, type WorkerSpec } from './nats-worker.js';
+import type { Figures } from './table.js';
+import type { CallCounts } from './w1.js';
+
+/** A started worker process: its model calls per agent are known once it stopped. */
+export interface Worker {
+  readonly pid: number;
+  stop(): Promise<CallCounts>;
+}
+
+/**
+ * Starts a worker process (the bench bundle with `--fixture nats-worker`, or this script under
+ * tsx when a row runs directly) and resolves once it serves. Its stdin is a pipe: when this
+ * process ends, however it ends, the worker's stdin ends and it exits.
+ */
+export async function startWorker(spec: WorkerSpec): Promise<Worker> {
+  const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, '--fixture', 'nats-worker', JSON.stringify(spec)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  const waiting = new Set<() => void>();
+  let buffer = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    buffer += d.toString();
+    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+      lines.push(JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>);
+      buffer = buffer.slice(nl + 1);
+      for (const w of waiting) w();
+    }
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  void exited.then(() => {
+    for (const w of waiting) w();
+  });
+  /** The first line with `key`, or an error once the process exited without one. */
+  const line = async (key: string): Promise<unknown> => {
+    for (;;) {
+      const found = lines.find((l) => key in l);
+      if (found) return found[key];
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`worker exited (${child.exitCode ?? child.signalCode}) before a "${key}" line`);
+      await new Promise<void>((r) => {
+        const done = () => {
+          waiting.delete(done);
+          r();
+        };
+        waiting.add(done);
+      });
+    }
+  };
+  await line('ready');
+  return {
+    pid: child.pid!,
+    async stop() {
+      child.stdin!.end();
+      const counts = (await line('counts')) as CallCounts;
+      await exited;
+      return counts;
+    },
+  };
+}
+
+/** A row's server, its workers, and the end of both (the server's directory removed). */
+export interface NatsSetup {
+  server: NatsServer;
+  workers: Worker[];
+  /** Stops the workers (their counts summed) and the server. */
+  stop(): Promise<CallCounts>;
+}
+
+/** Starts a nats-server and `workers` worker processes on it (all at once). */
+export async function startSetup(workers: number, spec: Omit<WorkerSpec, 'url'>): Promise<NatsSetup> {
+  const server = await startNatsServer();
+  const started = await Promise.allSettled(Array.from({ length: workers }, () => startWorker({ ...spec, url: server.url })));
+  const ok = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failed = started.find((s) => s.status === 'rejected');
+  const stop = async () => {
+    const counts: CallCounts = {};
+    try {
+      for (const c of await Promise.all(ok.map((w) => w.stop()))) {
+        for (const [agent, n] of Object.entries(c)) counts[agent] = (counts[agent] ?? 0) + n;
+      }
+    } finally {
+      await server.stop();
+    }
+    return counts;
+  };
+  if (failed) {
+    await stop().catch(() => undefined);
+    throw (failed as PromiseRejectedResult).reason;
+  }
+  return { server, workers: ok, stop };
+}
+
+/**
+ * CPU time (user + system) a process has used so far, in µs, from `/proc/<pid>/stat`
+ * (clock ticks of 10 ms); null where there is no `/proc`.
+ */
+export function cpuUs(pid: number): number | null {
+  try {
+    // The command name (field 2) may hold spaces: fields are counted after its closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
+  } catch {
+    return null;
+  }
+}
+/** `getconf CLK_TCK` on Linux. */
+const CLOCK_TICKS = 100;
+
+/**
+ * Starts counting the CPU time of this process (the orchestrator), the setup's workers and its
+ * nats-server; `perRun(runs)` gives each one's µs per run since (null where unknown).
+ */
+export function cpuMeter(setup: NatsSetup): { perRun(runs: number): Figures } {
+  const self0 = process.cpuUsage();
+  const pids = setup.workers.map((w) => w.pid);
+  const workers0 = pids.map(cpuUs);
+  const server0 = cpuUs(setup.server.pid);
+  const since = (now: (number | null)[], before: (number | null)[]) =>
+    now.some((t) => t === null) || before.some((t) => t === null) ? null : now.reduce((a, t, i) => a! + t! - before[i]!, 0)!;
+  return {
+    perRun(runs) {
+      const self = process.cpuUsage(self0);
+      const workers = since(pids.map(cpuUs), workers0);
+      const server = since([cpuUs(setup.server.pid)], [server0]);
+      return {
+        cpuOrchestratorUs: (self.user + self.system) / runs,
+        cpuWorkersUs: workers === null ? null : workers / runs,
+        cpuServerUs: server === null ? null : server / runs,
+      };
+    },
+  };
+}
+
+/** Mean and median of a sample, in µs. */
+export interface Timing {
+  meanUs: number;
+  p50Us: number;
+}
+
+/** Times `n` sequential calls of `op` after `warmup` untimed ones. */
+export async function timeOps(op: (i: number) => Promise<unknown>, n: number, warmup = Math.ceil(n / 5)): Promise<Timing> {
+  for (let i = 0; i < warmup; i++) await op(i);
+  const each: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    await op(warmup + i);
+    each.push(Number(process.hrtime.bigint() - t) / 1000);
+  }
+  return { meanUs: each.reduce((a, b) => a + b, 0) / n, p50Us: percentile(each, 0.5) };
+}
+
+/**
+ * The raw operations of a floor, on a connection of their own: a request/reply round trip to
+ * the worker's echo responder (another process), a KV compare-and-set update on a bucket set up
+ * as the store's (file storage, history 1, direct gets), and a stream publish with a message id
+ * on a stream set up as the store's events stream — each sequential, with a payload of the size
+ * the handoff's own operations had.
+ */
+export class RawOps {
+  /** The revision of each raw key (the next update's compare-and-set). */
+  private readonly revs = new Map<string, number>();
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly kv: Awaited<ReturnType<Kvm['create']>>,
+    private readonly js: ReturnType<typeof jetstream>,
+  ) {}
+
+  static async open(url: string): Promise<RawOps> {
+    const nc = await connectNats({ servers: url, name: 'bench-raw' });
+    const js = jetstream(nc);
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: 'bench_raw_events', subjects: ['bench.raw.ev.>'], storage: StorageType.File, allow_direct: true, duplicate_window: nanos(120_000) });
+    const kv = await new Kvm(js).create('bench_raw', { history: 1, storage: StorageType.File });
+    return new RawOps(nc, kv, js);
+  }
+
+  /** Request/reply round trips of `bytes`-byte payloads. */
+  requestReply(bytes: number, n: number): Promise<Timing> {
+    const payload = 'x'.repeat(Math.max(1, Math.round(bytes)));
+    return timeOps(() => this.nc.request(ECHO_SUBJECT, payload, { timeout: 5_000 }), n);
+  }
+
+  /** KV compare-and-set updates of `bytes`-byte values, over 16 keys in turn (each a new value). */
+  async kvUpdate(bytes: number, n: number): Promise<Timing> {
+    const revs = this.revs;
+    const value = (i: number) => JSON.stringify({ i, pad: 'x'.repeat(Math.max(0, Math.round(bytes) - 20)) });
+    return timeOps(async (i) => {
+      const key = `k${i % 16}`;
+      const rev = revs.get(key);
+      revs.set(key, rev === undefined ? await this.kv.create(key, value(i)) : await this.kv.update(key, value(i), rev));
+    }, n);
+  }
+
+  /** Stream publishes of `bytes`-byte payloads, each with a message id (deduplication on). */
+  publish(bytes: number, n: number): Promise<Timing> {
+    const payload = (i: number) => JSON.stringify({ i, pad: 'x'.repeat(Math.max(0, Math.round(bytes) - 20)) });
+    const run = Date.now();
+    return timeOps((i) => this.js.publish(`bench.raw.ev.s${i % 16}`, payload(i), { msgID: `${run}:${i}` }), n);
+  }
+
+  async close(): Promise<void> {
+    await this.nc.drain().catch(() => this.nc.close());
+  }
+}
+
+/** One message seen on a subject of the store or of the JetStream API. */
+export interface Seen {
+  at: bigint;
+  subject: string;
+  bytes: number;
+}
+
+/**
+ * Every write to the store's bucket and streams and every JetStream API request, as a core
+ * subscriber of the same account sees them (JetStream writes are plain publishes on the stored
+ * subjects; the API is requests on `$JS.API.>`), by whichever process made them, with the time
+ * it arrived here: what a handoff actually cost in JetStream operations.
+ */
+export class WriteLog {
+  readonly seen: Seen[] = [];
+  private subscriptions: Subscription[] = [];
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly subjects: readonly string[],
+  ) {}
+
+  /** A log of `prefix`'s bucket, streams and the JetStream API, not yet recording (see {@link start}). */
+  static async open(url: string, prefix: string): Promise<WriteLog> {
+    const nc = await connectNats({ servers: url, name: 'bench-log' });
+    return new WriteLog(nc, [`$KV.${prefix}_swarms.>`, `${prefix}.ev.>`, `${prefix}.msg.>`, '$JS.API.>']);
+  }
+
+  /** Starts recording (subscribes; once the server has the subscriptions). */
+  async start(): Promise<void> {
+    for (const subject of this.subjects) {
+      this.subscriptions.push(
+        this.nc.subscribe(subject, {
+          callback: (_e, m) => {
+            this.seen.push({ at: process.hrtime.bigint(), subject: m.subject, bytes: m.data.length });
+          },
+        }),
+      );
+    }
+    await this.nc.flush();
+  }
+
+  /**
+   * Stops recording: while nothing is recorded the server sends this process no copies, so the
+   * timed operations do not pay for the log.
+   */
+  async stop(): Promise<void> {
+    for (const s of this.subscriptions.splice(0)) s.unsubscribe();
+    await this.nc.flush();
+  }
+
+  /** What arrived in `[from, to]` (hrtime). */
+  between(from: bigint, to: bigint): Seen[] {
+    return this.seen.filter((s) => s.at >= from && s.at <= to);
+  }
+
+  async close(): Promise<void> {
+    await this.nc.drain().catch(() => this.nc.close());
+  }
+}

@@ -1,0 +1,351 @@
+/**
+ * The NATS rows: a cross-process agent handoff against its floor, and W1 with its agents in two
+ * worker processes and its state in JetStream (sequential, and 1000 runs at once). Each row
+ * starts its own nats-server and worker processes (`nats-worker.ts`) and stops them at the end;
+ * the orchestrator runs in the row's process.
+ *
+ * @module
+ */
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats, jetstreamStore, natsTransport } from '../src/entries/nats.js';
+import { createRuntime, defineSwarm, handoff, handoffToolName, type Runtime, scriptedModel, type SwarmStore, type Transport } from '../src/index.js';
+import { subjectToken } from '../src/transport/types.js';
+import { natsServerMissing } from '../test/support/nats-server.js';
+import { CONCURRENT_LATENCY_MS, CONCURRENT_RUNS, percentile, timeConcurrent, timeSequential } from './measure.js';
+import { cpuMeter, RawOps, type Seen, startSetup, type Timing, WriteLog } from './nats-bench.js';
+import { ECHO_AGENT, echoAnswer } from './nats-worker.js';
+import type { Figures } from './table.js';
+import { type CallCounts, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID, w1Call, w1Respond } from './w1.js';
+
+/** The namespace the runtimes use (the default). */
+const PREFIX = 'xswarm';
+/** Handoffs timed, after the warm-up ones. */
+const HANDOFFS = 200;
+const HANDOFF_WARMUP = 30;
+/** Handoffs made with the write log on, after the timed ones. */
+const COUNTED = 50;
+/** Raw operations per floor figure (half before the timed handoffs, half after). */
+const RAW_OPS = 300;
+/** Sequential W1 runs over JetStream, after the warm-up ones (each run makes three cross-process handoffs). */
+const W1_RUNS = 200;
+const W1_WARMUP = 20;
+/** Hosting timings for the rows: a loaded machine must not turn a slow answer into a resent call. */
+const HOSTING = { deadlineMs: 120_000, heartbeatTimeoutMs: 60_000 };
+/** What the handoff row's parent asks its agent. */
+const REQUEST = 'ping';
+
+const now = () => process.hrtime.bigint();
+const us = (from: bigint, to: bigint) => Number(to - from) / 1000;
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Whether nats-server is missing here (said on stderr; the row's figures then read n/a). */
+function missing(): boolean {
+  if (natsServerMissing) process.stderr.write(`skipping the NATS row: ${natsServerMissing}\n`);
+  return natsServerMissing !== undefined;
+}
+
+/** The marks of one handoff, in this process's clock. */
+interface Marks {
+  childId?: string;
+  requestBytes?: number;
+  /** The parent sent its host request for the child (the handoff leaves the parent). */
+  sent?: bigint;
+  /** The worker's answer arrived: the child's first step is durable there. */
+  answered?: bigint;
+  /** The last read of the child's record resolved: the parent holds the child's result. */
+  held?: bigint;
+  /** The parent's model was called again, with the handoff's result. */
+  resumed?: bigint;
+}
+
+/** JetStream API request kinds, from `$JS.API.<KIND>…` (a KV get is a `DIRECT.GET`). */
+function apiKind(subject: string): string {
+  const parts = subject.split('.');
+  if (parts[2] === 'DIRECT' || parts[2] === 'STREAM' || parts[2] === 'CONSUMER') return `${parts[2]}.${parts[3]}${parts[4] === 'NEXT' ? '.NEXT' : ''}`;
+  return parts[2] ?? subject;
+}
+
+/**
+ * One agent handoff across processes: the orchestrator (a swarm whose one handoff goes to an
+ * agent it does not have) runs here, the agent in a worker process, both on the row's
+ * nats-server with their state in JetStream. Each run makes one handoff, sequentially.
+ *
+ * What is timed: from the moment the parent sends its host request for the child (the
+ * transport's `request` on `xswarm.host.…`, wrapped here) to the moment the parent holds the
+ * child's result (the last read of the child's record resolves, in the store's `load`, wrapped
+ * here; the parent's next model call comes right after it and marks the end of the handoff).
+ * So it covers the request and its answer (the worker started the child and made its first step
+ * durable), the child's remaining steps and commits in the worker, and the parent following the
+ * child's events through the store until it reads the result. It leaves out the parent's own
+ * steps (the commit of the step that asked for the handoff, before, and of the step that records
+ * its result, after) and the one-time fetch of the agent's card.
+ *
+ * The floor, measured in this run: one raw request/reply round trip to the worker process (of
+ * the host request's size), plus, one after the other, as many raw KV updates and stream
+ * publishes (of the same mean sizes) as the child's subjects received during a handoff —
+ * counted by a core subscriber on the bucket's and streams' subjects, so whatever the worker
+ * wrote for the child is counted, whichever code path wrote it. That log runs during the
+ * warm-up (for the sizes) and during {@link COUNTED} handoffs after the timed ones (for the
+ * counts, the JetStream API calls by kind, and where the time went), never during the timed
+ * ones. CPU time per run of each process (orchestrator, worker, nats-server) is reported too:
+ * on a shared 2-core machine it tells load from work.
+ */
+export async function handoffCrossProcess(): Promise<Figures> {
+  if (missing()) return {};
+  const setup = await startSetup(1, { kind: 'echo' });
+  const url = setup.server.url;
+  const opened: { close(): Promise<unknown> }[] = [];
+  let runtime: Runtime | undefined;
+  try {
+    const log = await WriteLog.open(url, PREFIX);
+    opened.push(log);
+    const raw = await RawOps.open(url);
+    opened.push(raw);
+    const nc: NatsConnection = await connectNats({ servers: url, name: 'bench-parent' });
+    opened.push({ close: () => nc.drain().catch(() => nc.close()) });
+
+    let marks: Marks = {};
+    const base = natsTransport(nc);
+    const hostPrefix = `${PREFIX}.host.`;
+    const transport: Transport = {
+      ...base,
+      request(subject, data, options) {
+        if (!subject.startsWith(hostPrefix)) return base.request(subject, data, options);
+        const m = marks;
+        m.sent ??= now();
+        m.requestBytes = data.length;
+        m.childId = (JSON.parse(data) as { swarmId: string }).swarmId;
+        return base.request(subject, data, options).then((reply) => {
+          m.answered ??= now();
+          return reply;
+        });
+      },
+    };
+    const js = jetstreamStore({ connection: nc });
+    opened.push(js);
+    // The parent holds the child's result once its last read of the child's record resolves
+    // (`summary` where the runtime reads the result alone, `load` otherwise).
+    const held = <T>(swarmId: string, read: T): T => {
+      const m = marks;
+      if (swarmId === m.childId && m.sent !== undefined && m.resumed === undefined) m.held = now();
+      return read;
+    };
+    const store: SwarmStore = {
+      ...js,
+      load: async (swarmId) => held(swarmId, await js.load(swarmId)),
+      summary: async (swarmId) => held(swarmId, await js.summary(swarmId)),
+    };
+    const parent = defineSwarm({ id: 'hop', instructions: 'Ask the echo agent, then answer with what it said.', handoffs: [handoff.toAgent(ECHO_AGENT)] });
+    const model = scriptedModel((req) => {
+      const answer = req.messages.find((m) => m.role === 'tool');
+      if (!answer) return { toolCalls: [{ id: 'h1', name: handoffToolName(ECHO_AGENT), arguments: JSON.stringify({ request: REQUEST }) }] };
+      marks.resumed ??= now();
+      return { text: answer.content };
+    });
+    runtime = createRuntime({ swarms: [parent], model, transport, store, hosting: HOSTING });
+    await runtime.start();
+
+    const done: Marks[] = [];
+    const once = async () => {
+      marks = {};
+      const client = runtime!.forSwarm(parent);
+      await client.run('Ask.');
+      const result = await client.wait();
+      if (result.status !== 'completed' || result.result !== echoAnswer(REQUEST)) throw new Error(`unexpected handoff result: ${JSON.stringify(result)}`);
+      const m = marks;
+      if (m.sent === undefined || m.answered === undefined || m.held === undefined || m.resumed === undefined) {
+        throw new Error(`a handoff left marks missing: ${JSON.stringify(m, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`);
+      }
+      done.push(m);
+    };
+    // The warm-up is logged: the sizes of the handoff's own operations, for the raw ones.
+    await log.start();
+    for (let i = 0; i < HANDOFF_WARMUP; i++) await once();
+    const warm = writesOf(log, done);
+    const requestBytes = mean(done.map((m) => m.requestBytes!));
+    await log.stop();
+    const floorRaw = async (n: number) => ({
+      rtt: await raw.requestReply(requestBytes, n),
+      kv: await raw.kvUpdate(warm.kvBytes, n),
+      pub: await raw.publish(warm.pubBytes, n),
+    });
+    const before = await floorRaw(RAW_OPS / 2);
+    done.length = 0;
+    const cpu = cpuMeter(setup);
+    const started = now();
+    for (let i = 0; i < HANDOFFS; i++) await once();
+    const runUs = us(started, now()) / HANDOFFS;
+    const cpuPerRun = cpu.perRun(HANDOFFS);
+    const timed = done.splice(0);
+    const after = await floorRaw(RAW_OPS / 2);
+    // Counted apart from the timed ones, so that those do not pay for the log: what the
+    // handoffs wrote and where their time went.
+    await log.start();
+    for (let i = 0; i < COUNTED; i++) await once();
+    const w = writesOf(log, done);
+    const avg = (pick: (t: typeof before) => Timing, f: keyof Timing) => (pick(before)[f] + pick(after)[f]) / 2;
+    const floorOf = (f: keyof Timing) => avg((t) => t.rtt, f) + w.kvUpdates * avg((t) => t.kv, f) + w.publishes * avg((t) => t.pub, f);
+    const spans = timed.map((m) => us(m.sent!, m.held!));
+    const figures: Figures = {
+      p50Us: percentile(spans, 0.5),
+      meanUs: mean(spans),
+      floorP50Us: floorOf('p50Us'),
+      floorMeanUs: floorOf('meanUs'),
+      rttP50Us: avg((t) => t.rtt, 'p50Us'),
+      kvUpdateP50Us: avg((t) => t.kv, 'p50Us'),
+      publishP50Us: avg((t) => t.pub, 'p50Us'),
+      kvUpdates: w.kvUpdates,
+      publishes: w.publishes,
+      kvBytes: w.kvBytes,
+      pubBytes: w.pubBytes,
+      childWritesAfter: w.after,
+      parentRelays: w.relays,
+      hostAnswerP50Us: percentile(timed.map((m) => us(m.sent!, m.answered!)), 0.5),
+      childDoneP50Us: percentile(w.lastWrites.map((t, i) => us(done[i]!.answered!, t)), 0.5),
+      followP50Us: percentile(w.lastWrites.map((t, i) => us(t, done[i]!.held!)), 0.5),
+      p90Us: percentile(spans, 0.9),
+      maxUs: Math.max(...spans),
+      runUs,
+      ...cpuPerRun,
+    };
+    for (const [kind, n] of Object.entries(w.api)) figures[`api ${kind}`] = n;
+    return figures;
+  } finally {
+    await runtime?.close();
+    for (const o of opened.reverse()) await o.close().catch(() => undefined);
+    await setup.stop();
+  }
+}
+
+/**
+ * What the handoffs of `done` made JetStream do, per handoff: the KV updates of the child's key
+ * and the publishes on the child's event and message subjects while the handoff was timed (and
+ * after it, until the next one began), their mean sizes, the parent's relay publishes, the time
+ * of the child's last write, and the JetStream API requests of every process by kind.
+ */
+function writesOf(log: WriteLog, done: readonly Marks[]) {
+  let kvUpdates = 0;
+  let publishes = 0;
+  let kvBytes = 0;
+  let pubBytes = 0;
+  let after = 0;
+  let relays = 0;
+  const api: Record<string, number> = {};
+  const lastWrites: bigint[] = [];
+  done.forEach((m, i) => {
+    const tok = subjectToken(m.childId!);
+    const kvSubject = `$KV.${PREFIX}_swarms.${tok}`;
+    const child = (s: Seen) => s.subject === kvSubject || s.subject === `${PREFIX}.ev.${tok}` || s.subject.startsWith(`${PREFIX}.msg.${tok}.`);
+    const window = log.between(m.sent!, m.held!);
+    let last = m.answered!;
+    for (const s of window) {
+      if (s.subject.startsWith('$JS.API.')) {
+        const kind = apiKind(s.subject);
+        api[kind] = (api[kind] ?? 0) + 1;
+      } else if (child(s)) {
+        if (s.subject === kvSubject) {
+          kvUpdates++;
+          kvBytes += s.bytes;
+        } else {
+          publishes++;
+          pubBytes += s.bytes;
+        }
+        if (s.at > last) last = s.at;
+      } else if (s.subject.startsWith(`${PREFIX}.ev.`)) relays++;
+    }
+    lastWrites.push(last);
+    const next = done[i + 1]?.sent ?? process.hrtime.bigint();
+    after += log.between(m.held! + 1n, next).filter(child).length;
+  });
+  const n = done.length;
+  for (const k of Object.keys(api)) api[k]! /= n;
+  return {
+    kvUpdates: kvUpdates / n,
+    publishes: publishes / n,
+    kvBytes: kvUpdates ? kvBytes / kvUpdates : 0,
+    pubBytes: publishes ? pubBytes / publishes : 0,
+    after: after / n,
+    relays: relays / n,
+    api,
+    lastWrites,
+  };
+}
+
+/** W1's orchestrator on NATS, its agents hosted by the workers. */
+function w1Orchestrator(url: string, latencyMs: number): { runtime: Runtime; counts: CallCounts } {
+  const counts = newCounts();
+  const swarm = defineSwarm({
+    id: W1_SWARM_ID,
+    instructions: 'Plan the user’s weekend. Ask the agents, then answer in one sentence.',
+    handoffs: W1_AGENTS.map((id) => handoff.toAgent(id)),
+  });
+  const model = scriptedModel(latencyMs > 0 ? (req) => w1Call(req, counts, latencyMs) : (req) => w1Respond(req, counts));
+  const runtime = createRuntime({ swarms: [swarm], model, nats: { servers: url, name: 'bench-orchestrator' }, hosting: HOSTING });
+  return { runtime, counts };
+}
+
+async function runW1(runtime: Runtime): Promise<void> {
+  const client = runtime.forSwarm(W1_SWARM_ID);
+  await client.run(W1_INPUT);
+  const result = await client.wait();
+  if (result.status !== 'completed' || result.result !== W1_RESULT) throw new Error(`unexpected W1 result: ${JSON.stringify(result)}`);
+}
+
+/** Throws unless every agent (summed over the workers) and the orchestrator answered as W1 does in `runs` runs. */
+function checkW1Counts(orchestrator: CallCounts, workers: CallCounts, runs: number): void {
+  for (const agent of W1_AGENTS) {
+    if (workers[agent] !== runs) throw new Error(`${agent} was called ${workers[agent]} times in ${runs} runs, expected ${runs}`);
+  }
+  const expected = (W1_MODEL_CALLS - W1_AGENTS.length) * runs;
+  if (orchestrator[W1_SWARM_ID] !== expected) throw new Error(`orchestrator was called ${orchestrator[W1_SWARM_ID]} times, expected ${expected}`);
+}
+
+/**
+ * W1 over NATS, one run at a time, no model latency: the orchestrator here, the three agents
+ * hosted by two worker processes (each hosts all three; the queue group spreads the handoffs),
+ * all state in JetStream. Every run makes three cross-process handoffs.
+ */
+export async function w1JetStreamSequential(): Promise<Figures> {
+  if (missing()) return {};
+  const setup = await startSetup(2, { kind: 'w1', latencyMs: 0 });
+  const { runtime, counts } = w1Orchestrator(setup.server.url, 0);
+  let failed = false;
+  try {
+    await runtime.start();
+    const cpu = cpuMeter(setup);
+    const t = await timeSequential(() => runW1(runtime), W1_WARMUP, W1_RUNS);
+    return { ...t, usPerModelCall: t.usPerRun / W1_MODEL_CALLS, ...cpu.perRun(W1_WARMUP + W1_RUNS) };
+  } catch (e) {
+    failed = true;
+    throw e;
+  } finally {
+    await runtime.close();
+    const workerCounts = await setup.stop();
+    if (!failed) checkW1Counts(counts, workerCounts, W1_WARMUP + W1_RUNS);
+  }
+}
+
+/**
+ * W1 over NATS as above: {@link CONCURRENT_RUNS} runs started together, 20 ms per model call
+ * (orchestrator and agents), after a few sequential warm-up runs on the same processes.
+ */
+export async function w1JetStreamConcurrent(): Promise<Figures> {
+  if (missing()) return {};
+  const setup = await startSetup(2, { kind: 'w1', latencyMs: CONCURRENT_LATENCY_MS });
+  const { runtime, counts } = w1Orchestrator(setup.server.url, CONCURRENT_LATENCY_MS);
+  let failed = false;
+  try {
+    await runtime.start();
+    for (let i = 0; i < W1_WARMUP; i++) await runW1(runtime);
+    const cpu = cpuMeter(setup);
+    const m = await timeConcurrent(() => runW1(runtime));
+    return { ...m, ...cpu.perRun(CONCURRENT_RUNS) };
+  } catch (e) {
+    failed = true;
+    throw e;
+  } finally {
+    await runtime.close();
+    const workerCounts = await setup.stop();
+    if (!failed) checkW1Counts(counts, workerCounts, W1_WARMUP + CONCURRENT_RUNS);
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * `xswarm worker <module> --nats <url>`: a process that hosts the module's agents and swarm
+ * definitions for every runtime on the same NATS (and prefix) until SIGINT or SIGTERM. A handoff
+ * elsewhere to one of its agents, or a run of one of its swarms, may land here; several workers
+ * of one module share the calls. It also adopts the unfinished swarms of its definitions that a
+ * dead process left behind.
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import type { Runtime } from '../index.js';
+import { CliError, EXIT, loadModule, moduleRuntime, openState, STATE_OPTIONS, untilStopped } from './module.js';
+
+/** `xswarm worker`; resolves with the exit code once stopped by a signal. */
+export async function workerCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: STATE_OPTIONS });
+  const [path, ...extra] = positionals;
+  if (!path) throw new CliError('which module? xswarm worker <module> --nats <url>', EXIT.usage);
+  if (extra.length > 0) throw new CliError(`unexpected arguments: ${extra.join(' ')}`, EXIT.usage);
+  // A worker serves other processes: alone on a SQLite file nobody would reach it.
+  if (values.nats === undefined) throw new CliError('a worker serves other runtimes over NATS: xswarm worker <module> --nats <url>', EXIT.usage);
+  const mod = await loadModule(path, 'definitions');
+  const state = await openState(values, 'worker');
+  let runtime: Runtime | undefined;
+  try {
+    runtime = await moduleRuntime(state, mod);
+    // Serving (and adopting) starts here: once it resolves, handoffs reach this process.
+    await runtime.start();
+  } catch (e) {
+    await runtime?.close();
+    await state.close();
+    throw e;
+  }
+  const hosted = [
+    ...(mod.agents.length > 0 ? [`agents ${mod.agents.map((a) => a.id).join(', ')}`] : []),
+    ...(mod.swarms.length > 0 ? [`swarms ${mod.swarms.map((s) => s.id).join(', ')}`] : []),
+  ];
+  process.stdout.write(`xswarm worker hosting ${hosted.join('; ')} on ${state.where} (pid ${process.pid}; Ctrl-C stops)\n`);
+  await untilStopped();
+  // Graceful: swarms held here are released (their callers re-send the work to another worker).
+  await runtime.close();
+  await state.close();
+  return EXIT.ok;
+}

@@ -1,0 +1,376 @@
+/**
+ * Runtimes serving each other over a transport (NATS, or an in-process bus). Serving: every
+ * swarm definition a runtime has, and each of its agents as a swarm (`definitions/hosted.ts`),
+ * is offered on a subject of its own to a queue group, so the runtimes hosting a definition share
+ * its calls; the definition's card on another; and the commands for the swarms it holds on a
+ * subject named for its owner id. Calling: starting (or re-attaching to) a swarm of a
+ * definition hosted elsewhere, asking for a card, sending a command to a swarm's holder.
+ *
+ * The swarm id is the idempotency key of a hosted call: a call sent again, to whichever runtime,
+ * attaches to the swarm's stored state instead of starting over. While a runtime holds a swarm it
+ * was asked to host, it says so on the swarm's heartbeat subject; a caller that stops hearing it
+ * sends the call again (see `handoffs/child-swarm.ts`).
+ *
+ * @module
+ */
+import { z } from 'zod';
+import type { PauseReason } from '../../machines/events.js';
+import { delay } from '../abort.js';
+import type { Catalog } from '../definitions/catalog.js';
+import { SwarmError, type SwarmErrorCode } from '../errors.js';
+import type { HostedCard } from '../handoffs/elsewhere.js';
+import type { ResolveOptions } from '../handoffs/resolve.js';
+import { holderIsGone } from '../holder.js';
+import { isFinal } from '../result.js';
+import { jsonSchemaOf } from '../tool.js';
+import { type Transport, TransportError, type TransportMessage, type TransportSubscription, subjectToken } from '../transport/types.js';
+import type { LiveSwarms } from './live.js';
+
+/** A request to host a swarm: start it, or attach to it when it exists. */
+export interface HostRequest {
+  swarmId: string;
+  definitionId: string;
+  input: unknown;
+  customization?: ResolveOptions['customization'];
+  contextId?: string;
+  /**
+   * A handoff's call (the swarm id is its idempotency key): a swarm that exists is attached to.
+   * Without it (a client's `run`), an existing swarm is an `id-in-use` error.
+   */
+  attach?: boolean;
+}
+
+/** A command for the runtime holding a swarm. */
+export type OwnerCommand =
+  | { op: 'pause'; swarmId: string; reason: PauseReason }
+  | { op: 'resume'; swarmId: string; message?: string }
+  | { op: 'stop'; swarmId: string; reason: string };
+
+const hostRequestSchema = z.object({
+  swarmId: z.string(),
+  definitionId: z.string(),
+  input: z.unknown(),
+  customization: z.record(z.string(), z.unknown()).optional(),
+  contextId: z.string().optional(),
+  attach: z.boolean().optional(),
+});
+
+const ownerCommandSchema = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('pause'), swarmId: z.string(), reason: z.object({ type: z.string(), message: z.string() }).passthrough() }),
+  z.object({ op: z.literal('resume'), swarmId: z.string(), message: z.string().optional() }),
+  z.object({ op: z.literal('stop'), swarmId: z.string(), reason: z.string() }),
+]);
+
+/** Every answer between runtimes: done, or the error to raise at the caller. */
+type Reply = { ok: true; card?: HostedCard } | { ok: false; code: SwarmErrorCode | 'error'; message: string };
+
+/** Timings of hosted calls, all resolved (see `HostingOptions`). */
+export interface HostingTimings {
+  deadlineMs: number;
+  heartbeatMs: number;
+  heartbeatTimeoutMs: number;
+  leaseMs: number;
+  /** Whether other runtimes' calls to this runtime's definitions are taken. */
+  serve: boolean;
+}
+
+/** What serving needs from the runtime. */
+export interface HostingDeps {
+  transport: Promise<Transport>;
+  prefix: string;
+  owner: string;
+  catalog: Catalog;
+  live: LiveSwarms;
+  timings: HostingTimings;
+  /** Starts a swarm here under a derived id (the caller's idempotency key). */
+  launch(definitionId: string, swarmId: string, input: unknown, options: ResolveOptions & { contextId?: string }): Promise<void>;
+  /** Claims and restores a stored swarm (taking a dead holder's lease over); undefined when it could not. */
+  restore(swarmId: string, takeover?: string): Promise<unknown>;
+  command(command: OwnerCommand): Promise<void>;
+}
+
+/** How long one request waits for its answer (an answer comes once the work is accepted, not done). */
+const REQUEST_TIMEOUT_MS = 5_000;
+/** Pause between attempts while nobody answers for a definition. */
+const RETRY_MS = 200;
+
+/** The serving and calling side of one runtime. */
+export class Hosting {
+  private readonly subscriptions: TransportSubscription[] = [];
+  /** Swarms this runtime was asked to host (or is taking over): their heartbeats go out. */
+  private readonly beating = new Set<string>();
+  private readonly adopting = new Set<string>();
+  private beatTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** Resolves once every subscription is in place. */
+  readonly serving: Promise<void>;
+
+  constructor(private readonly deps: HostingDeps) {
+    this.serving = this.serve();
+    // A failed connection surfaces at the first call that needs it, not as an unhandled rejection.
+    this.serving.catch(() => undefined);
+  }
+
+  /** Throws the `unavailable` error while the transport is down. */
+  async assertAvailable(): Promise<void> {
+    await this.connected();
+  }
+
+  /** The transport, or the `unavailable` error when it is down. */
+  private async connected(): Promise<Transport> {
+    const transport = await this.deps.transport;
+    if (transport.status() !== 'connected') {
+      throw new SwarmError(`NATS is unavailable (${transport.status()}); nothing was applied, try again once it is back`, 'unavailable');
+    }
+    return transport;
+  }
+
+  // ---- calling -------------------------------------------------------------------------
+
+  /**
+   * Asks the runtimes hosting `request.definitionId` to start or attach to the swarm; resolves
+   * once one accepted it. Keeps asking until `deadlineMs` while nobody answers, then throws.
+   */
+  async host(request: HostRequest, signal?: AbortSignal, deadlineMs = this.deps.timings.deadlineMs): Promise<void> {
+    await this.ask(this.subject('host', request.definitionId), request, deadlineMs, signal, `No runtime hosts "${request.definitionId}"`);
+  }
+
+  /** The card of a definition hosted elsewhere, or undefined when nobody answers (asked once). */
+  async card(definitionId: string, timeoutMs: number): Promise<HostedCard | undefined> {
+    const transport = await this.deps.transport;
+    const message = await transport.request(this.subject('card', definitionId), '{}', { timeoutMs }).catch(() => undefined);
+    const reply = message && parseReply(message.data);
+    return reply?.ok ? reply.card : undefined;
+  }
+
+  /** Sends a command to the runtime holding the swarm (its lease's `owner`). */
+  async send(owner: string, command: OwnerCommand): Promise<void> {
+    // Held by this very runtime but not live here (being restored): nobody else can apply it.
+    if (owner === this.deps.owner) throw new SwarmError(`Swarm "${command.swarmId}" is not running in this runtime yet; try again`, 'not-live');
+    const transport = await this.connected();
+    let message: TransportMessage;
+    try {
+      message = await transport.request(this.subject('owner', owner), JSON.stringify(command), { timeoutMs: REQUEST_TIMEOUT_MS });
+    } catch (e) {
+      if (e instanceof TransportError && e.code === 'unavailable') throw new SwarmError(`NATS is unavailable: ${e.message}`, 'unavailable');
+      throw new SwarmError(`Swarm "${command.swarmId}" is held by ${owner}, which did not answer (${(e as Error).message})`, 'not-live');
+    }
+    raise(parseReply(message.data));
+  }
+
+  /**
+   * Keeps a hosted swarm's call alive: listens to its heartbeats and, when they stop for
+   * `heartbeatTimeoutMs` while it has not ended, sends `request` again (to any runtime hosting
+   * the definition, under the same swarm id). Ends when `signal` aborts.
+   */
+  keepAlive(request: HostRequest, ended: () => Promise<boolean>, signal: AbortSignal): void {
+    const { heartbeatTimeoutMs } = this.deps.timings;
+    let last = Date.now();
+    let sub: TransportSubscription | undefined;
+    void this.deps.transport.then((t) => {
+      if (signal.aborted) return;
+      sub = t.subscribe(this.subject('beat', request.swarmId), () => {
+        last = Date.now();
+      });
+    });
+    const check = setInterval(() => {
+      if (Date.now() - last < heartbeatTimeoutMs) return;
+      last = Date.now();
+      void ended()
+        .then((done) => (done || signal.aborted ? undefined : this.host(request, signal, heartbeatTimeoutMs)))
+        .catch(() => undefined);
+    }, Math.max(50, Math.min(1_000, heartbeatTimeoutMs / 4)));
+    check.unref();
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearInterval(check);
+        sub?.unsubscribe();
+      },
+      { once: true },
+    );
+  }
+
+  /** Sends `body` on `subject` until one answers or `deadlineMs` passed; an error answer is raised. */
+  private async ask(subject: string, body: unknown, deadlineMs: number, signal: AbortSignal | undefined, nobody: string): Promise<Reply> {
+    const until = Date.now() + deadlineMs;
+    for (;;) {
+      signal?.throwIfAborted();
+      const transport = await this.deps.transport;
+      let lastError: unknown;
+      if (transport.status() === 'connected') {
+        try {
+          const message = await transport.request(subject, JSON.stringify(body), { timeoutMs: Math.max(1, Math.min(REQUEST_TIMEOUT_MS, until - Date.now())) });
+          const reply = parseReply(message.data);
+          raise(reply);
+          return reply;
+        } catch (e) {
+          if (!(e instanceof TransportError)) throw e;
+          lastError = e;
+        }
+      }
+      if (Date.now() >= until) {
+        const why = lastError instanceof TransportError && lastError.code !== 'no-responders' ? ` (${lastError.message})` : '';
+        throw new SwarmError(`${nobody} (asked for ${Math.round(deadlineMs / 100) / 10} s)${why}`, transport.status() === 'connected' ? 'unknown-definition' : 'unavailable');
+      }
+      await delay(Math.min(RETRY_MS, Math.max(1, until - Date.now())), signal);
+    }
+  }
+
+  // ---- serving -------------------------------------------------------------------------
+
+  private async serve(): Promise<void> {
+    const transport = await this.deps.transport;
+    if (this.stopped) return;
+    const queue = `${this.deps.prefix}.hosts`;
+    for (const id of this.deps.timings.serve ? this.deps.catalog.hostedIds() : []) {
+      this.subscriptions.push(
+        transport.subscribe(this.subject('host', id), (m) => this.answer(m, () => this.take(id, m.data)), { queue }),
+        transport.subscribe(this.subject('card', id), (m) => this.answer(m, async () => ({ ok: true, card: this.cardOf(id) })), { queue }),
+      );
+    }
+    this.subscriptions.push(transport.subscribe(this.subject('owner', this.deps.owner), (m) => this.answer(m, () => this.obey(m.data))));
+    this.beatTimer = setInterval(() => this.beat(transport), this.deps.timings.heartbeatMs);
+    this.beatTimer.unref();
+    await transport.flush();
+  }
+
+  /** Stops serving (the runtime closes); hosted swarms stop beating, so callers move them on. */
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.beatTimer);
+    for (const s of this.subscriptions) s.unsubscribe();
+    this.subscriptions.length = 0;
+    this.beating.clear();
+  }
+
+  private async answer(message: TransportMessage, work: () => Promise<Reply>): Promise<void> {
+    let reply: Reply;
+    try {
+      reply = await work();
+    } catch (e) {
+      reply = e instanceof SwarmError ? { ok: false, code: e.code, message: e.message } : { ok: false, code: 'error', message: (e as Error).message };
+    }
+    message.respond(JSON.stringify(reply));
+  }
+
+  /** A host request: the swarm is started here, or attached to wherever its state is. */
+  private async take(definitionId: string, data: string): Promise<Reply> {
+    const parsed = hostRequestSchema.safeParse(parseJson(data));
+    if (!parsed.success || parsed.data.definitionId !== definitionId) {
+      return { ok: false, code: 'invalid-input', message: `Malformed host request for "${definitionId}"` };
+    }
+    const request = parsed.data as HostRequest;
+    const { live } = this.deps;
+    const id = request.swarmId;
+    const inUse = () => new SwarmError(`Swarm id "${id}" is already in use`, 'id-in-use');
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (live.hosts.has(id) || live.passivated.has(id) || this.adopting.has(id)) {
+        if (!request.attach) throw inUse();
+        this.beating.add(id);
+        return { ok: true };
+      }
+      const record = await live.store.load(id);
+      if (record) {
+        if (!request.attach) throw inUse();
+        if (!isFinal(record.status)) {
+          this.beating.add(id);
+          void this.adopt(id);
+        }
+        return { ok: true };
+      }
+      try {
+        await this.deps.launch(definitionId, id, request.input, {
+          ...(request.customization ? { customization: request.customization } : {}),
+          ...(request.contextId ? { contextId: request.contextId } : {}),
+        });
+        this.beating.add(id);
+        return { ok: true };
+      } catch (e) {
+        // Started meanwhile by another request for the same call: attach to it instead.
+        if (!(e instanceof SwarmError && e.code === 'id-in-use' && request.attach)) throw e;
+      }
+    }
+    return { ok: true };
+  }
+
+  /**
+   * Takes over a stored, unfinished swarm whose holder stopped: at once when that holder is a
+   * dead process of this host, else once its lease ran out. Gives up when a live runtime renews
+   * it (that one is working on it) or it ended.
+   */
+  private async adopt(id: string): Promise<void> {
+    if (this.adopting.has(id)) return;
+    this.adopting.add(id);
+    const { live, timings } = this.deps;
+    const giveUp = Date.now() + 3 * timings.leaseMs;
+    try {
+      while (!this.stopped && !live.closed && Date.now() < giveUp) {
+        if (live.hosts.has(id) || live.passivated.has(id)) return;
+        const record = await live.store.load(id);
+        if (!record || isFinal(record.status)) return;
+        const lease = record.lease;
+        const held = lease && lease.owner !== this.deps.owner && lease.until > Date.now();
+        const takeover = held && holderIsGone(lease) ? lease.owner : undefined;
+        if (!held || takeover) {
+          if (await this.deps.restore(id, takeover)) return;
+        }
+        await delay(Math.max(20, Math.min(timings.leaseMs / 4, held ? lease.until - Date.now() + 10 : timings.leaseMs / 4)));
+      }
+    } catch {
+      // The store failed: the caller's next request (its heartbeats stopped) tries again.
+    } finally {
+      this.adopting.delete(id);
+    }
+  }
+
+  private async obey(data: string): Promise<Reply> {
+    const parsed = ownerCommandSchema.safeParse(parseJson(data));
+    if (!parsed.success) return { ok: false, code: 'invalid-input', message: 'Malformed command' };
+    await this.deps.command(parsed.data as OwnerCommand);
+    return { ok: true };
+  }
+
+  private beat(transport: Transport): void {
+    if (transport.status() !== 'connected') return;
+    const { live } = this.deps;
+    for (const id of this.beating) {
+      if (live.hosts.has(id) || live.passivated.has(id) || live.starting.has(id) || this.adopting.has(id)) {
+        transport.publish(this.subject('beat', id), '');
+      } else {
+        this.beating.delete(id);
+      }
+    }
+  }
+
+  private cardOf(definitionId: string): HostedCard {
+    const def = this.deps.catalog.swarm(definitionId)!;
+    const inputSchema = jsonSchemaOf(def.input);
+    return { id: def.id, description: def.description, structured: !(def.input instanceof z.ZodString), inputSchema, customizable: def.customizable };
+  }
+
+  private subject(kind: 'host' | 'card' | 'owner' | 'beat', id: string): string {
+    return `${this.deps.prefix}.${kind}.${subjectToken(id)}`;
+  }
+}
+
+function parseJson(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
+
+function parseReply(data: string): Reply {
+  const reply = parseJson(data) as Reply | undefined;
+  if (!reply || typeof reply !== 'object' || typeof reply.ok !== 'boolean') {
+    return { ok: false, code: 'error', message: 'Malformed answer from another runtime' };
+  }
+  return reply;
+}
+
+/** Raises an error answer as the SwarmError the other runtime raised. */
+function raise(reply: Reply): void {
+  if (!reply.ok) throw new SwarmError(reply.message, reply.code === 'error' ? 'wrong-state' : reply.code);
+}

@@ -1,0 +1,48 @@
+/**
+ * A store that is still being opened (a network store whose module and connection load on
+ * first use): every call waits for it, so `createRuntime` stays synchronous.
+ *
+ * @module
+ */
+import type { SwarmStore } from './types.js';
+
+/** A store answering through `opening` once it resolves; a failed opening fails every call with its error. */
+export function deferredStore(opening: Promise<SwarmStore>): SwarmStore {
+  let store: SwarmStore | undefined;
+  const ready = opening.then((s) => (store = s));
+  // Reported by the first call that needs the store, not as an unhandled rejection.
+  ready.catch(() => undefined);
+  return {
+    load: async (id) => (await ready).load(id),
+    commit: async (c) => (await ready).commit(c),
+    readEvents: async (id, since, limit) => (await ready).readEvents(id, since, limit),
+    list: async (filter) => (await ready).list(filter),
+    async summary(id) {
+      const s = await ready;
+      if (s.summary) return s.summary(id);
+      const record = await s.load(id);
+      if (!record) return undefined;
+      const { snapshot: _snapshot, ...summary } = record;
+      return summary;
+    },
+    claim: async (id, lease, now, takeover) => (await ready).claim(id, lease, now, takeover),
+    renew: async (owner, ids, until) => (await ready).renew(owner, ids, until),
+    release: async (owner, ids) => (await ready).release(owner, ids),
+    prune: async (olderThan) => (await ready).prune(olderThan),
+    stats: () => store?.stats?.() ?? { commits: 0, transactions: 0 },
+    watch(id, onChange) {
+      let stop: (() => void) | undefined;
+      let stopped = false;
+      void ready.then((s) => {
+        if (!stopped) stop = s.watch?.(id, onChange);
+      }, () => undefined);
+      return () => {
+        stopped = true;
+        stop?.();
+      };
+    },
+    async close() {
+      await (await ready.catch(() => undefined))?.close();
+    },
+  };
+}
