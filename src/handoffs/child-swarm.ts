@@ -15,6 +15,7 @@ import type { CallResult, ChildSwarmInput } from '../../machines/contracts.js';
 import { runningCalls } from '../../machines/round.js';
 import type { SwarmHost } from '../runtime/host.js';
 import { isFinal, type SwarmResult } from '../result.js';
+import { summaryOf } from '../store/summary.js';
 import type { SwarmStore } from '../store/types.js';
 import type { ResolveOptions } from './resolve.js';
 import { targetName } from '../definitions/hosted.js';
@@ -73,7 +74,7 @@ export class ChildSwarms {
     const parent = deps.host(input.parentId);
     await parent?.gate();
     const id = input.childSwarmId;
-    const known = deps.host(id) !== undefined || (await deps.store.load(id)) !== undefined;
+    const known = deps.host(id) !== undefined || (await summaryOf(deps.store, id)) !== undefined;
     // Re-attaching after a restart: relay what the parent has not stored yet, exactly once.
     const since = known ? await this.relayedUpTo(input.parentId, id) : 0;
     const hosted = deps.hosted && !deps.hosted.isLocal(input.definitionId) ? deps.hosted : undefined;
@@ -95,7 +96,7 @@ export class ChildSwarms {
       hosted.keepAlive(request, async () => isFinal((await deps.result(id)).status), signal);
     } else if (!deps.host(id)) {
       // Loaded again after the awaits above: the child may have started or ended meanwhile.
-      const record = known ? await deps.store.load(id) : undefined;
+      const record = known ? await summaryOf(deps.store, id) : undefined;
       if (!record) {
         try {
           await deps.start(input.definitionId, id, input.input, input.customization ? { customization: input.customization } : {});

@@ -4,7 +4,8 @@
  * pulled in batches of what it says is pending, so a read never waits for messages that are
  * not there. Events are checked as the SQLite store checks its rows, and a reader remembers
  * where in the stream each swarm's events continue, so paging through a long stream does not
- * read it again from the start.
+ * read it again from the start. Short reads (the last stored event, a few events) are direct
+ * gets instead: a consumer costs the server several times more.
  *
  * @module
  */

@@ -81,6 +81,9 @@ interface Recent {
 interface Indexed {
   rev: number;
   summary?: SwarmSummary;
+  /** The value, not parsed yet, and when it was written (see `setIndexLater`). */
+  raw?: Uint8Array;
+  at?: number;
 }
 
 /**
@@ -94,7 +97,10 @@ interface Indexed {
  * resolves once every publish is acknowledged, so each commit's events are in the stream before
  * the next commit starts. A crash in between leaves the outbox in the KV value: readers merge
  * it, and `claim` (or the next writer) publishes it again, idempotently. A commit without a
- * record publishes its events and awaits their acknowledgements. A timed-out update is never
+ * record publishes its events and awaits their acknowledgements. Readers of a swarm's latest
+ * events are answered from the outbox of its latest value seen here (every process sees every
+ * value through the listing's KV watch) with one direct get checking that the stream holds
+ * nothing after it; other reads go through the stream. A timed-out update is never
  * assumed lost: the key is read again and the write recognised by its id. While NATS is
  * unreachable, commits wait and retry (up to `outageMs`); reads fail (within `timeoutMs`) with a
  * `SwarmError` code `unavailable`.
@@ -125,6 +131,9 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   const known = new Map<string, Known>();
   /** Summaries of every swarm in the bucket, kept by a KV watch (listings). */
   const index = new Map<string, Indexed>();
+  /** Swarms whose index entry holds a value not parsed yet, and the timer that parses them. */
+  const unparsed = new Set<string>();
+  let parseTimer: NodeJS.Timeout | undefined;
   /**
    * The latest value seen here of the swarms written most recently (delivered by the index
    * watch, written or read here), with the events of its outbox and of the outboxes just before
@@ -245,13 +254,43 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   };
 
   const noteEntry = (swarmId: string, e: KvEntry) => {
-    const decoded = e.operation === 'PUT' ? decodeValue(e.string()) : undefined;
     const k = known.get(swarmId);
     // Another process wrote it: the next write here starts from a fresh read.
     if (k && k.rev < e.revision) known.delete(swarmId);
     const at = e.created.getTime();
+    // A copy: the entry's bytes are a view of the connection's read buffer.
+    if (e.operation === 'PUT' && !listeners.has(swarmId)) return setIndexLater(swarmId, e.revision, e.value.slice(), at);
+    const decoded = e.operation === 'PUT' ? decodeValue(e.string()) : undefined;
     noteValue(swarmId, e.revision, at, decoded?.value);
     setIndex(swarmId, e.revision, decoded, at);
+  };
+
+  /**
+   * Indexes a value of a swarm nobody follows here without parsing it yet: it is parsed within
+   * {@link PARSE_LATER_MS}, or when a listing needs it, unless the swarm writes again before
+   * (a running swarm writes several values in that time; only the last one is parsed).
+   */
+  const setIndexLater = (swarmId: string, rev: number, raw: Uint8Array, at: number) => {
+    const before = index.get(swarmId);
+    if (before && before.rev >= rev) return;
+    index.set(swarmId, { rev, raw, at });
+    unparsed.add(swarmId);
+    parseTimer ??= setTimeout(parseIndex, PARSE_LATER_MS).unref();
+  };
+
+  /** Parses the index entries not parsed yet (all, or one swarm's). */
+  const parseIndex = (only?: string) => {
+    for (const swarmId of only === undefined ? unparsed : [only]) {
+      const entry = index.get(swarmId);
+      if (entry?.raw) {
+        const decoded = decodeValue(utf8.decode(entry.raw));
+        index.set(swarmId, { rev: entry.rev, summary: toSummary(swarmId, decoded, entry.at!) });
+      }
+    }
+    if (only !== undefined) return void unparsed.delete(only);
+    unparsed.clear();
+    clearTimeout(parseTimer);
+    parseTimer = undefined;
   };
 
   /** Keeps `value` (written at `at`) as the swarm's latest in {@link recent}, its outbox's events after those of the one before when they follow on. */
@@ -271,7 +310,8 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
       events = prev.events;
       written = prev.at;
     }
-    if (recent.size >= 1000) recent.delete(recent.keys().next().value!);
+    // Bounded: the swarms written most recently.
+    if (recent.size >= 10_000) recent.delete(recent.keys().next().value!);
     recent.set(swarmId, { rev, at: written, value, events });
   };
 
@@ -533,6 +573,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
    */
   const lastKnownSeq = (swarmId: string): number => {
     const k = known.get(swarmId);
+    if (unparsed.has(swarmId)) parseIndex(swarmId);
     return Math.max(k?.decoded?.value?.record.lastSeq ?? 0, index.get(swarmId)?.summary?.lastSeq ?? 0);
   };
 
@@ -618,8 +659,13 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
         // A swarm followed here whose latest value is not known yet: one KV get makes it known.
         if (listeners.has(swarmId) && !recent.has(swarmId)) await readKey(r, swarmId);
         let latest = await fromOutbox(r, swarmId, subject, since, limit);
-        // The index watch has not delivered the latest value yet: one KV get reads it.
-        if (latest === 'newer') latest = await readKey(r, swarmId).then(() => fromOutbox(r, swarmId, subject, since, limit));
+        if (latest === 'newer') {
+          // The index watch may not have delivered the latest value yet: one KV get reads it
+          // (the same value: the events after it are an events-only commit's, in the stream).
+          const seen = recent.get(swarmId)?.rev;
+          await readKey(r, swarmId);
+          latest = recent.get(swarmId)?.rev !== seen ? await fromOutbox(r, swarmId, subject, since, limit) : undefined;
+        }
         if (latest && latest !== 'newer') return latest;
         const events = await r.events.read(swarmId, subject, since, limit);
         const full = () => limit !== undefined && events.length >= limit;
@@ -653,6 +699,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
         throw unavailable(e);
       });
       await fullIndex();
+      parseIndex();
       const out: SwarmSummary[] = [];
       for (const { summary } of index.values()) {
         if (!summary) continue;
@@ -741,6 +788,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
         throw unavailable(e);
       });
       await fullIndex();
+      parseIndex();
       let n = 0;
       for (const [swarmId, { rev, summary }] of [...index]) {
         if (!summary || !isFinal(summary.status) || summary.problem || summary.updatedAt >= olderThan) continue;
@@ -769,6 +817,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
       closed = true;
       stopWatch?.();
       stopStatus?.();
+      clearTimeout(parseTimer);
       for (const unsubscribe of [...subscriptions]) unsubscribe();
       listeners.clear();
       indexReady();
@@ -806,6 +855,11 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
 
   return store;
 }
+
+/** How long a value delivered by the index watch may wait before it is parsed. */
+const PARSE_LATER_MS = 1000;
+
+const utf8 = new TextDecoder();
 
 /** How many of a swarm's latest events {@link Recent} keeps. */
 const RECENT_EVENTS = 64;

@@ -15,6 +15,7 @@ import type { RemoteAgents } from '../handoffs/remote-agent.js';
 import type { OwnerCommand } from './hosting.js';
 import { ownerLost, type SwarmHost } from './host.js';
 import { isFinal } from '../result.js';
+import { summaryOf } from '../store/summary.js';
 import type { LiveSwarms } from './live.js';
 
 /**
@@ -104,7 +105,7 @@ export class Commands {
     if (host) return host;
     const problem = this.live.unrestorable.get(swarmId);
     if (problem) throw new SwarmError(`Cannot ${verb}: ${problem}`, 'wrong-state');
-    const record = await this.live.store.load(swarmId);
+    const record = await summaryOf(this.live.store, swarmId);
     if (!record) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": unknown swarm`, 'unknown-swarm');
     if (record.problem && record.result.status === 'failed') throw new SwarmError(`Cannot ${verb}: ${record.result.reason}`, 'wrong-state');
     if (isFinal(record.status)) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it has ended (${record.status})`, 'wrong-state');

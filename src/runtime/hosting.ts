@@ -22,6 +22,7 @@ import type { HostedCard } from '../handoffs/elsewhere.js';
 import type { ResolveOptions } from '../handoffs/resolve.js';
 import { holderIsGone } from '../holder.js';
 import { isFinal } from '../result.js';
+import { summaryOf } from '../store/summary.js';
 import { jsonSchemaOf } from '../tool.js';
 import { type Transport, TransportError, type TransportMessage, type TransportSubscription, subjectToken } from '../transport/types.js';
 import type { LiveSwarms } from './live.js';
@@ -263,33 +264,31 @@ export class Hosting {
     const request = parsed.data as HostRequest;
     const { live } = this.deps;
     const id = request.swarmId;
-    const inUse = () => new SwarmError(`Swarm id "${id}" is already in use`, 'id-in-use');
-    for (let attempt = 0; attempt < 2; attempt++) {
-      if (live.hosts.has(id) || live.passivated.has(id) || this.adopting.has(id)) {
-        if (!request.attach) throw inUse();
-        this.beating.add(id);
-        return { ok: true };
-      }
-      const record = await live.store.load(id);
-      if (record) {
-        if (!request.attach) throw inUse();
-        if (!isFinal(record.status)) {
-          this.beating.add(id);
-          void this.adopt(id);
-        }
-        return { ok: true };
-      }
-      try {
-        await this.deps.launch(definitionId, id, request.input, {
-          ...(request.customization ? { customization: request.customization } : {}),
-          ...(request.contextId ? { contextId: request.contextId } : {}),
-        });
-        this.beating.add(id);
-        return { ok: true };
-      } catch (e) {
-        // Started meanwhile by another request for the same call: attach to it instead.
-        if (!(e instanceof SwarmError && e.code === 'id-in-use' && request.attach)) throw e;
-      }
+    if (live.hosts.has(id) || live.passivated.has(id) || this.adopting.has(id)) {
+      if (!request.attach) throw new SwarmError(`Swarm id "${id}" is already in use`, 'id-in-use');
+      this.beating.add(id);
+      return { ok: true };
+    }
+    try {
+      // Starting checks that no such swarm exists (one read, on the path of every new call).
+      await this.deps.launch(definitionId, id, request.input, {
+        ...(request.customization ? { customization: request.customization } : {}),
+        ...(request.contextId ? { contextId: request.contextId } : {}),
+      });
+      this.beating.add(id);
+      return { ok: true };
+    } catch (e) {
+      // It exists (a call sent again, or started meanwhile by another request): attach to it.
+      if (!(e instanceof SwarmError && e.code === 'id-in-use' && request.attach)) throw e;
+    }
+    if (live.hosts.has(id) || live.passivated.has(id)) {
+      this.beating.add(id);
+      return { ok: true };
+    }
+    const record = await summaryOf(live.store, id);
+    if (record && !isFinal(record.status)) {
+      this.beating.add(id);
+      void this.adopt(id);
     }
     return { ok: true };
   }
@@ -307,7 +306,7 @@ export class Hosting {
     try {
       while (!this.stopped && !live.closed && Date.now() < giveUp) {
         if (live.hosts.has(id) || live.passivated.has(id)) return;
-        const record = await live.store.load(id);
+        const record = await summaryOf(live.store, id);
         if (!record || isFinal(record.status)) return;
         const lease = record.lease;
         const held = lease && lease.owner !== this.deps.owner && lease.until > Date.now();

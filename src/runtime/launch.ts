@@ -13,6 +13,7 @@ import { SwarmError } from '../errors.js';
 import type { RemoteAgents } from '../handoffs/remote-agent.js';
 import { hostedTarget, type Resolver } from '../handoffs/resolve.js';
 import type { Hosting } from './hosting.js';
+import { summaryOf } from '../store/summary.js';
 import { assertSwarmId } from '../swarm-id.js';
 import { validate } from '../tool.js';
 import type { LiveSwarms } from './live.js';
@@ -59,7 +60,7 @@ export async function launchSwarm(
   if (live.hosts.has(swarmId) || live.starting.has(swarmId)) throw inUse(swarmId);
   live.starting.add(swarmId);
   try {
-    if (await live.store.load(swarmId)) throw inUse(swarmId);
+    if (await summaryOf(live.store, swarmId)) throw inUse(swarmId);
     const value = parsed.value;
     const handoffs = resolveFromInput(options.overrides?.handoffs ?? def.handoffs, value);
     await deps.remote.fetchCards(handoffs);

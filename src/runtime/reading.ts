@@ -10,6 +10,7 @@ import { delay } from '../abort.js';
 import { assertCursor } from '../cursor.js';
 import { SwarmError } from '../errors.js';
 import { isFinal, type SwarmResult, type SwarmStatus } from '../result.js';
+import { summaryOf } from '../store/summary.js';
 import { CorruptEventError, type SwarmFilter, type SwarmSummary } from '../store/types.js';
 import type { LiveSwarms } from './live.js';
 import type { SwarmHost } from './host.js';
@@ -77,8 +78,7 @@ export class Reading {
   async result(swarmId: string): Promise<SwarmResult> {
     const host = this.live.hosts.get(swarmId);
     if (host) return durableResult(host);
-    const { store } = this.live;
-    const record = await (store.summary ? store.summary(swarmId) : store.load(swarmId));
+    const record = await summaryOf(this.live.store, swarmId);
     if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
     return this.reported(record).result;
   }
@@ -158,7 +158,7 @@ export class Reading {
           return;
         }
         if (!live.hosts.has(swarmId)) {
-          const record = await live.store.load(swarmId);
+          const record = await summaryOf(live.store, swarmId);
           if (!record) {
             // Pruned while we were reading it: its stream simply ends.
             if (!yielded) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');

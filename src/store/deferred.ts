@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { summaryOf } from './summary.js';
 import type { SwarmStore } from './types.js';
 
 /** A store answering through `opening` once it resolves; a failed opening fails every call with its error. */
@@ -17,14 +18,7 @@ export function deferredStore(opening: Promise<SwarmStore>): SwarmStore {
     commit: async (c) => (await ready).commit(c),
     readEvents: async (id, since, limit) => (await ready).readEvents(id, since, limit),
     list: async (filter) => (await ready).list(filter),
-    async summary(id) {
-      const s = await ready;
-      if (s.summary) return s.summary(id);
-      const record = await s.load(id);
-      if (!record) return undefined;
-      const { snapshot: _snapshot, ...summary } = record;
-      return summary;
-    },
+    summary: async (id) => summaryOf(await ready, id),
     claim: async (id, lease, now, takeover) => (await ready).claim(id, lease, now, takeover),
     renew: async (owner, ids, until) => (await ready).renew(owner, ids, until),
     release: async (owner, ids) => (await ready).release(owner, ids),
