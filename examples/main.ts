@@ -26,6 +26,7 @@ import { activityBooking, createBookingRuntime } from './activity-booking/index.
 import { contentPipeline, createContentRuntime } from './content-pipeline/index.js';
 import { createTriageRuntime, supportTriage } from './support-triage/index.js';
 import { createTaskPlannerRuntime, taskPlanner } from './task-planner/index.js';
+import { runTeamExample } from './team/index.js';
 import { createWriterCriticRuntime, writerCritic } from './writer-critic/index.js';
 
 /**
@@ -81,6 +82,9 @@ const EXAMPLES: Record<string, Example> = {
   },
 };
 
+/** The team-mode example (seed 004's PRD build), run by `runTeamExample` rather than as a swarm. */
+const TEAM_EXAMPLE = 'team';
+
 const args = process.argv.slice(2);
 const verbose = args.includes('--verbose') || args.includes('-v');
 
@@ -89,6 +93,15 @@ async function main(): Promise<number> {
   const positional = args.filter((a) => !a.startsWith('-'));
   if (args.includes('--help') || args.includes('-h')) usage(0);
   const name = positional[0] ?? Object.keys(EXAMPLES)[0]!;
+  if (name === TEAM_EXAMPLE) {
+    // A team, not a swarm: it narrates its own event stream and prints its metrics.
+    const store = args.includes('--memory') ? memoryStore() : sqliteStore(process.env.XSWARM_DB || DEFAULT_DB_PATH);
+    try {
+      return await runTeamExample({ store });
+    } finally {
+      await store.close();
+    }
+  }
   const example = EXAMPLES[name];
   if (!example) {
     console.error(`Unknown example "${name}".`);
@@ -248,6 +261,7 @@ function usage(exitCode: number): never {
   const out = exitCode === 0 ? console.log : console.error;
   out('usage: npm start [-- <example> [input…]] [--verbose] [--memory]\n\nstate: .xswarm/state.db (XSWARM_DB to change, --memory for none)\n\nexamples:');
   for (const [n, e] of Object.entries(EXAMPLES)) out(`  ${n.padEnd(20)} ${e.description}`);
+  out(`  ${TEAM_EXAMPLE.padEnd(20)} A team of database, api and frontend workers builds a PRD's user stories (metrics, speedup)`);
   process.exit(exitCode);
 }
 

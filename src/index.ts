@@ -45,6 +45,16 @@ export type { AgentRegistry, AgentRegistryOptions, LocalAgentRun } from './regis
 export type { AgentHealth, AgentInfo, DependencyKind, DispatchSpec, RegistrySnapshot, RegistryTask, RegistryTaskState, TaskDependency } from './registry/types.js';
 export { TeamError } from './team/errors.js';
 export type { TeamErrorCode } from './team/errors.js';
+export { defineTeam } from './team/define.js';
+export type { TeamDefinition, TeamDefinitionInput, TeamWorkerDefinition } from './team/define.js';
+export { TeamClient } from './team/client.js';
+export type { TeamBoardView, TeamInboxView } from './team/client.js';
+export type { TeamEvent, TeamFact } from './team/events.js';
+export type { TeamRunMetrics, TeamRunSummary, TeamStatus } from './team/host-types.js';
+export { DEFAULT_TEAM_LIMITS } from './team/limits.js';
+export type { TeamLimits } from './team/limits.js';
+export type { BlockedTask, BoardCounts, Task, TaskMetadata, TaskSpec, TaskStatus } from './team/board-types.js';
+export type { InboxMessage, InboxMessageType } from './team/inbox.js';
 export { AdhocClient, SwarmClient } from './client.js';
 export type { AdhocParameters } from './client.js';
 export type { InFlightCall, SwarmResult, SwarmStatus } from './result.js';

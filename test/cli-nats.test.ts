@@ -5,13 +5,13 @@
  * server's URL put in place of port 4222), so the README stays true. Tests that share the
  * server keep apart with `--nats-prefix`.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SwarmEvent } from '../src/index.js';
+import { type Done, killCliProcesses, printed, runCli, type Started, startCli } from './support/cli-process.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from './support/nats-server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -22,7 +22,6 @@ let server: NatsServer;
 let dir: string;
 /** A module with `ticker`, a swarm that runs for a minute unless commanded (written by beforeAll). */
 let tickerModule: string;
-const running = new Set<ChildProcessWithoutNullStreams>();
 
 beforeAll(async () => {
   if (natsServerMissing) return;
@@ -47,62 +46,11 @@ export const model = scriptedModel(async (req) => {
 });
 
 afterAll(async () => {
-  for (const child of running) child.kill('SIGKILL');
+  killCliProcesses();
   if (natsServerMissing) return;
   await server.stop();
   await rm(dir, { recursive: true, force: true });
 });
-
-interface Done {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** A CLI process: its exit, and what it has printed so far. */
-interface Started {
-  child: ChildProcessWithoutNullStreams;
-  done: Promise<Done>;
-  stdout: () => string;
-}
-
-/** Starts `xswarm …args`, with no database, API key or NATS credentials from the test's environment. */
-function start(args: readonly string[], env: Record<string, string> = {}): Started {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
-  for (const name of ['OPENAI_API_KEY', 'NO_COLOR', 'XSWARM_DB', 'XSWARM_TOKEN', 'XSWARM_NATS_PASS', 'XSWARM_NATS_TOKEN', 'XSWARM_NATS_NKEY']) {
-    if (!(name in env)) delete childEnv[name];
-  }
-  const child = spawn(process.execPath, ['bin/xswarm.js', ...args], { cwd: ROOT, env: childEnv, stdio: 'pipe' });
-  running.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<Done>((resolve) =>
-    child.on('close', (code) => {
-      running.delete(child);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-  return { child, done, stdout: () => stdout };
-}
-
-/** Runs a command to its end, stdin closed at once. */
-function xswarm(args: readonly string[], env: Record<string, string> = {}): Promise<Done> {
-  const run = start(args, env);
-  run.child.stdin.end();
-  return run.done;
-}
-
-/** Resolves once the process has printed something matching `pattern`. */
-async function printed(run: Started, pattern: RegExp): Promise<RegExpExecArray> {
-  for (;;) {
-    const found = pattern.exec(run.stdout());
-    if (found) return found;
-    if (run.child.exitCode !== null) throw new Error(`exited ${run.child.exitCode} before printing ${pattern}: ${run.stdout()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** Stops a long-running command as a service manager would; resolves with its exit. */
 function terminate(run: Started): Promise<Done> {
@@ -161,9 +109,9 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
     expect(workerArgs).toEqual(['worker', 'examples/distributed/worker.ts', '--nats', server.url]);
     expect(runArgs).toEqual(['run', 'examples/distributed/planner.ts', 'day-planner', 'Plan my Saturday', '--nats', server.url]);
 
-    const worker = start(workerArgs);
+    const worker = startCli(workerArgs);
     await printed(worker, /^xswarm worker hosting agents weather-agent, calendar-agent, allergen-agent on NATS at nats:\/\/127\.0\.0\.1:\d+ /);
-    const [plain, json] = await Promise.all([xswarm(runArgs), xswarm([...runArgs, '--id', 'walk-json', '--json'])]);
+    const [plain, json] = await Promise.all([runCli(runArgs), runCli([...runArgs, '--id', 'walk-json', '--json'])]);
 
     // The planner's module has no agents: every answer came from the worker's tools.
     expect(plain.code, plain.stderr).toBe(0);
@@ -184,14 +132,14 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
     const children = events.flatMap((e) => (e.kind === 'status-update' && e.metadata.type === 'child-swarm' && e.metadata.lifecycle === 'completed' ? [e.metadata.definitionId] : []));
     expect(children).toEqual(['xswarm.agent.weather-agent', 'xswarm.agent.calendar-agent', 'xswarm.agent.allergen-agent']);
 
-    const listed = await xswarm(listArgs);
+    const listed = await runCli(listArgs);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toMatch(/^walk-json +day-planner +completed /m);
     expect(listed.stdout).toMatch(/^walk-json:t1:0 +xswarm\.agent\.weather-agent +completed /m);
     expect(listed.stdout.match(/ day-planner +completed /g)).toHaveLength(2);
 
     // `serve` on the same NATS: it reads the swarm `run` drove in another process, and starts new ones.
-    const served = start(serveArgs);
+    const served = startCli(serveArgs);
     const url = await servedAt(served);
     const fromRun = await settled(url, 'day-planner', 'walk-json');
     expect(fromRun).toMatchObject({ status: 'completed', result: { day: 'Saturday' } });
@@ -211,29 +159,29 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
 
   it('pause, resume and stop reach the live process holding the swarm (a `serve`, a `run` at its prompt) over NATS', TIMEOUT, async () => {
     const nats = ['--nats', server.url, '--nats-prefix', 'relay'];
-    const served = start(['serve', tickerModule, '--port', '0', ...nats]);
+    const served = startCli(['serve', tickerModule, '--port', '0', ...nats]);
     const url = await servedAt(served);
     const created = await fetch(`${url}/swarms/ticker`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'go', swarmId: 't1' }) });
     expect(created.status).toBe(201);
     // No --module: these processes cannot take the swarm over, only relay to its holder.
-    const paused = await xswarm(['pause', 't1', 'lunch', ...nats]);
+    const paused = await runCli(['pause', 't1', 'lunch', ...nats]);
     expect(paused.code, paused.stderr).toBe(0);
     expect(paused.stdout).toBe('swarm t1 paused: lunch\n');
     expect(await (await fetch(`${url}/swarms/ticker/t1`)).json()).toMatchObject({ status: 'paused', reason: { type: 'HITL', message: 'lunch' } });
-    const resumed = await xswarm(['resume', 't1', ...nats]);
+    const resumed = await runCli(['resume', 't1', ...nats]);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toBe('swarm t1 running\n');
-    const stopped = await xswarm(['stop', 't1', 'enough', ...nats]);
+    const stopped = await runCli(['stop', 't1', 'enough', ...nats]);
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(stopped.stdout).toBe('swarm t1 stopped: enough\n');
-    const again = await xswarm(['stop', 't1', ...nats]);
+    const again = await runCli(['stop', 't1', ...nats]);
     expect(again.code).toBe(5);
     expect(again.stderr).toBe('xswarm stop: cannot stop swarm "t1": it has ended (stopped)\n');
 
     // A run waiting at its prompt holds its swarm: answered from another process, it goes on.
-    const asking = start(['run', CLI_SWARMS, 'asker', 'book a day', '--id', 'a1', ...nats]);
+    const asking = startCli(['run', CLI_SWARMS, 'asker', 'book a day', '--id', 'a1', ...nats]);
     await printed(asking, /paused \(HITL\): Which day suits you\?/);
-    const answered = await xswarm(['resume', 'a1', 'Sunday', ...nats]);
+    const answered = await runCli(['resume', 'a1', 'Sunday', ...nats]);
     expect(answered.code, answered.stderr).toBe(0);
     expect(answered.stdout).toMatch(/^swarm a1 (running|completed)\n$/);
     const ran = await asking.done;
@@ -242,14 +190,14 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
     expect(ran.stderr).toContain('swarm a1 went on without this answer (resumed or stopped elsewhere)');
 
     // Left paused with nobody holding it (stdin ended): the command it suggests takes it over here.
-    const left = await xswarm(['run', CLI_SWARMS, 'asker', 'book a day', '--id', 'a2', ...nats]);
+    const left = await runCli(['run', CLI_SWARMS, 'asker', 'book a day', '--id', 'a2', ...nats]);
     expect(left.code, left.stderr).toBe(3);
     expect(left.stderr).toContain(`continue it with: xswarm resume a2 '<answer>' --module ${CLI_SWARMS} --nats ${server.url} --nats-prefix relay\n`);
-    const continued = await xswarm(['resume', 'a2', 'Monday', '--module', CLI_SWARMS, ...nats]);
+    const continued = await runCli(['resume', 'a2', 'Monday', '--module', CLI_SWARMS, ...nats]);
     expect(continued.code, continued.stderr).toBe(0);
     expect(continued.stdout).toMatch(/resumed: Monday\n(.*\n)*Booked for Monday\n$/);
 
-    const [listed, events] = await Promise.all([xswarm(['list', '--json', ...nats]), xswarm(['events', 't1', '--json', ...nats])]);
+    const [listed, events] = await Promise.all([runCli(['list', '--json', ...nats]), runCli(['events', 't1', '--json', ...nats])]);
     expect(listed.code, listed.stderr).toBe(0);
     expect((JSON.parse(listed.stdout) as { swarmId: string; status: string }[]).map((s) => [s.swarmId, s.status]).sort()).toEqual([
       ['a1', 'completed'],
@@ -273,12 +221,12 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
       await writeFile(wrongFile, 'not-the-password\n', { mode: 0o600 });
       const nats = ['--nats', secured.url, '--nats-user', 'team'];
       const [fromFile, fromEnv, wrong, noPass, inUrl, onArgv] = await Promise.all([
-        xswarm(['list', ...nats, '--nats-pass-file', passFile]),
-        xswarm(['list', ...nats], { XSWARM_NATS_PASS: 's3cret-nats-pass' }),
-        xswarm(['list', ...nats, '--nats-pass-file', wrongFile]),
-        xswarm(['list', ...nats]),
-        xswarm(['list', '--nats', secured.url.replace('nats://', 'nats://team:s3cret-nats-pass@')]),
-        xswarm(['list', ...nats, '--nats-pass', 's3cret-nats-pass']),
+        runCli(['list', ...nats, '--nats-pass-file', passFile]),
+        runCli(['list', ...nats], { XSWARM_NATS_PASS: 's3cret-nats-pass' }),
+        runCli(['list', ...nats, '--nats-pass-file', wrongFile]),
+        runCli(['list', ...nats]),
+        runCli(['list', '--nats', secured.url.replace('nats://', 'nats://team:s3cret-nats-pass@')]),
+        runCli(['list', ...nats, '--nats-pass', 's3cret-nats-pass']),
       ]);
       expect([fromFile.code, fromFile.stderr, fromEnv.code, fromEnv.stderr]).toEqual([0, '', 0, '']);
       expect(wrong.code).toBe(1);
@@ -307,7 +255,7 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
         ['list', '--db', join(dir, 'x.db'), '--nats', server.url],
         ['list', '--nats', server.url, '--nats-prefix', 'no.dots'],
         ['events', 'nope', '--nats', server.url, '--nats-prefix', 'errors'],
-      ].map((args) => xswarm(args)),
+      ].map((args) => runCli(args)),
     );
     const refused = (command: string) => [1, expect.stringMatching(new RegExp(`^xswarm ${command}: Could not connect to NATS at nats://127\\.0\\.0\\.1:1: `))];
     expect(results.map((r) => [r.code, r.stderr])).toEqual([

@@ -4,78 +4,34 @@
  * `test/fixtures/cli-swarms.ts`. Its stdout is a pipe, so progress comes as plain lines; stdin
  * is a pipe the test writes the human's answer to, or closes.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SwarmEvent } from '../src/index.js';
+import { killCliProcesses, printed, runCli, startCli } from './support/cli-process.js';
 
 const MODULE = 'test/fixtures/cli-swarms.ts';
 let dir: string;
 let dbs = 0;
-const running = new Set<ChildProcessWithoutNullStreams>();
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'xswarm-cli-'));
 });
 afterAll(async () => {
-  for (const child of running) child.kill('SIGKILL');
+  killCliProcesses();
   await rm(dir, { recursive: true, force: true });
 });
-
-interface Done {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** A CLI process: its exit, and what it has printed so far. */
-interface Started {
-  child: ChildProcessWithoutNullStreams;
-  done: Promise<Done>;
-  stdout: () => string;
-}
 
 /**
  * A database of its own for a test, and the CLI on it: the file is given as XSWARM_DB, as a
  * user's environment would (commands may still pass --db).
  */
 function cliOn(db = join(dir, `state-${++dbs}.db`)) {
-  function start(args: string[], env: Record<string, string> = {}): Started {
-    const childEnv: NodeJS.ProcessEnv = { ...process.env, XSWARM_DB: db, ...env };
-    delete childEnv.OPENAI_API_KEY;
-    delete childEnv.NO_COLOR;
-    if (!('XSWARM_TOKEN' in env)) delete childEnv.XSWARM_TOKEN;
-    const child = spawn(process.execPath, ['bin/xswarm.js', ...args], { cwd: process.cwd(), env: childEnv, stdio: 'pipe' });
-    running.add(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const done = new Promise<Done>((resolve) =>
-      child.on('close', (code) => {
-        running.delete(child);
-        resolve({ code, stdout, stderr });
-      }),
-    );
-    return { child, done, stdout: () => stdout };
-  }
+  const start = (args: string[], env: Record<string, string> = {}) => startCli(args, { XSWARM_DB: db, ...env });
   /** Runs a command to its end; `stdin` is written and then closed (closed at once by default). */
-  function xswarm(args: string[], stdin = '', env: Record<string, string> = {}): Promise<Done> {
-    const run = start(args, env);
-    run.child.stdin.end(stdin);
-    return run.done;
-  }
+  const xswarm = (args: string[], stdin = '', env: Record<string, string> = {}) => runCli(args, { XSWARM_DB: db, ...env }, stdin);
   return { db, start, xswarm };
-}
-
-/** Resolves once the process has printed something matching `pattern`. */
-async function printed(run: Started, pattern: RegExp): Promise<void> {
-  while (!pattern.test(run.stdout())) {
-    if (run.child.exitCode !== null) throw new Error(`exited ${run.child.exitCode} before printing ${pattern}: ${run.stdout()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const ndjson = (text: string): SwarmEvent[] => text.trimEnd().split('\n').map((line) => JSON.parse(line) as SwarmEvent);
@@ -226,8 +182,7 @@ describe.concurrent('xswarm', () => {
     const tokenFile = join(dir, 'token');
     await writeFile(tokenFile, 'cli-secret\n', { mode: 0o600 });
     const served = start(['serve', MODULE, '--port', '0', '--token-file', tokenFile]);
-    await printed(served, / at http:\/\/\S+ \(state:/);
-    const url = / at (http:\/\/\S+) \(state:/.exec(served.stdout())![1]!;
+    const url = (await printed(served, / at (http:\/\/\S+) \(state:/))[1]!;
     const started = await fetch(`${url}/swarms/asker`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer cli-secret' },

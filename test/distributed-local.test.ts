@@ -10,7 +10,6 @@ import { z } from 'zod';
 import {
   createRuntime,
   DefinitionError,
-  defineAgent,
   defineSwarm,
   handoff,
   LocalBus,
@@ -20,9 +19,9 @@ import {
   memoryStore,
   SwarmError,
   type SwarmStore,
-  tool,
 } from '../src/index.js';
 import { call, collect, queueModel } from './support/script.js';
+import { weatherAndPlanner } from './support/weather-planner.js';
 
 let bus: LocalBus;
 let store: SwarmStore;
@@ -54,21 +53,7 @@ async function runtime(options: Omit<RuntimeOptions, 'store' | 'transport'>, sta
 }
 
 const forecasts: string[] = [];
-const forecast = tool({
-  name: 'get_forecast',
-  description: 'Forecast for a day',
-  parameters: z.object({ day: z.string() }),
-  execute: async ({ day }, ctx) => {
-    forecasts.push(ctx.idempotencyKey);
-    return { day, sky: 'sunny' };
-  },
-});
-const weather = defineAgent({ id: 'weather', description: 'Weather forecasts', instructions: 'Forecast.', tools: [forecast] });
-const planner = defineSwarm({
-  id: 'planner',
-  instructions: 'Plan.',
-  handoffs: [handoff.toAgent('weather').withDescription('Asks the weather agent')],
-});
+const { weather, planner } = weatherAndPlanner((key) => forecasts.push(key));
 
 describe('handoffs to definitions another runtime hosts', () => {
   it('runs a handoff to an agent hosted by a worker runtime: the worker persists its steps, the parent gets its answer', async () => {

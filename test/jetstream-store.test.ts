@@ -11,7 +11,6 @@ import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  type Commit,
   CorruptEventError,
   createRuntime,
   defineSwarm,
@@ -21,7 +20,6 @@ import {
   RevisionConflictError,
   type Runtime,
   type SwarmEvent,
-  type SwarmRecord,
   type SwarmStatus,
   scriptedModel,
   tool,
@@ -31,6 +29,7 @@ import type { StoredValue } from '../src/nats/store-records.js';
 import { subjectToken } from '../src/transport/types.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from './support/nats-server.js';
 import { collect, sleep } from './support/script.js';
+import { event, record, step, T0 } from './support/store-fixtures.js';
 
 let server: NatsServer;
 let cleanup: (() => Promise<unknown>)[] = [];
@@ -62,45 +61,6 @@ async function open(options: { timeoutMs?: number; prefix?: string } = {}) {
   const store = jetstreamStore({ connection: await connection(), prefix: options.prefix ?? prefix, timeoutMs: options.timeoutMs ?? 2000 });
   cleanup.push(() => store.close());
   return store;
-}
-
-const T0 = 1_700_000_000_000;
-
-function event(swarmId: string, seq: number, text = `e${seq}`): SwarmEvent {
-  return {
-    kind: 'status-update',
-    taskId: swarmId,
-    contextId: swarmId,
-    status: { state: 'working', timestamp: new Date(T0 + seq).toISOString() },
-    final: false,
-    metadata: { type: 'resumed', message: text },
-    seq,
-    swarmId,
-  };
-}
-
-function record(swarmId: string, revision: number, lastSeq: number, over: Partial<SwarmRecord> = {}): SwarmRecord {
-  const status: SwarmStatus = over.status ?? 'running';
-  return {
-    swarmId,
-    definitionId: 'planner',
-    definitionVersion: 1,
-    machineVersion: 1,
-    status,
-    revision,
-    snapshot: { status: 'active', value: { running: 'thinking' }, context: { turn: revision }, children: {} },
-    result: status === 'completed' ? { status: 'completed', result: `done ${swarmId}` } : { status: 'running', currentTurn: revision, maxTurns: 10 },
-    lastSeq,
-    updatedAt: T0 + revision,
-    ...over,
-  };
-}
-
-/** A commit of events `from..to` with the record at `revision`. */
-function step(swarmId: string, revision: number, from: number, to: number, owner = 'A', over: Partial<SwarmRecord> = {}): Commit {
-  const events = [];
-  for (let s = from; s <= to; s++) events.push(event(swarmId, s));
-  return { swarmId, events, record: record(swarmId, revision, to, over), lease: { owner, until: Date.now() + 60_000 } };
 }
 
 const seqs = (events: readonly SwarmEvent[]) => events.map((e) => e.seq);

@@ -8,14 +8,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  type Commit,
   LeaseLostError,
   RevisionConflictError,
-  type SwarmEvent,
-  type SwarmRecord,
   type SwarmStatus,
   sqliteStore,
 } from '../src/index.js';
+import { event, record, step } from './support/store-fixtures.js';
 
 let dir: string;
 let path: string;
@@ -41,48 +39,6 @@ function raw() {
   const db = new Database(path);
   opened.push({ close: async () => void db.close() });
   return db;
-}
-
-const T0 = 1_700_000_000_000;
-
-function event(swarmId: string, seq: number, text = `e${seq}`): SwarmEvent {
-  return {
-    kind: 'status-update',
-    taskId: swarmId,
-    contextId: swarmId,
-    status: { state: 'working', timestamp: new Date(T0 + seq).toISOString() },
-    final: false,
-    metadata: { type: 'resumed', message: text },
-    seq,
-    swarmId,
-  };
-}
-
-function record(swarmId: string, revision: number, lastSeq: number, over: Partial<SwarmRecord> = {}): SwarmRecord {
-  const status: SwarmStatus = over.status ?? 'running';
-  return {
-    swarmId,
-    definitionId: 'planner',
-    definitionVersion: 1,
-    machineVersion: 1,
-    status,
-    revision,
-    snapshot: { status: 'active', value: { running: 'thinking' }, context: { turn: revision }, children: {} },
-    result:
-      status === 'completed'
-        ? { status: 'completed', result: `done ${swarmId}` }
-        : { status: 'running', currentTurn: revision, maxTurns: 10 },
-    lastSeq,
-    updatedAt: T0 + revision,
-    ...over,
-  };
-}
-
-/** A commit of events `from..to` with the record at `revision`. */
-function step(swarmId: string, revision: number, from: number, to: number, owner = 'A', over: Partial<SwarmRecord> = {}): Commit {
-  const events = [];
-  for (let s = from; s <= to; s++) events.push(event(swarmId, s));
-  return { swarmId, events, record: record(swarmId, revision, to, over), lease: { owner, until: Date.now() + 60_000 } };
 }
 
 describe('commit', () => {

@@ -6,20 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createBoard, restoreBoard, type BoardFact, type TaskBoard, type TaskSpec } from '../src/team/board.js';
-import { TeamError, type TeamErrorCode } from '../src/team/errors.js';
+import type { TeamError } from '../src/team/errors.js';
 import { checkLimit, DEFAULT_TEAM_LIMITS, resolveTeamLimits, type TeamLimits } from '../src/team/limits.js';
-
-/** Runs `fn` and returns the TeamError it throws (failing the test when it throws nothing else). */
-function teamError(fn: () => unknown, code: TeamErrorCode): TeamError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(TeamError);
-    expect((error as TeamError).code).toBe(code);
-    return error as TeamError;
-  }
-  throw new Error(`expected a TeamError ${code}`);
-}
+import { teamError } from './support/team-error.js';
 
 /** A board on a clock the test moves, with its facts recorded. */
 function setup(limits: Partial<TeamLimits> = {}) {

@@ -5,19 +5,8 @@
  * rebuilt from its JSON snapshot behaving like the original.
  */
 import { describe, expect, it } from 'vitest';
-import { TeamError, type TeamErrorCode } from '../src/team/errors.js';
 import { createInbox, INBOX_MESSAGE_TYPES, restoreInbox, type Inbox, type InboxMessage, type InboxPayloads, type InboxMessageType } from '../src/team/inbox.js';
-
-function teamError(fn: () => unknown, code: TeamErrorCode): TeamError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(TeamError);
-    expect((error as TeamError).code).toBe(code);
-    return error as TeamError;
-  }
-  throw new Error(`expected a TeamError ${code}`);
-}
+import { teamError } from './support/team-error.js';
 
 const HOUR = 3_600_000;
 

@@ -199,8 +199,10 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
       try {
         await jsm.streams.add({ name, subjects: [...subjects], storage: StorageType.File, allow_direct: true, ...extra });
       } catch (e) {
-        // Another process created it first (with another config: it is used as it is).
-        if (!(e instanceof JetStreamApiError) || e.code !== STREAM_NAME_IN_USE) throw e;
+        // Another process created it first (with another config: it is used as it is). Racing
+        // creations fail as "name in use" or as "subjects overlap", depending on timing: what
+        // counts is that the stream exists now.
+        if (!(e instanceof JetStreamApiError) || !(await jsm.streams.info(name).then(() => true, () => false))) throw e;
       }
     }
     const kvm = new Kvm(js);
@@ -208,9 +210,12 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
     try {
       kv = await kvm.create(bucket, { history: 1, storage: StorageType.File, timeout: timeoutMs });
     } catch (e) {
-      if (!(e instanceof JetStreamApiError) || e.code !== STREAM_NAME_IN_USE) throw e;
-      // Direct gets: see ../shared/notes/nats.md (Kvm.open defaults to allow_direct false).
-      kv = await kvm.open(bucket, { allow_direct: true, timeout: timeoutMs });
+      if (!(e instanceof JetStreamApiError)) throw e;
+      // Created by another process meanwhile (the same race as above). Direct gets: see
+      // ../shared/notes/nats.md (Kvm.open defaults to allow_direct false).
+      kv = await kvm.open(bucket, { allow_direct: true, timeout: timeoutMs }).catch(() => {
+        throw e;
+      });
     }
     const ctx: StreamContext = { js, jsm, timeoutMs };
     const recentMs = (await jsm.streams.info(eventStream)).config.duplicate_window / 4e6;
@@ -866,9 +871,6 @@ const RECENT_EVENTS = 64;
 
 /** How many stored events before a known outbox a read fetches with direct gets (more: a stream read). */
 const FEW_EVENTS = 8;
-
-/** JetStream's error code for a stream (or bucket) that exists with another configuration. */
-const STREAM_NAME_IN_USE = 10058;
 
 /** Whether a failure may pass once NATS is reachable again (so the operation is retried). */
 function isTransient(e: unknown): boolean {

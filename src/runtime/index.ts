@@ -39,6 +39,9 @@ import { LiveSwarms } from './live.js';
 import { Reading } from './reading.js';
 import type { Runtime, RuntimeOptions } from './types.js';
 import { createPorts } from './wiring.js';
+import type { TeamClient } from '../team/client.js';
+import { teamSwarms, type TeamDefinition } from '../team/define.js';
+import { Teams } from '../team/teams.js';
 
 export type { Runtime, RuntimeOptions } from './types.js';
 
@@ -76,6 +79,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
   /** Serving and calling other runtimes, with `nats` or `transport`. */
   private readonly hosting: Hosting | undefined;
   private readonly distribution: Distribution | undefined;
+  private readonly teams: Teams;
 
   constructor(options: RuntimeOptions) {
     if (!options.model || typeof options.model.call !== 'function') {
@@ -88,7 +92,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     const distribution = distributionOf(options);
     this.distribution = distribution;
     this.catalog = new Catalog(
-      options,
+      options.teams ? { ...options, swarms: teamSwarms(options.teams, options.swarms) } : options,
       (id) => live.hosts.get(id)?.config(),
       distribution && new Elsewhere((id, timeoutMs) => this.hosting!.card(id, timeoutMs)),
     );
@@ -186,6 +190,26 @@ class ComposedRuntime implements Runtime, SwarmControl {
       this.launching.hosting = this.hosting;
     }
     this.commands = new Commands(live, children, remote, this.hosting);
+    this.teams = new Teams(
+      options.teams ?? [],
+      {
+        startSwarm: (definitionId, swarmId, input) => this.startSwarm(definitionId, swarmId, input),
+        // A task swarm left by a previous process is adopted first (a team restored on first use).
+        wait: async (swarmId) => {
+          if (!this.live.hosts.has(swarmId)) await this.leases.adopt().catch(() => undefined);
+          return this.wait(swarmId);
+        },
+        stop: (swarmId, reason) => this.stop(swarmId, reason),
+        exists: async (swarmId) => (await this.store.load(swarmId)) !== undefined,
+        subscribe: (listener) => this.subscribe(listener),
+      },
+      (id) => this.catalog.has(id),
+      { store: this.store, lease: () => this.leases.lease(), owner: this.leases.owner, leaseMs },
+    );
+  }
+
+  forTeam(definition: TeamDefinition | string, teamId?: string): TeamClient {
+    return this.teams.forTeam(definition, teamId);
   }
 
   forSwarm(definition: SwarmDefinition | string, swarmId: string = randomUUID()): SwarmClient<any, any> {
@@ -209,6 +233,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     this.live.assertOpen();
     await this.hosting?.serving;
     await this.leases.watch();
+    await this.teams.adopt();
   }
 
   async prune(options: { olderThan: Date | number }): Promise<number> {
@@ -222,6 +247,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   async close(): Promise<void> {
     if (this.live.closed) return;
+    await this.teams.close();
     this.hosting?.stop();
     await this.leases.release(await this.live.close());
     if (this.ownsStore) await this.store.close();

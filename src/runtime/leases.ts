@@ -12,6 +12,7 @@ import type { SwarmEvent } from '../../machines/events.js';
 import { SWARM_MACHINE_VERSION } from '../../machines/swarm.js';
 import type { Catalog } from '../definitions/catalog.js';
 import { HOST, holderIsGone } from '../holder.js';
+import { TEAM_RECORD_PREFIX } from '../team/host-journal.js';
 import { isFinal, UNFINISHED_STATUSES } from '../result.js';
 import { CorruptEventError, type Lease, type SwarmRecord } from '../store/types.js';
 import type { SwarmHost } from './host.js';
@@ -62,6 +63,8 @@ export class Leases {
       if (live.closed) return;
       const id = listed.swarmId;
       if (live.hosts.has(id) || live.passivated.has(id) || live.starting.has(id) || live.unrestorable.has(id)) continue;
+      // A team's record is its team host's to restore (see src/team/teams.ts), not a swarm.
+      if (listed.definitionId.startsWith(TEAM_RECORD_PREFIX)) continue;
       // Among runtimes serving each other, a swarm of a definition this one lacks is another's to take.
       if (this.catalog.elsewhere && !this.catalog.has(listed.definitionId)) continue;
       const held = listed.lease && listed.lease.owner !== this.owner && listed.lease.until > now ? listed.lease : undefined;

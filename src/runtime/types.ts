@@ -16,6 +16,8 @@ import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
 import type { Tool } from '../tool.js';
 import type { NatsOptions } from '../transport/nats-options.js';
 import type { Transport } from '../transport/types.js';
+import type { TeamClient } from '../team/client.js';
+import type { TeamDefinition } from '../team/define.js';
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {
@@ -79,6 +81,11 @@ export interface RuntimeOptions {
   transport?: Transport;
   /** Timings of calls to definitions hosted by other runtimes (with `nats` or `transport`). */
   hosting?: HostingOptions;
+  /**
+   * Teams (`defineTeam`) this runtime runs with `forTeam`; the swarm definitions their workers
+   * run are registered beside `swarms`.
+   */
+  teams?: readonly TeamDefinition[];
 }
 
 /** Timings of cross-runtime calls (see {@link RuntimeOptions.hosting}). */
@@ -122,6 +129,12 @@ export interface Runtime {
     swarmId?: string,
   ): SwarmClient<z.input<I>, z.output<R>>;
   forSwarm(definitionId: string, swarmId?: string): SwarmClient;
+  /**
+   * A client for team `teamId` (default: the definition's id) of a team definition (registered
+   * with `teams` or given here) or its id. Throws a `TeamError` for an unknown definition, or a
+   * team id already used by another definition.
+   */
+  forTeam(definition: TeamDefinition | string, teamId?: string): TeamClient;
   /**
    * A client for a swarm started from parameters alone (no definition): its `run` takes
    * `{ userMessage, instructions, result?, handoffs?, tools?, maxTurns?, name?, description? }`.

@@ -32,7 +32,11 @@ export type TeamErrorCode =
   | 'duplicate-task'
   | 'unknown-task'
   | 'invalid-task'
-  | 'registry-closed';
+  | 'registry-closed'
+  // Team runtime (src/team/host.ts, teams.ts, client.ts).
+  | 'unknown-team'
+  | 'team-in-use'
+  | 'wrong-team-state';
 
 /** An error of team mode or the agent registry, with a {@link TeamErrorCode}. */
 export class TeamError extends Error {

@@ -64,9 +64,12 @@ export async function startNatsServer(options: { config?: string } = {}): Promis
     for (;;) {
       const ports = readdirSync(storeDir).find((f) => f.endsWith('.ports'));
       if (ports && log.includes('Server is ready')) {
-        const { nats } = JSON.parse(readFileSync(join(storeDir, ports), 'utf8')) as { nats: string[] };
-        port = Number(new URL(nats[0]!).port);
-        return;
+        // The file may be caught half written: read it again on the next tick.
+        const written = parsePorts(readFileSync(join(storeDir, ports), 'utf8'));
+        if (written) {
+          port = Number(new URL(written[0]!).port);
+          return;
+        }
       }
       if (proc.exitCode !== null) throw new Error(`nats-server exited (${proc.exitCode}): ${log}`);
       if (Date.now() > deadline) {
@@ -109,4 +112,14 @@ export async function startNatsServer(options: { config?: string } = {}): Promis
       rmSync(storeDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The client URLs of a ports file, or undefined while it is incomplete. */
+function parsePorts(text: string): string[] | undefined {
+  try {
+    const { nats } = JSON.parse(text) as { nats?: string[] };
+    return nats && nats.length > 0 ? nats : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,0 +1,95 @@
+/**
+ * `defineTeam`: a team of persistent workers (seed 004) as data — its id, its workers by type
+ * (each with the swarm definition that does one task, fresh per task) and its limits. Checked
+ * once here, so a mistake (no workers, a duplicate type, more workers than `maxWorkers`) is an
+ * error when the team is defined, not halfway through a run.
+ *
+ * @module
+ */
+import type { SwarmDefinition } from '../definitions/define.js';
+import { TeamError } from './errors.js';
+import { checkLimit, resolveTeamLimits, type TeamLimits } from './limits.js';
+import type { Task } from './board-types.js';
+
+/** One kind of worker of a team: `count` workers of one `type`, each running `swarm` per task. */
+export interface TeamWorkerDefinition {
+  /** The kind of work (`frontend`, `api`, ...): tasks whose `metadata.type` equals it go to these workers. */
+  readonly type: string;
+  /** What these workers are good at, told to each task's swarm (default: the type). */
+  readonly specialty?: string;
+  /**
+   * The swarm that does one task, a fresh one per attempt: a definition (registered by
+   * `createRuntime({ teams })`) or the id of one the runtime knows.
+   */
+  readonly swarm: SwarmDefinition<any, any> | string;
+  /** How many workers of this type (default 1). */
+  readonly count?: number;
+  /**
+   * The task swarm's input for a task (default: a text with the specialty, subject and
+   * description, for swarms whose input is a string).
+   */
+  readonly input?: (task: Task, worker: { readonly workerId: string; readonly type: string; readonly specialty: string }) => unknown;
+}
+
+/** What {@link defineTeam} takes. */
+export interface TeamDefinitionInput {
+  readonly id: string;
+  readonly description?: string;
+  readonly workers: readonly TeamWorkerDefinition[];
+  readonly limits?: Partial<TeamLimits>;
+}
+
+/** A checked team definition: limits resolved, worker counts filled in. */
+export interface TeamDefinition {
+  readonly kind: 'team';
+  readonly id: string;
+  readonly description: string;
+  readonly workers: readonly (TeamWorkerDefinition & { readonly count: number; readonly specialty: string })[];
+  readonly limits: TeamLimits;
+}
+
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * Defines a team. Throws a {@link TeamError}: `invalid-task` for a bad id or worker entry,
+ * `invalid-limit` for bad limits, `limit` when the workers outnumber `maxWorkers`.
+ */
+export function defineTeam(input: TeamDefinitionInput): TeamDefinition {
+  if (typeof input?.id !== 'string' || !ID.test(input.id)) {
+    throw new TeamError(`a team id is 1 to 64 letters, digits, ".", "_" or "-", not ${JSON.stringify(input?.id)}`, 'invalid-task');
+  }
+  const limits = resolveTeamLimits(input.limits);
+  if (!Array.isArray(input.workers) || input.workers.length === 0) throw new TeamError(`team ${input.id} needs at least one worker`, 'invalid-task');
+  const types = new Set<string>();
+  const workers = input.workers.map((w, i) => {
+    if (typeof w?.type !== 'string' || !ID.test(w.type)) throw new TeamError(`team ${input.id}: worker ${i + 1} needs a type (letters, digits, ".", "_", "-")`, 'invalid-task');
+    if (types.has(w.type)) throw new TeamError(`team ${input.id}: worker type ${w.type} is listed twice (use count)`, 'invalid-task');
+    types.add(w.type);
+    const swarmId = typeof w.swarm === 'string' ? w.swarm : w.swarm?.id;
+    if (typeof swarmId !== 'string' || swarmId.length === 0) throw new TeamError(`team ${input.id}: worker ${w.type} needs a swarm definition`, 'invalid-task');
+    const count = w.count ?? 1;
+    if (!Number.isSafeInteger(count) || count < 1) throw new TeamError(`team ${input.id}: worker ${w.type} count must be a positive integer`, 'invalid-task');
+    return Object.freeze({ ...w, count, specialty: w.specialty ?? w.type });
+  });
+  checkLimit(limits, 'maxWorkers', 0, workers.reduce((n, w) => n + w.count, 0));
+  return Object.freeze({ kind: 'team' as const, id: input.id, description: input.description ?? '', workers: Object.freeze(workers), limits });
+}
+
+/** The swarm definition id a worker runs. */
+export function workerSwarmId(worker: TeamWorkerDefinition): string {
+  return typeof worker.swarm === 'string' ? worker.swarm : worker.swarm.id;
+}
+
+/**
+ * The swarm definitions a list of teams brings along (those given as objects), for
+ * `createRuntime` to register beside its own `swarms`; one already listed is not added twice.
+ */
+export function teamSwarms(teams: readonly TeamDefinition[], listed: readonly SwarmDefinition<any, any>[] = []): SwarmDefinition<any, any>[] {
+  const out = [...listed];
+  for (const team of teams) {
+    for (const w of team.workers) {
+      if (typeof w.swarm !== 'string' && !out.some((s) => s === w.swarm || s.id === (w.swarm as SwarmDefinition).id)) out.push(w.swarm);
+    }
+  }
+  return out;
+}

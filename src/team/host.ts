@@ -1,0 +1,664 @@
+/**
+ * `TeamHost`: one team at work in a runtime. It composes the team's board and inbox, the leader
+ * actor (whose effects it provides: claims, releases, completions and failures on the board,
+ * messages into the inbox, pause and resume) and one worker actor per worker, whose tasks run
+ * as swarms of the runtime. It turns every fact into a team event, beats for its workers while
+ * they make progress and reports silent ones to the leader (release and respawn).
+ *
+ * @module
+ */
+import { createActor, type Actor } from 'xstate';
+import type { BoardSummary, TeamLeaderEvent, WorkerFact, WorkerFacts } from '../../machines/team-events.js';
+import {
+  DEFAULT_MAX_RESPAWNS,
+  silentWorkers,
+  teamLeaderMachine,
+  teamMetrics,
+  type Escalation,
+  type TeamLeaderEffects,
+  type TeamWorkerSpec,
+} from '../../machines/team-leader.js';
+import { teamWorkerMachine } from '../../machines/team-worker.js';
+import { errorText } from '../../machines/error-text.js';
+import { createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
+import type { TeamDefinition, TeamWorkerDefinition } from './define.js';
+import { TeamError } from './errors.js';
+import { TeamEventLog, type TeamFact } from './events.js';
+import { taskRunner } from './host-task.js';
+import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from './host-types.js';
+import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
+import { TEAM_RECORD_PREFIX, TeamJournal, type TeamSnapshot, type TeamStorePort } from './host-journal.js';
+import { isFinal } from '../result.js';
+import { holderIsGone } from '../holder.js';
+import type { TeamEvent } from './events.js';
+
+/** The leader's id in the team's inbox. */
+export const LEADER_ID = 'leader';
+
+type LeaderActor = Actor<typeof teamLeaderMachine>;
+type WorkerActor = Actor<typeof teamWorkerMachine>;
+
+/** How a host is created. */
+export interface TeamHostOptions {
+  definition: TeamDefinition;
+  teamId: string;
+  port: TeamRuntimePort;
+  clock?: () => number;
+  /** Asked before a run starts: throws when the runtime may not run another team (`maxTeams`). */
+  admit?: (host: TeamHost) => void;
+  /** Where the team's state is persisted (absent: in memory only). */
+  journal?: TeamStorePort;
+}
+
+/** One team in a runtime. Use it through a `TeamClient`. */
+export class TeamHost {
+  readonly teamId: string;
+  readonly definition: TeamDefinition;
+  // Replaced once when the team is restored from the store (`load`), before any use.
+  board: TaskBoard;
+  inbox: Inbox;
+  log: TeamEventLog;
+  /** Settles once the team's stored state (if any) is restored: every async method awaits it. */
+  ready: Promise<void> = Promise.resolve();
+  readonly #storePort: TeamStorePort | undefined;
+  #journal: TeamJournal | undefined;
+  /** Another live runtime drives this team: this one only reads it. */
+  #heldBy: string | undefined;
+  /** The leader's context of the last run, for metrics when no leader actor runs. */
+  #lastLeader: ReturnType<LeaderActor['getSnapshot']>['context'] | undefined;
+  readonly #port: TeamRuntimePort;
+  readonly #clock: () => number;
+  readonly #admit: ((host: TeamHost) => void) | undefined;
+  readonly #specs: TeamWorkerSpec[];
+  readonly #workers = new Map<string, { actor: WorkerActor; off: () => void }>();
+  /** Task swarms in flight → the worker running each. */
+  readonly #running = new Map<string, string>();
+  /** When each worker last made progress (an event of its task swarm, or going idle). */
+  readonly #progress = new Map<string, number>();
+  readonly #lastBeat = new Map<string, number>();
+  #leader: LeaderActor | undefined;
+  #status: TeamStatus = 'idle';
+  #reason: string | undefined;
+  #escalation: Escalation | undefined;
+  #settled: (() => void)[] = [];
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #boardChangePending = false;
+  #closing = false;
+  #offs: (() => void)[] = [];
+  #portOff: () => void = () => {};
+
+  constructor(options: TeamHostOptions) {
+    const { definition, teamId } = options;
+    this.teamId = teamId;
+    this.definition = definition;
+    this.#port = options.port;
+    this.#clock = options.clock ?? Date.now;
+    this.#admit = options.admit;
+    this.#specs = definition.workers.flatMap((w) =>
+      Array.from({ length: w.count }, (_, i) => ({ workerId: `${w.type}-${i + 1}`, type: w.type, specialty: w.specialty })),
+    );
+    this.board = createBoard({ id: teamId, limits: definition.limits, clock: this.#clock });
+    this.inbox = createInbox({ teamId, limits: definition.limits, members: [LEADER_ID, ...this.#specs.map((s) => s.workerId)], clock: this.#clock });
+    this.log = new TeamEventLog(teamId, [], this.#clock);
+    this.#storePort = options.journal;
+    this.#wire({ revision: 0, seq: 0 });
+    this.#portOff = this.#port.subscribe((event) => {
+      // A task swarm's own events, or those of the child swarms it hands off to (`<id>:t<n>:<i>`).
+      for (const [swarmId, workerId] of this.#running) {
+        if (event.swarmId === swarmId || event.swarmId.startsWith(`${swarmId}:`)) this.#progress.set(workerId, this.#clock());
+      }
+    });
+  }
+
+  /** Listens to the board and the inbox, and journals every change from `from` on. */
+  #wire(from: { revision: number; seq: number }): void {
+    for (const off of this.#offs) off();
+    this.#offs = [
+      this.board.onFact((fact) => this.#fact(boardFact(fact))),
+      this.board.subscribe(() => {
+        this.#boardChanged();
+        this.#changed();
+      }),
+      this.inbox.onMessage((m) => this.#fact({ type: 'team-message-sent', messageSeq: m.seq, from: m.from, to: m.to, messageType: m.type })),
+      this.inbox.subscribe(() => this.#changed()),
+    ];
+    if (this.#storePort) {
+      this.#journal = new TeamJournal(
+        this.#storePort,
+        this.teamId,
+        this.definition.id,
+        () => ({ snapshot: this.#persisted(), events: this.log.all() }),
+        (reason) => this.#lose(reason),
+        from,
+      );
+    }
+  }
+
+  /** Resolves once every change so far is written to the store. */
+  flush(): Promise<void> {
+    return this.#journal?.flush() ?? Promise.resolve();
+  }
+
+  /**
+   * Restores the team from the store when it has a record (a restart): board, inbox, events
+   * and, for a run under way, the leader and the workers, which continue where they were (a
+   * task attempt re-attaches to its swarm). A run another live runtime drives is only read.
+   */
+  async load(): Promise<void> {
+    const port = this.#storePort;
+    if (!port) return;
+    const record = await port.store.load(this.teamId);
+    if (!record) return;
+    if (record.definitionId !== `${TEAM_RECORD_PREFIX}${this.definition.id}`) {
+      throw new TeamError(`team "${this.teamId}" is stored as ${record.definitionId}, not team ${this.definition.id}`, 'team-in-use');
+    }
+    const snapshot = record.snapshot as TeamSnapshot | undefined;
+    if (!snapshot || snapshot.format !== 1) throw new TeamError(`team "${this.teamId}" has no readable snapshot in the store`, 'invalid-snapshot');
+    let drive = !isFinal(record.status);
+    if (drive) {
+      const lease = port.lease();
+      const held = record.lease && record.lease.owner !== lease.owner && record.lease.until > Date.now() ? record.lease : undefined;
+      const takeover = held && holderIsGone(held) ? held.owner : undefined;
+      if (!(await port.store.claim(this.teamId, lease, Date.now(), takeover))) {
+        this.#heldBy = record.lease?.owner ?? 'another runtime';
+        drive = false;
+      }
+    }
+    const stored = await port.store.readEvents(this.teamId, 0);
+    const events = (stored as unknown as TeamEvent[]).filter((e) => e.seq <= record.lastSeq);
+    this.#restore(snapshot, events, record.revision, drive);
+  }
+
+  #restore(snapshot: TeamSnapshot, events: readonly TeamEvent[], revision: number, drive: boolean): void {
+    this.board = restoreBoard(snapshot.board, { limits: this.definition.limits, clock: this.#clock });
+    this.inbox = restoreInbox(snapshot.inbox, { clock: this.#clock });
+    this.log = new TeamEventLog(this.teamId, events, this.#clock);
+    this.#status = snapshot.status;
+    this.#reason = snapshot.reason;
+    this.#escalation = snapshot.escalation;
+    this.#wire({ revision, seq: this.log.lastSeq });
+    const leaderSnapshot = snapshot.leader as ReturnType<LeaderActor['getSnapshot']> | null;
+    if (leaderSnapshot) this.#lastLeader = leaderSnapshot.context;
+    if (!drive || !leaderSnapshot || (this.#status !== 'running' && this.#status !== 'paused')) return;
+    const leader = this.#createLeader(leaderSnapshot);
+    this.log.running = true;
+    leader.start();
+    for (const w of leader.getSnapshot().context.workers) {
+      if (w.status === 'shutdown') continue;
+      const persisted = snapshot.workers[w.workerId];
+      if (persisted) this.#startWorker(w, w.respawns, persisted);
+      else queueMicrotask(() => this.#spawn(w, w.respawns));
+    }
+    // What was under way at the crash: the leader hears the board as it is, and every worker
+    // counts as alive from now (the restart is not their silence).
+    const now = this.#clock();
+    for (const [workerId, worker] of this.#workers) {
+      this.#progress.set(workerId, now);
+      worker.actor.send({ type: 'HEARTBEAT', at: now });
+      this.#send({ type: 'HEARTBEAT', at: now, workerId });
+      const state = worker.actor.getSnapshot();
+      if (state.matches('init')) worker.actor.send({ type: 'READY' });
+      // An idle worker the leader believes busy lost its task's fact: the leader releases it.
+      else if (state.matches('idle')) this.#send({ type: 'WORKER_IDLE', at: now, workerId });
+    }
+    this.#send({ type: 'BOARD_CHANGED', at: now, board: this.#summary() });
+    this.#startTimer();
+    this.#changed();
+  }
+
+  /** The team's state as JSON, as it is persisted. */
+  #persisted(): TeamSnapshot {
+    const leader = this.#leader;
+    const live = leader && leader.getSnapshot().status === 'active';
+    return {
+      format: 1,
+      teamId: this.teamId,
+      definitionId: this.definition.id,
+      status: this.#status,
+      ...(this.#reason !== undefined ? { reason: this.#reason } : {}),
+      ...(this.#escalation ? { escalation: this.#escalation } : {}),
+      leader: leader ? leader.getPersistedSnapshot() : null,
+      workers: live ? Object.fromEntries([...this.#workers].map(([id, w]) => [id, w.actor.getPersistedSnapshot()])) : {},
+      board: this.board.snapshot(),
+      inbox: this.inbox.snapshot(),
+    };
+  }
+
+  #changed(): void {
+    if (!this.#closing) this.#journal?.changed();
+  }
+
+  /** The store refused a write: another runtime has the team now (or the store is gone). */
+  #lose(reason: string): void {
+    this.#heldBy = reason;
+    this.close();
+  }
+
+  /** Where the team is. */
+  get status(): TeamStatus {
+    return this.#status;
+  }
+
+  /** The worker ids of the team, in definition order. */
+  get workerIds(): string[] {
+    return this.#specs.map((s) => s.workerId);
+  }
+
+  /**
+   * Adds tasks to the board and runs them: a new run when none is under way (the leader and
+   * the workers start), else the running one takes them too. Throws a {@link TeamError} for
+   * invalid tasks, a cycle, `maxTasksPerBoard` or `maxTeams`, having changed nothing.
+   */
+  run(tasks: readonly TaskSpec[]): Task[] {
+    if (this.#closing) throw new TeamError(`team ${this.teamId} is closed${this.#heldBy ? ` (${this.#heldBy})` : ''}`, 'wrong-team-state');
+    if (this.#heldBy) throw new TeamError(`team ${this.teamId} is driven by another runtime (${this.#heldBy})`, 'team-in-use');
+    const active = this.#status === 'running' || this.#status === 'paused';
+    if (active) {
+      if (this.#leader?.getSnapshot().matches('draining')) throw new TeamError(`team ${this.teamId} is finishing its run; run again once it ended`, 'wrong-team-state');
+      return this.board.create(tasks);
+    }
+    this.#admit?.(this);
+    const created = this.board.create(tasks);
+    this.#startLeader();
+    return created;
+  }
+
+  /** Resolves when the run is paused for a human or has ended (at once when it is not running). */
+  wait(): Promise<TeamRunSummary> {
+    if (this.#status !== 'running') return Promise.resolve(this.summary());
+    return new Promise((resolve) => this.#settled.push(() => resolve(this.summary())));
+  }
+
+  /** Where the team is, with its board counts and metrics. */
+  summary(): TeamRunSummary {
+    const status = this.#status === 'running' ? 'idle' : this.#status;
+    return {
+      status: status as TeamRunSummary['status'],
+      teamId: this.teamId,
+      counts: this.board.counts(),
+      blocked: this.board.blocked(),
+      ...(this.#status === 'paused' && this.#escalation ? { escalation: this.#escalation } : {}),
+      ...(this.#reason !== undefined && (this.#status === 'paused' || this.#status === 'failed' || this.#status === 'stopped' || this.#status === 'stalled') ? { reason: this.#reason } : {}),
+      metrics: this.metrics(),
+    };
+  }
+
+  /** Seed 004's metrics of the current (or last) run. */
+  metrics(): TeamRunMetrics {
+    const context = this.#leader?.getSnapshot().context ?? this.#lastLeader;
+    const base = context
+      ? teamMetrics(context)
+      : { startedAt: null, endedAt: null, batches: 0, averageBatchMs: 0, spawns: 0, respawns: 0, messages: 0, workers: [] };
+    const end = base.endedAt ?? this.#clock();
+    return { ...base, durationMs: base.startedAt === null ? 0 : Math.max(0, end - base.startedAt), messagesByType: this.inbox.stats().byType };
+  }
+
+  /** A human pauses the run: no new assignments; running tasks finish. */
+  pause(message?: string): void {
+    this.#requireActive('pause');
+    this.#send({ type: 'PAUSE', at: this.#clock(), ...(message !== undefined ? { message } : {}) });
+  }
+
+  /** A human answers: the run continues; an escalated task is retried (default) or skipped. */
+  resume(options: { message?: string; decision?: 'retry' | 'skip' } = {}): void {
+    if (this.#status !== 'paused') throw new TeamError(`team ${this.teamId} is ${this.#status}, not paused`, 'wrong-team-state');
+    this.#status = 'running';
+    this.#send({ type: 'RESUME', at: this.#clock(), ...options });
+  }
+
+  /** Stops the run: every worker is stopped and its task released. */
+  stop(reason = 'stopped by client'): void {
+    this.#requireActive('stop');
+    this.#send({ type: 'STOP', at: this.#clock(), reason });
+  }
+
+  /** Stops driving the team (its task swarms are left to the runtime's store). */
+  close(): void {
+    this.#closing = true;
+    if (this.#timer) clearInterval(this.#timer);
+    for (const off of this.#offs) off();
+    this.#portOff();
+    for (const id of [...this.#workers.keys()]) this.#kill(id);
+    this.#leader?.stop();
+    this.log.running = false;
+    this.#wake();
+  }
+
+  // ---- the leader --------------------------------------------------------------------------
+
+  #startLeader(): void {
+    const leader = this.#createLeader();
+    this.#status = 'running';
+    this.#reason = undefined;
+    this.#escalation = undefined;
+    this.log.running = true;
+    this.#fact({ type: 'team-started', tasks: this.board.counts().total });
+    leader.start();
+    leader.send({ type: 'START', at: this.#clock(), board: this.#summary() });
+    this.#startTimer();
+  }
+
+  /** A leader actor with the host's effects, new or from a persisted snapshot. */
+  #createLeader(snapshot?: ReturnType<LeaderActor['getSnapshot']>): LeaderActor {
+    const limits = this.definition.limits;
+    const logic = teamLeaderMachine.provide({ actions: this.#effects() as never });
+    const leader = createActor(logic, {
+      input: { teamId: this.teamId, workers: this.#specs, limits: { maxTaskFailures: limits.maxAttempts, maxRespawns: DEFAULT_MAX_RESPAWNS } },
+      ...(snapshot ? { snapshot } : {}),
+    });
+    this.#leader = leader;
+    leader.subscribe({
+      next: (s) => {
+        this.#lastLeader = s.context;
+        this.#leaderChanged(s);
+        this.#changed();
+      },
+      error: (error) => this.#end('failed', errorText(error)),
+    });
+    return leader;
+  }
+
+  #startTimer(): void {
+    const tickMs = Math.max(5, Math.min(1_000, Math.floor(this.definition.limits.workerTimeoutMs / 4)));
+    this.#timer = setInterval(() => this.#tick(), tickMs);
+    this.#timer.unref?.();
+  }
+
+  #leaderChanged(snapshot: ReturnType<LeaderActor['getSnapshot']>): void {
+    if (snapshot.status === 'done') {
+      const outcome = snapshot.output!.outcome;
+      this.#end(outcome.status, 'reason' in outcome ? outcome.reason : undefined, outcome.status === 'stalled' ? outcome.blocked : undefined);
+    } else if (snapshot.matches({ active: 'paused' }) && this.#status === 'running') {
+      this.#status = 'paused';
+      this.#wake();
+    }
+  }
+
+  #end(status: 'completed' | 'stalled' | 'failed' | 'stopped', reason?: string, blocked?: readonly string[]): void {
+    if (this.#status !== 'running' && this.#status !== 'paused') return;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#status = status;
+    this.#reason = reason ?? (status === 'stalled' ? `${blocked?.length ?? 0} task(s) blocked by failed dependencies` : undefined);
+    for (const id of [...this.#workers.keys()]) this.#kill(id);
+    this.#fact({ type: 'team-ended', status, ...(this.#reason !== undefined ? { reason: this.#reason } : {}), ...(blocked ? { blocked } : {}) });
+    this.log.running = false;
+    this.#wake();
+  }
+
+  #effects(): { [K in keyof TeamLeaderEffects]: (args: unknown, params: TeamLeaderEffects[K]) => void } {
+    const safely = (what: () => void) => {
+      try {
+        what();
+      } catch (error) {
+        // The leader acts on what it was told; a board that moved on already refuses the
+        // change (a late release, a claim taken meanwhile), which is not the leader's failure.
+        if (!(error instanceof TeamError)) throw error;
+      }
+    };
+    return {
+      // Workers are created after the leader's step (an actor created inside another's action
+      // would run its setup there); the leader waits for their idle notification anyway.
+      spawnWorker: (_, p) => queueMicrotask(() => this.#spawn(p, 0)),
+      respawnWorker: (_, p) => {
+        this.#kill(p.workerId);
+        queueMicrotask(() => this.#spawn(p, p.respawns));
+      },
+      assignTask: (_, p) => this.#assign(p),
+      releaseTask: (_, p) => safely(() => this.board.release(p.taskId, p.workerId, { reason: p.reason })),
+      completeTask: (_, p) => safely(() => this.board.complete(p.taskId, p.workerId, { result: p.result })),
+      failTask: (_, p) => safely(() => this.board.fail(p.taskId, p.workerId, { error: p.error })),
+      pauseTeam: (_, p) => {
+        if (p.reason === 'escalation') {
+          this.#escalation = p.escalation;
+          this.#reason = `task ${p.escalation.taskId} failed ${p.escalation.failures} times: ${p.escalation.error}`;
+          const { taskId, workerId, error, failures } = p.escalation;
+          this.#fact({ type: 'team-escalation', taskId, workerId, error, failures });
+        } else {
+          this.#escalation = undefined;
+          this.#reason = p.message ?? 'paused by a human';
+        }
+        this.#fact({ type: 'team-paused', reason: this.#reason });
+      },
+      resumeTeam: (_, p) => {
+        this.#escalation = undefined;
+        this.#reason = undefined;
+        this.#fact({ type: 'team-resumed', ...(p.message !== undefined ? { message: p.message } : {}) });
+      },
+      retryTask: (_, p) => safely(() => this.board.retry(p.taskId)),
+      skipTask: (_, p) => safely(() => this.board.abandon(p.taskId, p.message ?? 'skipped by a human')),
+      relayHelp: () => {},
+      reportStall: () => {},
+      requestShutdown: (_, p) => {
+        safely(() => this.#write(LEADER_ID, p.workerId, 'shutdown_request', { reason: 'the run is over' }));
+        this.#workers.get(p.workerId)?.actor.send({ type: 'SHUTDOWN_REQUEST' });
+      },
+      approveShutdown: (_, p) => {
+        safely(() => this.#write(LEADER_ID, p.workerId, 'shutdown_approved', { workerId: p.workerId }));
+        this.#workers.get(p.workerId)?.actor.send({ type: 'SHUTDOWN_APPROVED' });
+      },
+      stopWorkers: (_, p) => {
+        for (const spec of this.#specs) {
+          safely(() => this.board.releaseAll(spec.workerId, `team stopped: ${p.reason}`));
+          this.#kill(spec.workerId);
+        }
+      },
+    };
+  }
+
+  #assign(p: TeamLeaderEffects['assignTask']): void {
+    const worker = this.#workers.get(p.workerId);
+    let task: Task;
+    try {
+      task = this.board.claim(p.workerId, p.taskId).task;
+    } catch (error) {
+      // Not claimable after all: the leader hears the assignment came back.
+      const reason = `claim refused: ${errorText(error)}`;
+      queueMicrotask(() => this.#send({ type: 'TASK_RELEASED', at: this.#clock(), workerId: p.workerId, taskId: p.taskId, attemptKey: p.attemptKey, reason }));
+      return;
+    }
+    if (!worker) {
+      this.board.release(task.id, p.workerId, { reason: 'worker gone' });
+      return;
+    }
+    worker.actor.send({
+      type: 'ASSIGN',
+      attemptKey: p.attemptKey,
+      task: { taskId: task.id, subject: task.subject, description: task.description, metadata: { ...task.metadata } },
+    });
+  }
+
+  // ---- workers -----------------------------------------------------------------------------
+
+  #spawn(spec: TeamWorkerSpec, respawns: number): void {
+    if (this.#closing || this.#leader?.getSnapshot().status !== 'active' || this.#workers.has(spec.workerId)) return;
+    this.#fact(respawns === 0 ? { type: 'team-worker-spawned', workerId: spec.workerId, workerType: spec.type } : { type: 'team-worker-respawned', workerId: spec.workerId, workerType: spec.type, respawns });
+    const actor = this.#startWorker(spec, respawns);
+    actor.send({ type: 'READY' });
+  }
+
+  /** A worker actor started, new or from its persisted snapshot (a task under way then re-attaches). */
+  #startWorker(spec: TeamWorkerSpec, respawns: number, snapshot?: unknown): WorkerActor {
+    const runTask = taskRunner({
+      port: this.#port,
+      board: this.board,
+      worker: (type) => this.#workerDefinition(type),
+      clock: this.#clock,
+      running: (swarmId, workerId) => {
+        if (workerId) {
+          this.#running.set(swarmId, workerId);
+          this.#progress.set(workerId, this.#clock());
+        } else this.#running.delete(swarmId);
+      },
+      closing: () => this.#closing,
+    });
+    const actor = createActor(teamWorkerMachine.provide({ actors: { runTask } }), {
+      input: { workerId: spec.workerId, type: spec.type, specialty: spec.specialty, teamId: this.teamId, respawns },
+      ...(snapshot ? { snapshot: snapshot as ReturnType<WorkerActor['getSnapshot']> } : {}),
+    });
+    const sub = actor.on('team.worker.facts', (event) => this.#workerFacts(event));
+    const changes = actor.subscribe({ next: () => this.#changed(), error: () => undefined });
+    this.#workers.set(spec.workerId, {
+      actor,
+      off: () => {
+        sub.unsubscribe();
+        changes.unsubscribe();
+      },
+    });
+    this.#progress.set(spec.workerId, this.#clock());
+    actor.start();
+    return actor;
+  }
+
+  /** Stops a worker's actor without a word to the leader (it was replaced, or the run ended). */
+  #kill(workerId: string): void {
+    const worker = this.#workers.get(workerId);
+    if (!worker) return;
+    this.#workers.delete(workerId);
+    worker.off();
+    worker.actor.stop();
+  }
+
+  #workerDefinition(type: string): TeamWorkerDefinition {
+    const worker = this.definition.workers.find((w) => w.type === type);
+    if (!worker) throw new TeamError(`team ${this.definition.id} has no worker of type ${type}`, 'unknown-team');
+    return worker;
+  }
+
+  #workerFacts(event: WorkerFacts): void {
+    let outcome = false;
+    for (const fact of event.facts) {
+      this.#workerFact(event.workerId, fact, outcome);
+      outcome ||= fact.type === 'task_completed' || fact.type === 'task_failed' || fact.type === 'task_released';
+    }
+  }
+
+  /**
+   * One worker fact: an inbox message to the leader and the leader's event. `afterOutcome`: the
+   * same step reported a task's outcome, which already made the worker idle for the leader (and
+   * may have given it its next task): its idle notification is then a message only, not an
+   * event the leader would read as a lost task.
+   */
+  #workerFact(workerId: string, fact: WorkerFact, afterOutcome = false): void {
+    const at = this.#clock();
+    switch (fact.type) {
+      case 'idle_notification': {
+        this.#progress.set(workerId, at);
+        const completed = this.#workers.get(workerId)?.actor.getSnapshot().context.completed ?? 0;
+        this.#fact({ type: 'team-worker-idle', workerId });
+        this.#write(workerId, LEADER_ID, 'idle_notification', { workerId, completedTasks: completed });
+        if (!afterOutcome) this.#send({ type: 'WORKER_IDLE', at, workerId });
+        return;
+      }
+      case 'task_completed':
+        this.#write(workerId, LEADER_ID, 'task_completed', { taskId: fact.taskId, result: fact.result, durationMs: fact.durationMs });
+        return this.#send({ type: 'TASK_COMPLETED', at, workerId, taskId: fact.taskId, attemptKey: fact.attemptKey, result: fact.result, durationMs: fact.durationMs });
+      case 'task_failed': {
+        const attempt = this.board.task(fact.taskId)?.attempts ?? 1;
+        this.#write(workerId, LEADER_ID, 'task_failed', { taskId: fact.taskId, error: fact.error, attempt: Math.max(1, attempt) });
+        return this.#send({ type: 'TASK_FAILED', at, workerId, taskId: fact.taskId, attemptKey: fact.attemptKey, error: fact.error, durationMs: fact.durationMs });
+      }
+      case 'task_released':
+        return this.#send({ type: 'TASK_RELEASED', at, workerId, taskId: fact.taskId, attemptKey: fact.attemptKey, reason: fact.reason });
+      case 'shutdown_ready':
+        return this.#send({ type: 'WORKER_SHUTDOWN_READY', at, workerId });
+      case 'worker_shutdown':
+        this.#fact({ type: 'team-worker-shutdown', workerId });
+        return;
+      case 'worker_stopped':
+        this.#fact({ type: 'team-worker-stopped', workerId, reason: fact.reason });
+        return;
+    }
+  }
+
+  #write<T extends InboxMessageType>(from: string, to: string, type: T, payload: InboxPayloads[T]): void {
+    this.inbox.write({ teamId: this.teamId, id: from }, to, type, payload);
+  }
+
+  // ---- heartbeats and the board ------------------------------------------------------------
+
+  /**
+   * A worker beats while it makes progress: idle (waiting for work) or its task swarm emitting
+   * events. One silent past `workerTimeoutMs` is reported to the leader, which releases its
+   * task and respawns it.
+   */
+  #tick(): void {
+    const leader = this.#leader;
+    if (!leader || leader.getSnapshot().status !== 'active') return;
+    const now = this.#clock();
+    for (const w of leader.getSnapshot().context.workers) {
+      if (w.status === 'shutdown') continue;
+      const progress = this.#progress.get(w.workerId) ?? 0;
+      const busy = w.status === 'working';
+      if (busy && progress <= (this.#lastBeat.get(w.workerId) ?? -1)) continue;
+      this.#lastBeat.set(w.workerId, busy ? progress : now);
+      const at = busy ? progress : now;
+      this.#workers.get(w.workerId)?.actor.send({ type: 'HEARTBEAT', at });
+      this.#send({ type: 'HEARTBEAT', at, workerId: w.workerId });
+    }
+    const context = leader.getSnapshot().context;
+    for (const workerId of silentWorkers(context, now, this.definition.limits.workerTimeoutMs)) this.#send({ type: 'WORKER_SILENT', at: now, workerId });
+  }
+
+  /** Tells the leader the board once per burst of changes (after the change that caused it). */
+  #boardChanged(): void {
+    if (this.#boardChangePending) return;
+    this.#boardChangePending = true;
+    queueMicrotask(() => {
+      this.#boardChangePending = false;
+      this.#send({ type: 'BOARD_CHANGED', at: this.#clock(), board: this.#summary() });
+    });
+  }
+
+  #summary(): BoardSummary {
+    const tasks = this.board.tasks();
+    return {
+      claimable: this.board.claimable().map((t) => ({ taskId: t.id, ...(t.metadata.type !== undefined ? { type: t.metadata.type } : {}) })),
+      inProgress: tasks.filter((t) => t.status === 'in_progress').length,
+      blocked: this.board.blocked().map((b) => b.taskId),
+      remaining: tasks.filter((t) => t.status === 'pending' || t.status === 'in_progress' || t.status === 'escalated').length,
+    };
+  }
+
+  #send(event: TeamLeaderEvent): void {
+    const leader = this.#leader;
+    if (leader && leader.getSnapshot().status === 'active') leader.send(event);
+  }
+
+  #requireActive(what: string): void {
+    if (this.#status !== 'running' && this.#status !== 'paused') throw new TeamError(`cannot ${what} team ${this.teamId}: it is ${this.#status}`, 'wrong-team-state');
+  }
+
+  #fact(fact: TeamFact): void {
+    this.log.append(fact);
+    this.#changed();
+  }
+
+  #wake(): void {
+    const settled = this.#settled;
+    this.#settled = [];
+    for (const resolve of settled) resolve();
+  }
+}
+
+/** A board fact as a team fact. */
+function boardFact(fact: BoardFact): TeamFact {
+  switch (fact.type) {
+    case 'task-created':
+      return { type: 'team-task-created', taskId: fact.taskId, subject: fact.subject, metadata: fact.metadata, dependencies: fact.dependencies };
+    case 'task-claimed':
+      return { type: 'team-task-claimed', taskId: fact.taskId, workerId: fact.owner, attempt: fact.attempt, attemptKey: fact.key };
+    case 'task-completed':
+      return { type: 'team-task-completed', taskId: fact.taskId, workerId: fact.owner, attempt: fact.attempt };
+    case 'task-failed':
+      return { type: 'team-task-failed', taskId: fact.taskId, workerId: fact.owner, attempt: fact.attempt, error: fact.error, failures: fact.failures };
+    case 'task-released':
+      return { type: 'team-task-released', taskId: fact.taskId, workerId: fact.owner, attempt: fact.attempt, reason: fact.reason };
+    case 'task-escalated':
+      return { type: 'team-task-escalated', taskId: fact.taskId, failures: fact.failures, lastError: fact.lastError };
+    case 'task-retried':
+      return { type: 'team-task-retried', taskId: fact.taskId };
+    case 'task-abandoned':
+      return { type: 'team-task-abandoned', taskId: fact.taskId, reason: fact.reason };
+  }
+}
