@@ -1,15 +1,12 @@
 /**
  * The registry's MCP tools (`create_task`, `list_agents`, `agent_message`, `get_task_status`)
- * on our MCP handler, driven by the MCP SDK client over HTTP, with real A2A peers behind the
- * registry.
+ * on the MCP server of `serve(runtime, { registry })`, driven by the MCP SDK client over HTTP,
+ * with real A2A peers behind the registry.
  */
-import { createServer, type Server } from 'node:http';
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createRuntime, defineSwarm, scriptedModel } from '../src/index.js';
-import { createMcpHandler } from '../src/mcp/server.js';
+import { createRuntime, defineSwarm, scriptedModel, serve } from '../src/index.js';
 import { createAgentRegistry, type AgentRegistry } from '../src/registry/index.js';
-import { MAX_BODY_BYTES } from '../src/server/http.js';
 import { type Peer, startPeer, summarizeTool, tickingClock } from './support/registry-peers.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -23,27 +20,13 @@ async function peer(label: string, swarmId: string, tools?: Parameters<typeof st
   return p;
 }
 
-/** Our MCP handler (with `registry`) on a plain node:http server; its URL. */
+/** `serve(runtime, { registry })`, the real door: the MCP endpoint's URL. */
 async function mcpServer(registry: AgentRegistry | undefined): Promise<string> {
   const runtime = createRuntime({ swarms: [defineSwarm({ id: 'echo', instructions: 'Repeat.' })], model: scriptedModel(() => ({ text: 'x' })) });
   cleanups.push(() => runtime.close());
-  let base = '';
-  const handler = createMcpHandler({ runtime, maxBodyBytes: MAX_BODY_BYTES, baseUrl: () => base }, registry ? { registry } : {});
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', base);
-    handler.handle(req, res, url).then(
-      (handled) => void (handled || res.writeHead(404).end()),
-      () => void res.writeHead(500).end(),
-    );
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  cleanups.push(async () => {
-    await handler.close?.();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return `${base}/mcp`;
+  const server = await serve(runtime, registry ? { registry } : {});
+  cleanups.push(() => server.close());
+  return `${server.url}/mcp`;
 }
 
 async function client(url: string): Promise<Client> {
