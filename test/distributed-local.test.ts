@@ -20,6 +20,7 @@ import {
   SwarmError,
   type SwarmStore,
 } from '../src/index.js';
+import { subjectToken } from '../src/transport/types.js';
 import { call, collect, queueModel } from './support/script.js';
 import { weatherAndPlanner } from './support/weather-planner.js';
 
@@ -75,6 +76,8 @@ describe('handoffs to definitions another runtime hosts', () => {
     // The handoff's tool carried the description given at definition time.
     expect(orchestratorModel.requests[0]!.tools.find((t) => t.name === 'handoff_to_weather')?.description).toBe('Asks the weather agent');
     expect(forecasts).toHaveLength(1);
+    // The call's keep-alive ended with it: nobody listens to the child's heartbeats any more.
+    expect(bus.receivers(`xswarm.beat.${subjectToken('trip:t1:0')}`)).toEqual([]);
     // The agent ran as a swarm of its own, under the call's derived id, durable in the store.
     const child = (await home.list()).find((s) => s.definitionId === 'xswarm.agent.weather');
     expect(child).toMatchObject({ swarmId: 'trip:t1:0', status: 'completed' });

@@ -8,7 +8,7 @@
 import type { SwarmConfig } from '../../machines/swarm.js';
 import { BUILTIN_TOOLS, REGISTRY_HANDOFF, REGISTRY_SEARCH } from '../../actors/index.js';
 import { DefinitionError } from '../errors.js';
-import type { Handoff } from '../handoffs/index.js';
+import { type Handoff, handoffTargetId } from '../handoffs/index.js';
 import { registrySearchTool, type SwarmCard } from '../handoffs/registry-tools.js';
 import { checkMaxTurns, resolveHandoffs } from '../handoffs/resolve.js';
 import { jsonSchemaOf, type Tool, TOOL_NAME } from '../tool.js';
@@ -66,7 +66,12 @@ export class Catalog {
       }
     }
     for (const swarm of this.swarms.values()) if (swarm.id !== ADHOC_ID) this.checkStatic(swarm);
-    if (elsewhere) for (const agent of this.agents.values()) this.swarms.set(agentAsSwarm(agent).id, agentAsSwarm(agent));
+    if (elsewhere) {
+      for (const agent of this.agents.values()) {
+        const hosted = agentAsSwarm(agent);
+        this.swarms.set(hosted.id, hosted);
+      }
+    }
   }
 
   /** Ids of the swarm definitions other runtimes may run here (hosted agents' included). */
@@ -178,8 +183,7 @@ function capabilitiesOf(def: SwarmDefinition): string[] {
   }
   if (Array.isArray(def.handoffs)) {
     for (const h of def.handoffs as readonly Handoff[]) {
-      if (h.kind === 'agent') caps.push(typeof h.agent === 'string' ? h.agent : h.agent.id);
-      else if (h.kind === 'swarm') caps.push(typeof h.swarm === 'string' ? h.swarm : h.swarm.id);
+      if (h.kind === 'agent' || h.kind === 'swarm') caps.push(handoffTargetId(h));
       else if (h.kind === 'inline') caps.push(h.id);
       else caps.push(h.url);
     }

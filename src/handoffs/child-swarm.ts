@@ -70,6 +70,22 @@ export class ChildSwarms {
    * ends while the child runs (it was stopped), the child is stopped too.
    */
   async run(input: ChildSwarmInput, signal: AbortSignal): Promise<CallResult> {
+    // The call's own lifetime: what it sets up (a hosted child's keep-alive, the stream reader,
+    // the listeners) ends with it, since a promise actor's signal aborts only if it is stopped.
+    const call = new AbortController();
+    const end = () => call.abort(signal.reason);
+    signal.addEventListener('abort', end, { once: true });
+    if (signal.aborted) end();
+    try {
+      return await this.runCall(input, signal, call.signal);
+    } finally {
+      signal.removeEventListener('abort', end);
+      call.abort();
+    }
+  }
+
+  /** {@link run} within `lifetime` (aborted when the call ends, or with `signal`). */
+  private async runCall(input: ChildSwarmInput, signal: AbortSignal, lifetime: AbortSignal): Promise<CallResult> {
     const { deps } = this;
     const parent = deps.host(input.parentId);
     await parent?.gate();
@@ -93,7 +109,7 @@ export class ChildSwarms {
         // A child that exists goes on being followed: its heartbeats' silence asks again.
         if (!known) return { ok: false, content: `${targetName(input.definitionId)} could not start: ${errorText(e)}` };
       }
-      hosted.keepAlive(request, async () => isFinal((await deps.result(id)).status), signal);
+      hosted.keepAlive(request, async () => isFinal((await deps.result(id)).status), lifetime);
     } else if (!deps.host(id)) {
       // Loaded again after the awaits above: the child may have started or ended meanwhile.
       const record = known ? await summaryOf(deps.store, id) : undefined;
@@ -117,14 +133,25 @@ export class ChildSwarms {
           : deps.rehydrate(id).then((child) => child && deps.stop(id, reason));
         void stopping.catch(() => undefined);
       });
+    // Only while the call runs: a parent ending afterwards has nothing of this child to stop.
     signal.addEventListener('abort', stopChild, { once: true });
+    lifetime.addEventListener(
+      'abort',
+      () => {
+        // The call ended on its own (not with the parent's signal, whose listener must still run).
+        if (!signal.aborted) signal.removeEventListener('abort', stopChild);
+      },
+      { once: true },
+    );
     // Stopped during the awaits above (a parent restored and stopped at once): stop the child now.
     if (signal.aborted) stopChild();
-    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const aborted = new Promise<never>((_, reject) => lifetime.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    // Settled when the call ends: nobody awaits it then.
+    aborted.catch(() => undefined);
     const follow = async (): Promise<CallResult> => {
-      // With the signal: a parent passivated (or stopped) lets go of its child's stream at once.
-      for await (const event of deps.events(id, since, signal)) {
-        if (signal.aborted) break;
+      // With the call's lifetime: a parent passivated (or stopped) lets go of its child's stream at once.
+      for await (const event of deps.events(id, since, lifetime)) {
+        if (lifetime.aborted) break;
         const fact = event.kind === 'status-update' ? lifecycleOf(event.metadata) : undefined;
         if (fact) {
           parent?.publish(

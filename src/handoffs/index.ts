@@ -142,3 +142,9 @@ export const handoff = {
 export function handoffToolName(id: string): string {
   return `handoff_to_${id.replace(/[^a-zA-Z0-9_]/g, '_')}`;
 }
+
+/** The id of the agent or swarm a handoff names (by definition or by id). */
+export function handoffTargetId(h: AgentHandoff | SwarmHandoff): string {
+  if (h.kind === 'agent') return typeof h.agent === 'string' ? h.agent : h.agent.id;
+  return typeof h.swarm === 'string' ? h.swarm : h.swarm.id;
+}

@@ -14,7 +14,7 @@ import { ADHOC_ID, DEFINITION_ID } from '../definitions/ids.js';
 import { DefinitionError } from '../errors.js';
 import { agentOfHosted, hostedAgentId } from '../definitions/hosted.js';
 import { checkCustomization } from './customization.js';
-import { type Handoff, handoffToolName } from './index.js';
+import { type Handoff, handoffTargetId, handoffToolName } from './index.js';
 import { fallbackCard, type RemoteCard } from './remote-agent.js';
 
 /** What a run resolves a definition with, besides its input. */
@@ -52,7 +52,7 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
   const resolved = handoffs.map((h): ResolvedHandoff => {
     switch (h.kind) {
       case 'agent': {
-        const id = typeof h.agent === 'string' ? h.agent : h.agent.id;
+        const id = handoffTargetId(h);
         const agent = catalog.agent(id);
         if (agent) return agentHandoff(agent, h.description);
         if (!catalog.elsewhere) throw new DefinitionError(`Swarm "${swarmId}" hands off to unknown agent "${id}"`);
@@ -89,7 +89,7 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
         };
       }
       case 'swarm': {
-        const id = typeof h.swarm === 'string' ? h.swarm : h.swarm.id;
+        const id = handoffTargetId(h);
         const child = catalog.swarm(id);
         if (id === ADHOC_ID || agentOfHosted(id) !== undefined || (!child && !catalog.elsewhere)) {
           throw new DefinitionError(`Swarm "${swarmId}" hands off to unknown swarm "${id}"`);
@@ -214,11 +214,11 @@ function isFixed(def: SwarmDefinition, catalog: Catalog): boolean {
 export function hostedTarget(catalog: Catalog, h: Handoff): string | undefined {
   if (!catalog.elsewhere) return undefined;
   if (h.kind === 'agent') {
-    const id = typeof h.agent === 'string' ? h.agent : h.agent.id;
+    const id = handoffTargetId(h);
     return catalog.agent(id) ? undefined : hostedAgentId(id);
   }
   if (h.kind === 'swarm') {
-    const id = typeof h.swarm === 'string' ? h.swarm : h.swarm.id;
+    const id = handoffTargetId(h);
     return catalog.swarm(id) ? undefined : id;
   }
   return undefined;

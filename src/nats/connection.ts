@@ -78,3 +78,19 @@ export async function connectNats(options: NatsOptions): Promise<NatsConnection>
     throw new Error(`Could not connect to NATS at ${list.join(', ')}: ${(e as Error).message}`, { cause: e });
   }
 }
+
+/**
+ * Drains and closes a connection: drain delivers what has arrived and flushes what was
+ * published, but an outage would keep it waiting forever, so after `waitMs` a plain close.
+ */
+export async function closeConnection(connection: NatsConnection, waitMs = 2_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const drained = connection.drain().then(
+    () => true,
+    () => false,
+  );
+  const waited = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
+  const ok = await Promise.race([drained, waited]);
+  clearTimeout(timer);
+  if (!ok && !connection.isClosed()) await connection.close();
+}

@@ -7,7 +7,7 @@
 import type { SwarmStore } from '../store/types.js';
 import type { NatsOptions } from '../transport/nats-options.js';
 import type { Transport } from '../transport/types.js';
-import { connectNats } from './connection.js';
+import { closeConnection, connectNats } from './connection.js';
 import { jetstreamStore } from './store.js';
 import { natsTransport } from './transport.js';
 
@@ -27,7 +27,7 @@ export async function natsParts(options: NatsOptions, prefix: string): Promise<N
     transport,
     store,
     async close() {
-      await connection.drain().catch(() => connection.close());
+      await closeConnection(connection);
     },
   };
 }

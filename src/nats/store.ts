@@ -8,6 +8,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
+import { delay } from '../abort.js';
 import { jetstream, JetStreamApiCodes, JetStreamApiError, jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { type KV, type KvEntry, Kvm } from '@nats-io/kv';
 import { headers, nanos, type NatsConnection } from '@nats-io/transport-node';
@@ -125,6 +126,8 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   const listOf = (subject: string) => fromSubjectToken(subject.slice(subject.lastIndexOf('.') + 2));
 
   let closed = false;
+  /** Set when close() begins: commits retrying through an outage give up instead of holding it. */
+  let closing = false;
   let connected = true;
   const stats: StoreStats = { commits: 0, transactions: 0 };
   /** Full values this store wrote or read, by swarm (what the next write starts from). */
@@ -254,7 +257,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
       } catch {
         // NATS unreachable while (re)starting the watch: tried again below.
       }
-      if (!closed) await sleep(500);
+      if (!closed) await delay(500);
     }
   };
 
@@ -384,13 +387,14 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
       try {
         return await attempt();
       } catch (e) {
-        if (!isTransient(e) || (closed && i > 0)) throw e;
+        // Closing during an outage: one more try, then the commit fails instead of holding close() for minutes.
+        if (!isTransient(e) || (closing && i > 0)) throw e;
         if (Date.now() >= deadline) {
           throw new SwarmError(`${what}: NATS has been unreachable for ${Math.round(outageMs / 1000)} s (${(e as Error).message})`, 'unavailable');
         }
         const r = await readyPromise?.catch(() => undefined);
-        while (!connected && Date.now() < deadline && !r?.nc.isClosed()) await sleep(50);
-        await sleep(Math.min(1000, 25 * 2 ** Math.min(i, 6)));
+        while (!connected && !closing && Date.now() < deadline && !r?.nc.isClosed()) await delay(50);
+        await delay(Math.min(1000, 25 * 2 ** Math.min(i, 6)));
       }
     }
   };
@@ -784,6 +788,10 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
       };
     },
 
+    connected() {
+      return connected;
+    },
+
     stats() {
       return { ...stats };
     },
@@ -816,8 +824,9 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
     },
 
     async close() {
-      if (closed) return;
-      // Commits already taken are written before the store closes.
+      if (closed || closing) return;
+      closing = true;
+      // Commits already taken are written before the store closes (or fail, NATS being down).
       await Promise.allSettled([...inFlight]);
       closed = true;
       stopWatch?.();
@@ -894,8 +903,4 @@ function unavailable(e: unknown): unknown {
 /** A stored message row that is not JSON (an error once the list is used). */
 class Unreadable {
   constructor(readonly detail: string) {}
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -12,6 +12,7 @@
  */
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { type Transport, TransportError, type TransportMessage, type TransportStatus, type TransportSubscription } from '../transport/types.js';
+import { closeConnection } from './connection.js';
 
 /** The client's request error, told apart by name and shape (see the module comment). */
 function requestError(e: unknown, subject: string, timeoutMs: number): TransportError {
@@ -141,17 +142,7 @@ export function natsTransport(connection: NatsConnection, options: { owned?: boo
       failInFlight();
       (events as { stop?: () => void }).stop?.();
       if (options.owned && !connection.isClosed()) {
-        // Drain delivers what has arrived and flushes what was published; an outage would keep
-        // it waiting, so a bounded wait, then a plain close.
-        let timer: NodeJS.Timeout | undefined;
-        const drained = connection.drain().then(
-          () => true,
-          () => false,
-        );
-        const waited = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 2_000)));
-        const ok = await Promise.race([drained, waited]);
-        clearTimeout(timer);
-        if (!ok && !connection.isClosed()) await connection.close();
+        await closeConnection(connection);
         return;
       }
       for (const subscription of subscriptions) if (!subscription.isClosed()) subscription.unsubscribe();

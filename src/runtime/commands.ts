@@ -105,6 +105,8 @@ export class Commands {
     if (host) return host;
     const problem = this.live.unrestorable.get(swarmId);
     if (problem) throw new SwarmError(`Cannot ${verb}: ${problem}`, 'wrong-state');
+    // Refused at once while the store cannot be read (NATS down), not after a read's timeout.
+    await this.relay?.assertAvailable();
     const record = await summaryOf(this.live.store, swarmId);
     if (!record) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": unknown swarm`, 'unknown-swarm');
     if (record.problem && record.result.status === 'failed') throw new SwarmError(`Cannot ${verb}: ${record.result.reason}`, 'wrong-state');

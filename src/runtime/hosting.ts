@@ -112,9 +112,13 @@ export class Hosting {
     this.serving.catch(() => undefined);
   }
 
-  /** Throws the `unavailable` error while the transport is down. */
+  /**
+   * Throws the `unavailable` error while the runtime's store cannot reach its server (the
+   * JetStream store while NATS is down): a step could not be recorded then. A runtime whose
+   * store is its own (SQLite, memory) goes on with local work.
+   */
   async assertAvailable(): Promise<void> {
-    await this.connected();
+    if (this.deps.live.store.connected?.() === false) await this.connected();
   }
 
   /** The transport, or the `unavailable` error when it is down. */
@@ -133,7 +137,9 @@ export class Hosting {
    * once one accepted it. Keeps asking until `deadlineMs` while nobody answers, then throws.
    */
   async host(request: HostRequest, signal?: AbortSignal, deadlineMs = this.deps.timings.deadlineMs): Promise<void> {
-    await this.ask(this.subject('host', request.definitionId), request, deadlineMs, signal, `No runtime hosts "${request.definitionId}"`);
+    // A request that got no answer in time may have been taken: only a call (attach) is sent
+    // again then; a client's start would find its own swarm and read "id in use".
+    await this.ask(this.subject('host', request.definitionId), request, deadlineMs, signal, `No runtime hosts "${request.definitionId}"`, request.attach === true);
   }
 
   /** The card of a definition hosted elsewhere, or undefined when nobody answers (asked once). */
@@ -168,12 +174,15 @@ export class Hosting {
     const { heartbeatTimeoutMs } = this.deps.timings;
     let last = Date.now();
     let sub: TransportSubscription | undefined;
-    void this.deps.transport.then((t) => {
-      if (signal.aborted) return;
-      sub = t.subscribe(this.subject('beat', request.swarmId), () => {
-        last = Date.now();
-      });
-    });
+    void this.deps.transport
+      .then((t) => {
+        if (signal.aborted) return;
+        sub = t.subscribe(this.subject('beat', request.swarmId), () => {
+          last = Date.now();
+        });
+      })
+      // No transport (it failed to connect, or closed): the re-sent requests say so in turn.
+      .catch(() => undefined);
     const check = setInterval(() => {
       if (Date.now() - last < heartbeatTimeoutMs) return;
       last = Date.now();
@@ -193,7 +202,7 @@ export class Hosting {
   }
 
   /** Sends `body` on `subject` until one answers or `deadlineMs` passed; an error answer is raised. */
-  private async ask(subject: string, body: unknown, deadlineMs: number, signal: AbortSignal | undefined, nobody: string): Promise<Reply> {
+  private async ask(subject: string, body: unknown, deadlineMs: number, signal: AbortSignal | undefined, nobody: string, idempotent: boolean): Promise<Reply> {
     const until = Date.now() + deadlineMs;
     for (;;) {
       signal?.throwIfAborted();
@@ -203,14 +212,23 @@ export class Hosting {
         try {
           const message = await transport.request(subject, JSON.stringify(body), { timeoutMs: Math.max(1, Math.min(REQUEST_TIMEOUT_MS, until - Date.now())) });
           const reply = parseReply(message.data);
-          raise(reply);
-          return reply;
+          // A runtime closing, cut off from NATS or failing: another member of the group may take it.
+          if (!reply.ok && RETRIED.has(reply.code) && Date.now() < until) {
+            lastError = new SwarmError(reply.message, codeOf(reply.code));
+          } else {
+            raise(reply);
+            return reply;
+          }
         } catch (e) {
           if (!(e instanceof TransportError)) throw e;
+          if (e.code === 'timeout' && !idempotent) {
+            throw new SwarmError(`${subject} did not answer within ${REQUEST_TIMEOUT_MS} ms; the swarm may have started: read its result before starting it again`, 'unavailable');
+          }
           lastError = e;
         }
       }
       if (Date.now() >= until) {
+        if (lastError instanceof SwarmError) throw lastError;
         const why = lastError instanceof TransportError && lastError.code !== 'no-responders' ? ` (${lastError.message})` : '';
         throw new SwarmError(`${nobody} (asked for ${Math.round(deadlineMs / 100) / 10} s)${why}`, transport.status() === 'connected' ? 'unknown-definition' : 'unavailable');
       }
@@ -334,11 +352,13 @@ export class Hosting {
     if (transport.status() !== 'connected') return;
     const { live } = this.deps;
     for (const id of this.beating) {
-      if (live.hosts.has(id) || live.passivated.has(id) || live.starting.has(id) || this.adopting.has(id)) {
+      if (live.hosts.has(id) || live.passivated.has(id) || live.starting.has(id)) {
         transport.publish(this.subject('beat', id), '');
-      } else {
+      } else if (!this.adopting.has(id)) {
         this.beating.delete(id);
       }
+      // Being taken over (waiting out another holder's lease): silent until it is held here, so
+      // a caller does not take this runtime's word for work nobody does yet.
     }
   }
 
@@ -369,7 +389,15 @@ function parseReply(data: string): Reply {
   return reply;
 }
 
+/** Error answers worth sending again until the deadline: the answering runtime could not do it. */
+const RETRIED = new Set<SwarmErrorCode | 'error'>(['closed', 'unavailable', 'store', 'error']);
+
+/** The SwarmError code of an answer's code (an unexpected error is the store's or the host's failure). */
+function codeOf(code: SwarmErrorCode | 'error'): SwarmErrorCode {
+  return code === 'error' ? 'store' : code;
+}
+
 /** Raises an error answer as the SwarmError the other runtime raised. */
 function raise(reply: Reply): void {
-  if (!reply.ok) throw new SwarmError(reply.message, reply.code === 'error' ? 'wrong-state' : reply.code);
+  if (!reply.ok) throw new SwarmError(reply.message, codeOf(reply.code));
 }

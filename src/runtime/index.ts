@@ -27,6 +27,7 @@ import { judgingPorts, replaySwarm } from './replay.js';
 import { isFinal, type SwarmResult } from '../result.js';
 import { deferredStore } from '../store/deferred.js';
 import { memoryStore } from '../store/memory.js';
+import { summaryOf } from '../store/summary.js';
 import { natsSecrets } from '../transport/nats-options.js';
 import { type Distribution, distributionOf, hostingTimings } from './distribution.js';
 import { Hosting, type HostRequest } from './hosting.js';
@@ -200,7 +201,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
           return this.wait(swarmId);
         },
         stop: (swarmId, reason) => this.stop(swarmId, reason),
-        exists: async (swarmId) => (await this.store.load(swarmId)) !== undefined,
+        exists: async (swarmId) => (await summaryOf(this.store, swarmId)) !== undefined,
         subscribe: (listener) => this.subscribe(listener),
       },
       (id) => this.catalog.has(id),

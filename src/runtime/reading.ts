@@ -85,31 +85,36 @@ export class Reading {
 
   /** Resolves with the result once the swarm is paused or has ended. */
   async wait(swarmId: string): Promise<SwarmResult> {
-    for (;;) {
-      const host = this.live.hosts.get(swarmId);
-      if (host) {
-        // Live here: its status is in memory and its next commit wakes us (no poll timer); the
-        // result is built once it is not running. A host that has just ended answers too: its
-        // final commit is durable.
-        if (isMoving(host.status())) await host.nextCommit();
-        if (!isMoving(host.status())) return durableResult(host);
-        continue;
+    // Set up on the first wait for a swarm not live here, then kept for the whole wait.
+    let changes: Changes | undefined;
+    try {
+      for (;;) {
+        const host = this.live.hosts.get(swarmId);
+        if (host) {
+          // Live here: its status is in memory and its next commit wakes us (no poll timer); the
+          // result is built once it is not running. A host that has just ended answers too: its
+          // final commit is durable.
+          if (isMoving(host.status())) await host.nextCommit();
+          if (!isMoving(host.status())) return durableResult(host);
+          continue;
+        }
+        // The poll is released as soon as it is not needed: a timer left behind per wait would
+        // outlive the swarm by a poll interval.
+        const parked = new AbortController();
+        changes ??= this.changes(swarmId);
+        try {
+          const next = changes.next(parked.signal);
+          const result = await this.result(swarmId);
+          if (result.status !== 'running' || this.live.unrestorable.has(swarmId)) return result;
+          // A closed runtime no longer drives or re-reads it: waiting on would never end.
+          if (this.live.closed && !this.live.hosts.has(swarmId)) throw new SwarmError(`This runtime is closed; swarm "${swarmId}" is still ${result.status}`, 'closed');
+          await next;
+        } finally {
+          parked.abort();
+        }
       }
-      // The poll is released as soon as it is not needed: a timer left behind per wait would
-      // outlive the swarm by a poll interval.
-      const parked = new AbortController();
-      const changes = this.changes(swarmId);
-      try {
-        const next = changes.next(parked.signal);
-        const result = await this.result(swarmId);
-        if (result.status !== 'running' || this.live.unrestorable.has(swarmId)) return result;
-        // A closed runtime no longer drives or re-reads it: waiting on would never end.
-        if (this.live.closed && !this.live.hosts.has(swarmId)) throw new SwarmError(`This runtime is closed; swarm "${swarmId}" is still ${result.status}`, 'closed');
-        await next;
-      } finally {
-        parked.abort();
-        changes.close();
-      }
+    } finally {
+      changes?.close();
     }
   }
 

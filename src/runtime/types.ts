@@ -77,6 +77,8 @@ export interface RuntimeOptions {
   /**
    * The transport to other runtimes, when not NATS from `nats`: e.g. `localTransport(bus)` for
    * runtimes of one process sharing a bus (and a store). Given by the caller, closed by the caller.
+   * With `transport` given, `nats` only names the prefix and the credentials to redact (the
+   * caller built the connection, the transport and the store: see `xswarm/nats`).
    */
   transport?: Transport;
   /** Timings of calls to definitions hosted by other runtimes (with `nats` or `transport`). */
@@ -98,8 +100,8 @@ export interface HostingOptions {
   /** How often a runtime hosting a swarm for another one says it is still working on it (default 2 000 ms). */
   heartbeatMs?: number;
   /**
-   * After how long without a heartbeat the caller sends the call again, to another runtime,
-   * under the same idempotency key (default 10 000 ms).
+   * After how long without a heartbeat the caller sends the call again, to any runtime hosting
+   * the definition (the queue group picks one), under the same idempotency key (default 10 000 ms).
    */
   heartbeatTimeoutMs?: number;
   /**

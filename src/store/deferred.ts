@@ -24,6 +24,7 @@ export function deferredStore(opening: Promise<SwarmStore>): SwarmStore {
     release: async (owner, ids) => (await ready).release(owner, ids),
     prune: async (olderThan) => (await ready).prune(olderThan),
     stats: () => store?.stats?.() ?? { commits: 0, transactions: 0 },
+    connected: () => store?.connected?.() ?? true,
     watch(id, onChange) {
       let stop: (() => void) | undefined;
       let stopped = false;

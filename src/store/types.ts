@@ -131,6 +131,12 @@ export interface SwarmStore {
    * Optional: readers of a store without it poll.
    */
   watch?(swarmId: string, onChange: () => void): () => void;
+  /**
+   * For a network store: false while it cannot reach its server (commits then wait and retry),
+   * so the runtime refuses new work at once instead of holding the caller. Optional: a store
+   * without it is always reachable.
+   */
+  connected?(): boolean;
   /** Extends `owner`'s leases on these swarms. */
   renew(owner: string, swarmIds: readonly string[], until: number): Promise<void>;
   /** Gives up `owner`'s leases (graceful shutdown) so another runtime can adopt at once. */

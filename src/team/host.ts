@@ -312,6 +312,11 @@ export class TeamHost {
     this.#send({ type: 'STOP', at: this.#clock(), reason });
   }
 
+  /** Whether this host stopped driving its team (closed, or its lease was taken). */
+  get closed(): boolean {
+    return this.#closing;
+  }
+
   /** Stops driving the team (its task swarms are left to the runtime's store). */
   close(): void {
     this.#closing = true;

@@ -20,6 +20,7 @@ const MAX_TEAM_ID_LENGTH = 64;
 export class Teams {
   readonly #definitions = new Map<string, TeamDefinition>();
   readonly #hosts = new Map<string, TeamHost>();
+  #closed = false;
   #renewTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -61,7 +62,13 @@ export class Teams {
 
   /** The host of team `id`, created (and restored from the store, see `ready`) on first use. */
   #host(def: TeamDefinition, id: string): TeamHost {
+    if (this.#closed) throw new TeamError('this runtime is closed', 'wrong-team-state');
     let host = this.#hosts.get(id);
+    // A host that lost its lease to another runtime is dropped: the next use reads the team again.
+    if (host?.closed) {
+      this.#hosts.delete(id);
+      host = undefined;
+    }
     if (host && host.definition !== def) throw new TeamError(`team "${id}" belongs to definition ${host.definition.id}, not ${def.id}`, 'team-in-use');
     if (!host) {
       host = new TeamHost({
@@ -81,6 +88,7 @@ export class Teams {
 
   /** Stops driving every team: its last state is written and its lease given up. */
   async close(): Promise<void> {
+    this.#closed = true;
     if (this.#renewTimer) clearInterval(this.#renewTimer);
     const hosts = [...this.#hosts.values()];
     for (const host of hosts) host.close();
