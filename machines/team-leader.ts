@@ -29,7 +29,7 @@ import type { BoardSummary, ClaimableTask, EscalationDecision, TeamLeaderEvent }
 export const TEAM_LEADER_MACHINE_VERSION = 1;
 
 /** Default of `maxTaskFailures`: a task failing this many times escalates to a human. */
-export const DEFAULT_MAX_TASK_FAILURES = 3;
+const DEFAULT_MAX_TASK_FAILURES = 3;
 /** Default of `maxRespawns`: a worker respawned this many times and silent again fails the team. */
 export const DEFAULT_MAX_RESPAWNS = 3;
 

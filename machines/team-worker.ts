@@ -58,7 +58,7 @@ export interface TaskRunOutput {
  * Slot of a task attempt. Resolves with the result, or throws: the error's text becomes the
  * `task_failed` fact (a numeric `durationMs` property on the error, if any, its duration).
  */
-export const runTaskSlot = fromPromise<TaskRunOutput, TaskRunInput>(async () => {
+const runTaskSlot = fromPromise<TaskRunOutput, TaskRunInput>(async () => {
   throw new Error('runTask is provided by the runtime');
 });
 

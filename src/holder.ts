@@ -58,3 +58,13 @@ function isZombie(pid: number): boolean {
     return false;
   }
 }
+
+/**
+ * Another owner's live lease, as `owner` sees it at `now`: undefined when nobody else holds the
+ * swarm; else that lease, with `takeover` naming its owner when the holder is a dead process of
+ * this host (a claim then takes it from that very owner instead of waiting the lease out).
+ */
+export function heldByOther(lease: Lease | undefined, owner: string, now: number): { lease: Lease; takeover: string | undefined } | undefined {
+  if (!lease || lease.owner === owner || lease.until <= now) return undefined;
+  return { lease, takeover: holderIsGone(lease) ? lease.owner : undefined };
+}

@@ -27,7 +27,6 @@ import { drive } from './run.js';
 /** The commands of this module. */
 export type SwarmCommandName = 'pause' | 'resume' | 'stop';
 
-
 /** `xswarm pause|resume|stop`; resolves with the exit code. */
 export async function swarmCommand(command: SwarmCommandName, args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -123,17 +123,3 @@ export function applyWrites(lists: Map<string, unknown[]>, writes: readonly Mess
   }
 }
 
-/**
- * The list lengths after `writes` are applied to lists of `lengths`, or why the writes do not fit
- * (an append that does not start at its list's stored length).
- */
-export function listLengths(lengths: Readonly<Record<string, number>> | undefined, writes: readonly MessageWrite[]): { lengths: Record<string, number>; bad?: string } {
-  const next = { ...lengths };
-  let bad: string | undefined;
-  for (const { list, from, items } of writes) {
-    if (from > 0 && (next[list] ?? 0) !== from) bad ??= `message list "${list}" has ${next[list] ?? 0} stored messages, the commit appends at ${from}`;
-    if (from === 0 && items.length === 0) delete next[list];
-    else next[list] = from + items.length;
-  }
-  return bad ? { lengths: next, bad } : { lengths: next };
-}

@@ -15,7 +15,7 @@ import { headers, nanos, type NatsConnection } from '@nats-io/transport-node';
 import type { SwarmEvent } from '../../machines/events.js';
 import { SwarmError } from '../errors.js';
 import { isFinal } from '../result.js';
-import type { MessageWrite } from '../store/messages.js';
+import { type MessageWrite, nextListLengths } from '../store/messages.js';
 import {
   type Commit,
   type Lease,
@@ -29,7 +29,7 @@ import {
 import { natsPrefix } from '../transport/nats-options.js';
 import { fromSubjectToken, subjectToken } from '../transport/types.js';
 import { EventReader, scanSubject, type StreamContext } from './store-events.js';
-import { applyWrites, type Decoded, decodeValue, listLengths, type Outbox, type StoredValue, toRecord, toSummary } from './store-records.js';
+import { applyWrites, type Decoded, decodeValue, type Outbox, type StoredValue, toRecord, toSummary } from './store-records.js';
 
 /** Options of {@link jetstreamStore}. */
 export interface JetStreamStoreOptions {
@@ -505,7 +505,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
         c.events.length > 0 || (c.messages?.length ?? 0) > 0
           ? { events: c.events, messages: c.messages ?? [], ...(fresh.length > 0 ? { fresh } : {}) }
           : undefined;
-      const lists: { lengths?: Record<string, number>; bad?: string } = c.messages?.length ? listLengths(stored, c.messages) : { lengths: stored };
+      const lists: { lengths?: Record<string, number>; bad?: string } = c.messages?.length ? nextListLengths(stored, c.messages) : { lengths: stored };
       // The writer is wrong about what is stored: nothing of the step is written.
       if (lists.bad) throw new Error(`Swarm "${c.swarmId}": ${lists.bad}`);
       return {

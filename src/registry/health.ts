@@ -13,7 +13,7 @@
 import { type AgentEndpoint, type CardFetchOptions, type CheckedCard, fetchAgentCard, reasonOf, requestHeaders } from './card-check.js';
 
 /** The task id the probe asks for; no agent has it. */
-export const PROBE_TASK_ID = 'xswarm-registry-health-probe';
+const PROBE_TASK_ID = 'xswarm-registry-health-probe';
 
 /** The outcome of one health check: the card when it was read, the reason when unhealthy. */
 export type HealthResult = { healthy: true; card: CheckedCard } | { healthy: false; card?: CheckedCard; error: string };

@@ -20,7 +20,7 @@ import type { Catalog } from '../definitions/catalog.js';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
 import type { HostedCard } from '../handoffs/elsewhere.js';
 import type { ResolveOptions } from '../handoffs/resolve.js';
-import { holderIsGone } from '../holder.js';
+import { heldByOther } from '../holder.js';
 import { isFinal } from '../result.js';
 import { summaryOf } from '../store/summary.js';
 import { jsonSchemaOf } from '../tool.js';
@@ -118,15 +118,13 @@ export class Hosting {
    * store is its own (SQLite, memory) goes on with local work.
    */
   async assertAvailable(): Promise<void> {
-    if (this.deps.live.store.connected?.() === false) await this.connected();
+    if (this.deps.live.store.connected?.() === false) throw unavailable('disconnected');
   }
 
   /** The transport, or the `unavailable` error when it is down. */
   private async connected(): Promise<Transport> {
     const transport = await this.deps.transport;
-    if (transport.status() !== 'connected') {
-      throw new SwarmError(`NATS is unavailable (${transport.status()}); nothing was applied, try again once it is back`, 'unavailable');
-    }
+    if (transport.status() !== 'connected') throw unavailable(transport.status());
     return transport;
   }
 
@@ -326,13 +324,11 @@ export class Hosting {
         if (live.hosts.has(id) || live.passivated.has(id)) return;
         const record = await summaryOf(live.store, id);
         if (!record || isFinal(record.status)) return;
-        const lease = record.lease;
-        const held = lease && lease.owner !== this.deps.owner && lease.until > Date.now();
-        const takeover = held && holderIsGone(lease) ? lease.owner : undefined;
-        if (!held || takeover) {
-          if (await this.deps.restore(id, takeover)) return;
+        const held = heldByOther(record.lease, this.deps.owner, Date.now());
+        if (!held || held.takeover) {
+          if (await this.deps.restore(id, held?.takeover)) return;
         }
-        await delay(Math.max(20, Math.min(timings.leaseMs / 4, held ? lease.until - Date.now() + 10 : timings.leaseMs / 4)));
+        await delay(Math.max(20, Math.min(timings.leaseMs / 4, held ? held.lease.until - Date.now() + 10 : timings.leaseMs / 4)));
       }
     } catch {
       // The store failed: the caller's next request (its heartbeats stopped) tries again.
@@ -387,6 +383,11 @@ function parseReply(data: string): Reply {
     return { ok: false, code: 'error', message: 'Malformed answer from another runtime' };
   }
   return reply;
+}
+
+/** The error of a command refused while NATS is down (`state`: the connection's). */
+function unavailable(state: string): SwarmError {
+  return new SwarmError(`NATS is unavailable (${state}); nothing was applied, try again once it is back`, 'unavailable');
 }
 
 /** Error answers worth sending again until the deadline: the answering runtime could not do it. */

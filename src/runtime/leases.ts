@@ -11,7 +11,7 @@ import { errorText } from '../../machines/error-text.js';
 import type { SwarmEvent } from '../../machines/events.js';
 import { SWARM_MACHINE_VERSION } from '../../machines/swarm.js';
 import type { Catalog } from '../definitions/catalog.js';
-import { HOST, holderIsGone } from '../holder.js';
+import { HOST, heldByOther } from '../holder.js';
 import { TEAM_RECORD_PREFIX } from '../team/host-journal.js';
 import { isFinal, UNFINISHED_STATUSES } from '../result.js';
 import { CorruptEventError, type Lease, type SwarmRecord } from '../store/types.js';
@@ -67,10 +67,10 @@ export class Leases {
       if (listed.definitionId.startsWith(TEAM_RECORD_PREFIX)) continue;
       // Among runtimes serving each other, a swarm of a definition this one lacks is another's to take.
       if (this.catalog.elsewhere && !this.catalog.has(listed.definitionId)) continue;
-      const held = listed.lease && listed.lease.owner !== this.owner && listed.lease.until > now ? listed.lease : undefined;
       // A live lease of a process of this host that has died (a crash, then a restart) is not
       // waited out: the claim takes it from that very owner, or fails if someone else took it.
-      const takeover = held && holderIsGone(held) ? held.owner : undefined;
+      const held = heldByOther(listed.lease, this.owner, now);
+      const takeover = held?.takeover;
       if (held && !takeover) continue;
       const candidate = await live.store.load(id);
       if (!candidate || isFinal(candidate.status)) continue;

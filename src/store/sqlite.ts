@@ -8,7 +8,7 @@ import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EVENT_FORMAT, type SwarmEvent } from '../../machines/events.js';
 import { requireOptional } from '../optional.js';
-import { assembleSnapshot, type MessageWrite } from './messages.js';
+import { assembleSnapshot, type MessageWrite, nextListLengths } from './messages.js';
 import { eventProblem, isFormat1 } from './stored-event.js';
 import { isFinal, type SwarmResult } from '../result.js';
 import {
@@ -321,13 +321,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
    */
   const listLengths = (c: Commit, stored: string | null | undefined): { json?: string; bad?: string } => {
     if (!c.messages || c.messages.length === 0) return {};
-    const lengths = (stored ? JSON.parse(stored) : {}) as Record<string, number>;
-    let bad: string | undefined;
-    for (const { list, from, items } of c.messages) {
-      if (from > 0 && (lengths[list] ?? 0) !== from) bad ??= `message list "${list}" has ${lengths[list] ?? 0} stored messages, the commit appends at ${from}`;
-      if (from === 0 && items.length === 0) delete lengths[list];
-      else lengths[list] = from + items.length;
-    }
+    const { lengths, bad } = nextListLengths(stored ? (JSON.parse(stored) as Record<string, number>) : undefined, c.messages);
     return { json: JSON.stringify(lengths), ...(bad ? { bad } : {}) };
   };
 

@@ -26,7 +26,7 @@ export interface TaskRunDeps {
 }
 
 /** The default input of a task swarm: what to do, for a swarm whose input is text. */
-export function taskText(task: { subject: string; description: string }, specialty: string): string {
+function taskText(task: { subject: string; description: string }, specialty: string): string {
   return `You are the team's ${specialty} worker. Task: ${task.subject}${task.description ? `\n\n${task.description}` : ''}`;
 }
 

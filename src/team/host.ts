@@ -29,11 +29,11 @@ import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
 import { TEAM_RECORD_PREFIX, TeamJournal, type TeamSnapshot, type TeamStorePort } from './host-journal.js';
 import { isFinal } from '../result.js';
-import { holderIsGone } from '../holder.js';
+import { heldByOther } from '../holder.js';
 import type { TeamEvent } from './events.js';
 
 /** The leader's id in the team's inbox. */
-export const LEADER_ID = 'leader';
+const LEADER_ID = 'leader';
 
 type LeaderActor = Actor<typeof teamLeaderMachine>;
 type WorkerActor = Actor<typeof teamWorkerMachine>;
@@ -157,8 +157,7 @@ export class TeamHost {
     let drive = !isFinal(record.status);
     if (drive) {
       const lease = port.lease();
-      const held = record.lease && record.lease.owner !== lease.owner && record.lease.until > Date.now() ? record.lease : undefined;
-      const takeover = held && holderIsGone(held) ? held.owner : undefined;
+      const takeover = heldByOther(record.lease, lease.owner, Date.now())?.takeover;
       if (!(await port.store.claim(this.teamId, lease, Date.now(), takeover))) {
         this.#heldBy = record.lease?.owner ?? 'another runtime';
         drive = false;

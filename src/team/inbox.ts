@@ -29,7 +29,7 @@ export type InboxMessageType = (typeof INBOX_MESSAGE_TYPES)[number];
 const id = z.string().min(1);
 
 /** The runtime schema of each message type's payload; unknown fields are refused. */
-export const inboxPayloadSchemas = {
+const inboxPayloadSchemas = {
   task_completed: z.strictObject({ taskId: id, result: z.unknown().optional(), durationMs: z.number().nonnegative().optional() }),
   task_failed: z.strictObject({ taskId: id, error: z.string(), attempt: z.number().int().positive() }),
   idle_notification: z.strictObject({ workerId: id, completedTasks: z.number().int().nonnegative().optional() }),
