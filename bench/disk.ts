@@ -20,16 +20,22 @@ export function scratchDir(): { dir: string; remove(): void } {
 /**
  * Microseconds per raw commit: a single-row 4 KB upsert in its own (IMMEDIATE) transaction on
  * a WAL file with the store's pragmas — what one durable step costs at the very least.
+ *
+ * `append` (for information beside the floor, never the floor itself) writes each 4 KB as a new
+ * row instead, as a swarm's steps do: the file grows, so each WAL checkpoint copies every page
+ * written since the last one, where the upsert's checkpoints copy the same two pages again.
  */
-export function rawCommitUs(dir: string, synchronous: 'FULL' | 'NORMAL', commits = 300, warmup = 30): number {
-  const db = new Database(join(dir, `raw-${synchronous}.db`));
+export function rawCommitUs(dir: string, synchronous: 'FULL' | 'NORMAL', commits = 300, warmup = 30, append = false): number {
+  const db = new Database(join(dir, `raw-${append ? 'append-' : ''}${synchronous}.db`));
   try {
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${synchronous}`);
     db.pragma('busy_timeout = 5000');
     db.exec('CREATE TABLE IF NOT EXISTS kv (k INTEGER PRIMARY KEY, v TEXT NOT NULL)');
-    const upsert = db.prepare<[string]>('INSERT INTO kv (k, v) VALUES (1, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v');
-    const commit = db.transaction((v: string) => upsert.run(v));
+    const put = db.prepare<[string]>(
+      append ? 'INSERT INTO kv (v) VALUES (?)' : 'INSERT INTO kv (k, v) VALUES (1, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v',
+    );
+    const commit = db.transaction((v: string) => put.run(v));
     // A different value each time, so every commit really writes.
     const value = (i: number) => `${i}`.padEnd(4096, 'x');
     for (let i = 0; i < warmup; i++) commit.immediate(value(i));

@@ -82,12 +82,15 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         const floor = memory != null && f.commitsPerRun != null && f.rawCommitUs != null ? memory + f.commitsPerRun * f.rawCommitUs : null;
         ratio('µs per run', f.usPerRun, 'µs', 'memory + commits × raw', floor, 1.15);
         info('raw 4 KB commit', f.rawCommitUs, 'µs');
+        info('raw 4 KB append', f.rawAppendUs, 'µs');
+        info('in transactions / run', f.writeUsPerRun, 'µs');
         info('commits per run', f.commitsPerRun, '');
         info('transactions per run', f.transactionsPerRun, '');
         break;
       }
       case `${W1_FULL}|${CONCURRENT}`:
         ratio('wall, 1000 runs', f.wallMs, 'ms', 'memory concurrent', figures(W1_MEMORY, CONCURRENT)?.wallMs, 1.5);
+        info('in transactions', f.writeMs, 'ms');
         info('peak RSS', f.peakRssMb, 'MB');
         info('commits per run', f.commitsPerRun, '');
         info('transactions per run', f.transactionsPerRun, '');

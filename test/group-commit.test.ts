@@ -101,6 +101,17 @@ describe('group commit', () => {
       // Another connection (another process) already sees it, synchronously.
       expect((await other.load('s1'))?.revision).toBe(1);
       await written;
+      // Time in transactions counts both paths: the lone commit's and the group flush's.
+      const lone = store.stats().writeMs;
+      expect(lone).toBeGreaterThan(0);
+      await new Promise((resolve) => setImmediate(resolve));
+      const first = store.commit(step('s2', 1, 1, 2));
+      const afterFirst = store.stats().writeMs;
+      expect(afterFirst).toBeGreaterThan(lone);
+      const grouped = store.commit(step('s3', 1, 1, 2));
+      expect(store.stats().writeMs).toBe(afterFirst);
+      await Promise.all([first, grouped]);
+      expect(store.stats().writeMs).toBeGreaterThan(afterFirst);
     } finally {
       await store.close();
       await other.close();
