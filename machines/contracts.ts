@@ -15,6 +15,11 @@ import type { Customization, HandoffTarget, PlannedCall, StepVerdict } from './p
 export interface CallResult {
   ok: boolean;
   content: string;
+  /**
+   * The agent that answered a handoff whose agent is chosen when the call runs (the best
+   * agent for a skill): the `handoff-result` event names it instead of the planned target.
+   */
+  agentId?: string;
 }
 
 /**

@@ -107,7 +107,7 @@ export function callDoneEvent(agent: string, call: RoundCall, result: CallResult
   if (isHandoff(call)) {
     return statusUpdate('working', {
       type: 'handoff-result',
-      from: call.kind === 'swarm' ? call.definitionId : call.agentId,
+      from: call.kind === 'swarm' ? call.definitionId : (result.agentId ?? call.agentId),
       to: agent,
       callId: call.id,
       ok: result.ok,

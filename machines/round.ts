@@ -238,8 +238,10 @@ export function callResultOf(event: ChildEvent): CallResult {
 /** Normalizes what a finished child actor produced into a {@link CallResult}. */
 function toCallResult(output: unknown): CallResult {
   if (output && typeof output === 'object' && 'ok' in output && 'content' in output) {
-    const o = output as { ok: unknown; content: unknown };
-    return { ok: o.ok === true, content: String(o.content) };
+    const o = output as { ok: unknown; content: unknown; agentId?: unknown };
+    const result: CallResult = { ok: o.ok === true, content: String(o.content) };
+    if (typeof o.agentId === 'string') result.agentId = o.agentId;
+    return result;
   }
   return { ok: false, content: 'The call produced no result.' };
 }

@@ -91,7 +91,11 @@ export type TeamLeaderEvent =
   /** A worker is ready for a task (initialized, or done with its last one). */
   | { type: 'WORKER_IDLE'; at: number; workerId: string }
   | { type: 'TASK_COMPLETED'; at: number; workerId: string; taskId: string; attemptKey: string; result: unknown; durationMs: number }
-  | { type: 'TASK_FAILED'; at: number; workerId: string; taskId: string; attemptKey: string; error: string; durationMs: number }
+  /**
+   * `failures` and `escalates` are the board's (`TaskBoard.failureOutcome`): the board is the one
+   * counter of a task's failures, and the leader decides on its figures.
+   */
+  | { type: 'TASK_FAILED'; at: number; workerId: string; taskId: string; attemptKey: string; error: string; durationMs: number; failures: number; escalates: boolean }
   | { type: 'TASK_RELEASED'; at: number; workerId: string; taskId: string; attemptKey: string; reason: string }
   | { type: 'HELP_REQUEST'; at: number; workerId: string; message: string; taskId?: string }
   | { type: 'HEARTBEAT'; at: number; workerId: string }

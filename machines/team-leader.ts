@@ -1,7 +1,7 @@
 /**
  * The team leader machine: runs one batch of a team's board with its workers. It assigns
  * claimable tasks to idle workers (matched by type), takes the workers' facts, respawns silent
- * workers (releasing their task), pauses for a human when a task failed `maxTaskFailures` times,
+ * workers (releasing their task), pauses for a human when a task's failures reach the board's `maxAttempts`,
  * reports a board that can no longer progress, and shuts the workers down gracefully at the end.
  *
  * States: `init` → `active` (`active.running` ⇄ `active.paused`) → `draining` (shutdown
@@ -26,10 +26,8 @@ import type { BoardSummary, ClaimableTask, EscalationDecision, TeamLeaderEvent }
  * The version stamped on persisted leader snapshots; bump it whenever states, the context or
  * the effects change.
  */
-export const TEAM_LEADER_MACHINE_VERSION = 1;
+export const TEAM_LEADER_MACHINE_VERSION = 2;
 
-/** Default of `maxTaskFailures`: a task failing this many times escalates to a human. */
-const DEFAULT_MAX_TASK_FAILURES = 3;
 /** Default of `maxRespawns`: a worker respawned this many times and silent again fails the team. */
 export const DEFAULT_MAX_RESPAWNS = 3;
 
@@ -45,7 +43,7 @@ export interface TeamLeaderInput {
   teamId: string;
   /** At least one worker; the runtime enforces `maxWorkers`. */
   workers: TeamWorkerSpec[];
-  limits?: { maxTaskFailures?: number; maxRespawns?: number };
+  limits?: { maxRespawns?: number };
 }
 
 /** Where the leader believes a worker is. */
@@ -65,7 +63,7 @@ export interface LeaderWorker extends TeamWorkerSpec {
   respawns: number;
 }
 
-/** A task that failed `maxTaskFailures` times, waiting for a human's decision. */
+/** A task whose failures reached the board's `maxAttempts`, waiting for a human's decision. */
 export interface Escalation {
   taskId: string;
   workerId: string;
@@ -108,7 +106,7 @@ export type TeamPause = { reason: 'escalation' } | { reason: 'human'; message?: 
 /** The leader machine's context: everything needed to continue after a restore. */
 export interface TeamLeaderContext {
   teamId: string;
-  limits: { maxTaskFailures: number; maxRespawns: number };
+  limits: { maxRespawns: number };
   workers: LeaderWorker[];
   board: BoardSummary;
   /**
@@ -119,8 +117,6 @@ export interface TeamLeaderContext {
   boardStale: boolean;
   /** Attempts started per task: the attempt number in each attempt key. */
   attempts: Record<string, number>;
-  /** Failures per task since its last retry by a human. */
-  failures: Record<string, number>;
   /** Escalations waiting for a human, the one being asked about first. */
   escalations: Escalation[];
   pause: TeamPause | null;
@@ -166,7 +162,7 @@ export interface TeamLeaderEffects {
   assignTask: { workerId: string; taskId: string; attemptKey: string };
   releaseTask: { workerId: string; taskId: string; attemptKey: string; reason: string };
   completeTask: { workerId: string; taskId: string; attemptKey: string; result: unknown };
-  /** `escalated`: the task reached `maxTaskFailures` and must not be claimable again until a human decides. */
+  /** `escalated`: the task reached the board's `maxAttempts` and must not be claimable again until a human decides. */
   failTask: { workerId: string; taskId: string; attemptKey: string; error: string; failures: number; escalated: boolean };
   pauseTeam: { reason: 'escalation'; escalation: Escalation } | { reason: 'human'; message?: string };
   resumeTeam: { message?: string };
@@ -275,6 +271,27 @@ function settleBatch(context: TeamLeaderContext, taskId: string, at: number): Pi
   return { openBatches, counters };
 }
 
+/**
+ * The context after a worker reported the outcome of its current attempt (completed, failed or
+ * released): the task's batch settles, the report counts as a message, the board is stale until
+ * it is told again, and the worker no longer holds the task (`worker` adds what else changes).
+ */
+function afterOutcome(
+  context: TeamLeaderContext,
+  event: { workerId: string; taskId: string },
+  at: number,
+  worker: (w: LeaderWorker) => Partial<LeaderWorker>,
+): Partial<TeamLeaderContext> {
+  const settled = settleBatch(context, event.taskId, at);
+  return {
+    now: at,
+    ...settled,
+    boardStale: true,
+    counters: { ...settled.counters, messages: settled.counters.messages + 1 },
+    workers: withWorker(context, event.workerId, (w) => ({ taskId: null, attemptKey: null, ...worker(w) })),
+  };
+}
+
 const message = (context: TeamLeaderContext, n = 1): LeaderCounters => ({ ...context.counters, messages: context.counters.messages + n });
 
 /** The leader machine. The runtime provides the effects (`TeamLeaderEffects`). */
@@ -297,8 +314,7 @@ export const teamLeaderMachine = setup({
       (context.board.claimable.length === 0 || !context.workers.some(live)),
     canAssign: ({ context }) => planAssignments(context).length > 0,
     currentAttempt: ({ context, event }) => isCurrentAttempt(context, event),
-    escalates: ({ context, event }) =>
-      isCurrentAttempt(context, event) && event.type === 'TASK_FAILED' && (context.failures[event.taskId] ?? 0) + 1 >= context.limits.maxTaskFailures,
+    escalates: ({ context, event }) => isCurrentAttempt(context, event) && event.type === 'TASK_FAILED' && event.escalates,
     liveWorker: ({ context, event }) => {
       const w = eventWorker(context, event);
       return w !== undefined && live(w);
@@ -393,61 +409,28 @@ export const teamLeaderMachine = setup({
       if (event.type !== 'TASK_COMPLETED') return;
       const at = clock(context, event);
       enqueue({ type: 'completeTask', params: { workerId: event.workerId, taskId: event.taskId, attemptKey: event.attemptKey, result: event.result } });
-      const settled = settleBatch(context, event.taskId, at);
-      enqueue.assign({
-        now: at,
-        ...settled,
-        boardStale: true,
-        counters: { ...settled.counters, messages: settled.counters.messages + 1 },
-        workers: withWorker(context, event.workerId, (w) => ({
-          status: 'idle',
-          taskId: null,
-          attemptKey: null,
-          completed: w.completed + 1,
-          totalDurationMs: w.totalDurationMs + event.durationMs,
-        })),
-      });
+      enqueue.assign(afterOutcome(context, event, at, (w) => ({ status: 'idle', completed: w.completed + 1, totalDurationMs: w.totalDurationMs + event.durationMs })));
     }),
     recordFailure: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'TASK_FAILED') return;
       const at = clock(context, event);
-      const failures = (context.failures[event.taskId] ?? 0) + 1;
-      const escalated = failures >= context.limits.maxTaskFailures;
+      const { failures, escalates: escalated } = event;
       enqueue({
         type: 'failTask',
         params: { workerId: event.workerId, taskId: event.taskId, attemptKey: event.attemptKey, error: event.error, failures, escalated },
       });
-      const settled = settleBatch(context, event.taskId, at);
       const escalation: Escalation = { taskId: event.taskId, workerId: event.workerId, attemptKey: event.attemptKey, error: event.error, failures, at };
       enqueue.assign({
-        now: at,
-        ...settled,
-        counters: { ...settled.counters, messages: settled.counters.messages + 1 },
-        boardStale: true,
-        failures: { ...context.failures, [event.taskId]: failures },
+        ...afterOutcome(context, event, at, (w) => ({ status: 'idle', failed: w.failed + 1, totalDurationMs: w.totalDurationMs + event.durationMs })),
         escalations: escalated ? [...context.escalations, escalation] : context.escalations,
-        workers: withWorker(context, event.workerId, (w) => ({
-          status: 'idle',
-          taskId: null,
-          attemptKey: null,
-          failed: w.failed + 1,
-          totalDurationMs: w.totalDurationMs + event.durationMs,
-        })),
       });
     }),
     recordRelease: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'TASK_RELEASED') return;
       const at = clock(context, event);
       enqueue({ type: 'releaseTask', params: { workerId: event.workerId, taskId: event.taskId, attemptKey: event.attemptKey, reason: event.reason } });
-      const settled = settleBatch(context, event.taskId, at);
-      enqueue.assign({
-        now: at,
-        ...settled,
-        boardStale: true,
-        counters: { ...settled.counters, messages: settled.counters.messages + 1 },
-        // What the worker does next it says itself (idle_notification or shutdown_ready).
-        workers: withWorker(context, event.workerId, (w) => ({ status: w.status === 'working' ? 'idle' : w.status, taskId: null, attemptKey: null })),
-      });
+      // What the worker does next it says itself (idle_notification or shutdown_ready).
+      enqueue.assign(afterOutcome(context, event, at, (w) => ({ status: w.status === 'working' ? 'idle' : w.status })));
     }),
     takeHelp: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'HELP_REQUEST') return;
@@ -520,12 +503,10 @@ export const teamLeaderMachine = setup({
       if (event.type !== 'RESUME') return;
       const msg = event.message !== undefined ? { message: event.message } : {};
       const answered = context.pause?.reason === 'escalation' ? context.escalations[0] : undefined;
-      let failures = context.failures;
       if (answered) {
         const decision: EscalationDecision = event.decision ?? 'retry';
         if (decision === 'retry') {
-          // A retried task gets `maxTaskFailures` fresh attempts.
-          failures = { ...failures, [answered.taskId]: 0 };
+          // The board gives a retried task a fresh round of `maxAttempts`.
           enqueue({ type: 'retryTask', params: { taskId: answered.taskId, ...msg } });
         } else {
           enqueue({ type: 'skipTask', params: { taskId: answered.taskId, ...msg } });
@@ -535,7 +516,6 @@ export const teamLeaderMachine = setup({
       enqueue.assign({
         now: clock(context, event),
         pause: null,
-        failures,
         boardStale: context.boardStale || answered !== undefined,
         escalations: answered ? context.escalations.slice(1) : context.escalations,
       });
@@ -575,10 +555,7 @@ export const teamLeaderMachine = setup({
   id: 'teamLeader',
   context: ({ input }) => ({
     teamId: input.teamId,
-    limits: {
-      maxTaskFailures: input.limits?.maxTaskFailures ?? DEFAULT_MAX_TASK_FAILURES,
-      maxRespawns: input.limits?.maxRespawns ?? DEFAULT_MAX_RESPAWNS,
-    },
+    limits: { maxRespawns: input.limits?.maxRespawns ?? DEFAULT_MAX_RESPAWNS },
     workers: input.workers.map((w) => ({
       workerId: w.workerId,
       type: w.type,
@@ -596,7 +573,6 @@ export const teamLeaderMachine = setup({
     board: { claimable: [], inProgress: 0, blocked: [], remaining: 0 },
     boardStale: false,
     attempts: {},
-    failures: {},
     escalations: [],
     pause: null,
     openBatches: [],

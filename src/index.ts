@@ -32,7 +32,7 @@ export type { SwarmCard, SwarmRegistryTools } from './handoffs/registry-tools.js
 export { tool, jsonSchemaOf } from './tool.js';
 export type { Tool, ToolContext } from './tool.js';
 export { handoff, handoffToolName } from './handoffs/index.js';
-export type { AgentHandoff, Handoff, InlineHandoff, RemoteHandoff, SwarmHandoff } from './handoffs/index.js';
+export type { AgentHandoff, BestAgentHandoff, Handoff, InlineHandoff, RemoteHandoff, SwarmHandoff } from './handoffs/index.js';
 export type { RemoteAgentClient, RemoteCard, RemoteHooks } from './handoffs/remote-agent.js';
 export { createRuntime } from './runtime/index.js';
 export type { HostingOptions, Runtime, RuntimeOptions } from './runtime/types.js';
@@ -42,13 +42,13 @@ export type { Transport, TransportMessage, TransportStatus, TransportSubscriptio
 export type { NatsOptions } from './transport/nats-options.js';
 export { createAgentRegistry } from './registry/registry.js';
 export type { AgentRegistry, AgentRegistryOptions, LocalAgentRun } from './registry/registry.js';
-export type { AgentHealth, AgentInfo, DependencyKind, DispatchSpec, RegistrySnapshot, RegistryTask, RegistryTaskState, TaskDependency } from './registry/types.js';
+export type { AgentHealth, AgentInfo, DependencyKind, DispatchSpec, RegistrySnapshot, RegistryTask, RegistryTaskState, RegistryTaskStep, TaskDependency } from './registry/types.js';
 export { TeamError } from './team/errors.js';
 export type { TeamErrorCode } from './team/errors.js';
 export { defineTeam } from './team/define.js';
 export type { TeamDefinition, TeamDefinitionInput, TeamWorkerDefinition } from './team/define.js';
 export { TeamClient } from './team/client.js';
-export type { TeamBoardView, TeamInboxView } from './team/client.js';
+export type { TeamBoardView, TeamInboxView, TeamSummary } from './team/client.js';
 export type { TeamEvent, TeamFact } from './team/events.js';
 export type { TeamRunMetrics, TeamRunSummary, TeamStatus } from './team/host-types.js';
 export { DEFAULT_TEAM_LIMITS } from './team/limits.js';

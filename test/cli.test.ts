@@ -209,6 +209,26 @@ describe.concurrent('xswarm', () => {
     expect((await served.done).code).toBe(0);
   });
 
+  it('`xswarm serve` serves the teams its module exports', TIMEOUT, async () => {
+    const { start } = cliOn();
+    const served = start(['serve', MODULE, '--port', '0']);
+    const url = (await printed(served, / at (http:\/\/\S+) \(state:/))[1]!;
+    const json = { 'content-type': 'application/json' };
+    const tasks = [
+      { id: 'draft', subject: 'Draft the plan' },
+      { id: 'edit', subject: 'Edit the plan', dependencies: ['draft'] },
+    ];
+    const run = await fetch(`${url}/teams/crew/sprint/run`, { method: 'POST', headers: json, body: JSON.stringify({ tasks }) });
+    expect(run.status).toBe(201);
+    // The SSE stream ends after the run's final event.
+    const events = await (await fetch(`${url}/teams/crew/sprint/events`)).text();
+    expect(events).toContain('team-ended');
+    const summary = (await (await fetch(`${url}/teams/crew/sprint`)).json()) as { status: string; counts: { completed: number } };
+    expect(summary).toMatchObject({ status: 'completed', counts: { completed: 2 } });
+    served.child.kill('SIGTERM');
+    expect((await served.done).code).toBe(0);
+  });
+
   it('errors exit with the documented codes and say what is wrong', TIMEOUT, async () => {
     const { db, xswarm } = cliOn();
     const results = await Promise.all(

@@ -11,14 +11,17 @@ import {
   createRuntime,
   DefinitionError,
   defineSwarm,
+  defineTeam,
   handoff,
   LocalBus,
   localTransport,
   type Runtime,
   type RuntimeOptions,
   memoryStore,
+  scriptedModel,
   SwarmError,
   type SwarmStore,
+  type TeamFact,
 } from '../src/index.js';
 import { subjectToken } from '../src/transport/types.js';
 import { call, collect, queueModel } from './support/script.js';
@@ -187,5 +190,140 @@ describe('forSwarm from a runtime that does not have the definition', () => {
     await expect(second.pause()).rejects.toMatchObject({ code: 'wrong-state' });
     await expect(elsewhere.forSwarm('asker', 'remote-2').run('Again')).rejects.toMatchObject({ code: 'id-in-use' });
     await expect(elsewhere.forSwarm('nobody-has-this', 'x').run('hi')).rejects.toBeInstanceOf(SwarmError);
+  });
+});
+
+/**
+ * The shared store, announcing its commits to watchers (as JetStream does between processes),
+ * with a count of the watches open per swarm: a reader that let go leaves none behind.
+ */
+function watchedStore(inner: SwarmStore): { store: SwarmStore; watching: (swarmId: string) => number } {
+  const watchers = new Map<string, Set<() => void>>();
+  const notify = (swarmId: string) => {
+    for (const listener of [...(watchers.get(swarmId) ?? [])]) listener();
+  };
+  const store = new Proxy(inner, {
+    get(target, prop) {
+      if (prop === 'watch') {
+        return (swarmId: string, onChange: () => void) => {
+          const set = watchers.get(swarmId) ?? new Set();
+          watchers.set(swarmId, set);
+          const listener = () => onChange();
+          set.add(listener);
+          return () => set.delete(listener);
+        };
+      }
+      if (prop === 'commit') {
+        return async (commit: Parameters<SwarmStore['commit']>[0]) => {
+          await target.commit(commit);
+          queueMicrotask(() => notify(commit.swarmId));
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { store, watching: (swarmId) => watchers.get(swarmId)?.size ?? 0 };
+}
+
+/** Resolves once `check` holds, polling; rejects with `what` after `timeoutMs`. */
+async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Resolves with the first fact of the team's stream `match` accepts. */
+async function factOf(runtime: Runtime, teamId: string, match: (fact: TeamFact) => boolean): Promise<TeamFact> {
+  for await (const event of runtime.forTeam('crew', teamId).events({ signal: AbortSignal.timeout(10_000) })) if (match(event.metadata)) return event.metadata;
+  throw new Error('the team stream ended without the fact');
+}
+
+/** Rejects when `signal` aborts. */
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+}
+
+describe('stops of what nobody holds', () => {
+  const builder = defineSwarm({ id: 'builder', instructions: 'Build.' });
+  const crew = defineTeam({ id: 'crew', workers: [{ type: 'dev', swarm: 'builder', count: 1 }], limits: { workerTimeoutMs: 600, maxAttempts: 5 } });
+
+  /**
+   * A team whose one worker process takes attempt 1 of task b and leaves mid-task (its lease
+   * released, the attempt unfinished in the store): no worker process is up when the team
+   * releases it. Resolves once the release happened.
+   */
+  async function releasedWithNobodyUp() {
+    const watched = watchedStore(store);
+    store = watched.store;
+    let working!: () => void;
+    const busy = new Promise<void>((resolve) => (working = resolve));
+    const first = await runtime({
+      swarms: [builder],
+      model: scriptedModel((req) => {
+        working();
+        return aborted(req.signal);
+      }),
+    });
+    const leader = await runtime({ teams: [crew], model: queueModel({}), hosting: { heartbeatTimeoutMs: 30_000 } });
+    const client = leader.forTeam('crew', 'tl');
+    await client.run([{ id: 'b', subject: 'b' }]);
+    await busy;
+    await first.close();
+    await factOf(leader, 'tl', (f) => f.type === 'team-task-released' && f.attempt === 1);
+    return { watched, leader, client };
+  }
+
+  it("the leader's wait on a released attempt ends with it: no watch on its swarm is left", async () => {
+    const { watched } = await releasedWithNobodyUp();
+    await until(() => watched.watching('tl:b:1') === 0, "the leader's watch on the released attempt to end", 2_000);
+  });
+
+  it('a released attempt whose stop finds no worker process up is stopped once one comes up, never completed', async () => {
+    const { leader, client } = await releasedWithNobodyUp();
+    // Attempts 2 and 3 find no worker process within the deadline: the stop sent at the release
+    // (within the same deadline) has found none either by then.
+    await factOf(leader, 'tl', (f) => f.type === 'team-task-failed' && f.attempt === 3);
+
+    // A worker process comes up: it adopts the orphaned attempt 1 (whose model would answer only
+    // after the run) and hosts the next attempt.
+    let late!: () => void;
+    const afterRun = new Promise<void>((resolve) => (late = resolve));
+    await runtime({
+      swarms: [builder],
+      model: scriptedModel(async (req) => {
+        if (req.swarmId === 'tl:b:1') await Promise.race([afterRun, aborted(req.signal)]);
+        return { text: `built by ${req.swarmId}` };
+      }),
+    });
+    expect(await client.wait()).toMatchObject({ status: 'completed', counts: { completed: 1 } });
+    const [task] = client.board().tasks;
+    expect(task).toMatchObject({ status: 'completed', result: `built by tl:b:${task!.attempts}` });
+    expect(task!.attempts).toBeGreaterThanOrEqual(4);
+    // The team's owed stop reaches attempt 1 in the new worker process before its model answers.
+    const attempt1 = leader.forSwarm('builder', 'tl:b:1');
+    await until(async () => (await attempt1.getResult()).status !== 'running', 'attempt 1 to end', 5_000).catch(() => undefined);
+    late();
+    expect(await attempt1.wait()).toMatchObject({ status: 'stopped' });
+    const facts: TeamFact[] = [];
+    for await (const event of client.events()) facts.push(event.metadata);
+    expect(facts.filter((f) => f.type === 'team-released-attempt-completed')).toEqual([]);
+  });
+
+  it('a stop of an ad-hoc swarm nobody holds fails at once with not-live', async () => {
+    const first = await runtime({ model: queueModel({ 'xswarm.adhoc': [call('pause', { reason: 'Which day?' }, 'p1')] }), hosting: { deadlineMs: 3_000 } });
+    await first.adhoc('lonely').run({ userMessage: 'Book', instructions: 'Ask.' });
+    expect(await first.adhoc('lonely').wait()).toMatchObject({ status: 'paused' });
+    await first.close();
+    // Not started: it does not adopt the orphan itself (which any runtime could, ad-hoc swarms
+    // carrying their own parameters), so the stop has to find a runtime holding it.
+    const other = await runtime({ model: queueModel({}), hosting: { deadlineMs: 3_000 } }, false);
+    const started = Date.now();
+    const error = await other.adhoc('lonely').stop('no longer needed').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SwarmError);
+    expect(error).toMatchObject({ code: 'not-live', message: expect.stringMatching(/no runtime hosting "xswarm\.adhoc" answered/) });
+    expect(Date.now() - started).toBeLessThan(1_500);
   });
 });

@@ -120,6 +120,24 @@ describe('registry tools through the MCP SDK client', () => {
     expect(failed).toMatchObject({ isError: true, content: [{ type: 'text', text: 'agent-failed: The remote agent "summarizer" failed: B cannot do "FAIL please"' }] });
   });
 
+  it('a task asking for input: get_task_status shows the question, agent_message with taskId answers it', async () => {
+    const { mcp } = await setup();
+    await mcp.callTool({ name: 'create_task', arguments: { id: 'q', skill: 'translate', message: 'ASK where' } });
+    const asking = await mcp.callTool({ name: 'get_task_status', arguments: { taskId: 'q', wait: true } });
+    expect(asking.structuredContent).toMatchObject({ state: 'input-required', agentId: 'translator-a', question: 'A asks: which city?' });
+
+    const answered = await mcp.callTool({ name: 'agent_message', arguments: { taskId: 'q', message: 'Oslo' } });
+    expect(answered.isError).toBeFalsy();
+    expect(answered.structuredContent).toMatchObject({ agent: 'translator-a', task: { id: 'q', state: 'working' } });
+    const done = await mcp.callTool({ name: 'get_task_status', arguments: { taskId: 'q', wait: true } });
+    expect(done.structuredContent).toMatchObject({ state: 'completed', result: 'A did: ASK where in Oslo' });
+
+    const again = await mcp.callTool({ name: 'agent_message', arguments: { taskId: 'q', message: 'Bergen' } });
+    expect(again).toMatchObject({ isError: true, content: [{ type: 'text', text: 'wrong-state: Task "q" is completed, not waiting for input' }] });
+    const neither = await mcp.callTool({ name: 'agent_message', arguments: { message: 'to whom?' } });
+    expect(text(neither)).toBe('invalid-task: agent_message needs an agent, or a taskId to answer');
+  });
+
   it('caller mistakes are isError results with the error code; unknown tools are protocol errors', async () => {
     const { mcp, a } = await setup();
     const unknownTask = await mcp.callTool({ name: 'get_task_status', arguments: { taskId: 'nope' } });

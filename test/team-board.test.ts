@@ -229,12 +229,15 @@ describe('task board: complete, fail, release', () => {
     for (const attempt of [1, 2]) {
       const claim = board.claim('w1', 'a');
       expect(claim.attempt).toBe(attempt);
+      // What the leader is told before the failure is recorded: the board's own figures.
+      expect(board.failureOutcome('a')).toEqual({ failures: attempt, escalates: false });
       const task = board.fail('a', 'w1', { error: `boom ${attempt}`, attempt });
       expect(task).toMatchObject({ status: 'pending', failures: attempt, attempts: attempt, lastError: `boom ${attempt}` });
       expect(task.owner).toBeUndefined();
     }
     expect(board.blocked()).toEqual([]);
     board.claim('w2', 'a');
+    expect(board.failureOutcome('a')).toEqual({ failures: 3, escalates: true });
     const escalated = board.fail('a', 'w2', { error: 'boom 3' });
     expect(escalated).toMatchObject({ status: 'escalated', failures: 3, attempts: 3, lastError: 'boom 3' });
     expect(facts.slice(-2).map((fact) => fact.type)).toEqual(['task-failed', 'task-escalated']);

@@ -249,7 +249,6 @@ function leaderView(c: TeamLeaderContext) {
     stale: c.boardStale,
     workers: c.workers.map((w) => [w.workerId, w.status, w.taskId, w.attemptKey, w.completed, w.failed, w.totalDurationMs, w.respawns, w.lastBeat]),
     attempts: c.attempts,
-    failures: c.failures,
     escalations: c.escalations.map((e) => e.taskId),
     pause: c.pause?.reason ?? null,
     counters: [c.counters.batches, c.counters.closedBatches, c.counters.batchMsTotal, c.counters.spawns, c.counters.respawns, c.counters.messages, c.counters.startedAt, c.counters.endedAt],
@@ -263,7 +262,6 @@ function modelView(m: LeaderModel) {
     stale: m.stale,
     workers: m.workers.map((w) => [w.workerId, w.status, w.taskId, w.attemptKey, w.completed, w.failed, w.totalMs, w.respawns, w.lastBeat]),
     attempts: m.attempts,
-    failures: m.failures,
     escalations: m.escalations,
     pause: m.pause,
     counters: [m.counters.batches, m.counters.closed, m.counters.batchMs, m.counters.spawns, m.counters.respawns, m.counters.messages, m.counters.startedAt, m.counters.endedAt],
@@ -318,7 +316,7 @@ describe('team leader machine, model-based (xstate/graph)', () => {
 const board = (claimable: { taskId: string; type?: string }[], inProgress: number, blocked: string[], remaining: number) => ({ claimable, inProgress, blocked, remaining });
 
 /** A leader over the recording effects, with a `send` that stamps events with a clock. */
-function leader(input: { teamId: string; workers: typeof LEADER_WORKERS; limits?: { maxTaskFailures?: number; maxRespawns?: number } }) {
+function leader(input: { teamId: string; workers: typeof LEADER_WORKERS; limits?: { maxRespawns?: number } }) {
   effectLog = [];
   const actor = createActor(recordingLeader, { input }).start();
   let now = 0;
@@ -371,14 +369,16 @@ describe('team machines, focused', () => {
     expect(respawned.getSnapshot().output).toEqual({ status: 'stopped', reason: 'test over', completed: 0, failed: 0, totalDurationMs: 0, respawns: 1 });
   });
 
-  it('a task failing 3 times pauses the team with the last error; RESUME retries it or skips it', () => {
+  it("a task whose failures reach the board's limit pauses the team with the last error; RESUME retries it or skips it", () => {
     const { send, effects, ctx, value } = leader({ teamId: TEAM, workers: LEADER_WORKERS });
     send({ type: 'START', board: board([{ taskId: 't1', type: 'fe' }], 0, ['t2'], 2) });
     send({ type: 'WORKER_IDLE', workerId: 'w1' });
     send({ type: 'WORKER_IDLE', workerId: 'w2' });
     effects();
+    // The board counts the failures (3 allowed here) and resets them when a human retries.
     const failAttempt = (attempt: number) => {
-      send({ type: 'TASK_FAILED', workerId: 'w1', taskId: 't1', attemptKey: `team:t1:${attempt}`, error: `boom ${attempt}`, durationMs: 4 });
+      const failures = ((attempt - 1) % 3) + 1;
+      send({ type: 'TASK_FAILED', workerId: 'w1', taskId: 't1', attemptKey: `team:t1:${attempt}`, error: `boom ${attempt}`, durationMs: 4, failures, escalates: failures === 3 });
     };
     for (const attempt of [1, 2]) {
       failAttempt(attempt);
@@ -397,7 +397,6 @@ describe('team machines, focused', () => {
     send({ type: 'RESUME', message: 'try once more', decision: 'retry' });
     expect(value()).toBe('active.running');
     expect(effects()).toEqual(['retry:t1:try once more', 'resume:try once more', 'assign:w2:t9:team:t9:1']);
-    expect(ctx().failures).toEqual({ t1: 0 });
     send({ type: 'BOARD_CHANGED', board: board([{ taskId: 't1', type: 'fe' }], 1, ['t2'], 3) });
     expect(effects()).toEqual(['assign:w1:t1:team:t1:4']);
 
@@ -425,7 +424,7 @@ describe('team machines, focused', () => {
     send({ type: 'START', board: board([{ taskId: 't1', type: 'fe' }], 0, ['t2'], 2) });
     send({ type: 'WORKER_IDLE', workerId: 'w1' });
     send({ type: 'WORKER_IDLE', workerId: 'w2' });
-    send({ type: 'TASK_FAILED', workerId: 'w1', taskId: 't1', attemptKey: 'team:t1:1', error: 'gone', durationMs: 1 });
+    send({ type: 'TASK_FAILED', workerId: 'w1', taskId: 't1', attemptKey: 'team:t1:1', error: 'gone', durationMs: 1, failures: 1, escalates: false });
     effects();
     // Right after its own change the leader waits for the board rather than guessing.
     expect(value()).toBe('active.running');
@@ -512,7 +511,7 @@ describe('team machines, focused', () => {
   });
 
   it('persisted snapshots restore to the same state and continue', async () => {
-    expect([TEAM_WORKER_MACHINE_VERSION, TEAM_LEADER_MACHINE_VERSION]).toEqual([1, 1]);
+    expect([TEAM_WORKER_MACHINE_VERSION, TEAM_LEADER_MACHINE_VERSION]).toEqual([1, 2]);
     // A worker mid-task: restored, its attempt runs again under the same attempt key.
     tasks.reset();
     const worker = createActor(liveWorker, { input: WORKER }).start();
@@ -533,10 +532,11 @@ describe('team machines, focused', () => {
     expect(restored.getSnapshot().context).toMatchObject({ completed: 1, totalDurationMs: 9, lastBeat: 5, currentTask: null });
 
     // A leader paused on an escalation: restored paused, with the same context; RESUME goes on.
-    const { actor, send, effects } = leader({ teamId: TEAM, workers: LEADER_WORKERS, limits: { maxTaskFailures: 1 } });
+    const { actor, send, effects } = leader({ teamId: TEAM, workers: LEADER_WORKERS });
     send({ type: 'START', board: board([{ taskId: 't1', type: 'fe' }], 0, [], 1) });
     send({ type: 'WORKER_IDLE', workerId: 'w1' });
-    send({ type: 'TASK_FAILED', workerId: 'w1', taskId: 't1', attemptKey: 'team:t1:1', error: 'nope', durationMs: 2 });
+    // A board allowing one attempt: its first failure escalates.
+    send({ type: 'TASK_FAILED', workerId: 'w1', taskId: 't1', attemptKey: 'team:t1:1', error: 'nope', durationMs: 2, failures: 1, escalates: true });
     const snapshot = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
     actor.stop();
     effects();

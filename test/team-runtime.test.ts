@@ -3,6 +3,9 @@
  * run each task as a swarm of their definition on a scripted model; the board, the inbox, the
  * events and the metrics are read through the team client.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createRuntime,
@@ -10,6 +13,7 @@ import {
   defineTeam,
   memoryStore,
   scriptedModel,
+  sqliteStore,
   TeamError,
   type ModelRequest,
   type Runtime,
@@ -17,6 +21,7 @@ import {
   type TeamFact,
 } from '../src/index.js';
 import { collect } from './support/script.js';
+import { until } from './support/server-clients.js';
 
 let runtime: Runtime | undefined;
 afterEach(async () => {
@@ -284,7 +289,7 @@ describe('team runtime', () => {
     expect((await again.wait()).status).toBe('completed');
   });
 
-  it('is not taken for a swarm by the runtime\'s adoption scan: listings read the running team as running', async () => {
+  it('is not taken for a swarm by the runtime\'s adoption scan; runtime.list() lists its task swarms, not its record', async () => {
     const { model } = teamModel(60);
     const team = defineTeam({ id: 'scanned', workers: [{ type: 'api', swarm: api }, { type: 'frontend', swarm: frontend }] });
     // A short lease: the scan for swarms to adopt runs every 50 ms while the team works.
@@ -293,9 +298,15 @@ describe('team runtime', () => {
     const client = runtime.forTeam(team, 'scanned-1');
     await client.run(board);
     await new Promise((r) => setTimeout(r, 150));
-    const listed = (await runtime.list()).find((s) => s.swarmId === 'scanned-1');
-    expect(listed).toMatchObject({ definitionId: 'xswarm.team.scanned', status: 'running' });
+    // The store keeps the team as a running record of its own, which no scan took for a swarm.
+    expect((await runtime.store.list()).find((s) => s.swarmId === 'scanned-1')).toMatchObject({ definitionId: 'xswarm.team.scanned', status: 'running' });
     expect((await client.wait()).status).toBe('completed');
+    const listed = await runtime.list();
+    expect(listed.map((s) => s.definitionId).sort()).toEqual(['api-worker', 'api-worker', 'frontend-worker', 'frontend-worker']);
+    // A page is filled with swarms even when the team's record is among the newest rows.
+    expect((await runtime.store.list({ limit: 4 })).some((s) => s.definitionId === 'xswarm.team.scanned')).toBe(true);
+    expect(await runtime.list({ limit: 4 })).toEqual(listed);
+    expect(await runtime.list({ definitionId: 'xswarm.team.scanned' })).toEqual([]);
   });
 
   it('keeps teams apart: a client reads its own board and inbox only', async () => {
@@ -346,5 +357,92 @@ describe('team runtime', () => {
     expect(stopped.counts.in_progress).toBe(0);
     expect(stopped.counts.completed).toBeLessThan(3);
     await expect(client.resume()).rejects.toMatchObject({ code: 'wrong-team-state' });
+  });
+
+  it('a runtime reading a team another drives follows it: wait() settles when that one finishes, then it runs the team', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'team-reader-')), 'state.db');
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const model = scriptedModel(async () => {
+      await gate;
+      return { text: 'ok' };
+    });
+    const team = defineTeam({ id: 'shared', workers: [{ type: 'api', swarm: api }] });
+    const store = sqliteStore(path);
+    const driver = createRuntime({ model, teams: [team], store: sqliteStore(path), owner: 'driver', leaseMs: 400 });
+    try {
+      const driving = driver.forTeam(team, 'x');
+      await driving.run([{ id: 't', subject: 't', metadata: { type: 'api' } }]);
+      await until(() => store.load('x'), (r) => r?.status === 'running');
+      // Not started: no adoption scan reads the team again here, only its own client.
+      runtime = createRuntime({ model, teams: [team], store, owner: 'reader', leaseMs: 400 });
+      const reading = runtime.forTeam(team, 'x');
+      await reading.ready();
+      expect(reading.status).toBe('running');
+      await expect(reading.run([{ id: 'u', subject: 'u', metadata: { type: 'api' } }])).rejects.toMatchObject({ code: 'team-in-use' });
+      const waited = reading.wait();
+      open();
+      expect((await driving.wait()).status).toBe('completed');
+      expect(await waited).toMatchObject({ status: 'completed', counts: { completed: 1 } });
+
+      // The driver is still up; its ended run is nobody's, so the reader runs the team now.
+      const before = (await store.load('x'))!.revision;
+      await reading.run([{ id: 'u', subject: 'u', metadata: { type: 'api' } }]);
+      expect(await reading.wait()).toMatchObject({ status: 'completed', counts: { completed: 2 } });
+      const after = await until(() => store.load('x'), (r) => r?.status === 'completed');
+      expect(after!.revision).toBeGreaterThan(before);
+      expect((after!.snapshot as { board: { tasks: { id: string }[] } }).board.tasks.map((t) => t.id)).toEqual(['t', 'u']);
+    } finally {
+      open();
+      await driver.close();
+      await runtime?.close();
+      runtime = undefined;
+      await store.close();
+    }
+  });
+
+  it('close() during an adoption pass claims nothing and starts nothing on the team it was loading', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'team-close-')), 'state.db');
+    const team = defineTeam({ id: 'left', workers: [{ type: 'api', swarm: api }] });
+    const base = sqliteStore(path);
+    // A runtime closes mid-run: the team stays unfinished in the store, its lease given up.
+    const hanging = scriptedModel((req) => new Promise((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true })));
+    const leaver = createRuntime({ model: hanging, teams: [team], store: sqliteStore(path), owner: 'leaver', leaseMs: 300 });
+    await leaver.forTeam(team, 'x').run([{ id: 't', subject: 't', metadata: { type: 'api' } }]);
+    await until(() => base.load('x'), (r) => r?.status === 'running');
+    await leaver.close();
+    const before = (await base.load('x'))!;
+    expect((await base.list()).find((r) => r.swarmId === 'x')?.lease).toBeUndefined();
+
+    // The next runtime's adoption pass is held while it claims the team; close() comes meanwhile.
+    let reached!: () => void;
+    const claiming = new Promise<void>((resolve) => (reached = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const store: typeof base = {
+      ...base,
+      claim: async (...args) => {
+        if (args[0] === 'x') {
+          reached();
+          await held;
+        }
+        return base.claim(...args);
+      },
+    };
+    const late = createRuntime({ model: scriptedModel(() => ({ text: 'ok' })), teams: [team], store, owner: 'late', leaseMs: 300 });
+    const started = late.start().catch(() => undefined);
+    await claiming;
+    const closed = late.close();
+    // The claim lands once close() gave the runtime's leases up, or after 50 ms if close() waits
+    // for the pass (then the leases it gives up include the one claimed meanwhile).
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 50))]);
+    release();
+    await closed;
+    await started;
+    const after = (await base.load('x'))!;
+    // The store's listing names a record's holder.
+    expect((await base.list()).find((r) => r.swarmId === 'x')?.lease?.owner).not.toBe('late');
+    expect({ revision: after.revision, lastSeq: after.lastSeq, status: after.status }).toEqual({ revision: before.revision, lastSeq: before.lastSeq, status: 'running' });
+    await base.close();
   });
 });

@@ -141,6 +141,9 @@ function describeCapabilities(def: SwarmDefinition): Map<string, Described> {
         out.set(id, { kind: 'handoff', target: 'swarm', name, description });
       } else if (h.kind === 'inline') {
         out.set(h.id, { kind: 'handoff', target: 'inline', name: h.id, description: h.description });
+      } else if (h.kind === 'best') {
+        const description = h.description ?? `The best available agent for ${h.skill} (from the agent registry)`;
+        out.set(`best:${h.skill}`, { kind: 'handoff', target: 'remote', name: `best agent for ${h.skill}`, description });
       } else {
         out.set(h.url, { kind: 'handoff', target: 'remote', name: h.url, description: h.description ?? `Remote A2A agent (${h.url})` });
       }

@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
-import type { AgentDefinition, Model, Runtime, RuntimeOptions, SwarmDefinition, SwarmStore, Tool } from '../index.js';
+import type { AgentDefinition, Model, Runtime, RuntimeOptions, SwarmDefinition, SwarmStore, TeamDefinition, Tool } from '../index.js';
 import { importOptional, OPTIONAL_PEERS } from '../optional.js';
 import { DEFAULT_DB_PATH, sqliteStore } from '../store/sqlite.js';
 import { type NatsOptions, natsPrefix } from '../transport/nats-options.js';
@@ -193,11 +193,13 @@ async function natsOptions(flags: StateFlags, command: string): Promise<NatsOpti
 /**
  * What a module given to `xswarm serve`, `run`, `worker`, `resume`, `pause` or `stop` exports
  * (named or as its default export): the swarms, the agents they hand off to, tools known by
- * name, the model. A module for `xswarm worker` may export agents alone.
+ * name, the model, and teams (`defineTeam`: `serve` serves them, a worker leads them). A module
+ * for `xswarm worker` may export agents alone.
  */
 export interface ServedModule {
   swarms?: SwarmDefinition<any, any>[];
   agents?: AgentDefinition[];
+  teams?: TeamDefinition[];
   tools?: Tool[];
   model?: Model;
 }
@@ -207,6 +209,7 @@ export interface LoadedModule {
   path: string;
   swarms: SwarmDefinition<any, any>[];
   agents: AgentDefinition[];
+  teams: TeamDefinition[];
   tools: Tool[];
   model: Model;
 }
@@ -223,15 +226,16 @@ export async function loadModule(path: string, needs: 'swarms' | 'definitions' =
   const served = { ...mod.default, ...mod };
   const swarms = Array.isArray(served.swarms) ? served.swarms : [];
   const agents = Array.isArray(served.agents) ? served.agents : [];
+  const teams = Array.isArray(served.teams) ? served.teams : [];
   if (needs === 'swarms' && swarms.length === 0) throw new CliError(`${path} exports no \`swarms\` array`, EXIT.usage);
-  if (swarms.length === 0 && agents.length === 0) throw new CliError(`${path} exports neither \`swarms\` nor \`agents\``, EXIT.usage);
+  if (swarms.length === 0 && agents.length === 0 && teams.length === 0) throw new CliError(`${path} exports neither \`swarms\`, \`agents\` nor \`teams\``, EXIT.usage);
   let model = served.model;
   if (!model && process.env.OPENAI_API_KEY) {
     const { openaiModel } = await import('../index.js');
     model = openaiModel({ model: process.env.XSWARM_MODEL || 'gpt-4o-mini' });
   }
   if (!model) throw new CliError(`${path} exports no \`model\` and OPENAI_API_KEY is not set`, EXIT.usage);
-  return { path, swarms, agents, tools: served.tools ?? [], model };
+  return { path, swarms, agents, teams, tools: served.tools ?? [], model };
 }
 
 /** The model of a runtime that only reads and commands: it refuses every call. */
@@ -253,7 +257,7 @@ export async function moduleRuntime(
   { serve = true }: { serve?: boolean } = {},
 ): Promise<Runtime> {
   const { createRuntime } = await import('../index.js');
-  const definitions = mod ? { swarms: mod.swarms, agents: mod.agents, tools: mod.tools, model: mod.model } : { model: NO_MODEL };
+  const definitions = mod ? { swarms: mod.swarms, agents: mod.agents, teams: mod.teams, tools: mod.tools, model: mod.model } : { model: NO_MODEL };
   return createRuntime({ ...definitions, store, ...state.distribution, ...(serve ? {} : { hosting: { serve: false } }) });
 }
 

@@ -13,6 +13,8 @@ import { registrySearchTool, type SwarmCard } from '../handoffs/registry-tools.j
 import { checkMaxTurns, resolveHandoffs } from '../handoffs/resolve.js';
 import { jsonSchemaOf, type Tool, TOOL_NAME } from '../tool.js';
 import type { Elsewhere } from '../handoffs/elsewhere.js';
+import { REGISTRY_RECORD_DEFINITION } from '../registry/persistence.js';
+import type { AgentRegistry } from '../registry/registry.js';
 import { type AgentDefinition, defineSwarm, type SwarmDefinition, type ToolEntry } from './define.js';
 import { agentAsSwarm, agentOfHosted } from './hosted.js';
 import { ADHOC_ID, DEFINITION_ID } from './ids.js';
@@ -22,6 +24,8 @@ export interface CatalogEntries {
   swarms?: readonly SwarmDefinition<any, any>[] | undefined;
   agents?: readonly AgentDefinition[] | undefined;
   tools?: readonly Tool[] | undefined;
+  /** The agent registry `handoff.toBestAgent(skill)` handoffs choose from. */
+  registry?: AgentRegistry | undefined;
 }
 
 /** Holds and checks the definitions of one runtime. */
@@ -29,6 +33,8 @@ export class Catalog {
   private readonly swarms = new Map<string, SwarmDefinition>();
   private readonly agents = new Map<string, AgentDefinition>();
   private readonly tools = new Map<string, Tool>();
+  /** The agent registry of `handoff.toBestAgent` (undefined: such a handoff is a definition error). */
+  readonly registry: AgentRegistry | undefined;
 
   /**
    * Registers and checks `entries`: agents and swarms named by definition inside static handoff
@@ -45,6 +51,7 @@ export class Catalog {
      */
     readonly elsewhere?: Elsewhere,
   ) {
+    this.registry = entries.registry;
     for (const t of entries.tools ?? []) this.addTool(t, 'tools');
     for (const agent of entries.agents ?? []) this.addAgent(agent, 'agents');
     for (const swarm of entries.swarms ?? []) {
@@ -134,6 +141,7 @@ export class Catalog {
   private addSwarm(swarm: SwarmDefinition, where: string): void {
     if (!DEFINITION_ID.test(swarm.id)) throw new DefinitionError(`Swarm id "${swarm.id}" in ${where} is invalid: use letters, digits, _ . : -`);
     if (swarm.id === ADHOC_ID) throw new DefinitionError(`Swarm id "${ADHOC_ID}" is reserved for ad-hoc swarms`);
+    if (swarm.id === REGISTRY_RECORD_DEFINITION) throw new DefinitionError(`Swarm id "${swarm.id}" is reserved for the agent registry's record`);
     const known = this.swarms.get(swarm.id);
     if (known && known !== swarm) throw new DefinitionError(`Duplicate swarm id "${swarm.id}" in ${where}`);
     this.swarms.set(swarm.id, swarm);
@@ -185,6 +193,7 @@ function capabilitiesOf(def: SwarmDefinition): string[] {
     for (const h of def.handoffs as readonly Handoff[]) {
       if (h.kind === 'agent' || h.kind === 'swarm') caps.push(handoffTargetId(h));
       else if (h.kind === 'inline') caps.push(h.id);
+      else if (h.kind === 'best') caps.push(h.skill);
       else caps.push(h.url);
     }
   }

@@ -63,8 +63,30 @@ export interface RemoteHandoff {
   withDescription(text: string): RemoteHandoff;
 }
 
+/**
+ * A handoff to the best available agent for a skill, found in the runtime's agent registry
+ * (`createRuntime({ registry })`) each time the model calls it: the least-loaded healthy agent
+ * having the skill, remote (over A2A, as {@link RemoteHandoff}) or local.
+ */
+export interface BestAgentHandoff {
+  readonly kind: 'best';
+  /** Matched against the agents' skills (id, name or tag, case-insensitively). */
+  readonly skill: string;
+  readonly description?: string;
+  withDescription(text: string): BestAgentHandoff;
+}
+
 /** Any handoff a swarm can declare. */
-export type Handoff = AgentHandoff | SwarmHandoff | InlineHandoff | RemoteHandoff;
+export type Handoff = AgentHandoff | SwarmHandoff | InlineHandoff | RemoteHandoff | BestAgentHandoff;
+
+function bestAgentHandoff(skill: string, description?: string): BestAgentHandoff {
+  return Object.freeze({
+    kind: 'best' as const,
+    skill,
+    ...(description !== undefined ? { description } : {}),
+    withDescription: (text: string) => bestAgentHandoff(skill, text),
+  });
+}
 
 function remoteHandoff(url: string, description?: string): RemoteHandoff {
   return Object.freeze({
@@ -107,6 +129,7 @@ function swarmHandoff(swarm: SwarmDefinition | string, description: string | und
  *   handoff.toSwarm(ticketing).withDescription('Books tickets').customizable(),
  *   handoff.inline({ id: 'critic', description: 'Reviews a plan', instructions: 'Find flaws.' }),
  *   handoff.toRemoteAgent('http://127.0.0.1:4001/a2a/weather/.well-known/agent-card.json'),
+ *   handoff.toBestAgent('forecast'), // with createRuntime({ registry })
  * ] });
  */
 export const handoff = {
@@ -121,6 +144,13 @@ export const handoff = {
   /** Hand off to a remote A2A agent by the URL of its agent card. */
   toRemoteAgent(agentCardUrl: string): RemoteHandoff {
     return remoteHandoff(agentCardUrl);
+  },
+  /**
+   * Hand off to the best available agent for `skill` in the runtime's agent registry, chosen
+   * when the call runs (its tool is `handoff_to_best_<skill>`). Needs `createRuntime({ registry })`.
+   */
+  toBestAgent(skill: string): BestAgentHandoff {
+    return bestAgentHandoff(skill);
   },
   /** Hand off to an agent defined right here. */
   inline(spec: { id: string; description: string; instructions: string; tools?: readonly Tool[]; maxTurns?: number }): InlineHandoff {

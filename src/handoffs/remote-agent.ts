@@ -10,6 +10,9 @@
  */
 import type { PauseReason } from '../../machines/events.js';
 import type { CallResult, RemoteAgentInput } from '../../machines/contracts.js';
+import { abortable } from '../abort.js';
+import type { AgentRegistry } from '../registry/registry.js';
+import { registrySkill } from './best-agent.js';
 import type { Handoff } from './index.js';
 
 /** What the runtime needs from a remote agent's card. */
@@ -73,6 +76,8 @@ export interface RemoteAgentDeps {
   /** Whether the swarm is paused right now. */
   isPaused(swarmId: string): boolean | undefined;
   pause(swarmId: string, reason: PauseReason): Promise<void>;
+  /** Where handoffs to the best agent for a skill find their agent. */
+  registry?: AgentRegistry | undefined;
 }
 
 /** The remote agents of one runtime. */
@@ -110,10 +115,29 @@ export class RemoteAgents {
     }
   }
 
-  /** Sends one remote handoff's request and resolves with the agent's answer. */
-  run(input: RemoteAgentInput, signal: AbortSignal): Promise<CallResult> {
+  /**
+   * Sends one remote handoff's request and resolves with the agent's answer. A handoff to the
+   * best agent for a skill goes to the registry, which picks the agent (see `best-agent.ts`);
+   * its questions pause the swarm the same way.
+   */
+  async run(input: RemoteAgentInput, signal: AbortSignal): Promise<CallResult> {
     const swarmEnded = this.deps.endedProbe(input.swarmId);
-    return this.deps.client.send(input, { askHuman: (question) => this.askHuman(input.swarmId, question), swarmEnded }, signal);
+    const hooks: RemoteHooks = { askHuman: (question) => this.askHuman(input.swarmId, question), swarmEnded };
+    const skill = registrySkill(input.url);
+    if (skill === undefined) return this.deps.client.send(input, hooks, signal);
+    // A swarm restored by a runtime created without the registry it was started with.
+    const { registry } = this.deps;
+    if (!registry) return { ok: false, content: `No agent registry is available to find the best agent for "${skill}"` };
+    try {
+      return await registry.callBest(skill, input, hooks, signal);
+    } catch (e) {
+      if (signal.aborted || registry.closeReason === undefined) throw e;
+      // The registry was closed under a live swarm (its runtime closes next): the call was
+      // interrupted, not answered. Failing it would be recorded for good, so it waits to be
+      // stopped with the swarm instead; the swarm's record keeps it running, and after a restart
+      // it runs again with the same message id (re-attaching to the agent's task).
+      return await abortable(new Promise<never>(() => undefined), signal);
+    }
   }
 
   /** The swarm was resumed: its human's `answer` goes to every remote agent that asked. */

@@ -13,6 +13,7 @@ import { type AgentDefinition, resolveFromInput, type SwarmDefinition, type Swar
 import { ADHOC_ID, DEFINITION_ID } from '../definitions/ids.js';
 import { DefinitionError } from '../errors.js';
 import { agentOfHosted, hostedAgentId } from '../definitions/hosted.js';
+import { resolveBestAgent } from './best-agent.js';
 import { checkCustomization } from './customization.js';
 import { type Handoff, handoffTargetId, handoffToolName } from './index.js';
 import { fallbackCard, type RemoteCard } from './remote-agent.js';
@@ -88,6 +89,8 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
           description: h.description ?? card.description,
         };
       }
+      case 'best':
+        return resolveBestAgent(catalog.registry, swarmId, h);
       case 'swarm': {
         const id = handoffTargetId(h);
         const child = catalog.swarm(id);
@@ -195,7 +198,8 @@ export class Resolver {
 
 /**
  * Whether nothing of a definition depends on its input (the cards of remote agents and of
- * definitions hosted elsewhere are had per run: one missing at first may answer later).
+ * definitions hosted elsewhere are had per run: one missing at first may answer later; so are
+ * the skill descriptions of the registry's agents).
  */
 function isFixed(def: SwarmDefinition, catalog: Catalog): boolean {
   return (
@@ -203,7 +207,7 @@ function isFixed(def: SwarmDefinition, catalog: Catalog): boolean {
     typeof def.maxTurns === 'number' &&
     Array.isArray(def.tools) &&
     Array.isArray(def.handoffs) &&
-    !(def.handoffs as readonly Handoff[]).some((h) => h.kind === 'remote' || hostedTarget(catalog, h) !== undefined)
+    !(def.handoffs as readonly Handoff[]).some((h) => h.kind === 'remote' || h.kind === 'best' || hostedTarget(catalog, h) !== undefined)
   );
 }
 

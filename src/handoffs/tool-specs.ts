@@ -13,6 +13,7 @@ import type { HandoffTarget } from '../../machines/plan.js';
 import { type Checked, REGISTRY_HANDOFF } from '../../actors/index.js';
 import type { Catalog } from '../definitions/catalog.js';
 import { jsonSchemaOf, validate } from '../tool.js';
+import { registrySkill } from './best-agent.js';
 import { customizationJsonSchema } from './customization.js';
 import { registryHandoffSpec } from './registry-tools.js';
 
@@ -67,7 +68,9 @@ export class ToolSpecs {
    */
   private handoffSpec(h: HandoffTarget): ToolSpec {
     if (h.kind === 'agent' || h.kind === 'remote') {
-      return { name: h.toolName, description: h.description, parameters: requestParameters(`What you need from ${h.agentId}`) };
+      const skill = h.kind === 'remote' ? registrySkill(h.url) : undefined;
+      const from = skill === undefined ? h.agentId : `the best agent for ${skill}`;
+      return { name: h.toolName, description: h.description, parameters: requestParameters(`What you need from ${from}`) };
     }
     const schema = inputSchemaOf(this.catalog, h.definitionId);
     let parameters: Record<string, unknown>;

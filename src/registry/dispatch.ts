@@ -44,17 +44,36 @@ export function newTask(spec: DispatchSpec, id: string, now: number): RegistryTa
   };
 }
 
-/** Moves `task` to `working` on `agentId`. */
-export function startTask(task: RegistryTask, agentId: string, now: number): void {
+/**
+ * Moves `task` to `working` on `agentId`; when `previous` names a broken agent it left, first
+ * back to `submitted` with the reason (see `./retry.ts`).
+ */
+export function startTask(task: RegistryTask, agentId: string, now: number, previous?: { agentId: string; error: string }): void {
+  if (previous) task.history.push({ state: 'submitted', at: now, error: `${previous.agentId}: ${previous.error}` });
   task.state = 'working';
   task.agentId = agentId;
-  task.startedAt = now;
-  task.history.push({ state: 'working', at: now });
+  task.startedAt ??= now;
+  task.history.push({ state: 'working', at: now, agentId });
+}
+
+/** Moves `task` to `input-required` with the agent's question. */
+export function askTask(task: RegistryTask, question: string, now: number): void {
+  task.state = 'input-required';
+  task.question = question;
+  task.history.push({ state: 'input-required', at: now, ...(task.agentId ? { agentId: task.agentId } : {}) });
+}
+
+/** Moves an `input-required` task back to `working`: its question was answered. */
+export function answeredTask(task: RegistryTask, now: number): void {
+  task.state = 'working';
+  delete task.question;
+  task.history.push({ state: 'working', at: now, ...(task.agentId ? { agentId: task.agentId } : {}) });
 }
 
 /** Ends `task`: completed with the agent's answer, or failed with the reason. */
 export function endTask(task: RegistryTask, outcome: { ok: true; result: string } | { ok: false; error: string }, now: number): void {
   const state = outcome.ok ? 'completed' : 'failed';
+  delete task.question;
   task.state = state;
   if (outcome.ok) task.result = outcome.result;
   else task.error = outcome.error;

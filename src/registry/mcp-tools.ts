@@ -6,7 +6,7 @@
  * |---|---|
  * | `create_task` `{ id?, skill?, agent?, message, dependsOn?, wait? }` | dispatches a task; returns it (`submitted`), or with `wait: true` once it has ended |
  * | `list_agents` `{ skill? }` | the agents with health, skills, load and check timestamps |
- * | `agent_message` `{ agent, message }` | sends a message to the named agent and returns its answer |
+ * | `agent_message` `{ agent, message }` or `{ taskId, message }` | sends a message to the named agent and returns its answer; with `taskId`, answers that task's question (a task in `input-required`) and returns the task |
  * | `get_task_status` `{ taskId, wait? }` | a task's state, agent, result or error and timestamps |
  *
  * Errors follow MCP's split: arguments that do not match a tool's schema, and unknown tools,
@@ -35,13 +35,17 @@ const CREATE_TASK_INPUT = z.object({
   agent: z.string().min(1).optional().describe('A named agent (see list_agents) instead of a skill.'),
   message: z.string().describe('What the agent is asked.'),
   dependsOn: z.array(DEPENDENCY).optional(),
-  wait: z.boolean().optional().describe('Wait until the task has completed or failed.'),
+  wait: z.boolean().optional().describe('Wait until the task has completed or failed, or asks for input.'),
 });
 const LIST_AGENTS_INPUT = z.object({ skill: z.string().optional().describe('Only agents with this skill.') });
-const AGENT_MESSAGE_INPUT = z.object({ agent: z.string().min(1).describe('The agent id (see list_agents).'), message: z.string() });
-const GET_TASK_STATUS_INPUT = z.object({ taskId: z.string().min(1), wait: z.boolean().optional().describe('Wait until the task has ended.') });
+const AGENT_MESSAGE_INPUT = z.object({
+  agent: z.string().min(1).optional().describe('The agent id (see list_agents).'),
+  message: z.string(),
+  taskId: z.string().min(1).optional().describe('Instead of an agent: a task waiting for input (input-required); the message is its answer.'),
+});
+const GET_TASK_STATUS_INPUT = z.object({ taskId: z.string().min(1), wait: z.boolean().optional().describe('Wait until the task has ended or asks for input.') });
 
-const TASK_STATE = z.enum(['submitted', 'working', 'completed', 'failed']);
+const TASK_STATE = z.enum(['submitted', 'working', 'input-required', 'completed', 'failed']);
 const TASK_OUTPUT = z.object({
   id: z.string(),
   skill: z.string().optional(),
@@ -52,10 +56,11 @@ const TASK_OUTPUT = z.object({
   agentId: z.string().optional(),
   result: z.string().optional(),
   error: z.string().optional(),
+  question: z.string().optional(),
   submittedAt: z.number(),
   startedAt: z.number().optional(),
   endedAt: z.number().optional(),
-  history: z.array(z.object({ state: TASK_STATE, at: z.number() })),
+  history: z.array(z.object({ state: TASK_STATE, at: z.number(), agentId: z.string().optional(), error: z.string().optional() })),
 });
 const SKILL = z.object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) });
 const AGENT_OUTPUT = z.object({
@@ -75,7 +80,7 @@ const AGENT_OUTPUT = z.object({
   lastError: z.string().optional(),
 });
 const LIST_AGENTS_OUTPUT = z.object({ agents: z.array(AGENT_OUTPUT) });
-const AGENT_MESSAGE_OUTPUT = z.object({ agent: z.string(), answer: z.string() });
+const AGENT_MESSAGE_OUTPUT = z.object({ agent: z.string(), answer: z.string().optional(), task: TASK_OUTPUT.optional() });
 
 /** Adds `create_task`, `list_agents`, `agent_message` and `get_task_status` for `registry` to `server`. */
 export function registerRegistryTools(server: McpServer, registry: AgentRegistry): void {
@@ -112,18 +117,30 @@ export function registerRegistryTools(server: McpServer, registry: AgentRegistry
     'agent_message',
     {
       title: 'Message an agent',
-      description: 'Sends a message to a named agent over A2A and returns its answer.',
+      description:
+        'Sends a message to a named agent over A2A and returns its answer; or, with taskId instead of agent, answers the question ' +
+        'of a task in input-required and returns the task (working again).',
       inputSchema: AGENT_MESSAGE_INPUT,
       outputSchema: AGENT_MESSAGE_OUTPUT,
     },
-    ({ agent, message }, ctx) => safely(async () => answer({ agent, answer: await registry.message(agent, message, ctx.mcpReq.signal) })),
+    ({ agent, message, taskId }, ctx) =>
+      safely(async () => {
+        if (taskId !== undefined) {
+          const task = registry.answer(taskId, message);
+          return answer({ agent: task.agentId ?? '', task });
+        }
+        if (agent === undefined) throw new TeamError('agent_message needs an agent, or a taskId to answer', 'invalid-task');
+        return answer({ agent, answer: await registry.message(agent, message, ctx.mcpReq.signal) });
+      }),
   );
 
   server.registerTool(
     'get_task_status',
     {
       title: 'Task status',
-      description: 'A task: submitted, working, completed (with the result) or failed (with the error), its agent and timestamps.',
+      description:
+        'A task: submitted, working, input-required (with the question: answer it with agent_message and taskId), completed (with the result) ' +
+        'or failed (with the error), its agent and timestamps. wait: true waits until it has ended or asks for input.',
       inputSchema: GET_TASK_STATUS_INPUT,
       outputSchema: TASK_OUTPUT,
       annotations: { readOnlyHint: true },

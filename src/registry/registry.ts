@@ -13,7 +13,15 @@
  * - **Dispatch**: a task waits for its dependencies (`./dispatch.ts`), then picks its agent
  *   (at start, not at submission: load and health are those of that moment) and is sent over
  *   A2A with our client (`src/a2a/client.ts`: streaming, resubscribe, v0.3 peers), tracked
- *   `submitted → working → completed | failed` with timestamps.
+ *   `submitted → working → completed | failed` with timestamps. An agent that asks for input
+ *   puts the task in `input-required` with its question until {@link AgentRegistry.answer}.
+ * - **Retry** (`./retry.ts`): a task (by skill) or handoff whose agent failed and is then found
+ *   unhealthy goes to the next best agent not yet tried; a healthy agent's failure is its answer.
+ * - **Handoffs**: `handoff.toBestAgent(skill)` in a swarm of `createRuntime({ registry })`
+ *   calls {@link AgentRegistry.callBest} (see `src/handoffs/best-agent.ts`).
+ * - **Closing** interrupts what is under way without recording an outcome: tasks stay as they
+ *   were and calls reject, so a restart (a registry restored from the snapshot, a swarm's call
+ *   run again) picks them up where they were.
  *
  * All state is plain JSON ({@link AgentRegistry.snapshot}) and time comes from `now`.
  *
@@ -23,12 +31,14 @@ import { randomUUID } from 'node:crypto';
 import type { A2ARemoteOptions } from '../a2a/client.js';
 import { abortable } from '../abort.js';
 import type { AgentDefinition } from '../definitions/define.js';
-import type { RemoteAgentClient } from '../handoffs/remote-agent.js';
+import type { CallResult, RemoteAgentInput } from '../../machines/contracts.js';
+import type { RemoteAgentClient, RemoteHooks } from '../handoffs/remote-agent.js';
 import { a2aRemoteAgents } from '../on-demand.js';
 import { TeamError } from '../team/errors.js';
 import { type CardFetchOptions, type CheckedCard, fetchAgentCard, reasonOf, type RegistrySkill } from './card-check.js';
-import { awaitDependencies, checkDispatch, endTask, isTerminal, newTask, startTask } from './dispatch.js';
+import { answeredTask, askTask, awaitDependencies, checkDispatch, endTask, isTerminal, newTask, startTask } from './dispatch.js';
 import { checkAgentHealth, type HealthResult, pingAgent } from './health.js';
+import { type Outcome, sendWithRetry } from './retry.js';
 import { hasSkill, selectAgent } from './selection.js';
 import type { AgentInfo, DispatchSpec, RegistrySnapshot, RegistryTask } from './types.js';
 
@@ -87,26 +97,80 @@ export interface AgentRegistry {
   /**
    * Submits a task and returns it (`submitted`); it runs in the background once its
    * dependencies allow. Throws a `TeamError` for a bad spec (`duplicate-task`, `invalid-task`,
-   * `unknown-task` for a dependency, `unknown-agent`) or after `close()` (`registry-closed`). A task for which no
-   * healthy agent has the skill, or whose agent fails, ends `failed` with the reason.
+   * `unknown-task` for a dependency, `unknown-agent`) or after `close()` (its reason, see
+   * {@link closeReason}). A task for which no healthy agent has the skill, or whose agent fails,
+   * ends `failed` with the reason.
    */
   dispatch(spec: DispatchSpec): RegistryTask;
   /** A task as it is now, or undefined. */
   task(taskId: string): RegistryTask | undefined;
   /** Every task, in submission order. */
   tasks(): RegistryTask[];
-  /** Resolves with the task once it has ended (rejects with `unknown-task`, or when `signal` aborts). */
+  /**
+   * Resolves with the task once it has ended or waits for an answer (`input-required`);
+   * rejects with `unknown-task`, when `signal` aborts, or with the registry's close reason
+   * (see {@link closeReason}) when it is closed before the task ends (the task is left
+   * unfinished then, see {@link close}).
+   */
   wait(taskId: string, signal?: AbortSignal): Promise<RegistryTask>;
+  /**
+   * Answers the question of a task in `input-required`: the answer goes to its agent on the same
+   * A2A task, and the task is `working` again (returned). Throws a `TeamError`: `unknown-task`,
+   * `wrong-state` when the task is not waiting for input.
+   */
+  answer(taskId: string, text: string): RegistryTask;
+  /**
+   * Runs one call of a swarm's handoff to the best agent for `skill` (`handoff.toBestAgent`):
+   * the best healthy agent with the skill, chosen now and counted in its load while the call
+   * runs; on to the next when it is broken (see `./retry.ts`). A remote agent is sent the
+   * request over A2A with the message id `input.key` and may ask `hooks.askHuman` (the calling
+   * swarm pauses); a local one runs in-process. Resolves with the answer and the agent that
+   * gave it; no agent for the skill, or one that failed, is `{ ok: false }` with the reason (a
+   * tool error the model reads). Rejects when `signal` aborts, and with the close reason when
+   * the registry is (or gets) closed: the call is interrupted, not answered, so the calling
+   * swarm can run it again after a restart (see `RemoteAgents.run`).
+   */
+  callBest(skill: string, input: RemoteAgentInput, hooks: RemoteHooks, signal: AbortSignal): Promise<CallResult>;
   /**
    * Sends one message to the named agent and resolves with its answer (counted in its load
    * meanwhile, but not recorded as a task). Rejects with a `TeamError`: `unknown-agent`,
-   * `no-agent` when the agent is unhealthy, `agent-failed` when it failed or could not be reached.
+   * `no-agent` when the agent is unhealthy, `agent-failed` when it failed or could not be reached,
+   * the close reason when the registry is (or gets) closed.
    */
   message(agentId: string, text: string, signal?: AbortSignal): Promise<string>;
   /** The registry as JSON (remote agents and all tasks). */
   snapshot(): RegistrySnapshot;
-  /** Stops the health timer and every check; unfinished tasks fail with `registry-closed`. */
-  close(): Promise<void>;
+  /**
+   * Takes in a {@link snapshot} (as the `restore` option does at creation): its remote agents
+   * not registered here yet (by id and card URL), its tasks not known here yet, the unfinished
+   * ones run again with the same message ids. Throws `invalid-snapshot` for an unknown version.
+   */
+  restore(snapshot: RegistrySnapshot): void;
+  /**
+   * Calls `listener` after each change of what {@link snapshot} holds (agents registered or
+   * checked, tasks and their states); returns the unsubscribe. A runtime keeping the registry
+   * in its store listens here.
+   */
+  onChange(listener: () => void): () => void;
+  /**
+   * Stops the health timer, every check and every send. Unfinished tasks are left as they were
+   * (no state change, no {@link onChange} call), so the snapshot kept in a runtime's store still
+   * holds them unfinished and a registry restored from it sends them again; their remote tasks
+   * are left running, so that re-send re-attaches to them. Calls made afterwards throw `reason`
+   * (default: `TeamError('registry-closed')`); a runtime keeping the registry closes it with
+   * `registry-in-use` when another runtime took its record (`./persistence.ts`).
+   */
+  close(reason?: TeamError): Promise<void>;
+  /** Why the registry is closed (the `reason` of {@link close}), or undefined while it is open. */
+  readonly closeReason: TeamError | undefined;
+}
+
+/** One message to an agent: the A2A message id is `key`, the same for every agent tried. */
+interface Message {
+  swarmId: string;
+  callId: string;
+  key: string;
+  text: string;
 }
 
 interface Agent {
@@ -115,6 +179,12 @@ interface Agent {
   /** The check in progress, so concurrent requests share it. */
   checking?: Promise<void>;
 }
+
+/** The hooks of a direct message: nobody stands behind it to answer, so a question fails it. */
+const NO_ANSWERS: RemoteHooks = {
+  askHuman: (question) => Promise.reject(new Error(`it asked for input, which a direct message cannot give: ${question}`)),
+  swarmEnded: () => true,
+};
 
 const DEFAULT_HEALTH_INTERVAL_MS = 30_000;
 const DEFAULT_TIMEOUT_MS = 5000;
@@ -141,6 +211,15 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
   const tasks = new Map<string, RegistryTask>();
   /** Resolves with each task once it has ended. */
   const ended = new Map<string, { promise: Promise<RegistryTask>; resolve: (t: RegistryTask) => void }>();
+  /** Who waits for the next change of a task (`wait` on a task neither ended nor asking). */
+  const watchers = new Map<string, (() => void)[]>();
+  /** Answers awaited by tasks in `input-required`. */
+  const questions = new Map<string, (answer: string) => void>();
+  /** Who hears of changes to what {@link AgentRegistry.snapshot} holds. */
+  const listeners = new Set<() => void>();
+  const announce = () => {
+    for (const listener of listeners) listener();
+  };
   let nextOrder = options.restore?.nextOrder ?? 0;
 
   const copy = <T>(value: T): T => structuredClone(value);
@@ -151,8 +230,10 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
     signal: AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]),
   });
   const assertOpen = () => {
-    if (closing.signal.aborted) throw new TeamError('The agent registry is closed', 'registry-closed');
+    closing.signal.throwIfAborted();
   };
+  /** The runs of unfinished tasks, which close() waits for (each stops at once then). */
+  const runs = new Set<Promise<void>>();
 
   const applyCard = (info: AgentInfo, card: CheckedCard) => {
     info.name = card.name;
@@ -172,6 +253,7 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
       info.health = 'unhealthy';
       info.lastError = result.error;
     }
+    announce();
   };
 
   /** Checks one agent; concurrent calls share the check in progress. */
@@ -208,93 +290,177 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
     return entry;
   };
 
-  /** Sends `text` to `agent`, counting it in the agent's load meanwhile. */
-  const send = async (
-    agent: Agent,
-    key: string,
-    callId: string,
-    text: string,
-    caller?: AbortSignal,
-  ): Promise<{ ok: true; result: string } | { ok: false; error: string }> => {
+  /**
+   * Sends one message to `agent`, counting it in the agent's load meanwhile: a remote agent
+   * over A2A with our client (its questions go to `hooks.askHuman`), a local one in-process.
+   * Rejects only when `caller` aborts or the registry closes: an interrupted call is not an
+   * answer of the agent.
+   */
+  const send = async (agent: Agent, message: Message, hooks: RemoteHooks, caller?: AbortSignal): Promise<Outcome> => {
     const signal = caller ? AbortSignal.any([closing.signal, caller]) : closing.signal;
     agent.info.load++;
     try {
-      // A local run that ignores its signal must not hold close() up.
-      if (agent.run) return { ok: true, result: await abortable(agent.run(text, signal), signal) };
-      const answer = await client.send(
-        { swarmId: registryId, callId, agentId: agent.info.id, url: agent.info.cardUrl!, request: text, key },
-        {
-          // Nobody stands behind a dispatched task to answer: the task fails with the question.
-          askHuman: (question) => Promise.reject(new Error(`it asked for input, which a dispatched task cannot give: ${question}`)),
-          swarmEnded: () => true,
-        },
-        signal,
-      );
-      if (!answer.ok) void check(agent);
-      return answer.ok ? { ok: true, result: answer.content } : { ok: false, error: answer.content };
+      let outcome: Outcome;
+      if (agent.run) {
+        // A local run that ignores its signal must not hold close() up.
+        outcome = { ok: true, result: await abortable(agent.run(message.text, signal), signal) };
+      } else {
+        const { swarmId, callId, key, text } = message;
+        const answer = await client.send({ swarmId, callId, agentId: agent.info.id, url: agent.info.cardUrl!, request: text, key }, hooks, signal);
+        outcome = answer.ok ? { ok: true, result: answer.content } : { ok: false, error: answer.content };
+      }
+      signal.throwIfAborted();
+      return outcome;
     } catch (e) {
-      if (caller?.aborted && !closing.signal.aborted) throw caller.reason;
-      return { ok: false, error: closing.signal.aborted ? 'The agent registry was closed' : reasonOf(e) };
+      if (signal.aborted) throw signal.reason;
+      return { ok: false, error: reasonOf(e) };
     } finally {
       agent.info.load--;
     }
   };
 
-  /** Runs a submitted task to its end. Never rejects. */
-  const run = async (task: RegistryTask): Promise<void> => {
-    const finish = (outcome: { ok: true; result: string } | { ok: false; error: string }) => {
-      endTask(task, outcome, now());
-      settle(task).resolve(copy(task));
-    };
-    const blocked = await awaitDependencies(task, (id) => settle(tasks.get(id)!).promise);
-    if (blocked) return finish({ ok: false, error: blocked });
-    if (closing.signal.aborted) return finish({ ok: false, error: 'The agent registry was closed' });
-    const chosen = chooseAgent(task);
-    if (typeof chosen === 'string') return finish({ ok: false, error: chosen });
-    startTask(task, chosen.info.id, now());
-    finish(await send(chosen, `${registryId}:${task.id}`, task.id, task.message));
+  /**
+   * Whether `agent` is broken after a failure: its health, checked now, is not healthy (see
+   * `./retry.ts`). Rejects when the registry closed meanwhile: the call stops there, neither
+   * answered nor moved to another agent.
+   */
+  const broken = async (agent: Agent): Promise<boolean> => {
+    await check(agent);
+    closing.signal.throwIfAborted();
+    return agent.info.health !== 'healthy';
   };
 
-  /** The agent for a task about to start, or why there is none. */
-  const chooseAgent = (task: RegistryTask): Agent | string => {
+  /** The best healthy agent with `skill` not in `tried`. */
+  const best = (skill: string, tried: ReadonlySet<string>): Agent | undefined => {
+    const found = selectAgent(
+      [...agents.values()].filter((a) => !tried.has(a.info.id)).map((a) => a.info),
+      skill,
+    );
+    return found && agents.get(found.id);
+  };
+
+  /** Notifies whoever waits for a change of `task` (see `wait`) or listens to the registry. */
+  const changed = (task: RegistryTask) => {
+    announce();
+    const waiting = watchers.get(task.id) ?? [];
+    watchers.delete(task.id);
+    for (const notify of waiting) notify();
+  };
+
+  /**
+   * Runs a submitted task to its end, or until close(), which leaves it as it is then
+   * (unfinished: see {@link AgentRegistry.close}). Never rejects.
+   */
+  const run = async (task: RegistryTask): Promise<void> => {
+    const finish = (outcome: Outcome) => {
+      questions.delete(task.id);
+      endTask(task, outcome, now());
+      settle(task).resolve(copy(task));
+      changed(task);
+    };
+    let outcome: Outcome;
+    try {
+      outcome = await sendTask(task);
+    } catch (e) {
+      // Closing interrupted the task: nothing about it changes, so its record keeps it unfinished.
+      if (closing.signal.aborted) return;
+      outcome = { ok: false, error: reasonOf(e) };
+    }
+    finish(outcome);
+  };
+
+  /**
+   * Waits for a task's dependencies and sends it (see `./retry.ts`); resolves with its outcome.
+   * Rejects when the registry closes meanwhile.
+   */
+  const sendTask = async (task: RegistryTask): Promise<Outcome> => {
+    const blocked = await abortable(
+      awaitDependencies(task, (id) => settle(tasks.get(id)!).promise),
+      closing.signal,
+    );
+    if (blocked) return { ok: false, error: blocked };
+    closing.signal.throwIfAborted();
+    const hooks: RemoteHooks = {
+      // The task waits in `input-required` until `answer()` (or the MCP tool) gives one.
+      askHuman: (question) =>
+        new Promise<string>((resolve) => {
+          askTask(task, question, now());
+          questions.set(task.id, resolve);
+          changed(task);
+        }),
+      // Closing stops following the remote task but leaves it running: a registry restored from
+      // a snapshot taken before re-sends the same message and re-attaches to it.
+      swarmEnded: () => !closing.signal.aborted,
+    };
+    const message: Message = { swarmId: registryId, callId: task.id, key: `${registryId}:${task.id}`, text: task.message };
+    return sendWithRetry<Agent>({
+      idOf: (agent) => agent.info.id,
+      choose: (tried) => chooseAgent(task, tried),
+      send: (agent) => send(agent, message, hooks),
+      broken,
+      trying: (agent, previous) => {
+        startTask(task, agent.info.id, now(), previous);
+        changed(task);
+      },
+    });
+  };
+
+  /** The agent for a task about to start (or to retry, `tried` holding those it left), or why there is none. */
+  const chooseAgent = (task: RegistryTask, tried: ReadonlySet<string>): Agent | string => {
     if (task.requestedAgent) {
       const agent = agents.get(task.requestedAgent);
+      // A named agent is the only one the task may go to.
+      if (tried.size > 0) return `Agent "${task.requestedAgent}" failed`;
       if (!agent) return `No agent "${task.requestedAgent}" is registered`;
       if (agent.info.health !== 'healthy') return `Agent "${task.requestedAgent}" is unhealthy${agent.info.lastError ? `: ${agent.info.lastError}` : ''}`;
       if (task.skill && !hasSkill(agent.info.skills, task.skill)) return `Agent "${task.requestedAgent}" has no skill "${task.skill}"`;
       return agent;
     }
-    const best = selectAgent(
-      [...agents.values()].map((a) => a.info),
-      task.skill!,
-    );
-    return best ? agents.get(best.id)! : `No healthy agent has the skill "${task.skill}"`;
+    const found = best(task.skill!, tried);
+    return found ?? `No healthy agent has the skill "${task.skill}"`;
   };
 
   const startRun = (task: RegistryTask) => {
     settle(task);
-    void run(task);
+    const running = run(task).finally(() => runs.delete(running));
+    runs.add(running);
   };
 
-  // A restored registry: its remote agents as they were (the next check refreshes them), its
-  // ended tasks as they ended, and its unfinished ones submitted again (same message ids).
-  for (const info of options.restore?.agents ?? []) agents.set(info.id, { info: { ...copy(info), load: 0 } });
-  for (const saved of options.restore?.tasks ?? []) {
-    const task = copy(saved);
-    tasks.set(task.id, task);
-    if (isTerminal(task.state)) settle(task).resolve(copy(task));
-  }
-  for (const task of tasks.values()) {
-    if (isTerminal(task.state)) continue;
-    if (task.state === 'working') {
-      // Back to submitted: the agent is chosen again.
+  /**
+   * Takes in a snapshot: its remote agents as they were (the next check refreshes them), its
+   * ended tasks as they ended, and its unfinished ones submitted again (same message ids).
+   * Agents and tasks already here are kept as they are.
+   */
+  const restoreFrom = (snapshot: RegistrySnapshot) => {
+    if (snapshot.version !== 1) throw new TeamError(`Cannot restore an agent registry snapshot of version ${String(snapshot.version)}`, 'invalid-snapshot');
+    for (const info of snapshot.agents) {
+      if (agents.has(info.id) || [...agents.values()].some((a) => a.info.cardUrl === info.cardUrl)) continue;
+      agents.set(info.id, { info: { ...copy(info), load: 0 } });
+    }
+    nextOrder = Math.max(nextOrder, snapshot.nextOrder);
+    const restored = snapshot.tasks.filter((t) => !tasks.has(t.id)).map(copy);
+    for (const task of restored) {
+      tasks.set(task.id, task);
+      if (isTerminal(task.state)) settle(task).resolve(copy(task));
+    }
+    for (const task of restored) resume(task);
+    if (restored.length > 0 || snapshot.agents.length > 0) announce();
+  };
+
+  /** Runs a restored unfinished task again. */
+  const resume = (task: RegistryTask) => {
+    if (isTerminal(task.state)) return;
+    if (task.state === 'working' || task.state === 'input-required') {
+      // Back to submitted: the agent is chosen again (an agent asking again re-enters input-required).
       task.state = 'submitted';
       delete task.agentId;
       delete task.startedAt;
+      delete task.question;
       task.history.push({ state: 'submitted', at: now() });
     }
     startRun(task);
-  }
+  };
+  if (options.restore) restoreFrom(options.restore);
 
   return {
     id: registryId,
@@ -349,7 +515,11 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
       return copy(info);
     },
 
-    unregister: (agentId) => agents.delete(agentId),
+    unregister(agentId) {
+      const removed = agents.delete(agentId);
+      if (removed) announce();
+      return removed;
+    },
 
     agents(filter = {}) {
       const all = [...agents.values()].map((a) => a.info);
@@ -387,6 +557,7 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
       if (spec.agent && !agents.has(spec.agent)) throw new TeamError(`Task "${id}" names agent "${spec.agent}", which is not registered`, 'unknown-agent');
       const task = newTask(spec, id, now());
       tasks.set(id, task);
+      announce();
       startRun(task);
       return copy(task);
     },
@@ -399,15 +570,44 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
     tasks: () => copy([...tasks.values()]),
 
     async wait(taskId, signal) {
-      if (!tasks.has(taskId)) throw new TeamError(`No task "${taskId}"`, 'unknown-task');
-      const promise = settle(tasks.get(taskId)!).promise;
-      if (!signal) return promise;
-      signal.throwIfAborted();
-      return new Promise<RegistryTask>((resolve, reject) => {
-        const onAbort = () => reject(signal.reason);
-        signal.addEventListener('abort', onAbort, { once: true });
-        void promise.then(resolve).finally(() => signal.removeEventListener('abort', onAbort));
+      const task = tasks.get(taskId);
+      if (!task) throw new TeamError(`No task "${taskId}"`, 'unknown-task');
+      const settled = () => isTerminal(task.state) || task.state === 'input-required';
+      // A task left unfinished by close() never changes again.
+      const stop = signal ? AbortSignal.any([signal, closing.signal]) : closing.signal;
+      for (;;) {
+        signal?.throwIfAborted();
+        if (settled()) return copy(task);
+        stop.throwIfAborted();
+        const next = new Promise<void>((resolve) => watchers.set(taskId, [...(watchers.get(taskId) ?? []), resolve]));
+        await abortable(next, stop);
+      }
+    },
+
+    answer(taskId, text) {
+      assertOpen();
+      const task = tasks.get(taskId);
+      if (!task) throw new TeamError(`No task "${taskId}"`, 'unknown-task');
+      const resolve = questions.get(taskId);
+      if (task.state !== 'input-required' || !resolve) throw new TeamError(`Task "${taskId}" is ${task.state}, not waiting for input`, 'wrong-state');
+      questions.delete(taskId);
+      answeredTask(task, now());
+      resolve(text);
+      changed(task);
+      return copy(task);
+    },
+
+    async callBest(skill, input, hooks, signal) {
+      assertOpen();
+      const message: Message = { swarmId: input.swarmId, callId: input.callId, key: input.key, text: input.request };
+      const outcome = await sendWithRetry<Agent>({
+        idOf: (agent) => agent.info.id,
+        choose: (tried) => best(skill, tried) ?? `No healthy agent has the skill "${skill}"`,
+        send: (agent) => send(agent, message, hooks, signal),
+        broken,
       });
+      const answered = outcome.agentId !== undefined ? { agentId: outcome.agentId } : {};
+      return outcome.ok ? { ok: true, content: outcome.result, ...answered } : { ok: false, content: outcome.error, ...answered };
     },
 
     async message(agentId, text, signal) {
@@ -419,9 +619,23 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
       }
       signal?.throwIfAborted();
       const callId = randomUUID();
-      const outcome = await send(agent, `${registryId}:message:${callId}`, callId, text, signal);
-      if (!outcome.ok) throw new TeamError(outcome.error, 'agent-failed');
+      const message: Message = { swarmId: registryId, callId, key: `${registryId}:message:${callId}`, text };
+      const outcome = await send(agent, message, NO_ANSWERS, signal);
+      if (!outcome.ok) {
+        void check(agent);
+        throw new TeamError(outcome.error, 'agent-failed');
+      }
       return outcome.result;
+    },
+
+    restore(snapshot) {
+      assertOpen();
+      restoreFrom(snapshot);
+    },
+
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
 
     snapshot() {
@@ -434,11 +648,16 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
       });
     },
 
-    async close() {
+    get closeReason() {
+      return closing.signal.aborted ? (closing.signal.reason as TeamError) : undefined;
+    },
+
+    async close(reason = new TeamError('The agent registry is closed', 'registry-closed')) {
       if (timer) clearInterval(timer);
-      closing.abort(new TeamError('The agent registry was closed', 'registry-closed'));
-      // Every unfinished task ends (its send was aborted, its wait for dependencies ends with them).
-      await Promise.all([...tasks.values()].map((t) => settle(t).promise));
+      // A second close keeps the first reason (an aborted signal keeps its reason).
+      closing.abort(reason);
+      // Every run stops at once (its send or its wait for dependencies rejects), leaving its task as it was.
+      await Promise.all(runs);
       await Promise.all([...agents.values()].map((a) => a.checking));
     },
   };

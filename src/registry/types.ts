@@ -49,8 +49,22 @@ export interface TaskDependency {
   kind: DependencyKind;
 }
 
-/** A dispatched task's state: `submitted` until it has an agent, `working` on it, then terminal. */
-export type RegistryTaskState = 'submitted' | 'working' | 'completed' | 'failed';
+/**
+ * A dispatched task's state: `submitted` until it has an agent, `working` on it (back to
+ * `submitted` when a broken agent is left for another), `input-required` while the agent waits
+ * for an answer ({@link AgentRegistry.answer}), then terminal.
+ */
+export type RegistryTaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed';
+
+/** One entry of a task's history: the state entered and when. */
+export interface RegistryTaskStep {
+  state: RegistryTaskState;
+  at: number;
+  /** `working`, `input-required`: the agent the task is on. */
+  agentId?: string;
+  /** `submitted` again: why the previous agent was left (`<agent>: <reason>`). */
+  error?: string;
+}
 
 /** What {@link AgentRegistry.dispatch} takes. */
 export interface DispatchSpec {
@@ -80,11 +94,13 @@ export interface RegistryTask {
   result?: string;
   /** Why it failed. */
   error?: string;
+  /** `input-required`: what the agent asks. */
+  question?: string;
   submittedAt: number;
   startedAt?: number;
   endedAt?: number;
-  /** Every state with the time it was entered. */
-  history: { state: RegistryTaskState; at: number }[];
+  /** Every state with the time it was entered: each agent tried appears in a `working` entry. */
+  history: RegistryTaskStep[];
 }
 
 /** The whole registry as JSON: what to persist and give back as `restore`. */

@@ -20,10 +20,13 @@ import type { LiveSwarms } from './live.js';
 
 /**
  * How commands reach swarms held by other runtimes (a transport is configured): `send` delivers
- * one to the runtime holding the swarm's lease.
+ * one to the runtime holding the swarm's lease; `stopHeld` stops a swarm even when its holder is
+ * gone (see `Hosting.stopHeld`).
  */
 export interface CommandRelay {
   send(owner: string, command: OwnerCommand): Promise<void>;
+  /** Stops a swarm of `definitionId` held elsewhere (`owner`: its live lease's owner, if any). */
+  stopHeld(owner: string | undefined, definitionId: string, command: Extract<OwnerCommand, { op: 'stop' }>): Promise<void>;
   /** Throws a SwarmError `unavailable` while the transport is down. */
   assertAvailable(): Promise<void>;
 }
@@ -66,7 +69,11 @@ export class Commands {
     }
   }
 
-  /** Stops a live swarm (its running children stop with it). */
+  /**
+   * Stops a live swarm (its running children stop with it). With a transport, a swarm held by
+   * a runtime that does not answer (or by nobody) is stopped all the same: the stop is accepted
+   * and applied by the runtime hosting its definition that takes it over.
+   */
   async stop(swarmId: string, reason: string): Promise<void> {
     const release = this.live.hold(swarmId);
     try {
@@ -111,8 +118,13 @@ export class Commands {
     if (!record) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": unknown swarm`, 'unknown-swarm');
     if (record.problem && record.result.status === 'failed') throw new SwarmError(`Cannot ${verb}: ${record.result.reason}`, 'wrong-state');
     if (isFinal(record.status)) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it has ended (${record.status})`, 'wrong-state');
-    if (this.relay && record.lease && record.lease.until > Date.now()) {
-      await this.relay.send(record.lease.owner, relayed);
+    const owner = record.lease && record.lease.until > Date.now() ? record.lease.owner : undefined;
+    if (this.relay && relayed.op === 'stop') {
+      await this.relay.stopHeld(owner, record.definitionId, relayed);
+      return undefined;
+    }
+    if (this.relay && owner !== undefined) {
+      await this.relay.send(owner, relayed);
       return undefined;
     }
     throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it is not running in this runtime (another runtime owns it)`, 'not-live');

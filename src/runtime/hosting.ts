@@ -9,7 +9,9 @@
  * The swarm id is the idempotency key of a hosted call: a call sent again, to whichever runtime,
  * attaches to the swarm's stored state instead of starting over. While a runtime holds a swarm it
  * was asked to host, it says so on the swarm's heartbeat subject; a caller that stops hearing it
- * sends the call again (see `handoffs/child-swarm.ts`).
+ * sends the call again (see `handoffs/child-swarm.ts`, and a team's remote task attempts). A stop
+ * whose swarm's holder does not answer travels the same way (`HostRequest.stop`): the runtime
+ * that takes the swarm over stops it, so nobody finishes it later.
  *
  * @module
  */
@@ -39,6 +41,14 @@ export interface HostRequest {
    * Without it (a client's `run`), an existing swarm is an `id-in-use` error.
    */
   attach?: boolean;
+  /**
+   * A stop (its reason) for a swarm whose holder did not answer: the runtime serving this request
+   * stops the swarm if it holds it, else takes it over (as adoption does, waiting out a live
+   * lease; a holder that answers meanwhile gets the stop relayed) and stops it right after
+   * restoring. Accepted at once, applied by whichever runtime takes the swarm over; nothing is
+   * started.
+   */
+  stop?: string;
 }
 
 /** A command for the runtime holding a swarm. */
@@ -54,6 +64,7 @@ const hostRequestSchema = z.object({
   customization: z.record(z.string(), z.unknown()).optional(),
   contextId: z.string().optional(),
   attach: z.boolean().optional(),
+  stop: z.string().optional(),
 });
 
 const ownerCommandSchema = z.discriminatedUnion('op', [
@@ -101,6 +112,8 @@ export class Hosting {
   /** Swarms this runtime was asked to host (or is taking over): their heartbeats go out. */
   private readonly beating = new Set<string>();
   private readonly adopting = new Set<string>();
+  /** Stops accepted for swarms being taken over here (see `HostRequest.stop`): swarm id → reason. */
+  private readonly stops = new Map<string, string>();
   private beatTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   /** Resolves once every subscription is in place. */
@@ -152,23 +165,60 @@ export class Hosting {
   async send(owner: string, command: OwnerCommand): Promise<void> {
     // Held by this very runtime but not live here (being restored): nobody else can apply it.
     if (owner === this.deps.owner) throw new SwarmError(`Swarm "${command.swarmId}" is not running in this runtime yet; try again`, 'not-live');
+    await this.requestOnce(this.subject('owner', owner), command, `Swarm "${command.swarmId}" is held by ${owner}, which did not answer`);
+  }
+
+  /**
+   * Sends `body` on `subject` once: an error answer is raised, and no answer is the `not-live`
+   * error `nobody` (with the transport's reason), or `unavailable` while the transport is down.
+   */
+  private async requestOnce(subject: string, body: unknown, nobody: string): Promise<void> {
     const transport = await this.connected();
     let message: TransportMessage;
     try {
-      message = await transport.request(this.subject('owner', owner), JSON.stringify(command), { timeoutMs: REQUEST_TIMEOUT_MS });
+      message = await transport.request(subject, JSON.stringify(body), { timeoutMs: REQUEST_TIMEOUT_MS });
     } catch (e) {
       if (e instanceof TransportError && e.code === 'unavailable') throw new SwarmError(`NATS is unavailable: ${e.message}`, 'unavailable');
-      throw new SwarmError(`Swarm "${command.swarmId}" is held by ${owner}, which did not answer (${(e as Error).message})`, 'not-live');
+      throw new SwarmError(`${nobody} (${(e as Error).message})`, 'not-live');
     }
     raise(parseReply(message.data));
   }
 
   /**
+   * Stops a swarm held by another runtime: the command goes to its holder (`owner`, the owner of
+   * its live lease); when there is none, or it does not answer (a dead process), the stop goes as
+   * a host request to the runtimes hosting `definitionId` (see `HostRequest.stop`), so the swarm
+   * ends even though its holder is gone and nobody finishes it later. Such a stop is accepted at
+   * once and applied by the runtime that takes the swarm over. That request is sent once: when no
+   * runtime hosting the definition answers (none is up, or nobody hosts it: an ad-hoc swarm), the
+   * stop fails at once with `not-live` (a team's released attempt is stopped again later, see
+   * `team/host-stops.ts`).
+   */
+  async stopHeld(owner: string | undefined, definitionId: string, command: Extract<OwnerCommand, { op: 'stop' }>): Promise<void> {
+    if (owner !== undefined) {
+      try {
+        await this.send(owner, command);
+        return;
+      } catch (e) {
+        // A holder that did not answer (or no longer holds it); not this runtime restoring it.
+        if (!(e instanceof SwarmError && e.code === 'not-live') || owner === this.deps.owner) throw e;
+      }
+    }
+    const request: HostRequest = { swarmId: command.swarmId, definitionId, input: null, attach: true, stop: command.reason };
+    await this.requestOnce(
+      this.subject('host', definitionId),
+      request,
+      `Cannot stop swarm "${command.swarmId}": ${owner === undefined ? 'nobody holds it' : `its holder ${owner} did not answer`} and no runtime hosting "${definitionId}" answered`,
+    );
+  }
+
+  /**
    * Keeps a hosted swarm's call alive: listens to its heartbeats and, when they stop for
    * `heartbeatTimeoutMs` while it has not ended, sends `request` again (to any runtime hosting
-   * the definition, under the same swarm id). Ends when `signal` aborts.
+   * the definition, under the same swarm id). `onBeat` hears each heartbeat (a team's worker
+   * progress). Ends when `signal` aborts.
    */
-  keepAlive(request: HostRequest, ended: () => Promise<boolean>, signal: AbortSignal): void {
+  keepAlive(request: HostRequest, ended: () => Promise<boolean>, signal: AbortSignal, onBeat?: () => void): void {
     const { heartbeatTimeoutMs } = this.deps.timings;
     let last = Date.now();
     let sub: TransportSubscription | undefined;
@@ -177,6 +227,7 @@ export class Hosting {
         if (signal.aborted) return;
         sub = t.subscribe(this.subject('beat', request.swarmId), () => {
           last = Date.now();
+          onBeat?.();
         });
       })
       // No transport (it failed to connect, or closed): the re-sent requests say so in turn.
@@ -280,6 +331,7 @@ export class Hosting {
     const request = parsed.data as HostRequest;
     const { live } = this.deps;
     const id = request.swarmId;
+    if (request.stop !== undefined) return this.takeToStop(id, request.stop);
     if (live.hosts.has(id) || live.passivated.has(id) || this.adopting.has(id)) {
       if (!request.attach) throw new SwarmError(`Swarm id "${id}" is already in use`, 'id-in-use');
       this.beating.add(id);
@@ -310,9 +362,37 @@ export class Hosting {
   }
 
   /**
+   * A stop request (`HostRequest.stop`): applied now when the swarm is held here; else accepted,
+   * and applied once the swarm is taken over here (or relayed to a holder that answers). A swarm
+   * unknown or already ended needs nothing.
+   */
+  private async takeToStop(id: string, reason: string): Promise<Reply> {
+    const { live } = this.deps;
+    if (live.hosts.has(id) || live.passivated.has(id)) {
+      await this.deps.command({ op: 'stop', swarmId: id, reason });
+      return { ok: true };
+    }
+    const record = await summaryOf(live.store, id);
+    if (record && !isFinal(record.status)) {
+      this.stops.set(id, reason);
+      void this.adopt(id);
+    }
+    return { ok: true };
+  }
+
+  /** Applies the stop accepted for `id`, if any (the swarm is held here now). */
+  private async applyStop(id: string): Promise<void> {
+    const reason = this.stops.get(id);
+    if (reason === undefined) return;
+    this.stops.delete(id);
+    await this.deps.command({ op: 'stop', swarmId: id, reason });
+  }
+
+  /**
    * Takes over a stored, unfinished swarm whose holder stopped: at once when that holder is a
    * dead process of this host, else once its lease ran out. Gives up when a live runtime renews
-   * it (that one is working on it) or it ended.
+   * it (that one is working on it) or it ended. A stop accepted for it is applied right after
+   * restoring, or relayed to a live holder that answers.
    */
   private async adopt(id: string): Promise<void> {
     if (this.adopting.has(id)) return;
@@ -321,12 +401,19 @@ export class Hosting {
     const giveUp = Date.now() + 3 * timings.leaseMs;
     try {
       while (!this.stopped && !live.closed && Date.now() < giveUp) {
-        if (live.hosts.has(id) || live.passivated.has(id)) return;
+        if (live.hosts.has(id) || live.passivated.has(id)) return await this.applyStop(id);
         const record = await summaryOf(live.store, id);
         if (!record || isFinal(record.status)) return;
         const held = heldByOther(record.lease, this.deps.owner, Date.now());
         if (!held || held.takeover) {
-          if (await this.deps.restore(id, held?.takeover)) return;
+          if (await this.deps.restore(id, held?.takeover)) return await this.applyStop(id);
+        } else if (this.stops.has(id)) {
+          // Held by a runtime that may be alive after all: it stops the swarm if it answers.
+          const stopped = await this.send(held.lease.owner, { op: 'stop', swarmId: id, reason: this.stops.get(id)! }).then(
+            () => true,
+            () => false,
+          );
+          if (stopped) return;
         }
         await delay(Math.max(20, Math.min(timings.leaseMs / 4, held ? held.lease.until - Date.now() + 10 : timings.leaseMs / 4)));
       }
@@ -334,6 +421,7 @@ export class Hosting {
       // The store failed: the caller's next request (its heartbeats stopped) tries again.
     } finally {
       this.adopting.delete(id);
+      this.stops.delete(id);
     }
   }
 

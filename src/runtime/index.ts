@@ -19,6 +19,7 @@ import { Elsewhere } from '../handoffs/elsewhere.js';
 import type { SwarmCard } from '../handoffs/registry-tools.js';
 import { RemoteAgents } from '../handoffs/remote-agent.js';
 import { Resolver } from '../handoffs/resolve.js';
+import { RegistryRecord } from '../registry/persistence.js';
 import { ToolSpecs } from '../handoffs/tool-specs.js';
 import { defaultOwner } from '../holder.js';
 import { a2aRemoteAgents } from '../on-demand.js';
@@ -81,6 +82,8 @@ class ComposedRuntime implements Runtime, SwarmControl {
   private readonly hosting: Hosting | undefined;
   private readonly distribution: Distribution | undefined;
   private readonly teams: Teams;
+  /** The agent registry kept in the store (`options.registry` with a durable store). */
+  private readonly registryRecord: RegistryRecord | undefined;
 
   constructor(options: RuntimeOptions) {
     if (!options.model || typeof options.model.call !== 'function') {
@@ -116,6 +119,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
         return host ? host.status() === 'paused' : undefined;
       },
       pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
+      registry: options.registry,
     });
     const children = new ChildSwarms({
       store: this.store,
@@ -168,6 +172,8 @@ class ComposedRuntime implements Runtime, SwarmControl {
     });
     this.live = live;
     this.leases = new Leases(live, this.catalog, options.owner ?? defaultOwner(), leaseMs);
+    this.registryRecord =
+      options.registry && !this.store.volatile ? new RegistryRecord(options.registry, { store: this.store, lease: () => this.leases.lease() }) : undefined;
     this.reading = new Reading(live);
     this.launching = { live, catalog: this.catalog, resolver: new Resolver(this.catalog, (url) => remote.card(url)), remote };
     if (distribution) {
@@ -191,20 +197,33 @@ class ComposedRuntime implements Runtime, SwarmControl {
       this.launching.hosting = this.hosting;
     }
     this.commands = new Commands(live, children, remote, this.hosting);
+    // A task swarm whose definition this runtime lacks runs in a worker process (over NATS).
+    const remoteTask = (definitionId: string) => (this.hosting && !this.catalog.has(definitionId) ? this.hosting : undefined);
     this.teams = new Teams(
       options.teams ?? [],
       {
-        startSwarm: (definitionId, swarmId, input) => this.startSwarm(definitionId, swarmId, input),
+        // The attempt's swarm id is the hosted call's idempotency key: sent again (a leader
+        // restarted), it attaches to the attempt instead of reading "id in use".
+        startSwarm: (definitionId, swarmId, input) =>
+          remoteTask(definitionId)?.host({ swarmId, definitionId, input, attach: true }) ?? this.startSwarm(definitionId, swarmId, input),
         // A task swarm left by a previous process is adopted first (a team restored on first use).
-        wait: async (swarmId) => {
+        wait: async (swarmId, signal) => {
           if (!this.live.hosts.has(swarmId)) await this.leases.adopt().catch(() => undefined);
-          return this.wait(swarmId);
+          return this.reading.wait(swarmId, signal);
         },
         stop: (swarmId, reason) => this.stop(swarmId, reason),
-        exists: async (swarmId) => (await summaryOf(this.store, swarmId)) !== undefined,
+        stored: async (swarmId) => ((await summaryOf(this.store, swarmId)) ? this.result(swarmId) : undefined),
         subscribe: (listener) => this.subscribe(listener),
+        follow: (definitionId, swarmId, input, onProgress, signal) => {
+          const hosting = remoteTask(definitionId);
+          if (!hosting || signal.aborted) return;
+          const request: HostRequest = { swarmId, definitionId, input, attach: true };
+          hosting.keepAlive(request, async () => isFinal((await this.result(swarmId)).status), signal, onProgress);
+          const unwatch = this.store.watch?.(swarmId, onProgress);
+          if (unwatch) signal.addEventListener('abort', unwatch, { once: true });
+        },
       },
-      (id) => this.catalog.has(id),
+      (id) => this.catalog.has(id) || distribution !== undefined,
       { store: this.store, lease: () => this.leases.lease(), owner: this.leases.owner, leaseMs },
     );
   }
@@ -226,6 +245,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
     return this.catalog.cards();
   }
 
+  teamDefinitions(): TeamDefinition[] {
+    return this.teams.definitions();
+  }
+
   definition(id: string): SwarmDefinition | undefined {
     return id === ADHOC_ID ? undefined : this.catalog.swarm(id);
   }
@@ -233,8 +256,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
   async start(): Promise<void> {
     this.live.assertOpen();
     await this.hosting?.serving;
+    // The registry first: swarms adopted next may hand off to its agents.
+    await this.registryRecord?.start();
     await this.leases.watch();
-    await this.teams.adopt();
+    await this.teams.watch();
   }
 
   async prune(options: { olderThan: Date | number }): Promise<number> {
@@ -249,6 +274,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
   async close(): Promise<void> {
     if (this.live.closed) return;
     await this.teams.close();
+    await this.registryRecord?.close();
     this.hosting?.stop();
     await this.leases.release(await this.live.close());
     if (this.ownsStore) await this.store.close();

@@ -12,7 +12,7 @@ import type { SwarmEvent } from '../../machines/events.js';
 import { SWARM_MACHINE_VERSION } from '../../machines/swarm.js';
 import type { Catalog } from '../definitions/catalog.js';
 import { HOST, heldByOther } from '../holder.js';
-import { TEAM_RECORD_PREFIX } from '../team/host-journal.js';
+import { isRuntimeRecord } from './records.js';
 import { isFinal, UNFINISHED_STATUSES } from '../result.js';
 import { CorruptEventError, type Lease, type SwarmRecord } from '../store/types.js';
 import type { SwarmHost } from './host.js';
@@ -63,8 +63,9 @@ export class Leases {
       if (live.closed) return;
       const id = listed.swarmId;
       if (live.hosts.has(id) || live.passivated.has(id) || live.starting.has(id) || live.unrestorable.has(id)) continue;
-      // A team's record is its team host's to restore (see src/team/teams.ts), not a swarm.
-      if (listed.definitionId.startsWith(TEAM_RECORD_PREFIX)) continue;
+      // A team's record is its team host's to restore (see src/team/teams.ts), the agent
+      // registry's is the runtime's (src/registry/persistence.ts): neither is a swarm.
+      if (isRuntimeRecord(listed.definitionId)) continue;
       // Among runtimes serving each other, a swarm of a definition this one lacks is another's to take.
       if (this.catalog.elsewhere && !this.catalog.has(listed.definitionId)) continue;
       // A live lease of a process of this host that has died (a crash, then a restart) is not

@@ -13,6 +13,7 @@ import { isFinal, type SwarmResult, type SwarmStatus } from '../result.js';
 import { summaryOf } from '../store/summary.js';
 import { CorruptEventError, type SwarmFilter, type SwarmSummary } from '../store/types.js';
 import type { LiveSwarms } from './live.js';
+import { isRuntimeRecord } from './records.js';
 import type { SwarmHost } from './host.js';
 
 /** How often readers poll the store for a swarm that is not live in this runtime. */
@@ -44,10 +45,22 @@ export class Reading {
   constructor(private readonly live: LiveSwarms) {}
 
   /**
-   * The store's listing, with the swarms this runtime found it cannot restore reading failed as
-   * {@link result} says; status filters and the limit apply to what is reported.
+   * The store's listing of swarms (teams' and the registry's records left out), with the swarms
+   * this runtime found it cannot restore reading failed as {@link result} says; status filters
+   * and the limit apply to what is reported.
    */
   async list(filter: SwarmFilter = {}): Promise<SwarmSummary[]> {
+    if (filter.definitionId !== undefined) return isRuntimeRecord(filter.definitionId) ? [] : this.stored(filter);
+    // Records that are not swarms may take places in a page: read on until the page is full.
+    for (let limit = filter.limit; ; limit = 2 * limit!) {
+      const page = await this.stored(limit === undefined ? filter : { ...filter, limit });
+      const swarms = page.filter((s) => !isRuntimeRecord(s.definitionId));
+      if (limit === undefined || swarms.length >= filter.limit! || page.length < limit) return swarms.slice(0, filter.limit);
+    }
+  }
+
+  /** The store's listing, with what this runtime cannot restore reported failed. */
+  private async stored(filter: SwarmFilter): Promise<SwarmSummary[]> {
     const { store, unrestorable } = this.live;
     if (unrestorable.size === 0) return store.list(filter);
     const wanted = (s: SwarmSummary) => !filter.status || filter.status.includes(s.status);
@@ -83,24 +96,31 @@ export class Reading {
     return this.reported(record).result;
   }
 
-  /** Resolves with the result once the swarm is paused or has ended. */
-  async wait(swarmId: string): Promise<SwarmResult> {
+  /**
+   * Resolves with the result once the swarm is paused or has ended. When `signal` aborts (the
+   * caller no longer needs the result: a team's released attempt), rejects with its reason and
+   * lets go of every watch, poll and waker at once.
+   */
+  async wait(swarmId: string, signal?: AbortSignal): Promise<SwarmResult> {
     // Set up on the first wait for a swarm not live here, then kept for the whole wait.
     let changes: Changes | undefined;
     try {
       for (;;) {
+        signal?.throwIfAborted();
         const host = this.live.hosts.get(swarmId);
         if (host) {
           // Live here: its status is in memory and its next commit wakes us (no poll timer); the
           // result is built once it is not running. A host that has just ended answers too: its
           // final commit is durable.
-          if (isMoving(host.status())) await host.nextCommit();
+          if (isMoving(host.status())) await host.nextCommit(signal);
           if (!isMoving(host.status())) return durableResult(host);
           continue;
         }
         // The poll is released as soon as it is not needed: a timer left behind per wait would
         // outlive the swarm by a poll interval.
         const parked = new AbortController();
+        const leave = () => parked.abort();
+        signal?.addEventListener('abort', leave, { once: true });
         changes ??= this.changes(swarmId);
         try {
           const next = changes.next(parked.signal);
@@ -110,6 +130,7 @@ export class Reading {
           if (this.live.closed && !this.live.hosts.has(swarmId)) throw new SwarmError(`This runtime is closed; swarm "${swarmId}" is still ${result.status}`, 'closed');
           await next;
         } finally {
+          signal?.removeEventListener('abort', leave);
           parked.abort();
         }
       }

@@ -112,7 +112,8 @@ export async function replaySwarm(
     } else if (e.kind === 'internal:tool-complete' && e.key) {
       results.set(e.key, { ok: e.ok, content: e.content });
     } else if (e.kind === 'status-update' && e.metadata.type === 'handoff-result') {
-      results.set(e.metadata.key, { ok: e.metadata.ok, content: e.metadata.content });
+      // `from` names the agent that answered, which the live call's result carried.
+      results.set(e.metadata.key, { ok: e.metadata.ok, content: e.metadata.content, agentId: e.metadata.from });
     }
   }
   const ports = judge?.(input);

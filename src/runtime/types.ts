@@ -12,6 +12,7 @@ import type { AdhocClient, SwarmClient } from '../client.js';
 import type { AgentDefinition, SwarmDefinition } from '../definitions/define.js';
 import type { SwarmCard } from '../handoffs/registry-tools.js';
 import type { RemoteAgentClient } from '../handoffs/remote-agent.js';
+import type { AgentRegistry } from '../registry/registry.js';
 import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
 import type { Tool } from '../tool.js';
 import type { NatsOptions } from '../transport/nats-options.js';
@@ -48,6 +49,13 @@ export interface RuntimeOptions {
   owner?: string;
   /** How handoffs reach remote agents (default: the A2A client). */
   remote?: RemoteAgentClient;
+  /**
+   * The agent registry that `handoff.toBestAgent(skill)` handoffs choose their agent from (each
+   * call goes to the best healthy agent with the skill at that moment; see `createAgentRegistry`).
+   * A definition with such a handoff and no registry is a `DefinitionError` at creation. The
+   * caller creates and closes it.
+   */
+  registry?: AgentRegistry;
   /**
    * Secrets (API keys, tokens) that must never be persisted: every occurrence in what a swarm
    * writes (snapshots, events, results) is replaced with `[REDACTED]`. The secrets models
@@ -168,6 +176,8 @@ export interface Runtime {
   definitions(): SwarmCard[];
   /** The registered definition with this id, or undefined. */
   definition(id: string): SwarmDefinition | undefined;
+  /** Every team definition this runtime knows (`createRuntime({ teams })` and those given to `forTeam`). */
+  teamDefinitions(): TeamDefinition[];
   /**
    * Calls `listener` with every event of every swarm this runtime drives, in commit order,
    * once it is durable. Returns the unsubscribe function. A throwing listener is ignored.

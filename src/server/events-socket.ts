@@ -17,6 +17,15 @@
  * arrives is delivered, each swarm's in `seq` order. The connection stays open until either
  * side closes it. To catch up with one swarm after a gap, subscribe to it with `since`.
  *
+ * **One team:** `/events?teamId=…&definitionId=…&since=n` (`definitionId` is then the team's
+ * definition, required) sends the team's events after `n` exactly as `TeamClient.events({ since })`
+ * yields them (A2A `status-update`s, `seq` numbered) and closes with 1000 when they end, after
+ * the run's `team-ended` (at once for a finished team replayed to its end; a paused team's
+ * stream waits). Refused before the upgrade like a swarm's: 404 an unknown team definition or a
+ * team that never ran, 400 a malformed team id or `since`, or `swarmId` given too. A team's
+ * events are kept by the team, so they are all read at the subscriber's pace: one that takes
+ * nothing for `stallMs` gets `{ "type": "overflow", "teamId", "lastSeq" }` and 1013.
+ *
  * **Slow subscribers** never slow a swarm down. Each connection has a bounded buffer: frames
  * handed to the socket but not yet flushed to the network (at most `maxFrames`, default 1000,
  * and `maxBytes`, default 4 MiB). Live events are handed over as they are committed, without
@@ -44,8 +53,10 @@ import { isFinal, UNFINISHED_STATUSES } from '../result.js';
 import type { Runtime } from '../runtime/types.js';
 import type { SwarmSummary } from '../store/types.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
+import type { TeamClient } from '../team/client.js';
 import { asHttpError, HttpError, type HttpHandler, type ServerContext } from './http.js';
-import { parseCursor } from './sse.js';
+import { parseCursor, type StreamedEvent } from './sse.js';
+import { findTeam } from './teams.js';
 
 /** The path of the WebSocket endpoint. */
 export const EVENTS_PATH = '/events';
@@ -103,8 +114,13 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
       const definitionId = url.searchParams.get('definitionId') || undefined;
       const sinceParam = url.searchParams.get('since');
       const since = sinceParam === null || sinceParam === '' ? 0 : parseCursor(sinceParam, 'since');
+      const teamId = url.searchParams.get('teamId') || undefined;
       let subscription: Subscription;
-      if (swarmId !== undefined) {
+      if (teamId !== undefined) {
+        if (swarmId !== undefined) throw new HttpError(400, 'Give swarmId or teamId, not both');
+        if (definitionId === undefined) throw new HttpError(400, 'A team stream needs definitionId (the team definition) with teamId');
+        subscription = { mode: 'team', client: await findTeam(runtime, definitionId, teamId), since };
+      } else if (swarmId !== undefined) {
         const problem = swarmIdProblem(swarmId, MAX_DERIVED_SWARM_ID_LENGTH);
         if (problem) throw new HttpError(400, `Invalid swarm id: ${problem}`);
         const record = await runtime.store.load(swarmId);
@@ -136,7 +152,9 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
         const run =
           subscription.mode === 'swarm'
             ? pumpSwarm(runtime, outbox, subscription, controller.signal)
-            : pumpAll(sharedFeed(), outbox, subscription, controller.signal);
+            : subscription.mode === 'team'
+              ? pumpTeam(outbox, subscription, controller.signal)
+              : pumpAll(sharedFeed(), outbox, subscription, controller.signal);
         run
           .catch((err: unknown) => outbox.finish(1011, `Event stream failed: ${errorText(err)}`))
           .finally(() => pumps.delete(controller));
@@ -184,6 +202,7 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
 
 type Subscription =
   | { mode: 'swarm'; swarmId: string; definitionId: string; since: number }
+  | { mode: 'team'; client: TeamClient; since: number }
   | { mode: 'all'; definitionId?: string };
 
 /** A close reason within the protocol's 123 bytes (`ws` throws on longer ones), cut on a character. */
@@ -202,6 +221,9 @@ function refuse(socket: Duplex, status: number, message: string): void {
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
+
+/** An event a subscriber is sent: a swarm's, or a team's (whose `swarmId` is the team id). */
+type OutboxEvent = StreamedEvent & { readonly swarmId: string };
 
 /**
  * One subscriber's bounded buffer. Counts the frames handed to `ws` whose write has not
@@ -240,7 +262,7 @@ class Outbox {
    * Checking before sending lets a single frame larger than `maxBytes` through to a subscriber
    * that keeps up.
    */
-  offer(event: SwarmEvent, overflowInfo: () => Record<string, unknown>): boolean {
+  offer(event: OutboxEvent, overflowInfo: () => Record<string, unknown>): boolean {
     if (this.done) return false;
     if (this.inFlight >= this.limits.maxFrames || this.ws.bufferedAmount > this.limits.maxBytes) {
       this.overflow(overflowInfo());
@@ -251,7 +273,7 @@ class Outbox {
   }
 
   /** Hands an event to the socket unconditionally (the replay, after {@link room}). */
-  send(event: SwarmEvent): void {
+  send(event: OutboxEvent): void {
     if (this.done) return;
     this.inFlight++;
     this.ws.send(JSON.stringify(event), () => {
@@ -352,6 +374,22 @@ async function pumpSwarm(
   // The events ended without a final one: the swarm cannot be restored here, was pruned, or
   // the runtime closed; nothing more will come on this connection.
   out.finish(1000, 'no more events for this swarm here');
+}
+
+/**
+ * One-team mode: the team's events at the subscriber's pace (the team keeps them, so waiting
+ * costs it nothing), until they end with the run.
+ */
+async function pumpTeam(out: Outbox, sub: Extract<Subscription, { mode: 'team' }>, signal: AbortSignal): Promise<void> {
+  const { teamId } = sub.client;
+  for await (const event of sub.client.events({ since: sub.since, signal })) {
+    if (!(await out.room())) {
+      if (!out.closed) out.overflow({ teamId, lastSeq: out.lastSeq.get(teamId) ?? sub.since });
+      return;
+    }
+    out.send(event);
+  }
+  if (!signal.aborted && !out.closed) out.finish(1000, 'the team run ended');
 }
 
 /** Every-swarm mode: relays the shared feed until the subscriber leaves or overflows. */

@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import { errorText } from '../../machines/error-text.js';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
 import type { Runtime } from '../runtime/types.js';
+import { TeamError, type TeamErrorCode } from '../team/errors.js';
 
 /** Default largest request body: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -118,8 +119,92 @@ const STATUS_OF: Record<SwarmErrorCode, number> = {
   unavailable: 503,
 };
 
-/** Maps a runtime `SwarmError` to an HttpError with its message; anything else stays a 500. */
+/**
+ * The HTTP status of each kind of team error (team endpoints): a request the board or the
+ * limits refuse is the client's (400 when it can never pass: an invalid task, a cycle, an
+ * unknown dependency; 409 when it conflicts with what exists now: a limit such as
+ * `maxTasksPerBoard` or `maxTeams`, a duplicate task, a command that does not fit the team's
+ * state, a team another runtime drives); unknown things are 404; a stored team that cannot be
+ * read is the server's fault (500); a registry agent that cannot be reached is a 502/503.
+ */
+const TEAM_STATUS_OF: Record<TeamErrorCode, number> = {
+  'invalid-limit': 400,
+  limit: 409,
+  cycle: 400,
+  'unknown-dependency': 400,
+  'not-claimable': 409,
+  'not-owner': 409,
+  'stale-attempt': 409,
+  'wrong-state': 409,
+  'invalid-snapshot': 500,
+  'invalid-message': 400,
+  'not-a-member': 404,
+  'duplicate-member': 409,
+  'invalid-card': 400,
+  'card-unreachable': 502,
+  'duplicate-agent': 409,
+  'unknown-agent': 404,
+  'no-agent': 503,
+  'agent-failed': 502,
+  'duplicate-task': 409,
+  'unknown-task': 404,
+  'invalid-task': 400,
+  'registry-closed': 503,
+  'registry-in-use': 409,
+  'unknown-team': 404,
+  'team-in-use': 409,
+  'wrong-team-state': 409,
+};
+
+/**
+ * Maps a runtime `SwarmError` or a `TeamError` to an HttpError with its message (the one error
+ * mapping of every endpoint); anything else stays a 500.
+ */
 export function asHttpError(err: unknown): unknown {
-  if (err instanceof HttpError || !(err instanceof SwarmError)) return err;
-  return new HttpError(STATUS_OF[err.code], err.message);
+  if (err instanceof SwarmError) return new HttpError(STATUS_OF[err.code], err.message);
+  if (err instanceof TeamError) return new HttpError(TEAM_STATUS_OF[err.code], err.message);
+  return err;
+}
+
+/**
+ * The decoded segments of a path under `prefix` (`/swarms`, `/teams`): false when the path is
+ * not under it (another handler's), undefined when a segment is empty (no route has one).
+ */
+export function pathSegments(pathname: string, prefix: string): string[] | false | undefined {
+  if (pathname !== prefix && !pathname.startsWith(`${prefix}/`)) return false;
+  const raw = pathname.slice(prefix.length).replace(/^\/|\/$/g, '');
+  const parts = raw === '' ? [] : raw.split('/').map(decodeSegment);
+  return parts.some((p) => p === '') ? undefined : parts;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, `Malformed URL segment "${segment}"`);
+  }
+}
+
+/**
+ * Refuses a method the route does not take: 405 with `Allow`, checked before anything else so
+ * the answer does not depend on whether the resource exists.
+ */
+export function requireMethod(req: IncomingMessage, res: ServerResponse, pathname: string, allowed: readonly string[]): void {
+  if (allowed.includes(req.method ?? '')) return;
+  res.setHeader('allow', allowed.join(', '));
+  throw new HttpError(405, `${req.method} is not allowed on ${pathname}; use ${allowed.join(' or ')}`);
+}
+
+/** A JSON body that must be an object (`{}` for an empty body); `shape` names it in the 400. */
+export function objectBody(body: unknown, shape: string): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, `The body must be a JSON object ${shape}`);
+  return body as Record<string, unknown>;
+}
+
+/** An optional string field of a body (null reads as absent); any other type is a 400. */
+export function optionalString(body: Record<string, unknown>, key: string): string | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new HttpError(400, `\`${key}\` must be a string`);
+  return value;
 }

@@ -1,6 +1,6 @@
 /**
- * `serve(runtime)`: every swarm over REST + SSE, WebSocket subscribers, A2A and MCP, on one
- * HTTP server bound to 127.0.0.1 by default.
+ * `serve(runtime)`: every swarm and team over REST + SSE and WebSocket subscribers, the swarms
+ * over A2A and MCP too, on one HTTP server bound to 127.0.0.1 by default.
  *
  * Every request passes, in this order: the cross-origin policy (`./policy.ts`: Host and
  * Origin, 403), the bearer token when one is set (401), and the media-type rule (415); only
@@ -20,6 +20,7 @@ import { createEventSocketHandler, type EventSocketOptions } from './events-sock
 import { authorized, HttpError, type HttpHandler, MAX_BODY_BYTES, sendJson, type ServerContext } from './http.js';
 import { isLoopbackHost, requestPolicy } from './policy.js';
 import { createRestHandler } from './rest.js';
+import { createTeamHandler } from './teams.js';
 
 /** Options of {@link serve}. */
 export interface ServeOptions {
@@ -85,8 +86,9 @@ function isPublic(url: URL): boolean {
 }
 
 /**
- * Serves a runtime's swarms over REST + SSE, WebSocket, A2A and MCP on one HTTP server, bound to
- * 127.0.0.1 unless `host` says otherwise; every endpoint is guarded by the same request policy.
+ * Serves a runtime's swarms over REST + SSE, WebSocket, A2A and MCP, and its teams over REST +
+ * SSE and WebSocket (`./teams.ts`), on one HTTP server, bound to 127.0.0.1 unless `host` says
+ * otherwise; every endpoint is guarded by the same request policy.
  *
  * @example
  * import { serve } from 'xswarm/server';
@@ -122,6 +124,7 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
   };
   const handlers: HttpHandler[] = [
     createRestHandler(ctx, options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
+    createTeamHandler(ctx, options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
     createEventSocketHandler(ctx, options.subscribers),
     createA2AHandler(ctx),
     createMcpHandler(ctx, options.registry ? { registry: options.registry } : {}),

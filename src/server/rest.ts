@@ -27,10 +27,22 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PauseReason } from '../../machines/events.js';
 import { PAUSE_TYPES } from '../../machines/pause.js';
 import { assertCursor } from '../cursor.js';
+import { isFinalEvent } from '../event-helpers.js';
 import { SWARM_STATUSES, type SwarmStatus } from '../result.js';
 import type { SwarmRecord } from '../store/types.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
-import { asHttpError, HttpError, type HttpHandler, readJson, sendJson, type ServerContext } from './http.js';
+import {
+  asHttpError,
+  HttpError,
+  type HttpHandler,
+  objectBody,
+  optionalString,
+  pathSegments,
+  readJson,
+  requireMethod,
+  sendJson,
+  type ServerContext,
+} from './http.js';
 import { DEFAULT_KEEPALIVE_MS, sseCursor, streamSse } from './sse.js';
 
 /** Options of {@link createRestHandler}. */
@@ -144,7 +156,7 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
     streams.add(controller);
     const client = runtime.forSwarm(route.definitionId, route.swarmId);
     try {
-      await streamSse(res, (signal) => client.events({ since, signal }), { keepAliveMs, signal: controller.signal });
+      await streamSse(res, (signal) => client.events({ since, signal }), { keepAliveMs, signal: controller.signal, endAfter: isFinalEvent });
     } finally {
       streams.delete(controller);
     }
@@ -155,11 +167,7 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
       const route = routeOf(url.pathname);
       if (route === false) return false;
       if (route === undefined) throw new HttpError(404, `No endpoint at ${url.pathname}`);
-      const allowed = METHODS[route.kind];
-      if (!allowed.includes(req.method ?? '')) {
-        res.setHeader('allow', allowed.join(', '));
-        throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}; use ${allowed.join(' or ')}`);
-      }
+      requireMethod(req, res, url.pathname, METHODS[route.kind]);
       // A malformed id names no swarm that could exist: say so (400) rather than "unknown" (404).
       if ('swarmId' in route) {
         const problem = swarmIdProblem(route.swarmId, MAX_DERIVED_SWARM_ID_LENGTH);
@@ -201,10 +209,8 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
  * undefined when it is but matches no route (404). Segments are URL-decoded.
  */
 function routeOf(pathname: string): Route | false | undefined {
-  if (pathname !== '/swarms' && !pathname.startsWith('/swarms/')) return false;
-  const raw = pathname.slice('/swarms'.length).replace(/^\/|\/$/g, '');
-  const parts = raw === '' ? [] : raw.split('/').map(decodeSegment);
-  if (parts.some((p) => p === '')) return undefined;
+  const parts = pathSegments(pathname, '/swarms');
+  if (!parts) return parts;
   const [definitionId, swarmId, action] = parts;
   if (parts.length === 0) return { kind: 'definitions' };
   if (parts.length === 1) return { kind: 'definition', definitionId: definitionId! };
@@ -214,25 +220,4 @@ function routeOf(pathname: string): Route | false | undefined {
     return { kind: 'command', definitionId: definitionId!, swarmId: swarmId!, command: action as Command };
   }
   return undefined;
-}
-
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw new HttpError(400, `Malformed URL segment "${segment}"`);
-  }
-}
-
-/** A JSON body that must be an object (`{}` for an empty body). */
-function objectBody(body: unknown, shape: string): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, `The body must be a JSON object ${shape}`);
-  return body as Record<string, unknown>;
-}
-
-function optionalString(body: Record<string, unknown>, key: string): string | undefined {
-  const value = body[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw new HttpError(400, `\`${key}\` must be a string`);
-  return value;
 }

@@ -1,24 +1,28 @@
 /**
- * Streaming plumbing of the REST event stream (Server-Sent Events), partly shared with the
- * WebSocket subscribers: the SSE wire format, cursors.
+ * Streaming plumbing of the REST event streams (Server-Sent Events) of swarms and teams, partly
+ * shared with the WebSocket subscribers: the SSE wire format, cursors.
  *
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorText } from '../../machines/error-text.js';
-import type { SwarmEvent } from '../../machines/events.js';
-import { isFinalEvent } from '../event-helpers.js';
 import { HttpError } from './http.js';
 
 /** Default interval of the SSE keep-alive comments: below the 30–60 s idle cut of most proxies. */
 export const DEFAULT_KEEPALIVE_MS = 15_000;
+
+/** What a stream carries: a swarm's or a team's event, numbered by `seq` 1, 2, 3 … */
+export interface StreamedEvent {
+  readonly seq: number;
+  readonly kind: string;
+}
 
 /**
  * One event in the SSE wire format: `id:` is the event's sequence number (what a reconnecting
  * `EventSource` sends back as `Last-Event-ID`), `event:` its kind, `data:` the event as JSON
  * on one line (JSON.stringify escapes every line break, so the frame cannot be split).
  */
-export function sseFrame(event: SwarmEvent): string {
+export function sseFrame(event: StreamedEvent): string {
   return `id: ${event.seq}\nevent: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
@@ -44,25 +48,31 @@ export function sseCursor(req: IncomingMessage, url: URL): number {
 }
 
 /** Options of {@link streamSse}. */
-export interface SseStreamOptions {
+export interface SseStreamOptions<E extends StreamedEvent> {
   /** Interval of the `: ping` comment lines that keep idle connections (and proxies) open. */
   keepAliveMs: number;
   /** Aborts the stream from the server side (shutdown); the response is ended cleanly. */
   signal?: AbortSignal;
+  /**
+   * Ends the stream after an event it accepts (a swarm's final event: its iterator may outlive
+   * it). Without it, the stream ends when the events end (a team's, at the end of its run).
+   */
+  endAfter?: (event: E) => boolean;
 }
 
 /**
- * Streams swarm events as Server-Sent Events until the final event (then ends the response),
- * the client disconnects, or `options.signal` aborts. `events` gets a signal that aborts when
- * the stream ends for any reason: the runtime then releases the reader at once (a dropped
+ * Streams events as Server-Sent Events until they end or `options.endAfter` accepts one (then
+ * ends the response), the client disconnects, or `options.signal` aborts. `events` gets a
+ * signal that aborts when the stream ends for any reason: the runtime then releases the reader
+ * at once (a dropped
  * connection to a quiet swarm must not wait for its next commit). A slow reader holds back
- * only its own iterator (we wait for `drain`): events come from the store, so a swarm never
- * waits for it.
+ * only its own iterator (we wait for `drain`): events come from the store (a team's from its
+ * log), so neither a swarm nor a team waits for it.
  */
-export async function streamSse(
+export async function streamSse<E extends StreamedEvent>(
   res: ServerResponse,
-  events: (signal: AbortSignal) => AsyncIterable<SwarmEvent>,
-  options: SseStreamOptions,
+  events: (signal: AbortSignal) => AsyncIterable<E>,
+  options: SseStreamOptions<E>,
 ): Promise<void> {
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -84,7 +94,7 @@ export async function streamSse(
   try {
     for await (const event of events(controller.signal)) {
       if (!res.write(sseFrame(event))) await drained(res, controller.signal);
-      if (isFinalEvent(event)) break;
+      if (options.endAfter?.(event)) break;
     }
   } catch (err) {
     // Headers are out, so no status code any more: the failure is told in-band.

@@ -25,6 +25,16 @@ export function attemptKey(boardId: string, taskId: string, attempt: number): st
   return `${boardId}:${taskId}:${attempt}`;
 }
 
+/**
+ * What failing a task's current attempt does: its failure count with this one, and whether
+ * that reaches `maxAttempts` (the task escalates to a human). The one rule of escalation: the
+ * board applies it, and the team's leader decides on the same figures (`TaskBoard.failureOutcome`).
+ */
+export function failureOutcome(task: Pick<Task, 'failures'>, limits: Pick<TeamLimits, 'maxAttempts'>, retry = true): { failures: number; escalates: boolean } {
+  const failures = task.failures + 1;
+  return { failures, escalates: retry && failures >= limits.maxAttempts };
+}
+
 /** A store holding `context`, with the board's transitions. */
 export function createBoardStore(context: BoardContext) {
   return createStore({
@@ -62,8 +72,7 @@ export function createBoardStore(context: BoardContext) {
         const task = find(ctx, event.taskId);
         if (task?.status !== 'in_progress' || task.owner === undefined) return ctx;
         const { owner, ...rest } = task;
-        const failures = task.failures + 1;
-        const escalate = event.retry && failures >= ctx.limits.maxAttempts;
+        const { failures, escalates: escalate } = failureOutcome(task, ctx.limits, event.retry);
         const status = !event.retry ? 'failed' : escalate ? 'escalated' : 'pending';
         const next = replace(ctx, { ...rest, status, failures, lastError: event.error, updatedAt: event.at });
         const retry = status === 'pending';

@@ -10,7 +10,7 @@
  * @module
  */
 import { findBlocked, findCycle } from './board-graph.js';
-import { attemptKey, createBoardStore, type BoardContext, type BoardStore } from './board-store.js';
+import { attemptKey, createBoardStore, failureOutcome, type BoardContext, type BoardStore } from './board-store.js';
 import {
   parseBoardSnapshot,
   parseTaskSpec,
@@ -210,6 +210,15 @@ export class TaskBoard {
     if (typeof options.error !== 'string') throw new TeamError(`failing task ${taskId} needs an error message`, 'invalid-task');
     this.#store.trigger.failed({ taskId, error: options.error, retry: options.retry ?? true, at: this.#clock() });
     return this.task(taskId)!;
+  }
+
+  /**
+   * What failing the current attempt of `taskId` would do now: the failure count it would
+   * reach and whether the task would escalate. The leader decides escalation on these figures,
+   * so the board stays the one counter of failures.
+   */
+  failureOutcome(taskId: string): { failures: number; escalates: boolean } {
+    return failureOutcome(this.#require(taskId), this.#context.limits);
   }
 
   /**

@@ -23,6 +23,8 @@ export interface TeamBoardView {
 
 /** The inbox of a team as its client reads it. */
 export interface TeamInboxView {
+  /** The leader's member id (the first member): the one the workers report to. */
+  readonly leader: string;
   /** The leader and the workers, in join order. */
   members(): readonly string[];
   /** The messages to `member` (a member of this team) after `since`. */
@@ -32,23 +34,51 @@ export interface TeamInboxView {
   stats(): InboxStats;
 }
 
+/** Where a team is now: {@link TeamRunSummary} with `running` among the statuses. */
+export interface TeamSummary extends Omit<TeamRunSummary, 'status'> {
+  status: TeamStatus;
+}
+
+/**
+ * Where a client finds its team's host in the runtime. A team that never ran has no host kept
+ * for it: reading it costs nothing that stays, so a flood of reads of unknown team ids leaves
+ * nothing behind; running it is what keeps one.
+ */
+export interface TeamSlot {
+  readonly teamId: string;
+  readonly definitionId: string;
+  /** The kept host, or a blank one kept nowhere (a team this runtime has not seen run). */
+  view(): TeamHost;
+  /**
+   * The kept host, brought up to date with the store when it may be behind it (it only reads
+   * the team, or its run is over), or the host of a team the store holds (kept from now on);
+   * undefined when the store holds nothing of the team either.
+   */
+  find(): Promise<TeamHost | undefined>;
+  /**
+   * Runs `act` on the team's host (made and kept if there is none), brought up to date first; a
+   * host made for it that is left idle (`act` threw) is not kept.
+   */
+  use<T>(act: (host: TeamHost) => T): Promise<T>;
+}
+
 /** The handle on one team. */
 export class TeamClient {
-  constructor(private readonly host: TeamHost) {}
+  constructor(private readonly slot: TeamSlot) {}
 
   /** The team instance id. */
   get teamId(): string {
-    return this.host.teamId;
+    return this.slot.teamId;
   }
 
   /** The team definition's id. */
   get definitionId(): string {
-    return this.host.definition.id;
+    return this.slot.definitionId;
   }
 
   /** Where the team is now. */
   get status(): TeamStatus {
-    return this.host.status;
+    return this.slot.view().status;
   }
 
   /**
@@ -56,38 +86,51 @@ export class TeamClient {
    * under way, else the running one takes them. All or nothing: throws a `TeamError` (invalid
    * task, duplicate id, unknown dependency, cycle, `maxTasksPerBoard`, `maxTeams`).
    */
-  async run(tasks: readonly TaskSpec[]): Promise<Task[]> {
-    await this.host.ready;
-    return this.host.run(tasks);
+  run(tasks: readonly TaskSpec[]): Promise<Task[]> {
+    return this.slot.use((host) => host.run(tasks));
   }
 
   /**
    * Resolves when the run is paused for a human (`paused`, with the escalation) or ended
-   * (`completed`, `stalled`, `failed`, `stopped`), with the board counts and the metrics.
+   * (`completed`, `stalled`, `failed`, `stopped`), with the board counts and the metrics. A run
+   * another runtime drives is followed in the store until it pauses or ends there.
    */
   async wait(): Promise<TeamRunSummary> {
-    await this.host.ready;
-    return this.host.wait();
+    return ((await this.slot.find()) ?? this.slot.view()).wait();
   }
 
   /**
-   * Resolves once the team's stored state is restored (after a restart); `board()`, `inbox()`
-   * and `metrics()` read it from then on (every async method waits for it itself).
+   * Resolves once the team's stored state is read (after a restart, or what another runtime
+   * wrote since); `board()`, `inbox()`, `summary()` and `metrics()` read it from then on (every
+   * async method reads it itself).
    */
-  ready(): Promise<void> {
-    return this.host.ready;
+  async ready(): Promise<void> {
+    await this.slot.find();
+  }
+
+  /**
+   * Where the team is now, without waiting (`wait()` waits for a pause or the end): status,
+   * board counts, blocked tasks, the escalation and reason of a pause or an end, metrics.
+   */
+  summary(): TeamSummary {
+    // What the store holds by now is read for the next call (a run another runtime drives).
+    this.slot.find().catch(() => undefined);
+    const host = this.slot.view();
+    return { ...host.summary(), status: host.status };
   }
 
   /** The board now. */
   board(): TeamBoardView {
-    const board = this.host.board;
+    const board = this.slot.view().board;
     return { tasks: board.tasks(), counts: board.counts(), blocked: board.blocked(), snapshot: board.snapshot() };
   }
 
   /** The team's inbox, read as members of this team. */
   inbox(): TeamInboxView {
-    const { inbox, teamId } = this.host;
+    const { inbox, teamId } = this.slot.view();
     return {
+      // The host makes the leader the first member, before the workers.
+      leader: inbox.members()[0]!,
       members: () => inbox.members(),
       read: (member, options = {}) => inbox.read({ teamId, id: member }, options),
       messages: () => {
@@ -100,7 +143,7 @@ export class TeamClient {
 
   /** Seed 004's metrics of the current (or last) run, with `durationMs` for speedup figures. */
   metrics(): TeamRunMetrics {
-    return this.host.metrics();
+    return this.slot.view().metrics();
   }
 
   /**
@@ -108,14 +151,13 @@ export class TeamClient {
    * under way; ends when the run ends or `signal` aborts.
    */
   async *events(options: { since?: number; signal?: AbortSignal } = {}): AsyncGenerator<TeamEvent> {
-    await this.host.ready;
-    yield* this.host.log.read(options.since ?? 0, options.signal);
+    const host = (await this.slot.find()) ?? this.slot.view();
+    yield* host.log.read(options.since ?? 0, options.signal);
   }
 
   /** Pauses the run for a human: nothing new is assigned; running tasks finish. */
   async pause(message?: string): Promise<void> {
-    await this.host.ready;
-    this.host.pause(message);
+    ((await this.slot.find()) ?? this.slot.view()).pause(message);
   }
 
   /**
@@ -124,13 +166,11 @@ export class TeamClient {
    * stay blocked and the run ends `stalled` if nothing else can run).
    */
   async resume(options: { message?: string; decision?: 'retry' | 'skip' } | string = {}): Promise<void> {
-    await this.host.ready;
-    this.host.resume(typeof options === 'string' ? { message: options } : options);
+    ((await this.slot.find()) ?? this.slot.view()).resume(typeof options === 'string' ? { message: options } : options);
   }
 
   /** Stops the run: workers stop, their tasks go back to the board. */
   async stop(reason = 'stopped by client'): Promise<void> {
-    await this.host.ready;
-    this.host.stop(reason);
+    ((await this.slot.find()) ?? this.slot.view()).stop(reason);
   }
 }

@@ -19,7 +19,11 @@ export interface TeamWorkerDefinition {
   readonly specialty?: string;
   /**
    * The swarm that does one task, a fresh one per attempt: a definition (registered by
-   * `createRuntime({ teams })`) or the id of one the runtime knows.
+   * `createRuntime({ teams })`) or the id of one the runtime knows. With `nats` (or a
+   * `transport`) the id may be one only other runtimes host (worker processes); an id nobody
+   * hosts cannot be told apart from one whose hosts are not up yet, so it is not refused here:
+   * it shows up as attempts failing with "No runtime hosts …" (the task escalating after
+   * `maxAttempts`).
    */
   readonly swarm: SwarmDefinition<any, any> | string;
   /** How many workers of this type (default 1). */

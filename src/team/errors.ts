@@ -33,6 +33,7 @@ export type TeamErrorCode =
   | 'unknown-task'
   | 'invalid-task'
   | 'registry-closed'
+  | 'registry-in-use'
   // Team runtime (src/team/host.ts, teams.ts, client.ts).
   | 'unknown-team'
   | 'team-in-use'

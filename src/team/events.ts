@@ -20,6 +20,8 @@ export type TeamFact =
   | { type: 'team-task-escalated'; taskId: string; failures: number; lastError: string }
   | { type: 'team-task-retried'; taskId: string }
   | { type: 'team-task-abandoned'; taskId: string; reason: string }
+  /** An attempt the team had released completed all the same (its stop came too late): work done twice, not the task's result. */
+  | { type: 'team-released-attempt-completed'; taskId: string; attempt: number; swarmId: string }
   | { type: 'team-worker-spawned'; workerId: string; workerType: string }
   | { type: 'team-worker-respawned'; workerId: string; workerType: string; respawns: number }
   | { type: 'team-worker-idle'; workerId: string }
@@ -67,6 +69,8 @@ function said(fact: TeamFact): string | undefined {
       return `Task ${fact.taskId} failed ${fact.failures} times (last: ${fact.error}); resume with retry or skip.`;
     case 'team-paused':
       return fact.reason;
+    case 'team-released-attempt-completed':
+      return `Attempt ${fact.attempt} of task ${fact.taskId} (swarm ${fact.swarmId}) completed after the team had released it: its work was done twice; its result is not the task's.`;
     case 'team-ended':
       return fact.reason ?? `Team ${fact.status}.`;
     default:

@@ -4,7 +4,8 @@
  * `xswarm.team.<definition>`, whose events are the team's events. Every change schedules one
  * commit (changes of one tick are written together); commits go one at a time, each with the
  * events appended since the previous one and the record of that same moment, under this
- * runtime's lease, like a swarm's steps.
+ * runtime's lease, like a swarm's steps. The writing itself ({@link RecordJournal}) also keeps
+ * the agent registry's record (`src/registry/persistence.ts`).
  *
  * @module
  */
@@ -17,6 +18,7 @@ import type { BoardSnapshot } from './board-types.js';
 import type { TeamEvent } from './events.js';
 import type { TeamStatus } from './host-types.js';
 import type { InboxSnapshot } from './inbox.js';
+import type { PendingStop } from './host-stops.js';
 import type { Escalation } from '../../machines/team-leader.js';
 
 /** The prefix of a team record's definition id, so no swarm definition is mistaken for it. */
@@ -36,6 +38,8 @@ export interface TeamSnapshot {
   workers: Record<string, unknown>;
   board: BoardSnapshot;
   inbox: InboxSnapshot;
+  /** Stops owed to attempts the team gave up that had not ended yet (`host-stops.ts`). */
+  pendingStops?: PendingStop[];
 }
 
 /** What the journal needs from the runtime. */
@@ -59,8 +63,23 @@ function recordResult(snapshot: TeamSnapshot): SwarmResult {
   return { status: 'completed', result: { team: status, ...(reason ? { reason } : {}) } };
 }
 
-/** Writes a team's state after its changes, one commit at a time. */
-export class TeamJournal {
+/**
+ * How a {@link RecordJournal} stores its state: the record's definition id (one no swarm
+ * definition has, so the runtime never adopts the record as a swarm), the version of the
+ * snapshot's shape, and the status and result a listing shows.
+ */
+export interface RecordShape<S> {
+  definitionId: string;
+  machineVersion: number;
+  status(snapshot: S): SwarmStatus;
+  result(snapshot: S): SwarmResult;
+}
+
+/**
+ * Writes a state kept as one record of the runtime's store (a team's, the agent registry's)
+ * after its changes, one commit at a time, with the events appended since the previous commit.
+ */
+export class RecordJournal<S> {
   #revision: number;
   #seq: number;
   #scheduled = false;
@@ -69,10 +88,10 @@ export class TeamJournal {
 
   constructor(
     private readonly port: TeamStorePort,
-    private readonly teamId: string,
-    private readonly definitionId: string,
-    private readonly state: () => { snapshot: TeamSnapshot; events: readonly TeamEvent[] },
-    /** Called once when a write fails for good (another runtime took the team, or the store refuses). */
+    private readonly recordId: string,
+    private readonly shape: RecordShape<S>,
+    private readonly state: () => { snapshot: S; events: readonly { seq: number }[] },
+    /** Called once when a write fails for good (another runtime took the record, or the store refuses). */
     private readonly lost: (reason: string) => void,
     from: { revision: number; seq: number } = { revision: 0, seq: 0 },
   ) {
@@ -106,24 +125,44 @@ export class TeamJournal {
     const fresh = events.filter((e) => e.seq > this.#seq);
     const lastSeq = events.at(-1)?.seq ?? this.#seq;
     const record: SwarmRecord = {
-      swarmId: this.teamId,
-      definitionId: `${TEAM_RECORD_PREFIX}${this.definitionId}`,
+      swarmId: this.recordId,
+      definitionId: this.shape.definitionId,
       definitionVersion: 1,
-      machineVersion: TEAM_LEADER_MACHINE_VERSION,
-      status: recordStatus(snapshot.status),
+      machineVersion: this.shape.machineVersion,
+      status: this.shape.status(snapshot),
       revision: this.#revision + 1,
       snapshot,
-      result: recordResult(snapshot),
+      result: this.shape.result(snapshot),
       lastSeq,
       updatedAt: Date.now(),
     };
     try {
-      await this.port.store.commit({ swarmId: this.teamId, events: fresh as unknown as SwarmEvent[], record, lease: this.port.lease() });
+      await this.port.store.commit({ swarmId: this.recordId, events: fresh as unknown as SwarmEvent[], record, lease: this.port.lease() });
       this.#revision = record.revision;
       this.#seq = lastSeq;
     } catch (error) {
       this.#failure = errorText(error);
       this.lost(this.#failure);
     }
+  }
+}
+
+/** Writes a team's state after its changes, one commit at a time. */
+export class TeamJournal extends RecordJournal<TeamSnapshot> {
+  constructor(
+    port: TeamStorePort,
+    teamId: string,
+    definitionId: string,
+    state: () => { snapshot: TeamSnapshot; events: readonly TeamEvent[] },
+    lost: (reason: string) => void,
+    from: { revision: number; seq: number } = { revision: 0, seq: 0 },
+  ) {
+    const shape: RecordShape<TeamSnapshot> = {
+      definitionId: `${TEAM_RECORD_PREFIX}${definitionId}`,
+      machineVersion: TEAM_LEADER_MACHINE_VERSION,
+      status: (snapshot) => recordStatus(snapshot.status),
+      result: recordResult,
+    };
+    super(port, teamId, shape, state, lost, from);
   }
 }

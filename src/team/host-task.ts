@@ -11,6 +11,7 @@ import type { TaskRunInput, TaskRunOutput } from '../../machines/team-worker.js'
 import { attemptKey, type TaskBoard } from './board.js';
 import type { TeamWorkerDefinition } from './define.js';
 import { workerSwarmId } from './define.js';
+import type { PendingStop } from './host-stops.js';
 import type { TeamRuntimePort } from './host-types.js';
 
 /** What a task attempt needs from its host. */
@@ -21,8 +22,12 @@ export interface TaskRunDeps {
   clock: () => number;
   /** The attempt's swarm is running for `workerId` (its events are the worker's heartbeat), or no longer. */
   running: (swarmId: string, workerId: string | undefined) => void;
+  /** The attempt of `workerId` made progress (a heartbeat of a swarm hosted in another process). */
+  progressed: (workerId: string) => void;
   /** Whether the host is closing: an aborted attempt then leaves its swarm to the next process. */
   closing: () => boolean;
+  /** The worker gave the attempt up: its swarm is owed a stop until it has ended (`host-stops.ts`). */
+  released: (stop: PendingStop) => void;
 }
 
 /** The default input of a task swarm: what to do, for a swarm whose input is text. */
@@ -40,17 +45,24 @@ export function taskRunner(deps: TaskRunDeps) {
     // The board's attempt count is durable: the same attempt gets the same swarm after a restart.
     const swarmId = attemptKey(deps.board.id, task.id, task.attempts);
     const definition = deps.worker(input.type);
+    const definitionId = workerSwarmId(definition);
+    // Ends with the attempt, or as soon as the worker gives it up: its following and its wait.
+    const following = new AbortController();
     const onAbort = () => {
-      if (!deps.closing()) void deps.port.stop(swarmId, 'the worker gave the task up').catch(() => undefined);
+      following.abort();
+      if (!deps.closing()) deps.released({ swarmId, definitionId, taskId: task.id, attempt: task.attempts, reason: 'the worker gave the task up' });
     };
     signal.addEventListener('abort', onAbort, { once: true });
     deps.running(swarmId, input.workerId);
     try {
-      if (!(await deps.port.exists(swarmId))) {
-        const worker = { workerId: input.workerId, type: input.type, specialty: input.specialty };
-        await deps.port.startSwarm(workerSwarmId(definition), swarmId, definition.input ? definition.input(task, worker) : taskText(task, input.specialty));
-      }
-      const result = await deps.port.wait(swarmId);
+      const worker = { workerId: input.workerId, type: input.type, specialty: input.specialty };
+      const swarmInput = definition.input ? definition.input(task, worker) : taskText(task, input.specialty);
+      // Given up meanwhile: nothing is started (its owed stop finds no swarm, or the one whose
+      // start was in flight).
+      if ((await deps.port.stored(swarmId)) === undefined && !signal.aborted) await deps.port.startSwarm(definitionId, swarmId, swarmInput);
+      // Also after a restart (it existed): a holder that died meanwhile is replaced.
+      if (!signal.aborted) deps.port.follow(definitionId, swarmId, swarmInput, () => deps.progressed(input.workerId), following.signal);
+      const result = await deps.port.wait(swarmId, following.signal);
       if (result.status === 'completed') return { result: result.result ?? null, durationMs: deps.clock() - started };
       if (result.status === 'paused') {
         // A task swarm has no human of its own: the attempt fails and the team decides.
@@ -60,6 +72,7 @@ export function taskRunner(deps: TaskRunDeps) {
       if (result.status === 'running') throw fail(`task swarm ${swarmId} is no longer driven here`);
       throw fail(`task swarm ${swarmId} ${result.status}: ${result.reason}`);
     } finally {
+      following.abort();
       signal.removeEventListener('abort', onAbort);
       deps.running(swarmId, undefined);
     }

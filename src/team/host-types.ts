@@ -1,6 +1,6 @@
 /**
- * What a team host needs from its runtime (starting, waiting on and stopping the task swarms,
- * and the runtime's swarm events for heartbeats), and what a team run reports.
+ * What a team host needs from its runtime (starting, waiting on, following and stopping the task
+ * swarms, and the runtime's swarm events for heartbeats), and what a team run reports.
  *
  * @module
  */
@@ -12,12 +12,28 @@ import type { BlockedTask, BoardCounts } from './board-types.js';
 /** The runtime as a team host uses it. */
 export interface TeamRuntimePort {
   startSwarm(definitionId: string, swarmId: string, input: unknown): Promise<void>;
-  wait(swarmId: string): Promise<SwarmResult>;
+  /**
+   * The swarm's result once it is paused or has ended; rejects when `signal` aborts (the attempt
+   * was released, its worker respawned or the team stopped), leaving no watch or poll behind.
+   */
+  wait(swarmId: string, signal: AbortSignal): Promise<SwarmResult>;
+  /**
+   * Stops the swarm wherever it is held. Rejects when that cannot be done now (a SwarmError:
+   * `not-live` when nobody holding or hosting it answered); the team host tries again.
+   */
   stop(swarmId: string, reason: string): Promise<void>;
-  /** Whether a swarm with this id was ever started (then a re-run attaches to it). */
-  exists(swarmId: string): Promise<boolean>;
+  /** The swarm's stored result, or undefined when it was never started (then a re-run starts it). */
+  stored(swarmId: string): Promise<SwarmResult | undefined>;
   /** Every swarm event of the runtime (task swarms' progress is their workers' heartbeat). */
   subscribe(listener: (event: SwarmEvent) => void): () => void;
+  /**
+   * Follows an attempt's swarm until `signal` aborts. One hosted by another runtime (a worker
+   * process, over NATS) emits no events here: its call is kept alive (sent again, under the same
+   * swarm id, when its holder's heartbeats stop, so another worker process takes it over) and
+   * `onProgress` hears each heartbeat and each stored change. A local swarm needs nothing (its
+   * events are its progress): a no-op.
+   */
+  follow(definitionId: string, swarmId: string, input: unknown, onProgress: () => void, signal: AbortSignal): void;
 }
 
 /** Where a team is: not run yet, running a batch, paused for a human, or how its last run ended. */

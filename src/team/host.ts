@@ -24,6 +24,7 @@ import { createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, t
 import type { TeamDefinition, TeamWorkerDefinition } from './define.js';
 import { TeamError } from './errors.js';
 import { TeamEventLog, type TeamFact } from './events.js';
+import { PendingStops } from './host-stops.js';
 import { taskRunner } from './host-task.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from './host-types.js';
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
@@ -48,6 +49,8 @@ export interface TeamHostOptions {
   admit?: (host: TeamHost) => void;
   /** Where the team's state is persisted (absent: in memory only). */
   journal?: TeamStorePort;
+  /** How often `wait()` reads the store for a team another runtime drives (default 250 ms). */
+  pollMs?: number;
 }
 
 /** One team in a runtime. Use it through a `TeamClient`. */
@@ -58,12 +61,17 @@ export class TeamHost {
   board: TaskBoard;
   inbox: Inbox;
   log: TeamEventLog;
-  /** Settles once the team's stored state (if any) is restored: every async method awaits it. */
+  /** The last read of the team from the store (see `reload`): settles once it is restored. */
   ready: Promise<void> = Promise.resolve();
   readonly #storePort: TeamStorePort | undefined;
   #journal: TeamJournal | undefined;
   /** Another live runtime drives this team: this one only reads it. */
   #heldBy: string | undefined;
+  /** Whether `load` found the team in the store. */
+  #stored = false;
+  /** The load under way, if any (see `reload`). */
+  #loading: Promise<void> | undefined;
+  readonly #pollMs: number;
   /** The leader's context of the last run, for metrics when no leader actor runs. */
   #lastLeader: ReturnType<LeaderActor['getSnapshot']>['context'] | undefined;
   readonly #port: TeamRuntimePort;
@@ -86,6 +94,8 @@ export class TeamHost {
   #closing = false;
   #offs: (() => void)[] = [];
   #portOff: () => void = () => {};
+  /** Stops owed to the attempts this team gave up, until their swarms have ended. */
+  readonly #stops: PendingStops;
 
   constructor(options: TeamHostOptions) {
     const { definition, teamId } = options;
@@ -101,6 +111,13 @@ export class TeamHost {
     this.inbox = createInbox({ teamId, limits: definition.limits, members: [LEADER_ID, ...this.#specs.map((s) => s.workerId)], clock: this.#clock });
     this.log = new TeamEventLog(teamId, [], this.#clock);
     this.#storePort = options.journal;
+    this.#pollMs = options.pollMs ?? 250;
+    this.#stops = new PendingStops({
+      port: this.#port,
+      retryMs: Math.max(50, Math.min(2_000, Math.floor(definition.limits.workerTimeoutMs / 4))),
+      changed: () => this.#changed(),
+      completedAnyway: (stop) => this.#fact({ type: 'team-released-attempt-completed', taskId: stop.taskId, attempt: stop.attempt, swarmId: stop.swarmId }),
+    });
     this.#wire({ revision: 0, seq: 0 });
     this.#portOff = this.#port.subscribe((event) => {
       // A task swarm's own events, or those of the child swarms it hands off to (`<id>:t<n>:<i>`).
@@ -146,35 +163,48 @@ export class TeamHost {
    */
   async load(): Promise<void> {
     const port = this.#storePort;
-    if (!port) return;
+    // A host closed meanwhile (its runtime closing) claims nothing and starts nothing.
+    if (!port || this.#closing) return;
     const record = await port.store.load(this.teamId);
-    if (!record) return;
+    if (!record || this.#closing) return;
     if (record.definitionId !== `${TEAM_RECORD_PREFIX}${this.definition.id}`) {
       throw new TeamError(`team "${this.teamId}" is stored as ${record.definitionId}, not team ${this.definition.id}`, 'team-in-use');
     }
     const snapshot = record.snapshot as TeamSnapshot | undefined;
     if (!snapshot || snapshot.format !== 1) throw new TeamError(`team "${this.teamId}" has no readable snapshot in the store`, 'invalid-snapshot');
     let drive = !isFinal(record.status);
+    const lease = port.lease();
+    const held = heldByOther(record.lease, lease.owner, Date.now());
     if (drive) {
-      const lease = port.lease();
-      const takeover = heldByOther(record.lease, lease.owner, Date.now())?.takeover;
-      if (!(await port.store.claim(this.teamId, lease, Date.now(), takeover))) {
+      if (!(await port.store.claim(this.teamId, lease, Date.now(), held?.takeover))) {
         this.#heldBy = record.lease?.owner ?? 'another runtime';
         drive = false;
-      }
+      } else this.#heldBy = undefined;
+    } else {
+      // A run that just ended elsewhere stays its runtime's until it gives the lease up (the
+      // store takes no write of another owner before): read until then.
+      this.#heldBy = held && !held.takeover ? held.lease.owner : undefined;
     }
     const stored = await port.store.readEvents(this.teamId, 0);
+    // Closed meanwhile: a lease claimed above is given up by the runtime's close.
+    if (this.#closing) return;
+    this.#stored = true;
     const events = (stored as unknown as TeamEvent[]).filter((e) => e.seq <= record.lastSeq);
     this.#restore(snapshot, events, record.revision, drive);
   }
 
   #restore(snapshot: TeamSnapshot, events: readonly TeamEvent[], revision: number, drive: boolean): void {
+    if (this.#closing) return;
+    // A leader of an earlier run here is over; the stored one (if driven) replaces it.
+    this.#leader = undefined;
     this.board = restoreBoard(snapshot.board, { limits: this.definition.limits, clock: this.#clock });
     this.inbox = restoreInbox(snapshot.inbox, { clock: this.#clock });
     this.log = new TeamEventLog(this.teamId, events, this.#clock);
     this.#status = snapshot.status;
     this.#reason = snapshot.reason;
     this.#escalation = snapshot.escalation;
+    // The stops a previous driver owed go on from here (a reader leaves them to the driver).
+    if (drive) this.#stops.restore(snapshot.pendingStops ?? []);
     this.#wire({ revision, seq: this.log.lastSeq });
     const leaderSnapshot = snapshot.leader as ReturnType<LeaderActor['getSnapshot']> | null;
     if (leaderSnapshot) this.#lastLeader = leaderSnapshot.context;
@@ -220,6 +250,7 @@ export class TeamHost {
       workers: live ? Object.fromEntries([...this.#workers].map(([id, w]) => [id, w.actor.getPersistedSnapshot()])) : {},
       board: this.board.snapshot(),
       inbox: this.inbox.snapshot(),
+      ...(this.#stops.list().length > 0 ? { pendingStops: this.#stops.list() } : {}),
     };
   }
 
@@ -264,7 +295,8 @@ export class TeamHost {
 
   /** Resolves when the run is paused for a human or has ended (at once when it is not running). */
   wait(): Promise<TeamRunSummary> {
-    if (this.#status !== 'running') return Promise.resolve(this.summary());
+    if (this.reading && this.#status !== 'paused') return this.#followStored();
+    if (this.#status !== 'running' || this.#closing) return Promise.resolve(this.summary());
     return new Promise((resolve) => this.#settled.push(() => resolve(this.summary())));
   }
 
@@ -311,6 +343,96 @@ export class TeamHost {
     this.#send({ type: 'STOP', at: this.#clock(), reason });
   }
 
+  /**
+   * Whether this host only reads its team: another live runtime drove it when it was loaded
+   * (loading again, once that one is gone, takes it over).
+   */
+  get reading(): boolean {
+    return this.#heldBy !== undefined && !this.#closing;
+  }
+
+  /**
+   * Whether the store may hold a newer state of the team than this host: it only reads the
+   * team, or it drives no run (it found nothing stored, or its run is over), so another runtime
+   * may have run the team since.
+   */
+  get stale(): boolean {
+    return !this.#closing && this.#storePort !== undefined && (this.#heldBy !== undefined || (this.#status !== 'running' && this.#status !== 'paused'));
+  }
+
+  /**
+   * Reads the team again when it may be stale and the store moved on (new events, or the lease
+   * it was read under is gone: then it is taken over here): `ready` is that read. One at a
+   * time; a host driving its run is left as it is.
+   */
+  reload(): Promise<void> {
+    if (this.#loading) return this.#loading;
+    if (!this.stale) return this.ready;
+    const loading = this.#refresh().finally(() => (this.#loading = undefined));
+    this.#loading = loading;
+    this.ready = loading;
+    return loading;
+  }
+
+  async #refresh(): Promise<void> {
+    const port = this.#storePort!;
+    // What this host wrote itself first, so the store's figures compare with its own.
+    await this.flush();
+    if (this.#stored || this.log.lastSeq > 0) {
+      const store = port.store;
+      const summary = await (store.summary ? store.summary(this.teamId) : store.load(this.teamId));
+      if (this.#closing) return;
+      const held = summary && heldByOther(summary.lease, port.lease().owner, Date.now());
+      const holder = held && !held.takeover ? held.lease.owner : undefined;
+      if (!summary || (summary.lastSeq === this.log.lastSeq && holder === this.#heldBy)) return;
+    }
+    await this.load();
+  }
+
+  /**
+   * `wait()` of a team another runtime drives: follows the store (its `watch`, else a poll)
+   * until the team pauses, or ends there and is given up, or is taken over here.
+   */
+  async #followStored(): Promise<TeamRunSummary> {
+    const store = this.#storePort!.store;
+    while (this.reading && this.#status !== 'paused') {
+      await new Promise<void>((resolve) => {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        let unwatch: (() => void) | undefined;
+        const done = () => {
+          clearTimeout(timer);
+          unwatch?.();
+          this.#settled = this.#settled.filter((f) => f !== done);
+          resolve();
+        };
+        // close() wakes it too.
+        this.#settled.push(done);
+        timer = setTimeout(done, this.#pollMs);
+        unwatch = store.watch?.(this.teamId, done);
+      });
+      await this.reload().catch(() => undefined);
+    }
+    return this.wait();
+  }
+
+  /**
+   * A run that ended is nobody's: once its end is written the lease is given up, so a runtime
+   * reading the team may run it again (the store takes no write of another owner before).
+   */
+  #giveUp(): void {
+    const port = this.#storePort;
+    if (!port) return;
+    void (async () => {
+      // Until nothing more is being written (a commit after the release would own it again).
+      for (let writing = this.flush(); ; ) {
+        await writing;
+        if (writing === (writing = this.flush())) break;
+      }
+      if (this.#closing || this.#status === 'running' || this.#status === 'paused') return;
+      await port.store.release(port.lease().owner, [this.teamId]);
+    })().catch(() => undefined);
+  }
+
   /** Whether this host stopped driving its team (closed, or its lease was taken). */
   get closed(): boolean {
     return this.#closing;
@@ -319,6 +441,7 @@ export class TeamHost {
   /** Stops driving the team (its task swarms are left to the runtime's store). */
   close(): void {
     this.#closing = true;
+    this.#stops.close();
     if (this.#timer) clearInterval(this.#timer);
     for (const off of this.#offs) off();
     this.#portOff();
@@ -344,10 +467,9 @@ export class TeamHost {
 
   /** A leader actor with the host's effects, new or from a persisted snapshot. */
   #createLeader(snapshot?: ReturnType<LeaderActor['getSnapshot']>): LeaderActor {
-    const limits = this.definition.limits;
     const logic = teamLeaderMachine.provide({ actions: this.#effects() as never });
     const leader = createActor(logic, {
-      input: { teamId: this.teamId, workers: this.#specs, limits: { maxTaskFailures: limits.maxAttempts, maxRespawns: DEFAULT_MAX_RESPAWNS } },
+      input: { teamId: this.teamId, workers: this.#specs, limits: { maxRespawns: DEFAULT_MAX_RESPAWNS } },
       ...(snapshot ? { snapshot } : {}),
     });
     this.#leader = leader;
@@ -388,6 +510,7 @@ export class TeamHost {
     this.#fact({ type: 'team-ended', status, ...(this.#reason !== undefined ? { reason: this.#reason } : {}), ...(blocked ? { blocked } : {}) });
     this.log.running = false;
     this.#wake();
+    this.#giveUp();
   }
 
   #effects(): { [K in keyof TeamLeaderEffects]: (args: unknown, params: TeamLeaderEffects[K]) => void } {
@@ -494,7 +617,9 @@ export class TeamHost {
           this.#progress.set(workerId, this.#clock());
         } else this.#running.delete(swarmId);
       },
+      progressed: (workerId) => this.#progress.set(workerId, this.#clock()),
       closing: () => this.#closing,
+      released: (stop) => this.#stops.add(stop),
     });
     const actor = createActor(teamWorkerMachine.provide({ actors: { runTask } }), {
       input: { workerId: spec.workerId, type: spec.type, specialty: spec.specialty, teamId: this.teamId, respawns },
@@ -560,7 +685,9 @@ export class TeamHost {
       case 'task_failed': {
         const attempt = this.board.task(fact.taskId)?.attempts ?? 1;
         this.#write(workerId, LEADER_ID, 'task_failed', { taskId: fact.taskId, error: fact.error, attempt: Math.max(1, attempt) });
-        return this.#send({ type: 'TASK_FAILED', at, workerId, taskId: fact.taskId, attemptKey: fact.attemptKey, error: fact.error, durationMs: fact.durationMs });
+        // The board counts failures; the leader escalates on its figures (a task no longer on the board is not escalated).
+        const outcome = this.board.task(fact.taskId) ? this.board.failureOutcome(fact.taskId) : { failures: attempt, escalates: false };
+        return this.#send({ type: 'TASK_FAILED', at, workerId, taskId: fact.taskId, attemptKey: fact.attemptKey, error: fact.error, durationMs: fact.durationMs, ...outcome });
       }
       case 'task_released':
         return this.#send({ type: 'TASK_RELEASED', at, workerId, taskId: fact.taskId, attemptKey: fact.attemptKey, reason: fact.reason });

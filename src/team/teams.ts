@@ -1,11 +1,16 @@
 /**
- * The teams of one runtime: their definitions (`createRuntime({ teams })`) and the team hosts
- * created by `forTeam`, one per team id; `maxTeams` is checked when a run starts.
+ * The teams of one runtime: their definitions (`createRuntime({ teams })`) and their team hosts,
+ * one per team id, kept for the teams that run here or that the store holds (a client of a team
+ * that never ran keeps nothing); `maxTeams` is checked when a run starts. A host that may be
+ * behind the store (it reads a team another runtime drives, or its run is over) reads it again
+ * when used. From `runtime.start()` on, the unfinished teams nobody live drives are adopted, and
+ * the teams read while another runtime drove them read again, every half lease.
  *
  * @module
  */
+import { heldByOther } from '../holder.js';
 import { assertSwarmId } from '../swarm-id.js';
-import { TeamClient } from './client.js';
+import { TeamClient, type TeamSlot } from './client.js';
 import { workerSwarmId, type TeamDefinition } from './define.js';
 import { TeamError } from './errors.js';
 import { TeamHost } from './host.js';
@@ -22,11 +27,17 @@ export class Teams {
   readonly #hosts = new Map<string, TeamHost>();
   #closed = false;
   #renewTimer: ReturnType<typeof setInterval> | undefined;
+  #adoptTimer: ReturnType<typeof setInterval> | undefined;
+  /** The adoption pass under way, if any (the periodic scan never runs two at once). */
+  #adopting: Promise<void> | undefined;
 
   constructor(
     definitions: readonly TeamDefinition[],
     private readonly port: TeamRuntimePort,
-    /** Whether the runtime knows a swarm definition (a worker's swarm must be one). */
+    /**
+     * Whether a worker's swarm can run: the runtime knows the definition, or (a distributed
+     * runtime) other runtimes may host it, as worker processes do.
+     */
     private readonly hasSwarm: (id: string) => boolean,
     /** The runtime's store and lease: teams persist there as records of their own. */
     private readonly storePort?: TeamStorePort & { owner: string; leaseMs: number },
@@ -35,18 +46,53 @@ export class Teams {
   }
 
   /**
-   * Restores every unfinished team of a registered definition that no live runtime holds (what
-   * a crashed or closed predecessor left): its run continues here. Called by `runtime.start()`.
+   * Adopts what can be adopted now, then keeps watching, every half lease as for swarms, for
+   * teams whose runtime stopped (crashed, or lost its lease) while this one runs. Called by
+   * `runtime.start()`; the watch ends with {@link close}.
    */
-  async adopt(): Promise<void> {
-    const store = this.storePort?.store;
-    if (!store) return;
+  async watch(): Promise<void> {
+    await this.#adopt();
+    const port = this.storePort;
+    if (!port || this.#adoptTimer || this.#closed) return;
+    this.#adoptTimer = setInterval(() => void this.#adopt().catch(() => undefined), Math.max(50, port.leaseMs / 2));
+    this.#adoptTimer.unref?.();
+  }
+
+  /**
+   * Restores every unfinished team of a registered definition that no live runtime holds (what
+   * a crashed or closed predecessor left): its run continues here. A team this runtime only read
+   * while another drove it is loaded again, and so taken over.
+   */
+  #adopt(): Promise<void> {
+    this.#adopting ??= this.#adoptAll().finally(() => (this.#adopting = undefined));
+    return this.#adopting;
+  }
+
+  async #adoptAll(): Promise<void> {
+    const port = this.storePort;
+    if (!port) return;
+    // A team read while another runtime drove it (taken over once that one is gone, readable
+    // again once it ended there), and one found unstored (stored since?): read again.
+    for (const host of [...this.#hosts.values()]) {
+      if (this.#closed) return;
+      if (host.reading || host.status === 'idle') await this.#load(host).catch(() => undefined);
+    }
     for (const def of this.#definitions.values()) {
-      for (const listed of await store.list({ definitionId: `${TEAM_RECORD_PREFIX}${def.id}`, status: ['running', 'awaitingHandoff', 'paused'] })) {
-        if (this.#hosts.has(listed.swarmId)) continue;
+      for (const listed of await port.store.list({ definitionId: `${TEAM_RECORD_PREFIX}${def.id}`, status: ['running', 'awaitingHandoff', 'paused'] })) {
+        if (this.#closed) return;
+        const host = this.#hosts.get(listed.swarmId);
+        if (host && !host.closed) continue;
+        // Held by a live runtime: its team, not this one's (no reader host is made for it).
+        const held = heldByOther(listed.lease, port.owner, Date.now());
+        if (held && !held.takeover) continue;
         await this.#host(def, listed.swarmId).ready.catch(() => undefined);
       }
     }
+  }
+
+  /** Every registered team definition, in registration order. */
+  definitions(): TeamDefinition[] {
+    return [...this.#definitions.values()];
   }
 
   /** The client of team `teamId` (default: the definition's id) of a definition or its id. */
@@ -57,41 +103,116 @@ export class Teams {
     if (this.#definitions.get(def.id) !== def) throw new TeamError(`another team definition is registered as "${def.id}"`, 'team-in-use');
     const id = teamId ?? def.id;
     assertSwarmId(id, MAX_TEAM_ID_LENGTH);
-    return new TeamClient(this.#host(def, id));
+    this.#kept(def, id);
+    return new TeamClient(this.#slot(def, id));
   }
 
-  /** The host of team `id`, created (and restored from the store, see `ready`) on first use. */
+  /** How many team hosts this runtime keeps (teams it runs, ran or read from the store). */
+  get size(): number {
+    return this.#hosts.size;
+  }
+
+  /**
+   * Where the client of team `id` finds its host. Only a team that runs, or that the store
+   * holds, gets a host kept for it: reads of a team that never ran leave nothing behind.
+   */
+  #slot(def: TeamDefinition, id: string): TeamSlot {
+    return {
+      teamId: id,
+      definitionId: def.id,
+      view: () => this.#kept(def, id) ?? this.#blank(def, id),
+      find: async () => {
+        const kept = this.#kept(def, id);
+        if (kept) {
+          await this.#load(kept);
+          return kept;
+        }
+        const store = this.storePort?.store;
+        if (!store || this.#closed) return undefined;
+        if (!(await (store.summary ? store.summary(id) : store.load(id)))) return undefined;
+        const host = this.#host(def, id);
+        await this.#load(host);
+        return host;
+      },
+      use: async (act) => {
+        // A host dropped meanwhile (another caller's run on it failed) is made again.
+        for (;;) {
+          const host = this.#host(def, id);
+          await this.#load(host);
+          if (host.closed && !this.#closed) continue;
+          try {
+            return act(host);
+          } catch (error) {
+            if (host.status === 'idle') this.#drop(host);
+            throw error;
+          }
+        }
+      },
+    };
+  }
+
+  /** The kept host of team `id`, if any (one that lost its lease is dropped: the next use reads the team again). */
+  #kept(def: TeamDefinition, id: string): TeamHost | undefined {
+    const host = this.#hosts.get(id);
+    if (!host) return undefined;
+    if (host.closed) {
+      this.#hosts.delete(id);
+      return undefined;
+    }
+    if (host.definition !== def) throw new TeamError(`team "${id}" belongs to definition ${host.definition.id}, not ${def.id}`, 'team-in-use');
+    return host;
+  }
+
+  /** A team that never ran, as its client reads it: a host kept nowhere, closed at once. */
+  #blank(def: TeamDefinition, id: string): TeamHost {
+    const host = new TeamHost({ definition: def, teamId: id, port: this.port });
+    host.close();
+    return host;
+  }
+
+  /** The host of team `id`, made and kept (its stored state read, see `ready`) if there is none. */
   #host(def: TeamDefinition, id: string): TeamHost {
     if (this.#closed) throw new TeamError('this runtime is closed', 'wrong-team-state');
-    let host = this.#hosts.get(id);
-    // A host that lost its lease to another runtime is dropped: the next use reads the team again.
-    if (host?.closed) {
-      this.#hosts.delete(id);
-      host = undefined;
-    }
-    if (host && host.definition !== def) throw new TeamError(`team "${id}" belongs to definition ${host.definition.id}, not ${def.id}`, 'team-in-use');
+    let host = this.#kept(def, id);
     if (!host) {
       host = new TeamHost({
         definition: def,
         teamId: id,
         port: this.port,
         admit: (h) => this.#admit(h),
-        ...(this.storePort ? { journal: this.storePort } : {}),
+        ...(this.storePort ? { journal: this.storePort, pollMs: Math.max(20, Math.min(1_000, this.storePort.leaseMs / 4)) } : {}),
       });
-      host.ready = host.load();
-      host.ready.catch(() => undefined);
       this.#hosts.set(id, host);
+      this.#load(host).catch(() => undefined);
       this.#keepRenewing();
     }
     return host;
+  }
+
+  /** Reads the host's team again if it may be behind the store; a host that fails to load is dropped. */
+  #load(host: TeamHost): Promise<void> {
+    const loading = host.reload();
+    loading.catch(() => this.#drop(host));
+    return loading;
+  }
+
+  /** Forgets a host that drives nothing (its load failed, or its first run was refused). */
+  #drop(host: TeamHost): void {
+    if (this.#hosts.get(host.teamId) !== host || host.status === 'running' || host.status === 'paused') return;
+    this.#hosts.delete(host.teamId);
+    host.close();
   }
 
   /** Stops driving every team: its last state is written and its lease given up. */
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#renewTimer) clearInterval(this.#renewTimer);
+    if (this.#adoptTimer) clearInterval(this.#adoptTimer);
     const hosts = [...this.#hosts.values()];
     for (const host of hosts) host.close();
+    // An adoption pass or a load under way starts nothing on a closed host, but may have
+    // claimed a lease before it noticed: wait for them (bounded), so the release below has it.
+    await within(Promise.allSettled([this.#adopting, ...hosts.map((h) => h.ready)]), Math.min(5_000, this.storePort?.leaseMs ?? 5_000));
     await Promise.all(hosts.map((h) => h.flush()));
     if (this.storePort && hosts.length > 0) await this.storePort.store.release(this.storePort.owner, hosts.map((h) => h.teamId)).catch(() => undefined);
   }
@@ -120,4 +241,11 @@ export class Teams {
     const running = [...this.#hosts.values()].filter((h) => h !== host && (h.status === 'running' || h.status === 'paused')).length;
     checkLimit(host.definition.limits, 'maxTeams', running);
   }
+}
+
+/** Resolves when `promise` settles or after `ms`, whichever is first. */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

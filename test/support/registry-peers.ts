@@ -23,7 +23,9 @@ export const summarizeTool = tool({
 
 /**
  * A model answering `<label> did: <request>`; a request starting with `FAIL` makes the swarm
- * fail; a request the test holds waits until released. `seen` lists requests in arrival order.
+ * fail; one starting with `ASK` asks its human `<label> asks: which city?` (A2A
+ * `input-required`) and then answers `<label> did: <request> in <answer>`; a request the test
+ * holds waits until released. `seen` lists requests in arrival order.
  */
 export function peerModel(label: string) {
   const gates = new Map<string, { promise: Promise<void>; release: () => void }>();
@@ -32,6 +34,10 @@ export function peerModel(label: string) {
     const request = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
     seen.push(request);
     if (request.startsWith('FAIL')) return call('fail', { reason: `${label} cannot do "${request}"` });
+    if (request.startsWith('ASK')) {
+      const answer = [...req.messages].reverse().find((m) => m.role === 'tool')?.content;
+      return answer === undefined ? call('pause', { reason: `${label} asks: which city?` }) : { text: `${label} did: ${request} in ${answer}` };
+    }
     const gate = gates.get(request);
     if (gate) await gate.promise;
     return { text: `${label} did: ${request}` };

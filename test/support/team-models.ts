@@ -183,7 +183,15 @@ export const LEADER_WORKERS = [
   { workerId: 'w1', type: 'fe', specialty: 'pages' },
   { workerId: 'w2', type: 'api', specialty: 'endpoints' },
 ];
-export const LEADER_LIMITS = { maxTaskFailures: 2, maxRespawns: 1 };
+export const LEADER_LIMITS = { maxRespawns: 1 };
+/** The model board's `maxAttempts`: the board counts failures and says when a task escalates. */
+export const BOARD_MAX_ATTEMPTS = 2;
+
+/** What the board says when the current attempt of `taskId` fails (see `TaskBoard.failureOutcome`). */
+function failureOutcome(s: LeaderModel, taskId: string): { failures: number; escalates: boolean } {
+  const failures = (s.failures[taskId] ?? 0) + 1;
+  return { failures, escalates: failures >= BOARD_MAX_ATTEMPTS };
+}
 export const TASKS = [
   { taskId: 't1', type: 'fe', needs: null },
   { taskId: 't2', type: 'api', needs: 't1' },
@@ -398,6 +406,7 @@ export function leaderEventFor(s: LeaderModel, e: LeaderModelEvent): import('../
         attemptKey: w!.attemptKey!,
         error: failError(w!.taskId!, s.attempts[w!.taskId!]!),
         durationMs: FAIL_MS,
+        ...failureOutcome(s, w!.taskId!),
       };
     case 'RELEASE':
       return { type: 'TASK_RELEASED', at, workerId: w!.workerId, taskId: w!.taskId!, attemptKey: w!.attemptKey!, reason: 'worker cannot take a task now' };
@@ -405,7 +414,7 @@ export function leaderEventFor(s: LeaderModel, e: LeaderModelEvent): import('../
     case 'LATE':
       return { type: 'TASK_COMPLETED', at, ...s.late!, result: 'late', durationMs: 1 };
     case 'LATE_FAIL':
-      return { type: 'TASK_FAILED', at, ...s.late!, error: 'late failure', durationMs: 1 };
+      return { type: 'TASK_FAILED', at, ...s.late!, error: 'late failure', durationMs: 1, ...failureOutcome(s, s.late!.taskId) };
     case 'LATE_RELEASE':
       return { type: 'TASK_RELEASED', at, ...s.late!, reason: 'late release' };
     case 'HELP':
@@ -498,8 +507,7 @@ export function leaderStep(prev: LeaderModel, e: LeaderModelEvent): LeaderModel 
     case 'FAIL': {
       s.used.fails++;
       const taskId = w!.taskId!;
-      const failures = (s.failures[taskId] ?? 0) + 1;
-      const escalated = failures >= LEADER_LIMITS.maxTaskFailures;
+      const { failures, escalates: escalated } = failureOutcome(s, taskId);
       const error = failError(taskId, s.attempts[taskId]!);
       fx(`fail:${w!.workerId}:${taskId}:${w!.attemptKey}:${error}:${failures}:${escalated}`);
       s.failures[taskId] = failures;
