@@ -3,6 +3,7 @@
  * run each task as a swarm of their definition on a scripted model; the board, the inbox, the
  * events and the metrics are read through the team client.
  */
+import Database from 'better-sqlite3';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -396,6 +397,34 @@ describe('team runtime', () => {
       open();
       await driver.close();
       await runtime?.close();
+      runtime = undefined;
+      await store.close();
+    }
+  });
+
+  it("refuses a team stored by another version of the leader machine instead of misreading it", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'team-version-')), 'state.db');
+    const { model } = teamModel(5);
+    const team = defineTeam({ id: 'versioned', workers: [{ type: 'api', swarm: api }] });
+    const firstStore = sqliteStore(path);
+    const first = createRuntime({ model, teams: [team], store: firstStore });
+    const client = first.forTeam(team, 'v');
+    await client.run([{ id: 't', subject: 't', metadata: { type: 'api' } }]);
+    expect((await client.wait()).status).toBe('completed');
+    await first.close();
+    await firstStore.close();
+    const db = new Database(path);
+    db.prepare(`UPDATE swarms SET machine_version = 1 WHERE swarm_id = 'v'`).run();
+    db.close();
+    const store = sqliteStore(path);
+    runtime = createRuntime({ model, teams: [team], store });
+    try {
+      await expect(runtime.forTeam(team, 'v').ready()).rejects.toMatchObject({
+        code: 'invalid-snapshot',
+        message: 'team "v" was stored by team leader machine version 1; this runtime runs version 2',
+      });
+    } finally {
+      await runtime.close();
       runtime = undefined;
       await store.close();
     }

@@ -45,8 +45,10 @@ export interface HostRequest {
    * A stop (its reason) for a swarm whose holder did not answer: the runtime serving this request
    * stops the swarm if it holds it, else takes it over (as adoption does, waiting out a live
    * lease; a holder that answers meanwhile gets the stop relayed) and stops it right after
-   * restoring. Accepted at once, applied by whichever runtime takes the swarm over; nothing is
-   * started.
+   * restoring. Accepted at once, applied by whichever runtime takes the swarm over; no new swarm
+   * is started. Restoring starts the swarm's actor before the stop lands, so a call that was in
+   * flight when its holder died may begin again first (with its idempotency key), as after any
+   * takeover.
    */
   stop?: string;
 }

@@ -12,6 +12,7 @@ import type { BoardSummary, TeamLeaderEvent, WorkerFact, WorkerFacts } from '../
 import {
   DEFAULT_MAX_RESPAWNS,
   silentWorkers,
+  TEAM_LEADER_MACHINE_VERSION,
   teamLeaderMachine,
   teamMetrics,
   type Escalation,
@@ -172,6 +173,14 @@ export class TeamHost {
     }
     const snapshot = record.snapshot as TeamSnapshot | undefined;
     if (!snapshot || snapshot.format !== 1) throw new TeamError(`team "${this.teamId}" has no readable snapshot in the store`, 'invalid-snapshot');
+    // The leader's persisted snapshot is read by this runtime's machine: another version's
+    // context may not fit it (as for swarms, refused rather than misread).
+    if (record.machineVersion !== TEAM_LEADER_MACHINE_VERSION) {
+      throw new TeamError(
+        `team "${this.teamId}" was stored by team leader machine version ${record.machineVersion}; this runtime runs version ${TEAM_LEADER_MACHINE_VERSION}`,
+        'invalid-snapshot',
+      );
+    }
     let drive = !isFinal(record.status);
     const lease = port.lease();
     const held = heldByOther(record.lease, lease.owner, Date.now());
