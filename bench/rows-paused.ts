@@ -33,13 +33,19 @@ const model = scriptedModel((req) => {
   return { toolCalls: [{ id: 'ask', name: 'pause', arguments: JSON.stringify({ reason: 'Which day suits you?' }) }] };
 });
 
-/** Runs the row; `passivateAfterMs` undefined keeps every waiting swarm live. */
-export function pausedSwarms(passivateAfterMs: number | undefined): () => Promise<Figures> {
+/**
+ * Runs the row; `passivateAfterMs` undefined keeps every waiting swarm live. `'control'` runs
+ * the same swarms in the same batches but answers each at once, so none is left waiting: what
+ * the process's RSS grows by then is what having run that many swarms leaves (allocator and
+ * heap high-water), not what waiting swarms hold.
+ */
+export function pausedSwarms(passivateAfterMs: number | undefined | 'control'): () => Promise<Figures> {
+  const control = passivateAfterMs === 'control';
   return async () => {
     const scratch = scratchDir();
     const store = sqliteStore(join(scratch.dir, 'state.db'), { synchronous: 'NORMAL' });
     // Passed whether or not this runtime knows the option yet (it then has no effect).
-    const options = { swarms: [swarm], model, store, ...(passivateAfterMs === undefined ? {} : { passivateAfterMs }) } as RuntimeOptions;
+    const options = { swarms: [swarm], model, store, ...(typeof passivateAfterMs === 'number' ? { passivateAfterMs } : {}) } as RuntimeOptions;
     const runtime = createRuntime(options);
     const client = (i: number) => runtime.forSwarm(swarm, `s${i}`);
     const pause = async (i: number) => {
@@ -62,7 +68,12 @@ export function pausedSwarms(passivateAfterMs: number | undefined): () => Promis
       collectGarbage();
       const base = process.memoryUsage();
       for (let i = 0; i < SWARMS; i += BATCH) {
-        await Promise.all(Array.from({ length: Math.min(BATCH, SWARMS - i) }, (_, j) => pause(i + j)));
+        await Promise.all(
+          Array.from({ length: Math.min(BATCH, SWARMS - i) }, async (_, j) => {
+            await pause(i + j);
+            if (control) await finish(i + j);
+          }),
+        );
       }
       // Long enough for passivation to act, when it is on.
       await sleep(SETTLE_MS);
@@ -71,7 +82,7 @@ export function pausedSwarms(passivateAfterMs: number | undefined): () => Promis
       // How many swarms were evicted, when the runtime says (it does once passivation exists).
       const stats = (runtime as { stats?: () => { passivated?: number } }).stats?.();
       const resumeMs: number[] = [];
-      for (let k = 0; k < RESUMES; k++) {
+      for (let k = 0; k < (control ? 0 : RESUMES); k++) {
         const i = Math.floor((k * SWARMS) / RESUMES);
         const start = process.hrtime.bigint();
         await client(i).resume(ANSWER);
@@ -84,8 +95,7 @@ export function pausedSwarms(passivateAfterMs: number | undefined): () => Promis
         passivated: stats?.passivated ?? null,
         rssKbPerSwarm: (held.rss - base.rss) / 1024 / SWARMS,
         heapKbPerSwarm: (held.heapUsed - base.heapUsed) / 1024 / SWARMS,
-        resumeP50Ms: percentile(resumeMs, 0.5),
-        resumeP99Ms: percentile(resumeMs, 0.99),
+        ...(control ? {} : { resumeP50Ms: percentile(resumeMs, 0.5), resumeP99Ms: percentile(resumeMs, 0.99) }),
       };
     } finally {
       await runtime.close();

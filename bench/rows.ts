@@ -27,6 +27,8 @@ export const CONCURRENT = 'concurrent';
 export const LONG_MODE = `${TURNS} turns, 2 KB tool results`;
 export const LIVE = 'live';
 export const PASSIVATED = `passivateAfterMs ${PASSIVATE_AFTER_MS}`;
+/** The paused rows' control: the same swarms answered at once, none left waiting. */
+export const PAUSED_CONTROL = 'control: none left waiting';
 export const STREAM_MODE = `events({ since: 0 }) of ${EVENTS / 1000}k`;
 export const CROSS_PROCESS = 'cross-process';
 
@@ -48,6 +50,7 @@ export const ROWS: RowSpec[] = [
   { workload: HANDOFF, mode: CROSS_PROCESS, measure: async () => (await nats()).handoffCrossProcess() },
   { workload: LONG, mode: LONG_MODE, measure: longConversation },
   { workload: PAUSED, mode: LIVE, measure: pausedSwarms(undefined) },
-  { workload: PAUSED, mode: PASSIVATED, needs: [name(PAUSED, LIVE)], measure: pausedSwarms(PASSIVATE_AFTER_MS) },
+  { workload: PAUSED, mode: PAUSED_CONTROL, measure: pausedSwarms('control') },
+  { workload: PAUSED, mode: PASSIVATED, needs: [name(PAUSED, LIVE), name(PAUSED, PAUSED_CONTROL)], measure: pausedSwarms(PASSIVATE_AFTER_MS) },
   { workload: STREAM, mode: STREAM_MODE, measure: longStream },
 ];
