@@ -149,9 +149,17 @@ function planTool(call: ToolCall, a: Record<string, unknown>, input: ModelStepIn
   return { id: call.id, name: call.name, kind: 'tool', arguments: call.arguments };
 }
 
-async function completeWith(result: unknown, input: ModelStepInput, ports: SwarmPorts): Promise<StepVerdict> {
-  const rejected = await ports.guardOutput(input.definitionId, input.swarmId, result);
-  return rejected ? { type: 'fail', reason: `Output guardrail rejected the result: ${rejected}` } : { type: 'complete', result };
+/** The verdict on a result about to complete the swarm: its output guardrails decide (at once when there are none). */
+function completeWith(result: unknown, input: ModelStepInput, ports: SwarmPorts): StepVerdict | Promise<StepVerdict> {
+  const guarded = ports.guardOutput(input.definitionId, input.swarmId, result);
+  const verdict = (rejected: string | undefined): StepVerdict =>
+    rejected ? { type: 'fail', reason: `Output guardrail rejected the result: ${rejected}` } : { type: 'complete', result };
+  return guarded instanceof Promise ? guarded.then(verdict) : verdict(guarded);
+}
+
+/** `calls` with the verdict, once the verdict is decided. */
+function judged(calls: PlannedCall[], verdict: StepVerdict | Promise<StepVerdict>): Judgement | Promise<Judgement> {
+  return verdict instanceof Promise ? verdict.then((v) => ({ calls, verdict: v })) : { calls, verdict };
 }
 
 function textVerdict(response: ModelResponse, input: ModelStepInput, ports: SwarmPorts): StepVerdict | Checked {
@@ -180,17 +188,17 @@ export interface Judgement {
  * Plans the calls of a response and decides the round's verdict, in this order: a valid
  * `fail` or `complete` call terminates (first one wins); other calls run; a text answer
  * completes a text swarm, completes a typed swarm when it parses and matches (type-match),
- * or earns a correction round. Only a completion waits (for the output guardrails): every
+ * or earns a correction round. Only a completion with output guardrails waits for them: every
  * other verdict is returned at once, sparing the model step a promise and a tick per call.
  */
 export function judgeResponse(response: ModelResponse, input: ModelStepInput, ports: SwarmPorts): Judgement | Promise<Judgement> {
   const planned = planCalls(response, input, ports);
   const calls = planned.calls;
-  if (planned.terminal?.type === 'complete') return completeWith(planned.terminal.result, input, ports).then((verdict) => ({ calls, verdict }));
+  if (planned.terminal?.type === 'complete') return judged(calls, completeWith(planned.terminal.result, input, ports));
   if (planned.terminal) return { calls, verdict: planned.terminal };
   if (calls.length > 0) return { calls, verdict: { type: 'continue' } };
   const verdict = textVerdict(response, input, ports);
   if ('type' in verdict) return { calls: [], verdict };
   if (!verdict.ok) return { calls: [], verdict: { type: 'continue' } };
-  return completeWith(verdict.value, input, ports).then((v) => ({ calls: [], verdict: v }));
+  return judged([], completeWith(verdict.value, input, ports));
 }

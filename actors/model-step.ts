@@ -18,7 +18,8 @@ export function createModelStep(ports: SwarmPorts) {
     await ports.gate(input.swarmId);
     signal.throwIfAborted();
     if (input.orchestrator && input.turn === 1) {
-      const rejected = await ports.guardInput(input.definitionId, input.swarmId);
+      const guarded = ports.guardInput(input.definitionId, input.swarmId);
+      const rejected = guarded instanceof Promise ? await guarded : guarded;
       if (rejected) {
         return {
           response: {},

@@ -71,10 +71,13 @@ export interface SwarmPorts {
   runChild(input: ChildSwarmInput, signal: AbortSignal): Promise<CallResult>;
   /** Sends a request to a remote A2A agent and resolves with its answer. */
   runRemote(input: RemoteAgentInput, signal: AbortSignal): Promise<CallResult>;
-  /** Runs the input guardrails; a string is the rejection reason. */
-  guardInput(definitionId: string, swarmId: string): Promise<string | undefined>;
-  /** Runs the output guardrails on a result about to complete the swarm. */
-  guardOutput(definitionId: string, swarmId: string, result: unknown): Promise<string | undefined>;
+  /**
+   * Runs the input guardrails; a string is the rejection reason. Answers at once (no promise)
+   * when there are none, as for most swarms.
+   */
+  guardInput(definitionId: string, swarmId: string): string | undefined | Promise<string | undefined>;
+  /** Runs the output guardrails on a result about to complete the swarm (at once when there are none). */
+  guardOutput(definitionId: string, swarmId: string, result: unknown): string | undefined | Promise<string | undefined>;
   /** Executes a tool with validated arguments. */
   executeTool(input: ToolRunInput, args: unknown, signal: AbortSignal): Promise<unknown>;
   /**

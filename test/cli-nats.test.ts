@@ -87,11 +87,18 @@ function words(line: string): string[] {
   return out;
 }
 
-/** The README's walkthrough: every `npx xswarm` and `curl` line of its "Distributed over NATS" section, in order. */
-async function walkthrough(): Promise<string[][]> {
+/**
+ * A README walkthrough: every `npx xswarm` and `curl` line of the section under `heading`
+ * (default "Distributed over NATS"), up to the next heading of its level or above, in order.
+ */
+async function walkthrough(heading = '## Distributed over NATS'): Promise<string[][]> {
   const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-  const from = readme.indexOf('\n## Distributed over NATS');
-  const section = readme.slice(from, readme.indexOf('\n## ', from + 1));
+  const from = readme.indexOf(`\n${heading}`);
+  expect(from, `the README has a "${heading}" section`).toBeGreaterThan(0);
+  const level = heading.slice(0, heading.indexOf(' ') + 1);
+  // Headings are `##` or deeper here (a `# …` line is a shell comment inside a code block).
+  const next = [...readme.slice(from + 1).matchAll(/\n(#{2,}) /g)].find((m) => m[1]!.length <= level.length - 1);
+  const section = readme.slice(from, next ? from + 1 + next.index : undefined);
   const lines = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => m[1]!.split('\n'));
   return lines.filter((l) => l.startsWith('npx xswarm ') || l.startsWith('curl ')).map(words);
 }
@@ -155,6 +162,41 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
     expect(servedExit.code, servedExit.stderr).toBe(0);
     expect(workerExit.code, workerExit.stderr).toBe(0);
     expect(workerExit.stderr).toBe('');
+  });
+
+  it('the README team walkthrough: two worker processes run the attempts, the leader serves the team; the stream ends with the team completed', TIMEOUT, async () => {
+    const commands = await walkthrough('### Team workers in other processes');
+    // As the README writes them, on a prefix of this test's own; a free port for 4000.
+    const prefix = ['--nats-prefix', 'teamwalk'];
+    const find = (verb: string) => {
+      const found = commands.find((c) => c[0] === 'npx' && c[2] === verb);
+      expect(found, `the README has an \`npx xswarm ${verb}\` line`).toBeDefined();
+      return [...found!.slice(2).map((w) => (w === 'nats://127.0.0.1:4222' ? server.url : w === '4000' ? '0' : w)), ...prefix];
+    };
+    const [workerArgs, serveArgs] = [find('worker'), find('serve')];
+    expect(workerArgs.slice(0, 2)).toEqual(['worker', 'examples/team/workers.ts']);
+    expect(serveArgs.slice(0, 2)).toEqual(['serve', 'examples/team/leader.ts']);
+    const workers = [startCli(workerArgs), startCli(workerArgs)];
+    for (const w of workers) await printed(w, /^xswarm worker hosting /);
+    const served = startCli(serveArgs);
+    const url = await servedAt(served);
+    const [run, follow] = commands.filter((c) => c[0] === 'curl');
+    const path = (words: string[]) => words.find((w) => w.startsWith('localhost:4000'))!.replace(/^localhost:4000/, '');
+    const body = run![run!.indexOf('-d') + 1]!;
+    const started = await fetch(`${url}${path(run!)}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(started.status, await started.clone().text()).toBe(201);
+    const stream = await (await fetch(`${url}${path(follow!)}`)).text();
+    expect(stream).toContain('team-ended');
+    const summary = (await (await fetch(`${url}${path(follow!).replace(/\/events$/, '')}`)).json()) as { status: string; counts: { completed: number } };
+    const stories = (JSON.parse(body) as { tasks: unknown[] }).tasks.length;
+    expect(summary).toMatchObject({ status: 'completed', counts: { completed: stories } });
+    // The leader has no worker definition: every attempt ran in a worker process.
+    const listed = await runCli(['list', '--nats', server.url, ...prefix]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^sprint-1:schema:1 +database-worker +completed /m);
+    expect(listed.stdout).toMatch(/^sprint-1:login:1 +frontend-worker +completed /m);
+    const exits = await Promise.all([terminate(served), ...workers.map(terminate)]);
+    for (const exit of exits) expect(exit.code, exit.stderr).toBe(0);
   });
 
   it('pause, resume and stop reach the live process holding the swarm (a `serve`, a `run` at its prompt) over NATS', TIMEOUT, async () => {

@@ -40,6 +40,9 @@ const apiWorker = defineSwarm({ id: 'api-worker', description: 'Builds REST endp
 const frontendWorker = defineSwarm({ id: 'frontend-worker', description: 'Builds React pages', instructions: 'You are a frontend engineer. Implement the user story.' });
 const generalist = defineSwarm({ id: 'generalist-worker', description: 'Does any story', instructions: 'You are a full-stack engineer. Implement the user story.' });
 
+/** The worker definitions: what a worker process hosts when the team's workers run elsewhere (`workers.ts`). */
+export const workerSwarms = [databaseWorker, apiWorker, frontendWorker];
+
 /** How long a worker may stay silent before it is respawned, in the demo. */
 const WORKER_TIMEOUT_MS = 300;
 

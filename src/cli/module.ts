@@ -215,9 +215,9 @@ export interface LoadedModule {
 }
 
 /**
- * Imports the user's module. It must export swarms, or for a worker (`needs: 'definitions'`)
- * swarms or agents. Without an exported model, `OPENAI_API_KEY` selects `openaiModel`
- * (`XSWARM_MODEL`, default gpt-4o-mini).
+ * Imports the user's module. It must export swarms (or teams, whose workers may run elsewhere),
+ * or for a worker (`needs: 'definitions'`) swarms, agents or teams. Without an exported model,
+ * `OPENAI_API_KEY` selects `openaiModel` (`XSWARM_MODEL`, default gpt-4o-mini).
  */
 export async function loadModule(path: string, needs: 'swarms' | 'definitions' = 'swarms'): Promise<LoadedModule> {
   const file = resolve(path);
@@ -227,7 +227,7 @@ export async function loadModule(path: string, needs: 'swarms' | 'definitions' =
   const swarms = Array.isArray(served.swarms) ? served.swarms : [];
   const agents = Array.isArray(served.agents) ? served.agents : [];
   const teams = Array.isArray(served.teams) ? served.teams : [];
-  if (needs === 'swarms' && swarms.length === 0) throw new CliError(`${path} exports no \`swarms\` array`, EXIT.usage);
+  if (needs === 'swarms' && swarms.length === 0 && teams.length === 0) throw new CliError(`${path} exports no \`swarms\` array`, EXIT.usage);
   if (swarms.length === 0 && agents.length === 0 && teams.length === 0) throw new CliError(`${path} exports neither \`swarms\`, \`agents\` nor \`teams\``, EXIT.usage);
   let model = served.model;
   if (!model && process.env.OPENAI_API_KEY) {

@@ -53,10 +53,12 @@ export async function serveCommand(args: string[]): Promise<number> {
     await state.close();
     throw e;
   }
-  process.stdout.write(`xswarm serving ${mod.swarms.map((s) => s.id).join(', ')} at ${server.url} (state: ${state.where})\n`);
+  const served = [...mod.swarms.map((s) => s.id), ...mod.teams.map((t) => `team ${t.id}`)];
+  process.stdout.write(`xswarm serving ${served.join(', ')} at ${server.url} (state: ${state.where})\n`);
   for (const s of mod.swarms) {
     process.stdout.write(`  REST  POST ${server.url}/swarms/${s.id}\n  A2A   ${server.url}/a2a/${s.id}/.well-known/agent-card.json\n`);
   }
+  for (const t of mod.teams) process.stdout.write(`  REST  POST ${server.url}/teams/${t.id}/<teamId>/run\n`);
   process.stdout.write(`  MCP   ${server.url}/mcp\n  WS    ${server.url.replace('http', 'ws')}/events\n`);
   await untilStopped();
   await server.close();

@@ -164,6 +164,7 @@ export class LiveSwarms {
   }
 
   private deliver(events: SwarmEvent[]): void {
+    if (this.listeners.size === 0) return;
     for (const listener of this.listeners) {
       for (const e of events) {
         // Unsubscribed while this batch was being delivered (from a listener): nothing more.

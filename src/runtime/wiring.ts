@@ -62,9 +62,14 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,
     runChild: (input, signal) => deps.runChild(input, signal),
     runRemote: (input, signal) => deps.runRemote(input, signal),
-    guardInput: (definitionId, swarmId) =>
-      runGuardrails(swarm(definitionId).guardrails.input, deps.host(swarmId)?.input(), swarmId),
-    guardOutput: (definitionId, swarmId, result) => runGuardrails(swarm(definitionId).guardrails.output, result, swarmId),
+    guardInput(definitionId, swarmId) {
+      const guardrails = swarm(definitionId).guardrails.input;
+      return guardrails.length === 0 ? undefined : runGuardrails(guardrails, deps.host(swarmId)?.input(), swarmId);
+    },
+    guardOutput(definitionId, swarmId, result) {
+      const guardrails = swarm(definitionId).guardrails.output;
+      return guardrails.length === 0 ? undefined : runGuardrails(guardrails, result, swarmId);
+    },
     async executeTool(input, args, signal) {
       const t = catalog.tool(input.name);
       if (!t) throw new Error(`Tool "${input.name}" is not registered`);

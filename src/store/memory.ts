@@ -5,12 +5,14 @@
  */
 import type { SwarmEvent } from '../../machines/events.js';
 import { isFinal } from '../result.js';
+import { PendingSnapshot } from './memory-snapshot.js';
 import { assembleSnapshot } from './messages.js';
 import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
 
 /**
  * Creates an in-memory store. It is volatile: a swarm's snapshot is written when the swarm
- * ends or its runtime closes (records keep the snapshot object as is, never serialized).
+ * ends or its runtime closes (records keep the snapshot object as is, never serialized; a
+ * final one may come as a {@link PendingSnapshot}, persisted on the first `load`).
  * Share one store between runtimes to simulate a restart after `close()` in a test.
  *
  * @example
@@ -19,36 +21,45 @@ import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type Sw
  * const runtime = createRuntime({ swarms, model, store });
  */
 export function memoryStore(): SwarmStore {
-  const records = new Map<string, SwarmRecord>();
-  const leases = new Map<string, Lease>();
-  const logs = new Map<string, SwarmEvent[]>();
-  /** Each swarm's message lists, by list id (records reference them, as in the SQLite store). */
-  const lists = new Map<string, Map<string, unknown[]>>();
+  /** Everything stored of each swarm, in one entry: a commit looks it up once. */
+  const swarms = new Map<string, Stored>();
   return {
     volatile: true,
     async load(swarmId) {
-      const stored = records.get(swarmId);
-      const lease = leases.get(swarmId);
-      const record = stored && lease ? { ...stored, lease: { ...lease } } : stored;
-      if (record?.snapshot === undefined) return record;
-      return { ...record, snapshot: assembleSnapshot(record.snapshot, lists.get(swarmId) ?? new Map()) };
+      const entry = swarms.get(swarmId);
+      const stored = entry?.record;
+      if (!entry || !stored) return undefined;
+      const lease = entry.lease;
+      const record = lease ? { ...stored, lease: { ...lease } } : stored;
+      if (record.snapshot === undefined) return record;
+      if (record.snapshot instanceof PendingSnapshot) {
+        // Persisted once, on the first read; kept as any other snapshot from then on.
+        entry.record = { ...stored, snapshot: record.snapshot.resolve() };
+        return lease ? { ...entry.record, lease: { ...lease } } : entry.record;
+      }
+      return { ...record, snapshot: assembleSnapshot(record.snapshot, entry.lists ?? new Map()) };
     },
     commit({ swarmId, events, record, lease, messages }: Commit) {
-      const log = logs.get(swarmId) ?? [];
+      let entry = swarms.get(swarmId);
+      const log = entry?.log ?? [];
       const first = events[0];
       if (first && first.seq !== log.length + 1) {
         throw new Error(`Event gap for swarm "${swarmId}": expected seq ${log.length + 1}, got ${first.seq}`);
       }
       if (record) {
-        const stored = records.get(swarmId)?.revision ?? 0;
-        const holder = leases.get(swarmId);
+        const stored = entry?.record?.revision ?? 0;
+        const holder = entry?.lease;
         if (record.revision > 1 && lease && holder && holder.owner !== lease.owner) throw new LeaseLostError(swarmId, holder.owner);
         if (record.revision !== stored + 1) throw new RevisionConflictError(swarmId, record.revision - 1, stored);
-        records.set(swarmId, record);
-        if (lease) leases.set(swarmId, { ...lease });
+      }
+      if (!entry) swarms.set(swarmId, (entry = { log }));
+      if (record) {
+        entry.record = record;
+        if (lease) entry.lease = { ...lease };
+        // A pending snapshot is the whole snapshot, lists included: stored rows are obsolete.
+        if (record.snapshot instanceof PendingSnapshot) entry.lists = undefined;
         if (messages && messages.length > 0) {
-          let own = lists.get(swarmId);
-          if (!own) lists.set(swarmId, (own = new Map()));
+          const own = (entry.lists ??= new Map());
           for (const { list, from, items } of messages) {
             const rows = own.get(list) ?? [];
             rows.length = Math.min(rows.length, from);
@@ -58,49 +69,51 @@ export function memoryStore(): SwarmStore {
           }
         }
       }
-      logs.set(swarmId, log);
       for (const e of events) log.push(e);
     },
     async readEvents(swarmId, since, limit) {
       // The event of seq n is at index n - 1.
       const from = Math.max(0, since);
-      return (logs.get(swarmId) ?? []).slice(from, limit === undefined ? undefined : from + limit);
+      return (swarms.get(swarmId)?.log ?? []).slice(from, limit === undefined ? undefined : from + limit);
     },
     async list(filter = {}) {
-      return [...records.values()]
+      const records: SwarmRecord[] = [];
+      for (const { record } of swarms.values()) if (record) records.push(record);
+      return records
         .filter((r) => (!filter.definitionId || r.definitionId === filter.definitionId) && (!filter.status || filter.status.includes(r.status)))
         .sort((a, b) => b.updatedAt - a.updatedAt)
         .slice(0, filter.limit ?? Infinity)
         .map(({ snapshot: _s, ...summary }) => {
-          const lease = leases.get(summary.swarmId);
+          const lease = swarms.get(summary.swarmId)?.lease;
           return lease ? { ...summary, lease: { ...lease } } : summary;
         });
     },
     async claim(swarmId, lease, now, takeover) {
-      const record = records.get(swarmId);
-      if (!record || isFinal(record.status)) return false;
-      const holder = leases.get(swarmId);
+      const entry = swarms.get(swarmId);
+      const record = entry?.record;
+      if (!entry || !record || isFinal(record.status)) return false;
+      const holder = entry.lease;
       if (holder && holder.owner !== lease.owner && holder.owner !== takeover && holder.until > now) return false;
-      leases.set(swarmId, { ...lease });
+      entry.lease = { ...lease };
       return true;
     },
     async renew(owner, swarmIds, until) {
       for (const id of swarmIds) {
-        const holder = leases.get(id);
+        const holder = swarms.get(id)?.lease;
         if (holder?.owner === owner) holder.until = until;
       }
     },
     async release(owner, swarmIds) {
-      for (const id of swarmIds) if (leases.get(id)?.owner === owner) leases.delete(id);
+      for (const id of swarmIds) {
+        const entry = swarms.get(id);
+        if (entry?.lease?.owner === owner) entry.lease = undefined;
+      }
     },
     async prune(olderThan) {
       let n = 0;
-      for (const [id, r] of records) {
-        if (isFinal(r.status) && r.updatedAt < olderThan) {
-          records.delete(id);
-          logs.delete(id);
-          lists.delete(id);
-          leases.delete(id);
+      for (const [id, { record: r }] of swarms) {
+        if (r && isFinal(r.status) && r.updatedAt < olderThan) {
+          swarms.delete(id);
           n++;
         }
       }
@@ -108,4 +121,15 @@ export function memoryStore(): SwarmStore {
     },
     async close() {},
   };
+}
+
+/** What the memory store holds of one swarm. */
+interface Stored {
+  /** Its record, from the first commit that had one. */
+  record?: SwarmRecord;
+  lease?: Lease | undefined;
+  /** Its events: the event of seq n at index n - 1. */
+  log: SwarmEvent[];
+  /** Its message lists, by list id (records reference them, as in the SQLite store). */
+  lists?: Map<string, unknown[]> | undefined;
 }
