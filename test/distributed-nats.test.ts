@@ -5,38 +5,20 @@
  * The fixture process is test/fixtures/nats-node.ts.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, defineAgent, defineSwarm, handoff, type Runtime, scriptedModel, type SwarmEvent, tool } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { createRuntime, defineAgent, defineSwarm, handoff, scriptedModel, type SwarmEvent, tool } from '../src/index.js';
 import { z } from 'zod';
-import { exited, killAll, startFixture } from './support/crash-process.js';
-import { type NatsServer, natsServerMissing, startNatsServer } from './support/nats-server.js';
+import { exited, startFixture } from './support/crash-process.js';
+import { natsFaultFixtures } from './support/nats-faults.js';
+import { natsServerMissing } from './support/nats-server.js';
 import { collect } from './support/script.js';
 
 const NODE = fileURLToPath(new URL('./fixtures/nats-node.ts', import.meta.url));
 
-let server: NatsServer;
-let dir: string;
-const runtimes: Runtime[] = [];
-
-beforeEach(async () => {
-  if (natsServerMissing) return;
-  server = await startNatsServer();
-  dir = mkdtempSync(join(tmpdir(), 'xswarm-nats-faults-'));
-});
-
-afterEach(async () => {
-  for (const r of runtimes.splice(0)) await r.close();
-  await killAll();
-  if (natsServerMissing) return;
-  await server.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-afterAll(killAll);
+const nats = natsFaultFixtures('xswarm-nats-faults-');
 
 /** The next JSON line of a child's stdout that has `key`. */
 function line<T>(child: ChildProcess, key: string, timeoutMs = 30_000): Promise<T> {
@@ -69,17 +51,17 @@ function line<T>(child: ChildProcess, key: string, timeoutMs = 30_000): Promise<
 /** Starts a fixture process of `role` on this test's server. */
 function node(role: 'worker' | 'orchestrator' | 'adopter', swarmId?: string, env: Record<string, string> = {}): ChildProcess {
   return startFixture(NODE, swarmId ? [role, swarmId] : [role], {
-    NATS_URL: server.url,
-    SIDE_EFFECTS: join(dir, 'side-effects'),
-    MODEL_LOG: join(dir, 'model-log'),
-    KILL_MARKER: join(dir, 'killed'),
+    NATS_URL: nats.server.url,
+    SIDE_EFFECTS: join(nats.dir, 'side-effects'),
+    MODEL_LOG: join(nats.dir, 'model-log'),
+    KILL_MARKER: join(nats.dir, 'killed'),
     ...env,
   });
 }
 
 function lines(file: string): string[] {
   try {
-    return readFileSync(join(dir, file), 'utf8').split('\n').filter(Boolean);
+    return readFileSync(join(nats.dir, file), 'utf8').split('\n').filter(Boolean);
   } catch {
     return [];
   }
@@ -155,8 +137,8 @@ describe.skipIf(natsServerMissing)('distributed over NATS: in-process runtimes',
       return last === undefined ? { toolCalls: [{ id: 'h1', name: 'handoff_to_weather', arguments: '{"request":"Sat?"}' }] } : { text: `Plan: ${last}` };
     });
   const on = (options: Parameters<typeof createRuntime>[0]) => {
-    const r = createRuntime({ ...options, nats: { servers: server.url }, hosting: { deadlineMs: 500, heartbeatMs: 100, heartbeatTimeoutMs: 2_000 } });
-    runtimes.push(r);
+    const r = createRuntime({ ...options, nats: { servers: nats.server.url }, hosting: { deadlineMs: 500, heartbeatMs: 100, heartbeatTimeoutMs: 2_000 } });
+    nats.runtimes.push(r);
     return r;
   };
 
@@ -166,13 +148,13 @@ describe.skipIf(natsServerMissing)('distributed over NATS: in-process runtimes',
     await Promise.all([worker.start(), home.start()]);
     const clients = Array.from({ length: 5 }, (_, i) => home.forSwarm(planner, `restart-${i}`));
     await Promise.all(clients.map((c) => c.run('Plan')));
-    await server.kill();
+    await nats.server.kill();
     // While the connection is down: refused at once, nothing applied.
     await new Promise((r) => setTimeout(r, 300));
     await expect(clients[0]!.pause()).rejects.toMatchObject({ code: 'unavailable' });
     await expect(home.forSwarm(planner, 'during-outage').run('Plan')).rejects.toMatchObject({ code: 'unavailable' });
     await new Promise((r) => setTimeout(r, 700));
-    await server.start();
+    await nats.server.start();
     for (const c of clients) expect(await c.wait()).toEqual({ status: 'completed', result: 'Plan: sunny' });
     for (const c of clients) {
       const events: SwarmEvent[] = await collect(c.events());

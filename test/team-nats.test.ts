@@ -12,37 +12,19 @@
  *   restarted) picks its team up at its next scan and completes it.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRuntime, type Runtime, scriptedModel, type TeamFact } from '../src/index.js';
-import { exited, killAll, startFixture } from './support/crash-process.js';
-import { type NatsServer, natsServerMissing, startNatsServer } from './support/nats-server.js';
+import { exited, startFixture } from './support/crash-process.js';
+import { natsFaultFixtures } from './support/nats-faults.js';
+import { natsServerMissing } from './support/nats-server.js';
 import { CHAIN, crewTeam } from './fixtures/team-nats-team.js';
 
 const NODE = fileURLToPath(new URL('./fixtures/team-nats-node.ts', import.meta.url));
 
-let server: NatsServer;
-let dir: string;
-const runtimes: Runtime[] = [];
-
-beforeEach(async () => {
-  if (natsServerMissing) return;
-  server = await startNatsServer();
-  dir = mkdtempSync(join(tmpdir(), 'xswarm-team-nats-'));
-});
-
-afterEach(async () => {
-  for (const r of runtimes.splice(0)) await r.close();
-  await killAll();
-  if (natsServerMissing) return;
-  await server.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-afterAll(killAll);
+const nats = natsFaultFixtures('xswarm-team-nats-');
 
 /** Resolves with the first JSON line of a child's stdout that `match` accepts. */
 function lineOf<T>(child: ChildProcess, match: (line: Record<string, unknown>) => boolean, timeoutMs = 20_000): Promise<T> {
@@ -77,10 +59,10 @@ const ready = (child: ChildProcess) => lineOf<{ ready: number }>(child, (l) => '
 /** Starts a fixture process of `role` on this test's server. */
 function node(role: 'worker' | 'leader', args: string[], env: Record<string, string> = {}): ChildProcess {
   return startFixture(NODE, [role, ...args], {
-    NATS_URL: server.url,
-    SIDE_EFFECTS: join(dir, 'side-effects'),
-    MODEL_LOG: join(dir, 'model-log'),
-    KILL_MARKER: join(dir, 'killed'),
+    NATS_URL: nats.server.url,
+    SIDE_EFFECTS: join(nats.dir, 'side-effects'),
+    MODEL_LOG: join(nats.dir, 'model-log'),
+    KILL_MARKER: join(nats.dir, 'killed'),
     MODEL_DELAY_MS: '200',
     ...env,
   });
@@ -93,17 +75,17 @@ function leaderRuntime(options: { workerTimeoutMs: number; heartbeatTimeoutMs: n
     model: scriptedModel(() => {
       throw new Error('the leader runs no model');
     }),
-    nats: { servers: server.url },
+    nats: { servers: nats.server.url },
     leaseMs: options.leaseMs ?? 60_000,
     hosting: { heartbeatMs: 200, heartbeatTimeoutMs: options.heartbeatTimeoutMs, deadlineMs: 5_000 },
   });
-  runtimes.push(runtime);
+  nats.runtimes.push(runtime);
   return runtime;
 }
 
 function lines(file: string): string[] {
   try {
-    return readFileSync(join(dir, file), 'utf8').split('\n').filter(Boolean);
+    return readFileSync(join(nats.dir, file), 'utf8').split('\n').filter(Boolean);
   } catch {
     return [];
   }
