@@ -146,11 +146,12 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         const live = figures(PAUSED, LIVE);
         const control = figures(PAUSED, PAUSED_CONTROL);
         info('swarms passivated', f.passivated, `of ${f.swarms}`);
-        beside('RSS growth per waiting swarm', f.rssKbPerSwarm, 'KB', 'live', live?.rssKbPerSwarm);
-        // What the waiting swarms hold: the growth beyond a process that ran as many swarms and
-        // keeps none (allocator and heap high-water are not held by anybody).
+        limit('RSS per waiting swarm', f.rssKbPerSwarm, 'KB', 2, live && { label: 'live', value: live.rssKbPerSwarm });
+        // For reading: the growth beyond a process that ran as many swarms and keeps none (its
+        // allocator and heap high-water are held by nobody). Not a target: both rows may hide
+        // the same per-swarm leak, which the control's own heap line would show.
         const held = f.rssKbPerSwarm != null && control?.rssKbPerSwarm != null ? f.rssKbPerSwarm - control.rssKbPerSwarm : null;
-        limit('RSS held per waiting swarm (beyond control)', held, 'KB', 2, live && { label: 'live − control', value: live.rssKbPerSwarm != null && control?.rssKbPerSwarm != null ? live.rssKbPerSwarm - control.rssKbPerSwarm : null });
+        beside('RSS per waiting swarm beyond the control', held, 'KB', 'control', control?.rssKbPerSwarm);
         info('heap per waiting swarm', f.heapKbPerSwarm, 'KB');
         limit('resume p50', f.resumeP50Ms, 'ms', 2, live && { label: 'live', value: live.resumeP50Ms });
         info('resume p99', f.resumeP99Ms, 'ms');

@@ -402,27 +402,32 @@ describe('team runtime', () => {
     }
   });
 
-  it("refuses a team stored by another version of the leader machine instead of misreading it", async () => {
+  it('refuses to drive a team stored by another version of the leader machine; a finished one stays readable', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'team-version-')), 'state.db');
-    const { model } = teamModel(5);
     const team = defineTeam({ id: 'versioned', workers: [{ type: 'api', swarm: api }] });
     const firstStore = sqliteStore(path);
-    const first = createRuntime({ model, teams: [team], store: firstStore });
-    const client = first.forTeam(team, 'v');
-    await client.run([{ id: 't', subject: 't', metadata: { type: 'api' } }]);
-    expect((await client.wait()).status).toBe('completed');
+    // One team finished, one left running (its task hangs) when the first runtime closes.
+    const first = createRuntime({ model: teamModel(5, (task) => (task === 'hangs' ? 'hang' : 'ok')).model, teams: [team], store: firstStore });
+    const done = first.forTeam(team, 'done');
+    await done.run([{ id: 't', subject: 't', metadata: { type: 'api' } }]);
+    expect((await done.wait()).status).toBe('completed');
+    await first.forTeam(team, 'open').run([{ id: 'hangs', subject: 'hangs', metadata: { type: 'api' } }]);
+    await until(() => firstStore.load('open'), (r) => r?.status === 'running');
     await first.close();
     await firstStore.close();
     const db = new Database(path);
-    db.prepare(`UPDATE swarms SET machine_version = 1 WHERE swarm_id = 'v'`).run();
+    db.prepare(`UPDATE swarms SET machine_version = 1 WHERE swarm_id IN ('done', 'open')`).run();
     db.close();
     const store = sqliteStore(path);
-    runtime = createRuntime({ model, teams: [team], store });
+    runtime = createRuntime({ model: teamModel(5).model, teams: [team], store });
     try {
-      await expect(runtime.forTeam(team, 'v').ready()).rejects.toMatchObject({
+      await expect(runtime.forTeam(team, 'open').ready()).rejects.toMatchObject({
         code: 'invalid-snapshot',
-        message: 'team "v" was stored by team leader machine version 1; this runtime runs version 2',
+        message: 'team "open" was stored by team leader machine version 1; this runtime runs version 2',
       });
+      const finished = runtime.forTeam(team, 'done');
+      await finished.ready();
+      expect(finished.board().tasks.map((t) => [t.id, t.status])).toEqual([['t', 'completed']]);
     } finally {
       await runtime.close();
       runtime = undefined;

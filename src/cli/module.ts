@@ -215,11 +215,12 @@ export interface LoadedModule {
 }
 
 /**
- * Imports the user's module. It must export swarms (or teams, whose workers may run elsewhere),
- * or for a worker (`needs: 'definitions'`) swarms, agents or teams. Without an exported model,
+ * Imports the user's module. It must export swarms; for `serve` (`needs: 'served'`) swarms or
+ * teams (whose workers may run elsewhere); for a worker (`needs: 'definitions'`) swarms, agents
+ * or teams. Without an exported model,
  * `OPENAI_API_KEY` selects `openaiModel` (`XSWARM_MODEL`, default gpt-4o-mini).
  */
-export async function loadModule(path: string, needs: 'swarms' | 'definitions' = 'swarms'): Promise<LoadedModule> {
+export async function loadModule(path: string, needs: 'swarms' | 'served' | 'definitions' = 'swarms'): Promise<LoadedModule> {
   const file = resolve(path);
   if (!existsSync(file)) throw new CliError(`no module at ${path}`, EXIT.usage);
   const mod = (await import(pathToFileURL(file).href)) as ServedModule & { default?: ServedModule };
@@ -227,7 +228,8 @@ export async function loadModule(path: string, needs: 'swarms' | 'definitions' =
   const swarms = Array.isArray(served.swarms) ? served.swarms : [];
   const agents = Array.isArray(served.agents) ? served.agents : [];
   const teams = Array.isArray(served.teams) ? served.teams : [];
-  if (needs === 'swarms' && swarms.length === 0 && teams.length === 0) throw new CliError(`${path} exports no \`swarms\` array`, EXIT.usage);
+  if (needs === 'swarms' && swarms.length === 0) throw new CliError(`${path} exports no \`swarms\` array`, EXIT.usage);
+  if (needs === 'served' && swarms.length === 0 && teams.length === 0) throw new CliError(`${path} exports neither \`swarms\` nor \`teams\``, EXIT.usage);
   if (swarms.length === 0 && agents.length === 0 && teams.length === 0) throw new CliError(`${path} exports neither \`swarms\`, \`agents\` nor \`teams\``, EXIT.usage);
   let model = served.model;
   if (!model && process.env.OPENAI_API_KEY) {

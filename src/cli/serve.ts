@@ -32,7 +32,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (!path) throw new CliError('which module? xswarm serve <module>', EXIT.usage);
   const port = values.port === undefined ? 4000 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port takes a port number, not "${values.port}"`, EXIT.usage);
-  const mod = await loadModule(path);
+  const mod = await loadModule(path, 'served');
   const state = await openState(values, 'serve');
   let runtime: Runtime | undefined;
   let server: Awaited<ReturnType<typeof serve>>;

@@ -12,7 +12,6 @@ import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmConfig, type SwarmC
 import type { createSwarmLogic } from '../../actors/index.js';
 import type { Redactor } from '../redact.js';
 import { isFinal, resultOf, type SwarmResult, type SwarmStatus, topState } from '../result.js';
-import { PendingSnapshot } from '../store/memory-snapshot.js';
 import { MessageLists, type MessageWrite } from '../store/messages.js';
 import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from '../store/types.js';
 
@@ -227,12 +226,10 @@ export class SwarmHost {
    * The store record for the current state, with the writes that store the messages added to
    * the swarm's conversations since the last snapshot (the record's snapshot names the lists
    * instead of holding them: see src/store/messages.ts). `withSnapshot` false (a volatile store
-   * between steps) leaves the snapshot out: computing it is most of a step's bookkeeping. The
-   * final snapshot of a volatile store is left for the store to persist when it is read.
+   * between steps) leaves the snapshot out: computing it is most of a step's bookkeeping.
    */
   private record(snapshot: ReturnType<Actor<SwarmLogic>['getSnapshot']>, now: number, withSnapshot: boolean): { record: SwarmRecord; messages?: MessageWrite[] } {
-    const pending = withSnapshot && this.store.volatile && snapshot.status !== 'active' ? this.pendingSnapshot(snapshot) : undefined;
-    const persisted = withSnapshot && !pending ? this.lists.split(this.actor.getPersistedSnapshot()) : undefined;
+    const persisted = withSnapshot ? this.lists.split(this.actor.getPersistedSnapshot()) : undefined;
     const record: SwarmRecord = {
       swarmId: this.swarmId,
       definitionId: this.meta.definitionId,
@@ -240,29 +237,12 @@ export class SwarmHost {
       machineVersion: SWARM_MACHINE_VERSION,
       status: topState(snapshot.value),
       revision: ++this.revision,
-      snapshot: pending ?? persisted?.snapshot,
+      snapshot: persisted?.snapshot,
       result: resultOf(snapshot.value, snapshot.context),
       lastSeq: this.seq,
       updatedAt: now,
     };
     return persisted && persisted.writes.length > 0 ? { record, messages: persisted.writes } : { record };
-  }
-
-  /**
-   * The final snapshot of a swarm on a volatile store (the memory store, which keeps objects as
-   * they are), persisted and redacted only when the store is read (see
-   * src/store/memory-snapshot.ts): a machine snapshot is immutable, and a stopped machine has no
-   * children whose state could still change. Undefined when it still has children: then it is
-   * persisted now.
-   */
-  private pendingSnapshot(snapshot: ReturnType<Actor<SwarmLogic>['getSnapshot']>): PendingSnapshot | undefined {
-    if (Object.keys(snapshot.children).length > 0) return undefined;
-    const { logic } = this.actor;
-    const redact = this.meta.redact;
-    return new PendingSnapshot(() => {
-      const persisted = logic.getPersistedSnapshot(snapshot);
-      return redact ? redact(persisted) : persisted;
-    });
   }
 
   /** Drops a host that was never started (a restore dry run); nothing is written. */
@@ -586,7 +566,9 @@ export function isoTime(at: number): string {
     isoText = isoMinute + (ISO_SECONDS[(inMinute - ms) / 1000]! + ISO_MILLIS[ms]!);
   } else {
     isoText = new Date(at).toISOString();
-    if (Number.isInteger(at) && at >= 0) {
+    // Cached only for a minute that lies wholly within the dates JavaScript can represent
+    // (past 8.64e15 toISOString throws, and so must this).
+    if (Number.isInteger(at) && at >= 0 && at - (at % 60_000) + 60_000 <= 8.64e15) {
       isoMinuteAt = at - (at % 60_000);
       // Up to the minutes ("2026-11-24T04:06:"): the text without "ss.mmmZ".
       isoMinute = isoText.slice(0, -7);

@@ -5,14 +5,12 @@
  */
 import type { SwarmEvent } from '../../machines/events.js';
 import { isFinal } from '../result.js';
-import { PendingSnapshot } from './memory-snapshot.js';
 import { assembleSnapshot } from './messages.js';
 import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
 
 /**
  * Creates an in-memory store. It is volatile: a swarm's snapshot is written when the swarm
- * ends or its runtime closes (records keep the snapshot object as is, never serialized; a
- * final one may come as a {@link PendingSnapshot}, persisted on the first `load`).
+ * ends or its runtime closes (records keep the snapshot object as is, never serialized).
  * Share one store between runtimes to simulate a restart after `close()` in a test.
  *
  * @example
@@ -32,11 +30,6 @@ export function memoryStore(): SwarmStore {
       const lease = entry.lease;
       const record = lease ? { ...stored, lease: { ...lease } } : stored;
       if (record.snapshot === undefined) return record;
-      if (record.snapshot instanceof PendingSnapshot) {
-        // Persisted once, on the first read; kept as any other snapshot from then on.
-        entry.record = { ...stored, snapshot: record.snapshot.resolve() };
-        return lease ? { ...entry.record, lease: { ...lease } } : entry.record;
-      }
       return { ...record, snapshot: assembleSnapshot(record.snapshot, entry.lists ?? new Map()) };
     },
     commit({ swarmId, events, record, lease, messages }: Commit) {
@@ -56,8 +49,6 @@ export function memoryStore(): SwarmStore {
       if (record) {
         entry.record = record;
         if (lease) entry.lease = { ...lease };
-        // A pending snapshot is the whole snapshot, lists included: stored rows are obsolete.
-        if (record.snapshot instanceof PendingSnapshot) entry.lists = undefined;
         if (messages && messages.length > 0) {
           const own = (entry.lists ??= new Map());
           for (const { list, from, items } of messages) {

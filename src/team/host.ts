@@ -173,9 +173,10 @@ export class TeamHost {
     }
     const snapshot = record.snapshot as TeamSnapshot | undefined;
     if (!snapshot || snapshot.format !== 1) throw new TeamError(`team "${this.teamId}" has no readable snapshot in the store`, 'invalid-snapshot');
-    // The leader's persisted snapshot is read by this runtime's machine: another version's
-    // context may not fit it (as for swarms, refused rather than misread).
-    if (record.machineVersion !== TEAM_LEADER_MACHINE_VERSION) {
+    // An unfinished team's leader snapshot is restored into this runtime's machine: another
+    // version's context may not fit it (as for swarms, refused rather than misread). A finished
+    // team stays readable: its board, inbox and events do not depend on the machine.
+    if (!isFinal(record.status) && record.machineVersion !== TEAM_LEADER_MACHINE_VERSION) {
       throw new TeamError(
         `team "${this.teamId}" was stored by team leader machine version ${record.machineVersion}; this runtime runs version ${TEAM_LEADER_MACHINE_VERSION}`,
         'invalid-snapshot',
