@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, defineSwarm, handoff, scriptedModel, type SwarmEvent, tool } from '../src/index.js';
 import { z } from 'zod';
 import { exited, startFixture } from './support/crash-process.js';
-import { natsFaultFixtures } from './support/nats-faults.js';
+import { jsonLine, natsFaultFixtures } from './support/nats-faults.js';
 import { natsServerMissing } from './support/nats-server.js';
 import { collect } from './support/script.js';
 
@@ -20,32 +20,9 @@ const NODE = fileURLToPath(new URL('./fixtures/nats-node.ts', import.meta.url));
 
 const nats = natsFaultFixtures('xswarm-nats-faults-');
 
-/** The next JSON line of a child's stdout that has `key`. */
+/** The value of the next JSON line of a child's stdout that has `key`. */
 function line<T>(child: ChildProcess, key: string, timeoutMs = 30_000): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let buffer = '';
-    let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`no "${key}" line within ${timeoutMs} ms\n${stderr}`)), timeoutMs);
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const onData = (d: Buffer) => {
-      buffer += d.toString();
-      for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-        const parsed = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>;
-        buffer = buffer.slice(nl + 1);
-        if (key in parsed) {
-          clearTimeout(timer);
-          child.stdout!.off('data', onData);
-          resolve(parsed[key] as T);
-          return;
-        }
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`process exited (${code ?? signal}) before a "${key}" line\n${stderr}`));
-    });
-  });
+  return jsonLine<Record<string, unknown>>(child, (l) => key in l, timeoutMs).then((l) => l[key] as T);
 }
 
 /** Starts a fixture process of `role` on this test's server. */

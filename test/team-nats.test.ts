@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createRuntime, type Runtime, scriptedModel, type TeamFact } from '../src/index.js';
 import { exited, startFixture } from './support/crash-process.js';
-import { natsFaultFixtures } from './support/nats-faults.js';
+import { jsonLine, natsFaultFixtures } from './support/nats-faults.js';
 import { natsServerMissing } from './support/nats-server.js';
 import { CHAIN, crewTeam } from './fixtures/team-nats-team.js';
 
@@ -26,35 +26,7 @@ const NODE = fileURLToPath(new URL('./fixtures/team-nats-node.ts', import.meta.u
 
 const nats = natsFaultFixtures('xswarm-team-nats-');
 
-/** Resolves with the first JSON line of a child's stdout that `match` accepts. */
-function lineOf<T>(child: ChildProcess, match: (line: Record<string, unknown>) => boolean, timeoutMs = 20_000): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let buffer = '';
-    let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`no matching line within ${timeoutMs} ms\n${stderr}`)), timeoutMs);
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const onData = (d: Buffer) => {
-      buffer += d.toString();
-      for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-        const parsed = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>;
-        buffer = buffer.slice(nl + 1);
-        if (match(parsed)) {
-          clearTimeout(timer);
-          child.stdout!.off('data', onData);
-          resolve(parsed as T);
-          return;
-        }
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`process exited (${code ?? signal}) before a matching line\n${stderr}`));
-    });
-  });
-}
-
-const ready = (child: ChildProcess) => lineOf<{ ready: number }>(child, (l) => 'ready' in l).then((l) => l.ready);
+const ready = (child: ChildProcess) => jsonLine<{ ready: number }>(child, (l) => 'ready' in l).then((l) => l.ready);
 
 /** Starts a fixture process of `role` on this test's server. */
 function node(role: 'worker' | 'leader', args: string[], env: Record<string, string> = {}): ChildProcess {
@@ -173,7 +145,7 @@ describe.skipIf(natsServerMissing)('team workers in other processes over NATS', 
     const adopter = leaderRuntime({ workerTimeoutMs: 30_000, heartbeatTimeoutMs: 30_000, leaseMs: 1_000 });
     await adopter.start();
     const leader = node('leader', ['pa']);
-    await lineOf(leader, (l) => (l.fact as TeamFact | undefined)?.type === 'team-task-claimed' && (l.fact as { taskId: string }).taskId === 'b');
+    await jsonLine(leader, (l) => (l.fact as TeamFact | undefined)?.type === 'team-task-claimed' && (l.fact as { taskId: string }).taskId === 'b');
     // Read here while the leader drives it: this runtime only reads the team then.
     const client = adopter.forTeam('crew', 'pa');
     await client.ready();
