@@ -6,6 +6,7 @@
  */
 import { TeamError } from '../team/errors.js';
 import type { DependencyKind, DispatchSpec, RegistryTask, RegistryTaskState } from './types.js';
+import type { Outcome } from './retry.js';
 
 const KINDS: readonly DependencyKind[] = ['blocking', 'parallel', 'optional'];
 
@@ -71,7 +72,7 @@ export function answeredTask(task: RegistryTask, now: number): void {
 }
 
 /** Ends `task`: completed with the agent's answer, or failed with the reason. */
-export function endTask(task: RegistryTask, outcome: { ok: true; result: string } | { ok: false; error: string }, now: number): void {
+export function endTask(task: RegistryTask, outcome: Outcome, now: number): void {
   const state = outcome.ok ? 'completed' : 'failed';
   delete task.question;
   task.state = state;

@@ -23,6 +23,7 @@
  *
  * @module
  */
+import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PauseReason } from '../../machines/events.js';
 import { PAUSE_TYPES } from '../../machines/pause.js';
@@ -76,8 +77,10 @@ const METHODS: Record<Route['kind'], readonly string[]> = {
 /** Creates the REST + SSE handler for the paths under `/swarms` (see the module table). */
 export function createRestHandler(ctx: ServerContext, options: RestOptions = {}): HttpHandler {
   const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS;
-  /** Open SSE streams, ended by `close()` so the server can shut down promptly. */
-  const streams = new Set<AbortController>();
+  /** Aborted by `close()`: it ends every open SSE stream, so the server can shut down promptly. */
+  const closing = new AbortController();
+  // One listener per open stream: any number is expected, not a leak.
+  setMaxListeners(0, closing.signal);
   const { runtime } = ctx;
 
   /** The swarm's record, or a 404 when the swarm does not exist under this definition. */
@@ -152,14 +155,8 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
     } catch (err) {
       throw asHttpError(err);
     }
-    const controller = new AbortController();
-    streams.add(controller);
     const client = runtime.forSwarm(route.definitionId, route.swarmId);
-    try {
-      await streamSse(res, (signal) => client.events({ since, signal }), { keepAliveMs, signal: controller.signal, endAfter: isFinalEvent });
-    } finally {
-      streams.delete(controller);
-    }
+    await streamSse(res, (signal) => client.events({ since, signal }), { keepAliveMs, signal: closing.signal, endAfter: isFinalEvent });
   }
 
   return {
@@ -199,7 +196,7 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
       return true;
     },
     async close() {
-      for (const c of streams) c.abort();
+      closing.abort();
     },
   };
 }

@@ -31,6 +31,7 @@
  *
  * @module
  */
+import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Runtime } from '../runtime/types.js';
 import type { Task, TaskSpec } from '../team/board-types.js';
@@ -125,8 +126,10 @@ export async function findTeam(runtime: Runtime, definitionId: string, teamId: s
 /** Creates the REST + SSE handler for the paths under `/teams` (see the module table). */
 export function createTeamHandler(ctx: ServerContext, options: TeamHandlerOptions = {}): HttpHandler {
   const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS;
-  /** Open SSE streams, ended by `close()` so the server can shut down promptly. */
-  const streams = new Set<AbortController>();
+  /** Aborted by `close()`: it ends every open SSE stream, so the server can shut down promptly. */
+  const closing = new AbortController();
+  // One listener per open stream: any number is expected, not a leak.
+  setMaxListeners(0, closing.signal);
   const { runtime } = ctx;
 
   async function run(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: 'run' }>): Promise<void> {
@@ -180,13 +183,7 @@ export function createTeamHandler(ctx: ServerContext, options: TeamHandlerOption
       const read = inbox.read(inbox.leader, { since: param === null || param === '' ? 0 : parseCursor(param, 'since') });
       return sendJson(res, 200, { leader: inbox.leader, members: inbox.members(), ...read });
     }
-    const controller = new AbortController();
-    streams.add(controller);
-    try {
-      await streamSse(res, (signal) => client.events({ since, signal }), { keepAliveMs, signal: controller.signal });
-    } finally {
-      streams.delete(controller);
-    }
+    await streamSse(res, (signal) => client.events({ since, signal }), { keepAliveMs, signal: closing.signal });
   }
 
   return {
@@ -218,7 +215,7 @@ export function createTeamHandler(ctx: ServerContext, options: TeamHandlerOption
       return true;
     },
     async close() {
-      for (const c of streams) c.abort();
+      closing.abort();
     },
   };
 }

@@ -248,6 +248,7 @@ export class TeamHost {
   /** The team's state as JSON, as it is persisted. */
   #persisted(): TeamSnapshot {
     const leader = this.#leader;
+    const stops = this.#stops.list();
     const live = leader && leader.getSnapshot().status === 'active';
     return {
       format: 1,
@@ -260,7 +261,7 @@ export class TeamHost {
       workers: live ? Object.fromEntries([...this.#workers].map(([id, w]) => [id, w.actor.getPersistedSnapshot()])) : {},
       board: this.board.snapshot(),
       inbox: this.inbox.snapshot(),
-      ...(this.#stops.list().length > 0 ? { pendingStops: this.#stops.list() } : {}),
+      ...(stops.length > 0 ? { pendingStops: stops } : {}),
     };
   }
 

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { abortable } from '../abort.js';
 import { heldByOther } from '../holder.js';
 import { assertSwarmId } from '../swarm-id.js';
 import { TeamClient, type TeamSlot } from './client.js';
@@ -212,7 +213,8 @@ export class Teams {
     for (const host of hosts) host.close();
     // An adoption pass or a load under way starts nothing on a closed host, but may have
     // claimed a lease before it noticed: wait for them (bounded), so the release below has it.
-    await within(Promise.allSettled([this.#adopting, ...hosts.map((h) => h.ready)]), Math.min(5_000, this.storePort?.leaseMs ?? 5_000));
+    const waited = Promise.allSettled([this.#adopting, ...hosts.map((h) => h.ready)]);
+    await abortable(waited, AbortSignal.timeout(Math.min(5_000, this.storePort?.leaseMs ?? 5_000))).catch(() => undefined);
     await Promise.all(hosts.map((h) => h.flush()));
     if (this.storePort && hosts.length > 0) await this.storePort.store.release(this.storePort.owner, hosts.map((h) => h.teamId)).catch(() => undefined);
   }
@@ -241,11 +243,4 @@ export class Teams {
     const running = [...this.#hosts.values()].filter((h) => h !== host && (h.status === 'running' || h.status === 'paused')).length;
     checkLimit(host.definition.limits, 'maxTeams', running);
   }
-}
-
-/** Resolves when `promise` settles or after `ms`, whichever is first. */
-async function within(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }
