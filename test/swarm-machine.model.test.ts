@@ -20,6 +20,7 @@ import type { CallResult, ChildSwarmInput, ModelStepInput, ModelStepOutput, Remo
 import type { PlannedCall } from '../machines/plan.js';
 import type { Round } from '../machines/round.js';
 import { type SwarmInput, swarmMachine, type SwarmOutcome } from '../machines/swarm.js';
+import { persistedSnapshot } from '../src/runtime/persisted.js';
 import { Controllable, Coverage, describeModelPaths, eventSig, flush, machineGraph, same } from './support/mbt-harness.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -784,6 +785,8 @@ function startRun() {
       openExternalCalls: run.filter((x) => isExternal(x.kind)).length,
     };
     same(real, wanted);
+    // The runtime's persisted snapshot (built without XState's walk over the contexts) is XState's own.
+    same(persistedSnapshot(actor), actor.getPersistedSnapshot());
     // Durability: a step that emits anything also emits a checkpoint, unless it ended the swarm
     // (the final status update is the runtime's cue to persist then).
     if (real.events.length > 0 && active) same(real.events.some((sig) => sig.startsWith('cp:')), true);

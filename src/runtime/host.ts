@@ -13,6 +13,7 @@ import type { createSwarmLogic } from '../../actors/index.js';
 import type { Redactor } from '../redact.js';
 import { isFinal, resultOf, type SwarmResult, type SwarmStatus, topState } from '../result.js';
 import { MessageLists, type MessageWrite } from '../store/messages.js';
+import { persistedSnapshot } from './persisted.js';
 import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from '../store/types.js';
 
 type SwarmLogic = ReturnType<typeof createSwarmLogic>;
@@ -229,7 +230,7 @@ export class SwarmHost {
    * between steps) leaves the snapshot out: computing it is most of a step's bookkeeping.
    */
   private record(snapshot: ReturnType<Actor<SwarmLogic>['getSnapshot']>, now: number, withSnapshot: boolean): { record: SwarmRecord; messages?: MessageWrite[] } {
-    const persisted = withSnapshot ? this.lists.split(this.actor.getPersistedSnapshot()) : undefined;
+    const persisted = withSnapshot ? this.lists.split(persistedSnapshot(this.actor)) : undefined;
     const record: SwarmRecord = {
       swarmId: this.swarmId,
       definitionId: this.meta.definitionId,
