@@ -3,14 +3,14 @@
  * together as one transaction (one fsync for many swarms), each still checked on its own, and
  * none acknowledged before the transaction holding it is durable.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SwarmEvent } from '../machines/events.js';
 import { scriptedModel } from '../src/model.js';
 import { createRuntime } from '../src/runtime/index.js';
-import { sqliteStore } from '../src/store/sqlite.js';
+import { type SqliteStoreStats, sqliteStore } from '../src/store/sqlite.js';
 import { type Commit, LeaseLostError, RevisionConflictError, type SwarmRecord } from '../src/store/types.js';
 import { exited, firstLine, killAll, startFixture } from './support/crash-process.js';
 import { memoryEffects, W1_RESULT, w1Definitions, w1Respond } from './support/crash-w1.js';
@@ -101,17 +101,23 @@ describe('group commit', () => {
       // Another connection (another process) already sees it, synchronously.
       expect((await other.load('s1'))?.revision).toBe(1);
       await written;
-      // Time in transactions counts both paths: the lone commit's and the group flush's.
+      // Time in transactions counts both paths: the lone commit's, written on this thread
+      // (writeMs), and the group's, written by the writer thread (writerMs).
       const lone = store.stats().writeMs;
       expect(lone).toBeGreaterThan(0);
+      expect(store.stats().writerMs).toBe(0);
       await new Promise((resolve) => setImmediate(resolve));
       const first = store.commit(step('s2', 1, 1, 2));
       const afterFirst = store.stats().writeMs;
       expect(afterFirst).toBeGreaterThan(lone);
-      const grouped = store.commit(step('s3', 1, 1, 2));
+      const grouped = [store.commit(step('s3', 1, 1, 2)), store.commit(step('s4', 1, 1, 2))];
       expect(store.stats().writeMs).toBe(afterFirst);
-      await Promise.all([first, grouped]);
-      expect(store.stats().writeMs).toBeGreaterThan(afterFirst);
+      // Queued: not written yet, so another connection does not see it.
+      expect(await other.load('s3')).toBeUndefined();
+      await Promise.all([first, ...grouped]);
+      expect(store.stats()).toMatchObject({ writeMs: afterFirst, commits: 4, transactions: 3 });
+      expect(store.stats().writerMs).toBeGreaterThan(0);
+      expect((await other.load('s3'))?.revision).toBe(1);
     } finally {
       await store.close();
       await other.close();
@@ -192,6 +198,19 @@ describe('group commit under kill -9', () => {
     return acks;
   }
 
+  /** The child's last logged store counters, if it logged any yet. */
+  function lastStats(file: string): SqliteStoreStats | undefined {
+    const line = existsSync(file) ? readFileSync(file, 'utf8').split('\n').findLast((l) => l.startsWith('stats ') && l.endsWith('}')) : undefined;
+    return line ? (JSON.parse(line.slice('stats '.length)) as SqliteStoreStats) : undefined;
+  }
+
+  /** Resolves once `condition` holds (checked every 20 ms), or fails after 10 s. */
+  async function until(condition: () => boolean): Promise<void> {
+    for (const start = Date.now(); !condition(); await new Promise((resolve) => setTimeout(resolve, 20))) {
+      if (Date.now() - start > 10_000) throw new Error('condition not met within 10 s');
+    }
+  }
+
   it('every commit acknowledged before the kill is in the database after it (three kills at random moments under load)', async () => {
     for (let round = 0; round < 3; round++) {
       const dir = tempDir();
@@ -199,7 +218,9 @@ describe('group commit under kill -9', () => {
       const ackFile = join(dir, 'acks.txt');
       const child = startFixture(FIXTURE, [db, ackFile]);
       await firstLine(child);
-      await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 900));
+      // Once the writer thread writes groups (it starts with the first one), at a random moment.
+      await until(() => (lastStats(ackFile)?.writerMs ?? 0) > 0);
+      await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 700));
       child.kill('SIGKILL');
       await exited(child);
       expect(child.signalCode).toBe('SIGKILL');
@@ -207,6 +228,10 @@ describe('group commit under kill -9', () => {
       const acks = acked(ackFile);
       // The kill came under load: many swarms had commits acknowledged.
       expect(acks.size).toBeGreaterThan(20);
+      // Most of them grouped by the writer thread, not written inline.
+      const stats = lastStats(ackFile)!;
+      expect(stats.writerMs).toBeGreaterThan(0);
+      expect(stats.transactions).toBeLessThan(stats.commits / 4);
       const store = sqliteStore(db);
       try {
         for (const [id, ack] of acks) {

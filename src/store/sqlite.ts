@@ -7,16 +7,15 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EVENT_FORMAT, type SwarmEvent } from '../../machines/events.js';
-import { requireOptional } from '../optional.js';
-import { assembleSnapshot, type MessageWrite, nextListLengths } from './messages.js';
+import { assembleSnapshot, type MessageWrite } from './messages.js';
+import { groupCommit, localWriter, threadWriter, writerThread } from './sqlite-group.js';
+import { MAX_SEQ, openConnection, prepareWrites, SEQ_SPAN } from './sqlite-writes.js';
 import { eventProblem, isFormat1 } from './stored-event.js';
 import { isFinal, type SwarmResult } from '../result.js';
 import {
   type Commit,
   CorruptEventError,
   type Lease,
-  LeaseLostError,
-  RevisionConflictError,
   type StoreStats,
   type SwarmFilter,
   type SwarmRecord,
@@ -38,15 +37,6 @@ export interface SqliteStoreOptions {
 }
 
 const FINAL = `('completed','failed','stopped')`;
-/**
- * A `steps` row's key: the swarm's number (`swarms.no`) × 2^32 + the seq of the row's last
- * event. A swarm's rows are one key range, in seq order, with no index beside the table; a
- * swarm's next step goes right after its previous one (at the end of the B-tree for the swarm
- * created last), not into the middle of an index on a random swarm id.
- */
-const SEQ_SPAN = 4294967296;
-/** The highest seq a swarm's steps can hold. */
-const MAX_SEQ = SEQ_SPAN - 1;
 /**
  * An unfinished swarm one of whose stored message writes (part of its snapshot) is not JSON:
  * its steps holding messages are found by following `prev_messages` back from `messages_key`.
@@ -162,27 +152,34 @@ interface Row {
 export interface SqliteStore extends SwarmStore {
   readonly path: string;
   /** Commits written so far. */
-  writes: number;
+  readonly writes: number;
   commit(commit: Commit): Promise<void>;
   stats(): SqliteStoreStats;
 }
 
 /**
  * The SQLite store's write counters: with {@link StoreStats}, the time its commit transactions
- * took. Half of a sequential swarm's commits are written by the group flush at the end of an
- * event-loop turn, not inside `commit()`, so timing `commit()` from outside sees only part of it.
+ * took, on this thread and on the writer thread (grouped commits are written there, not inside
+ * `commit()`, so timing `commit()` from outside sees only part of it).
  */
 export interface SqliteStoreStats extends StoreStats {
-  /** Milliseconds spent writing commits so far: each transaction from BEGIN to COMMIT, its sync included. */
+  /**
+   * Milliseconds this thread spent blocked writing commits so far: each transaction it wrote
+   * (a turn's first commit, a lone queued one; every group when there is no writer thread, as
+   * for `:memory:`) from BEGIN to COMMIT, its sync included.
+   */
   writeMs: number;
+  /** Milliseconds the writer thread spent writing grouped commits, BEGIN to COMMIT: not time this thread waited. */
+  writerMs: number;
 }
 
 /**
  * Opens (creating if needed) a SQLite store at `path`. Each commit is atomic: the step's events
  * and its snapshot are written together or not at all. The swarm's revision is checked on every
  * write (compare-and-set) and so is the writer's lease. Commits of many swarms arriving together
- * share one transaction (group commit: one fsync for all of them); each is acknowledged only
- * once that transaction is durable, and one refused by its checks fails alone.
+ * share one transaction (group commit: one fsync for all of them), written by a writer thread
+ * with its own connection while this one runs swarms (src/store/sqlite-group.ts); each is
+ * acknowledged only once that transaction is durable, and one refused by its checks fails alone.
  *
  * @example
  * import { createRuntime, sqliteStore } from 'xswarm'; // or sqliteStore from 'xswarm/sqlite'
@@ -192,11 +189,7 @@ export interface SqliteStoreStats extends StoreStats {
  */
 export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStoreOptions = {}): SqliteStore {
   if (path !== ':memory:' && path !== '') createPrivately(path);
-  // Required here rather than imported, so that `xswarm` loads without the optional better-sqlite3.
-  const db = new (requireOptional<typeof Database>('sqliteStore()', 'better-sqlite3'))(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
-  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+  const db = openConnection(path, options);
   try {
     openSchema(db, path);
   } catch (e) {
@@ -205,37 +198,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   }
 
   const selectNo = db.prepare<[string], { no: number }>(`SELECT no FROM swarms WHERE swarm_id = ?`);
-  const selectLastKey = db.prepare<[number, number], { key: number | null }>(`SELECT max(key) AS key FROM steps WHERE key BETWEEN ? AND ?`);
-  const insertStep = db.prepare<[number, number, string | null, string | null, number | null]>(
-    `INSERT INTO steps (key, first_seq, events, messages, prev_messages) VALUES (?, ?, ?, ?, ?)`,
-  );
-  // Two JSON arrays of writes joined as text: '[a,b]' and '[c]' make '[a,b,c]'.
-  const appendMessages = db.prepare<{ messages: string; key: number; prev: number | null }>(
-    `UPDATE steps SET messages = CASE WHEN messages IS NULL THEN @messages ELSE substr(messages, 1, length(messages) - 1) || ',' || substr(@messages, 2) END,
-       prev_messages = CASE WHEN messages IS NULL THEN @prev ELSE prev_messages END
-     WHERE key = @key`,
-  );
   const selectMessages = db.prepare<[number], { prev_messages: number | null; messages: string | null }>(`SELECT prev_messages, messages FROM steps WHERE key = ?`);
-  const selectMessageState = db.prepare<[string], { list_lengths: string | null; messages_key: number | null }>(
-    `SELECT list_lengths, messages_key FROM swarms WHERE swarm_id = ?`,
-  );
-  const setMessagesKey = db.prepare<[number, number]>(`UPDATE swarms SET messages_key = ? WHERE no = ?`);
-  const insertRecord = db.prepare<Record<string, unknown>, { no: number }>(
-    `INSERT INTO swarms (swarm_id, definition_id, definition_version, machine_version, status, revision, snapshot, result, last_seq, updated_at, owner, lease_until, owner_host, owner_pid, list_lengths)
-     VALUES (@swarmId, @definitionId, @definitionVersion, @machineVersion, @status, @revision, @snapshot, @result, @lastSeq, @updatedAt, @owner, @leaseUntil, @ownerHost, @ownerPid, @listLengths)
-     ON CONFLICT (swarm_id) DO NOTHING RETURNING no`,
-  );
-  const updateRecord = db.prepare<Record<string, unknown>, { no: number }>(
-    `UPDATE swarms SET status = @status, revision = @revision, snapshot = @snapshot, result = @result, last_seq = @lastSeq,
-       updated_at = @updatedAt, owner = COALESCE(@owner, owner), lease_until = MAX(lease_until, @leaseUntil),
-       owner_host = IIF(@owner IS NULL, owner_host, @ownerHost), owner_pid = IIF(@owner IS NULL, owner_pid, @ownerPid),
-       list_lengths = COALESCE(@listLengths, list_lengths)
-     WHERE swarm_id = @swarmId AND revision = @revision - 1 AND (@owner IS NULL OR owner IS NULL OR owner = @owner)
-     RETURNING no`,
-  );
-  const selectHolder = db.prepare<[string], { revision: number; owner: string | null }>(
-    `SELECT revision, owner FROM swarms WHERE swarm_id = ?`,
-  );
   const selectRecord = db.prepare<[string], Row>(`SELECT * FROM swarms WHERE swarm_id = ?`);
   // The rows holding events after `since`, in order (a row may start at or before it).
   const selectEvents = db.prepare<[number, number], { key: number; first_seq: number; events: string }>(
@@ -288,220 +251,27 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     return lists;
   };
 
-  /** Another writer got there first: explains why a commit of `c` is refused. */
-  const refusal = (c: Commit): Error => {
-    const holder = selectHolder.get(c.swarmId);
-    const r = c.record;
-    // Creating a swarm that exists is a conflict; otherwise another owner holding the swarm
-    // explains the refusal: this writer lost it.
-    if ((!r || r.revision > 1) && holder?.owner && c.lease && holder.owner !== c.lease.owner) return new LeaseLostError(c.swarmId, holder.owner);
-    return new RevisionConflictError(c.swarmId, (r?.revision ?? 1) - 1, holder?.revision ?? 0);
-  };
-
-  /**
-   * The commit's step row of swarm `no`: its events as a new row keyed by its last seq, or,
-   * with messages but no events, its message writes appended to the swarm's last row. Returns
-   * the key of the row holding its messages, if any (`messagesKey` was the last one before).
-   */
-  const writeStep = (no: number, c: Commit, messagesKey: number | null): number | undefined => {
-    const messages = c.messages && c.messages.length > 0 ? JSON.stringify(c.messages) : null;
-    const n = c.events.length;
-    if (n === 0 && !messages) return undefined;
-    const base = no * SEQ_SPAN;
-    const lastKey = selectLastKey.get(base, base + MAX_SEQ)!.key;
-    if (n === 0) {
-      if (lastKey === null) insertStep.run(base, 1, null, messages, messagesKey);
-      else appendMessages.run({ messages: messages!, key: lastKey, prev: messagesKey });
-      return lastKey ?? base;
-    }
-    const first = c.events[0]!.seq;
-    const last = c.events[n - 1]!.seq;
-    // Another writer already wrote these sequence numbers: it owns the swarm now.
-    if (lastKey !== null && first <= lastKey - base) throw refusal(c);
-    if (last - first + 1 !== n || first < 1 || last > MAX_SEQ) throw new Error(`Swarm "${c.swarmId}": events ${first}–${last} of one commit are not numbered in a row`);
-    let text = JSON.stringify(c.events[0]);
-    for (let i = 1; i < n; i++) text += '\n' + JSON.stringify(c.events[i]);
-    insertStep.run(base + last, first, text, messages, messages ? messagesKey : null);
-    return messages ? base + last : undefined;
-  };
-
-  /**
-   * The stored list lengths after `c`'s message writes (`json`, absent when it has none), and
-   * `bad` when an append does not start at its list's stored length.
-   */
-  const listLengths = (c: Commit, stored: string | null | undefined): { json?: string; bad?: string } => {
-    if (!c.messages || c.messages.length === 0) return {};
-    const { lengths, bad } = nextListLengths(stored ? (JSON.parse(stored) as Record<string, number>) : undefined, c.messages);
-    return { json: JSON.stringify(lengths), ...(bad ? { bad } : {}) };
-  };
-
-  /** One commit's statements; throwing leaves the enclosing transaction or savepoint to roll back. */
-  const writeOne = (c: Commit) => {
-    const r = c.record;
-    if (!r) {
-      const row = selectNo.get(c.swarmId);
-      if (!row) throw refusal(c);
-      writeStep(row.no, c, null);
-      return;
-    }
-    const stored = r.revision > 1 && c.messages?.length ? selectMessageState.get(r.swarmId) : undefined;
-    const lengths = listLengths(c, stored?.list_lengths);
-    const params = {
-      swarmId: r.swarmId,
-      definitionId: r.definitionId,
-      definitionVersion: r.definitionVersion,
-      machineVersion: r.machineVersion,
-      status: r.status,
-      revision: r.revision,
-      snapshot: JSON.stringify(r.snapshot),
-      result: JSON.stringify(r.result),
-      lastSeq: r.lastSeq,
-      updatedAt: r.updatedAt,
-      owner: c.lease?.owner ?? null,
-      leaseUntil: c.lease?.until ?? 0,
-      ownerHost: c.lease?.host ?? null,
-      ownerPid: c.lease?.pid ?? null,
-      listLengths: lengths.json ?? null,
-    };
-    // The record first: a refused write must fail with its reason, before any event collides.
-    const row = r.revision === 1 ? insertRecord.get(params) : updateRecord.get(params);
-    // Explain the refusal; throwing rolls the whole step back.
-    if (!row) throw refusal(c);
-    // The writer is wrong about what is stored: nothing of the step is written.
-    if (lengths.bad) throw new Error(`Swarm "${r.swarmId}": ${lengths.bad}`);
-    const messagesKey = stored?.messages_key ?? null;
-    const key = writeStep(row.no, c, messagesKey);
-    // The same row as just written: no page more.
-    if (key !== undefined && key !== messagesKey) setMessagesKey.run(key, row.no);
-  };
-  /** One commit as a transaction of its own, or a savepoint when called inside one. */
-  const write = db.transaction(writeOne);
-
-  // Group commit. The first commit of an event-loop turn is written at once (a lone swarm
-  // waits for nothing but its own transaction); commits that arrive after it in the same turn
-  // (other swarms' steps, woken by the same timers or I/O) queue and are written together at the
-  // end of the turn, as one transaction: one fsync for many swarms. Each commit's promise
-  // settles only after the transaction that holds it has committed. (The end of the turn is
-  // `setImmediate`, after every timer and I/O callback due: a microtask would run after each
-  // callback and group almost nothing.)
-  let queue: Queued[] = [];
-  let turnOpen = false;
-  const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0 };
-  const endTurn = () => {
-    turnOpen = false;
-    flush();
-  };
-  /** Writes every queued commit in one transaction and settles their promises. */
-  const flush = () => {
-    const batch = queue;
-    if (batch.length === 0) return;
-    queue = [];
-    let failures: (Failure | undefined)[];
-    const start = performance.now();
-    try {
-      // IMMEDIATE: take the write lock up front so concurrent processes queue, not deadlock.
-      if (batch.length === 1) failures = [void write.immediate(batch[0]!.commit)];
-      else failures = writeBatch(batch);
-    } catch (e) {
-      // The transaction itself failed (busy, full, I/O): nothing of it was written.
-      for (const q of batch) q.reject(e);
-      return;
-    } finally {
-      stats.writeMs += performance.now() - start;
-    }
-    stats.transactions++;
-    for (let i = 0; i < batch.length; i++) {
-      const failure = failures[i];
-      if (failure) batch[i]!.reject(failure.error);
-      else {
-        stats.commits++;
-        store.writes++;
-        batch[i]!.resolve();
-      }
-    }
-  };
-  /**
-   * Many commits in one transaction: first all together, without savepoints (a savepoint per
-   * commit costs SQLite a sub-journal copy of every page the commit touches); when one of them
-   * fails, that transaction is rolled back whole and the batch is written again by
-   * {@link writeGroup}, where the failing commit fails alone.
-   */
-  const writeBatch = (batch: Queued[]): (Failure | undefined)[] => {
-    let failedInside = false;
-    try {
-      writeAll.immediate(batch, () => (failedInside = true));
-      return [];
-    } catch (e) {
-      // BEGIN or COMMIT failed (busy, I/O): the whole group fails, as it would have anyway.
-      if (!failedInside) throw e;
-    }
-    return writeGroup.immediate(batch);
-  };
-  /** The batch as one transaction, no savepoints; `onFailure` tells a commit failed (not BEGIN or COMMIT). */
-  const writeAll = db.transaction((batch: Queued[], onFailure: () => void) => {
-    for (const { commit: c } of batch) {
-      try {
-        writeOne(c);
-      } catch (e) {
-        onFailure();
-        throw e;
-      }
-    }
-  });
-  /**
-   * Many commits in one transaction, each inside its own savepoint (`write` nested in a
-   * transaction): a commit that fails (a refused revision or lease, a value that cannot be
-   * stored) rolls back alone and the others land. After a failure, the same swarm's later
-   * commits in the batch fail too: they were issued on the assumption that it went through.
-   */
-  const writeGroup = db.transaction((batch: Queued[]): (Failure | undefined)[] => {
-    const failures: (Failure | undefined)[] = [];
-    const failed = new Map<string, Failure>();
-    for (const { commit: c } of batch) {
-      let failure = failed.get(c.swarmId);
-      if (!failure) {
-        try {
-          write(c);
-        } catch (e) {
-          // An error SQLite answers by rolling the whole transaction back fails the whole group.
-          if (!db.inTransaction) throw e;
-          failure = { error: e };
-          failed.set(c.swarmId, failure);
-        }
-      }
-      failures.push(failure);
-    }
-    return failures;
-  });
+  const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, writerMs: 0 };
+  const writes = prepareWrites(db);
+  // A database no second connection can open has no writer thread: its groups are written here.
+  const startThread = path !== ':memory:' && path !== '' ? writerThread() : undefined;
+  // Only what the thread needs crosses to it (the options object may hold more).
+  const connection = { synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs };
+  const group = groupCommit(writes, startThread ? threadWriter(startThread, path, connection, stats) : localWriter(writes, stats), stats);
 
   const store = {
     path,
     /** Commits written so far (for benchmarks and tests); see also `stats()`. */
-    writes: 0,
+    get writes() {
+      return stats.commits;
+    },
     async load(swarmId: string) {
       const row = selectRecord.get(swarmId);
       return row ? toRecord(row, () => readLists(row)) : undefined;
     },
     commit(c: Commit): Promise<void> {
       if (!db.open) return Promise.reject(new TypeError('The database connection is not open'));
-      if (!turnOpen) {
-        // The turn's first commit: written (and durable) before this call returns.
-        turnOpen = true;
-        setImmediate(endTurn);
-        const start = performance.now();
-        try {
-          write.immediate(c);
-        } catch (e) {
-          return Promise.reject(e);
-        } finally {
-          stats.writeMs += performance.now() - start;
-        }
-        stats.transactions++;
-        stats.commits++;
-        store.writes++;
-        return Promise.resolve();
-      }
-      return new Promise<void>((resolve, reject) => queue.push({ commit: c, resolve, reject }));
+      return group.commit(c);
     },
     /** How many commits went through and in how many transactions (group commit at work). */
     stats(): SqliteStoreStats {
@@ -559,45 +329,40 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
           };
         });
     },
+    // Writes beside commits run when no group is being written (see GroupCommit.exclusive).
     async claim(swarmId: string, lease: Lease, now: number, takeover?: string) {
       const params = { owner: lease.owner, until: lease.until, host: lease.host ?? null, pid: lease.pid ?? null, swarmId, now, takeover: takeover ?? null };
-      return claimStmt.run(params).changes === 1;
+      return group.exclusive(() => claimStmt.run(params).changes === 1);
     },
     async renew(owner: string, swarmIds: readonly string[], until: number) {
-      db.transaction(() => {
-        for (const id of swarmIds) renewStmt.run(until, id, owner);
-      })();
+      await group.exclusive(
+        db.transaction(() => {
+          for (const id of swarmIds) renewStmt.run(until, id, owner);
+        }),
+      );
     },
     async release(owner: string, swarmIds: readonly string[]) {
-      db.transaction(() => {
-        for (const id of swarmIds) releaseStmt.run(id, owner);
-      })();
+      await group.exclusive(
+        db.transaction(() => {
+          for (const id of swarmIds) releaseStmt.run(id, owner);
+        }),
+      );
     },
     async prune(olderThan: number) {
-      return db.transaction(() => {
-        for (const { no } of selectPrunable.all(olderThan)) deleteSteps.run(no * SEQ_SPAN, no * SEQ_SPAN + MAX_SEQ);
-        return pruneSwarms.run(olderThan).changes;
-      })();
+      return group.exclusive(
+        db.transaction(() => {
+          for (const { no } of selectPrunable.all(olderThan)) deleteSteps.run(no * SEQ_SPAN, no * SEQ_SPAN + MAX_SEQ);
+          return pruneSwarms.run(olderThan).changes;
+        }),
+      );
     },
     async close() {
       // Commits already taken are written before the file closes.
-      flush();
+      await group.close();
       if (db.open) db.close();
     },
   };
   return store;
-}
-
-/** Why one commit of a group failed (boxed: anything can be thrown). */
-interface Failure {
-  error: unknown;
-}
-
-/** A commit waiting for the end of the event-loop turn, and its caller's promise. */
-interface Queued {
-  commit: Commit;
-  resolve(): void;
-  reject(err: unknown): void;
 }
 
 /** The lease stored in a row's owner columns. */

@@ -1,0 +1,363 @@
+/**
+ * Group commit for the SQLite store: which commits are written inline on the store's
+ * connection, which are queued, and the writer thread (src/store/sqlite-writer.ts) that writes
+ * each queued group as one transaction while this thread goes on running swarms.
+ *
+ * @module
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Commit } from './types.js';
+import {
+  type BatchFailures,
+  type ConnectionOptions,
+  failureError,
+  type SerializedCommit,
+  serializeCommit,
+  type WriteFailure,
+  type Writes,
+} from './sqlite-writes.js';
+
+/**
+ * The store's write counters: commits acknowledged, the transactions that wrote them, the time
+ * this thread spent blocked in SQLite writing (`writeMs`) and the writer thread's time in its
+ * transactions (`writerMs`), each from BEGIN to COMMIT, the sync included.
+ */
+export interface GroupStats {
+  commits: number;
+  transactions: number;
+  writeMs: number;
+  writerMs: number;
+}
+
+/** What the store posts to its writer thread: a batch to write, or `'close'`. */
+export type WriterRequest = SerializedCommit[] | 'close';
+
+/**
+ * The writer thread's answer to a batch: each commit's outcome (null: written; a number: failed
+ * with the failure of that earlier commit of the same swarm; else its failure), or the failure
+ * of the whole transaction. `ms`: the time the thread spent on it.
+ */
+export type WriterReply = { outcomes: (null | number | WriteFailure)[]; ms: number } | { error: WriteFailure; ms: number };
+
+/** Where grouped commits are written: resolves once the batch's transaction has committed, rejects when it failed whole. */
+export interface BatchWriter {
+  write(batch: SerializedCommit[]): Promise<BatchFailures>;
+  close(): Promise<void>;
+}
+
+/** What {@link groupCommit} returns. */
+export interface GroupCommit {
+  /** Writes `c`; settles once the transaction holding it is durable (or refused). */
+  commit(c: Commit): Promise<void>;
+  /**
+   * Runs `write` (another write on the store's connection: claim, renew, release, prune) once no
+   * batch is being written, so it never waits on the writer thread's lock nor slips into the
+   * middle of a group; at once when none is.
+   */
+  exclusive<T>(write: () => T): Promise<T>;
+  /** Writes what is queued, waits for it, and ends the writer thread. */
+  close(): Promise<void>;
+}
+
+/**
+ * The most commits one batch holds. Under heavy load the commits queued while a batch is
+ * written can number many hundreds; written as one transaction, the first of them would wait
+ * for the last. Batches of this size keep acknowledgements flowing, so this thread resumes
+ * swarms while the writer thread writes the next batch, at a few more syncs (W1, 1000
+ * concurrent swarms on SQLite FULL: about 10 % less wall time than unbounded batches).
+ */
+export const MAX_BATCH = 256;
+
+/**
+ * Group commit. The first commit of an event-loop turn is written at once on the store's
+ * connection when no batch is being written (a lone swarm waits for nothing but its own
+ * transaction, with no thread hop). Commits that arrive after it in the same turn, or while a
+ * batch is being written, queue; at the end of the turn, when no batch is being written, the
+ * queue goes to `writer` as one batch (one transaction, one fsync for many swarms), and when a
+ * batch is acknowledged the commits queued meanwhile go as the next one (at most
+ * {@link MAX_BATCH} at a time). A queue of one commit (a lone swarm's next step) is written on
+ * the store's connection instead: a thread hop would cost it more than the write. Each
+ * commit's promise settles only after the transaction holding it has committed. (The end of
+ * the turn is `setImmediate`, after every timer and I/O callback due: a microtask would run
+ * after each callback and group almost nothing.)
+ *
+ * A commit is serialized once, when it is written or posted (not when queued: its JSON texts
+ * then live only as long as the post, which spares the garbage collector). A commit that
+ * cannot be serialized or is refused fails alone, and so do the same swarm's later commits
+ * issued before the failure was reported (in the same batch, or queued behind it).
+ */
+export function groupCommit(inline: Writes, writer: BatchWriter, stats: GroupStats): GroupCommit {
+  let queue: Queued[] = [];
+  let turnOpen = false;
+  let writing = false;
+  /** Writes waiting for the batch being written (see `exclusive`). */
+  let waiting: (() => void)[] = [];
+
+  /** Writes `c` on the store's connection as its own transaction; answers why when it failed (boxed: anything can be thrown). */
+  const writeInline = (c: Commit): { error: unknown } | undefined => {
+    const start = performance.now();
+    try {
+      inline.writeImmediate(serializeCommit(c));
+    } catch (error) {
+      return { error };
+    } finally {
+      stats.writeMs += performance.now() - start;
+    }
+    stats.transactions++;
+    stats.commits++;
+    return undefined;
+  };
+  const endTurn = () => {
+    turnOpen = false;
+    if (writing) return;
+    if (queue.length === 1) {
+      const [q] = queue as [Queued];
+      queue = [];
+      const failed = writeInline(q.commit);
+      if (failed) q.reject(failed.error);
+      else q.resolve();
+      return;
+    }
+    send();
+  };
+  /**
+   * Fails the queued commits of the swarms in `failed` with their swarm's error: they were
+   * issued before it was reported, on the assumption that the failed commit went through.
+   */
+  const failQueued = (failed: Map<string, unknown>) => {
+    if (failed.size === 0) return;
+    queue = queue.filter((q) => {
+      if (!failed.has(q.commit.swarmId)) return true;
+      q.reject(failed.get(q.commit.swarmId));
+      return false;
+    });
+  };
+  /**
+   * Posts the first {@link MAX_BATCH} queued commits as one batch; when it is answered, runs
+   * the writes that waited, then sends what is queued then.
+   */
+  const send = () => {
+    const batch: Queued[] = [];
+    const serialized: SerializedCommit[] = [];
+    while (batch.length === 0 && queue.length > 0) {
+      const unwritable = new Map<string, unknown>();
+      for (const q of queue.splice(0, MAX_BATCH)) {
+        if (unwritable.has(q.commit.swarmId)) {
+          q.reject(unwritable.get(q.commit.swarmId));
+          continue;
+        }
+        try {
+          serialized.push(serializeCommit(q.commit));
+          batch.push(q);
+        } catch (e) {
+          unwritable.set(q.commit.swarmId, e);
+          q.reject(e);
+        }
+      }
+      failQueued(unwritable);
+    }
+    if (batch.length === 0) return;
+    writing = true;
+    writer.write(serialized).then(
+      (failures) => {
+        stats.transactions++;
+        const failed = new Map<string, unknown>();
+        for (let i = 0; i < batch.length; i++) {
+          const q = batch[i]!;
+          const error = failures[i];
+          if (error !== undefined) {
+            failed.set(q.commit.swarmId, error);
+            q.reject(error);
+          } else {
+            stats.commits++;
+            q.resolve();
+          }
+        }
+        failQueued(failed);
+        idle();
+      },
+      (error: unknown) => {
+        // The transaction itself failed (busy, full, I/O, the thread died): nothing of it was written.
+        for (const q of batch) q.reject(error);
+        failQueued(new Map(batch.map((q) => [q.commit.swarmId, error])));
+        idle();
+      },
+    );
+  };
+  const idle = () => {
+    writing = false;
+    const run = waiting;
+    waiting = [];
+    for (const write of run) write();
+    send();
+  };
+  const exclusive = <T>(write: () => T): Promise<T> => {
+    if (!writing) {
+      try {
+        return Promise.resolve(write());
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    return new Promise((resolve, reject) =>
+      waiting.push(() => {
+        try {
+          resolve(write());
+        } catch (e) {
+          reject(e);
+        }
+      }),
+    );
+  };
+  const close = async () => {
+    while (writing || queue.length > 0) {
+      if (!writing) send();
+      await exclusive(() => undefined);
+    }
+    await writer.close();
+  };
+
+  return {
+    commit(c) {
+      if (turnOpen || writing) {
+        if (!turnOpen) {
+          turnOpen = true;
+          setImmediate(endTurn);
+        }
+        return new Promise<void>((resolve, reject) => queue.push({ commit: c, resolve, reject }));
+      }
+      // The turn's first commit: written (and durable) before this call returns.
+      turnOpen = true;
+      setImmediate(endTurn);
+      const failed = writeInline(c);
+      return failed ? Promise.reject(failed.error) : Promise.resolve();
+    },
+    exclusive,
+    close,
+  };
+}
+
+/** A queued commit and its caller's promise. */
+interface Queued {
+  commit: Commit;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Writes batches on the store's own connection, in this thread: for a database no second
+ * connection can open (`:memory:`, a temporary file), where there is no writer thread.
+ */
+export function localWriter(writes: Writes, stats: GroupStats): BatchWriter {
+  return {
+    async write(batch) {
+      const start = performance.now();
+      try {
+        return writes.writeBatch(batch);
+      } finally {
+        stats.writeMs += performance.now() - start;
+      }
+    },
+    async close() {},
+  };
+}
+
+/** Starts a writer thread with its `workerData`. */
+export type StartWriterThread = (workerData: { path: string; options: ConnectionOptions }) => Worker;
+
+/**
+ * Writes batches on the writer thread, started with the first batch, holding its own connection
+ * to `path` with the same `options`. It does not keep the process alive while no batch is out.
+ */
+export function threadWriter(startThread: StartWriterThread, path: string, options: ConnectionOptions, stats: GroupStats): BatchWriter {
+  let worker: Worker | undefined;
+  let pending: { resolve(failures: BatchFailures): void; reject(error: unknown): void } | undefined;
+  const settle = () => {
+    const p = pending;
+    pending = undefined;
+    worker?.unref();
+    return p;
+  };
+  const start = (): Worker => {
+    const w = startThread({ path, options });
+    w.on('message', (reply: WriterReply) => {
+      stats.writerMs += reply.ms;
+      const p = settle();
+      if ('error' in reply) return p?.reject(failureError(reply.error));
+      // One error object per failure: a swarm's later commits share its first one's.
+      const errors: (Error | undefined)[] = [];
+      for (const outcome of reply.outcomes) errors.push(outcome === null ? undefined : typeof outcome === 'number' ? errors[outcome] : failureError(outcome));
+      p?.resolve(errors);
+    });
+    w.on('error', (error) => settle()?.reject(error));
+    w.on('exit', (code) => {
+      if (worker === w) worker = undefined;
+      settle()?.reject(new Error(`The SQLite writer thread exited (code ${code}) before the transaction was acknowledged`));
+    });
+    return w;
+  };
+  return {
+    write(batch) {
+      return new Promise((resolve, reject) => {
+        // Starting the thread can throw (resources, options): the batch fails like any other.
+        const w = (worker ??= start());
+        w.ref();
+        pending = { resolve, reject };
+        w.postMessage(batch satisfies WriterRequest);
+      });
+    },
+    async close() {
+      const w = worker;
+      if (!w) return;
+      worker = undefined;
+      w.ref();
+      const exited = new Promise((resolve) => w.once('exit', resolve));
+      w.postMessage('close' satisfies WriterRequest);
+      await exited;
+    },
+  };
+}
+
+/**
+ * How to start src/store/sqlite-writer: from the compiled `.js` beside this module (the
+ * package, or a bundle that emits it beside itself), else from the TypeScript source (a
+ * checkout run by vitest, tsx or bin/xswarm.js) loaded through tsx registered in the thread (a
+ * loader the parent registered in its own thread does not reach a worker). Undefined when
+ * neither is there (a bundle that left it out): the store then writes its groups itself.
+ */
+export function writerThread(): StartWriterThread | undefined {
+  const execArgv = threadExecArgv();
+  const compiled = new URL('./sqlite-writer.js', import.meta.url);
+  if (existsSync(compiled)) return (workerData) => new Worker(compiled, { workerData, execArgv });
+  const source = new URL('./sqlite-writer.ts', import.meta.url);
+  const api = existsSync(source) ? tsxApi() : undefined;
+  if (!api) return undefined;
+  const code = `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(source.href)}); });`;
+  return (workerData) => new Worker(code, { eval: true, workerData, execArgv });
+}
+
+/**
+ * The node options of the writer thread: the process's, as a worker inherits them by default
+ * (so that e.g. `--cpu-prof` profiles it too), but none when the process was started with
+ * `--input-type` (`node --input-type=module -e …`): that option refuses to load the thread's
+ * module, and a list given explicitly may hold no process-wide option (`--expose-gc`).
+ */
+function threadExecArgv(): string[] | undefined {
+  return process.execArgv.some((arg) => arg === '--input-type' || arg.startsWith('--input-type=')) ? [] : undefined;
+}
+
+/** The URL of tsx's ESM API (`tsx/esm/api`, its `import` export: the CommonJS one cannot register in a worker), if tsx is installed. */
+function tsxApi(): string | undefined {
+  let manifest: string;
+  try {
+    manifest = createRequire(import.meta.url).resolve('tsx/package.json');
+  } catch {
+    return undefined;
+  }
+  const exports = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports;
+  return pathToFileURL(join(dirname(manifest), exports['./esm/api']!.import.default)).href;
+}

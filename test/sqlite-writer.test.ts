@@ -1,0 +1,228 @@
+/**
+ * The SQLite store's writer thread: grouped commits are written by a worker thread holding its
+ * own connection, while the store's thread writes only a turn's first commit (when no group is
+ * being written) and its other writes (claim, renew, release, prune) once the group is done.
+ * Refusals cross the thread as data and come back as the same error classes.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Commit, LeaseLostError, RevisionConflictError, sqliteStore } from '../src/index.js';
+import { MAX_BATCH } from '../src/store/sqlite-group.js';
+import { ROOT } from './support/crash-process.js';
+import { event, step } from './support/store-fixtures.js';
+
+let dir: string;
+let path: string;
+const opened: { close(): Promise<void> }[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'xswarm-writer-'));
+  path = join(dir, 'state.db');
+});
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function open(options: Parameters<typeof sqliteStore>[1] = {}) {
+  const store = sqliteStore(path, options);
+  opened.push(store);
+  return store;
+}
+
+/** The end of the current event-loop turn: the store has posted what queued in it as one batch. */
+const endOfTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('the writer thread', () => {
+  it('writes a group in one transaction; a refused commit fails alone with its class and fields, and so do its swarm’s later commits', async () => {
+    const store = open();
+    await store.commit(step('stale', 1, 1, 1));
+    await store.commit(step('taken', 1, 1, 1, 'A'));
+    expect(await store.claim('taken', { owner: 'B', until: Date.now() + 60_000 }, Date.now() + 120_000)).toBe(true);
+    await endOfTurn();
+    const before = store.stats();
+    const gap: Commit = { ...step('gap', 1, 1, 1), events: [event('gap', 1), event('gap', 3)] };
+
+    const outcomes = await Promise.allSettled([
+      store.commit(step('lead', 1, 1, 1)), // the turn's first: inline
+      store.commit(step('a', 1, 1, 2)),
+      store.commit(step('stale', 1, 2, 2)), // revision 1 again
+      store.commit(step('a', 2, 3, 3)),
+      store.commit(step('stale', 2, 3, 3)), // after the refused one: refused with it
+      store.commit(step('taken', 2, 2, 2, 'A')), // B holds it
+      store.commit(gap), // events 1 and 3 in one commit
+      store.commit(step('b', 1, 1, 1)),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'rejected', 'rejected', 'fulfilled']);
+    const reason = (i: number) => (outcomes[i] as PromiseRejectedResult).reason as Error;
+
+    const conflict = reason(2);
+    expect(conflict).toBeInstanceOf(RevisionConflictError);
+    expect(conflict).toMatchObject({ name: 'RevisionConflictError', swarmId: 'stale', expected: 0, actual: 1 });
+    expect(conflict.message).toBe(new RevisionConflictError('stale', 0, 1).message);
+    expect(reason(4)).toBe(conflict);
+    const lost = reason(5);
+    expect(lost).toBeInstanceOf(LeaseLostError);
+    expect(lost).toMatchObject({ name: 'LeaseLostError', swarmId: 'taken', holder: 'B' });
+    expect(lost.message).toBe(new LeaseLostError('taken', 'B').message);
+    expect(reason(6)).toBeInstanceOf(Error);
+    expect(reason(6).message).toBe('Swarm "gap": events 1–3 of one commit are not numbered in a row');
+
+    // One inline transaction and one written by the writer thread, which this thread did not wait on.
+    const after = store.stats();
+    expect(after.transactions - before.transactions).toBe(2);
+    expect(after.commits - before.commits).toBe(4);
+    expect(after.writerMs).toBeGreaterThan(before.writerMs);
+    expect((await store.readEvents('a', 0)).map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect((await store.load('a'))?.revision).toBe(2);
+    expect((await store.load('b'))?.revision).toBe(1);
+    expect((await store.load('stale'))?.revision).toBe(1);
+    expect((await store.readEvents('taken', 0)).map((e) => e.seq)).toEqual([1]);
+    expect(await store.load('gap')).toBeUndefined();
+  });
+
+  it(`a batch holds at most ${MAX_BATCH} commits; a refusal in one fails the same swarm's commits queued behind it`, async () => {
+    const store = open();
+    await store.commit(step('stale', 1, 1, 1));
+    await endOfTurn();
+    const before = store.stats();
+    const lead = store.commit(step('lead', 1, 1, 1));
+    const first = Array.from({ length: MAX_BATCH - 1 }, (_, i) => store.commit(step(`m${i}`, 1, 1, 1)));
+    const refused = store.commit(step('stale', 1, 2, 2)); // the first batch's last: a conflict
+    const next = Array.from({ length: 20 }, (_, i) => store.commit(step(`n${i}`, 1, 1, 1)));
+    const behind = store.commit(step('stale', 2, 3, 3)); // in the next batch
+    const outcomes = await Promise.allSettled([lead, ...first, ...next, refused, behind]);
+    expect(outcomes.filter((o) => o.status === 'rejected')).toHaveLength(2);
+    const reason = (p: PromiseSettledResult<void>) => (p as PromiseRejectedResult).reason as unknown;
+    expect(reason(outcomes.at(-2)!)).toBeInstanceOf(RevisionConflictError);
+    expect(reason(outcomes.at(-1)!)).toBe(reason(outcomes.at(-2)!));
+    const after = store.stats();
+    // The inline commit, then two batches.
+    expect(after.transactions - before.transactions).toBe(3);
+    expect(after.commits - before.commits).toBe(1 + (MAX_BATCH - 1) + 20);
+    expect((await store.readEvents('stale', 0)).map((e) => e.seq)).toEqual([1]);
+  });
+
+  it('a commit that cannot be serialized fails at once, and so do its swarm’s later commits in the same group', async () => {
+    const store = open();
+    const lead = store.commit(step('lead', 1, 1, 1));
+    const bad = store.commit(step('c', 1, 1, 1, 'A', { snapshot: { big: 1n } }));
+    const later = store.commit(step('c', 2, 2, 2));
+    const other = store.commit(step('d', 1, 1, 1));
+    const outcomes = await Promise.allSettled([lead, bad, later, other]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(TypeError);
+    expect((outcomes[2] as PromiseRejectedResult).reason).toBe((outcomes[1] as PromiseRejectedResult).reason);
+    expect(await store.load('c')).toBeUndefined();
+    expect((await store.load('d'))?.revision).toBe(1);
+  });
+
+  it('a commit acknowledged by the writer thread is seen by reads on the store and by another connection', async () => {
+    const store = open();
+    const other = open();
+    await store.commit(step('lead', 1, 1, 1));
+    // Two queued commits: a group (a lone one would be written here, like a turn's first).
+    await Promise.all([store.commit(step('g', 1, 1, 3)), store.commit(step('h', 1, 1, 1))]);
+    expect(store.stats().writerMs).toBeGreaterThan(0);
+    expect((await store.load('g'))?.revision).toBe(1);
+    expect((await store.readEvents('g', 0)).map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect((await store.list()).map((s) => s.swarmId).sort()).toEqual(['g', 'h', 'lead']);
+    expect((await other.load('g'))?.lastSeq).toBe(3);
+  });
+
+  it('while a group is being written, commits queue for the next group and claim/renew wait for it (no deadlock, no reordering)', async () => {
+    const store = open();
+    const other = open();
+    await store.commit(step('lead', 1, 1, 1));
+    const first = store.commit(step('x', 1, 1, 1, 'A'));
+    const beside = store.commit(step('y', 1, 1, 1));
+    await endOfTurn();
+    // The group holding x is out; the first commit of this turn is not written inline.
+    const writeMs = store.stats().writeMs;
+    const next = store.commit(step('x', 2, 2, 2, 'A'));
+    expect(store.stats().writeMs).toBe(writeMs);
+    const order: string[] = [];
+    void first.then(() => order.push('x1'));
+    void next.then(() => order.push('x2'));
+    // Issued after x's commits: each sees the commits issued before it was called.
+    const until = Date.now() + 90_000;
+    const claimed = store.claim('x', { owner: 'A', until }, Date.now()).then((ok) => (order.push('claim'), ok));
+    const renewed = store.renew('A', ['x'], until + 1).then(() => order.push('renew'));
+    expect(await claimed).toBe(true);
+    await Promise.all([renewed, next, beside]);
+    // Both ran once x's first group was acknowledged, before the group holding x's next commit.
+    expect(order[0]).toBe('x1');
+    expect(order.slice(1, 3).sort()).toEqual(['claim', 'renew']);
+    expect(order).toContain('x2');
+    const x = (await other.list()).find((s) => s.swarmId === 'x');
+    expect(x?.revision).toBe(2);
+    // The lease: renewed to until + 1 (the next commit's own lease only extends it, MAX()).
+    expect(x?.lease?.until).toBe(until + 1);
+  });
+
+  it('close() waits for the group being written and writes what queued behind it', async () => {
+    const store = sqliteStore(path);
+    const lead = store.commit(step('lead', 1, 1, 1));
+    const grouped = [store.commit(step('q1', 1, 1, 1)), store.commit(step('q2', 1, 1, 1))];
+    await endOfTurn();
+    const queued = store.commit(step('q3', 1, 1, 1));
+    await store.close();
+    await expect(Promise.all([lead, ...grouped, queued])).resolves.toBeDefined();
+    expect(store.stats()).toMatchObject({ commits: 4, transactions: 3 });
+    expect(store.stats().writerMs).toBeGreaterThan(0);
+    await expect(store.commit(step('q4', 1, 1, 1))).rejects.toThrow(/not open/);
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.prepare(`SELECT swarm_id FROM swarms ORDER BY swarm_id`).pluck().all()).toEqual(['lead', 'q1', 'q2', 'q3']);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('a group whose transaction fails (the file locked past the busy timeout) fails whole, with SQLite’s code', async () => {
+    const store = open({ busyTimeoutMs: 50 });
+    await store.commit(step('lead', 1, 1, 1));
+    await endOfTurn();
+    const locker = new Database(path);
+    locker.exec('BEGIN IMMEDIATE');
+    try {
+      const outcomes = await Promise.allSettled([store.commit(step('l1', 1, 1, 1)), store.commit(step('l2', 1, 1, 1)), store.commit(step('l3', 1, 1, 1))]);
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      const grouped = (outcomes[1] as PromiseRejectedResult).reason as Error & { code?: string };
+      expect(grouped).toBeInstanceOf(Error);
+      expect(grouped.code).toBe('SQLITE_BUSY');
+      expect((outcomes[2] as PromiseRejectedResult).reason).toBe(grouped);
+    } finally {
+      locker.exec('ROLLBACK');
+      locker.close();
+    }
+    // The lock is gone: the store writes again, through the same thread.
+    await endOfTurn();
+    await Promise.all([store.commit(step('l1', 1, 1, 1)), store.commit(step('l2', 1, 1, 1)), store.commit(step('l3', 1, 1, 1))]);
+    expect((await store.load('l3'))?.revision).toBe(1);
+  });
+
+  it('does not keep the process alive: a process that never closes its store exits once its groups are written', async () => {
+    const code = `
+      const { sqliteStore } = await import('./src/store/sqlite.ts');
+      const store = sqliteStore(${JSON.stringify(path)});
+      const step = (id) => ({ swarmId: id, events: [], record: { swarmId: id, definitionId: 'p', definitionVersion: 1, machineVersion: 1, status: 'running', revision: 1, snapshot: {}, result: { status: 'running', currentTurn: 1, maxTurns: 1 }, lastSeq: 0, updatedAt: 1 } });
+      await Promise.all([store.commit(step('p1')), store.commit(step('p2')), store.commit(step('p3'))]);
+      console.log(JSON.stringify(store.stats()));`;
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exit = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(err).toBe('');
+    expect(exit).toBe(0);
+    const stats = JSON.parse(out) as { commits: number; transactions: number; writerMs: number };
+    expect(stats).toMatchObject({ commits: 3, transactions: 2 });
+    expect(stats.writerMs).toBeGreaterThan(0);
+  }, 20_000);
+});
