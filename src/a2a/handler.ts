@@ -35,6 +35,7 @@ import { lastStoredSeq } from '../cursor.js';
 import { SwarmError } from '../errors.js';
 import type { SwarmResult } from '../result.js';
 import type { Runtime } from '../runtime/types.js';
+import { storedPages } from '../store/pages.js';
 import { CorruptEventError, type SwarmSummary } from '../store/types.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
 import {
@@ -335,16 +336,25 @@ export class SwarmRequestHandler implements A2ARequestHandler {
    * status message and `metadata.problem` naming it.
    */
   private async snapshot(ids: TaskIds, upTo = Infinity, reported?: SwarmResult): Promise<{ task: Task; seq: number; problem?: string }> {
-    let events: SwarmEvent[];
+    // Read page by page up to `upTo`, keeping only the events a task is built from (the task,
+    // its status updates and artifacts): a long stream's model calls and tool runs are never
+    // held, and what is kept is what the task itself holds.
+    const events: SwarmEvent[] = [];
+    let seq = 0;
     let problem: string | undefined;
     try {
-      events = await this.runtime.store.readEvents(ids.taskId, 0);
+      read: for await (const page of storedPages(this.runtime.store, ids.taskId, 0)) {
+        for (const e of page) {
+          if (e.seq > upTo) break read;
+          seq = e.seq;
+          if (e.kind === 'task' || e.kind === 'status-update' || e.kind === 'artifact-update') events.push(e);
+        }
+      }
     } catch (e) {
+      // The pages gave the events before the unreadable one; past `upTo` it does not matter.
       if (!(e instanceof CorruptEventError)) throw e;
-      events = e.readable;
       if (e.seq <= upTo) problem = e.message;
     }
-    events = events.filter((e) => e.seq <= upTo);
     // Not even the task event can be read: the task as submitted, failed below for the problem.
     const task: Task = events[0]?.kind === 'task' ? taskFromEvents(events) : { id: ids.taskId, contextId: ids.contextId, status: undefined, artifacts: [], history: [], metadata: undefined };
     // The swarm's reported result says what its events cannot (an unrestorable swarm reads
@@ -354,7 +364,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
       const result = reported ?? (await this.runtime.forSwarm(this.definitionId, ids.taskId).getResult());
       if (result.status === 'failed' && !TERMINAL_STATES.has(stateOf(task))) problem = result.reason;
     }
-    return { task: problem ? failedTask(task, problem, ids) : task, seq: events.at(-1)?.seq ?? 0, ...(problem ? { problem } : {}) };
+    return { task: problem ? failedTask(task, problem, ids) : task, seq, ...(problem ? { problem } : {}) };
   }
 
   /** The A2A updates of the swarm events after `since`, until one ends the interaction. */

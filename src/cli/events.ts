@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { assertCursor } from '../cursor.js';
-import { CorruptEventError } from '../store/types.js';
+import { storedPages } from '../store/pages.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../swarm-id.js';
 import { CliError, EXIT, moduleRuntime, openState, STATE_OPTIONS } from './module.js';
 import { Progress } from './progress.js';
@@ -33,15 +33,9 @@ export async function eventsCommand(args: string[]): Promise<number> {
     if (!record) throw new CliError(`unknown swarm "${swarmId}" in ${state.where}`, EXIT.notFound);
     assertCursor(record, since);
     if (!values.follow) {
-      let events;
-      try {
-        events = await store.readEvents(swarmId, since);
-      } catch (e) {
-        // Show what can be read, then say where the stream breaks.
-        if (e instanceof CorruptEventError) for (const event of e.readable) progress.event(event);
-        throw e;
-      }
-      for (const event of events) progress.event(event);
+      // Page by page, so a long stream is never held whole; at a corrupt event the pages show
+      // what can be read, then the read throws, saying where the stream breaks.
+      for await (const page of storedPages(store, swarmId, since)) for (const event of page) progress.event(event);
       return EXIT.ok;
     }
     // A runtime that drives nothing: it reads the stored stream and polls it for what the

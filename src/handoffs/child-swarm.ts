@@ -15,6 +15,7 @@ import type { CallResult, ChildSwarmInput } from '../../machines/contracts.js';
 import { runningCalls } from '../../machines/round.js';
 import type { SwarmHost } from '../runtime/host.js';
 import { isFinal, type SwarmResult } from '../result.js';
+import { storedPages } from '../store/pages.js';
 import { summaryOf } from '../store/summary.js';
 import type { SwarmStore } from '../store/types.js';
 import type { ResolveOptions } from './resolve.js';
@@ -208,9 +209,12 @@ export class ChildSwarms {
   /** The child's `seq` up to which the parent's stored stream already relays its lifecycle. */
   private async relayedUpTo(parentId: string, childId: string): Promise<number> {
     let upTo = 0;
-    for (const e of await this.deps.store.readEvents(parentId, 0)) {
-      if (e.kind === 'status-update' && e.metadata.type === 'child-swarm' && e.metadata.childSwarmId === childId) {
-        upTo = Math.max(upTo, e.metadata.childSeq);
+    // Page by page: the parent's stream may be long, and only one number is kept from it.
+    for await (const page of storedPages(this.deps.store, parentId, 0)) {
+      for (const e of page) {
+        if (e.kind === 'status-update' && e.metadata.type === 'child-swarm' && e.metadata.childSwarmId === childId) {
+          upTo = Math.max(upTo, e.metadata.childSeq);
+        }
       }
     }
     return upTo;

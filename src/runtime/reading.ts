@@ -10,8 +10,9 @@ import { delay } from '../abort.js';
 import { assertCursor } from '../cursor.js';
 import { SwarmError } from '../errors.js';
 import { isFinal, type SwarmResult, type SwarmStatus } from '../result.js';
+import { readPage } from '../store/pages.js';
 import { summaryOf } from '../store/summary.js';
-import { CorruptEventError, type SwarmFilter, type SwarmSummary } from '../store/types.js';
+import type { SwarmFilter, SwarmSummary } from '../store/types.js';
 import type { LiveSwarms } from './live.js';
 import { isRuntimeRecord } from './records.js';
 import type { SwarmHost } from './host.js';
@@ -29,11 +30,6 @@ interface Changes {
   next(signal: AbortSignal): Promise<void>;
   close(): void;
 }
-/**
- * How many stored events a stream reads at a time: a long stream is read page by page, so a
- * reader holds at most one page however many events the swarm has.
- */
-const PAGE = 500;
 
 /** Whether a swarm in this state is still working (its result reads `running`). */
 function isMoving(status: SwarmStatus): boolean {
@@ -163,7 +159,9 @@ export class Reading {
         parked = new AbortController();
         // Taken before reading, so a commit landing during the read still wakes us.
         const next = changes.next(parked.signal);
-        const batch = await this.readForStream(swarmId, cursor);
+        // One page at a time (a long stream is never held whole); at a corrupt event, the
+        // events before it, and the next read, which starts at it, throws.
+        const batch = await readPage(live.store, swarmId, cursor);
         if (signal?.aborted) return;
         if (batch.length > 0) {
           // Not waiting this time: let the wait go before handing events out.
@@ -264,19 +262,6 @@ export class Reading {
       },
       close: stop,
     };
-  }
-
-  /**
-   * The next page of events after `cursor` for a stream, or those before a corrupt one. The
-   * stream delivers these, and its next read, which starts at the corrupt event, throws.
-   */
-  private async readForStream(swarmId: string, cursor: number): Promise<SwarmEvent[]> {
-    try {
-      return await this.live.store.readEvents(swarmId, cursor, PAGE);
-    } catch (e) {
-      if (e instanceof CorruptEventError && e.readable.length > 0) return e.readable;
-      throw e;
-    }
   }
 }
 

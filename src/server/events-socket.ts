@@ -8,7 +8,8 @@
  * (HTTP 404), a malformed swarm id, a bad `since` or one beyond the last event of a swarm that
  * has ended too (400); beyond the end of an unfinished swarm, `since` waits for the events
  * after it. `definitionId=…` may be added as a check (404 when the swarm belongs to another
- * definition).
+ * definition). A stored event that cannot be read ends the stream: the events before it are
+ * sent, then the server closes with 1011 naming it.
  *
  * **Every swarm:** `/events` without `swarmId` (optionally `?definitionId=…` to narrow it to one
  * definition; unknown → 404) sends the events of every swarm committed after the subscription
@@ -51,6 +52,7 @@ import { assertCursor, lastStoredSeq } from '../cursor.js';
 import { isFinalEvent } from '../event-helpers.js';
 import { isFinal, UNFINISHED_STATUSES } from '../result.js';
 import type { Runtime } from '../runtime/types.js';
+import { storedPages } from '../store/pages.js';
 import type { SwarmSummary } from '../store/types.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
 import type { TeamClient } from '../team/client.js';
@@ -350,16 +352,20 @@ async function pumpSwarm(
 ): Promise<void> {
   const info = () => ({ swarmId: sub.swarmId, lastSeq: out.lastSeq.get(sub.swarmId) ?? sub.since });
   let cursor = sub.since;
-  // Replay: stored events, read up front and handed over as fast as the subscriber takes them.
-  // Waiting here costs no swarm anything, and a large history must not count as overflow.
-  for (const event of await runtime.store.readEvents(sub.swarmId, sub.since)) {
-    if (!(await out.room())) {
-      if (!out.closed) out.overflow(info());
-      return;
+  // Replay: stored events, read a page at a time (a long history is never held whole) and
+  // handed over as fast as the subscriber takes them. Waiting here costs no swarm anything,
+  // and a large history must not count as overflow. At a corrupt event the events before it
+  // are sent, then the read throws and the connection closes naming it.
+  for await (const page of storedPages(runtime.store, sub.swarmId, sub.since)) {
+    for (const event of page) {
+      if (!(await out.room())) {
+        if (!out.closed) out.overflow(info());
+        return;
+      }
+      out.send(event);
+      cursor = event.seq;
+      if (isFinalEvent(event)) return out.finish(1000, 'final event sent');
     }
-    out.send(event);
-    cursor = event.seq;
-    if (isFinalEvent(event)) return out.finish(1000, 'final event sent');
   }
   // Live: never wait for the subscriber; the bound decides. The signal releases the reader
   // at once when the subscriber leaves, however quiet the swarm is.
