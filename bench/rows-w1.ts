@@ -81,8 +81,9 @@ export async function runtimeConcurrent(): Promise<Figures> {
  * W1 on the SQLite store (WAL, on the project's disk), one run at a time: every completed
  * step is durable before the next. The raw 4 KB commit is measured in the same process, half
  * before and half after the runs, for the row's floor; the raw 4 KB append beside it, for
- * information. The time the store spent in its transactions (`stats().writeMs`, both the
- * commits written at once and those of the group flush) splits the row into store and runtime.
+ * information. The time the store's thread spent in its transactions (`stats().writeMs`, the
+ * commits written at once) and its writer thread's (`writerMs`, the grouped commits) split the
+ * row into store and runtime.
  */
 export function sqliteSequential(synchronous: 'FULL' | 'NORMAL'): () => Promise<Figures> {
   return async () => {
@@ -98,9 +99,10 @@ export function sqliteSequential(synchronous: 'FULL' | 'NORMAL'): () => Promise<
       let commits0 = 0;
       let tx0: number | null = 0;
       let writeMs0 = 0;
+      let writerMs0 = 0;
       const timing = await timeSequential(
         async (i) => {
-          if (i === warmup) [commits0, tx0, writeMs0] = [counted.commits(), counted.transactions(), sqlite.stats().writeMs];
+          if (i === warmup) [commits0, tx0, { writeMs: writeMs0, writerMs: writerMs0 }] = [counted.commits(), counted.transactions(), sqlite.stats()];
           await runOnce(w1);
           checkCounts(w1.counts, i + 1);
         },
@@ -108,7 +110,7 @@ export function sqliteSequential(synchronous: 'FULL' | 'NORMAL'): () => Promise<
         runs,
       );
       const tx = counted.transactions();
-      const writeMs = sqlite.stats().writeMs;
+      const { writeMs, writerMs } = sqlite.stats();
       const after = rawCommitUs(scratch.dir, synchronous, 150);
       // Enough appends to fill the WAL a few times (~2 pages each): they pay their checkpoints.
       const rawAppendUs = rawCommitUs(scratch.dir, synchronous, 1500, 30, true);
@@ -119,6 +121,7 @@ export function sqliteSequential(synchronous: 'FULL' | 'NORMAL'): () => Promise<
         rawCommitUs: (before + after) / 2,
         rawAppendUs,
         writeUsPerRun: ((writeMs - writeMs0) * 1000) / runs,
+        writerUsPerRun: ((writerMs - writerMs0) * 1000) / runs,
       };
     } finally {
       await w1.runtime.close();
@@ -131,7 +134,8 @@ export function sqliteSequential(synchronous: 'FULL' | 'NORMAL'): () => Promise<
 /**
  * W1 on the SQLite store with `synchronous: 'FULL'`: {@link CONCURRENT_RUNS} runs started
  * together, 20 ms per model call. Each swarm waits for its own durable commit before its next
- * step; commits arriving meanwhile may share a transaction (group commit).
+ * step; commits arriving meanwhile may share a transaction (group commit), written by the
+ * store's writer thread (`writerMs`) while this one runs swarms (`writeMs`: the time it was blocked).
  */
 export async function sqliteConcurrent(): Promise<Figures> {
   await warmRuntime();
@@ -141,13 +145,14 @@ export async function sqliteConcurrent(): Promise<Figures> {
   const w1 = createW1Runtime(CONCURRENT_LATENCY_MS, counted.store);
   try {
     const tx0 = counted.transactions();
-    const writeMs0 = sqlite.stats().writeMs;
+    const { writeMs: writeMs0, writerMs: writerMs0 } = sqlite.stats();
     const m = await timeConcurrent(() => runOnce(w1));
     checkCounts(w1.counts, CONCURRENT_RUNS);
     const tx = counted.transactions();
     return {
       ...m,
       writeMs: sqlite.stats().writeMs - writeMs0,
+      writerMs: sqlite.stats().writerMs - writerMs0,
       commitsPerRun: counted.commits() / CONCURRENT_RUNS,
       transactionsPerRun: tx === null || tx0 === null ? null : (tx - tx0) / CONCURRENT_RUNS,
     };

@@ -36,18 +36,23 @@ async function measure(spec: RowSpec): Promise<BenchRow> {
 /** Bundles this script for the child processes (better-sqlite3 stays a native import). */
 async function bundle(): Promise<string> {
   const outfile = resolve('.xswarm/bench/run.mjs');
-  await build({
-    entryPoints: [fileURLToPath(import.meta.url)],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: ['better-sqlite3'],
-    outfile,
-    logLevel: 'error',
-    // CommonJS dependencies inside an ESM bundle still call `require`.
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-  });
+  const bundleOf = (entry: string, out: string) =>
+    build({
+      entryPoints: [fileURLToPath(new URL(entry, import.meta.url))],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      external: ['better-sqlite3'],
+      outfile: out,
+      logLevel: 'error',
+      // CommonJS dependencies inside an ESM bundle still call `require`.
+      banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    });
+  await bundleOf(import.meta.url, outfile);
+  // The SQLite store starts its writer thread from the compiled module beside its own code:
+  // beside the bundle, here.
+  await bundleOf('../src/store/sqlite-writer.ts', resolve('.xswarm/bench/sqlite-writer.js'));
   // esbuild keeps a service process alive after a build: end it before anything is measured.
   await stop();
   return outfile;

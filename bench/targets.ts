@@ -81,10 +81,14 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
       case `${W1_NORMAL}|${SEQUENTIAL}`: {
         const memory = figures(W1_MEMORY, SEQUENTIAL)?.usPerRun;
         const floor = memory != null && f.commitsPerRun != null && f.rawCommitUs != null ? memory + f.commitsPerRun * f.rawCommitUs : null;
-        ratio('µs per run', f.usPerRun, 'µs', 'memory + commits × raw', floor, 1.15);
+        // The issue's target is on FULL; NORMAL is printed beside the same floor for reading
+        // (its raw commit skips the fsync that dominates FULL, so the ratio shows the store's CPU).
+        if (name === `${W1_FULL}|${SEQUENTIAL}`) ratio('µs per run', f.usPerRun, 'µs', 'memory + commits × raw', floor, 1.15);
+        else beside('µs per run', f.usPerRun, 'µs', 'memory + commits × raw', floor);
         info('raw 4 KB commit', f.rawCommitUs, 'µs');
         info('raw 4 KB append', f.rawAppendUs, 'µs');
         info('in transactions / run', f.writeUsPerRun, 'µs');
+        info('in writer thread / run', f.writerUsPerRun, 'µs');
         info('commits per run', f.commitsPerRun, '');
         info('transactions per run', f.transactionsPerRun, '');
         break;
@@ -92,6 +96,7 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
       case `${W1_FULL}|${CONCURRENT}`:
         ratio('wall, 1000 runs', f.wallMs, 'ms', 'memory concurrent', figures(W1_MEMORY, CONCURRENT)?.wallMs, 1.5);
         info('in transactions', f.writeMs, 'ms');
+        info('in writer thread', f.writerMs, 'ms');
         info('peak RSS', f.peakRssMb, 'MB');
         info('commits per run', f.commitsPerRun, '');
         info('transactions per run', f.transactionsPerRun, '');
