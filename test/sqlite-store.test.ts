@@ -2,42 +2,25 @@
  * The SQLite store on its own: atomic commits, revision compare-and-set, owner leases, reading
  * events, listing, pruning, and what it does with rows it cannot read.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   LeaseLostError,
   RevisionConflictError,
   type SwarmStatus,
   sqliteStore,
 } from '../src/index.js';
+import { sqliteFilePerTest } from './support/sqlite-file.js';
 import { event, record, step } from './support/store-fixtures.js';
 
-let dir: string;
-let path: string;
-const opened: { close(): Promise<void> }[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'xswarm-sqlite-'));
-  path = join(dir, 'state.db');
-});
-afterEach(async () => {
-  for (const s of opened.splice(0)) await s.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function open(options: Parameters<typeof sqliteStore>[1] = {}) {
-  const store = sqliteStore(path, options);
-  opened.push(store);
-  return store;
-}
+const file = sqliteFilePerTest('xswarm-sqlite-');
+const { open } = file;
 
 /** A raw connection to the same file, for what the store API cannot do (tampering, peeking). */
 function raw() {
-  const db = new Database(path);
-  opened.push({ close: async () => void db.close() });
+  const db = new Database(file.path);
+  file.track({ close: async () => void db.close() });
   return db;
 }
 
@@ -306,7 +289,7 @@ describe('layout', () => {
   });
 
   it('a version 1 file (a row per event and per message) is migrated on open: records, events, messages and listings read as before', async () => {
-    const v1 = new Database(path);
+    const v1 = new Database(file.path);
     v1.exec(`
       CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
       INSERT INTO meta VALUES ('schema', '1');
@@ -385,19 +368,19 @@ describe('unreadable data', () => {
     const first = open();
     await first.commit(step('s1', 1, 1, 1));
     await first.close();
-    const db = new Database(path);
+    const db = new Database(file.path);
     db.prepare(`UPDATE meta SET value = '99' WHERE key = 'schema'`).run();
     db.close();
-    expect(() => sqliteStore(path)).toThrow(`${path}: store schema version 99, this xswarm reads version 2`);
+    expect(() => sqliteStore(file.path)).toThrow(`${file.path}: store schema version 99, this xswarm reads version 2`);
     // The file was not touched by the refused open.
-    const check = new Database(path, { readonly: true });
+    const check = new Database(file.path, { readonly: true });
     expect(check.prepare(`SELECT value FROM meta WHERE key = 'schema'`).get()).toEqual({ value: '99' });
     expect(check.prepare(`SELECT count(*) AS n FROM events`).get()).toEqual({ n: 1 });
     check.close();
   });
 
   it('opens in WAL mode (synchronous FULL or NORMAL) and creates missing directories', async () => {
-    path = join(dir, 'nested', 'deeper', 'state.db');
+    file.path = join(file.dir, 'nested', 'deeper', 'state.db');
     const full = open();
     await full.commit(step('s1', 1, 1, 1));
     const db = raw();

@@ -5,37 +5,46 @@
  * Refusals cross the thread as data and come back as the same error classes.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Commit, LeaseLostError, RevisionConflictError, sqliteStore } from '../src/index.js';
-import { MAX_BATCH } from '../src/store/sqlite-group.js';
+import { MAX_BATCH, type SqliteStoreStats, threadWriter, writerThread } from '../src/store/sqlite-group.js';
+import { serializeCommit } from '../src/store/sqlite-writes.js';
 import { ROOT } from './support/crash-process.js';
+import { sqliteFilePerTest } from './support/sqlite-file.js';
 import { event, step } from './support/store-fixtures.js';
 
-let dir: string;
-let path: string;
-const opened: { close(): Promise<void> }[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'xswarm-writer-'));
-  path = join(dir, 'state.db');
-});
-afterEach(async () => {
-  for (const s of opened.splice(0)) await s.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function open(options: Parameters<typeof sqliteStore>[1] = {}) {
-  const store = sqliteStore(path, options);
-  opened.push(store);
-  return store;
-}
+const file = sqliteFilePerTest('xswarm-writer-');
+const { open } = file;
 
 /** The end of the current event-loop turn: the store has posted what queued in it as one batch. */
 const endOfTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** The swarms stored in the file at `path`, read on a connection of its own. */
+function storedSwarms(path: string): string[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare(`SELECT swarm_id FROM swarms ORDER BY swarm_id`).pluck().all() as string[];
+  } finally {
+    db.close();
+  }
+}
+
+/** How many descriptors this process holds open on `path` or its -wal/-shm files (Linux; undefined elsewhere). */
+function openHandles(path: string): number | undefined {
+  if (process.platform !== 'linux') return undefined;
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(path);
+    } catch {
+      return false;
+    }
+  }).length;
+}
 
 describe('the writer thread', () => {
   it('writes a group in one transaction; a refused commit fails alone with its class and fields, and so do its swarm’s later commits', async () => {
@@ -148,7 +157,8 @@ describe('the writer thread', () => {
     const order: string[] = [];
     void first.then(() => order.push('x1'));
     void next.then(() => order.push('x2'));
-    // Issued after x's commits: each sees the commits issued before it was called.
+    // Issued after x's commits: they run once the group holding x's first commit is written,
+    // and before the one holding x2, which was still queued when they were called.
     const until = Date.now() + 90_000;
     const claimed = store.claim('x', { owner: 'A', until }, Date.now()).then((ok) => (order.push('claim'), ok));
     const renewed = store.renew('A', ['x'], until + 1).then(() => order.push('renew'));
@@ -165,7 +175,7 @@ describe('the writer thread', () => {
   });
 
   it('close() waits for the group being written and writes what queued behind it', async () => {
-    const store = sqliteStore(path);
+    const store = sqliteStore(file.path);
     const lead = store.commit(step('lead', 1, 1, 1));
     const grouped = [store.commit(step('q1', 1, 1, 1)), store.commit(step('q2', 1, 1, 1))];
     await endOfTurn();
@@ -175,7 +185,7 @@ describe('the writer thread', () => {
     expect(store.stats()).toMatchObject({ commits: 4, transactions: 3 });
     expect(store.stats().writerMs).toBeGreaterThan(0);
     await expect(store.commit(step('q4', 1, 1, 1))).rejects.toThrow(/not open/);
-    const db = new Database(path, { readonly: true });
+    const db = new Database(file.path, { readonly: true });
     try {
       expect(db.prepare(`SELECT swarm_id FROM swarms ORDER BY swarm_id`).pluck().all()).toEqual(['lead', 'q1', 'q2', 'q3']);
     } finally {
@@ -187,7 +197,7 @@ describe('the writer thread', () => {
     const store = open({ busyTimeoutMs: 50 });
     await store.commit(step('lead', 1, 1, 1));
     await endOfTurn();
-    const locker = new Database(path);
+    const locker = new Database(file.path);
     locker.exec('BEGIN IMMEDIATE');
     try {
       const outcomes = await Promise.allSettled([store.commit(step('l1', 1, 1, 1)), store.commit(step('l2', 1, 1, 1)), store.commit(step('l3', 1, 1, 1))]);
@@ -195,6 +205,9 @@ describe('the writer thread', () => {
       const grouped = (outcomes[1] as PromiseRejectedResult).reason as Error & { code?: string };
       expect(grouped).toBeInstanceOf(Error);
       expect(grouped.code).toBe('SQLITE_BUSY');
+      // Named like the inline commit's failure (the turn's first), not a bare Error.
+      expect(grouped.name).toBe('SqliteError');
+      expect(grouped.name).toBe(((outcomes[0] as PromiseRejectedResult).reason as Error).name);
       expect((outcomes[2] as PromiseRejectedResult).reason).toBe(grouped);
     } finally {
       locker.exec('ROLLBACK');
@@ -206,10 +219,82 @@ describe('the writer thread', () => {
     expect((await store.load('l3'))?.revision).toBe(1);
   });
 
+  it('refuses the commits issued once close() has started, as a closed store does, and starts no thread again', async () => {
+    const store = sqliteStore(file.path);
+    await Promise.all([store.commit(step('a', 1, 1, 1)), store.commit(step('b', 1, 1, 1)), store.commit(step('c', 1, 1, 1))]);
+    await endOfTurn();
+    const closed = store.close();
+    const late = await Promise.allSettled([store.commit(step('x1', 1, 1, 1)), store.commit(step('x2', 1, 1, 1)), store.commit(step('x3', 1, 1, 1))]);
+    await closed;
+    expect(late.map((o) => o.status === 'rejected' && (o.reason as Error).message)).toEqual(Array(3).fill('The database connection is not open'));
+    expect(store.stats()).toMatchObject({ commits: 3, transactions: 2 });
+    expect(storedSwarms(file.path)).toEqual(['a', 'b', 'c']);
+    expect(openHandles(file.path) ?? 0).toBe(0);
+  });
+
+  it('writes grouped commits to the file it opened, after a process.chdir', async () => {
+    const cwd = process.cwd();
+    const elsewhere = mkdtempSync(join(tmpdir(), 'xswarm-writer-cwd-'));
+    try {
+      process.chdir(file.dir);
+      // A relative path, as the default .xswarm/state.db is.
+      const store = sqliteStore('.xswarm/state.db');
+      file.track(store);
+      await store.commit(step('first', 1, 1, 1));
+      await endOfTurn();
+      process.chdir(elsewhere);
+      // The thread starts with this group, now that the cwd is another directory.
+      await Promise.all([store.commit(step('x', 1, 1, 1)), store.commit(step('y', 1, 1, 1)), store.commit(step('z', 1, 1, 1))]);
+      expect(store.stats().transactions).toBe(3);
+      expect(storedSwarms(join(file.dir, '.xswarm/state.db'))).toEqual(['first', 'x', 'y', 'z']);
+      expect(readdirSync(elsewhere)).toEqual([]);
+    } finally {
+      process.chdir(cwd);
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it('a grouped commit that cannot be stored (its snapshot serializes to nothing) fails alone, and the next group is written', async () => {
+    const store = open();
+    await store.commit(step('lead', 1, 1, 1));
+    await endOfTurn();
+    const outcomes = await Promise.allSettled([
+      store.commit(step('a', 1, 1, 1)),
+      store.commit(step('u', 1, 1, 1, 'A', { snapshot: undefined })),
+      store.commit(step('b', 1, 1, 1)),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    await endOfTurn();
+    await expect(Promise.all([store.commit(step('c', 1, 1, 1)), store.commit(step('d', 1, 1, 1)), store.commit(step('e', 1, 1, 1))])).resolves.toBeDefined();
+    expect(storedSwarms(file.path)).toEqual(['a', 'b', 'c', 'd', 'e', 'lead']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ name: 'SqliteError', message: expect.stringMatching(/NOT NULL/) });
+  });
+
+  it('after a writer thread fails a batch, the next batch is written by a fresh thread, which the failed one’s exit does not disturb', async () => {
+    open(); // creates the schema
+    const real = writerThread()!;
+    let started = 0;
+    const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, writerMs: 0 };
+    const writer = threadWriter(
+      (workerData) => (started++ === 0 ? new Worker(new URL('./support/failing-writer.mjs', import.meta.url), { workerData }) : real(workerData)),
+      file.path,
+      {},
+      stats,
+    );
+    file.track(writer);
+    const batch = (...ids: string[]) => ids.map((id) => serializeCommit(step(id, 1, 1, 1)));
+    await expect(writer.write(batch('a', 'b'))).rejects.toThrow('the writer thread failed mid-batch');
+    // Posted at once: the failed thread is still exiting.
+    await expect(writer.write(batch('c', 'd'))).resolves.toEqual([undefined, undefined]);
+    await expect(writer.write(batch('e', 'f'))).resolves.toEqual([undefined, undefined]);
+    expect(started).toBe(2);
+    expect(storedSwarms(file.path)).toEqual(['c', 'd', 'e', 'f']);
+  });
+
   it('does not keep the process alive: a process that never closes its store exits once its groups are written', async () => {
     const code = `
       const { sqliteStore } = await import('./src/store/sqlite.ts');
-      const store = sqliteStore(${JSON.stringify(path)});
+      const store = sqliteStore(${JSON.stringify(file.path)});
       const step = (id) => ({ swarmId: id, events: [], record: { swarmId: id, definitionId: 'p', definitionVersion: 1, machineVersion: 1, status: 'running', revision: 1, snapshot: {}, result: { status: 'running', currentTurn: 1, maxTurns: 1 }, lastSeq: 0, updatedAt: 1 } });
       await Promise.all([store.commit(step('p1')), store.commit(step('p2')), store.commit(step('p3'))]);
       console.log(JSON.stringify(store.stats()));`;

@@ -24,7 +24,11 @@ export async function readPage(store: Pick<SwarmStore, 'readEvents'>, swarmId: s
   try {
     return await store.readEvents(swarmId, cursor, pageSize);
   } catch (e) {
-    if (e instanceof CorruptEventError && e.readable.length > 0) return e.readable;
+    if (!(e instanceof CorruptEventError)) throw e;
+    // The corrupt event may itself be readable (a row with more lines than its range names its
+    // last event): delivering it would start the next page after it, past the corruption.
+    const before = e.readable.filter((r) => r.seq < e.seq);
+    if (before.length > 0) return before;
     throw e;
   }
 }

@@ -7,10 +7,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Commit } from './types.js';
+import type { Commit, StoreStats } from './types.js';
 import {
   type BatchFailures,
   type ConnectionOptions,
@@ -22,14 +22,19 @@ import {
 } from './sqlite-writes.js';
 
 /**
- * The store's write counters: commits acknowledged, the transactions that wrote them, the time
- * this thread spent blocked in SQLite writing (`writeMs`) and the writer thread's time in its
- * transactions (`writerMs`), each from BEGIN to COMMIT, the sync included.
+ * The SQLite store's write counters: with {@link StoreStats}, the time its commit transactions
+ * took, on this thread and on the writer thread (grouped commits are written there, not inside
+ * `commit()`, so timing `commit()` from outside sees only part of it). Each transaction is
+ * counted from BEGIN to COMMIT, the sync included.
  */
-export interface GroupStats {
-  commits: number;
-  transactions: number;
+export interface SqliteStoreStats extends StoreStats {
+  /**
+   * Milliseconds this thread spent blocked writing commits so far: each transaction it wrote
+   * (a turn's first commit, a lone queued one; every group when there is no writer thread, as
+   * for `:memory:`).
+   */
   writeMs: number;
+  /** Milliseconds the writer thread spent writing grouped commits: not time this thread waited. */
   writerMs: number;
 }
 
@@ -59,7 +64,10 @@ export interface GroupCommit {
    * middle of a group; at once when none is.
    */
   exclusive<T>(write: () => T): Promise<T>;
-  /** Writes what is queued, waits for it, and ends the writer thread. */
+  /**
+   * Writes what is queued, waits for it, and ends the writer thread. Commits issued once it has
+   * started are refused, as by a closed connection.
+   */
   close(): Promise<void>;
 }
 
@@ -90,10 +98,12 @@ export const MAX_BATCH = 256;
  * cannot be serialized or is refused fails alone, and so do the same swarm's later commits
  * issued before the failure was reported (in the same batch, or queued behind it).
  */
-export function groupCommit(inline: Writes, writer: BatchWriter, stats: GroupStats): GroupCommit {
+export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteStoreStats): GroupCommit {
   let queue: Queued[] = [];
   let turnOpen = false;
   let writing = false;
+  /** Set by `close()`: what is queued is still written, nothing more is taken. */
+  let closed = false;
   /** Writes waiting for the batch being written (see `exclusive`). */
   let waiting: (() => void)[] = [];
 
@@ -214,6 +224,7 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: GroupSta
     );
   };
   const close = async () => {
+    closed = true;
     while (writing || queue.length > 0) {
       if (!writing) send();
       await exclusive(() => undefined);
@@ -223,6 +234,7 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: GroupSta
 
   return {
     commit(c) {
+      if (closed) return Promise.reject(notOpen());
       if (turnOpen || writing) {
         if (!turnOpen) {
           turnOpen = true;
@@ -241,6 +253,11 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: GroupSta
   };
 }
 
+/** What a commit or batch issued once the store is closing fails with: better-sqlite3's own error for a closed connection. */
+export function notOpen(): TypeError {
+  return new TypeError('The database connection is not open');
+}
+
 /** A queued commit and its caller's promise. */
 interface Queued {
   commit: Commit;
@@ -252,7 +269,7 @@ interface Queued {
  * Writes batches on the store's own connection, in this thread: for a database no second
  * connection can open (`:memory:`, a temporary file), where there is no writer thread.
  */
-export function localWriter(writes: Writes, stats: GroupStats): BatchWriter {
+export function localWriter(writes: Writes, stats: SqliteStoreStats): BatchWriter {
   return {
     async write(batch) {
       const start = performance.now();
@@ -271,20 +288,30 @@ export type StartWriterThread = (workerData: { path: string; options: Connection
 
 /**
  * Writes batches on the writer thread, started with the first batch, holding its own connection
- * to `path` with the same `options`. It does not keep the process alive while no batch is out.
+ * to `path` (resolved now: the thread opens it later, maybe after a `process.chdir`) with the
+ * same `options`. It does not keep the process alive while no batch is out. A thread that fails
+ * is forgotten at once, and the next batch starts a fresh one; each thread settles only the
+ * batch it was posted, so a dying thread's late events never touch its successor's batch. Once
+ * `close()` has started, batches are refused and no thread is started again.
  */
-export function threadWriter(startThread: StartWriterThread, path: string, options: ConnectionOptions, stats: GroupStats): BatchWriter {
-  let worker: Worker | undefined;
-  let pending: { resolve(failures: BatchFailures): void; reject(error: unknown): void } | undefined;
-  const settle = () => {
-    const p = pending;
-    pending = undefined;
-    worker?.unref();
-    return p;
-  };
-  const start = (): Worker => {
-    const w = startThread({ path, options });
-    w.on('message', (reply: WriterReply) => {
+export function threadWriter(startThread: StartWriterThread, path: string, options: ConnectionOptions, stats: SqliteStoreStats): BatchWriter {
+  const file = resolve(path);
+  let current: Thread | undefined;
+  let closed = false;
+  const start = (): Thread => {
+    const worker = startThread({ path: file, options });
+    const thread: Thread = { worker };
+    /** The batch this thread was writing, now answered (or failed): the thread may idle. */
+    const settle = () => {
+      const p = thread.pending;
+      thread.pending = undefined;
+      worker.unref();
+      return p;
+    };
+    const forget = () => {
+      if (current === thread) current = undefined;
+    };
+    worker.on('message', (reply: WriterReply) => {
       stats.writerMs += reply.ms;
       const p = settle();
       if ('error' in reply) return p?.reject(failureError(reply.error));
@@ -293,40 +320,56 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
       for (const outcome of reply.outcomes) errors.push(outcome === null ? undefined : typeof outcome === 'number' ? errors[outcome] : failureError(outcome));
       p?.resolve(errors);
     });
-    w.on('error', (error) => settle()?.reject(error));
-    w.on('exit', (code) => {
-      if (worker === w) worker = undefined;
+    worker.on('error', (error) => {
+      // The thread is going: the next batch must not be posted to it.
+      forget();
+      void worker.terminate();
+      settle()?.reject(error);
+    });
+    worker.on('exit', (code) => {
+      forget();
       settle()?.reject(new Error(`The SQLite writer thread exited (code ${code}) before the transaction was acknowledged`));
     });
-    return w;
+    return thread;
   };
   return {
     write(batch) {
       return new Promise((resolve, reject) => {
+        if (closed) throw notOpen();
         // Starting the thread can throw (resources, options): the batch fails like any other.
-        const w = (worker ??= start());
-        w.ref();
-        pending = { resolve, reject };
-        w.postMessage(batch satisfies WriterRequest);
+        const thread = (current ??= start());
+        thread.worker.ref();
+        thread.pending = { resolve, reject };
+        thread.worker.postMessage(batch satisfies WriterRequest);
       });
     },
     async close() {
-      const w = worker;
-      if (!w) return;
-      worker = undefined;
-      w.ref();
-      const exited = new Promise((resolve) => w.once('exit', resolve));
-      w.postMessage('close' satisfies WriterRequest);
+      closed = true;
+      const thread = current;
+      if (!thread) return;
+      current = undefined;
+      const { worker } = thread;
+      worker.ref();
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      worker.postMessage('close' satisfies WriterRequest);
       await exited;
     },
   };
 }
 
+/** A writer thread and the batch it is writing, if any (one at a time: the next is posted once it is answered). */
+interface Thread {
+  worker: Worker;
+  pending?: { resolve(failures: BatchFailures): void; reject(error: unknown): void };
+}
+
 /**
  * How to start src/store/sqlite-writer: from the compiled `.js` beside this module (the
  * package, or a bundle that emits it beside itself), else from the TypeScript source (a
- * checkout run by vitest, tsx or bin/xswarm.js) loaded through tsx registered in the thread (a
- * loader the parent registered in its own thread does not reach a worker). Undefined when
+ * checkout run by vitest, tsx or bin/xswarm.js) loaded through tsx registered in the thread: a
+ * loader the parent registered with `register()` does not reach a worker (one given as
+ * `--import tsx` does, through the inherited `execArgv`; tsx then registers twice, which is
+ * harmless). Undefined when
  * neither is there (a bundle that left it out): the store then writes its groups itself.
  */
 export function writerThread(): StartWriterThread | undefined {

@@ -42,6 +42,15 @@ export function openConnection(path: string, options: ConnectionOptions): Databa
   return db;
 }
 
+/**
+ * Prepares the read of a swarm's last `steps` key: the one after which its next step goes
+ * (the store's writes, and the migration from version 1). Null when swarm `no` has no step.
+ */
+export function prepareLastKey(db: Database.Database): (no: number) => number | null {
+  const select = db.prepare<[number, number], { key: number | null }>(`SELECT max(key) AS key FROM steps WHERE key BETWEEN ? AND ?`);
+  return (no) => select.get(no * SEQ_SPAN, no * SEQ_SPAN + MAX_SEQ)!.key;
+}
+
 /** The `swarms` row parameters of a commit's record, its JSON already written. */
 interface RecordParams {
   swarmId: string;
@@ -126,30 +135,35 @@ export function serializeCommit(c: Commit): SerializedCommit {
 
 /**
  * A refused or failed commit as data, for crossing threads: the store's refusals with their
- * fields, anything else as its message (and SQLite's error code, when it has one).
+ * fields, anything else as its message, its name and SQLite's error code, when it has them.
  */
 export type WriteFailure =
   | { kind: 'lease-lost'; swarmId: string; holder: string }
   | { kind: 'revision-conflict'; swarmId: string; expected: number; actual: number }
-  | { kind: 'error'; message: string; code?: string };
+  | { kind: 'error'; message: string; name?: string; code?: string };
 
 /** `error` as a {@link WriteFailure}. */
 export function failureData(error: unknown): WriteFailure {
   if (error instanceof LeaseLostError) return { kind: 'lease-lost', swarmId: error.swarmId, holder: error.holder };
   if (error instanceof RevisionConflictError) return { kind: 'revision-conflict', swarmId: error.swarmId, expected: error.expected, actual: error.actual };
   const code = (error as { code?: unknown } | null)?.code;
-  return { kind: 'error', message: error instanceof Error ? error.message : String(error), ...(typeof code === 'string' ? { code } : {}) };
+  if (!(error instanceof Error)) return { kind: 'error', message: String(error), ...(typeof code === 'string' ? { code } : {}) };
+  return { kind: 'error', message: error.message, name: error.name, ...(typeof code === 'string' ? { code } : {}) };
 }
 
-/** The error a {@link WriteFailure} describes: the store's refusals as their classes, anything else a plain Error. */
+/** The error a {@link WriteFailure} describes: the store's refusals as their classes, anything else an Error with the original's name and code. */
 export function failureError(failure: WriteFailure): Error {
   switch (failure.kind) {
     case 'lease-lost':
       return new LeaseLostError(failure.swarmId, failure.holder);
     case 'revision-conflict':
       return new RevisionConflictError(failure.swarmId, failure.expected, failure.actual);
-    default:
-      return Object.assign(new Error(failure.message), failure.code ? { code: failure.code } : {});
+    default: {
+      // Named like the original (SqliteError, TypeError…), so a grouped failure reads like an inline one.
+      const error = Object.assign(new Error(failure.message), failure.code ? { code: failure.code } : {});
+      if (failure.name) error.name = failure.name;
+      return error;
+    }
   }
 }
 
@@ -174,7 +188,7 @@ export interface Writes {
 /** Prepares the statements that write commits on `db` (a store whose schema is open). */
 export function prepareWrites(db: Database.Database): Writes {
   const selectNo = db.prepare<[string], { no: number }>(`SELECT no FROM swarms WHERE swarm_id = ?`);
-  const selectLastKey = db.prepare<[number, number], { key: number | null }>(`SELECT max(key) AS key FROM steps WHERE key BETWEEN ? AND ?`);
+  const lastKeyOf = prepareLastKey(db);
   const insertStep = db.prepare<[number, number, string | null, string | null, number | null]>(
     `INSERT INTO steps (key, first_seq, events, messages, prev_messages) VALUES (?, ?, ?, ?, ?)`,
   );
@@ -222,7 +236,7 @@ export function prepareWrites(db: Database.Database): Writes {
     const { messages, count: n, first, last } = c;
     if (n === 0 && !messages) return undefined;
     const base = no * SEQ_SPAN;
-    const lastKey = selectLastKey.get(base, base + MAX_SEQ)!.key;
+    const lastKey = lastKeyOf(no);
     if (n === 0) {
       if (lastKey === null) insertStep.run(base, 1, null, messages, messagesKey);
       else appendMessages.run({ messages: messages!, key: lastKey, prev: messagesKey });

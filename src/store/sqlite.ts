@@ -8,19 +8,20 @@ import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EVENT_FORMAT, type SwarmEvent } from '../../machines/events.js';
 import { assembleSnapshot, type MessageWrite } from './messages.js';
-import { groupCommit, localWriter, threadWriter, writerThread } from './sqlite-group.js';
-import { MAX_SEQ, openConnection, prepareWrites, SEQ_SPAN } from './sqlite-writes.js';
+import { groupCommit, localWriter, type SqliteStoreStats, threadWriter, writerThread } from './sqlite-group.js';
+import { MAX_SEQ, openConnection, prepareLastKey, prepareWrites, SEQ_SPAN } from './sqlite-writes.js';
 import { eventProblem, isFormat1 } from './stored-event.js';
 import { isFinal, type SwarmResult } from '../result.js';
 import {
   type Commit,
   CorruptEventError,
   type Lease,
-  type StoreStats,
   type SwarmFilter,
   type SwarmRecord,
   type SwarmStore,
 } from './types.js';
+
+export type { SqliteStoreStats } from './sqlite-group.js';
 
 /** Where the CLI and the demo keep their state by default. */
 export const DEFAULT_DB_PATH = '.xswarm/state.db';
@@ -158,22 +159,6 @@ export interface SqliteStore extends SwarmStore {
 }
 
 /**
- * The SQLite store's write counters: with {@link StoreStats}, the time its commit transactions
- * took, on this thread and on the writer thread (grouped commits are written there, not inside
- * `commit()`, so timing `commit()` from outside sees only part of it).
- */
-export interface SqliteStoreStats extends StoreStats {
-  /**
-   * Milliseconds this thread spent blocked writing commits so far: each transaction it wrote
-   * (a turn's first commit, a lone queued one; every group when there is no writer thread, as
-   * for `:memory:`) from BEGIN to COMMIT, its sync included.
-   */
-  writeMs: number;
-  /** Milliseconds the writer thread spent writing grouped commits, BEGIN to COMMIT: not time this thread waited. */
-  writerMs: number;
-}
-
-/**
  * Opens (creating if needed) a SQLite store at `path`. Each commit is atomic: the step's events
  * and its snapshot are written together or not at all. The swarm's revision is checked on every
  * write (compare-and-set) and so is the writer's lease. Commits of many swarms arriving together
@@ -270,7 +255,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       return row ? toRecord(row, () => readLists(row)) : undefined;
     },
     commit(c: Commit): Promise<void> {
-      if (!db.open) return Promise.reject(new TypeError('The database connection is not open'));
+      // Refused once close() has started (then the connection closes).
       return group.commit(c);
     },
     /** How many commits went through and in how many transactions (group commit at work). */
@@ -287,14 +272,17 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
         const lines = row.events.split('\n');
         const last = row.key - base;
         const from = Math.max(row.first_seq, since + 1);
+        const overlong = lines.length > last - row.first_seq + 1;
         for (let seq = from; seq <= last; seq++) {
           const line = lines[seq - row.first_seq];
           if (line === undefined) throw new CorruptEventError(swarmId, seq, `missing from its row (events ${row.first_seq}–${last})`, events);
           const event = parseEvent(swarmId, seq, line, events);
           events.push(event);
+          // Reported at the row's last event, even when the limit ends the read there: the next
+          // read starts after it and would never see this row again.
+          if (seq === last && overlong) throw new CorruptEventError(swarmId, last, `its row (events ${row.first_seq}–${last}) holds ${lines.length} lines`, events);
           if (events.length === limit) return events;
         }
-        if (lines.length > last - row.first_seq + 1) throw new CorruptEventError(swarmId, last, `its row (events ${row.first_seq}–${last}) holds ${lines.length} lines`, events);
       }
       return events;
     },
@@ -469,7 +457,7 @@ function migrateFrom1(db: Database.Database): void {
   const rows = db.prepare<[], { no: number; list: string; body: string }>(
     `SELECT s.no, m.list, m.body FROM messages_v1 m JOIN swarms s USING (swarm_id) ORDER BY s.no, m.list, m.idx`,
   );
-  const lastKey = db.prepare<[number, number], { key: number | null }>(`SELECT max(key) AS key FROM steps WHERE key BETWEEN ? AND ?`);
+  const lastKey = prepareLastKey(db);
   const put = db.prepare<{ key: number; messages: string }>(
     `INSERT INTO steps (key, first_seq, messages) VALUES (@key, 1, @messages) ON CONFLICT (key) DO UPDATE SET messages = @messages`,
   );
@@ -477,8 +465,7 @@ function migrateFrom1(db: Database.Database): void {
   // Bodies are joined as text, so a message that is not JSON stays unreadable (not lost).
   const finish = (no: number, lists: Map<string, string[]>) => {
     const writes = [...lists].map(([list, bodies]) => `{"list":${JSON.stringify(list)},"from":0,"items":[${bodies.join(',')}]}`);
-    const base = no * SEQ_SPAN;
-    const key = lastKey.get(base, base + MAX_SEQ)!.key ?? base;
+    const key = lastKey(no) ?? no * SEQ_SPAN;
     put.run({ key, messages: `[${writes.join(',')}]` });
     lengths.run(JSON.stringify(Object.fromEntries([...lists].map(([list, bodies]) => [list, bodies.length]))), key, no);
   };
