@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -44,11 +45,49 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 }
 
-/** The time of sequential runs: the mean and the run-time distribution, in µs. */
-export interface SequentialTiming {
+/** The time of sequential runs: the mean and the run-time distribution, in µs; and V8's collections meanwhile. */
+export interface SequentialTiming extends GcFigures {
   usPerRun: number;
   p50Us: number;
   p99Us: number;
+}
+
+/**
+ * V8's garbage collections while runs were timed: the pause time per run, and the young
+ * generation's collections (scavenges), which stop the thread in whichever run they land: how
+ * many per 1000 runs and how long each takes.
+ */
+export interface GcFigures {
+  gcUsPerRun: number;
+  scavengesPer1000Runs: number;
+  scavengeMeanMs: number;
+}
+
+/** Collects V8's `gc` performance entries until `stop(runs)`, which summarizes them per run. */
+function watchGc(): { stop(runs: number): Promise<GcFigures> } {
+  let pauseMs = 0;
+  const scavenges: number[] = [];
+  const take = (entries: readonly PerformanceEntry[]) => {
+    for (const e of entries) {
+      pauseMs += e.duration;
+      if ((e as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges.push(e.duration);
+    }
+  };
+  const observer = new PerformanceObserver((list) => take(list.getEntries()));
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    async stop(runs) {
+      // Entries are delivered asynchronously: take the ones not delivered yet.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      take(observer.takeRecords());
+      observer.disconnect();
+      return {
+        gcUsPerRun: (pauseMs * 1000) / runs,
+        scavengesPer1000Runs: (scavenges.length * 1000) / runs,
+        scavengeMeanMs: scavenges.length ? scavenges.reduce((a, b) => a + b, 0) / scavenges.length : 0,
+      };
+    },
+  };
 }
 
 /** Times `runs` sequential calls of `once` after `warmup` untimed ones. */
@@ -56,6 +95,7 @@ export async function timeSequential(once: (i: number) => Promise<void>, warmup 
   for (let i = 0; i < warmup; i++) await once(i);
   collectGarbage();
   const each: number[] = new Array(runs);
+  const gcs = watchGc();
   const start = process.hrtime.bigint();
   let last = start;
   for (let i = 0; i < runs; i++) {
@@ -64,7 +104,8 @@ export async function timeSequential(once: (i: number) => Promise<void>, warmup 
     each[i] = Number(now - last) / 1000;
     last = now;
   }
-  return { usPerRun: Number(last - start) / 1000 / runs, p50Us: percentile(each, 0.5), p99Us: percentile(each, 0.99) };
+  const usPerRun = Number(last - start) / 1000 / runs;
+  return { usPerRun, p50Us: percentile(each, 0.5), p99Us: percentile(each, 0.99), ...(await gcs.stop(runs)) };
 }
 
 /** A running RSS sampler: `peak()` is the highest RSS seen so far (bytes), `stop()` ends it. */

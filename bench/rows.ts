@@ -38,13 +38,13 @@ const name = (workload: string, mode: string) => `${workload} / ${mode}`;
 const nats = () => import('./rows-nats.js');
 
 export const ROWS: RowSpec[] = [
-  { workload: W1_MEMORY, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL)], measure: runtimeSequential },
-  { workload: W1_BARE, mode: SEQUENTIAL, measure: bareSequential },
-  { workload: W1_MEMORY, mode: CONCURRENT, needs: [name(W1_BARE, CONCURRENT)], measure: runtimeConcurrent },
-  { workload: W1_BARE, mode: CONCURRENT, measure: bareConcurrent },
-  { workload: W1_FULL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], measure: sqliteSequential('FULL') },
-  { workload: W1_NORMAL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], measure: sqliteSequential('NORMAL') },
-  { workload: W1_FULL, mode: CONCURRENT, needs: [name(W1_MEMORY, CONCURRENT)], measure: sqliteConcurrent },
+  { workload: W1_MEMORY, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL)], repeated: true, measure: runtimeSequential },
+  { workload: W1_BARE, mode: SEQUENTIAL, repeated: true, measure: bareSequential },
+  { workload: W1_MEMORY, mode: CONCURRENT, needs: [name(W1_BARE, CONCURRENT)], repeated: true, measure: runtimeConcurrent },
+  { workload: W1_BARE, mode: CONCURRENT, repeated: true, measure: bareConcurrent },
+  { workload: W1_FULL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: sqliteSequential('FULL') },
+  { workload: W1_NORMAL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: sqliteSequential('NORMAL') },
+  { workload: W1_FULL, mode: CONCURRENT, needs: [name(W1_MEMORY, CONCURRENT)], repeated: true, measure: sqliteConcurrent },
   { workload: W1_JETSTREAM, mode: SEQUENTIAL, needs: [name(W1_FULL, SEQUENTIAL)], measure: async () => (await nats()).w1JetStreamSequential() },
   { workload: W1_JETSTREAM, mode: CONCURRENT, needs: [name(W1_FULL, CONCURRENT)], measure: async () => (await nats()).w1JetStreamConcurrent() },
   { workload: HANDOFF, mode: CROSS_PROCESS, measure: async () => (await nats()).handoffCrossProcess() },

@@ -21,10 +21,12 @@ import { fileURLToPath } from 'node:url';
 import { build, stop } from 'esbuild';
 import { ROWS } from './rows.js';
 import { writeStream } from './rows-stream.js';
-import { type BenchRow, formatTable, lineJson, type RowSpec, rowJson, rowName } from './table.js';
+import { type BenchRow, formatTable, lineJson, medianRows, type RowSpec, rowJson, rowName, type TableLine, withPasses } from './table.js';
 import { tableLines } from './targets.js';
 
 const args = process.argv.slice(2);
+/** How many passes measure the repeated rows (`--passes N` overrides): their medians are printed. */
+const PASSES = 3;
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const json = args.includes('--json');
 
@@ -103,17 +105,35 @@ if (fixture !== undefined) {
   process.stdout.write(`${rowJson(await measure(spec))}\n`);
 } else {
   const specs = selected(option('--only'));
+  const passCount = Math.max(1, Number(option('--passes') ?? PASSES));
   const script = await bundle();
-  const rows: BenchRow[] = [];
   const started = process.hrtime.bigint();
-  for (const spec of specs) {
-    // Progress goes to stderr so that stdout stays machine-readable with --json.
-    process.stderr.write(`running ${rowName(spec)}…\n`);
-    const row = measureInChild(script, spec);
-    rows.push(row);
-    if (json) process.stdout.write(`${rowJson(row)}\n`);
+  // Pass 1 measures every row; later passes the repeated ones again, in the same order, so
+  // that rows compared with each other are measured side by side in every pass.
+  const passes: BenchRow[][] = [];
+  for (let pass = 1; pass <= passCount; pass++) {
+    const rows: BenchRow[] = [];
+    for (const spec of specs) {
+      if (pass > 1 && !spec.repeated) {
+        rows.push(passes[0]!.find((r) => rowName(r) === rowName(spec))!);
+        continue;
+      }
+      // Progress goes to stderr so that stdout stays machine-readable with --json.
+      process.stderr.write(`running ${rowName(spec)}${passCount > 1 ? ` (pass ${pass} of ${passCount})` : ''}…\n`);
+      const row = measureInChild(script, spec);
+      rows.push(row);
+      if (json) process.stdout.write(`${rowJson(row, pass)}\n`);
+    }
+    passes.push(rows);
   }
-  const lines = tableLines(rows);
+  let lines = tableLines(medianRows(passes));
+  if (passCount > 1) {
+    // A repeated row's ratio lines: each pass's own ratio, and their median as the verdict.
+    const key = (l: TableLine) => `${l.workload}|${l.mode}|${l.figure}`;
+    const perPass = passes.map((rows) => new Map(tableLines(rows).map((l) => [key(l), l.ratio ?? null])));
+    const repeated = new Set(specs.filter((s) => s.repeated).map(rowName));
+    lines = lines.map((line) => (line.ratio !== undefined && repeated.has(rowName(line)) ? withPasses(line, perPass.map((p) => p.get(key(line)) ?? null)) : line));
+  }
   if (json) for (const line of lines) process.stdout.write(`${lineJson(line)}\n`);
   else console.log(formatTable(lines));
   process.stderr.write(`bench took ${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(0)} s\n`);

@@ -23,6 +23,12 @@ export interface RowSpec {
   workload: string;
   mode: string;
   needs?: readonly string[];
+  /**
+   * Measured in every pass of the bench, not only the first: the rows whose targets compare
+   * rows measured in different processes, so that each pass measures them side by side and
+   * the table holds medians (a neighbour's load moves one process, not the median).
+   */
+  repeated?: true;
   measure(): Promise<Figures>;
 }
 
@@ -44,13 +50,15 @@ export interface TableLine {
   unit: string;
   reference?: { label: string; value: number | null };
   ratio?: number | null;
+  /** The same ratio in each pass of a repeated row (`ratio` is then taken between medians). */
+  ratios?: (number | null)[];
   target?: string;
   ok: boolean | null;
 }
 
-/** The JSON line of a row. */
-export function rowJson(row: BenchRow): string {
-  return JSON.stringify({ kind: 'row', workload: row.workload, mode: row.mode, figures: row.figures });
+/** The JSON line of a row (with the pass that measured it, when the bench runs several). */
+export function rowJson(row: BenchRow, pass?: number): string {
+  return JSON.stringify({ kind: 'row', workload: row.workload, mode: row.mode, ...(pass === undefined ? {} : { pass }), figures: row.figures });
 }
 
 /** The JSON line of a table line. */
@@ -72,9 +80,63 @@ const COLUMNS: { title: string; cell(l: TableLine): string; right?: boolean }[] 
   { title: 'value', cell: (l) => `${num(l.value)} ${l.unit}`.trim(), right: true },
   { title: 'floor / reference', cell: (l) => (l.reference ? `${l.reference.label} ${num(l.reference.value)}` : '–') },
   { title: 'ratio', cell: (l) => (l.ratio === undefined ? '–' : l.ratio === null ? 'n/a' : `${l.ratio.toFixed(2)}×`), right: true },
+  { title: 'passes', cell: passesCell },
   { title: 'target', cell: (l) => l.target ?? '–' },
   { title: 'result', cell: (l) => (l.target === undefined ? '' : l.ok === null ? 'n/a' : l.ok ? 'ok' : 'MISSED') },
 ];
+
+/** The limit of a ratio target (`≤ 1.5×`), if the line has one. */
+function ratioLimit(l: TableLine): number | undefined {
+  const limit = l.target?.match(/^≤ ([\d.]+)×$/)?.[1];
+  return limit === undefined ? undefined : Number(limit);
+}
+
+/** The range of a repeated row's ratio over the passes, and how many passes met the target. */
+function passesCell(l: TableLine): string {
+  const rs = (l.ratios ?? []).filter((r): r is number => r !== null);
+  if (rs.length < 2) return '';
+  const range = `${Math.min(...rs).toFixed(2)}–${Math.max(...rs).toFixed(2)}×`;
+  const limit = ratioLimit(l);
+  return limit === undefined ? range : `${range}, ok in ${rs.filter((r) => r <= limit).length} of ${rs.length}`;
+}
+
+/**
+ * `line` (taken between median figures) with the same ratio in each pass: its ratio and verdict
+ * become the median of the passes' ratios. A pass measures the two rows side by side, so its
+ * ratio cancels what the machine's load did between passes, which medians of each row's
+ * figures taken apart do not.
+ */
+export function withPasses(line: TableLine, ratios: (number | null)[]): TableLine {
+  const rs = ratios.filter((r): r is number => r !== null);
+  if (rs.length === 0) return { ...line, ratios };
+  const ratio = median(rs);
+  const limit = ratioLimit(line);
+  return { ...line, ratios, ratio, ok: limit === undefined ? line.ok : ratio <= limit };
+}
+
+/**
+ * Each row's figures as the median over the passes that measured it (rows measured once keep
+ * their figures); a figure missing from a pass is left out of its median.
+ */
+export function medianRows(passes: readonly (readonly BenchRow[])[]): BenchRow[] {
+  const first = passes[0] ?? [];
+  return first.map((row) => {
+    const runs = passes.map((p) => p.find((r) => r.workload === row.workload && r.mode === row.mode)).filter((r): r is BenchRow => r !== undefined);
+    const figures: Figures = {};
+    for (const key of Object.keys(row.figures)) {
+      const values = runs.map((r) => r.figures[key]).filter((v): v is number => typeof v === 'number');
+      figures[key] = values.length === 0 ? null : median(values);
+    }
+    return { ...row, figures };
+  });
+}
+
+/** The median of `values` (non-empty): the middle one, or the mean of the two middle ones. */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
 
 /** The lines as an aligned text table. */
 export function formatTable(lines: readonly TableLine[]): string {

@@ -57,17 +57,26 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
       info('CPU per run: nats-server', f.cpuServerUs, 'µs');
     };
 
+    /** V8's collections during a sequential row's timed runs: what its p99 run is made of. */
+    const gc = () => {
+      info('in GC / run', f.gcUsPerRun, 'µs');
+      info('scavenges per 1000 runs', f.scavengesPer1000Runs, '');
+      info('mean scavenge', f.scavengeMeanMs, 'ms');
+    };
+
     const name = `${row.workload}|${row.mode}`;
     switch (name) {
       case `${W1_MEMORY}|${SEQUENTIAL}`:
         ratio('µs per model call', f.usPerModelCall, 'µs', 'bare XState', figures(W1_BARE, SEQUENTIAL)?.usPerModelCall, 1.5);
         ratio('p99 run', f.p99Us, 'µs', 'p50', f.p50Us, 5);
+        gc();
         break;
       case `${W1_BARE}|${SEQUENTIAL}`:
         info('µs per model call', f.usPerModelCall, 'µs');
         info('p50 run', f.p50Us, 'µs');
         // The same ratio for the floor: V8's scavenges set both rows' p99 on this machine.
         beside('p99 run', f.p99Us, 'µs', 'p50', f.p50Us);
+        gc();
         break;
       case `${W1_MEMORY}|${CONCURRENT}`:
         ratio('wall, 1000 runs', f.wallMs, 'ms', 'bare XState', figures(W1_BARE, CONCURRENT)?.wallMs, 1.5);
