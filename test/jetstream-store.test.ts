@@ -21,11 +21,14 @@ import {
   type Runtime,
   type SwarmEvent,
   type SwarmStatus,
+  type SwarmStore,
   scriptedModel,
   tool,
 } from '../src/index.js';
 import { jetstreamStore } from '../src/nats/store.js';
 import type { StoredValue } from '../src/nats/store-records.js';
+import { CONFIG_LIST } from '../src/store/messages.js';
+import type { Commit } from '../src/store/types.js';
 import { subjectToken } from '../src/transport/types.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from './support/nats-server.js';
 import { collect, sleep } from './support/script.js';
@@ -618,13 +621,25 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
         }
         return respond(req);
       }, 'first');
-      const a = runtime({ swarms: [reader], model: first, store: await open() });
+      // Which message lists each commit writes: the config's is written once, by the first runtime.
+      const listsWritten: string[][] = [];
+      const counted = (store: SwarmStore): SwarmStore =>
+        Object.assign(Object.create(store) as SwarmStore, {
+          commit: (c: Commit) => {
+            listsWritten.push((c.messages ?? []).map((w) => w.list));
+            return store.commit(c);
+          },
+        });
+      const a = runtime({ swarms: [reader], model: first, store: counted(await open()) });
       await a.forSwarm(reader, 'doc').run('Read.');
       await held;
       await a.close();
+      expect(listsWritten.filter((lists) => lists.includes(CONFIG_LIST))).toHaveLength(1);
+      const written = listsWritten.length;
 
       const storeB = await open();
-      const b = runtime({ swarms: [reader], model: scriptedModel(async (req) => respond(req), 'second'), store: storeB });
+      expect(((await storeB.load('doc'))!.snapshot as { context: { config: { instructions: string } } }).context.config.instructions).toBe(reader.instructions);
+      const b = runtime({ swarms: [reader], model: scriptedModel(async (req) => respond(req), 'second'), store: counted(storeB) });
       await b.start();
       const client = b.forSwarm(reader, 'doc');
       const result = await client.wait();
@@ -633,6 +648,9 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       expect(seqs(events)).toEqual(oneTo(events.length));
       expect(events.filter((e) => e.kind === 'status-update' && (e.metadata as { type?: string }).type === 'tool-call').length).toBe(PAGES);
       expect({ result, events: timeless(events) }).toEqual(expected);
+      // The restored swarm went on referencing the stored config: not written again.
+      expect(listsWritten.length).toBeGreaterThan(written);
+      expect(listsWritten.slice(written).filter((lists) => lists.includes(CONFIG_LIST))).toEqual([]);
 
       const storeC = await open();
       expect(await storeC.readEvents('doc', 0)).toEqual(events);

@@ -25,6 +25,7 @@ import {
   sqliteStore,
   tool,
 } from '../src/index.js';
+import { CONFIG_LIST } from '../src/store/messages.js';
 import type { Commit } from '../src/store/types.js';
 import { forbiddenModel } from './support/crash-w1.js';
 import { collect } from './support/script.js';
@@ -103,7 +104,7 @@ function model(options: { hold?: (req: ModelRequest) => boolean; onCall?: (req: 
  * result, events and messages, each serialized as stored.
  */
 function measured(base: SwarmStore) {
-  const state = { bytes: 0, commits: [] as { bytes: number; messages: number }[] };
+  const state = { bytes: 0, commits: [] as { bytes: number; messages: number; lists: string[] }[] };
   const store: SwarmStore = Object.assign(Object.create(base) as SwarmStore, {
     commit(c: Commit) {
       let bytes = 0;
@@ -115,7 +116,7 @@ function measured(base: SwarmStore) {
         messages += w.items.length;
       }
       state.bytes += bytes;
-      state.commits.push({ bytes, messages });
+      state.commits.push({ bytes, messages, lists: (c.messages ?? []).map((w) => w.list) });
       return base.commit(c);
     },
   });
@@ -221,11 +222,16 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
     expect(row).toEqual({ size: expect.any(Number), status: 'completed' });
     expect(row!.size).toBeLessThan(10 * RESULT_BYTES);
     // system, user, then an assistant message and a tool result per turn, and the answer.
-    expect(storedLists('a.db')).toEqual({ '': 2 + 2 * TURNS + 1 });
+    expect(storedLists('a.db')).toEqual({ '': 2 + 2 * TURNS + 1, [CONFIG_LIST]: 1 });
     // Loading puts the conversation back where the machine had it.
-    const loaded = (await base.load('doc'))!.snapshot as { context: { messages: { role: string; content: string }[] } };
+    const loaded = (await base.load('doc'))!.snapshot as { context: { messages: { role: string; content: string }[]; config: { instructions: string } } };
     expect(loaded.context.messages).toHaveLength(2 + 2 * TURNS + 1);
     expect(loaded.context.messages[2 * TURNS + 1]).toEqual({ role: 'tool', content: pageText(TURNS - 1), toolCallId: `p${TURNS - 1}` });
+    // The config was written once, with the first step, and is referenced by every snapshot.
+    expect(m.commits.filter((c) => c.lists.includes(CONFIG_LIST))).toHaveLength(1);
+    const [stored] = peek<{ snapshot: string }>('a.db', `SELECT snapshot FROM swarms WHERE swarm_id = 'doc'`);
+    expect(JSON.parse(stored!.snapshot).context.config).toEqual({ xswarm$value: CONFIG_LIST });
+    expect(loaded.context.config.instructions).toBe(reader.instructions);
   });
 
   it('closed at turn 100 and restored on a new runtime: the same events and result as an uninterrupted run, replay equal, still appending', async () => {
@@ -233,8 +239,10 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
     const cut = await interrupted(reader, open('b.db'), () => open('b.db'), (req) => req.agentId === 'reader' && toolResults(req) === 100);
     expect(cut.result).toEqual(whole.result);
     expect(timeless(cut.events)).toEqual(timeless(whole.events));
-    // The restored host appends to the stored lists: no step after the restore rewrote the conversation.
+    // The restored host appends to the stored lists: no step after the restore rewrote the
+    // conversation, nor the config it references.
     expect(Math.max(...cut.commits.map((c) => c.messages))).toBeLessThanOrEqual(2);
+    expect(cut.commits.filter((c) => c.lists.includes(CONFIG_LIST))).toEqual([]);
     expect(Math.max(...cut.commits.map((c) => c.bytes))).toBeLessThan(20 * RESULT_BYTES);
 
     // Replay on a new connection yields exactly the stored events, with no model call.
@@ -249,8 +257,9 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
     expect(cut.result).toEqual(whole.result);
     expect(timeless(cut.events)).toEqual(timeless(whole.events));
     expect(Math.max(...cut.commits.map((c) => c.messages))).toBeLessThanOrEqual(2);
-    // The agent finished: only the orchestrator's conversation remains.
-    expect(Object.keys(storedLists('b.db'))).toEqual(['']);
+    expect(cut.commits.filter((c) => c.lists.includes(CONFIG_LIST))).toEqual([]);
+    // The agent finished: only the orchestrator's conversation remains (and the swarm's config).
+    expect(Object.keys(storedLists('b.db')).sort()).toEqual(['', CONFIG_LIST]);
     const replayer = runtime({ swarms: [delegator], agents: [readerAgent], model: forbiddenModel(), store: open('b.db') });
     expect(await collect(replayer.replay('doc'))).toEqual(cut.events);
   });
@@ -287,11 +296,11 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
     expect(await client.wait()).toEqual(whole.result);
     expect(timeless(await collect(client.events()))).toEqual(timeless(whole.events));
     // The first snapshot after the restore wrote the conversation as rows (with the answer to
-    // the held call); the next ones appended.
+    // the held call) and the config as its one-row list; the next ones appended.
     const writing = second.commits.filter((c) => c.messages > 0).map((c) => c.messages);
-    expect(writing[0]).toBe(2 + 2 * 100 + 1);
+    expect(writing[0]).toBe(2 + 2 * 100 + 1 + 1);
     expect(Math.max(...writing.slice(1))).toBeLessThanOrEqual(2);
-    expect(storedLists('b.db')).toEqual({ '': 2 + 2 * TURNS + 1 });
+    expect(storedLists('b.db')).toEqual({ '': 2 + 2 * TURNS + 1, [CONFIG_LIST]: 1 });
   });
 
   it('a stored message that is not JSON fails the unfinished swarm, in load and in listings alike', async () => {

@@ -313,7 +313,7 @@ describe('layout', () => {
     v1.close();
 
     const store = open();
-    expect(raw().prepare(`SELECT value FROM meta WHERE key = 'schema'`).get()).toEqual({ value: '2' });
+    expect(raw().prepare(`SELECT value FROM meta WHERE key = 'schema'`).get()).toEqual({ value: '3' });
     expect(await store.load('run')).toEqual({ ...running, snapshot: { ...(running.snapshot as object), context: { messages } } });
     expect(await store.readEvents('run', 0)).toEqual([1, 2, 3, 4].map((seq) => event('run', seq)));
     // A row that could not be read before cannot be read now, at the same seq.
@@ -327,6 +327,20 @@ describe('layout', () => {
     // Opening the migrated file again changes nothing.
     await store.close();
     expect(await open().load('done')).toEqual(done);
+  });
+
+  it('a version 2 file (the same tables, configs held in snapshots) has its version raised on open and reads as before', async () => {
+    const first = open();
+    const inline = record('s1', 1, 1, { snapshot: { status: 'active', value: 'thinking', context: { config: { instructions: 'be brief' }, messages: [] }, children: {} } });
+    await first.commit({ swarmId: 's1', events: [event('s1', 1)], record: inline });
+    await first.close();
+    const v2 = new Database(file.path);
+    v2.prepare(`UPDATE meta SET value = '2' WHERE key = 'schema'`).run();
+    v2.close();
+    const store = open();
+    expect(raw().prepare(`SELECT value FROM meta WHERE key = 'schema'`).get()).toEqual({ value: '3' });
+    // A config stored inline, as version 2 wrote it, loads as it was.
+    expect(await store.load('s1')).toEqual(inline);
   });
 });
 
@@ -371,7 +385,7 @@ describe('unreadable data', () => {
     const db = new Database(file.path);
     db.prepare(`UPDATE meta SET value = '99' WHERE key = 'schema'`).run();
     db.close();
-    expect(() => sqliteStore(file.path)).toThrow(`${file.path}: store schema version 99, this xswarm reads version 2`);
+    expect(() => sqliteStore(file.path)).toThrow(`${file.path}: store schema version 99, this xswarm reads version 3`);
     // The file was not touched by the refused open.
     const check = new Database(file.path, { readonly: true });
     expect(check.prepare(`SELECT value FROM meta WHERE key = 'schema'`).get()).toEqual({ value: '99' });

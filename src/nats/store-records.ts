@@ -17,7 +17,12 @@ import type { Lease, SwarmRecord, SwarmSummary } from '../store/types.js';
  * again (idempotent) before replacing the value.
  */
 export interface StoredValue {
-  v: 1;
+  /**
+   * The record format: 2 since snapshots may hold the swarm's config as a reference to its
+   * one-row list (see `ConfigRef` in src/store/messages.ts), which a reader of format 1 would
+   * not put back; a format 1 value (config inline) reads the same.
+   */
+  v: typeof RECORD_FORMAT | 1;
   /** The id of the write that stored this value: a timed-out update that landed is recognised by it. */
   w: string;
   record: Omit<SwarmRecord, 'lease' | 'problem'>;
@@ -41,6 +46,9 @@ export interface Outbox {
   fresh?: string[];
 }
 
+/** The record format this xswarm writes (it reads it and format 1). */
+export const RECORD_FORMAT = 2;
+
 /** A KV value as read: parsed, or why it could not be. */
 export type Decoded = { value: StoredValue; problem?: undefined } | { value?: undefined; problem: string };
 
@@ -57,7 +65,7 @@ export function decodeValue(text: string): Decoded {
   if (typeof value !== 'object' || value === null || typeof r !== 'object' || r === null || typeof r.revision !== 'number' || typeof r.status !== 'string') {
     return { problem: 'stored record is corrupt (not a swarm record)' };
   }
-  if (value.v !== 1) return { problem: `stored in record format ${JSON.stringify(value.v)}; this xswarm reads format 1` };
+  if (value.v !== RECORD_FORMAT && value.v !== 1) return { problem: `stored in record format ${JSON.stringify(value.v)}; this xswarm reads formats 1 and ${RECORD_FORMAT}` };
   if (typeof r.result !== 'object' || r.result === null) return { problem: 'stored result is corrupt (missing)' };
   return { value: value as StoredValue };
 }

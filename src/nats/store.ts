@@ -29,7 +29,7 @@ import {
 import { natsPrefix } from '../transport/nats-options.js';
 import { fromSubjectToken, subjectToken } from '../transport/types.js';
 import { EventReader, scanSubject, type StreamContext } from './store-events.js';
-import { applyWrites, type Decoded, decodeValue, type Outbox, type StoredValue, toRecord, toSummary } from './store-records.js';
+import { applyWrites, type Decoded, decodeValue, type Outbox, RECORD_FORMAT, type StoredValue, toRecord, toSummary } from './store-records.js';
 
 /** Options of {@link jetstreamStore}. */
 export interface JetStreamStoreOptions {
@@ -509,7 +509,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
       // The writer is wrong about what is stored: nothing of the step is written.
       if (lists.bad) throw new Error(`Swarm "${c.swarmId}": ${lists.bad}`);
       return {
-        v: 1,
+        v: RECORD_FORMAT,
         record: rest,
         ...(lease ? { lease } : {}),
         ...(outbox ? { outbox } : {}),

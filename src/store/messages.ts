@@ -11,6 +11,9 @@
  * in-flight model call (a promise actor), which is the same list as its machine's (then it is
  * stored as a reference to that list) or, failing that, a list of its own.
  *
+ * The swarm's config (`context.config`) is stored the same way, as a list of one row written
+ * once (see {@link ConfigRef}): before, every step wrote it again with the snapshot.
+ *
  * @module
  */
 
@@ -19,6 +22,21 @@ export interface MessagesRef {
   xswarm$messages: string;
   length: number;
 }
+
+/**
+ * What a stored snapshot holds in place of the swarm's config (its instructions, tools and
+ * handoffs with their agents' configs: the largest part of a snapshot after the conversations,
+ * and the same at every step). It is stored once, as the one row of list {@link CONFIG_LIST},
+ * and written again only when the swarm's context holds another config object. `at` names a
+ * field of it: an in-flight model call's `tools` and `handoffs` are the config's own arrays.
+ */
+export interface ConfigRef {
+  xswarm$value: typeof CONFIG_LIST;
+  at?: 'tools' | 'handoffs';
+}
+
+/** The list holding a swarm's config: a name no message list has (theirs are '' or start with '/'). */
+export const CONFIG_LIST = '#config';
 
 /**
  * A write to one stored message list, applied with the commit's record: the list's rows from
@@ -44,9 +62,10 @@ type Obj = Record<string, unknown>;
 
 /**
  * Arrays {@link assembleSnapshot} made, with the list they came from and how many rows it had:
- * what {@link MessageLists.prime} trusts as stored.
+ * what {@link MessageLists.prime} trusts as stored. Configs it put back are here too (their
+ * list is an array {@link MessageLists} makes, holding the config).
  */
-const assembled = new WeakMap<readonly unknown[], { list: string; rows: number }>();
+const assembled = new WeakMap<object, { list: string; rows: number }>();
 
 /**
  * The host's side: turns each persisted snapshot into a snapshot with its lists referenced and
@@ -67,12 +86,22 @@ export class MessageLists {
   split(snapshot: unknown): { snapshot: unknown; writes: MessageWrite[] } {
     const writes: MessageWrite[] = [];
     const seen = new Set<string>();
-    const stripped = mapLists(snapshot, '', (value, list, machine) => {
+    let stripped = mapLists(snapshot, '', (value, list, machine) => {
       if (!Array.isArray(value)) return value;
       // An in-flight call's input that is its machine's list (so far) is stored as a reference to it.
       if (machine && Array.isArray(machine.value) && isPrefix(value, machine.value)) return { xswarm$messages: machine.list, length: value.length };
       return this.track(list, value, writes, seen);
     });
+    const config = configOf(stripped);
+    if (config) {
+      // A list of one row, the config object: written when that object is new to this list.
+      this.track(CONFIG_LIST, [config], writes, seen);
+      stripped = mapConfig(stripped, (value, at) => {
+        if (at === undefined) return value === config ? { xswarm$value: CONFIG_LIST } : value;
+        // Empty arrays are shorter as they are.
+        return value === config[at] && Array.isArray(value) && value.length > 0 ? { xswarm$value: CONFIG_LIST, at } : value;
+      });
+    }
     // A list gone from the snapshot (an agent that finished) is deleted with it.
     for (const [list, s] of this.stored) {
       if (seen.has(list)) continue;
@@ -91,7 +120,8 @@ export class MessageLists {
     this.stored.clear();
     this.split(snapshot);
     for (const [list, s] of this.stored) {
-      const origin = assembled.get(s.array);
+      // The config's list is an array made here: the config object itself is what was assembled.
+      const origin = assembled.get(list === CONFIG_LIST && isObj(s.first) ? s.first : s.array);
       if (origin?.list !== list || origin.rows !== s.length) this.stored.delete(list);
     }
   }
@@ -149,7 +179,54 @@ export function assembleSnapshot(snapshot: unknown, lists: ReadonlyMap<string, r
     }
     return array;
   };
-  return mapLists(snapshot, '', resolve);
+  let config: Obj | undefined;
+  const resolveConfig = (value: unknown, at?: 'tools' | 'handoffs'): unknown => {
+    if (!isConfigRef(value)) return value;
+    if (!config) {
+      const rows = lists.get(CONFIG_LIST) ?? [];
+      const stored = rows[0];
+      if (!isObj(stored)) throw new Error(`the swarm's config (list "${CONFIG_LIST}") is ${rows.length === 0 ? 'missing' : 'not an object'}`);
+      config = stored;
+      assembled.set(config, { list: CONFIG_LIST, rows: rows.length });
+    }
+    const field = value.at ?? at;
+    return field === undefined ? config : config[field];
+  };
+  return mapConfig(mapLists(snapshot, '', resolve), resolveConfig);
+}
+
+/** The swarm's config in a persisted swarm snapshot (`context.config`), if it holds one. */
+function configOf(snapshot: unknown): Obj | undefined {
+  const context = isObj(snapshot) ? snapshot.context : undefined;
+  return isObj(context) && isObj(context.config) ? context.config : undefined;
+}
+
+/**
+ * `snapshot` with its config (`context.config`) and its in-flight model calls' `input.tools`
+ * and `input.handoffs` replaced by what `map` returns for them, copied only where that differs.
+ */
+function mapConfig(snapshot: unknown, map: (value: unknown, at?: 'tools' | 'handoffs') => unknown): unknown {
+  if (!isObj(snapshot) || !isObj(snapshot.context) || !('config' in snapshot.context)) return snapshot;
+  const own = snapshot.context.config;
+  const next = map(own);
+  let out: Obj = next === own ? snapshot : { ...snapshot, context: { ...snapshot.context, config: next } };
+  const children = snapshot.children;
+  if (!isObj(children)) return out;
+  let copy: Obj | undefined;
+  for (const key of Object.keys(children)) {
+    const child = children[key];
+    if (!isObj(child) || !isObj(child.snapshot) || !isObj(child.snapshot.input)) continue;
+    const input = child.snapshot.input;
+    let changed: Obj | undefined;
+    for (const at of ['tools', 'handoffs'] as const) {
+      if (!(at in input)) continue;
+      const mapped = map(input[at], at);
+      if (mapped !== input[at]) (changed ??= { ...input })[at] = mapped;
+    }
+    if (changed) (copy ??= { ...children })[key] = { ...child, snapshot: { ...child.snapshot, input: changed } };
+  }
+  if (copy) out = { ...out, children: copy };
+  return out;
 }
 
 /**
@@ -189,6 +266,10 @@ function mapLists(
     if (next !== cs) (copy ??= { ...children })[key] = { ...child, snapshot: next };
   }
   return copy ? { ...out, children: copy } : out;
+}
+
+function isConfigRef(value: unknown): value is ConfigRef {
+  return isObj(value) && value.xswarm$value === CONFIG_LIST;
 }
 
 function isRef(value: unknown): value is MessagesRef {

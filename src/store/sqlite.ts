@@ -50,8 +50,13 @@ const BAD_MESSAGES = `(status NOT IN ${FINAL} AND EXISTS (
  * is unfinished and its snapshot cannot be read (what {@link toRecord} decides after parsing).
  */
 const UNREADABLE = `(json_valid(result) = 0 OR (status NOT IN ${FINAL} AND json_valid(snapshot) = 0) OR ${BAD_MESSAGES})`;
-/** Version 2: one `steps` row per commit (version 1 had a row per event and per message). */
-const SCHEMA_VERSION = '2';
+/**
+ * Version 3: snapshots may hold the swarm's config as a reference to its one-row list (see
+ * `ConfigRef` in src/store/messages.ts), which an xswarm reading version 2 would not put back;
+ * the tables are those of version 2 (one `steps` row per commit; version 1 had a row per event
+ * and per message), so a version 2 file only has its version raised.
+ */
+const SCHEMA_VERSION = '3';
 
 /** The `swarms` table, as version 2 has it. */
 const SWARMS_TABLE = (name: string) => `
@@ -410,9 +415,9 @@ function parseEvent(swarmId: string, seq: number, text: string, before: SwarmEve
 }
 
 /**
- * Creates the schema of a new file, or brings a version 1 file to version 2 (see
- * {@link migrateFrom1}); throws, leaving the file as it was, for any other version. Done under
- * the write lock, so processes opening the same file at once do it once.
+ * Creates the schema of a new file, or brings a version 1 or 2 file to version 3 (see
+ * {@link migrateFrom1} and {@link SCHEMA_VERSION}); throws, leaving the file as it was, for any
+ * other version. Done under the write lock, so processes opening the same file at once do it once.
  */
 function openSchema(db: Database.Database, path: string): void {
   db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
@@ -425,6 +430,7 @@ function openSchema(db: Database.Database, path: string): void {
       db.exec(SWARMS_TABLE('swarms') + STEPS_SCHEMA);
       db.prepare(`INSERT INTO meta (key, value) VALUES ('schema', ?)`).run(SCHEMA_VERSION);
     } else if (found === '1') migrateFrom1(db);
+    else if (found === '2') db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema'`).run(SCHEMA_VERSION);
     else throw new Error(`${path}: store schema version ${found}, this xswarm reads version ${SCHEMA_VERSION}`);
   }).immediate();
 }
