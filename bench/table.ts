@@ -50,9 +50,11 @@ export interface TableLine {
   unit: string;
   reference?: { label: string; value: number | null };
   ratio?: number | null;
-  /** The same ratio in each pass of a repeated row (`ratio` is then taken between medians). */
+  /** The same ratio in each pass of a repeated row (`ratio` is then their median; see {@link withPasses}). */
   ratios?: (number | null)[];
   target?: string;
+  /** The most `ratio` may be, when `target` is a ratio target (`≤ 1.5×`). */
+  ratioLimit?: number;
   ok: boolean | null;
 }
 
@@ -85,18 +87,12 @@ const COLUMNS: { title: string; cell(l: TableLine): string; right?: boolean }[] 
   { title: 'result', cell: (l) => (l.target === undefined ? '' : l.ok === null ? 'n/a' : l.ok ? 'ok' : 'MISSED') },
 ];
 
-/** The limit of a ratio target (`≤ 1.5×`), if the line has one. */
-function ratioLimit(l: TableLine): number | undefined {
-  const limit = l.target?.match(/^≤ ([\d.]+)×$/)?.[1];
-  return limit === undefined ? undefined : Number(limit);
-}
-
 /** The range of a repeated row's ratio over the passes, and how many passes met the target. */
 function passesCell(l: TableLine): string {
   const rs = (l.ratios ?? []).filter((r): r is number => r !== null);
   if (rs.length < 2) return '';
   const range = `${Math.min(...rs).toFixed(2)}–${Math.max(...rs).toFixed(2)}×`;
-  const limit = ratioLimit(l);
+  const limit = l.ratioLimit;
   return limit === undefined ? range : `${range}, ok in ${rs.filter((r) => r <= limit).length} of ${rs.length}`;
 }
 
@@ -110,8 +106,7 @@ export function withPasses(line: TableLine, ratios: (number | null)[]): TableLin
   const rs = ratios.filter((r): r is number => r !== null);
   if (rs.length === 0) return { ...line, ratios };
   const ratio = median(rs);
-  const limit = ratioLimit(line);
-  return { ...line, ratios, ratio, ok: limit === undefined ? line.ok : ratio <= limit };
+  return { ...line, ratios, ratio, ok: line.ratioLimit === undefined ? line.ok : ratio <= line.ratioLimit };
 }
 
 /**

@@ -23,7 +23,7 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
     /** A figure held to `limit` × a reference (a floor or another row's figure). */
     const ratio = (figure: string, value: number | null | undefined, unit: string, label: string, reference: number | null | undefined, limit: number) => {
       const r = value != null && reference != null && reference > 0 ? value / reference : null;
-      lines.push({ ...at, figure, value: value ?? null, unit, reference: { label, value: reference ?? null }, ratio: r, target: `≤ ${limit}×`, ok: r === null ? null : r <= limit });
+      lines.push({ ...at, figure, value: value ?? null, unit, reference: { label, value: reference ?? null }, ratio: r, target: `≤ ${limit}×`, ratioLimit: limit, ok: r === null ? null : r <= limit });
     };
     /** A figure held to an absolute limit. */
     const limit = (figure: string, value: number | null | undefined, unit: string, max: number, reference?: { label: string; value: number | null | undefined; noRatio?: true }) =>

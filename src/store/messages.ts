@@ -32,8 +32,11 @@ export interface MessagesRef {
  */
 export interface ConfigRef {
   xswarm$value: typeof CONFIG_LIST;
-  at?: 'tools' | 'handoffs';
+  at?: ConfigField;
 }
+
+/** The fields of the config an in-flight model call's input shares with it. */
+type ConfigField = 'tools' | 'handoffs';
 
 /** The list holding a swarm's config: a name no message list has (theirs are '' or start with '/'). */
 export const CONFIG_LIST = '#config';
@@ -180,7 +183,7 @@ export function assembleSnapshot(snapshot: unknown, lists: ReadonlyMap<string, r
     return array;
   };
   let config: Obj | undefined;
-  const resolveConfig = (value: unknown, at?: 'tools' | 'handoffs'): unknown => {
+  const resolveConfig = (value: unknown): unknown => {
     if (!isConfigRef(value)) return value;
     if (!config) {
       const rows = lists.get(CONFIG_LIST) ?? [];
@@ -189,8 +192,7 @@ export function assembleSnapshot(snapshot: unknown, lists: ReadonlyMap<string, r
       config = stored;
       assembled.set(config, { list: CONFIG_LIST, rows: rows.length });
     }
-    const field = value.at ?? at;
-    return field === undefined ? config : config[field];
+    return value.at === undefined ? config : config[value.at];
   };
   return mapConfig(mapLists(snapshot, '', resolve), resolveConfig);
 }
@@ -205,7 +207,7 @@ function configOf(snapshot: unknown): Obj | undefined {
  * `snapshot` with its config (`context.config`) and its in-flight model calls' `input.tools`
  * and `input.handoffs` replaced by what `map` returns for them, copied only where that differs.
  */
-function mapConfig(snapshot: unknown, map: (value: unknown, at?: 'tools' | 'handoffs') => unknown): unknown {
+function mapConfig(snapshot: unknown, map: (value: unknown, at?: ConfigField) => unknown): unknown {
   if (!isObj(snapshot) || !isObj(snapshot.context) || !('config' in snapshot.context)) return snapshot;
   const own = snapshot.context.config;
   const next = map(own);
