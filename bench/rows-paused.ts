@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { createRuntime, defineSwarm, type RuntimeOptions, scriptedModel, sqliteStore } from '../src/index.js';
 import { scratchDir } from './disk.js';
-import { collectGarbage, msSince, percentile, sleep } from './measure.js';
+import { msSince, percentile, settledMemory, sleep } from './measure.js';
 import type { Figures } from './table.js';
 
 /** Swarms left waiting. */
@@ -21,7 +21,7 @@ const RESUMES = 200;
 /**
  * Warm-up swarms paused and resumed to completion (in the same batches) before the baseline is
  * taken: as many as the row then leaves waiting. Running that many swarms raises the process's
- * native high-water marks (malloc arenas, SQLite's page cache of up to 16 MB) once; measured from
+ * native high-water marks (malloc arenas, SQLite's page caches) once; measured from
  * a baseline after 200 swarms, the control row grew 5–6 KB of RSS per swarm that holds nothing.
  * From a process that has already done the same work, the growth is what waiting swarms hold.
  */
@@ -73,10 +73,8 @@ export function pausedSwarms(passivateAfterMs: number | undefined | 'control'): 
           }),
         );
       }
-      collectGarbage();
       await sleep(SETTLE_MS);
-      collectGarbage();
-      const base = process.memoryUsage();
+      const base = await settledMemory();
       for (let i = 0; i < SWARMS; i += BATCH) {
         await Promise.all(
           Array.from({ length: Math.min(BATCH, SWARMS - i) }, async (_, j) => {
@@ -87,8 +85,7 @@ export function pausedSwarms(passivateAfterMs: number | undefined | 'control'): 
       }
       // Long enough for passivation to act, when it is on.
       await sleep(SETTLE_MS);
-      collectGarbage();
-      const held = process.memoryUsage();
+      const held = await settledMemory();
       // How many swarms were evicted, when the runtime says (it does once passivation exists).
       const stats = (runtime as { stats?: () => { passivated?: number } }).stats?.();
       const resumeMs: number[] = [];

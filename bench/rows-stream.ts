@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { sqliteStore, type SwarmEvent } from '../src/index.js';
 import { scratchDir } from './disk.js';
-import { collectGarbage, msSince, sampleRss, sleep } from './measure.js';
+import { msSince, sampleRss, settledMemory } from './measure.js';
 import type { Figures } from './table.js';
 import { createW1Runtime, W1_INPUT, W1_SWARM_ID } from './w1.js';
 
@@ -71,10 +71,7 @@ export async function longStream(): Promise<Figures> {
     const store = sqliteStore(path, { synchronous: 'NORMAL' });
     const { runtime } = createW1Runtime(0, store);
     try {
-      collectGarbage();
-      await sleep(200);
-      collectGarbage();
-      const before = process.memoryUsage.rss();
+      const before = (await settledMemory()).rss;
       const rss = sampleRss();
       const start = process.hrtime.bigint();
       let count = 0;
