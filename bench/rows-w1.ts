@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { sqliteStore } from '../src/store/sqlite.js';
 import { createBareW1, runBareW1 } from './bare-xstate.js';
+import { createMachineW1 } from './machine-alone.js';
 import { countCommits, rawCommitUs, scratchDir } from './disk.js';
 import { CONCURRENT_LATENCY_MS, CONCURRENT_RUNS, SEQUENTIAL_RUNS, type SequentialTiming, timeConcurrent, timeSequential, WARMUP_RUNS } from './measure.js';
 import type { Figures } from './table.js';
@@ -170,6 +171,21 @@ export async function bareSequential(): Promise<Figures> {
   return sequentialFigures(
     await timeSequential(async (i) => {
       checkResult({ status: 'completed', result: await runBareW1(machine, W1_INPUT) });
+      checkCounts(counts, i + 1);
+    }),
+  );
+}
+
+/**
+ * W1 on the swarm machine alone (bench/machine-alone.ts), one run at a time, no model latency:
+ * between the bare row and the runtime row, for reading.
+ */
+export async function machineSequential(): Promise<Figures> {
+  const counts = newCounts();
+  const run = await createMachineW1(counts);
+  return sequentialFigures(
+    await timeSequential(async (i) => {
+      checkResult(await run());
       checkCounts(counts, i + 1);
     }),
   );

@@ -7,12 +7,13 @@
 import { longConversation, TURNS } from './rows-long.js';
 import { PASSIVATE_AFTER_MS, pausedSwarms, SWARMS } from './rows-paused.js';
 import { EVENTS, longStream } from './rows-stream.js';
-import { bareConcurrent, bareSequential, runtimeConcurrent, runtimeSequential, sqliteConcurrent, sqliteSequential } from './rows-w1.js';
+import { bareConcurrent, bareSequential, machineSequential, runtimeConcurrent, runtimeSequential, sqliteConcurrent, sqliteSequential } from './rows-w1.js';
 import type { RowSpec } from './table.js';
 
 /** Workload names, shared with the targets. */
 export const W1_MEMORY = 'W1 / memory';
 export const W1_BARE = 'W1 / bare XState';
+export const W1_MACHINE = 'W1 / swarm machine alone';
 export const W1_FULL = 'W1 / sqlite FULL';
 export const W1_NORMAL = 'W1 / sqlite NORMAL';
 export const LONG = 'long conversation / sqlite NORMAL';
@@ -38,8 +39,9 @@ const name = (workload: string, mode: string) => `${workload} / ${mode}`;
 const nats = () => import('./rows-nats.js');
 
 export const ROWS: RowSpec[] = [
-  { workload: W1_MEMORY, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL)], repeated: true, measure: runtimeSequential },
+  { workload: W1_MEMORY, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL), name(W1_MACHINE, SEQUENTIAL)], repeated: true, measure: runtimeSequential },
   { workload: W1_BARE, mode: SEQUENTIAL, repeated: true, measure: bareSequential },
+  { workload: W1_MACHINE, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL)], repeated: true, measure: machineSequential },
   { workload: W1_MEMORY, mode: CONCURRENT, needs: [name(W1_BARE, CONCURRENT)], repeated: true, measure: runtimeConcurrent },
   { workload: W1_BARE, mode: CONCURRENT, repeated: true, measure: bareConcurrent },
   { workload: W1_FULL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: sqliteSequential('FULL') },

@@ -128,8 +128,9 @@ if (fixture !== undefined) {
   }
   let lines = tableLines(medianRows(passes));
   if (passCount > 1) {
-    // A repeated row's ratio lines: each pass's own ratio, and their median as the verdict.
-    const key = (l: TableLine) => `${l.workload}|${l.mode}|${l.figure}`;
+    // A repeated row's ratio lines: each pass's own ratio, and their median as the verdict. A
+    // figure may be held against more than one reference: the reference is part of the key.
+    const key = (l: TableLine) => `${l.workload}|${l.mode}|${l.figure}|${l.reference?.label ?? ''}`;
     const perPass = passes.map((rows) => new Map(tableLines(rows).map((l) => [key(l), l.ratio ?? null])));
     const repeated = new Set(specs.filter((s) => s.repeated).map(rowName));
     lines = lines.map((line) => (line.ratio !== undefined && repeated.has(rowName(line)) ? withPasses(line, perPass.map((p) => p.get(key(line)) ?? null)) : line));

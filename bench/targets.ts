@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CONCURRENT, CROSS_PROCESS, HANDOFF, LIVE, LONG, LONG_MODE, PASSIVATED, PAUSED, PAUSED_CONTROL, SEQUENTIAL, STREAM, STREAM_MODE, W1_BARE, W1_FULL, W1_JETSTREAM, W1_MEMORY, W1_NORMAL } from './rows.js';
+import { CONCURRENT, CROSS_PROCESS, HANDOFF, LIVE, LONG, LONG_MODE, PASSIVATED, PAUSED, PAUSED_CONTROL, SEQUENTIAL, STREAM, STREAM_MODE, W1_BARE, W1_FULL, W1_JETSTREAM, W1_MACHINE, W1_MEMORY, W1_NORMAL } from './rows.js';
 import { type BenchRow, type Figures, num, type TableLine } from './table.js';
 
 /** Peak RSS growth allowed while reading the long stream (bounded memory: pages, not the whole stream). */
@@ -69,6 +69,14 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
       case `${W1_MEMORY}|${SEQUENTIAL}`:
         ratio('µs per model call', f.usPerModelCall, 'µs', 'bare XState', figures(W1_BARE, SEQUENTIAL)?.usPerModelCall, 1.5);
         ratio('p99 run', f.p99Us, 'µs', 'p50', f.p50Us, 5);
+        // For reading: what the runtime adds to its own machine (host, events, store, client).
+        beside('µs per model call', f.usPerModelCall, 'µs', 'swarm machine alone', figures(W1_MACHINE, SEQUENTIAL)?.usPerModelCall);
+        gc();
+        break;
+      case `${W1_MACHINE}|${SEQUENTIAL}`:
+        // For reading: how much of the runtime row's distance from bare the machine itself takes.
+        beside('µs per model call', f.usPerModelCall, 'µs', 'bare XState', figures(W1_BARE, SEQUENTIAL)?.usPerModelCall);
+        beside('p99 run', f.p99Us, 'µs', 'p50', f.p50Us);
         gc();
         break;
       case `${W1_BARE}|${SEQUENTIAL}`:

@@ -1,0 +1,94 @@
+/**
+ * W1 on the swarm machine alone: the runtime's own machines and actors (`createSwarmLogic`:
+ * the swarm and agent machines, the model step and its judge, the events each step emits),
+ * driven without the runtime around them — no host numbering and stamping events, no store,
+ * no leases, no client. Its ports answer at once. It is not a floor: it shows how much of the
+ * runtime row's distance from the bare XState row the product's machine itself takes (its
+ * states, pause and stop paths, judge and events) and how much the runtime adds on top.
+ *
+ * @module
+ */
+import { createActor, toPromise } from 'xstate';
+import { createSwarmLogic, type SwarmPorts } from '../actors/index.js';
+import type { SwarmConfig, SwarmOutcome } from '../machines/swarm.js';
+import { memoryStore } from '../src/store/memory.js';
+import { type CallCounts, createW1Runtime, W1_INPUT, W1_SWARM_ID, w1Respond } from './w1.js';
+
+/** A settled promise: the gate of a swarm whose steps need not wait for a store. */
+const OPEN = Promise.resolve();
+
+/** The W1 swarm's config exactly as the runtime resolves it: read back from one run's stored record. */
+async function resolvedConfig(): Promise<SwarmConfig> {
+  const store = memoryStore();
+  const { runtime, swarm } = createW1Runtime(0, store);
+  try {
+    const swarmId = 'config-probe';
+    const client = runtime.forSwarm(swarm, swarmId);
+    await client.run(W1_INPUT);
+    await client.wait();
+    const snapshot = (await store.load(swarmId))?.snapshot as { context?: { config?: SwarmConfig } } | undefined;
+    const config = snapshot?.context?.config;
+    if (!config) throw new Error('the W1 run left no config in its record');
+    return config;
+  } finally {
+    await runtime.close();
+  }
+}
+
+/**
+ * Ports that answer at once: the W1 script as every speaker's model (counting into `counts`),
+ * no tools or guardrails, results taken as text.
+ */
+function immediatePorts(counts: CallCounts): SwarmPorts {
+  const refuse = () => ({ ok: false as const, error: 'not part of W1' });
+  const unused = () => Promise.reject(new Error('not part of W1'));
+  return {
+    modelFor: () => ({ name: 'w1', call: async (request) => w1Respond(request, counts) }),
+    toolSpecs: () => [],
+    checkToolArgs: refuse,
+    checkResult: (_definitionId, _swarmId, value) => ({ ok: true, value }),
+    resultIsText: () => true,
+    childInput: refuse,
+    checkCustomization: refuse,
+    isCustomizable: () => false,
+    runChild: unused,
+    runRemote: unused,
+    guardInput: () => undefined,
+    guardOutput: () => undefined,
+    executeTool: unused,
+    onText: () => undefined,
+    gate: () => OPEN,
+  };
+}
+
+/**
+ * Builds W1 on the machine alone; the returned function runs it once and resolves with the
+ * machine's outcome. Events are collected per step and dropped, as a host would take them.
+ *
+ * @example
+ * const counts = newCounts();
+ * const run = await createMachineW1(counts);
+ * (await run()).status // 'completed'
+ */
+export async function createMachineW1(counts: CallCounts): Promise<() => Promise<SwarmOutcome>> {
+  const config = await resolvedConfig();
+  const logic = createSwarmLogic(immediatePorts(counts));
+  let runs = 0;
+  return async () => {
+    const swarmId = `w1-${++runs}`;
+    const actor = createActor(logic, {
+      input: { swarmId, definitionId: W1_SWARM_ID, input: W1_INPUT, userMessage: W1_INPUT, config },
+      systemId: swarmId,
+    });
+    let events: unknown[] = [];
+    actor.on('swarm.events', (e) => {
+      for (const body of e.events) events.push(body);
+    });
+    actor.subscribe(() => {
+      events = [];
+    });
+    const done = toPromise(actor);
+    actor.start();
+    return done;
+  };
+}
