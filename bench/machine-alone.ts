@@ -12,7 +12,7 @@ import { createActor, toPromise } from 'xstate';
 import { createSwarmLogic, type SwarmPorts } from '../actors/index.js';
 import type { SwarmConfig, SwarmOutcome } from '../machines/swarm.js';
 import { memoryStore } from '../src/store/memory.js';
-import { type CallCounts, createW1Runtime, W1_INPUT, W1_SWARM_ID, w1Respond } from './w1.js';
+import { type CallCounts, createW1Runtime, W1_INPUT, W1_SWARM_ID, w1Call } from './w1.js';
 
 /** A settled promise: the gate of a swarm whose steps need not wait for a store. */
 const OPEN = Promise.resolve();
@@ -36,14 +36,14 @@ async function resolvedConfig(): Promise<SwarmConfig> {
 }
 
 /**
- * Ports that answer at once: the W1 script as every speaker's model (counting into `counts`),
- * no tools or guardrails, results taken as text.
+ * Ports that answer at once: the W1 script as every speaker's model (counting into `counts`,
+ * after `latencyMs` when positive), no tools or guardrails, results taken as text.
  */
-function immediatePorts(counts: CallCounts): SwarmPorts {
+function immediatePorts(counts: CallCounts, latencyMs: number): SwarmPorts {
   const refuse = () => ({ ok: false as const, error: 'not part of W1' });
   const unused = () => Promise.reject(new Error('not part of W1'));
   return {
-    modelFor: () => ({ name: 'w1', call: async (request) => w1Respond(request, counts) }),
+    modelFor: () => ({ name: 'w1', call: (request) => w1Call(request, counts, latencyMs) }),
     toolSpecs: () => [],
     checkToolArgs: refuse,
     checkResult: (_definitionId, _swarmId, value) => ({ ok: true, value }),
@@ -62,17 +62,17 @@ function immediatePorts(counts: CallCounts): SwarmPorts {
 }
 
 /**
- * Builds W1 on the machine alone; the returned function runs it once and resolves with the
- * machine's outcome. Events are collected per step and dropped, as a host would take them.
+ * Builds W1 on the machine alone, its model answering after `latencyMs`; the returned function
+ * runs it once and resolves with the machine's outcome. Events are collected per step and dropped, as a host would take them.
  *
  * @example
  * const counts = newCounts();
  * const run = await createMachineW1(counts);
  * (await run()).status // 'completed'
  */
-export async function createMachineW1(counts: CallCounts): Promise<() => Promise<SwarmOutcome>> {
+export async function createMachineW1(counts: CallCounts, latencyMs = 0): Promise<() => Promise<SwarmOutcome>> {
   const config = await resolvedConfig();
-  const logic = createSwarmLogic(immediatePorts(counts));
+  const logic = createSwarmLogic(immediatePorts(counts, latencyMs));
   let runs = 0;
   return async () => {
     const swarmId = `w1-${++runs}`;

@@ -154,18 +154,23 @@ export function sampleRss(): RssSampler {
 /**
  * Starts `runs` calls of `once` together and waits for all of them, sampling RSS meanwhile.
  *
- * @returns wall milliseconds from start to the last completion, and the highest RSS seen (MB)
+ * @returns wall milliseconds from start to the last completion, the highest RSS seen (MB), and
+ * the milliseconds V8's collections paused this thread meanwhile
  */
-export async function timeConcurrent(once: (i: number) => Promise<void>, runs = CONCURRENT_RUNS): Promise<{ wallMs: number; peakRssMb: number }> {
+export async function timeConcurrent(once: (i: number) => Promise<void>, runs = CONCURRENT_RUNS): Promise<{ wallMs: number; peakRssMb: number; gcMs: number }> {
   collectGarbage();
   const rss = sampleRss();
+  const gcs = watchGc();
   const start = process.hrtime.bigint();
+  let wallMs: number;
   try {
     await Promise.all(Array.from({ length: runs }, (_, i) => once(i)));
   } finally {
+    wallMs = Number(process.hrtime.bigint() - start) / 1e6;
     rss.stop();
   }
-  return { wallMs: Number(process.hrtime.bigint() - start) / 1e6, peakRssMb: rss.peak() / 2 ** 20 };
+  const { gcUsPerRun } = await gcs.stop(runs);
+  return { wallMs, peakRssMb: rss.peak() / 2 ** 20, gcMs: (gcUsPerRun * runs) / 1000 };
 }
 
 /** Milliseconds elapsed since `start` (from `process.hrtime.bigint()`). */

@@ -191,6 +191,18 @@ export async function machineSequential(): Promise<Figures> {
   );
 }
 
+/** W1 on the swarm machine alone: {@link CONCURRENT_RUNS} runs started together, 20 ms per call; for reading. */
+export async function machineConcurrent(): Promise<Figures> {
+  // Warm-up on a throwaway machine, as for the other concurrent rows.
+  const warm = await createMachineW1(newCounts());
+  for (let i = 0; i < WARMUP_RUNS; i++) checkResult(await warm());
+  const counts = newCounts();
+  const run = await createMachineW1(counts, CONCURRENT_LATENCY_MS);
+  const m = await timeConcurrent(async () => checkResult(await run()));
+  checkCounts(counts, CONCURRENT_RUNS);
+  return m;
+}
+
 /** The bare XState reference: {@link CONCURRENT_RUNS} runs started together, 20 ms per call. */
 export async function bareConcurrent(): Promise<Figures> {
   // Warm-up on a throwaway machine, as for the runtime row.

@@ -7,7 +7,7 @@
 import { longConversation, TURNS } from './rows-long.js';
 import { PASSIVATE_AFTER_MS, pausedSwarms, SWARMS } from './rows-paused.js';
 import { EVENTS, longStream } from './rows-stream.js';
-import { bareConcurrent, bareSequential, machineSequential, runtimeConcurrent, runtimeSequential, sqliteConcurrent, sqliteSequential } from './rows-w1.js';
+import { bareConcurrent, bareSequential, machineConcurrent, machineSequential, runtimeConcurrent, runtimeSequential, sqliteConcurrent, sqliteSequential } from './rows-w1.js';
 import type { RowSpec } from './table.js';
 
 /** Workload names, shared with the targets. */
@@ -42,8 +42,9 @@ export const ROWS: RowSpec[] = [
   { workload: W1_MEMORY, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL), name(W1_MACHINE, SEQUENTIAL)], repeated: true, measure: runtimeSequential },
   { workload: W1_BARE, mode: SEQUENTIAL, repeated: true, measure: bareSequential },
   { workload: W1_MACHINE, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL)], repeated: true, measure: machineSequential },
-  { workload: W1_MEMORY, mode: CONCURRENT, needs: [name(W1_BARE, CONCURRENT)], repeated: true, measure: runtimeConcurrent },
+  { workload: W1_MEMORY, mode: CONCURRENT, needs: [name(W1_BARE, CONCURRENT), name(W1_MACHINE, CONCURRENT)], repeated: true, measure: runtimeConcurrent },
   { workload: W1_BARE, mode: CONCURRENT, repeated: true, measure: bareConcurrent },
+  { workload: W1_MACHINE, mode: CONCURRENT, needs: [name(W1_BARE, CONCURRENT)], repeated: true, measure: machineConcurrent },
   { workload: W1_FULL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: sqliteSequential('FULL') },
   { workload: W1_NORMAL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: sqliteSequential('NORMAL') },
   { workload: W1_FULL, mode: CONCURRENT, needs: [name(W1_MEMORY, CONCURRENT)], repeated: true, measure: sqliteConcurrent },

@@ -89,10 +89,19 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
       case `${W1_MEMORY}|${CONCURRENT}`:
         ratio('wall, 1000 runs', f.wallMs, 'ms', 'bare XState', figures(W1_BARE, CONCURRENT)?.wallMs, 1.5);
         ratio('peak RSS', f.peakRssMb, 'MB', 'bare XState', figures(W1_BARE, CONCURRENT)?.peakRssMb, 1.2);
+        beside('wall, 1000 runs', f.wallMs, 'ms', 'swarm machine alone', figures(W1_MACHINE, CONCURRENT)?.wallMs);
+        beside('peak RSS', f.peakRssMb, 'MB', 'swarm machine alone', figures(W1_MACHINE, CONCURRENT)?.peakRssMb);
+        info('in GC', f.gcMs, 'ms');
+        break;
+      case `${W1_MACHINE}|${CONCURRENT}`:
+        beside('wall, 1000 runs', f.wallMs, 'ms', 'bare XState', figures(W1_BARE, CONCURRENT)?.wallMs);
+        beside('peak RSS', f.peakRssMb, 'MB', 'bare XState', figures(W1_BARE, CONCURRENT)?.peakRssMb);
+        info('in GC', f.gcMs, 'ms');
         break;
       case `${W1_BARE}|${CONCURRENT}`:
         info('wall, 1000 runs', f.wallMs, 'ms');
         info('peak RSS', f.peakRssMb, 'MB');
+        info('in GC', f.gcMs, 'ms');
         break;
       case `${W1_FULL}|${SEQUENTIAL}`:
       case `${W1_NORMAL}|${SEQUENTIAL}`: {
@@ -114,6 +123,7 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         ratio('wall, 1000 runs', f.wallMs, 'ms', 'memory concurrent', figures(W1_MEMORY, CONCURRENT)?.wallMs, 1.5);
         info('in transactions', f.writeMs, 'ms');
         info('in writer thread', f.writerMs, 'ms');
+        info('in GC', f.gcMs, 'ms');
         info('peak RSS', f.peakRssMb, 'MB');
         info('commits per run', f.commitsPerRun, '');
         info('transactions per run', f.transactionsPerRun, '');
