@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, type Runtime, type RuntimeOptions, type SwarmEvent, sqliteStore } from '../src/index.js';
+import { createRuntime, defineSwarm, type Runtime, type RuntimeOptions, scriptedModel, type SwarmEvent, sqliteStore } from '../src/index.js';
 import { serve } from '../src/server/index.js';
 import type { Commit, SwarmStore } from '../src/store/types.js';
 import { exited, killAll, ROOT } from './support/crash-process.js';
@@ -163,6 +163,100 @@ describe('a commit that fails for a while', () => {
     const { events } = stored('trip');
     expect(seqs(events)).toEqual(oneToN(events.length));
     expect(shape(events)).toEqual(await cleanShape());
+  });
+});
+
+/**
+ * Makes the commits `lost` picks land in the store and fail all the same, as when the SQLite
+ * writer thread dies between its COMMIT and its reply: the runtime gets an error for a commit
+ * that went through. Records the store's refusals by class.
+ */
+function losesAcks(store: SwarmStore, lost: (attempt: number, c: Commit) => boolean) {
+  const commit = store.commit.bind(store);
+  const seen = { attempts: 0, lost: 0, refused: [] as string[] };
+  store.commit = async (c) => {
+    const attempt = ++seen.attempts;
+    try {
+      await commit(c);
+    } catch (e) {
+      seen.refused.push((e as Error).constructor.name);
+      throw e;
+    }
+    if (lost(attempt, c)) {
+      seen.lost++;
+      throw new Error('The SQLite writer thread exited (code 1) before the transaction was acknowledged');
+    }
+  };
+  return seen;
+}
+
+describe('a commit that went through but whose acknowledgement was lost', () => {
+  it("a step's commit: the retry finds it stored under this runtime's lease, and the swarm goes on, every step once", async () => {
+    const store = openStore();
+    const seen = losesAcks(store, (n) => n === 4);
+    const effects = memoryEffects();
+    const { planner, agents } = w1Definitions(effects);
+    const model = w1Model();
+    const c = runtime({ swarms: [planner], agents, model, store }).forSwarm(planner, 'trip');
+    await c.run('Plan my Saturday');
+    expect(await c.wait()).toEqual({ status: 'completed', result: W1_RESULT });
+    // The retry was refused as a conflict with the commit it repeated, which was the answer.
+    expect(seen).toMatchObject({ lost: 1, refused: ['RevisionConflictError'] });
+    expect(model.calls()).toEqual(W1_CALLS);
+    expect([...effects.runs.values()]).toEqual([1, 1, 1]);
+    const { row, events } = stored('trip');
+    expect(row?.status).toBe('completed');
+    expect(seqs(events)).toEqual(oneToN(events.length));
+    expect(shape(events)).toEqual(await cleanShape());
+  });
+
+  it('streamed chunks (a commit of events only): the retry finds the same events stored, and the stream has each once', async () => {
+    const store = openStore();
+    const seen = losesAcks(store, (_, c) => !c.record && seen.lost === 0);
+    const s = defineSwarm({ id: 'streamer', instructions: 'go' });
+    const model = scriptedModel(async (req) => {
+      // Longer than the host's chunk window: the first chunk is committed on its own.
+      req.onText?.('Go ');
+      await sleep(60);
+      req.onText?.('hiking.');
+      return { text: 'Go hiking.' };
+    });
+    const c = runtime({ swarms: [s], model, store }).forSwarm(s, 'stream-1');
+    await c.run('x');
+    expect(await c.wait()).toEqual({ status: 'completed', result: 'Go hiking.' });
+    expect(seen).toMatchObject({ lost: 1, refused: ['RevisionConflictError'] });
+    const { events } = stored('stream-1');
+    expect(seqs(events)).toEqual(oneToN(events.length));
+    const chunks = events.filter((e) => e.kind === 'artifact-update' && e.artifact.name === 'stream');
+    expect(chunks.map((e) => (e.kind === 'artifact-update' ? e.artifact.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('') : '')).join('')).toBe('Go hiking.');
+  });
+
+  it('a conflict with a commit that is not its own still stops the runtime from driving the swarm', async () => {
+    const store = openStore();
+    // The fourth commit lands, its acknowledgement is lost, and before the retry another
+    // writer moves the swarm on: the stored revision is no longer the one this runtime wrote.
+    const seen = losesAcks(store, (n) => {
+      if (n !== 4) return false;
+      const raw = new Database(db);
+      raw.prepare(`UPDATE swarms SET revision = revision + 1 WHERE swarm_id = 'trip'`).run();
+      raw.close();
+      return true;
+    });
+    const effects = memoryEffects();
+    const { planner, agents } = w1Definitions(effects);
+    const model = w1Model();
+    const rt = runtime({ swarms: [planner], agents, model, store });
+    const c = rt.forSwarm(planner, 'trip');
+    await c.run('Plan my Saturday');
+    await until(async () => seen.refused.length, (n) => n > 0);
+    await sleep(200);
+    expect(seen).toMatchObject({ lost: 1, refused: ['RevisionConflictError'] });
+    // Nothing more was asked of the model once the commit was refused.
+    const calls = model.calls().length;
+    await sleep(100);
+    expect(model.calls().length).toBe(calls);
+    expect(calls).toBeLessThan(W1_CALLS.length);
+    expect(stored('trip').row?.status).not.toBe('completed');
   });
 });
 

@@ -24,6 +24,9 @@ function raw() {
   return db;
 }
 
+/** `r` as `load` answers it while `owner` holds the swarm (the file is shared: it says who does). */
+const heldBy = <T extends object>(r: T, owner = 'A') => ({ ...r, lease: { owner, until: expect.any(Number) } });
+
 describe('commit', () => {
   it('writes the events and the record together, in one transaction', async () => {
     const store = open();
@@ -31,7 +34,7 @@ describe('commit', () => {
     expect(store.writes).toBe(1);
     expect(await store.readEvents('s1', 0)).toEqual([event('s1', 1), event('s1', 2), event('s1', 3)]);
     const loaded = await store.load('s1');
-    expect(loaded).toEqual(record('s1', 1, 3));
+    expect(loaded).toEqual(heldBy(record('s1', 1, 3)));
     expect(loaded?.problem).toBeUndefined();
     await store.commit(step('s1', 2, 4, 5));
     expect(store.writes).toBe(2);
@@ -46,7 +49,7 @@ describe('commit', () => {
     await expect(store.commit(step('s1', 3, 3, 4))).rejects.toThrow(RevisionConflictError);
     expect(store.writes).toBe(1);
     expect((await store.readEvents('s1', 0)).map((e) => e.seq)).toEqual([1, 2]);
-    expect(await store.load('s1')).toEqual(record('s1', 1, 2));
+    expect(await store.load('s1')).toEqual(heldBy(record('s1', 1, 2)));
     // A fresh connection sees the same: nothing was half-written.
     const db = raw();
     expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 2 });
@@ -75,7 +78,7 @@ describe('commit', () => {
     await store.commit(step('s1', 1, 1, 1));
     await store.commit({ swarmId: 's1', events: [event('s1', 2), event('s1', 3)] });
     expect((await store.readEvents('s1', 0)).map((e) => e.seq)).toEqual([1, 2, 3]);
-    expect(await store.load('s1')).toEqual(record('s1', 1, 1));
+    expect(await store.load('s1')).toEqual(heldBy(record('s1', 1, 1)));
   });
 });
 
@@ -147,6 +150,17 @@ describe('leases', () => {
     expect(db.prepare('SELECT owner, lease_until FROM swarms').get()).toEqual({ owner: 'B', lease_until: until + 10_000 });
     // Now A is the one refused.
     expect(await store.claim('s1', { owner: 'A', until: until + 20_000 }, until + 1)).toBe(false);
+  });
+
+  it('load says who holds a swarm, as the listing does, and nobody once the lease is released', async () => {
+    const store = open();
+    const until = Date.now() + 10_000;
+    await store.commit({ ...step('s1', 1, 1, 1, 'A'), lease: { owner: 'A', until, host: 'box-1', pid: 42 } });
+    const held = { owner: 'A', until, host: 'box-1', pid: 42 };
+    expect((await store.load('s1'))?.lease).toEqual(held);
+    expect((await store.list())[0]?.lease).toEqual(held);
+    await store.release('A', ['s1']);
+    expect(await store.load('s1')).not.toHaveProperty('lease');
   });
 
   it('a commit by a writer that is not the owner is a LeaseLostError and writes nothing', async () => {
@@ -222,7 +236,7 @@ describe('reading', () => {
     await first.commit(step('s1', 1, 1, 2));
     await first.close();
     const second = open();
-    expect(await second.load('s1')).toEqual(record('s1', 1, 2));
+    expect(await second.load('s1')).toEqual(heldBy(record('s1', 1, 2)));
     expect((await second.readEvents('s1', 0)).map((e) => e.seq)).toEqual([1, 2]);
   });
 });
@@ -314,7 +328,7 @@ describe('layout', () => {
 
     const store = open();
     expect(raw().prepare(`SELECT value FROM meta WHERE key = 'schema'`).get()).toEqual({ value: '3' });
-    expect(await store.load('run')).toEqual({ ...running, snapshot: { ...(running.snapshot as object), context: { messages } } });
+    expect(await store.load('run')).toEqual(heldBy({ ...running, snapshot: { ...(running.snapshot as object), context: { messages } } }));
     expect(await store.readEvents('run', 0)).toEqual([1, 2, 3, 4].map((seq) => event('run', seq)));
     // A row that could not be read before cannot be read now, at the same seq.
     await expect(store.readEvents('done', 0)).rejects.toMatchObject({ name: 'SwarmError', code: 'corrupt', swarmId: 'done', seq: 2 });
@@ -326,7 +340,7 @@ describe('layout', () => {
     expect((await store.readEvents('run', 3)).map((e) => e.seq)).toEqual([4, 5]);
     // Opening the migrated file again changes nothing.
     await store.close();
-    expect(await open().load('done')).toEqual(done);
+    expect(await open().load('done')).toEqual(heldBy(done));
   });
 
   it('a version 2 file (the same tables, configs held in snapshots) has its version raised on open and reads as before', async () => {

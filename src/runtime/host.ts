@@ -360,6 +360,11 @@ export class SwarmHost {
    * Retries a commit that failed with `err` (a busy or full database, an I/O error) after each
    * delay of {@link COMMIT_RETRY_DELAYS_MS} in turn; rethrows the last error when it never
    * went through. A lost lease or revision is not retried: another owner has the swarm.
+   *
+   * A failed attempt may still have landed: its acknowledgement was lost (the SQLite writer
+   * thread died after its COMMIT, a network store timed out on a write it kept). The retry is
+   * then refused as a conflict with the very commit it repeats; when the store holds exactly
+   * that commit, under this host's lease, the commit went through.
    */
   private async retry(c: Commit, err: unknown, attempt: number): Promise<void> {
     const delay = COMMIT_RETRY_DELAYS_MS[attempt];
@@ -369,8 +374,25 @@ export class SwarmHost {
     try {
       await this.store.commit(c);
     } catch (next) {
+      if (ownerLost(next) && (await this.holds(c).catch(() => false))) return;
       await this.retry(c, next, attempt + 1);
     }
+  }
+
+  /**
+   * Whether the store holds commit `c` as this host wrote it: its record's revision and last
+   * seq under this host's lease owner, or (events only) its events, byte for byte.
+   */
+  private async holds(c: Commit): Promise<boolean> {
+    const { record, lease, events } = c;
+    if (record) {
+      const stored = await this.store.load(this.swarmId);
+      return stored?.revision === record.revision && stored.lastSeq === record.lastSeq && stored.lease?.owner === lease?.owner;
+    }
+    const first = events[0];
+    if (!first) return false;
+    const stored = await this.store.readEvents(this.swarmId, first.seq - 1, events.length);
+    return stored.length === events.length && stored.every((e, i) => JSON.stringify(e) === JSON.stringify(events[i]));
   }
 
   /** Makes `p` the commit the next ones (and every `gate`) wait for. */

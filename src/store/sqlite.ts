@@ -257,7 +257,10 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     },
     async load(swarmId: string) {
       const row = selectRecord.get(swarmId);
-      return row ? toRecord(row, () => readLists(row)) : undefined;
+      if (!row) return undefined;
+      const record = toRecord(row, () => readLists(row));
+      // The file is shared by processes: say who holds the swarm, as listings do.
+      return row.owner ? { ...record, lease: leaseOf(row.owner, row) } : record;
     },
     commit(c: Commit): Promise<void> {
       // Refused once close() has started (then the connection closes).
