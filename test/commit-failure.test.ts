@@ -113,23 +113,33 @@ async function cleanShape(): Promise<string[]> {
   }
 }
 
+/** Starts W1 as swarm `trip` on `store`, on a runtime of this file: its tool effects, its model and its client. */
+async function startW1(store: SwarmStore) {
+  const effects = memoryEffects();
+  const { planner, agents } = w1Definitions(effects);
+  const model = w1Model();
+  const client = runtime({ swarms: [planner], agents, model, store }).forSwarm(planner, 'trip');
+  await client.run('Plan my Saturday');
+  return { effects, model, client };
+}
+
+/** The W1 run ends as a clean one: completed, every model call and tool effect once, the same stream, numbered 1..N. */
+async function expectCleanRun({ effects, model, client }: Awaited<ReturnType<typeof startW1>>): Promise<void> {
+  expect(await client.wait()).toEqual({ status: 'completed', result: W1_RESULT });
+  expect(model.calls()).toEqual(W1_CALLS);
+  expect([...effects.runs.values()]).toEqual([1, 1, 1]);
+  const { events } = stored('trip');
+  expect(seqs(events)).toEqual(oneToN(events.length));
+  expect(shape(events)).toEqual(await cleanShape());
+}
+
 describe('a commit that fails for a while', () => {
   it('is retried with backoff: the swarm completes as if nothing happened, every step once', async () => {
     const store = openStore();
     // The fourth commit fails three times (a busy database), then goes through.
     const seen = watched(store, (n) => (n >= 4 && n <= 6 ? sqliteError('database is locked', 'SQLITE_BUSY') : undefined));
-    const effects = memoryEffects();
-    const { planner, agents } = w1Definitions(effects);
-    const model = w1Model();
-    const c = runtime({ swarms: [planner], agents, model, store }).forSwarm(planner, 'trip');
-    await c.run('Plan my Saturday');
-    expect(await c.wait()).toEqual({ status: 'completed', result: W1_RESULT });
+    await expectCleanRun(await startW1(store));
     expect(seen.errors).toEqual(['SQLITE_BUSY', 'SQLITE_BUSY', 'SQLITE_BUSY']);
-    expect(model.calls()).toEqual(W1_CALLS);
-    expect([...effects.runs.values()]).toEqual([1, 1, 1]);
-    const { events } = stored('trip');
-    expect(seqs(events)).toEqual(oneToN(events.length));
-    expect(shape(events)).toEqual(await cleanShape());
   });
 
   it('real SQLite: another connection holds the write lock for 300 ms mid-run; the swarm still completes', async () => {
@@ -194,20 +204,10 @@ describe('a commit that went through but whose acknowledgement was lost', () => 
   it("a step's commit: the retry finds it stored under this runtime's lease, and the swarm goes on, every step once", async () => {
     const store = openStore();
     const seen = losesAcks(store, (n) => n === 4);
-    const effects = memoryEffects();
-    const { planner, agents } = w1Definitions(effects);
-    const model = w1Model();
-    const c = runtime({ swarms: [planner], agents, model, store }).forSwarm(planner, 'trip');
-    await c.run('Plan my Saturday');
-    expect(await c.wait()).toEqual({ status: 'completed', result: W1_RESULT });
+    await expectCleanRun(await startW1(store));
     // The retry was refused as a conflict with the commit it repeated, which was the answer.
     expect(seen).toMatchObject({ lost: 1, refused: ['RevisionConflictError'] });
-    expect(model.calls()).toEqual(W1_CALLS);
-    expect([...effects.runs.values()]).toEqual([1, 1, 1]);
-    const { row, events } = stored('trip');
-    expect(row?.status).toBe('completed');
-    expect(seqs(events)).toEqual(oneToN(events.length));
-    expect(shape(events)).toEqual(await cleanShape());
+    expect(stored('trip').row?.status).toBe('completed');
   });
 
   it('streamed chunks (a commit of events only): the retry finds the same events stored, and the stream has each once', async () => {
@@ -242,12 +242,7 @@ describe('a commit that went through but whose acknowledgement was lost', () => 
       raw.close();
       return true;
     });
-    const effects = memoryEffects();
-    const { planner, agents } = w1Definitions(effects);
-    const model = w1Model();
-    const rt = runtime({ swarms: [planner], agents, model, store });
-    const c = rt.forSwarm(planner, 'trip');
-    await c.run('Plan my Saturday');
+    const { model } = await startW1(store);
     await until(async () => seen.refused.length, (n) => n > 0);
     await sleep(200);
     expect(seen).toMatchObject({ lost: 1, refused: ['RevisionConflictError'] });
