@@ -2,9 +2,11 @@
  * W1 on the swarm machine alone: the runtime's own machines and actors (`createSwarmLogic`:
  * the swarm and agent machines, the model step and its judge, the events each step emits),
  * driven without the runtime around them — no host numbering and stamping events, no store,
- * no leases, no client. Its ports answer at once. It is not a floor: it shows how much of the
- * runtime row's distance from the bare XState row the product's machine itself takes (its
- * states, pause and stop paths, judge and events) and how much the runtime adds on top.
+ * no leases, no client. Its model answers after the row's latency, like the other W1 rows',
+ * and its other ports at once. It is not a floor: it shows how much of the runtime row's
+ * distance from the bare XState row the product's machine itself takes (its states, pause and
+ * stop paths, judge and events) and how much the runtime adds on top. The swarm's config is
+ * read back from one runtime run made in the row's process before any timing.
  *
  * @module
  */

@@ -48,8 +48,8 @@ const RELEASE_MS = 250;
 
 /**
  * The process's memory at rest: after a full collection and the release of the pages it freed.
- * Every before/after memory figure reads both ends through here, so neither counts garbage or
- * freed pages on their way back to the system.
+ * A before/after memory figure reads both ends through here, and a peak growth its baseline, so
+ * neither counts garbage or freed pages on their way back to the system.
  */
 export async function settledMemory(): Promise<NodeJS.MemoryUsage> {
   collectGarbage();

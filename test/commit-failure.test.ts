@@ -231,27 +231,58 @@ describe('a commit that went through but whose acknowledgement was lost', () => 
     expect(chunks.map((e) => (e.kind === 'artifact-update' ? e.artifact.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('') : '')).join('')).toBe('Go hiking.');
   });
 
-  it('a conflict with a commit that is not its own still stops the runtime from driving the swarm', async () => {
+  it.each([
+    ['another writer moved the revision on', `UPDATE swarms SET revision = revision + 1 WHERE swarm_id = 'trip'`, 'RevisionConflictError'],
+    ['another owner took the lease, at the same revision', `UPDATE swarms SET owner = 'B' WHERE swarm_id = 'trip'`, 'LeaseLostError'],
+  ])('a conflict with a step that is not its own still stops the runtime from driving the swarm: %s', async (_, tamper, refusal) => {
     const store = openStore();
-    // The fourth commit lands, its acknowledgement is lost, and before the retry another
-    // writer moves the swarm on: the stored revision is no longer the one this runtime wrote.
+    // The fourth commit lands and its acknowledgement is lost; before the retry, the stored
+    // swarm is changed so that it is no longer this runtime's commit under this runtime's lease.
     const seen = losesAcks(store, (n) => {
       if (n !== 4) return false;
       const raw = new Database(db);
-      raw.prepare(`UPDATE swarms SET revision = revision + 1 WHERE swarm_id = 'trip'`).run();
+      raw.prepare(tamper).run();
       raw.close();
       return true;
     });
     const { model } = await startW1(store);
     await until(async () => seen.refused.length, (n) => n > 0);
     await sleep(200);
-    expect(seen).toMatchObject({ lost: 1, refused: ['RevisionConflictError'] });
+    expect(seen).toMatchObject({ lost: 1, refused: [refusal] });
     // Nothing more was asked of the model once the commit was refused.
     const calls = model.calls().length;
     await sleep(100);
     expect(model.calls().length).toBe(calls);
     expect(calls).toBeLessThan(W1_CALLS.length);
     expect(stored('trip').row?.status).not.toBe('completed');
+  });
+
+  it('streamed chunks stored differently from what it wrote are not taken for its own: it stops driving the swarm', async () => {
+    const store = openStore();
+    const seen = losesAcks(store, (_, c) => {
+      if (c.record || seen.lost > 0) return false;
+      // Another writer's chunk at the same seq.
+      const first = c.events[0]!;
+      const raw = new Database(db);
+      raw.prepare(`UPDATE events SET body = ? WHERE swarm_id = 'stream-1' AND seq = ?`).run(JSON.stringify({ ...first, metadata: { other: true } }), first.seq);
+      raw.close();
+      return true;
+    });
+    const s = defineSwarm({ id: 'streamer', instructions: 'go' });
+    let answered = false;
+    const model = scriptedModel(async (req) => {
+      req.onText?.('Go ');
+      await sleep(60);
+      req.onText?.('hiking.');
+      answered = true;
+      return { text: 'Go hiking.' };
+    });
+    await runtime({ swarms: [s], model, store }).forSwarm(s, 'stream-1').run('x');
+    await until(async () => seen.refused.length, (n) => n > 0);
+    await until(async () => answered, (a) => a);
+    await sleep(200);
+    expect(seen).toMatchObject({ lost: 1, refused: ['RevisionConflictError'] });
+    expect(stored('stream-1').row?.status).toBe('running');
   });
 });
 

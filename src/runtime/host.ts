@@ -13,6 +13,7 @@ import type { createSwarmLogic } from '../../actors/index.js';
 import type { Redactor } from '../redact.js';
 import { isFinal, resultOf, type SwarmResult, type SwarmStatus, topState } from '../result.js';
 import { MessageLists, type MessageWrite } from '../store/messages.js';
+import { summaryOf } from '../store/summary.js';
 import { persistedSnapshot } from './persisted.js';
 import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from '../store/types.js';
 
@@ -364,7 +365,7 @@ export class SwarmHost {
    * A failed attempt may still have landed: its acknowledgement was lost (the SQLite writer
    * thread died after its COMMIT, a network store timed out on a write it kept). The retry is
    * then refused as a conflict with the very commit it repeats; when the store holds exactly
-   * that commit, under this host's lease, the commit went through.
+   * that commit and the swarm is still under this host's lease, the commit went through.
    */
   private async retry(c: Commit, err: unknown, attempt: number): Promise<void> {
     const delay = COMMIT_RETRY_DELAYS_MS[attempt];
@@ -380,17 +381,18 @@ export class SwarmHost {
   }
 
   /**
-   * Whether the store holds commit `c` as this host wrote it: its record's revision and last
-   * seq under this host's lease owner, or (events only) its events, byte for byte.
+   * Whether the store holds commit `c` as this host wrote it, with the swarm still under this
+   * host's lease owner: a record commit's revision and last seq; an events-only commit's events,
+   * byte for byte, on top of the revision this host last committed (another owner re-running the
+   * same turn could stream the same chunks, but it would have committed a record first).
    */
   private async holds(c: Commit): Promise<boolean> {
-    const { record, lease, events } = c;
-    if (record) {
-      const stored = await this.store.load(this.swarmId);
-      return stored?.revision === record.revision && stored.lastSeq === record.lastSeq && stored.lease?.owner === lease?.owner;
-    }
+    const summary = await summaryOf(this.store, this.swarmId);
+    if (!summary || summary.lease?.owner !== this.meta.lease().owner) return false;
+    const { record, events } = c;
+    if (record) return summary.revision === record.revision && summary.lastSeq === record.lastSeq;
     const first = events[0];
-    if (!first) return false;
+    if (!first || summary.revision !== this.durable.revision) return false;
     const stored = await this.store.readEvents(this.swarmId, first.seq - 1, events.length);
     return stored.length === events.length && stored.every((e, i) => JSON.stringify(e) === JSON.stringify(events[i]));
   }
