@@ -26,7 +26,8 @@ export interface RowSpec {
   /**
    * Measured in every pass of the bench, not only the first: the rows whose targets compare
    * rows measured in different processes, so that each pass measures them side by side and
-   * the table holds medians (a neighbour's load moves one process, not the median).
+   * the table holds medians (a neighbour's load moves one process, not the median); and rows
+   * whose own ratio a neighbour's load can tip, for the same medians.
    */
   repeated?: true;
   measure(): Promise<Figures>;
