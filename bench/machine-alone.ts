@@ -65,7 +65,8 @@ function immediatePorts(counts: CallCounts, latencyMs: number): SwarmPorts {
 
 /**
  * Builds W1 on the machine alone, its model answering after `latencyMs`; the returned function
- * runs it once and resolves with the machine's outcome. Events are collected per step and dropped, as a host would take them.
+ * runs it once and resolves with the machine's outcome. Each step's events are gathered and
+ * then dropped, as a host takes them before it stamps and stores them.
  *
  * @example
  * const counts = newCounts();

@@ -183,8 +183,8 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         // allocator and heap high-water are held by nobody). Not a target: both rows may hide
         // the same per-swarm leak, which the control's own heap line would show.
         const held = f.rssKbPerSwarm != null && control?.rssKbPerSwarm != null ? f.rssKbPerSwarm - control.rssKbPerSwarm : null;
-        // A difference beside what it was taken from: no ratio (one would compare unlike things).
-        lines.push({ ...at, figure: 'RSS per waiting swarm beyond the control', value: held, unit: 'KB', reference: { label: 'control', value: control?.rssKbPerSwarm ?? null }, ok: null });
+        // A difference: no ratio (it would compare unlike things); the control's own line is above.
+        info('RSS per waiting swarm beyond the control', held, 'KB');
         info('heap per waiting swarm', f.heapKbPerSwarm, 'KB');
         limit('resume p50', f.resumeP50Ms, 'ms', 2, live && { label: 'live', value: live.resumeP50Ms });
         info('resume p99', f.resumeP99Ms, 'ms');
