@@ -5,7 +5,7 @@
  * Refusals cross the thread as data and come back as the same error classes.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -289,6 +289,40 @@ describe('the writer thread', () => {
     await expect(writer.write(batch('e', 'f'))).resolves.toEqual([undefined, undefined]);
     expect(started).toBe(2);
     expect(storedSwarms(file.path)).toEqual(['c', 'd', 'e', 'f']);
+  });
+
+  it('a writer thread that cannot open the file fails its batch with SQLite’s message and code, and the next batch is written by a fresh thread', async () => {
+    // Not a database: the thread's connection fails on its first pragma.
+    writeFileSync(file.path, 'not a database '.repeat(400));
+    const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, writerMs: 0 };
+    const writer = threadWriter(writerThread()!, file.path, {}, stats);
+    file.track(writer);
+    const batch = (...ids: string[]) => ids.map((id) => serializeCommit(step(id, 1, 1, 1)));
+    const failed = await writer.write(batch('a', 'b')).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(Error);
+    expect(failed).toMatchObject({ name: 'SqliteError', code: 'SQLITE_NOTADB', message: 'file is not a database' });
+    // The file becomes a store: the next batch, posted at once, goes to a thread that opens it.
+    rmSync(file.path);
+    await open().close();
+    await expect(writer.write(batch('c', 'd'))).resolves.toEqual([undefined, undefined]);
+    expect(storedSwarms(file.path)).toEqual(['c', 'd']);
+  });
+
+  it('a writer thread that throws something other than an Error fails its batch with an Error that shows it, keeping its code', async () => {
+    open(); // creates the schema
+    const real = writerThread()!;
+    let started = 0;
+    // What an error of better-sqlite3 thrown in a thread arrives as: its own fields, no message.
+    const throwing = `require('node:worker_threads').parentPort.on('message', () => { throw { code: 'SQLITE_ERROR' }; });`;
+    const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, writerMs: 0 };
+    const writer = threadWriter((workerData) => (started++ === 0 ? new Worker(throwing, { eval: true, workerData }) : real(workerData)), file.path, {}, stats);
+    file.track(writer);
+    const batch = (...ids: string[]) => ids.map((id) => serializeCommit(step(id, 1, 1, 1)));
+    const failed = await writer.write(batch('a')).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(Error);
+    expect(failed).toMatchObject({ message: "The SQLite writer thread failed: { code: 'SQLITE_ERROR' }", code: 'SQLITE_ERROR' });
+    await expect(writer.write(batch('b'))).resolves.toEqual([undefined]);
+    expect(storedSwarms(file.path)).toEqual(['b']);
   });
 
   it('does not keep the process alive: a process that never closes its store exits once its groups are written', async () => {

@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { inspect } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import type { Commit, StoreStats } from './types.js';
 import {
@@ -44,9 +45,10 @@ export type WriterRequest = SerializedCommit[] | 'close';
 /**
  * The writer thread's answer to a batch: each commit's outcome (null: written; a number: failed
  * with the failure of that earlier commit of the same swarm; else its failure), or the failure
- * of the whole transaction. `ms`: the time the thread spent on it.
+ * of the whole transaction (`ended`: the thread could not open the file and is ending). `ms`:
+ * the time the thread spent on it.
  */
-export type WriterReply = { outcomes: (null | number | WriteFailure)[]; ms: number } | { error: WriteFailure; ms: number };
+export type WriterReply = { outcomes: (null | number | WriteFailure)[]; ms: number } | { error: WriteFailure; ms: number; ended?: true };
 
 /** Where grouped commits are written: resolves once the batch's transaction has committed, rejects when it failed whole. */
 export interface BatchWriter {
@@ -314,17 +316,21 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
     worker.on('message', (reply: WriterReply) => {
       stats.writerMs += reply.ms;
       const p = settle();
-      if ('error' in reply) return p?.reject(failureError(reply.error));
+      if ('error' in reply) {
+        // Not posted to again: the next batch goes to a fresh thread.
+        if (reply.ended) forget();
+        return p?.reject(failureError(reply.error));
+      }
       // One error object per failure: a swarm's later commits share its first one's.
       const errors: (Error | undefined)[] = [];
       for (const outcome of reply.outcomes) errors.push(outcome === null ? undefined : typeof outcome === 'number' ? errors[outcome] : failureError(outcome));
       p?.resolve(errors);
     });
-    worker.on('error', (error) => {
+    worker.on('error', (error: unknown) => {
       // The thread is going: the next batch must not be posted to it.
       forget();
       void worker.terminate();
-      settle()?.reject(error);
+      settle()?.reject(threadError(error));
     });
     worker.on('exit', (code) => {
       forget();
@@ -355,6 +361,19 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
       await exited;
     },
   };
+}
+
+/**
+ * What a writer thread's uncaught `error` rejects its batch with: the error itself when it
+ * crossed the thread as an Error; otherwise (a thrown value that is not one, or an error whose
+ * class the structured clone does not know, which arrives as its own fields only) an Error
+ * that shows it, keeping its `code`.
+ */
+export function threadError(error: unknown): Error {
+  if (error instanceof Error) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  const failure = new Error(`The SQLite writer thread failed: ${inspect(error, { breakLength: Infinity })}`);
+  return typeof code === 'string' ? Object.assign(failure, { code }) : failure;
 }
 
 /** A writer thread and the batch it is writing, if any (one at a time: the next is posted once it is answered). */

@@ -8,13 +8,28 @@
  * @module
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { type ConnectionOptions, failureData, openConnection, prepareWrites, type SerializedCommit } from './sqlite-writes.js';
+import type Database from 'better-sqlite3';
+import { type ConnectionOptions, failureData, openConnection, prepareWrites, type SerializedCommit, type WriteFailure, type Writes } from './sqlite-writes.js';
 import type { WriterReply, WriterRequest } from './sqlite-group.js';
 
 const port = parentPort!;
 const { path, options } = workerData as { path: string; options: ConnectionOptions };
-const db = openConnection(path, options);
-const writes = prepareWrites(db);
+let db: Database.Database | undefined;
+let writes: Writes | undefined;
+/**
+ * Why the connection could not be opened or prepared (a file that is not a database, a schema
+ * this code does not know…). Answered as the batch's failure, with SQLite's message and code:
+ * thrown, it would reach the parent as a bare `{ code }` (an error of better-sqlite3 is not
+ * cloned as an Error), naming nothing.
+ */
+let broken: WriteFailure | undefined;
+try {
+  db = openConnection(path, options);
+  writes = prepareWrites(db);
+} catch (e) {
+  broken = failureData(e);
+  db?.close();
+}
 // Checkpoints: SQLite's own (`wal_autocheckpoint`, 1000 frames), on this connection and on the
 // store's. The batch whose COMMIT leaves 1000 frames or more in the WAL copies them into the
 // database file before it is answered. Checkpointing after answering instead, on the same
@@ -27,16 +42,18 @@ const writes = prepareWrites(db);
 // this thread's, copies them before it returns (one checkpoint at a time: the other gives up).
 
 port.on('message', (request: WriterRequest) => {
-  if (request === 'close') {
-    db.close();
+  if (request === 'close' || broken) {
+    // A thread that could not open ends here: the parent starts a fresh one for its next batch.
+    if (request !== 'close') port.postMessage({ error: broken!, ms: 0, ended: true } satisfies WriterReply);
+    db?.close();
     port.close();
     return;
   }
-  port.postMessage(write(request));
+  port.postMessage(write(writes!, request));
 });
 
 /** Writes `batch` and describes the outcome as data (errors do not cross threads as their classes). */
-function write(batch: SerializedCommit[]): WriterReply {
+function write(writes: Writes, batch: SerializedCommit[]): WriterReply {
   const start = performance.now();
   try {
     const failures = writes.writeBatch(batch);
