@@ -84,7 +84,8 @@ export async function runtimeConcurrent(): Promise<Figures> {
  * before and half after the runs, for the row's floor; the raw 4 KB append beside it, for
  * information. The time the store's thread spent in its transactions (`stats().writeMs`, the
  * commits written at once) and its writer thread's (`writerMs`, the grouped commits) split the
- * row into store and runtime.
+ * row into store and runtime; the store's serialization and COMMIT timers split a commit
+ * further.
  */
 export function sqliteSequential(synchronous: 'FULL' | 'NORMAL'): () => Promise<Figures> {
   return async () => {
@@ -99,11 +100,10 @@ export function sqliteSequential(synchronous: 'FULL' | 'NORMAL'): () => Promise<
       const runs = SEQUENTIAL_RUNS / 4;
       let commits0 = 0;
       let tx0: number | null = 0;
-      let writeMs0 = 0;
-      let writerMs0 = 0;
+      let stats0 = sqlite.stats();
       const timing = await timeSequential(
         async (i) => {
-          if (i === warmup) [commits0, tx0, { writeMs: writeMs0, writerMs: writerMs0 }] = [counted.commits(), counted.transactions(), sqlite.stats()];
+          if (i === warmup) [commits0, tx0, stats0] = [counted.commits(), counted.transactions(), sqlite.stats()];
           await runOnce(w1);
           checkCounts(w1.counts, i + 1);
         },
@@ -111,18 +111,25 @@ export function sqliteSequential(synchronous: 'FULL' | 'NORMAL'): () => Promise<
         runs,
       );
       const tx = counted.transactions();
-      const { writeMs, writerMs } = sqlite.stats();
+      const stats = sqlite.stats();
+      const commits = counted.commits() - commits0;
+      /** µs per commit of one of the store's timers over the timed runs. */
+      const perCommit = (ms: number, ms0: number) => ((ms - ms0) * 1000) / commits;
       const after = rawCommitUs(scratch.dir, synchronous, 150);
       // Enough appends to fill the WAL a few times (~2 pages each): they pay their checkpoints.
       const rawAppendUs = rawCommitUs(scratch.dir, synchronous, 1500, 30, true);
       return {
         ...sequentialFigures(timing),
-        commitsPerRun: (counted.commits() - commits0) / runs,
+        commitsPerRun: commits / runs,
         transactionsPerRun: tx === null || tx0 === null ? null : (tx - tx0) / runs,
         rawCommitUs: (before + after) / 2,
         rawAppendUs,
-        writeUsPerRun: ((writeMs - writeMs0) * 1000) / runs,
-        writerUsPerRun: ((writerMs - writerMs0) * 1000) / runs,
+        writeUsPerRun: ((stats.writeMs - stats0.writeMs) * 1000) / runs,
+        writerUsPerRun: ((stats.writerMs - stats0.writerMs) * 1000) / runs,
+        // Where a commit written on this thread spends its time (all of them are, one swarm at a time).
+        serializeUsPerCommit: perCommit(stats.serializeMs, stats0.serializeMs),
+        statementsUsPerCommit: perCommit(stats.writeMs - stats.serializeMs - stats.syncMs, stats0.writeMs - stats0.serializeMs - stats0.syncMs),
+        syncUsPerCommit: perCommit(stats.syncMs, stats0.syncMs),
       };
     } finally {
       await w1.runtime.close();
@@ -146,14 +153,16 @@ export async function sqliteConcurrent(): Promise<Figures> {
   const w1 = createW1Runtime(CONCURRENT_LATENCY_MS, counted.store);
   try {
     const tx0 = counted.transactions();
-    const { writeMs: writeMs0, writerMs: writerMs0 } = sqlite.stats();
+    const stats0 = sqlite.stats();
     const m = await timeConcurrent(() => runOnce(w1));
     checkCounts(w1.counts, CONCURRENT_RUNS);
     const tx = counted.transactions();
+    const stats = sqlite.stats();
     return {
       ...m,
-      writeMs: sqlite.stats().writeMs - writeMs0,
-      writerMs: sqlite.stats().writerMs - writerMs0,
+      writeMs: stats.writeMs - stats0.writeMs,
+      writerMs: stats.writerMs - stats0.writerMs,
+      serializeMs: stats.serializeMs - stats0.serializeMs,
       commitsPerRun: counted.commits() / CONCURRENT_RUNS,
       transactionsPerRun: tx === null || tx0 === null ? null : (tx - tx0) / CONCURRENT_RUNS,
     };

@@ -115,6 +115,16 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('raw 4 KB append', f.rawAppendUs, 'µs');
         info('in transactions / run', f.writeUsPerRun, 'µs');
         info('in writer thread / run', f.writerUsPerRun, 'µs');
+        // Where a commit's time goes, against the raw commit above (one prebuilt 4 KB row).
+        info('serializing / commit', f.serializeUsPerCommit, 'µs');
+        info('BEGIN and statements / commit', f.statementsUsPerCommit, 'µs');
+        info('COMMIT / commit', f.syncUsPerCommit, 'µs');
+        // The rest of the run beyond the memory row: the runtime's own work around a durable commit.
+        info(
+          'outside transactions, beyond memory / run',
+          memory != null && f.usPerRun != null && f.writeUsPerRun != null ? f.usPerRun - f.writeUsPerRun - memory : null,
+          'µs',
+        );
         info('commits per run', f.commitsPerRun, '');
         info('transactions per run', f.transactionsPerRun, '');
         break;
@@ -123,6 +133,7 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         ratio('wall, 1000 runs', f.wallMs, 'ms', 'memory concurrent', figures(W1_MEMORY, CONCURRENT)?.wallMs, 1.5);
         info('in transactions', f.writeMs, 'ms');
         info('in writer thread', f.writerMs, 'ms');
+        info('serializing commits', f.serializeMs, 'ms');
         info('in GC', f.gcMs, 'ms');
         info('peak RSS', f.peakRssMb, 'MB');
         info('commits per run', f.commitsPerRun, '');

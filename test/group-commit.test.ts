@@ -106,17 +106,25 @@ describe('group commit', () => {
       const lone = store.stats().writeMs;
       expect(lone).toBeGreaterThan(0);
       expect(store.stats().writerMs).toBe(0);
+      // Of which its COMMIT and its serialization: each a part, together not the whole (the statements).
+      const { syncMs, serializeMs } = store.stats();
+      expect(syncMs).toBeGreaterThan(0);
+      expect(serializeMs).toBeGreaterThan(0);
+      expect(syncMs + serializeMs).toBeLessThan(lone);
       await new Promise((resolve) => setImmediate(resolve));
       const first = store.commit(step('s2', 1, 1, 2));
       const afterFirst = store.stats().writeMs;
       expect(afterFirst).toBeGreaterThan(lone);
       const grouped = [store.commit(step('s3', 1, 1, 2)), store.commit(step('s4', 1, 1, 2))];
       expect(store.stats().writeMs).toBe(afterFirst);
+      const serializedBefore = store.stats().serializeMs;
       // Queued: not written yet, so another connection does not see it.
       expect(await other.load('s3')).toBeUndefined();
       await Promise.all([first, ...grouped]);
       expect(store.stats()).toMatchObject({ writeMs: afterFirst, commits: 4, transactions: 3 });
       expect(store.stats().writerMs).toBeGreaterThan(0);
+      // The grouped commits were serialized here before being posted; their COMMIT is the thread's.
+      expect(store.stats().serializeMs).toBeGreaterThan(serializedBefore);
       expect((await other.load('s3'))?.revision).toBe(1);
     } finally {
       await store.close();

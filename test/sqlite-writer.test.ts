@@ -274,7 +274,7 @@ describe('the writer thread', () => {
     open(); // creates the schema
     const real = writerThread()!;
     let started = 0;
-    const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, writerMs: 0 };
+    const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, syncMs: 0, serializeMs: 0, writerMs: 0 };
     const writer = threadWriter(
       (workerData) => (started++ === 0 ? new Worker(new URL('./support/failing-writer.mjs', import.meta.url), { workerData }) : real(workerData)),
       file.path,
@@ -294,7 +294,7 @@ describe('the writer thread', () => {
   it('a writer thread that cannot open the file fails its batch with SQLite’s message and code, and the next batch is written by a fresh thread', async () => {
     // Not a database: the thread's connection fails on its first pragma.
     writeFileSync(file.path, 'not a database '.repeat(400));
-    const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, writerMs: 0 };
+    const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, syncMs: 0, serializeMs: 0, writerMs: 0 };
     const writer = threadWriter(writerThread()!, file.path, {}, stats);
     file.track(writer);
     const batch = (...ids: string[]) => ids.map((id) => serializeCommit(step(id, 1, 1, 1)));
@@ -314,7 +314,7 @@ describe('the writer thread', () => {
     let started = 0;
     // What an error of better-sqlite3 thrown in a thread arrives as: its own fields, no message.
     const throwing = `require('node:worker_threads').parentPort.on('message', () => { throw { code: 'SQLITE_ERROR' }; });`;
-    const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, writerMs: 0 };
+    const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, syncMs: 0, serializeMs: 0, writerMs: 0 };
     const writer = threadWriter((workerData) => (started++ === 0 ? new Worker(throwing, { eval: true, workerData }) : real(workerData)), file.path, {}, stats);
     file.track(writer);
     const batch = (...ids: string[]) => ids.map((id) => serializeCommit(step(id, 1, 1, 1)));

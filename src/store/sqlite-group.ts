@@ -35,6 +35,16 @@ export interface SqliteStoreStats extends StoreStats {
    * for `:memory:`).
    */
   writeMs: number;
+  /**
+   * Of `writeMs`, the milliseconds spent in COMMIT statements: writing each transaction's pages
+   * to the WAL and, with `synchronous: 'FULL'`, syncing it.
+   */
+  syncMs: number;
+  /**
+   * Milliseconds this thread spent serializing commits (JSON), those it wrote (part of
+   * `writeMs`) and those it posted to the writer thread.
+   */
+  serializeMs: number;
   /** Milliseconds the writer thread spent writing grouped commits: not time this thread waited. */
   writerMs: number;
 }
@@ -113,7 +123,9 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
   const writeInline = (c: Commit): { error: unknown } | undefined => {
     const start = performance.now();
     try {
-      inline.writeImmediate(serializeCommit(c));
+      const serialized = serializeCommit(c);
+      stats.serializeMs += performance.now() - start;
+      stats.syncMs += inline.writeImmediate(serialized);
     } catch (error) {
       return { error };
     } finally {
@@ -162,12 +174,15 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
           q.reject(unwritable.get(q.commit.swarmId));
           continue;
         }
+        const start = performance.now();
         try {
           serialized.push(serializeCommit(q.commit));
           batch.push(q);
         } catch (e) {
           unwritable.set(q.commit.swarmId, e);
           q.reject(e);
+        } finally {
+          stats.serializeMs += performance.now() - start;
         }
       }
       failQueued(unwritable);

@@ -241,7 +241,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     return lists;
   };
 
-  const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, writerMs: 0 };
+  const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, syncMs: 0, serializeMs: 0, writerMs: 0 };
   const writes = prepareWrites(db);
   // A database no second connection can open has no writer thread: its groups are written here.
   const startThread = path !== ':memory:' && path !== '' ? writerThread() : undefined;
