@@ -286,6 +286,22 @@ describe('a commit that went through but whose acknowledgement was lost', () => 
   });
 });
 
+describe('a commit refused with something other than an Error', () => {
+  it("a swarm's first commit: run() fails naming what the store threw, not [object Object]", async () => {
+    const store = openStore();
+    const commit = store.commit.bind(store);
+    // What a store (or a library under it) may throw: a bare object with a code.
+    store.commit = (c) => (c.record?.revision === 1 ? Promise.reject({ code: 'E_DISK', detail: 'no room' }) : commit(c));
+    const { planner, agents } = w1Definitions(memoryEffects());
+    const rt = runtime({ swarms: [planner], agents, model: w1Model(), store });
+    await expect(rt.forSwarm(planner, 'trip').run('Plan my Saturday')).rejects.toMatchObject({
+      name: 'SwarmError',
+      code: 'store',
+      message: 'Swarm "trip" could not be recorded: {"code":"E_DISK","detail":"no room"}',
+    });
+  });
+});
+
 describe('a commit that keeps failing', () => {
   it('fails the swarm with the storage error: wait, getResult, events and REST say so at once; the store gets it once it recovers', async () => {
     const store = openStore();

@@ -620,7 +620,7 @@ function mergeChunks(a: ChunkBody, b: ChunkBody): ChunkBody {
 }
 
 function toError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
+  return error instanceof Error ? error : new Error(errorText(error));
 }
 
 /** A lost lease or revision means another owner drives the swarm; anything else may be transient. */

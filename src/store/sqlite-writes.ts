@@ -8,6 +8,7 @@
  * @module
  */
 import type Database from 'better-sqlite3';
+import { errorText } from '../../machines/error-text.js';
 import { requireOptional } from '../optional.js';
 import { type MessageWrite, nextListLengths } from './messages.js';
 import { type Commit, LeaseLostError, RevisionConflictError } from './types.js';
@@ -147,7 +148,7 @@ export function failureData(error: unknown): WriteFailure {
   if (error instanceof LeaseLostError) return { kind: 'lease-lost', swarmId: error.swarmId, holder: error.holder };
   if (error instanceof RevisionConflictError) return { kind: 'revision-conflict', swarmId: error.swarmId, expected: error.expected, actual: error.actual };
   const code = (error as { code?: unknown } | null)?.code;
-  if (!(error instanceof Error)) return { kind: 'error', message: String(error), ...(typeof code === 'string' ? { code } : {}) };
+  if (!(error instanceof Error)) return { kind: 'error', message: errorText(error), ...(typeof code === 'string' ? { code } : {}) };
   return { kind: 'error', message: error.message, name: error.name, ...(typeof code === 'string' ? { code } : {}) };
 }
 
