@@ -119,9 +119,9 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('serializing / commit', f.serializeUsPerCommit, 'µs');
         info('BEGIN and statements / commit', f.statementsUsPerCommit, 'µs');
         info('COMMIT / commit', f.syncUsPerCommit, 'µs');
-        // The rest of the run beyond the memory row: the runtime's own work around a durable commit.
+        // The rest of the run beyond the memory row: the runtime's own work around durable commits.
         info(
-          'outside transactions, beyond memory / run',
+          'outside serializing and transactions, beyond memory / run',
           memory != null && f.usPerRun != null && f.writeUsPerRun != null ? f.usPerRun - f.writeUsPerRun - memory : null,
           'µs',
         );

@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { type Commit, LeaseLostError, RevisionConflictError, sqliteStore } from '../src/index.js';
 import { MAX_BATCH, type SqliteStoreStats, threadWriter, writerThread } from '../src/store/sqlite-group.js';
-import { serializeCommit } from '../src/store/sqlite-writes.js';
+import { prepareWrites, serializeCommit } from '../src/store/sqlite-writes.js';
 import { ROOT } from './support/crash-process.js';
 import { sqliteFilePerTest } from './support/sqlite-file.js';
 import { event, step } from './support/store-fixtures.js';
@@ -291,21 +291,47 @@ describe('the writer thread', () => {
     expect(storedSwarms(file.path)).toEqual(['c', 'd', 'e', 'f']);
   });
 
-  it('a writer thread that cannot open the file fails its batch with SQLite’s message and code, and the next batch is written by a fresh thread', async () => {
-    // Not a database: the thread's connection fails on its first pragma.
-    writeFileSync(file.path, 'not a database '.repeat(400));
+  it('a writer thread that cannot open the file fails its batch with SQLite’s message and code, and the next batch, posted at once, is written by a fresh thread', async () => {
+    open(); // creates the schema
+    // The first thread is given a file that is not a database: it fails on its first pragma.
+    const garbage = join(file.dir, 'garbage.db');
+    writeFileSync(garbage, 'not a database '.repeat(400));
+    const real = writerThread()!;
+    let started = 0;
     const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, syncMs: 0, serializeMs: 0, writerMs: 0 };
-    const writer = threadWriter(writerThread()!, file.path, {}, stats);
+    const writer = threadWriter((workerData) => real(started++ === 0 ? { ...workerData, path: garbage } : workerData), file.path, {}, stats);
     file.track(writer);
     const batch = (...ids: string[]) => ids.map((id) => serializeCommit(step(id, 1, 1, 1)));
-    const failed = await writer.write(batch('a', 'b')).catch((e: unknown) => e);
+    let failed: unknown;
+    // Posted from the rejection itself, before the failed thread has exited.
+    const next = writer.write(batch('a', 'b')).catch((e: unknown) => {
+      failed = e;
+      return writer.write(batch('c', 'd'));
+    });
+    await expect(next).resolves.toEqual([undefined, undefined]);
     expect(failed).toBeInstanceOf(Error);
     expect(failed).toMatchObject({ name: 'SqliteError', code: 'SQLITE_NOTADB', message: 'file is not a database' });
-    // The file becomes a store: the next batch, posted at once, goes to a thread that opens it.
-    rmSync(file.path);
-    await open().close();
-    await expect(writer.write(batch('c', 'd'))).resolves.toEqual([undefined, undefined]);
+    expect(started).toBe(2);
     expect(storedSwarms(file.path)).toEqual(['c', 'd']);
+  });
+
+  it('a commit whose COMMIT fails leaves nothing written and no transaction open; the next one is written', async () => {
+    await open().close(); // creates the schema
+    const db = new Database(file.path);
+    file.track({ close: async () => void db.close() });
+    // A deferred foreign key is checked at COMMIT: a swarm named "bad" inserts a row that breaks it.
+    db.pragma('foreign_keys = ON');
+    db.exec(`
+      CREATE TABLE guard (id INTEGER PRIMARY KEY);
+      CREATE TABLE guarded (ref INTEGER REFERENCES guard(id) DEFERRABLE INITIALLY DEFERRED);
+      CREATE TRIGGER guard_bad AFTER INSERT ON swarms WHEN NEW.swarm_id = 'bad' BEGIN INSERT INTO guarded VALUES (42); END;`);
+    const writes = prepareWrites(db);
+    expect(() => writes.writeImmediate(serializeCommit(step('bad', 1, 1, 2)))).toThrow(expect.objectContaining({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' }));
+    expect(db.inTransaction).toBe(false);
+    expect(storedSwarms(file.path)).toEqual([]);
+    expect(db.prepare(`SELECT count(*) AS n FROM steps`).get()).toEqual({ n: 0 });
+    expect(writes.writeImmediate(serializeCommit(step('good', 1, 1, 2)))).toBeGreaterThan(0);
+    expect(storedSwarms(file.path)).toEqual(['good']);
   });
 
   it('a writer thread that throws something other than an Error fails its batch with an Error that shows it, keeping its code', async () => {
@@ -320,7 +346,7 @@ describe('the writer thread', () => {
     const batch = (...ids: string[]) => ids.map((id) => serializeCommit(step(id, 1, 1, 1)));
     const failed = await writer.write(batch('a')).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(Error);
-    expect(failed).toMatchObject({ message: "The SQLite writer thread failed: { code: 'SQLITE_ERROR' }", code: 'SQLITE_ERROR' });
+    expect(failed).toMatchObject({ message: 'The SQLite writer thread failed: {"code":"SQLITE_ERROR"}', code: 'SQLITE_ERROR' });
     await expect(writer.write(batch('b'))).resolves.toEqual([undefined]);
     expect(storedSwarms(file.path)).toEqual(['b']);
   });

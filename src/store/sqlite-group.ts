@@ -9,8 +9,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { inspect } from 'node:util';
 import { Worker } from 'node:worker_threads';
+import { errorText } from '../../machines/error-text.js';
 import type { Commit, StoreStats } from './types.js';
 import {
   type BatchFailures,
@@ -23,26 +23,26 @@ import {
 } from './sqlite-writes.js';
 
 /**
- * The SQLite store's write counters: with {@link StoreStats}, the time its commit transactions
- * took, on this thread and on the writer thread (grouped commits are written there, not inside
- * `commit()`, so timing `commit()` from outside sees only part of it). Each transaction is
- * counted from BEGIN to COMMIT, the sync included.
+ * The SQLite store's write counters: with {@link StoreStats}, the time its commits took, on this
+ * thread and on the writer thread (grouped commits are written there, not inside `commit()`, so
+ * timing `commit()` from outside sees only part of it).
  */
 export interface SqliteStoreStats extends StoreStats {
   /**
-   * Milliseconds this thread spent blocked writing commits so far: each transaction it wrote
-   * (a turn's first commit, a lone queued one; every group when there is no writer thread, as
-   * for `:memory:`).
+   * Milliseconds this thread spent blocked writing commits so far, from serializing each to
+   * its COMMIT: each transaction it wrote (a turn's first commit, a lone queued one; every
+   * group when there is no writer thread, as for `:memory:`).
    */
   writeMs: number;
   /**
-   * Of `writeMs`, the milliseconds spent in COMMIT statements: writing each transaction's pages
-   * to the WAL and, with `synchronous: 'FULL'`, syncing it.
+   * Of `writeMs`, the milliseconds the COMMITs of the commits written one at a time took: the
+   * WAL write, with `synchronous: 'FULL'` its sync, and SQLite's automatic checkpoint when the
+   * WAL is due one (not the groups written without a writer thread).
    */
   syncMs: number;
   /**
-   * Milliseconds this thread spent serializing commits (JSON), those it wrote (part of
-   * `writeMs`) and those it posted to the writer thread.
+   * Milliseconds this thread spent serializing commits to JSON: those written one at a time
+   * (part of `writeMs`) and those of groups.
    */
   serializeMs: number;
   /** Milliseconds the writer thread spent writing grouped commits: not time this thread waited. */
@@ -119,13 +119,20 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
   /** Writes waiting for the batch being written (see `exclusive`). */
   let waiting: (() => void)[] = [];
 
+  /** `c` serialized, the time counted (whether it could be or not). */
+  const serialize = (c: Commit): SerializedCommit => {
+    const start = performance.now();
+    try {
+      return serializeCommit(c);
+    } finally {
+      stats.serializeMs += performance.now() - start;
+    }
+  };
   /** Writes `c` on the store's connection as its own transaction; answers why when it failed (boxed: anything can be thrown). */
   const writeInline = (c: Commit): { error: unknown } | undefined => {
     const start = performance.now();
     try {
-      const serialized = serializeCommit(c);
-      stats.serializeMs += performance.now() - start;
-      stats.syncMs += inline.writeImmediate(serialized);
+      stats.syncMs += inline.writeImmediate(serialize(c));
     } catch (error) {
       return { error };
     } finally {
@@ -174,15 +181,12 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
           q.reject(unwritable.get(q.commit.swarmId));
           continue;
         }
-        const start = performance.now();
         try {
-          serialized.push(serializeCommit(q.commit));
+          serialized.push(serialize(q.commit));
           batch.push(q);
         } catch (e) {
           unwritable.set(q.commit.swarmId, e);
           q.reject(e);
-        } finally {
-          stats.serializeMs += performance.now() - start;
         }
       }
       failQueued(unwritable);
@@ -332,8 +336,11 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
       stats.writerMs += reply.ms;
       const p = settle();
       if ('error' in reply) {
-        // Not posted to again: the next batch goes to a fresh thread.
-        if (reply.ended) forget();
+        // Not posted to again (and made to end, should it linger): the next batch goes to a fresh thread.
+        if (reply.ended) {
+          forget();
+          void worker.terminate();
+        }
         return p?.reject(failureError(reply.error));
       }
       // One error object per failure: a swarm's later commits share its first one's.
@@ -387,7 +394,7 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
 export function threadError(error: unknown): Error {
   if (error instanceof Error) return error;
   const code = (error as { code?: unknown } | null)?.code;
-  const failure = new Error(`The SQLite writer thread failed: ${inspect(error, { breakLength: Infinity })}`);
+  const failure = new Error(`The SQLite writer thread failed: ${errorText(error)}`);
   return typeof code === 'string' ? Object.assign(failure, { code }) : failure;
 }
 

@@ -37,9 +37,15 @@ export interface ConnectionOptions {
 export function openConnection(path: string, options: ConnectionOptions): Database.Database {
   // Required here rather than imported, so that `xswarm` loads without the optional better-sqlite3.
   const db = new (requireOptional<typeof Database>('sqliteStore()', 'better-sqlite3'))(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
-  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+  } catch (e) {
+    // Not a database, or one this connection cannot set up: nothing keeps the file open.
+    db.close();
+    throw e;
+  }
   return db;
 }
 
@@ -178,7 +184,9 @@ export type BatchFailures = (unknown | undefined)[];
 export interface Writes {
   /**
    * One commit as its own transaction, taking the write lock up front (IMMEDIATE); throws why it
-   * was refused. Returns the milliseconds its COMMIT took (the WAL write and its sync).
+   * was refused, leaving no transaction open. Returns the milliseconds its COMMIT took (the WAL
+   * write, its sync, and an automatic checkpoint when the WAL is due one). Not for use inside
+   * another transaction (BEGIN then throws).
    */
   writeImmediate(c: SerializedCommit): number;
   /**
@@ -327,7 +335,7 @@ export function prepareWrites(db: Database.Database): Writes {
   const begin = db.prepare('BEGIN IMMEDIATE');
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');
-  /** Runs `statement`, rolling back the transaction it leaves open when it throws. */
+  /** Calls `run`, rolling back the transaction it leaves open when it throws. */
   const orRollBack = (run: () => void) => {
     try {
       run();
