@@ -351,6 +351,23 @@ describe('the writer thread', () => {
     expect(storedSwarms(file.path)).toEqual(['b']);
   });
 
+  it('a commit written at once returns the time of its COMMIT alone, not of its statements', async () => {
+    await open().close(); // creates the schema
+    const db = new Database(file.path);
+    file.track({ close: async () => void db.close() });
+    db.pragma('synchronous = NORMAL');
+    // Statements made slow on purpose: every step row counts to 1,000,000 first.
+    db.exec(`CREATE TRIGGER slow_step AFTER INSERT ON steps BEGIN
+      SELECT count(*) FROM (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 1000000) SELECT x FROM n);
+    END;`);
+    const writes = prepareWrites(db);
+    const start = performance.now();
+    const commitMs = writes.writeImmediate(serializeCommit(step('s1', 1, 1, 2)));
+    const wholeMs = performance.now() - start;
+    expect(commitMs).toBeGreaterThan(0);
+    expect(commitMs).toBeLessThan(wholeMs / 4);
+  });
+
   it('does not keep the process alive: a process that never closes its store exits once its groups are written', async () => {
     const code = `
       const { sqliteStore } = await import('./src/store/sqlite.ts');
