@@ -7,7 +7,8 @@
  * @module
  */
 import { join } from 'node:path';
-import { createRuntime, defineSwarm, type RuntimeOptions, scriptedModel, sqliteStore } from '../src/index.js';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createRuntime, defineSwarm, type RuntimeOptions, scriptedModel, sqliteStore, type SwarmStore } from '../src/index.js';
 import { scratchDir } from './disk.js';
 import { msSince, percentile, settledMemory, sleep } from './measure.js';
 import type { Figures } from './table.js';
@@ -29,6 +30,14 @@ const WARMUP = SWARMS;
 /** The passivation delay of the passivated row, and how long a row waits for things to settle. */
 export const PASSIVATE_AFTER_MS = 100;
 const SETTLE_MS = 1500;
+/**
+ * The rows' lease: renewed every third of it, so a renewal of every waiting swarm's lease falls
+ * in each {@link RENEWAL_WINDOW_MS} the row watches (the default lease, 15 s, would make the row
+ * wait 5 s for one).
+ */
+const LEASE_MS = 3000;
+/** How long the row watches the event loop and the store's renewals: two renewal periods. */
+const RENEWAL_WINDOW_MS = (2 * LEASE_MS) / 3;
 const ANSWER = 'Saturday works.';
 
 /** The swarm: asks a human at once (the built-in `pause` tool), then answers with the reply. */
@@ -49,9 +58,11 @@ export function pausedSwarms(passivateAfterMs: number | undefined | 'control'): 
   const control = passivateAfterMs === 'control';
   return async () => {
     const scratch = scratchDir();
-    const store = sqliteStore(join(scratch.dir, 'state.db'), { synchronous: 'NORMAL' });
+    const sqlite = sqliteStore(join(scratch.dir, 'state.db'), { synchronous: 'NORMAL' });
+    const renewals = timedRenewals(sqlite);
+    const store = renewals.store;
     // Passed whether or not this runtime knows the option yet (it then has no effect).
-    const options = { swarms: [swarm], model, store, ...(typeof passivateAfterMs === 'number' ? { passivateAfterMs } : {}) } as RuntimeOptions;
+    const options = { swarms: [swarm], model, store, leaseMs: LEASE_MS, ...(typeof passivateAfterMs === 'number' ? { passivateAfterMs } : {}) } as RuntimeOptions;
     const runtime = createRuntime(options);
     const client = (i: number) => runtime.forSwarm(swarm, `s${i}`);
     const pause = async (i: number) => {
@@ -86,6 +97,7 @@ export function pausedSwarms(passivateAfterMs: number | undefined | 'control'): 
       // Long enough for passivation to act, when it is on.
       await sleep(SETTLE_MS);
       const held = await settledMemory();
+      const renewing = await watchRenewals(renewals);
       // How many swarms were evicted, when the runtime says (it does once passivation exists).
       const stats = (runtime as { stats?: () => { passivated?: number } }).stats?.();
       const resumeMs: number[] = [];
@@ -102,12 +114,53 @@ export function pausedSwarms(passivateAfterMs: number | undefined | 'control'): 
         passivated: stats?.passivated ?? null,
         rssKbPerSwarm: (held.rss - base.rss) / 1024 / SWARMS,
         heapKbPerSwarm: (held.heapUsed - base.heapUsed) / 1024 / SWARMS,
+        ...renewing,
         ...(control ? {} : { resumeP50Ms: percentile(resumeMs, 0.5), resumeP99Ms: percentile(resumeMs, 0.99) }),
       };
     } finally {
       await runtime.close();
-      await store.close();
+      await sqlite.close();
       scratch.remove();
     }
+  };
+}
+
+/** A store whose lease renewals are timed: each call's ids and milliseconds, while `on`. */
+function timedRenewals(inner: SwarmStore) {
+  const calls: { ids: number; ms: number }[] = [];
+  let on = false;
+  const store: SwarmStore = Object.assign(Object.create(null) as object, inner, {
+    async renew(owner: string, swarmIds: readonly string[], until: number) {
+      const start = process.hrtime.bigint();
+      try {
+        await inner.renew(owner, swarmIds, until);
+      } finally {
+        if (on) calls.push({ ids: swarmIds.length, ms: msSince(start) });
+      }
+    },
+  });
+  return { store, calls, watch: (watching: boolean) => void (on = watching) };
+}
+
+/**
+ * Watches {@link RENEWAL_WINDOW_MS} of the waiting swarms' lease renewals: the store's time per
+ * renewal of {@link SWARMS} leases (summed over its calls), the longest store call, and the
+ * longest the event loop was held meanwhile (what a request arriving then waits).
+ */
+async function watchRenewals(renewals: ReturnType<typeof timedRenewals>) {
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  renewals.calls.length = 0;
+  renewals.watch(true);
+  delay.enable();
+  await sleep(RENEWAL_WINDOW_MS);
+  delay.disable();
+  renewals.watch(false);
+  const ids = renewals.calls.reduce((n, c) => n + c.ids, 0);
+  const ms = renewals.calls.reduce((n, c) => n + c.ms, 0);
+  return {
+    leasesRenewed: ids,
+    renewalMsPerAll: ids > 0 ? (ms * SWARMS) / ids : null,
+    renewalCallMaxMs: renewals.calls.length > 0 ? Math.max(...renewals.calls.map((c) => c.ms)) : null,
+    loopDelayMaxMs: delay.max / 1e6,
   };
 }

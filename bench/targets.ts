@@ -57,6 +57,13 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
       info('CPU per run: nats-server', f.cpuServerUs, 'µs');
     };
 
+    /** The waiting swarms' lease renewals, watched over two renewal periods (see rows-paused.ts). */
+    const renewal = () => {
+      info('store time to renew every waiting swarm’s lease', f.renewalMsPerAll, 'ms');
+      info('longest renewal call', f.renewalCallMaxMs, 'ms');
+      info('longest event-loop delay over two renewal periods', f.loopDelayMaxMs, 'ms');
+    };
+
     /** V8's collections during a sequential row's timed runs: what its p99 run is made of. */
     const gc = () => {
       info('in GC / run', f.gcUsPerRun, 'µs');
@@ -180,6 +187,7 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('heap per waiting swarm', f.heapKbPerSwarm, 'KB');
         info('resume p50', f.resumeP50Ms, 'ms');
         info('resume p99', f.resumeP99Ms, 'ms');
+        renewal();
         break;
       case `${PAUSED}|${PAUSED_CONTROL}`:
         info('RSS growth per swarm run (none waiting)', f.rssKbPerSwarm, 'KB');
@@ -199,6 +207,7 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('heap per waiting swarm', f.heapKbPerSwarm, 'KB');
         limit('resume p50', f.resumeP50Ms, 'ms', 2, live && { label: 'live', value: live.resumeP50Ms });
         info('resume p99', f.resumeP99Ms, 'ms');
+        renewal();
         break;
       }
       case `${STREAM}|${STREAM_MODE}`:

@@ -32,7 +32,7 @@ import type { Commit } from '../src/store/types.js';
 import { subjectToken } from '../src/transport/types.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from './support/nats-server.js';
 import { collect, sleep } from './support/script.js';
-import { event, record, step, T0 } from './support/store-fixtures.js';
+import { event, expectNotHeldByFilter, record, step, T0 } from './support/store-fixtures.js';
 
 let server: NatsServer;
 let cleanup: (() => Promise<unknown>)[] = [];
@@ -202,6 +202,10 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       expect(seqs(await store.readEvents('s1', 0))).toEqual([1]);
       await store.commit(step('s1', 2, 2, 3, 'B'));
       expect((await store.load('s1'))?.revision).toBe(2);
+    });
+
+    it('a listing can leave out the swarms an owner holds (what an adoption scan need not read)', async () => {
+      await expectNotHeldByFilter(await open());
     });
 
     it('release lets another owner claim at once; renew extends only the owner’s own leases; finished swarms cannot be claimed', async () => {

@@ -12,7 +12,7 @@ import {
   sqliteStore,
 } from '../src/index.js';
 import { sqliteFilePerTest } from './support/sqlite-file.js';
-import { event, record, step } from './support/store-fixtures.js';
+import { event, expectNotHeldByFilter, record, step } from './support/store-fixtures.js';
 
 const file = sqliteFilePerTest('xswarm-sqlite-');
 const { open } = file;
@@ -195,6 +195,10 @@ describe('leases', () => {
     expect(await store.claim('s1', { owner: 'C', until: Date.now() + 1000 }, Date.now())).toBe(false);
     await store.release('A', ['s1']);
     expect(await store.claim('s1', { owner: 'C', until: Date.now() + 1000 }, Date.now())).toBe(true);
+  });
+
+  it('a listing can leave out the swarms an owner holds (what an adoption scan need not read)', async () => {
+    await expectNotHeldByFilter(open());
   });
 
   it('finished swarms cannot be claimed', async () => {

@@ -714,6 +714,8 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
         if (!summary) continue;
         if (filter.definitionId && summary.definitionId !== filter.definitionId) continue;
         if (filter.status && filter.status.length > 0 && !filter.status.includes(summary.status)) continue;
+        const held = filter.notHeldBy;
+        if (held && summary.lease?.owner === held.owner && summary.lease.until > held.at) continue;
         out.push(summary);
       }
       out.sort((a, b) => b.updatedAt - a.updatedAt);

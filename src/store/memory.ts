@@ -69,7 +69,10 @@ export function memoryStore(): SwarmStore {
     },
     async list(filter = {}) {
       const records: SwarmRecord[] = [];
-      for (const { record } of swarms.values()) if (record) records.push(record);
+      const held = filter.notHeldBy;
+      for (const { record, lease } of swarms.values()) {
+        if (record && !(held && lease?.owner === held.owner && lease.until > held.at)) records.push(record);
+      }
       return records
         .filter((r) => (!filter.definitionId || r.definitionId === filter.definitionId) && (!filter.status || filter.status.includes(r.status)))
         .sort((a, b) => b.updatedAt - a.updatedAt)

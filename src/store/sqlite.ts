@@ -306,6 +306,10 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
         where.push(`(CASE WHEN ${UNREADABLE} THEN 'failed' ELSE status END) IN (${filter.status.map(() => '?').join(',')})`);
         params.push(...filter.status);
       }
+      if (filter.notHeldBy) {
+        where.push('(owner IS NULL OR owner <> ? OR lease_until <= ?)');
+        params.push(filter.notHeldBy.owner, filter.notHeldBy.at);
+      }
       // The snapshot text travels only when it is unreadable (for toRecord to name the problem as load does).
       const snapshot = `CASE WHEN status NOT IN ${FINAL} AND json_valid(snapshot) = 0 THEN snapshot ELSE 'null' END`;
       const sql = `SELECT no, swarm_id, definition_id, definition_version, machine_version, status, revision, ${snapshot} AS snapshot, result, last_seq, updated_at,

@@ -52,6 +52,12 @@ export interface SwarmFilter {
   definitionId?: string;
   status?: readonly SwarmRecord['status'][];
   limit?: number;
+  /**
+   * Leaves out the swarms whose lease `owner` holds past `at` (ms since epoch): what an
+   * adoption scan need not see, the swarms its own runtime drives. A store that ignores it
+   * lists them, which costs time, not correctness.
+   */
+  notHeldBy?: { owner: string; at: number };
 }
 
 /**

@@ -18,6 +18,7 @@ import { TeamHost } from './host.js';
 import type { TeamRuntimePort } from './host-types.js';
 import { TEAM_RECORD_PREFIX, type TeamStorePort } from './host-journal.js';
 import { checkLimit } from './limits.js';
+import { Renewal } from '../renewal.js';
 
 /** The longest team id (task swarm ids add `:<task>:<attempt>` to it). */
 const MAX_TEAM_ID_LENGTH = 64;
@@ -27,7 +28,7 @@ export class Teams {
   readonly #definitions = new Map<string, TeamDefinition>();
   readonly #hosts = new Map<string, TeamHost>();
   #closed = false;
-  #renewTimer: ReturnType<typeof setInterval> | undefined;
+  #renewal: Renewal | undefined;
   #adoptTimer: ReturnType<typeof setInterval> | undefined;
   /** The adoption pass under way, if any (the periodic scan never runs two at once). */
   #adopting: Promise<void> | undefined;
@@ -207,7 +208,7 @@ export class Teams {
   /** Stops driving every team: its last state is written and its lease given up. */
   async close(): Promise<void> {
     this.#closed = true;
-    if (this.#renewTimer) clearInterval(this.#renewTimer);
+    this.#renewal?.stop();
     if (this.#adoptTimer) clearInterval(this.#adoptTimer);
     const hosts = [...this.#hosts.values()];
     for (const host of hosts) host.close();
@@ -222,12 +223,14 @@ export class Teams {
   /** Renews this runtime's leases on its teams every third of a lease, as for swarms. */
   #keepRenewing(): void {
     const port = this.storePort;
-    if (!port || this.#renewTimer) return;
-    this.#renewTimer = setInterval(() => {
-      const ids = [...this.#hosts.values()].filter((h) => h.status === 'running' || h.status === 'paused').map((h) => h.teamId);
-      if (ids.length > 0) void port.store.renew(port.owner, ids, Date.now() + port.leaseMs).catch(() => undefined);
-    }, Math.max(20, port.leaseMs / 3));
-    this.#renewTimer.unref?.();
+    if (!port) return;
+    this.#renewal ??= new Renewal({
+      store: port.store,
+      owner: port.owner,
+      leaseMs: port.leaseMs,
+      ids: () => [...this.#hosts.values()].filter((h) => h.status === 'running' || h.status === 'paused').map((h) => h.teamId),
+    });
+    this.#renewal.start();
   }
 
   #register(def: TeamDefinition): void {
