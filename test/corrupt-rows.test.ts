@@ -183,7 +183,7 @@ describe('a swarm that cannot be restored', () => {
     await seed({ asker: ['a-corrupt', 'a-old', 'a-fine'] });
     tamper(`UPDATE swarms SET snapshot = 'not json' WHERE swarm_id = 'a-corrupt'`);
     tamper(`UPDATE swarms SET machine_version = 999 WHERE swarm_id = 'a-old'`);
-    const { base } = await restart();
+    const { base, rt } = await restart();
 
     const reasons = new Map<string, string>();
     for (const [id, why] of [
@@ -246,6 +246,14 @@ describe('a swarm that cannot be restored', () => {
     const resumed = await request(base, 'POST', '/swarms/asker/a-corrupt/resume', { message: 'Monday' });
     expect(resumed.status).toBe(409);
     expect(resumed.body.error).toContain(reasons.get('a-corrupt'));
+
+    // A listing that leaves out an owner's live leases leaves out one this runtime reports
+    // failed (stored paused) too.
+    tamper(`UPDATE swarms SET owner = 'elsewhere', lease_until = ? WHERE swarm_id = 'a-old'`, Date.now() + 600_000);
+    const failedNow = async (notHeldBy?: { owner: string; at: number }) =>
+      (await rt.list({ status: ['failed'], ...(notHeldBy ? { notHeldBy } : {}) })).map((s) => s.swarmId).sort();
+    expect(await failedNow()).toEqual(['a-corrupt', 'a-old']);
+    expect(await failedNow({ owner: 'elsewhere', at: Date.now() })).toEqual(['a-corrupt']);
   });
 });
 

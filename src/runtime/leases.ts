@@ -59,7 +59,8 @@ export class Leases {
    * snapshots, so the periodic scan costs one query when there is nothing to adopt.
    *
    * `scan: 'others'` (the periodic scan) does not list the swarms whose live lease is this
-   * owner's: listing 10,000 passivated swarms every half lease held the event loop 155 ms on
+   * owner's (one it leased but no longer drives is seen once that lease, no longer renewed, ran
+   * out): listing 10,000 passivated swarms every half lease held the event loop 155 ms on
    * SQLite. The first scan and the ones made on demand list them too: a process restarted
    * with the same owner id takes back at once the swarms its predecessor held under it.
    */

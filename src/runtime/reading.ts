@@ -69,6 +69,8 @@ export class Reading {
         if (listed.has(id)) continue;
         const record = await store.load(id);
         if (!record || (filter.definitionId && record.definitionId !== filter.definitionId)) continue;
+        const held = filter.notHeldBy;
+        if (held && record.lease?.owner === held.owner && record.lease.until > held.at) continue;
         const { snapshot: _s, ...summary } = record;
         listed.set(id, summary);
       }
