@@ -20,6 +20,7 @@ import {
   type Commit,
   type Lease,
   LeaseLostError,
+  leftOutBy,
   RevisionConflictError,
   type StoreStats,
   type SwarmFilter,
@@ -714,8 +715,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
         if (!summary) continue;
         if (filter.definitionId && summary.definitionId !== filter.definitionId) continue;
         if (filter.status && filter.status.length > 0 && !filter.status.includes(summary.status)) continue;
-        const held = filter.notHeldBy;
-        if (held && summary.lease?.owner === held.owner && summary.lease.until > held.at) continue;
+        if (leftOutBy(filter.notHeldBy, summary.lease)) continue;
         out.push(summary);
       }
       out.sort((a, b) => b.updatedAt - a.updatedAt);

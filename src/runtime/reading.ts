@@ -12,7 +12,7 @@ import { SwarmError } from '../errors.js';
 import { isFinal, type SwarmResult, type SwarmStatus } from '../result.js';
 import { readPage } from '../store/pages.js';
 import { summaryOf } from '../store/summary.js';
-import type { SwarmFilter, SwarmSummary } from '../store/types.js';
+import { leftOutBy, type SwarmFilter, type SwarmSummary } from '../store/types.js';
 import type { LiveSwarms } from './live.js';
 import { isRuntimeRecord } from './records.js';
 import type { SwarmHost } from './host.js';
@@ -68,9 +68,7 @@ export class Reading {
       for (const id of unrestorable.keys()) {
         if (listed.has(id)) continue;
         const record = await store.load(id);
-        if (!record || (filter.definitionId && record.definitionId !== filter.definitionId)) continue;
-        const held = filter.notHeldBy;
-        if (held && record.lease?.owner === held.owner && record.lease.until > held.at) continue;
+        if (!record || (filter.definitionId && record.definitionId !== filter.definitionId) || leftOutBy(filter.notHeldBy, record.lease)) continue;
         const { snapshot: _s, ...summary } = record;
         listed.set(id, summary);
       }

@@ -6,7 +6,7 @@
 import type { SwarmEvent } from '../../machines/events.js';
 import { isFinal } from '../result.js';
 import { assembleSnapshot } from './messages.js';
-import { type Commit, type Lease, LeaseLostError, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
+import { type Commit, type Lease, LeaseLostError, leftOutBy, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
 
 /**
  * Creates an in-memory store. It is volatile: a swarm's snapshot is written when the swarm
@@ -69,10 +69,7 @@ export function memoryStore(): SwarmStore {
     },
     async list(filter = {}) {
       const records: SwarmRecord[] = [];
-      const held = filter.notHeldBy;
-      for (const { record, lease } of swarms.values()) {
-        if (record && !(held && lease?.owner === held.owner && lease.until > held.at)) records.push(record);
-      }
+      for (const { record, lease } of swarms.values()) if (record && !leftOutBy(filter.notHeldBy, lease)) records.push(record);
       return records
         .filter((r) => (!filter.definitionId || r.definitionId === filter.definitionId) && (!filter.status || filter.status.includes(r.status)))
         .sort((a, b) => b.updatedAt - a.updatedAt)

@@ -60,6 +60,11 @@ export interface SwarmFilter {
   notHeldBy?: { owner: string; at: number };
 }
 
+/** Whether a listing filtered with `notHeldBy` leaves out a swarm whose lease is `lease`. */
+export function leftOutBy(notHeldBy: SwarmFilter['notHeldBy'], lease: Lease | undefined): boolean {
+  return notHeldBy !== undefined && lease?.owner === notHeldBy.owner && lease.until > notHeldBy.at;
+}
+
 /**
  * An owner's claim on a swarm: only the owner writes, until `until` (ms since epoch). `host`
  * and `pid` name the process that holds it, so a runtime restarted on the same host can see
