@@ -40,6 +40,8 @@ export function createSwarmLogic(ports: SwarmPorts) {
     childSwarm: fromPromise<CallResult, ChildSwarmInput>(({ input, signal }) => ports.runChild(input, signal)),
     remoteAgent: fromPromise<CallResult, RemoteAgentInput>(async ({ input, signal }) => {
       await ports.gate(input.swarmId);
+      // Stopped while the step that called it was being made durable: nothing is sent.
+      signal.throwIfAborted();
       return ports.runRemote(input, signal);
     }),
   });

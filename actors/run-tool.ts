@@ -9,12 +9,16 @@ import type { CallResult, ToolRunInput } from '../machines/contracts.js';
 import type { SwarmPorts } from './ports.js';
 
 /**
- * Creates the `runTool` actor logic. Never rejects: a failing tool, invalid arguments or a
- * result that cannot be serialized become `{ ok: false }` results for the model to read.
+ * Creates the `runTool` actor logic. A failing tool, invalid arguments or a result that cannot
+ * be serialized become `{ ok: false }` results for the model to read; it rejects only when its
+ * swarm was stopped before the tool began, which nobody reads.
  */
 export function createRunTool(ports: SwarmPorts) {
   return fromPromise<CallResult, ToolRunInput>(async ({ input, signal }) => {
     await ports.gate(input.swarmId);
+    // The swarm was stopped while the step that called the tool was being made durable: the
+    // tool never starts. (A pause lets the round's tool calls run on: it does not abort them.)
+    signal.throwIfAborted();
     let args: unknown;
     try {
       args = JSON.parse(input.arguments);

@@ -15,6 +15,7 @@ import {
   handoff,
   LocalBus,
   localTransport,
+  type ModelRequest,
   type Runtime,
   type RuntimeOptions,
   memoryStore,
@@ -246,6 +247,14 @@ function aborted(signal: AbortSignal): Promise<never> {
   return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
 }
 
+/** A model whose calls tell `called` (with the request) and never answer: they end when aborted. */
+function modelUntilAborted(called: (req: ModelRequest) => void) {
+  return scriptedModel((req) => {
+    called(req);
+    return aborted(req.signal);
+  });
+}
+
 describe('stops of what nobody holds', () => {
   const builder = defineSwarm({ id: 'builder', instructions: 'Build.' });
   const crew = defineTeam({ id: 'crew', workers: [{ type: 'dev', swarm: 'builder', count: 1 }], limits: { workerTimeoutMs: 600, maxAttempts: 5 } });
@@ -262,10 +271,7 @@ describe('stops of what nobody holds', () => {
     const busy = new Promise<void>((resolve) => (working = resolve));
     const first = await runtime({
       swarms: [builder],
-      model: scriptedModel((req) => {
-        working();
-        return aborted(req.signal);
-      }),
+      model: modelUntilAborted(working),
     });
     const leader = await runtime({ teams: [crew], model: queueModel({}), hosting: { heartbeatTimeoutMs: 30_000 } });
     const client = leader.forTeam('crew', 'tl');
@@ -310,6 +316,56 @@ describe('stops of what nobody holds', () => {
     const facts: TeamFact[] = [];
     for await (const event of client.events()) facts.push(event.metadata);
     expect(facts.filter((f) => f.type === 'team-released-attempt-completed')).toEqual([]);
+  });
+
+  it('a swarm nobody holds, taken over to be stopped, is stopped before its in-flight model call is made again', async () => {
+    const waiter = defineSwarm({ id: 'waiter', instructions: 'Wait.' });
+    let working!: () => void;
+    const busy = new Promise<void>((resolve) => (working = resolve));
+    const first = await runtime({
+      swarms: [waiter],
+      model: modelUntilAborted(working),
+    });
+    await first.forSwarm('waiter', 'w1').run('go');
+    await busy;
+    // Its lease released with the model call in flight: the swarm is stored unfinished, held by nobody.
+    await first.close();
+    // Hosts the definition but adopts nothing by itself (not started): only the stop brings the swarm here.
+    const calls: string[] = [];
+    const second = await runtime(
+      {
+        swarms: [waiter],
+        model: modelUntilAborted((req) => calls.push(req.swarmId)),
+      },
+      false,
+    );
+    await second.forSwarm('waiter', 'w1').stop('no longer needed');
+    expect(await second.forSwarm('waiter', 'w1').wait()).toEqual({ status: 'stopped', reason: 'no longer needed' });
+    const facts = (await collect(second.forSwarm('waiter', 'w1').events())).flatMap((e) => (e.kind === 'status-update' ? [e.metadata.type] : []));
+    expect(facts.filter((f) => f === 'stopped')).toHaveLength(1);
+    expect(calls).toEqual([]);
+  });
+
+  it('a parent nobody holds, taken over to be stopped, stops its child swarm hosted by another runtime', async () => {
+    const kitchen = defineSwarm({ id: 'kitchen', description: 'Cooks', instructions: 'Cook.' });
+    let cooking!: () => void;
+    const busy = new Promise<void>((resolve) => (cooking = resolve));
+    const worker = await runtime({
+      swarms: [kitchen],
+      model: modelUntilAborted(cooking),
+    });
+    const host = defineSwarm({ id: 'host', instructions: 'Host.', handoffs: [handoff.toSwarm('kitchen')] });
+    const first = await runtime({ swarms: [host], model: queueModel({ host: [call('handoff_to_kitchen', { request: 'soup' }, 'k1')] }) });
+    await first.forSwarm(host, 'dinner').run('Dinner');
+    await busy;
+    const [child] = await worker.list({ definitionId: 'kitchen' });
+    expect(child).toMatchObject({ status: 'running' });
+    // The parent's lease released while it awaits its child: stored unfinished, held by nobody.
+    await first.close();
+    const second = await runtime({ swarms: [host], model: queueModel({}) }, false);
+    await second.forSwarm(host, 'dinner').stop('no longer needed');
+    expect(await second.forSwarm(host, 'dinner').wait()).toEqual({ status: 'stopped', reason: 'no longer needed' });
+    expect(await worker.forSwarm(kitchen, child!.swarmId).wait()).toEqual({ status: 'stopped', reason: 'parent swarm "dinner" stopped' });
   });
 
   it('a stop of an ad-hoc swarm nobody holds fails at once with not-live', async () => {

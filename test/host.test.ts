@@ -2,15 +2,17 @@
  * The host of a live swarm and its commits (`SwarmHost`), seen through a recording store
  * wrapper: each completed step is one commit holding its events and its snapshot record; events
  * are numbered 1, 2, 3… without gaps across commits; no step starts before every commit issued
- * before it is durable (`gate()` waits, also for a slow store and across retries); a commit the
- * store refuses stops the swarm before anything else runs.
+ * before it is durable (`gate()` waits, also for a slow store and across retries), and a call
+ * whose swarm was stopped meanwhile never starts; a commit the store refuses stops the swarm
+ * before anything else runs.
  */
 import { describe, expect, it } from 'vitest';
-import { createRuntime, LeaseLostError, memoryStore, type Model, type ModelRequest, type SwarmEvent } from '../src/index.js';
+import { z } from 'zod';
+import { createRuntime, defineSwarm, handoff, LeaseLostError, memoryStore, type Model, type ModelRequest, type RemoteAgentClient, type Runtime, type SwarmEvent, tool } from '../src/index.js';
 import { CREW_RESULT, JOIN_RESULT, type JoinEffects, joinChildIdOf, joinDefinitions, joinModel } from './support/crash-join.js';
 import { type RecordingOptions, recordingStore } from './support/recording-store.js';
 import { memoryEffects, type SideEffects, stepLabel, W1_CALLS, W1_RESULT, w1Definitions, w1Model } from './support/crash-w1.js';
-import { sleep } from './support/script.js';
+import { call, queueModel, sleep } from './support/script.js';
 
 const oneToN = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
@@ -161,6 +163,74 @@ describe('gate(): no step starts before the commits issued before it are durable
     expect(calls).toEqual(W1_CALLS);
     expect(runs).toEqual([1, 1, 1]);
     expect(events.map((e) => e.seq)).toEqual(oneToN(events.length));
+  });
+
+  /**
+   * Starts swarm `s` (defined with `parts`) on a store whose commits become durable 150 ms after
+   * they are issued (`options` add to the runtime's); its first response is `first`, a call.
+   * Stops it while that call waits for the response's commit, then waits past that commit: the
+   * stopped call would have begun by now. `afterwards` looks at the runtime before it closes.
+   */
+  async function stopWhileGated(
+    parts: Partial<Parameters<typeof defineSwarm>[0]>,
+    first: ReturnType<typeof call>,
+    options: Partial<Parameters<typeof createRuntime>[0]> = {},
+    afterwards: (runtime: Runtime) => Promise<void> = async () => undefined,
+  ) {
+    const rec = recordingStore(memoryStore(), { delayMs: 150 });
+    let responded!: () => void;
+    const answered = new Promise<void>((resolve) => (responded = resolve));
+    const model = queueModel({
+      s: [
+        () => {
+          responded();
+          return first;
+        },
+        { text: 'done' },
+      ],
+    });
+    const s = defineSwarm({ id: 's', instructions: 'Book.', ...parts });
+    const runtime = createRuntime({ ...options, swarms: [s, ...(options.swarms ?? [])], model, store: rec.store });
+    try {
+      const client = runtime.forSwarm(s, 'dinner');
+      await client.run('Book a table');
+      await answered;
+      // The response is judged and the round opened within a few ms: its call now waits for
+      // the response's commit.
+      await sleep(30);
+      expect(rec.pending('dinner')).toBe(true);
+      await client.stop('no longer needed');
+      await sleep(250);
+      expect(await client.getResult()).toEqual({ status: 'stopped', reason: 'no longer needed' });
+      expect(model.requests).toHaveLength(1);
+      await afterwards(runtime);
+    } finally {
+      await runtime.close();
+    }
+  }
+
+  it('a tool call whose swarm is stopped while it waits for its step to be durable never starts', async () => {
+    let executed = 0;
+    const book = tool({ name: 'book', description: 'Books the table.', parameters: z.object({}), execute: () => (executed++, 'booked') });
+    await stopWhileGated({ tools: [book] }, call('book', {}, 'b1'));
+    expect(executed).toBe(0);
+  });
+
+  it('a remote agent call whose swarm is stopped while it waits for its step to be durable is never sent', async () => {
+    let sent = 0;
+    const remote: RemoteAgentClient = {
+      card: async () => ({ name: 'booker', description: 'Books tables.' }),
+      send: async () => (sent++, { ok: true, content: 'booked' }),
+    };
+    await stopWhileGated({ handoffs: [handoff.toRemoteAgent('http://127.0.0.1:9/card.json')] }, call('handoff_to_booker', { request: 'a table' }, 'r1'), { remote });
+    expect(sent).toBe(0);
+  });
+
+  it('a child swarm whose parent is stopped while the handoff waits for its step to be durable is never started', async () => {
+    const kitchen = defineSwarm({ id: 'kitchen', instructions: 'Cook.' });
+    await stopWhileGated({ handoffs: [handoff.toSwarm(kitchen)] }, call('handoff_to_kitchen', { request: 'a table' }, 'k1'), { swarms: [kitchen] }, async (runtime) => {
+      expect(await runtime.list({ definitionId: 'kitchen' })).toEqual([]);
+    });
   });
 });
 

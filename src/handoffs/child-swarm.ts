@@ -92,6 +92,9 @@ export class ChildSwarms {
     await parent?.gate();
     const id = input.childSwarmId;
     const known = deps.host(id) !== undefined || (await summaryOf(deps.store, id)) !== undefined;
+    // The parent was stopped while the step that called the child was being made durable: a
+    // child not started yet never is (one that exists is stopped below).
+    if (!known && signal.aborted) throw signal.reason;
     // Re-attaching after a restart: relay what the parent has not stored yet, exactly once.
     const since = known ? await this.relayedUpTo(input.parentId, id) : 0;
     const hosted = deps.hosted && !deps.hosted.isLocal(input.definitionId) ? deps.hosted : undefined;
@@ -103,12 +106,16 @@ export class ChildSwarms {
         attach: true,
         ...(input.customization ? { customization: input.customization } : {}),
       };
-      try {
-        await hosted.host(request, signal);
-      } catch (e) {
-        if (signal.aborted) throw signal.reason;
-        // A child that exists goes on being followed: its heartbeats' silence asks again.
-        if (!known) return { ok: false, content: `${targetName(input.definitionId)} could not start: ${errorText(e)}` };
+      // A parent stopped by now (taken over to be stopped) asks no runtime to host its child:
+      // the child, if it exists, is stopped below.
+      if (!signal.aborted) {
+        try {
+          await hosted.host(request, signal);
+        } catch (e) {
+          // Stopped during the request: the child may have started, and is stopped below.
+          if (!signal.aborted && !known) return { ok: false, content: `${targetName(input.definitionId)} could not start: ${errorText(e)}` };
+          // A child that exists goes on being followed: its heartbeats' silence asks again.
+        }
       }
       hosted.keepAlive(request, async () => isFinal((await deps.result(id)).status), lifetime);
     } else if (!deps.host(id)) {

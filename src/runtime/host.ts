@@ -113,8 +113,15 @@ export class SwarmHost {
     });
   }
 
-  /** Starts (or resumes) the actor. The first commit happens synchronously inside. */
-  start(): void {
+  /**
+   * Starts (or resumes) the actor. The first commit happens synchronously inside. `first` is
+   * applied before anything of the swarm does its work: a swarm restored only to be stopped
+   * makes no model, tool or remote call, and starts no child swarm (each waits a tick for
+   * `gate()`, and finds itself stopped by then; a child swarm that exists is stopped with it).
+   */
+  start(first?: SwarmCommand): void {
+    // Queued until the actor starts, then taken at the end of `start()`, in the same turn.
+    if (first) this.actor.send(first);
     this.actor.start();
   }
 

@@ -17,6 +17,7 @@
  */
 import { z } from 'zod';
 import type { PauseReason } from '../../machines/events.js';
+import type { SwarmCommand } from '../../machines/swarm.js';
 import { delay } from '../abort.js';
 import type { Catalog } from '../definitions/catalog.js';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
@@ -98,8 +99,11 @@ export interface HostingDeps {
   timings: HostingTimings;
   /** Starts a swarm here under a derived id (the caller's idempotency key). */
   launch(definitionId: string, swarmId: string, input: unknown, options: ResolveOptions & { contextId?: string }): Promise<void>;
-  /** Claims and restores a stored swarm (taking a dead holder's lease over); undefined when it could not. */
-  restore(swarmId: string, takeover?: string): Promise<unknown>;
+  /**
+   * Claims and restores a stored swarm (taking a dead holder's lease over), applying `first`
+   * before anything of it runs again; undefined when it could not.
+   */
+  restore(swarmId: string, takeover?: string, first?: SwarmCommand): Promise<unknown>;
   command(command: OwnerCommand): Promise<void>;
 }
 
@@ -218,9 +222,11 @@ export class Hosting {
    * Keeps a hosted swarm's call alive: listens to its heartbeats and, when they stop for
    * `heartbeatTimeoutMs` while it has not ended, sends `request` again (to any runtime hosting
    * the definition, under the same swarm id). `onBeat` hears each heartbeat (a team's worker
-   * progress). Ends when `signal` aborts.
+   * progress). Ends when `signal` aborts (does nothing when it has).
    */
   keepAlive(request: HostRequest, ended: () => Promise<boolean>, signal: AbortSignal, onBeat?: () => void): void {
+    // An abort listener added now would never run, and the check would go on forever.
+    if (signal.aborted) return;
     const { heartbeatTimeoutMs } = this.deps.timings;
     let last = Date.now();
     let sub: TransportSubscription | undefined;
@@ -408,7 +414,12 @@ export class Hosting {
         if (!record || isFinal(record.status)) return;
         const held = heldByOther(record.lease, this.deps.owner, Date.now());
         if (!held || held.takeover) {
-          if (await this.deps.restore(id, held?.takeover)) return await this.applyStop(id);
+          // A swarm taken over to be stopped is stopped before anything of it runs again: an
+          // in-flight call of its dead holder is not made again only to be aborted.
+          // (A stop accepted while it is being restored is applied right after.)
+          const reason = this.stops.get(id);
+          const stop: SwarmCommand | undefined = reason === undefined ? undefined : { type: 'STOP', reason };
+          if (await this.deps.restore(id, held?.takeover, stop)) return stop ? undefined : await this.applyStop(id);
         } else if (this.stops.has(id)) {
           // Held by a runtime that may be alive after all: it stops the swarm if it answers.
           const stopped = await this.send(held.lease.owner, { op: 'stop', swarmId: id, reason: this.stops.get(id)! }).then(

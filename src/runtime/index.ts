@@ -186,7 +186,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
         timings,
         launch: (definitionId, swarmId, input, startOptions) =>
           launchSwarm(this.launching, definitionId, swarmId, input, startOptions, MAX_DERIVED_SWARM_ID_LENGTH),
-        restore: (id, takeover) => this.leases.restore(id, takeover),
+        restore: (id, takeover, first) => this.leases.restore(id, takeover, first),
         command: (c) =>
           c.op === 'pause'
             ? this.commands.pause(c.swarmId, c.reason)

@@ -9,7 +9,7 @@
  */
 import { errorText } from '../../machines/error-text.js';
 import type { SwarmEvent } from '../../machines/events.js';
-import { SWARM_MACHINE_VERSION } from '../../machines/swarm.js';
+import { SWARM_MACHINE_VERSION, type SwarmCommand } from '../../machines/swarm.js';
 import type { Catalog } from '../definitions/catalog.js';
 import { HOST, heldByOther } from '../holder.js';
 import { Renewal } from '../renewal.js';
@@ -98,9 +98,10 @@ export class Leases {
    * Claims a stored swarm and launches its host from its record, with the events the record does
    * not cover yet: how adoption takes a swarm over, and how a passivated swarm (whose lease this
    * runtime kept) comes back. Undefined when the claim fails (another runtime holds it), the swarm
-   * ended, or it cannot be restored (then it is reported failed with the reason).
+   * ended, or it cannot be restored (then it is reported failed with the reason). `first` is
+   * applied before anything of the swarm runs again (see {@link SwarmHost.start}).
    */
-  async restore(id: string, takeover?: string): Promise<SwarmHost | undefined> {
+  async restore(id: string, takeover?: string, first?: SwarmCommand): Promise<SwarmHost | undefined> {
     const { live } = this;
     if (live.closed || live.starting.has(id)) return undefined;
     live.starting.add(id);
@@ -111,7 +112,7 @@ export class Leases {
       const tail = record ? await this.tailOf(record) : undefined;
       if (!record || !tail || isFinal(record.status) || live.hosts.has(id) || live.closed) return undefined;
       const host = this.restored(record, tail.at(-1)?.seq ?? record.lastSeq);
-      return host && live.launch(host);
+      return host && live.launch(host, first);
     } finally {
       live.starting.delete(id);
     }

@@ -7,6 +7,7 @@
  * @module
  */
 import type { SwarmEvent } from '../../machines/events.js';
+import type { SwarmCommand } from '../../machines/swarm.js';
 import type { createSwarmLogic } from '../../actors/index.js';
 import type { Catalog } from '../definitions/catalog.js';
 import { SwarmError } from '../errors.js';
@@ -95,11 +96,11 @@ export class LiveSwarms {
     return host;
   }
 
-  /** Starts driving a host. */
-  launch(host: SwarmHost): SwarmHost {
+  /** Starts driving a host (`first`: see {@link SwarmHost.start}). */
+  launch(host: SwarmHost, first?: SwarmCommand): SwarmHost {
     this.hosts.set(host.swarmId, host);
     this.options.launched();
-    host.start();
+    host.start(first);
     this.passivation?.launched(host);
     return host;
   }
