@@ -149,17 +149,42 @@ describe('group commit, batches in flight', () => {
     const lead = commit('lead', 1);
     const first = [commit('x', 1), commit('z', 1)];
     await endOfTurn();
-    const second = [commit('x', 2), commit('y', 1)];
+    const second = [commit('y', 1)];
     await endOfTurn();
     await lead;
+    // Both swarms have a commit out: their next ones wait.
+    const behind = [commit('x', 2), commit('y', 2)];
+    await endOfTurn();
     expect(posted.map((p) => p.ids)).toEqual([['x@1', 'z@1'], ['y@1']]);
     posted[0]!.fail(new Error('disk I/O error'));
+    await Promise.all([...first, behind[0]]);
+    expect(log).toEqual(expect.arrayContaining(['refused x@1: disk I/O error', 'refused z@1: disk I/O error', 'refused x@2: disk I/O error']));
+    expect(posted).toHaveLength(2); // y@2 still waits for y@1
     posted[1]!.answer();
-    await Promise.all([...first, ...second]);
-    expect(log).toEqual(
-      expect.arrayContaining(['refused x@1: disk I/O error', 'refused z@1: disk I/O error', 'refused x@2: disk I/O error', 'ack y@1']),
-    );
-    expect(posted).toHaveLength(2);
+    await Promise.all(second);
+    await endOfTurn();
+    expect(posted.map((p) => p.ids)).toEqual([['x@1', 'z@1'], ['y@1'], ['y@2']]);
+    posted[2]!.answer();
+    await behind[1];
+    expect(log).toEqual(expect.arrayContaining(['ack y@1', 'ack y@2']));
+  });
+
+  it('another write asked for while one batch is out waits for it, and no batch is posted meanwhile', async () => {
+    const { group, log, posted, commit } = held();
+    const all = [commit('lead', 1), commit('a', 1), commit('b', 1)];
+    await endOfTurn();
+    expect(posted).toHaveLength(1);
+    const claimed = group.exclusive(() => log.push('claim'));
+    all.push(commit('c', 1), commit('d', 1));
+    await endOfTurn();
+    // Room for a second batch, but the claim waits for the first: nothing is posted past it.
+    expect(posted).toHaveLength(1);
+    expect(log).not.toContain('claim');
+    posted[0]!.answer();
+    await claimed;
+    expect(log[log.indexOf('claim') + 1]).toBe('post c@1,d@1');
+    posted[1]!.answer();
+    await Promise.all(all);
   });
 
   it('another write waits for every batch out, runs before the next batch is posted, and is not starved by steady commits', async () => {
@@ -246,6 +271,15 @@ describe('the writer thread, two batches posted before either is answered', () =
     expect(started).toBe(2);
   });
 
+  it('a batch that cannot be posted fails alone; the thread answers the next one', async () => {
+    file.open();
+    const writer = threadWriter(writerThread()!, file.path, {}, newStats());
+    file.track(writer);
+    const unclonable = [{ ...serializeCommit(step('a', 1, 1, 1)), swarmId: (() => 'a') as unknown as string }];
+    await expect(writer.write(unclonable)).rejects.toMatchObject({ name: 'DataCloneError' });
+    await expect(writer.write([serializeCommit(step('b', 1, 1, 1))])).resolves.toEqual([undefined]);
+  });
+
   it('a thread that dies fails every batch it had not answered', async () => {
     file.open();
     let started = 0;
@@ -256,7 +290,8 @@ describe('the writer thread, two batches posted before either is answered', () =
     const batch = (id: string) => [serializeCommit(step(id, 1, 1, 1))];
     const outcomes = await Promise.allSettled([writer.write(batch('a')), writer.write(batch('b'))]);
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
-    expect((outcomes[0] as PromiseRejectedResult).reason).toMatchObject({ message: 'the writer thread failed mid-batch' });
+    // Both with the thread's own error, not the later "exited" one.
+    for (const o of outcomes) expect((o as PromiseRejectedResult).reason).toMatchObject({ message: 'the writer thread failed mid-batch' });
     await expect(writer.write(batch('c'))).resolves.toEqual([undefined]);
   });
 });

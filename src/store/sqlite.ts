@@ -329,7 +329,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
           };
         });
     },
-    // Writes beside commits run when no group is being written (see GroupCommit.exclusive).
+    // Writes beside commits run when no group is out to the writer (see GroupCommit.exclusive).
     async claim(swarmId: string, lease: Lease, now: number, takeover?: string) {
       const params = { owner: lease.owner, until: lease.until, host: lease.host ?? null, pid: lease.pid ?? null, swarmId, now, takeover: takeover ?? null };
       return group.exclusive(() => claimStmt.run(params).changes === 1);
