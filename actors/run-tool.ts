@@ -6,6 +6,7 @@
 import { fromPromise } from 'xstate';
 import { errorText } from '../machines/error-text.js';
 import type { CallResult, ToolRunInput } from '../machines/contracts.js';
+import { passGate } from './gate.js';
 import type { SwarmPorts } from './ports.js';
 
 /**
@@ -15,10 +16,7 @@ import type { SwarmPorts } from './ports.js';
  */
 export function createRunTool(ports: SwarmPorts) {
   return fromPromise<CallResult, ToolRunInput>(async ({ input, signal }) => {
-    await ports.gate(input.swarmId);
-    // The swarm was stopped while the step that called the tool was being made durable: the
-    // tool never starts. (A pause lets the round's tool calls run on: it does not abort them.)
-    signal.throwIfAborted();
+    await passGate(ports, input.swarmId, signal);
     let args: unknown;
     try {
       args = JSON.parse(input.arguments);
