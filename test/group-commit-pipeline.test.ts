@@ -9,9 +9,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { type BatchWriter, groupCommit, MAX_BATCH, MAX_IN_FLIGHT, type SqliteStoreStats, threadWriter, writerThread } from '../src/store/sqlite-group.js';
+import { type BatchWriter, groupCommit, MAX_BATCH, MAX_IN_FLIGHT, threadWriter, writerThread } from '../src/store/sqlite-group.js';
 import { type BatchFailures, type SerializedCommit, serializeCommit, type Writes } from '../src/store/sqlite-writes.js';
-import { sqliteFilePerTest } from './support/sqlite-file.js';
+import { newWriterStats, sqliteFilePerTest } from './support/sqlite-file.js';
 import { step } from './support/store-fixtures.js';
 
 const file = sqliteFilePerTest('xswarm-pipeline-');
@@ -19,7 +19,6 @@ const file = sqliteFilePerTest('xswarm-pipeline-');
 /** The end of the current event-loop turn: what queued in it has been posted. */
 const endOfTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-const newStats = (): SqliteStoreStats => ({ commits: 0, transactions: 0, writeMs: 0, syncMs: 0, serializeMs: 0, writerMs: 0 });
 
 /** A batch posted to the held writer, answered when the test calls `answer` or `fail`. */
 interface Posted {
@@ -55,7 +54,7 @@ function held() {
       log.push('writer closed');
     },
   };
-  const group = groupCommit(inline, writer, newStats());
+  const group = groupCommit(inline, writer, newWriterStats());
   /** Commits `c` and logs its outcome when it settles. */
   const commit = (swarmId: string, revision: number) => {
     const settled = group.commit(step(swarmId, revision, revision, revision)).then(
@@ -64,7 +63,19 @@ function held() {
     );
     return settled;
   };
-  return { group, log, posted, commit };
+  /**
+   * Brings the group to two batches out: a turn's inline lead, then `a@1, b@1` posted at the
+   * end of that turn and `c@1` at the end of the next. Returns the four commits' outcomes.
+   */
+  const twoOut = async () => {
+    const all = [commit('lead', 1), commit('a', 1), commit('b', 1)];
+    await endOfTurn();
+    all.push(commit('c', 1));
+    await endOfTurn();
+    expect(posted.map((p) => p.ids)).toEqual([['a@1', 'b@1'], ['c@1']]);
+    return all;
+  };
+  return { group, log, posted, commit, twoOut };
 }
 
 describe('group commit, batches in flight', () => {
@@ -188,12 +199,8 @@ describe('group commit, batches in flight', () => {
   });
 
   it('another write waits for every batch out, runs before the next batch is posted, and is not starved by steady commits', async () => {
-    const { group, log, posted, commit } = held();
-    const all = [commit('lead', 1), commit('a', 1), commit('b', 1)];
-    await endOfTurn();
-    all.push(commit('c', 1));
-    await endOfTurn();
-    expect(posted.map((p) => p.ids)).toEqual([['a@1', 'b@1'], ['c@1']]);
+    const { group, log, posted, commit, twoOut } = held();
+    const all = await twoOut();
     const renewed = group.exclusive(() => log.push('renew'));
     // Swarms keep committing every turn while the renewal waits.
     for (let turn = 0; turn < 5; turn++) {
@@ -216,11 +223,8 @@ describe('group commit, batches in flight', () => {
   });
 
   it('close() waits for every batch out and writes what queued behind them before closing the writer', async () => {
-    const { group, log, posted, commit } = held();
-    const all = [commit('lead', 1), commit('a', 1), commit('b', 1)];
-    await endOfTurn();
-    all.push(commit('c', 1));
-    await endOfTurn();
+    const { group, log, posted, commit, twoOut } = held();
+    const all = await twoOut();
     all.push(commit('d', 1), commit('a', 2));
     const closed = group.close();
     await expect(group.commit(step('late', 1, 1, 1))).rejects.toThrow(/not open/);
@@ -241,7 +245,7 @@ describe('the writer thread, two batches posted before either is answered', () =
   it('writes them in order and answers each with its own outcomes', async () => {
     const store = file.open(); // creates the schema
     await store.commit(step('x', 1, 1, 1));
-    const writer = threadWriter(writerThread()!, file.path, {}, newStats());
+    const writer = threadWriter(writerThread()!, file.path, {}, newWriterStats());
     file.track(writer);
     const batch = (...commits: Parameters<typeof step>[]) => commits.map((args) => serializeCommit(step(...args)));
     // x@2 in the first batch, x@3 in the second: the second is written after the first.
@@ -262,7 +266,7 @@ describe('the writer thread, two batches posted before either is answered', () =
     writeFileSync(garbage, 'not a database '.repeat(400));
     const real = writerThread()!;
     let started = 0;
-    const writer = threadWriter((workerData) => real(started++ === 0 ? { ...workerData, path: garbage } : workerData), file.path, {}, newStats());
+    const writer = threadWriter((workerData) => real(started++ === 0 ? { ...workerData, path: garbage } : workerData), file.path, {}, newWriterStats());
     file.track(writer);
     const batch = (id: string) => [serializeCommit(step(id, 1, 1, 1))];
     const outcomes = await Promise.allSettled([writer.write(batch('a')), writer.write(batch('b'))]);
@@ -273,7 +277,7 @@ describe('the writer thread, two batches posted before either is answered', () =
 
   it('a batch that cannot be posted fails alone; the thread answers the next one', async () => {
     file.open();
-    const writer = threadWriter(writerThread()!, file.path, {}, newStats());
+    const writer = threadWriter(writerThread()!, file.path, {}, newWriterStats());
     file.track(writer);
     const unclonable = [{ ...serializeCommit(step('a', 1, 1, 1)), swarmId: (() => 'a') as unknown as string }];
     await expect(writer.write(unclonable)).rejects.toMatchObject({ name: 'DataCloneError' });
@@ -285,7 +289,7 @@ describe('the writer thread, two batches posted before either is answered', () =
     let started = 0;
     const real = writerThread()!;
     const dying = new URL('./support/failing-writer.mjs', import.meta.url);
-    const writer = threadWriter((workerData) => (started++ === 0 ? new Worker(dying, { workerData }) : real(workerData)), file.path, {}, newStats());
+    const writer = threadWriter((workerData) => (started++ === 0 ? new Worker(dying, { workerData }) : real(workerData)), file.path, {}, newWriterStats());
     file.track(writer);
     const batch = (id: string) => [serializeCommit(step(id, 1, 1, 1))];
     const outcomes = await Promise.allSettled([writer.write(batch('a')), writer.write(batch('b'))]);
