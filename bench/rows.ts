@@ -32,6 +32,12 @@ export const PASSIVATED = `passivateAfterMs ${PASSIVATE_AFTER_MS}`;
 export const PAUSED_CONTROL = 'control: none left waiting';
 export const STREAM_MODE = `events({ since: 0 }) of ${EVENTS / 1000}k`;
 export const CROSS_PROCESS = 'cross-process';
+/**
+ * The sequential W1 rows again in a node started with V8's allocation-site pretenuring off, for
+ * reading what it does to their collections (see the README, "Where the time goes").
+ */
+export const NO_PRETENURING_OPTION = '--no-allocation-site-pretenuring';
+export const SEQUENTIAL_NO_PRETENURING = 'sequential, no pretenuring';
 
 const name = (workload: string, mode: string) => `${workload} / ${mode}`;
 
@@ -42,6 +48,15 @@ export const ROWS: RowSpec[] = [
   { workload: W1_MEMORY, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL), name(W1_MACHINE, SEQUENTIAL)], repeated: true, measure: runtimeSequential },
   { workload: W1_BARE, mode: SEQUENTIAL, repeated: true, measure: bareSequential },
   { workload: W1_MACHINE, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL)], repeated: true, measure: machineSequential },
+  {
+    workload: W1_MEMORY,
+    mode: SEQUENTIAL_NO_PRETENURING,
+    needs: [name(W1_BARE, SEQUENTIAL_NO_PRETENURING)],
+    repeated: true,
+    nodeOptions: [NO_PRETENURING_OPTION],
+    measure: runtimeSequential,
+  },
+  { workload: W1_BARE, mode: SEQUENTIAL_NO_PRETENURING, repeated: true, nodeOptions: [NO_PRETENURING_OPTION], measure: bareSequential },
   { workload: W1_MEMORY, mode: CONCURRENT, needs: [name(W1_BARE, CONCURRENT), name(W1_MACHINE, CONCURRENT)], repeated: true, measure: runtimeConcurrent },
   { workload: W1_BARE, mode: CONCURRENT, repeated: true, measure: bareConcurrent },
   { workload: W1_MACHINE, mode: CONCURRENT, needs: [name(W1_BARE, CONCURRENT)], repeated: true, measure: machineConcurrent },

@@ -62,7 +62,7 @@ async function bundle(): Promise<string> {
 
 /** Measures one row in a child process running the bundled script with `--row`. */
 function measureInChild(script: string, spec: RowSpec): BenchRow {
-  const out = execFileSync(process.execPath, ['--expose-gc', script, '--row', rowName(spec)], {
+  const out = execFileSync(process.execPath, [...(spec.nodeOptions ?? []), '--expose-gc', script, '--row', rowName(spec)], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
     maxBuffer: 1 << 24,
@@ -102,6 +102,8 @@ if (fixture !== undefined) {
 } else if (single !== undefined) {
   const spec = ROWS.find((r) => rowName(r) === single);
   if (!spec) throw new Error(`No row "${single}"; rows: ${ROWS.map(rowName).join(', ')}`);
+  const missing = (spec.nodeOptions ?? []).filter((o) => !process.execArgv.includes(o));
+  if (missing.length > 0) throw new Error(`Row "${single}" runs in a node started with ${missing.join(' ')}`);
   process.stdout.write(`${rowJson(await measure(spec))}\n`);
 } else {
   const specs = selected(option('--only'));

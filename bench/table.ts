@@ -30,6 +30,12 @@ export interface RowSpec {
    * whose own ratio a neighbour's load can tip, for the same medians.
    */
   repeated?: true;
+  /**
+   * Node options the row's process starts with. A row that needs them is measured only in a
+   * process that has them: the bench starts its children so, and `--row` refuses to run it in a
+   * process without them.
+   */
+  nodeOptions?: readonly string[];
   measure(): Promise<Figures>;
 }
 

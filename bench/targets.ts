@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CONCURRENT, CROSS_PROCESS, HANDOFF, LIVE, LONG, LONG_MODE, PASSIVATED, PAUSED, PAUSED_CONTROL, SEQUENTIAL, STREAM, STREAM_MODE, W1_BARE, W1_FULL, W1_JETSTREAM, W1_MACHINE, W1_MEMORY, W1_NORMAL } from './rows.js';
+import { CONCURRENT, CROSS_PROCESS, HANDOFF, LIVE, LONG, LONG_MODE, PASSIVATED, PAUSED, PAUSED_CONTROL, SEQUENTIAL, SEQUENTIAL_NO_PRETENURING, STREAM, STREAM_MODE, W1_BARE, W1_FULL, W1_JETSTREAM, W1_MACHINE, W1_MEMORY, W1_NORMAL } from './rows.js';
 import { type BenchRow, type Figures, num, type TableLine } from './table.js';
 
 /** Peak RSS growth allowed while reading the long stream (bounded memory: pages, not the whole stream). */
@@ -90,6 +90,17 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('µs per model call', f.usPerModelCall, 'µs');
         info('p50 run', f.p50Us, 'µs');
         // The same ratio for the floor: V8's scavenges set both rows' p99 on this machine.
+        beside('p99 run', f.p99Us, 'µs', 'p50', f.p50Us);
+        gc();
+        break;
+      case `${W1_MEMORY}|${SEQUENTIAL_NO_PRETENURING}`:
+        // For reading: the same two rows with V8's pretenuring off, side by side.
+        beside('µs per model call', f.usPerModelCall, 'µs', 'bare XState, same option', figures(W1_BARE, SEQUENTIAL_NO_PRETENURING)?.usPerModelCall);
+        beside('p99 run', f.p99Us, 'µs', 'p50', f.p50Us);
+        gc();
+        break;
+      case `${W1_BARE}|${SEQUENTIAL_NO_PRETENURING}`:
+        info('µs per model call', f.usPerModelCall, 'µs');
         beside('p99 run', f.p99Us, 'µs', 'p50', f.p50Us);
         gc();
         break;

@@ -52,4 +52,18 @@ describe('bench passes', () => {
     // The GC lines say what the p99 run is made of.
     expect(lines.map((l) => l.figure)).toEqual(expect.arrayContaining(['in GC / run', 'scavenges per 1000 runs', 'mean scavenge']));
   });
+
+  it('holds the rows run without pretenuring against each other, for reading only', () => {
+    const off = (row: BenchRow): BenchRow => ({ ...row, mode: 'sequential, no pretenuring' });
+    const lines = tableLines([memory(90), bare(50), off(memory(70)), off(bare(35))]);
+    const perCall = lines.filter((l) => l.figure === 'µs per model call' && l.workload === 'W1 / memory');
+    // The default row against the default bare row, with its target; the other against its own pair, without one.
+    expect(perCall.map((l) => [l.mode, l.reference?.label, l.ratio, l.ok])).toEqual([
+      ['sequential', 'bare XState', 90 / 50, false],
+      ['sequential', 'swarm machine alone', null, null],
+      ['sequential, no pretenuring', 'bare XState, same option', 70 / 35, null],
+    ]);
+    const offGc = lines.filter((l) => l.mode === 'sequential, no pretenuring' && l.figure === 'mean scavenge');
+    expect(offGc.map((l) => l.workload)).toEqual(['W1 / memory', 'W1 / bare XState']);
+  });
 });
