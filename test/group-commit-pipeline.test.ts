@@ -9,9 +9,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { type BatchWriter, groupCommit, MAX_BATCH, MAX_IN_FLIGHT, threadWriter, writerThread } from '../src/store/sqlite-group.js';
+import { type BatchWriter, groupCommit, MAX_BATCH, MAX_IN_FLIGHT, newStoreStats, threadWriter, writerThread } from '../src/store/sqlite-group.js';
 import { type BatchFailures, type SerializedCommit, serializeCommit, type Writes } from '../src/store/sqlite-writes.js';
-import { newWriterStats, sqliteFilePerTest } from './support/sqlite-file.js';
+import { sqliteFilePerTest } from './support/sqlite-file.js';
 import { step } from './support/store-fixtures.js';
 
 const file = sqliteFilePerTest('xswarm-pipeline-');
@@ -54,7 +54,7 @@ function held() {
       log.push('writer closed');
     },
   };
-  const group = groupCommit(inline, writer, newWriterStats());
+  const group = groupCommit(inline, writer, newStoreStats());
   /** Commits `c` and logs its outcome when it settles. */
   const commit = (swarmId: string, revision: number) => {
     const settled = group.commit(step(swarmId, revision, revision, revision)).then(
@@ -245,7 +245,7 @@ describe('the writer thread, two batches posted before either is answered', () =
   it('writes them in order and answers each with its own outcomes', async () => {
     const store = file.open(); // creates the schema
     await store.commit(step('x', 1, 1, 1));
-    const writer = threadWriter(writerThread()!, file.path, {}, newWriterStats());
+    const writer = threadWriter(writerThread()!, file.path, {}, newStoreStats());
     file.track(writer);
     const batch = (...commits: Parameters<typeof step>[]) => commits.map((args) => serializeCommit(step(...args)));
     // x@2 in the first batch, x@3 in the second: the second is written after the first.
@@ -266,7 +266,7 @@ describe('the writer thread, two batches posted before either is answered', () =
     writeFileSync(garbage, 'not a database '.repeat(400));
     const real = writerThread()!;
     let started = 0;
-    const writer = threadWriter((workerData) => real(started++ === 0 ? { ...workerData, path: garbage } : workerData), file.path, {}, newWriterStats());
+    const writer = threadWriter((workerData) => real(started++ === 0 ? { ...workerData, path: garbage } : workerData), file.path, {}, newStoreStats());
     file.track(writer);
     const batch = (id: string) => [serializeCommit(step(id, 1, 1, 1))];
     const outcomes = await Promise.allSettled([writer.write(batch('a')), writer.write(batch('b'))]);
@@ -277,7 +277,7 @@ describe('the writer thread, two batches posted before either is answered', () =
 
   it('a batch that cannot be posted fails alone; the thread answers the next one', async () => {
     file.open();
-    const writer = threadWriter(writerThread()!, file.path, {}, newWriterStats());
+    const writer = threadWriter(writerThread()!, file.path, {}, newStoreStats());
     file.track(writer);
     const unclonable = [{ ...serializeCommit(step('a', 1, 1, 1)), swarmId: (() => 'a') as unknown as string }];
     await expect(writer.write(unclonable)).rejects.toMatchObject({ name: 'DataCloneError' });
@@ -289,7 +289,7 @@ describe('the writer thread, two batches posted before either is answered', () =
     let started = 0;
     const real = writerThread()!;
     const dying = new URL('./support/failing-writer.mjs', import.meta.url);
-    const writer = threadWriter((workerData) => (started++ === 0 ? new Worker(dying, { workerData }) : real(workerData)), file.path, {}, newWriterStats());
+    const writer = threadWriter((workerData) => (started++ === 0 ? new Worker(dying, { workerData }) : real(workerData)), file.path, {}, newStoreStats());
     file.track(writer);
     const batch = (id: string) => [serializeCommit(step(id, 1, 1, 1))];
     const outcomes = await Promise.allSettled([writer.write(batch('a')), writer.write(batch('b'))]);

@@ -12,10 +12,10 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { type Commit, LeaseLostError, RevisionConflictError, sqliteStore } from '../src/index.js';
-import { MAX_BATCH, threadWriter, writerThread } from '../src/store/sqlite-group.js';
+import { MAX_BATCH, newStoreStats, threadWriter, writerThread } from '../src/store/sqlite-group.js';
 import { prepareWrites, serializeCommit } from '../src/store/sqlite-writes.js';
 import { ROOT } from './support/crash-process.js';
-import { newWriterStats, sqliteFilePerTest } from './support/sqlite-file.js';
+import { sqliteFilePerTest } from './support/sqlite-file.js';
 import { event, step } from './support/store-fixtures.js';
 
 const file = sqliteFilePerTest('xswarm-writer-');
@@ -274,7 +274,7 @@ describe('the writer thread', () => {
     open(); // creates the schema
     const real = writerThread()!;
     let started = 0;
-    const stats = newWriterStats();
+    const stats = newStoreStats();
     const writer = threadWriter(
       (workerData) => (started++ === 0 ? new Worker(new URL('./support/failing-writer.mjs', import.meta.url), { workerData }) : real(workerData)),
       file.path,
@@ -298,7 +298,7 @@ describe('the writer thread', () => {
     writeFileSync(garbage, 'not a database '.repeat(400));
     const real = writerThread()!;
     let started = 0;
-    const stats = newWriterStats();
+    const stats = newStoreStats();
     const writer = threadWriter((workerData) => real(started++ === 0 ? { ...workerData, path: garbage } : workerData), file.path, {}, stats);
     file.track(writer);
     const batch = (...ids: string[]) => ids.map((id) => serializeCommit(step(id, 1, 1, 1)));
@@ -340,7 +340,7 @@ describe('the writer thread', () => {
     let started = 0;
     // What an error of better-sqlite3 thrown in a thread arrives as: its own fields, no message.
     const throwing = `require('node:worker_threads').parentPort.on('message', () => { throw { code: 'SQLITE_ERROR' }; });`;
-    const stats = newWriterStats();
+    const stats = newStoreStats();
     const writer = threadWriter((workerData) => (started++ === 0 ? new Worker(throwing, { eval: true, workerData }) : real(workerData)), file.path, {}, stats);
     file.track(writer);
     const batch = (...ids: string[]) => ids.map((id) => serializeCommit(step(id, 1, 1, 1)));

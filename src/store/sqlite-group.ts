@@ -49,6 +49,11 @@ export interface SqliteStoreStats extends StoreStats {
   writerMs: number;
 }
 
+/** Zeroed {@link SqliteStoreStats}: what a store starts counting from. */
+export function newStoreStats(): SqliteStoreStats {
+  return { commits: 0, transactions: 0, writeMs: 0, syncMs: 0, serializeMs: 0, writerMs: 0 };
+}
+
 /** What the store posts to its writer thread: a batch to write, or `'close'`. */
 export type WriterRequest = SerializedCommit[] | 'close';
 

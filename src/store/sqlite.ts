@@ -8,7 +8,7 @@ import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EVENT_FORMAT, type SwarmEvent } from '../../machines/events.js';
 import { assembleSnapshot, type MessageWrite } from './messages.js';
-import { groupCommit, localWriter, type SqliteStoreStats, threadWriter, writerThread } from './sqlite-group.js';
+import { groupCommit, localWriter, newStoreStats, type SqliteStoreStats, threadWriter, writerThread } from './sqlite-group.js';
 import { MAX_SEQ, openConnection, prepareLastKey, prepareWrites, SEQ_SPAN } from './sqlite-writes.js';
 import { eventProblem, isFormat1 } from './stored-event.js';
 import { isFinal, type SwarmResult } from '../result.js';
@@ -241,7 +241,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     return lists;
   };
 
-  const stats: SqliteStoreStats = { commits: 0, transactions: 0, writeMs: 0, syncMs: 0, serializeMs: 0, writerMs: 0 };
+  const stats = newStoreStats();
   const writes = prepareWrites(db);
   // A database no second connection can open has no writer thread: its groups are written here.
   const startThread = path !== ':memory:' && path !== '' ? writerThread() : undefined;

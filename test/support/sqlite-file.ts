@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import { sqliteStore } from '../../src/index.js';
-import type { SqliteStoreStats } from '../../src/store/sqlite-group.js';
 
 /** What {@link sqliteFilePerTest} returns: the current test's file, and how to open it. */
 export interface SqliteTestFile {
@@ -45,9 +44,4 @@ export function sqliteFilePerTest(prefix: string): SqliteTestFile {
     rmSync(file.dir, { recursive: true, force: true });
   });
   return file;
-}
-
-/** Zeroed write counters, for a group commit or thread writer built by hand in a test. */
-export function newWriterStats(): SqliteStoreStats {
-  return { commits: 0, transactions: 0, writeMs: 0, syncMs: 0, serializeMs: 0, writerMs: 0 };
 }
