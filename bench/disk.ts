@@ -17,33 +17,52 @@ export function scratchDir(): { dir: string; remove(): void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** A raw commit's table on a WAL file with the store's pragmas: `commit(i)` writes the i-th 4 KB value in its own transaction. */
+export interface RawCommits {
+  commit(i: number): void;
+  close(): void;
+}
+
 /**
- * Microseconds per raw commit: a single-row 4 KB upsert in its own (IMMEDIATE) transaction on
- * a WAL file with the store's pragmas — what one durable step costs at the very least.
- *
- * `append` (for information beside the floor, never the floor itself) writes each 4 KB as a new
- * row instead, as a swarm's steps do: the file grows, so each WAL checkpoint copies every page
- * written since the last one, where the upsert's checkpoints copy the same two pages again.
+ * Opens the raw commit: a single-row 4 KB upsert in its own (IMMEDIATE) transaction on a WAL
+ * file with the store's pragmas — what one durable step costs at the very least. With `append`
+ * each 4 KB goes to a new row instead (see {@link rawCommitUs}).
  */
-export function rawCommitUs(dir: string, synchronous: 'FULL' | 'NORMAL', commits = 300, warmup = 30, append = false): number {
+export function openRawCommits(dir: string, synchronous: 'FULL' | 'NORMAL', append = false): RawCommits {
   const db = new Database(join(dir, `raw-${append ? 'append-' : ''}${synchronous}.db`));
   try {
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${synchronous}`);
     db.pragma('busy_timeout = 5000');
     db.exec('CREATE TABLE IF NOT EXISTS kv (k INTEGER PRIMARY KEY, v TEXT NOT NULL)');
-    const put = db.prepare<[string]>(
-      append ? 'INSERT INTO kv (v) VALUES (?)' : 'INSERT INTO kv (k, v) VALUES (1, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v',
-    );
-    const commit = db.transaction((v: string) => put.run(v));
-    // A different value each time, so every commit really writes.
-    const value = (i: number) => `${i}`.padEnd(4096, 'x');
-    for (let i = 0; i < warmup; i++) commit.immediate(value(i));
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  const put = db.prepare<[string]>(
+    append ? 'INSERT INTO kv (v) VALUES (?)' : 'INSERT INTO kv (k, v) VALUES (1, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v',
+  );
+  const commit = db.transaction((v: string) => put.run(v));
+  // A different value each time, so every commit really writes.
+  return { commit: (i) => void commit.immediate(`${i}`.padEnd(4096, 'x')), close: () => db.close() };
+}
+
+/**
+ * Microseconds per raw commit ({@link openRawCommits}): the floor of the durable rows.
+ *
+ * `append` (for information beside the floor, never the floor itself) writes each 4 KB as a new
+ * row instead, as a swarm's steps do: the file grows, so each WAL checkpoint copies every page
+ * written since the last one, where the upsert's checkpoints copy the same two pages again.
+ */
+export function rawCommitUs(dir: string, synchronous: 'FULL' | 'NORMAL', commits = 300, warmup = 30, append = false): number {
+  const raw = openRawCommits(dir, synchronous, append);
+  try {
+    for (let i = 0; i < warmup; i++) raw.commit(i);
     const start = process.hrtime.bigint();
-    for (let i = 0; i < commits; i++) commit.immediate(value(warmup + i));
+    for (let i = 0; i < commits; i++) raw.commit(warmup + i);
     return Number(process.hrtime.bigint() - start) / 1000 / commits;
   } finally {
-    db.close();
+    raw.close();
   }
 }
 

@@ -6,10 +6,12 @@
  * @module
  */
 import { join } from 'node:path';
+import { memoryStore } from '../src/store/memory.js';
 import { sqliteStore } from '../src/store/sqlite.js';
+import type { SwarmStore } from '../src/index.js';
 import { createBareW1, runBareW1 } from './bare-xstate.js';
 import { createMachineW1 } from './machine-alone.js';
-import { countCommits, rawCommitUs, scratchDir } from './disk.js';
+import { countCommits, openRawCommits, rawCommitUs, scratchDir } from './disk.js';
 import { CONCURRENT_LATENCY_MS, CONCURRENT_RUNS, SEQUENTIAL_RUNS, type SequentialTiming, timeConcurrent, timeSequential, WARMUP_RUNS } from './measure.js';
 import type { Figures } from './table.js';
 import { type CallCounts, createW1Runtime, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID, type W1Runtime } from './w1.js';
@@ -78,6 +80,58 @@ export async function runtimeConcurrent(): Promise<Figures> {
   }
 }
 
+/** Warm-up and timed runs of the durable sequential rows: fewer, as each run commits several times. */
+const DURABLE_WARMUP = WARMUP_RUNS / 4;
+const DURABLE_RUNS = SEQUENTIAL_RUNS / 4;
+
+/**
+ * For reading beside the SQLite FULL row and its floor: W1 on the in-memory store made
+ * non-volatile (a snapshot at every step, as on SQLite), which at every commit also executes
+ * the floor's own raw 4 KB commit on SQLite FULL. It is a store whose step costs exactly one raw
+ * commit and nothing more, so its ratio to the floor is what the fsyncs alone do to the rest of
+ * the run: the part of the FULL target's allowance that no store can win back.
+ */
+export async function rawCommitPerStep(): Promise<Figures> {
+  const scratch = scratchDir();
+  try {
+    const before = rawCommitUs(scratch.dir, 'FULL', 150);
+    const raw = openRawCommits(scratch.dir, 'FULL');
+    const memory = memoryStore();
+    let written = 0;
+    const store: SwarmStore = {
+      ...memory,
+      volatile: false,
+      commit(c) {
+        const done = memory.commit(c);
+        raw.commit(written++);
+        return done;
+      },
+    };
+    const counted = countCommits(store);
+    const w1 = createW1Runtime(0, counted.store);
+    let commits0 = 0;
+    let timing: SequentialTiming;
+    try {
+      timing = await timeSequential(
+        async (i) => {
+          if (i === DURABLE_WARMUP) commits0 = counted.commits();
+          await runOnce(w1);
+          checkCounts(w1.counts, i + 1);
+        },
+        DURABLE_WARMUP,
+        DURABLE_RUNS,
+      );
+    } finally {
+      await w1.runtime.close();
+      raw.close();
+    }
+    const after = rawCommitUs(scratch.dir, 'FULL', 150);
+    return { ...sequentialFigures(timing), commitsPerRun: (counted.commits() - commits0) / DURABLE_RUNS, rawCommitUs: (before + after) / 2 };
+  } finally {
+    scratch.remove();
+  }
+}
+
 /**
  * W1 on the SQLite store (WAL, on the project's disk), one run at a time: every completed
  * step is durable before the next. The raw 4 KB commit is measured in the same process, half
@@ -95,9 +149,7 @@ export function sqliteSequential(synchronous: 'FULL' | 'NORMAL'): () => Promise<
     const w1 = createW1Runtime(0, counted.store);
     try {
       const before = rawCommitUs(scratch.dir, synchronous, 150);
-      // Fewer runs: each one commits several times.
-      const warmup = WARMUP_RUNS / 4;
-      const runs = SEQUENTIAL_RUNS / 4;
+      const [warmup, runs] = [DURABLE_WARMUP, DURABLE_RUNS];
       let commits0 = 0;
       let tx0: number | null = 0;
       let stats0 = sqlite.stats();

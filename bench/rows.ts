@@ -7,7 +7,7 @@
 import { longConversation, TURNS } from './rows-long.js';
 import { PASSIVATE_AFTER_MS, pausedSwarms, SWARMS } from './rows-paused.js';
 import { EVENTS, longStream } from './rows-stream.js';
-import { bareConcurrent, bareSequential, machineConcurrent, machineSequential, runtimeConcurrent, runtimeSequential, sqliteConcurrent, sqliteSequential } from './rows-w1.js';
+import { bareConcurrent, bareSequential, machineConcurrent, machineSequential, rawCommitPerStep, runtimeConcurrent, runtimeSequential, sqliteConcurrent, sqliteSequential } from './rows-w1.js';
 import type { RowSpec } from './table.js';
 
 /** Workload names, shared with the targets. */
@@ -16,6 +16,7 @@ export const W1_BARE = 'W1 / bare XState';
 export const W1_MACHINE = 'W1 / swarm machine alone';
 export const W1_FULL = 'W1 / sqlite FULL';
 export const W1_NORMAL = 'W1 / sqlite NORMAL';
+export const W1_RAW_STEP = 'W1 / memory + raw FULL commit per step';
 export const LONG = 'long conversation / sqlite NORMAL';
 export const PAUSED = `${SWARMS / 1000}k paused swarms / sqlite NORMAL`;
 export const STREAM = 'long stream / sqlite NORMAL';
@@ -60,7 +61,8 @@ export const ROWS: RowSpec[] = [
   { workload: W1_MEMORY, mode: CONCURRENT, needs: [name(W1_BARE, CONCURRENT), name(W1_MACHINE, CONCURRENT)], repeated: true, measure: runtimeConcurrent },
   { workload: W1_BARE, mode: CONCURRENT, repeated: true, measure: bareConcurrent },
   { workload: W1_MACHINE, mode: CONCURRENT, needs: [name(W1_BARE, CONCURRENT)], repeated: true, measure: machineConcurrent },
-  { workload: W1_FULL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: sqliteSequential('FULL') },
+  { workload: W1_FULL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL), name(W1_RAW_STEP, SEQUENTIAL)], repeated: true, measure: sqliteSequential('FULL') },
+  { workload: W1_RAW_STEP, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: rawCommitPerStep },
   { workload: W1_NORMAL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: sqliteSequential('NORMAL') },
   { workload: W1_FULL, mode: CONCURRENT, needs: [name(W1_MEMORY, CONCURRENT)], repeated: true, measure: sqliteConcurrent },
   { workload: W1_JETSTREAM, mode: SEQUENTIAL, needs: [name(W1_FULL, SEQUENTIAL)], measure: async () => (await nats()).w1JetStreamSequential() },

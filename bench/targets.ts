@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CONCURRENT, CROSS_PROCESS, HANDOFF, LIVE, LONG, LONG_MODE, PASSIVATED, PAUSED, PAUSED_CONTROL, SEQUENTIAL, SEQUENTIAL_NO_PRETENURING, STREAM, STREAM_MODE, W1_BARE, W1_FULL, W1_JETSTREAM, W1_MACHINE, W1_MEMORY, W1_NORMAL } from './rows.js';
+import { CONCURRENT, CROSS_PROCESS, HANDOFF, LIVE, LONG, LONG_MODE, PASSIVATED, PAUSED, PAUSED_CONTROL, SEQUENTIAL, SEQUENTIAL_NO_PRETENURING, STREAM, STREAM_MODE, W1_BARE, W1_FULL, W1_JETSTREAM, W1_MACHINE, W1_MEMORY, W1_NORMAL, W1_RAW_STEP } from './rows.js';
 import { type BenchRow, type Figures, num, type TableLine } from './table.js';
 
 /** Peak RSS growth allowed while reading the long stream (bounded memory: pages, not the whole stream). */
@@ -14,6 +14,11 @@ export const STREAM_GROWTH_MB = 64;
 /** The table lines for the rows that ran, in row order. */
 export function tableLines(rows: readonly BenchRow[]): TableLine[] {
   const figures = (workload: string, mode: string): Figures | undefined => rows.find((r) => r.workload === workload && r.mode === mode)?.figures;
+  /** The durable sequential floor of a row: the memory row's µs per run + its commits per run × its raw commit. */
+  const durableFloor = (f: Figures): number | null => {
+    const memory = figures(W1_MEMORY, SEQUENTIAL)?.usPerRun;
+    return memory != null && f.commitsPerRun != null && f.rawCommitUs != null ? memory + f.commitsPerRun * f.rawCommitUs : null;
+  };
   const lines: TableLine[] = [];
   for (const row of rows) {
     const f = row.figures;
@@ -120,11 +125,13 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
       case `${W1_FULL}|${SEQUENTIAL}`:
       case `${W1_NORMAL}|${SEQUENTIAL}`: {
         const memory = figures(W1_MEMORY, SEQUENTIAL)?.usPerRun;
-        const floor = memory != null && f.commitsPerRun != null && f.rawCommitUs != null ? memory + f.commitsPerRun * f.rawCommitUs : null;
+        const floor = durableFloor(f);
         // The issue's target is on FULL; NORMAL is printed beside the same floor for reading
         // (its raw commit skips the fsync that dominates FULL, so the ratio shows the store's CPU).
-        if (name === `${W1_FULL}|${SEQUENTIAL}`) ratio('µs per run', f.usPerRun, 'µs', 'memory + commits × raw', floor, 1.15);
-        else beside('µs per run', f.usPerRun, 'µs', 'memory + commits × raw', floor);
+        if (name === `${W1_FULL}|${SEQUENTIAL}`) {
+          ratio('µs per run', f.usPerRun, 'µs', 'memory + commits × raw', floor, 1.15);
+          beside('µs per run', f.usPerRun, 'µs', 'raw commit per step', figures(W1_RAW_STEP, SEQUENTIAL)?.usPerRun);
+        } else beside('µs per run', f.usPerRun, 'µs', 'memory + commits × raw', floor);
         info('raw 4 KB commit', f.rawCommitUs, 'µs');
         info('raw 4 KB append', f.rawAppendUs, 'µs');
         info('in transactions / run', f.writeUsPerRun, 'µs');
@@ -143,6 +150,12 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('transactions per run', f.transactionsPerRun, '');
         break;
       }
+      case `${W1_RAW_STEP}|${SEQUENTIAL}`:
+        // For reading: a store costing a step exactly the floor's raw commit, against that floor.
+        beside('µs per run', f.usPerRun, 'µs', 'memory + commits × raw', durableFloor(f));
+        info('raw 4 KB commit', f.rawCommitUs, 'µs');
+        info('commits per run', f.commitsPerRun, '');
+        break;
       case `${W1_FULL}|${CONCURRENT}`:
         ratio('wall, 1000 runs', f.wallMs, 'ms', 'memory concurrent', figures(W1_MEMORY, CONCURRENT)?.wallMs, 1.5);
         info('in transactions', f.writeMs, 'ms');

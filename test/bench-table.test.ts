@@ -66,4 +66,17 @@ describe('bench passes', () => {
     const offGc = lines.filter((l) => l.mode === 'sequential, no pretenuring' && l.figure === 'mean scavenge');
     expect(offGc.map((l) => l.workload)).toEqual(['W1 / memory', 'W1 / bare XState']);
   });
+
+  it('holds the FULL row and the raw-commit-per-step row to the same durable floor, the target on FULL only', () => {
+    const mem: BenchRow = { workload: 'W1 / memory', mode: 'sequential', figures: { usPerRun: 500 } };
+    const full: BenchRow = { workload: 'W1 / sqlite FULL', mode: 'sequential', figures: { usPerRun: 3600, commitsPerRun: 8, rawCommitUs: 250 } };
+    const rawStep: BenchRow = { workload: 'W1 / memory + raw FULL commit per step', mode: 'sequential', figures: { usPerRun: 2750, commitsPerRun: 8, rawCommitUs: 240 } };
+    const perRun = tableLines([mem, full, rawStep]).filter((l) => l.figure === 'µs per run');
+    // Each row's floor is the memory row's run plus its own commits × its own raw commit.
+    expect(perRun.map((l) => [l.workload, l.reference?.label, l.reference?.value, l.ratio, l.ok])).toEqual([
+      ['W1 / sqlite FULL', 'memory + commits × raw', 2500, 3600 / 2500, false],
+      ['W1 / sqlite FULL', 'raw commit per step', 2750, 3600 / 2750, null],
+      ['W1 / memory + raw FULL commit per step', 'memory + commits × raw', 2420, 2750 / 2420, null],
+    ]);
+  });
 });
