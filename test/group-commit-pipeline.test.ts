@@ -75,7 +75,22 @@ function held() {
     expect(posted.map((p) => p.ids)).toEqual([['a@1', 'b@1'], ['c@1']]);
     return all;
   };
-  return { group, log, posted, commit, twoOut };
+  /**
+   * Brings the group to x@1 out (posted with w@1) and y@1 out in the next batch, with x@2
+   * queued behind x@1 meanwhile. Returns the outcomes of the first batch, of x@2 and of y@1.
+   */
+  const xOutWithNextQueued = async () => {
+    const lead = commit('lead', 1);
+    const first = [commit('x', 1), commit('w', 1)];
+    await endOfTurn(); // batch 1: x@1, w@1
+    const next = commit('x', 2); // x@1 is out: x@2 must not be written beside it
+    const beside = commit('y', 1);
+    await endOfTurn();
+    await lead;
+    expect(posted.map((p) => p.ids)).toEqual([['x@1', 'w@1'], ['y@1']]);
+    return { first, next, beside };
+  };
+  return { group, log, posted, commit, twoOut, xOutWithNextQueued };
 }
 
 describe('group commit, batches in flight', () => {
@@ -113,15 +128,8 @@ describe('group commit, batches in flight', () => {
   });
 
   it('a swarm’s commit queued while its earlier one is out waits for that batch’s answer, and goes once it is written', async () => {
-    const { log, posted, commit } = held();
-    const lead = commit('lead', 1);
-    const first = [commit('x', 1), commit('w', 1)];
-    await endOfTurn(); // batch 1: x@1, w@1
-    const next = commit('x', 2); // x@1 is out: x@2 must not be written beside it
-    const beside = commit('y', 1);
-    await endOfTurn();
-    await lead;
-    expect(posted.map((p) => p.ids)).toEqual([['x@1', 'w@1'], ['y@1']]);
+    const { log, posted, xOutWithNextQueued } = held();
+    const { first, next, beside } = await xOutWithNextQueued();
     posted[1]!.answer();
     await beside;
     expect(posted).toHaveLength(2); // x@2 still waits for x@1
@@ -135,15 +143,8 @@ describe('group commit, batches in flight', () => {
   });
 
   it('a swarm’s commit queued while its earlier one is out fails with it when that one is refused, and is never posted', async () => {
-    const { log, posted, commit } = held();
-    const lead = commit('lead', 1);
-    const first = [commit('x', 1), commit('w', 1)];
-    await endOfTurn();
-    const next = commit('x', 2);
-    const beside = commit('y', 1);
-    await endOfTurn();
-    await lead;
-    expect(posted.map((p) => p.ids)).toEqual([['x@1', 'w@1'], ['y@1']]);
+    const { log, posted, xOutWithNextQueued } = held();
+    const { first, next, beside } = await xOutWithNextQueued();
     const refusal = new Error('revision conflict on x');
     posted[0]!.answer([refusal, undefined]);
     posted[1]!.answer();
