@@ -9,14 +9,14 @@ import { fromPromise } from 'xstate';
 import { agentMachine } from '../machines/agent.js';
 import type { CallResult, ChildSwarmInput, RemoteAgentInput, SwarmActors } from '../machines/contracts.js';
 import { swarmMachine } from '../machines/swarm.js';
-import { passGate } from './gate.js';
+import { passGate } from './durable-gate.js';
 import { createModelStep } from './model-step.js';
 import type { SwarmPorts } from './ports.js';
 import { createRunTool } from './run-tool.js';
 
 export type { Checked, Model, ModelRequest, SwarmPorts } from './ports.js';
 export { BUILTIN_TOOLS } from './judge.js';
-export { REGISTRY_HANDOFF, REGISTRY_SEARCH } from './handoff.js';
+export { REGISTRY_HANDOFF, REGISTRY_SEARCH } from './plan-handoff.js';
 
 /**
  * The one wiring of the machines: the swarm machine with `actors` bound to its keys, and its

@@ -11,7 +11,7 @@ import { PAUSE_TYPES } from '../machines/pause.js';
 import type { ModelResponse, ToolCall } from '../machines/messages.js';
 import type { ModelStepInput } from '../machines/contracts.js';
 import type { PlannedCall, StepVerdict } from '../machines/plan.js';
-import { invalidCall, planHandoff } from './handoff.js';
+import { invalidCall, planHandoff } from './plan-handoff.js';
 import type { Checked, SwarmPorts } from './ports.js';
 
 /** Names of the orchestrator's built-in tools. */

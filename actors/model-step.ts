@@ -5,7 +5,7 @@
  */
 import { fromPromise } from 'xstate';
 import type { ModelStepInput, ModelStepOutput } from '../machines/contracts.js';
-import { passGate } from './gate.js';
+import { passGate } from './durable-gate.js';
 import { judgeResponse, normalizeResponse } from './judge.js';
 import type { SwarmPorts } from './ports.js';
 

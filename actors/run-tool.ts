@@ -6,7 +6,7 @@
 import { fromPromise } from 'xstate';
 import { errorText } from '../machines/error-text.js';
 import type { CallResult, ToolRunInput } from '../machines/contracts.js';
-import { passGate } from './gate.js';
+import { passGate } from './durable-gate.js';
 import type { SwarmPorts } from './ports.js';
 
 /**

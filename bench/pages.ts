@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { sqliteStore } from '../src/store/sqlite.js';
+import { sqliteStore } from '../src/store/sqlite/store.js';
 import { countCommits, pinWal, scratchDir } from './disk.js';
 import { CONCURRENT_LATENCY_MS } from './measure.js';
 import { createW1Runtime, W1_INPUT } from './w1.js';

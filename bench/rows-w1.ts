@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { memoryStore } from '../src/store/memory.js';
-import { sqliteStore } from '../src/store/sqlite.js';
+import { sqliteStore } from '../src/store/sqlite/store.js';
 import type { SwarmStore } from '../src/index.js';
 import { createBareW1, runBareW1 } from './bare-xstate.js';
 import { createMachineW1 } from './machine-alone.js';

@@ -54,7 +54,7 @@ async function bundle(): Promise<string> {
   await bundleOf(import.meta.url, outfile);
   // The SQLite store starts its writer thread from the compiled module beside its own code:
   // beside the bundle, here.
-  await bundleOf('../src/store/sqlite-writer.ts', resolve('.xswarm/bench/sqlite-writer.js'));
+  await bundleOf('../src/store/sqlite/writer.ts', resolve('.xswarm/bench/writer.js'));
   // esbuild keeps a service process alive after a build: end it before anything is measured.
   await stop();
   return outfile;

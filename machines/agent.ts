@@ -146,7 +146,7 @@ export const agentMachine = setup({
       const round = context.round;
       if (!round) return;
       for (const call of runningCalls(round)) {
-        // An agent's responses plan tool calls only: handoffs are the orchestrator's (actors/handoff.ts).
+        // An agent's responses plan tool calls only: handoffs are the orchestrator's (actors/plan-handoff.ts).
         if (call.kind !== 'tool') continue;
         enqueue.spawnChild('runTool', {
           id: call.childId,

@@ -1,6 +1,6 @@
 /**
  * The planning vocabulary: what the machines know of a model response once it has been judged
- * (`actors/judge.ts`, handoffs in `actors/handoff.ts`). Plain JSON, because planned calls and
+ * (`actors/judge.ts`, handoffs in `actors/plan-handoff.ts`). Plain JSON, because planned calls and
  * verdicts live in snapshots and in the `internal:llm-call` replay journal.
  *
  * @module

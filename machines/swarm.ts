@@ -12,7 +12,7 @@
  *
  * Where each step is done: `thinking` invokes `modelStep` (`actors/model-step.ts`, which judges
  * the response in `actors/judge.ts`); a response's calls become a round (`round.ts`) whose calls
- * `spawnCalls` starts; handoffs are planned in `actors/handoff.ts` and run in `agent.ts` or
+ * `spawnCalls` starts; handoffs are planned in `actors/plan-handoff.ts` and run in `agent.ts` or
  * `src/handoffs/`; event bodies are built in `event-builders.ts`.
  *
  * @module
@@ -300,7 +300,7 @@ export const swarmMachine = setup({
       }
       return { type: 'swarm.events' as const, events };
     }),
-    // Every call of a new round starts here. Handoffs were planned in actors/handoff.ts; an
+    // Every call of a new round starts here. Handoffs were planned in actors/plan-handoff.ts; an
     // agent runs as the agent machine (agent.ts), a child swarm and a remote A2A agent run in
     // src/handoffs/ (child-swarm.ts, remote-agent.ts) behind the childSwarm and remoteAgent slots.
     spawnCalls: enqueueActions(({ context, enqueue }) => {
@@ -567,7 +567,7 @@ export const swarmMachine = setup({
         },
       },
     },
-    // Handoffs in flight (planned in actors/handoff.ts; run by agent.ts and src/handoffs/, see spawnCalls).
+    // Handoffs in flight (planned in actors/plan-handoff.ts; run by agent.ts and src/handoffs/, see spawnCalls).
     awaitingHandoff: {
       on: {
         PAUSE: { target: 'paused', actions: { type: 'pauseFrom', params: { from: 'round' } } },

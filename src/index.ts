@@ -25,21 +25,21 @@
  *
  * @module
  */
-export { defineAgent, defineSwarm, DEFAULT_MAX_TURNS } from './definitions/define.js';
-export type { AgentDefinition, FromInput, Guardrail, SwarmDefinition, SwarmOverrides, ToolEntry } from './definitions/define.js';
-export { swarmRegistry } from './handoffs/registry-tools.js';
-export type { SwarmCard, SwarmRegistryTools } from './handoffs/registry-tools.js';
-export { tool, jsonSchemaOf } from './tool.js';
-export type { Tool, ToolContext } from './tool.js';
-export { handoff, handoffToolName } from './handoffs/index.js';
-export type { AgentHandoff, BestAgentHandoff, Handoff, InlineHandoff, RemoteHandoff, SwarmHandoff } from './handoffs/index.js';
-export type { RemoteAgentClient, RemoteCard, RemoteHooks } from './handoffs/remote-agent.js';
+export { defineAgent, defineSwarm, DEFAULT_MAX_TURNS } from './define/swarm.js';
+export type { AgentDefinition, FromInput, Guardrail, SwarmDefinition, SwarmOverrides, ToolEntry } from './define/swarm.js';
+export { swarmRegistry } from './catalog/registry-tools.js';
+export type { SwarmCard, SwarmRegistryTools } from './catalog/registry-tools.js';
+export { tool, jsonSchemaOf } from './define/tool.js';
+export type { Tool, ToolContext } from './define/tool.js';
+export { handoff, handoffToolName } from './define/handoff.js';
+export type { AgentHandoff, BestAgentHandoff, Handoff, InlineHandoff, RemoteHandoff, SwarmHandoff } from './define/handoff.js';
+export type { RemoteAgentClient, RemoteCard, RemoteHooks } from './runners/remote-agent.js';
 export { createRuntime } from './runtime/index.js';
 export type { HostingOptions, Runtime, RuntimeOptions } from './runtime/types.js';
 export { LocalBus, localTransport } from './transport/local.js';
 export { TransportError } from './transport/types.js';
 export type { Transport, TransportMessage, TransportStatus, TransportSubscription } from './transport/types.js';
-export type { NatsOptions } from './transport/nats-options.js';
+export type { NatsOptions } from './nats/options.js';
 export { createAgentRegistry } from './registry/registry.js';
 export type { AgentRegistry, AgentRegistryOptions, LocalAgentRun } from './registry/registry.js';
 export type { AgentHealth, AgentInfo, DependencyKind, DispatchSpec, RegistrySnapshot, RegistryTask, RegistryTaskState, RegistryTaskStep, TaskDependency } from './registry/types.js';
@@ -55,16 +55,16 @@ export { DEFAULT_TEAM_LIMITS } from './team/limits.js';
 export type { TeamLimits } from './team/limits.js';
 export type { BlockedTask, BoardCounts, Task, TaskMetadata, TaskSpec, TaskStatus } from './team/board-types.js';
 export type { InboxMessage, InboxMessageType } from './team/inbox.js';
-export { AdhocClient, SwarmClient } from './client.js';
-export type { AdhocParameters } from './client.js';
-export type { InFlightCall, SwarmResult, SwarmStatus } from './result.js';
-export { scriptedModel } from './model.js';
-export type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from './model.js';
+export { AdhocClient, SwarmClient } from './client/client.js';
+export type { AdhocParameters } from './client/client.js';
+export type { InFlightCall, SwarmResult, SwarmStatus } from './store/result.js';
+export { scriptedModel } from './models/scripted.js';
+export type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from './models/scripted.js';
 export { openaiModel } from './models/openai.js';
 export type { OpenAIModelOptions } from './models/openai.js';
 export { memoryStore } from './store/memory.js';
-export { DEFAULT_DB_PATH, sqliteStore } from './store/sqlite.js';
-export type { SqliteStore, SqliteStoreOptions } from './store/sqlite.js';
+export { DEFAULT_DB_PATH, sqliteStore } from './store/sqlite/store.js';
+export type { SqliteStore, SqliteStoreOptions } from './store/sqlite/store.js';
 export { ReplayDivergenceError } from './runtime/replay.js';
 export { a2aRemoteAgents, serve } from './on-demand.js';
 export type { ServeOptions, SwarmServer } from './server/index.js';
@@ -73,9 +73,9 @@ export type { Commit, Lease, SwarmFilter, StoreStats, SwarmRecord, SwarmStore, S
 export { CorruptEventError, LeaseLostError, RevisionConflictError } from './store/types.js';
 export { DefinitionError, SwarmError } from './errors.js';
 export type { SwarmErrorCode } from './errors.js';
-export { isSwarmId, MAX_SWARM_ID_LENGTH, swarmIdProblem } from './swarm-id.js';
-export { factOf, isFinalEvent } from './event-helpers.js';
-export { internalSwarmEventSchema, publicSwarmEventSchema, swarmEventSchema, swarmFactSchema } from './event-schema.js';
+export { isSwarmId, MAX_SWARM_ID_LENGTH, swarmIdProblem } from './define/swarm-id.js';
+export { factOf, isFinalEvent } from './events/helpers.js';
+export { internalSwarmEventSchema, publicSwarmEventSchema, swarmEventSchema, swarmFactSchema } from './events/schema.js';
 export type {
   Artifact,
   ArtifactUpdateEvent,

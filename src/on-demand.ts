@@ -7,8 +7,8 @@
  * @module
  */
 import type { A2ARemoteOptions } from './a2a/client.js';
-import { importOptional, OPTIONAL_PEERS } from './optional.js';
-import type { RemoteAgentClient } from './handoffs/remote-agent.js';
+import { importOptional, OPTIONAL_PEERS } from './util/optional.js';
+import type { RemoteAgentClient } from './runners/remote-agent.js';
 import type { Runtime } from './runtime/types.js';
 import type { ServeOptions, SwarmServer } from './server/index.js';
 

@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Catalog } from '../src/definitions/catalog.js';
-import { ADHOC_ID } from '../src/definitions/ids.js';
-import { Resolver } from '../src/handoffs/resolve.js';
+import { Catalog } from '../src/catalog/catalog.js';
+import { ADHOC_ID } from '../src/define/ids.js';
+import { Resolver } from '../src/catalog/resolve.js';
 import { type AgentDefinition, defineAgent, defineSwarm, DefinitionError, handoff, type SwarmDefinition, swarmRegistry, type Tool, tool } from '../src/index.js';
 
 const t = (name: string): Tool => tool({ name, description: 'd', parameters: z.object({}), execute: () => 'ok' });

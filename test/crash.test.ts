@@ -401,7 +401,7 @@ describe('crash injection: a two-level composed swarm killed after every commit'
     expect(failures).toEqual([]);
   }, 120_000);
 
-  // RUNTIME BUG (src/handoffs/child-swarm.ts, `run`, re-attaching to an existing child after a
+  // RUNTIME BUG (src/runners/child-swarm.ts, `run`, re-attaching to an existing child after a
   // restart): the child's lifecycle is relayed into the parent's stream from seq 0 when the
   // child was already adopted by `start()` (so a `child-swarm started` the parent had already
   // recorded is recorded again: kills between that relay and the child's end), and only "from

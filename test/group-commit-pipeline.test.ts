@@ -9,8 +9,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { type BatchWriter, groupCommit, MAX_BATCH, MAX_IN_FLIGHT, newStoreStats, threadWriter, writerThread } from '../src/store/sqlite-group.js';
-import { type BatchFailures, type SerializedCommit, serializeCommit, type Writes } from '../src/store/sqlite-writes.js';
+import { type BatchWriter, groupCommit, MAX_BATCH, MAX_IN_FLIGHT, newStoreStats, threadWriter, writerThread } from '../src/store/sqlite/group.js';
+import { type BatchFailures, type SerializedCommit, serializeCommit, type Writes } from '../src/store/sqlite/writes.js';
 import { sqliteFilePerTest } from './support/sqlite-file.js';
 import { step } from './support/store-fixtures.js';
 

@@ -25,8 +25,8 @@ import {
   scriptedModel,
   tool,
 } from '../src/index.js';
-import { jetstreamStore } from '../src/nats/store.js';
-import type { StoredValue } from '../src/nats/store-records.js';
+import { jetstreamStore } from '../src/store/jetstream/store.js';
+import type { StoredValue } from '../src/store/jetstream/records.js';
 import { CONFIG_LIST } from '../src/store/messages.js';
 import type { Commit } from '../src/store/types.js';
 import { subjectToken } from '../src/transport/types.js';

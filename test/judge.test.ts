@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { REGISTRY_HANDOFF, REGISTRY_SEARCH } from '../actors/handoff.js';
+import { REGISTRY_HANDOFF, REGISTRY_SEARCH } from '../actors/plan-handoff.js';
 import { judgeResponse, normalizeResponse, parseTypedText } from '../actors/judge.js';
 import type { Checked, SwarmPorts } from '../actors/ports.js';
 import type { ChatMessage, ModelResponse } from '../machines/messages.js';

@@ -10,10 +10,10 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SwarmEvent } from '../machines/events.js';
-import { scriptedModel } from '../src/model.js';
+import { scriptedModel } from '../src/models/scripted.js';
 import { createRuntime } from '../src/runtime/index.js';
 import { memoryStore } from '../src/store/memory.js';
-import { sqliteStore } from '../src/store/sqlite.js';
+import { sqliteStore } from '../src/store/sqlite/store.js';
 import type { SwarmRecord, SwarmStore } from '../src/store/types.js';
 import { memoryEffects, w1Definitions } from './support/crash-w1.js';
 

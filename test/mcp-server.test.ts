@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, defineAgent, defineSwarm, handoff, type Model, type Runtime } from '../src/index.js';
-import { mcpBaseNames } from '../src/mcp/names.js';
+import { mcpBaseNames } from '../src/server/mcp/names.js';
 import { serve, type ServeOptions, type SwarmServer } from '../src/server/index.js';
 import { call, queueModel, sleep } from './support/script.js';
 

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ModelRequest } from '../src/model.js';
+import type { ModelRequest } from '../src/models/scripted.js';
 import { openaiModel } from '../src/models/openai.js';
 import { startOpenAIServer, type OpenAIServer, type ScriptedReply } from './support/openai-server.js';
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPTIONAL_PEERS } from '../src/optional.js';
+import { OPTIONAL_PEERS } from '../src/util/optional.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const tsc = join(repo, 'node_modules/typescript/bin/tsc');

@@ -24,8 +24,8 @@ import { seqs, Subscriber } from './support/server-clients.js';
 
 /** Every `readEvents` call of every SQLite store opened in this file (the CLI opens its own). */
 const reads = vi.hoisted(() => [] as { swarmId: string; since: number; limit: number | undefined }[]);
-vi.mock('../src/store/sqlite.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../src/store/sqlite.js')>();
+vi.mock('../src/store/sqlite/store.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../src/store/sqlite/store.js')>();
   return {
     ...real,
     sqliteStore: (...args: Parameters<typeof real.sqliteStore>) => {

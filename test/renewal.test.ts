@@ -1,5 +1,5 @@
 /**
- * Lease renewal (`src/renewal.ts`): every id renewed once per period, in chunks with a turn of
+ * Lease renewal (`src/leases/renewal.ts`): every id renewed once per period, in chunks with a turn of
  * the event loop between them, never two renewals at once, nothing sent once stopped; and a
  * runtime with many passivated swarms renews them that way.
  */
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, defineSwarm, sqliteStore } from '../src/index.js';
-import { RENEW_CHUNK, Renewal } from '../src/renewal.js';
+import { RENEW_CHUNK, Renewal } from '../src/leases/renewal.js';
 import type { SwarmFilter, SwarmStore } from '../src/store/types.js';
 import { askerModel, sleep } from './support/script.js';
 

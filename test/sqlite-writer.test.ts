@@ -12,8 +12,8 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { type Commit, LeaseLostError, RevisionConflictError, sqliteStore } from '../src/index.js';
-import { MAX_BATCH, newStoreStats, threadWriter, writerThread } from '../src/store/sqlite-group.js';
-import { prepareWrites, serializeCommit } from '../src/store/sqlite-writes.js';
+import { MAX_BATCH, newStoreStats, threadWriter, writerThread } from '../src/store/sqlite/group.js';
+import { prepareWrites, serializeCommit } from '../src/store/sqlite/writes.js';
 import { ROOT } from './support/crash-process.js';
 import { sqliteFilePerTest } from './support/sqlite-file.js';
 import { event, step } from './support/store-fixtures.js';
@@ -370,7 +370,7 @@ describe('the writer thread', () => {
 
   it('does not keep the process alive: a process that never closes its store exits once its groups are written', async () => {
     const code = `
-      const { sqliteStore } = await import('./src/store/sqlite.ts');
+      const { sqliteStore } = await import('./src/store/sqlite/store.ts');
       const store = sqliteStore(${JSON.stringify(file.path)});
       const step = (id) => ({ swarmId: id, events: [], record: { swarmId: id, definitionId: 'p', definitionVersion: 1, machineVersion: 1, status: 'running', revision: 1, snapshot: {}, result: { status: 'running', currentTurn: 1, maxTurns: 1 }, lastSeq: 0, updatedAt: 1 } });
       await Promise.all([store.commit(step('p1')), store.commit(step('p2')), store.commit(step('p3'))]);

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createW1Runtime, W1_INPUT } from '../bench/w1.js';
-import { decodeValue, RECORD_FORMAT } from '../src/nats/store-records.js';
+import { decodeValue, RECORD_FORMAT } from '../src/store/jetstream/records.js';
 import { assembleSnapshot, CONFIG_LIST, MessageLists, type MessageWrite } from '../src/store/messages.js';
-import { sqliteStore } from '../src/store/sqlite.js';
+import { sqliteStore } from '../src/store/sqlite/store.js';
 import type { Commit } from '../src/store/types.js';
 
 type Snap = { context: { config: { tools: unknown[]; handoffs: unknown[] }; messages: unknown[] }; children: Record<string, { snapshot: { input: Record<string, unknown> } }> };

@@ -1,5 +1,5 @@
 /**
- * Model-based tests of the team machines (machines/team-worker.ts, machines/team-leader.ts),
+ * Model-based tests of the team machines (machines/team/worker.ts, machines/team/leader.ts),
  * generated with `xstate/graph`, plus focused tests of the behaviours issue 12 names.
  *
  * Each machine has an abstract model (test/support/team-models.ts): a reducer over a small
@@ -12,7 +12,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, type SnapshotFrom } from 'xstate';
 import { TestModel } from 'xstate/graph';
-import type { TeamLeaderEvent } from '../machines/team-events.js';
+import type { TeamLeaderEvent } from '../machines/team/events.js';
 import {
   planAssignments,
   silentWorkers,
@@ -21,8 +21,8 @@ import {
   type TeamLeaderEffects,
   teamLeaderMachine,
   type TeamOutcome,
-} from '../machines/team-leader.js';
-import { type TaskRunInput, type TaskRunOutput, TEAM_WORKER_MACHINE_VERSION, teamWorkerMachine } from '../machines/team-worker.js';
+} from '../machines/team/leader.js';
+import { type TaskRunInput, type TaskRunOutput, TEAM_WORKER_MACHINE_VERSION, teamWorkerMachine } from '../machines/team/worker.js';
 import { Controllable, Coverage, describeModelPaths, flush, machineGraph, same } from './support/mbt-harness.js';
 import {
   attemptKeyOf,

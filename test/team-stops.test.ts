@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SwarmError } from '../src/errors.js';
-import type { SwarmResult } from '../src/result.js';
+import type { SwarmResult } from '../src/store/result.js';
 import { type PendingStop, PendingStops } from '../src/team/host-stops.js';
 
 const stop = (attempt: number): PendingStop => ({ swarmId: `t:b:${attempt}`, definitionId: 'builder', taskId: 'b', attempt, reason: 'released' });

@@ -8,7 +8,7 @@
 import { nkeys } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectNats } from '../src/nats/connection.js';
-import { natsTransport } from '../src/nats/transport.js';
+import { natsTransport } from '../src/transport/nats.js';
 import { LocalBus, localTransport } from '../src/transport/local.js';
 import { fromSubjectToken, subjectToken, type Transport, type TransportError, type TransportMessage } from '../src/transport/types.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from './support/nats-server.js';

@@ -9,7 +9,7 @@
 import { Role, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { legacyPushNotificationToV1StreamResponse } from '@a2a-js/sdk/compat/v0_3';
 import type { Artifact, Message as SwarmMessage, StatusUpdateEvent, SwarmEvent, TaskEvent } from '../../machines/events.js';
-import type { SwarmStatus } from '../result.js';
+import type { SwarmStatus } from '../store/result.js';
 
 /** The artifact id of a swarm's final result (set by the swarm machine). */
 export const RESULT_ARTIFACT_ID = 'result';

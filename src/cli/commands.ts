@@ -16,10 +16,10 @@
  */
 import { parseArgs } from 'node:util';
 import { PAUSE_TYPES } from '../../machines/pause.js';
-import { lastStoredSeq } from '../cursor.js';
-import { holderIsGone } from '../holder.js';
+import { lastStoredSeq } from '../events/cursor.js';
+import { holderIsGone } from '../leases/holder.js';
 import type { PauseReason, SwarmClient, SwarmResult, SwarmStore, SwarmSummary } from '../index.js';
-import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../swarm-id.js';
+import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../define/swarm-id.js';
 import { CliError, EXIT, loadModule, moduleRuntime, openState, readToken, type State, STATE_OPTIONS, type StateFlags } from './module.js';
 import { Progress } from './progress.js';
 import { drive } from './run.js';

@@ -5,9 +5,9 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import { assertCursor } from '../cursor.js';
+import { assertCursor } from '../events/cursor.js';
 import { storedPages } from '../store/pages.js';
-import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../swarm-id.js';
+import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../define/swarm-id.js';
 import { CliError, EXIT, moduleRuntime, openState, STATE_OPTIONS } from './module.js';
 import { Progress } from './progress.js';
 

@@ -8,7 +8,7 @@
  * @module
  */
 import { errorText } from '../../machines/error-text.js';
-import { DEFAULT_DB_PATH } from '../store/sqlite.js';
+import { DEFAULT_DB_PATH } from '../store/sqlite/store.js';
 import { CliError, EXIT, exitCodeOf } from './module.js';
 
 const USAGE = `xswarm — an actor runtime for LLM swarms

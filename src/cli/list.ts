@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { SwarmStatus, SwarmSummary } from '../index.js';
-import { SWARM_STATUSES } from '../result.js';
+import { SWARM_STATUSES } from '../store/result.js';
 import { CliError, EXIT, openState, STATE_OPTIONS } from './module.js';
 
 /** The statuses a listing filters on: a swarm machine's top-level states. */

@@ -13,9 +13,9 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
 import type { AgentDefinition, Model, Runtime, RuntimeOptions, SwarmDefinition, SwarmStore, TeamDefinition, Tool } from '../index.js';
-import { importOptional, OPTIONAL_PEERS } from '../optional.js';
-import { DEFAULT_DB_PATH, sqliteStore } from '../store/sqlite.js';
-import { type NatsOptions, natsPrefix } from '../transport/nats-options.js';
+import { importOptional, OPTIONAL_PEERS } from '../util/optional.js';
+import { DEFAULT_DB_PATH, sqliteStore } from '../store/sqlite/store.js';
+import { type NatsOptions, natsPrefix } from '../nats/options.js';
 
 /**
  * The exit codes of every command, documented in the usage text and the README: scripts tell
@@ -132,7 +132,7 @@ export async function openState(flags: StateFlags, command: string): Promise<Sta
   const nats = await natsOptions(flags, command);
   const servers = nats.servers as string[];
   const prefix = natsPrefix(nats);
-  const { natsParts } = await importOptional('xswarm --nats', OPTIONAL_PEERS.nats, () => import('../nats/setup.js'));
+  const { natsParts } = await importOptional('xswarm --nats', OPTIONAL_PEERS.nats, () => import('../distribution/nats-parts.js'));
   const parts = await natsParts(nats, prefix);
   const args = ['--nats', flags.nats];
   for (const key of ['nats-user', 'nats-pass-file', 'nats-token-file', 'nats-nkey-file', 'nats-prefix'] as const) {

@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ReplayDivergenceError, type Runtime } from '../index.js';
-import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../swarm-id.js';
+import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../define/swarm-id.js';
 import { CliError, EXIT, moduleRuntime, openState, STATE_OPTIONS } from './module.js';
 
 /** `xswarm replay`; resolves with the exit code. */

@@ -17,7 +17,7 @@
  * @module
  */
 export { connectNats } from '../nats/connection.js';
-export { natsTransport } from '../nats/transport.js';
-export { jetstreamStore } from '../nats/store.js';
-export type { JetStreamStore, JetStreamStoreOptions } from '../nats/store.js';
-export type { NatsOptions } from '../transport/nats-options.js';
+export { natsTransport } from '../transport/nats.js';
+export { jetstreamStore } from '../store/jetstream/store.js';
+export type { JetStreamStore, JetStreamStoreOptions } from '../store/jetstream/store.js';
+export type { NatsOptions } from '../nats/options.js';

@@ -10,5 +10,5 @@
  *
  * @module
  */
-export { DEFAULT_DB_PATH, sqliteStore } from '../store/sqlite.js';
-export type { SqliteStore, SqliteStoreOptions } from '../store/sqlite.js';
+export { DEFAULT_DB_PATH, sqliteStore } from '../store/sqlite/store.js';
+export type { SqliteStore, SqliteStoreOptions } from '../store/sqlite/store.js';

@@ -5,10 +5,10 @@
  * @module
  */
 import type OpenAI from 'openai';
-import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec } from '../model.js';
+import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec } from './scripted.js';
 import { errorText } from '../../machines/error-text.js';
-import { abortable } from '../abort.js';
-import { importIfInstalled, missingPackages } from '../optional.js';
+import { abortable } from '../util/abort.js';
+import { importIfInstalled, missingPackages } from '../util/optional.js';
 
 type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
 type WireTool = OpenAI.Chat.ChatCompletionFunctionTool;

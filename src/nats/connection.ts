@@ -7,8 +7,8 @@
  * @module
  */
 import type { NatsConnection, NodeConnectionOptions } from '@nats-io/transport-node';
-import { importOptional } from '../optional.js';
-import { type NatsOptions, natsPrefix } from '../transport/nats-options.js';
+import { importOptional } from '../util/optional.js';
+import { type NatsOptions, natsPrefix } from './options.js';
 
 /** The schemes the Node client dials (`host:port` without one means `nats://`). */
 const SCHEMES = new Set(['nats:', 'tls:']);

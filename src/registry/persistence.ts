@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { heldByOther } from '../holder.js';
+import { heldByOther } from '../leases/holder.js';
 import { RecordJournal, type RecordShape, type TeamStorePort } from '../team/host-journal.js';
 import { TeamError } from '../team/errors.js';
 import type { AgentRegistry } from './registry.js';

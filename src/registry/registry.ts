@@ -18,7 +18,7 @@
  * - **Retry** (`./retry.ts`): a task (by skill) or handoff whose agent failed and is then found
  *   unhealthy goes to the next best agent not yet tried; a healthy agent's failure is its answer.
  * - **Handoffs**: `handoff.toBestAgent(skill)` in a swarm of `createRuntime({ registry })`
- *   calls {@link AgentRegistry.callBest} (see `src/handoffs/best-agent.ts`).
+ *   calls {@link AgentRegistry.callBest} (see `src/catalog/best-agent.ts`).
  * - **Closing** interrupts what is under way without recording an outcome: tasks stay as they
  *   were and calls reject, so a restart (a registry restored from the snapshot, a swarm's call
  *   run again) picks them up where they were.
@@ -29,10 +29,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { A2ARemoteOptions } from '../a2a/client.js';
-import { abortable } from '../abort.js';
-import type { AgentDefinition } from '../definitions/define.js';
+import { abortable } from '../util/abort.js';
+import type { AgentDefinition } from '../define/swarm.js';
 import type { CallResult, RemoteAgentInput } from '../../machines/contracts.js';
-import type { RemoteAgentClient, RemoteHooks } from '../handoffs/remote-agent.js';
+import type { RemoteAgentClient, RemoteHooks } from '../runners/remote-agent.js';
 import { a2aRemoteAgents } from '../on-demand.js';
 import { TeamError } from '../team/errors.js';
 import { type CardFetchOptions, type CheckedCard, fetchAgentCard, reasonOf, type RegistrySkill } from './card-check.js';

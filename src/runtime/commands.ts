@@ -10,11 +10,11 @@
 import type { PauseReason } from '../../machines/events.js';
 import type { SwarmCommand } from '../../machines/swarm.js';
 import { SwarmError } from '../errors.js';
-import type { ChildSwarms } from '../handoffs/child-swarm.js';
-import type { RemoteAgents } from '../handoffs/remote-agent.js';
+import type { ChildSwarms } from '../runners/child-swarm.js';
+import type { RemoteAgents } from '../runners/remote-agent.js';
 import type { OwnerCommand } from './hosting.js';
 import { ownerLost, type SwarmHost } from './host.js';
-import { isFinal } from '../result.js';
+import { isFinal } from '../store/result.js';
 import { summaryOf } from '../store/summary.js';
 import type { LiveSwarms } from './live.js';
 

@@ -1,6 +1,6 @@
 /**
  * Runtimes serving each other over a transport (NATS, or an in-process bus). Serving: every
- * swarm definition a runtime has, and each of its agents as a swarm (`definitions/hosted.ts`),
+ * swarm definition a runtime has, and each of its agents as a swarm (`catalog/hosted.ts`),
  * is offered on a subject of its own to a queue group, so the runtimes hosting a definition share
  * its calls; the definition's card on another; and the commands for the swarms it holds on a
  * subject named for its owner id. Calling: starting (or re-attaching to) a swarm of a
@@ -9,7 +9,7 @@
  * The swarm id is the idempotency key of a hosted call: a call sent again, to whichever runtime,
  * attaches to the swarm's stored state instead of starting over. While a runtime holds a swarm it
  * was asked to host, it says so on the swarm's heartbeat subject; a caller that stops hearing it
- * sends the call again (see `handoffs/child-swarm.ts`, and a team's remote task attempts). A stop
+ * sends the call again (see `runners/child-swarm.ts`, and a team's remote task attempts). A stop
  * whose swarm's holder does not answer travels the same way (`HostRequest.stop`): the runtime
  * that takes the swarm over stops it, so nobody finishes it later.
  *
@@ -18,15 +18,15 @@
 import { z } from 'zod';
 import type { PauseReason } from '../../machines/events.js';
 import type { SwarmCommand } from '../../machines/swarm.js';
-import { delay } from '../abort.js';
-import type { Catalog } from '../definitions/catalog.js';
+import { delay } from '../util/abort.js';
+import type { Catalog } from '../catalog/catalog.js';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
-import type { HostedCard } from '../handoffs/elsewhere.js';
-import type { ResolveOptions } from '../handoffs/resolve.js';
-import { heldByOther } from '../holder.js';
-import { isFinal } from '../result.js';
+import type { HostedCard } from '../catalog/elsewhere.js';
+import type { ResolveOptions } from '../catalog/resolve.js';
+import { heldByOther } from '../leases/holder.js';
+import { isFinal } from '../store/result.js';
 import { summaryOf } from '../store/summary.js';
-import { jsonSchemaOf } from '../tool.js';
+import { jsonSchemaOf } from '../define/tool.js';
 import { type Transport, TransportError, type TransportMessage, type TransportSubscription, subjectToken } from '../transport/types.js';
 import type { LiveSwarms } from './live.js';
 

@@ -5,17 +5,17 @@
  *
  * @module
  */
-import type { StartOptions } from '../client.js';
-import type { Catalog } from '../definitions/catalog.js';
-import { resolveFromInput } from '../definitions/define.js';
-import { ADHOC_ID } from '../definitions/ids.js';
+import type { StartOptions } from '../client/client.js';
+import type { Catalog } from '../catalog/catalog.js';
+import { resolveFromInput } from '../define/swarm.js';
+import { ADHOC_ID } from '../define/ids.js';
 import { SwarmError } from '../errors.js';
-import type { RemoteAgents } from '../handoffs/remote-agent.js';
-import { hostedTarget, type Resolver } from '../handoffs/resolve.js';
+import type { RemoteAgents } from '../runners/remote-agent.js';
+import { hostedTarget, type Resolver } from '../catalog/resolve.js';
 import type { Hosting } from './hosting.js';
 import { summaryOf } from '../store/summary.js';
-import { assertSwarmId } from '../swarm-id.js';
-import { validate } from '../tool.js';
+import { assertSwarmId } from '../define/swarm-id.js';
+import { validate } from '../define/tool.js';
 import type { LiveSwarms } from './live.js';
 
 /** What starting a swarm needs. */

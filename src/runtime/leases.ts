@@ -10,11 +10,11 @@
 import { errorText } from '../../machines/error-text.js';
 import type { SwarmEvent } from '../../machines/events.js';
 import { SWARM_MACHINE_VERSION, type SwarmCommand } from '../../machines/swarm.js';
-import type { Catalog } from '../definitions/catalog.js';
-import { HOST, heldByOther } from '../holder.js';
-import { Renewal } from '../renewal.js';
-import { isRuntimeRecord } from './records.js';
-import { isFinal, UNFINISHED_STATUSES } from '../result.js';
+import type { Catalog } from '../catalog/catalog.js';
+import { HOST, heldByOther } from '../leases/holder.js';
+import { Renewal } from '../leases/renewal.js';
+import { isRuntimeRecord } from '../store/records.js';
+import { isFinal, UNFINISHED_STATUSES } from '../store/result.js';
 import { CorruptEventError, type Lease, type SwarmRecord } from '../store/types.js';
 import type { SwarmHost } from './host.js';
 import type { LiveSwarms } from './live.js';

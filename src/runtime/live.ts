@@ -9,11 +9,11 @@
 import type { SwarmEvent } from '../../machines/events.js';
 import type { SwarmCommand } from '../../machines/swarm.js';
 import type { createSwarmLogic } from '../../actors/index.js';
-import type { Catalog } from '../definitions/catalog.js';
+import type { Catalog } from '../catalog/catalog.js';
 import { SwarmError } from '../errors.js';
 import { type HostStart, SwarmHost } from './host.js';
 import { Passivation, type RemoteQuestions } from './passivation.js';
-import type { Redactor } from '../redact.js';
+import type { Redactor } from '../util/redact.js';
 import type { Lease, SwarmStore } from '../store/types.js';
 
 /** What the live swarms are built with. */
@@ -31,7 +31,7 @@ export interface LiveOptions {
   passivateAfterMs?: number | undefined;
   /** Restores a passivated swarm from the store and launches its host (see `leases.ts`). */
   restore: (swarmId: string) => Promise<SwarmHost | undefined>;
-  /** The remote agents' questions to swarms' humans (see `handoffs/remote-agent.ts`). */
+  /** The remote agents' questions to swarms' humans (see `runners/remote-agent.ts`). */
   remote: RemoteQuestions;
 }
 

@@ -10,8 +10,8 @@
  */
 import type { SwarmEvent } from '../../machines/events.js';
 import { runningCalls } from '../../machines/round.js';
-import { lifecycleOf, runningChildSwarms } from '../handoffs/child-swarm.js';
-import type { RemoteAgents } from '../handoffs/remote-agent.js';
+import { lifecycleOf, runningChildSwarms } from '../runners/child-swarm.js';
+import type { RemoteAgents } from '../runners/remote-agent.js';
 import type { SwarmHost } from './host.js';
 
 /** What passivation needs of the live swarms (see `live.ts`). */

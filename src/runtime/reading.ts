@@ -6,15 +6,15 @@
  * @module
  */
 import type { SwarmEvent } from '../../machines/events.js';
-import { delay } from '../abort.js';
-import { assertCursor } from '../cursor.js';
+import { delay } from '../util/abort.js';
+import { assertCursor } from '../events/cursor.js';
 import { SwarmError } from '../errors.js';
-import { isFinal, type SwarmResult, type SwarmStatus } from '../result.js';
+import { isFinal, type SwarmResult, type SwarmStatus } from '../store/result.js';
 import { readPage } from '../store/pages.js';
 import { summaryOf } from '../store/summary.js';
 import { leftOutBy, type SwarmFilter, type SwarmSummary } from '../store/types.js';
 import type { LiveSwarms } from './live.js';
-import { isRuntimeRecord } from './records.js';
+import { isRuntimeRecord } from '../store/records.js';
 import type { SwarmHost } from './host.js';
 
 /** How often readers poll the store for a swarm that is not live in this runtime. */

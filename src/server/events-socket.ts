@@ -48,16 +48,16 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { errorText } from '../../machines/error-text.js';
 import type { SwarmEvent } from '../../machines/events.js';
-import { assertCursor, lastStoredSeq } from '../cursor.js';
-import { isFinalEvent } from '../event-helpers.js';
-import { isFinal, UNFINISHED_STATUSES } from '../result.js';
+import { assertCursor, lastStoredSeq } from '../events/cursor.js';
+import { isFinalEvent } from '../events/helpers.js';
+import { isFinal, UNFINISHED_STATUSES } from '../store/result.js';
 import type { Runtime } from '../runtime/types.js';
 import { storedPages } from '../store/pages.js';
 import type { SwarmSummary } from '../store/types.js';
-import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
+import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../define/swarm-id.js';
 import type { TeamClient } from '../team/client.js';
-import { asHttpError, HttpError, type HttpHandler, type ServerContext } from './http.js';
-import { parseCursor, type StreamedEvent } from './sse.js';
+import { asHttpError, HttpError, type HttpHandler, type ServerContext } from '../http/http.js';
+import { parseCursor, type StreamedEvent } from '../http/sse.js';
 import { findTeam } from './teams.js';
 
 /** The path of the WebSocket endpoint. */

@@ -13,11 +13,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { errorText } from '../../machines/error-text.js';
 import type { Runtime } from '../runtime/types.js';
-import { createA2AHandler } from '../a2a/server.js';
-import { createMcpHandler, MCP_PATH } from '../mcp/server.js';
+import { createA2AHandler } from './a2a/server.js';
+import { createMcpHandler, MCP_PATH } from './mcp/server.js';
 import type { AgentRegistry } from '../registry/registry.js';
 import { createEventSocketHandler, type EventSocketOptions } from './events-socket.js';
-import { authorized, HttpError, type HttpHandler, MAX_BODY_BYTES, sendJson, type ServerContext } from './http.js';
+import { authorized, HttpError, type HttpHandler, MAX_BODY_BYTES, sendJson, type ServerContext } from '../http/http.js';
 import { isLoopbackHost, requestPolicy } from './policy.js';
 import { createRestHandler } from './rest.js';
 import { createTeamHandler } from './teams.js';

@@ -25,7 +25,7 @@
  * @module
  */
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from './http.js';
+import { HttpError } from '../http/http.js';
 
 /** Host names that always mean this machine. */
 const LOOPBACK_NAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];

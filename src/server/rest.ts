@@ -27,11 +27,11 @@ import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PauseReason } from '../../machines/events.js';
 import { PAUSE_TYPES } from '../../machines/pause.js';
-import { assertCursor } from '../cursor.js';
-import { isFinalEvent } from '../event-helpers.js';
-import { SWARM_STATUSES, type SwarmStatus } from '../result.js';
+import { assertCursor } from '../events/cursor.js';
+import { isFinalEvent } from '../events/helpers.js';
+import { SWARM_STATUSES, type SwarmStatus } from '../store/result.js';
 import type { SwarmRecord } from '../store/types.js';
-import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../swarm-id.js';
+import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../define/swarm-id.js';
 import {
   asHttpError,
   HttpError,
@@ -43,8 +43,8 @@ import {
   requireMethod,
   sendJson,
   type ServerContext,
-} from './http.js';
-import { DEFAULT_KEEPALIVE_MS, sseCursor, streamSse } from './sse.js';
+} from '../http/http.js';
+import { DEFAULT_KEEPALIVE_MS, sseCursor, streamSse } from '../http/sse.js';
 
 /** Options of {@link createRestHandler}. */
 export interface RestOptions {

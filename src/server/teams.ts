@@ -49,8 +49,8 @@ import {
   requireMethod,
   sendJson,
   type ServerContext,
-} from './http.js';
-import { DEFAULT_KEEPALIVE_MS, parseCursor, sseCursor, streamSse } from './sse.js';
+} from '../http/http.js';
+import { DEFAULT_KEEPALIVE_MS, parseCursor, sseCursor, streamSse } from '../http/sse.js';
 
 /** Options of {@link createTeamHandler}. */
 export interface TeamHandlerOptions {

@@ -4,7 +4,7 @@
  * @module
  */
 import type { SwarmEvent } from '../../machines/events.js';
-import { isFinal } from '../result.js';
+import { isFinal } from './result.js';
 import { assembleSnapshot } from './messages.js';
 import { type Commit, type Lease, LeaseLostError, leftOutBy, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
 

@@ -6,7 +6,7 @@
 import type { SwarmEvent } from '../../machines/events.js';
 import { SwarmError } from '../errors.js';
 import type { MessageWrite } from './messages.js';
-import type { SwarmResult, SwarmStatus } from '../result.js';
+import type { SwarmResult, SwarmStatus } from './result.js';
 
 /**
  * What a store keeps per swarm besides its events. `revision` grows by one with every

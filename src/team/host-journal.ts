@@ -11,15 +11,15 @@
  */
 import { errorText } from '../../machines/error-text.js';
 import type { SwarmEvent } from '../../machines/events.js';
-import { TEAM_LEADER_MACHINE_VERSION } from '../../machines/team-leader.js';
-import type { SwarmResult, SwarmStatus } from '../result.js';
+import { TEAM_LEADER_MACHINE_VERSION } from '../../machines/team/leader.js';
+import type { SwarmResult, SwarmStatus } from '../store/result.js';
 import type { Lease, SwarmRecord, SwarmStore } from '../store/types.js';
 import type { BoardSnapshot } from './board-types.js';
 import type { TeamEvent } from './events.js';
 import type { TeamStatus } from './host-types.js';
 import type { InboxSnapshot } from './inbox.js';
 import type { PendingStop } from './host-stops.js';
-import type { Escalation } from '../../machines/team-leader.js';
+import type { Escalation } from '../../machines/team/leader.js';
 
 /** The prefix of a team record's definition id, so no swarm definition is mistaken for it. */
 export const TEAM_RECORD_PREFIX = 'xswarm.team.';

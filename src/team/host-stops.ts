@@ -11,7 +11,7 @@
  * @module
  */
 import type { TeamRuntimePort } from './host-types.js';
-import { isFinal } from '../result.js';
+import { isFinal } from '../store/result.js';
 
 /** A released attempt whose swarm is not known to have ended yet (persisted with the team). */
 export interface PendingStop {

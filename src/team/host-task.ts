@@ -7,7 +7,7 @@
  * @module
  */
 import { fromPromise } from 'xstate';
-import type { TaskRunInput, TaskRunOutput } from '../../machines/team-worker.js';
+import type { TaskRunInput, TaskRunOutput } from '../../machines/team/worker.js';
 import { attemptKey, type TaskBoard } from './board.js';
 import type { TeamWorkerDefinition } from './define.js';
 import { workerSwarmId } from './define.js';

@@ -5,8 +5,8 @@
  * @module
  */
 import type { SwarmEvent } from '../../machines/events.js';
-import type { Escalation, TeamMetrics } from '../../machines/team-leader.js';
-import type { SwarmResult } from '../result.js';
+import type { Escalation, TeamMetrics } from '../../machines/team/leader.js';
+import type { SwarmResult } from '../store/result.js';
 import type { BlockedTask, BoardCounts } from './board-types.js';
 
 /** The runtime as a team host uses it. */

@@ -8,7 +8,7 @@
  * @module
  */
 import { createActor, type Actor } from 'xstate';
-import type { BoardSummary, TeamLeaderEvent, WorkerFact, WorkerFacts } from '../../machines/team-events.js';
+import type { BoardSummary, TeamLeaderEvent, WorkerFact, WorkerFacts } from '../../machines/team/events.js';
 import {
   DEFAULT_MAX_RESPAWNS,
   silentWorkers,
@@ -18,8 +18,8 @@ import {
   type Escalation,
   type TeamLeaderEffects,
   type TeamWorkerSpec,
-} from '../../machines/team-leader.js';
-import { teamWorkerMachine } from '../../machines/team-worker.js';
+} from '../../machines/team/leader.js';
+import { teamWorkerMachine } from '../../machines/team/worker.js';
 import { errorText } from '../../machines/error-text.js';
 import { createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
 import type { TeamDefinition, TeamWorkerDefinition } from './define.js';
@@ -30,8 +30,8 @@ import { taskRunner } from './host-task.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from './host-types.js';
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
 import { TEAM_RECORD_PREFIX, TeamJournal, type TeamSnapshot, type TeamStorePort } from './host-journal.js';
-import { isFinal } from '../result.js';
-import { heldByOther } from '../holder.js';
+import { isFinal } from '../store/result.js';
+import { heldByOther } from '../leases/holder.js';
 import type { TeamEvent } from './events.js';
 
 /** The leader's id in the team's inbox. */

@@ -8,9 +8,9 @@
  *
  * @module
  */
-import { abortable } from '../abort.js';
-import { heldByOther } from '../holder.js';
-import { assertSwarmId } from '../swarm-id.js';
+import { abortable } from '../util/abort.js';
+import { heldByOther } from '../leases/holder.js';
+import { assertSwarmId } from '../define/swarm-id.js';
 import { TeamClient, type TeamSlot } from './client.js';
 import { workerSwarmId, type TeamDefinition } from './define.js';
 import { TeamError } from './errors.js';
@@ -18,7 +18,7 @@ import { TeamHost } from './host.js';
 import type { TeamRuntimePort } from './host-types.js';
 import { TEAM_RECORD_PREFIX, type TeamStorePort } from './host-journal.js';
 import { checkLimit } from './limits.js';
-import { Renewal } from '../renewal.js';
+import { Renewal } from '../leases/renewal.js';
 
 /** The longest team id (task swarm ids add `:<task>:<attempt>` to it). */
 const MAX_TEAM_ID_LENGTH = 64;

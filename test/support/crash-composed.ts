@@ -12,10 +12,10 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { AgentDefinition, Commit, Model, ModelRequest, ModelResponse, SwarmDefinition } from '../../src/index.js';
-import { defineAgent, defineSwarm } from '../../src/definitions/define.js';
-import { handoff } from '../../src/handoffs/index.js';
-import { scriptedModel } from '../../src/model.js';
-import { tool } from '../../src/tool.js';
+import { defineAgent, defineSwarm } from '../../src/define/swarm.js';
+import { handoff } from '../../src/define/handoff.js';
+import { scriptedModel } from '../../src/models/scripted.js';
+import { tool } from '../../src/define/tool.js';
 import { stepLabel } from './crash-w1.js';
 
 /** The child-process fixture running this workload. */

@@ -4,9 +4,9 @@
  * `LEASE_MS`), and a log of model calls (`MODEL_LOG`).
  */
 import { appendFileSync } from 'node:fs';
-import type { Model, ModelRequest } from '../../src/model.js';
+import type { Model, ModelRequest } from '../../src/models/scripted.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime/index.js';
-import { sqliteStore } from '../../src/store/sqlite.js';
+import { sqliteStore } from '../../src/store/sqlite/store.js';
 import type { Commit } from '../../src/store/types.js';
 
 /**

@@ -14,14 +14,14 @@ import { z } from 'zod';
 // client): the crash fixture imports this file in every child process, and start-up time is
 // most of each crash run.
 import type { AgentDefinition, Model, ModelRequest, ModelResponse, SwarmDefinition, SwarmEvent, SwarmRecord } from '../../src/index.js';
-import { defineAgent, defineSwarm } from '../../src/definitions/define.js';
-import { handoff } from '../../src/handoffs/index.js';
-import { scriptedModel } from '../../src/model.js';
-import { UNFINISHED_STATUSES } from '../../src/result.js';
+import { defineAgent, defineSwarm } from '../../src/define/swarm.js';
+import { handoff } from '../../src/define/handoff.js';
+import { scriptedModel } from '../../src/models/scripted.js';
+import { UNFINISHED_STATUSES } from '../../src/store/result.js';
 import { createRuntime } from '../../src/runtime/index.js';
-import { sqliteStore } from '../../src/store/sqlite.js';
+import { sqliteStore } from '../../src/store/sqlite/store.js';
 import { collect } from './script.js';
-import { tool } from '../../src/tool.js';
+import { tool } from '../../src/define/tool.js';
 
 export const W1_AGENTS = ['weather', 'calendar', 'allergen'] as const;
 export type W1Agent = (typeof W1_AGENTS)[number];

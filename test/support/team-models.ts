@@ -6,8 +6,8 @@
  * keeps, and signatures of the facts it emits or the effects it asks for, in order.
  */
 import { fromTransition } from 'xstate';
-import type { BoardSummary, TeamTask, WorkerFact } from '../../machines/team-events.js';
-import type { TeamLeaderEffects } from '../../machines/team-leader.js';
+import type { BoardSummary, TeamTask, WorkerFact } from '../../machines/team/events.js';
+import type { TeamLeaderEffects } from '../../machines/team/leader.js';
 
 // ---------------------------------------------------------------------------------------------
 // Worker model.
@@ -383,7 +383,7 @@ export function leaderEvents(s: LeaderModel): LeaderModelEvent[] {
 }
 
 /** The concrete leader event of a model event in a model state (the executor sends it). */
-export function leaderEventFor(s: LeaderModel, e: LeaderModelEvent): import('../../machines/team-events.js').TeamLeaderEvent {
+export function leaderEventFor(s: LeaderModel, e: LeaderModelEvent): import('../../machines/team/events.js').TeamLeaderEvent {
   const at = s.now + 10;
   const w = workingWorker(s);
   switch (e.type) {

@@ -1,0 +1,159 @@
+/**
+ * `SwarmClient`: the handle on one swarm instance.
+ *
+ * @module
+ */
+import type { PauseReason, SwarmEvent } from '../../machines/events.js';
+import { z } from 'zod';
+import type { SwarmOverrides, ToolEntry } from '../define/swarm.js';
+import { ADHOC_ID } from '../define/ids.js';
+import type { Handoff } from '../define/handoff.js';
+import type { ResolveOptions } from '../catalog/resolve.js';
+import type { SwarmResult } from '../store/result.js';
+import { jsonSchemaOf } from '../define/tool.js';
+
+/** What a client needs from its runtime (implemented by the runtime core). */
+export interface SwarmControl {
+  startSwarm(definitionId: string, swarmId: string, input: unknown, options?: StartOptions): Promise<void>;
+  result(swarmId: string): Promise<SwarmResult>;
+  wait(swarmId: string): Promise<SwarmResult>;
+  events(swarmId: string, since: number, signal?: AbortSignal): AsyncIterable<SwarmEvent>;
+  pause(swarmId: string, reason: PauseReason): Promise<void>;
+  resume(swarmId: string, message: string | undefined): Promise<void>;
+  stop(swarmId: string, reason: string): Promise<void>;
+}
+
+/**
+ * How a swarm starts: its resolved configuration's options, and the session (`contextId`) it
+ * belongs to when that is not the swarm itself (an A2A client's conversation). The context is
+ * kept with the swarm's state, so it survives restarts.
+ */
+export type StartOptions = ResolveOptions & { contextId?: string };
+
+/**
+ * The handle on one swarm: start it, read its result and events, pause, resume, stop.
+ * `I` is the input type, `R` the result type of its definition.
+ *
+ * @example
+ * const client = runtime.forSwarm(planner);
+ * await client.run('Suggest outdoor activities for this weekend');
+ * for await (const e of client.events()) console.log(e.seq, e.kind); // ends after the final event
+ * const r = await client.getResult();
+ * if (r.status === 'completed') console.log(r.result);
+ */
+export class SwarmClient<I = unknown, R = unknown> {
+  constructor(
+    protected readonly control: SwarmControl,
+    /** The swarm definition this client runs. */
+    readonly definitionId: string,
+    /** The swarm instance id, also its session id. */
+    readonly swarmId: string,
+    private readonly overrides?: SwarmOverrides<I>,
+  ) {}
+
+  /**
+   * Starts the swarm. Resolves once it has started and its first step is recorded; throws a
+   * `SwarmError` when it cannot start (unknown definition, invalid input, an invalid swarm id
+   * — see `swarmIdProblem` —, id in use). `contextId`: the session the swarm belongs to (its
+   * events carry it; default the swarm id).
+   */
+  run(input: I, options: { contextId?: string } = {}): Promise<void> {
+    return this.control.startSwarm(this.definitionId, this.swarmId, input, {
+      ...(this.overrides ? { overrides: this.overrides as SwarmOverrides } : {}),
+      ...(options.contextId ? { contextId: options.contextId } : {}),
+    });
+  }
+
+  /**
+   * A client for the same swarm id whose `run` replaces parts of the definition for this run
+   * (the result type stays the definition's). The resolved configuration is stored with the
+   * swarm, so a restored run continues with it.
+   */
+  withParameters(overrides: SwarmOverrides<I>): SwarmClient<I, R> {
+    return new SwarmClient<I, R>(this.control, this.definitionId, this.swarmId, { ...this.overrides, ...overrides });
+  }
+
+  /** The swarm's current {@link SwarmResult}. */
+  async getResult(): Promise<SwarmResult<R>> {
+    return (await this.control.result(this.swarmId)) as SwarmResult<R>;
+  }
+
+  /** Resolves with the result once the swarm is paused or has ended. */
+  async wait(): Promise<SwarmResult<R>> {
+    return (await this.control.wait(this.swarmId)) as SwarmResult<R>;
+  }
+
+  /**
+   * The swarm's events in order, starting after sequence number `since` (default 0: from the
+   * beginning). Stored events first, then live ones; ends after the final event, or at once
+   * when `signal` aborts (nothing of the reader stays behind). `since` beyond the last event
+   * throws a `SwarmError` with code `invalid-cursor` when the swarm has ended (nothing can
+   * follow it); while the swarm is unfinished, the reader waits for the events after `since`.
+   */
+  events(options: { since?: number; signal?: AbortSignal } = {}): AsyncIterable<SwarmEvent> {
+    return this.control.events(this.swarmId, options.since ?? 0, options.signal);
+  }
+
+  /** Pauses a running swarm; an in-flight model call is aborted and re-issued on resume. */
+  pause(reason: string | PauseReason = 'paused'): Promise<void> {
+    return this.control.pause(this.swarmId, typeof reason === 'string' ? { type: 'HITL', message: reason } : reason);
+  }
+
+  /** Resumes a paused swarm; `message` reaches the orchestrator as the human's answer. */
+  resume(message?: string): Promise<void> {
+    return this.control.resume(this.swarmId, message);
+  }
+
+  /** Stops the swarm (and everything it runs) from any non-final state. */
+  stop(reason = 'stopped by client'): Promise<void> {
+    return this.control.stop(this.swarmId, reason);
+  }
+}
+
+/** What an ad-hoc swarm is started with: everything a definition would hold. */
+export interface AdhocParameters<R extends z.ZodType = z.ZodType> {
+  userMessage: string;
+  instructions: string;
+  result?: R;
+  handoffs?: readonly Handoff[];
+  tools?: readonly ToolEntry[];
+  maxTurns?: number;
+  name?: string;
+  description?: string;
+}
+
+/**
+ * The client of an ad-hoc swarm (no definition). The result schema is stored with the swarm
+ * as JSON Schema, so it is validated the same way after a restart.
+ *
+ * @example
+ * import { z } from 'zod';
+ * const c = runtime.adhoc();
+ * await c.run({ userMessage: 'Plan a picnic', instructions: 'You plan picnics.', result: z.object({ items: z.array(z.string()) }) });
+ */
+export class AdhocClient extends SwarmClient<AdhocParameters> {
+  constructor(control: SwarmControl, swarmId: string) {
+    super(control, ADHOC_ID, swarmId);
+  }
+
+  override run(params: AdhocParameters): Promise<void> {
+    if (!params || typeof params.userMessage !== 'string' || typeof params.instructions !== 'string') {
+      return Promise.reject(new TypeError('adhoc run needs { userMessage: string, instructions: string }'));
+    }
+    const options: ResolveOptions = {
+      overrides: {
+        instructions: params.instructions,
+        ...(params.handoffs ? { handoffs: params.handoffs } : {}),
+        ...(params.tools ? { tools: params.tools } : {}),
+        ...(params.maxTurns !== undefined ? { maxTurns: params.maxTurns } : {}),
+      },
+      ...(params.result ? { result: jsonSchemaOf(params.result) } : {}),
+      ...(params.name || params.description ? { label: { name: params.name, description: params.description } } : {}),
+    };
+    return this.control.startSwarm(ADHOC_ID, this.swarmId, params.userMessage, options);
+  }
+
+  override withParameters(): never {
+    throw new TypeError('An ad-hoc swarm takes all its parameters in run()');
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Handoffs: how an orchestrator delegates, and the builders a definition declares them with.
+ * Each becomes a `handoff_to_<id>` tool with the target's description as the tool description:
+ * `request: string` for agents and text-input swarms, the child's input schema for
+ * structured-input swarms.
+ *
+ * The rest of a handoff's life is in this folder: `resolve.ts` turns declared handoffs into
+ * what the machine runs with, `tool-specs.ts` into what the model sees, `child-swarm.ts` and
+ * `remote-agent.ts` run them; `actors/plan-handoff.ts` plans them from a model response.
+ *
+ * @module
+ */
+import { type AgentDefinition, DEFAULT_MAX_TURNS, type SwarmDefinition } from './swarm.js';
+import type { Tool } from './tool.js';
+
+/** A handoff to an agent, by definition or by registered id. */
+export interface AgentHandoff {
+  readonly kind: 'agent';
+  readonly agent: AgentDefinition | string;
+  /** Overrides the agent's description as the tool description. */
+  readonly description?: string;
+  /** A copy of this handoff with another tool description. */
+  withDescription(text: string): AgentHandoff;
+}
+
+/**
+ * A handoff to a child swarm: it runs as a swarm of its own with a new session; its result
+ * (or failure) comes back as the handoff's tool result.
+ */
+export interface SwarmHandoff {
+  readonly kind: 'swarm';
+  readonly swarm: SwarmDefinition | string;
+  readonly description?: string;
+  /** Whether the parent's model may pass a `customization` argument. */
+  readonly isCustomizable: boolean;
+  withDescription(text: string): SwarmHandoff;
+  /**
+   * Adds a `customization` argument to the handoff tool: `additional_instructions`,
+   * `additional_agents`, `additional_tools`, `max_turns_override`. It only ever extends the
+   * child's own configuration.
+   */
+  customizable(): SwarmHandoff;
+}
+
+/** A lightweight agent declared inside a handoff list, with no registration. */
+export interface InlineHandoff {
+  readonly kind: 'inline';
+  readonly id: string;
+  readonly description: string;
+  readonly instructions: string;
+  readonly tools: readonly Tool[];
+  readonly maxTurns: number;
+}
+
+/**
+ * A handoff to an agent served elsewhere over A2A, found by its agent card. The card's name
+ * and description become the handoff tool's.
+ */
+export interface RemoteHandoff {
+  readonly kind: 'remote';
+  readonly url: string;
+  readonly description?: string;
+  withDescription(text: string): RemoteHandoff;
+}
+
+/**
+ * A handoff to the best available agent for a skill, found in the runtime's agent registry
+ * (`createRuntime({ registry })`) each time the model calls it: the least-loaded healthy agent
+ * having the skill, remote (over A2A, as {@link RemoteHandoff}) or local.
+ */
+export interface BestAgentHandoff {
+  readonly kind: 'best';
+  /** Matched against the agents' skills (id, name or tag, case-insensitively). */
+  readonly skill: string;
+  readonly description?: string;
+  withDescription(text: string): BestAgentHandoff;
+}
+
+/** Any handoff a swarm can declare. */
+export type Handoff = AgentHandoff | SwarmHandoff | InlineHandoff | RemoteHandoff | BestAgentHandoff;
+
+function bestAgentHandoff(skill: string, description?: string): BestAgentHandoff {
+  return Object.freeze({
+    kind: 'best' as const,
+    skill,
+    ...(description !== undefined ? { description } : {}),
+    withDescription: (text: string) => bestAgentHandoff(skill, text),
+  });
+}
+
+function remoteHandoff(url: string, description?: string): RemoteHandoff {
+  return Object.freeze({
+    kind: 'remote' as const,
+    url,
+    ...(description !== undefined ? { description } : {}),
+    withDescription: (text: string) => remoteHandoff(url, text),
+  });
+}
+
+function agentHandoff(agent: AgentDefinition | string, description?: string): AgentHandoff {
+  return Object.freeze({
+    kind: 'agent' as const,
+    agent,
+    ...(description !== undefined ? { description } : {}),
+    withDescription: (text: string) => agentHandoff(agent, text),
+  });
+}
+
+function swarmHandoff(swarm: SwarmDefinition | string, description: string | undefined, isCustomizable: boolean): SwarmHandoff {
+  return Object.freeze({
+    kind: 'swarm' as const,
+    swarm,
+    ...(description !== undefined ? { description } : {}),
+    isCustomizable,
+    withDescription: (text: string) => swarmHandoff(swarm, text, isCustomizable),
+    customizable: () => swarmHandoff(swarm, description, true),
+  });
+}
+
+/**
+ * The handoff builders: what a swarm's `handoffs` list holds. Each handoff becomes a
+ * `handoff_to_<id>` tool of the orchestrator; the runtime resolves ids when it is created.
+ *
+ * @example
+ * import { defineSwarm, handoff } from 'xswarm';
+ * defineSwarm({ id: 'planner', instructions: '…', handoffs: [
+ *   handoff.toAgent(weather),
+ *   handoff.toAgent('calendar-agent').withDescription('Free/busy lookups'),
+ *   handoff.toSwarm(ticketing).withDescription('Books tickets').customizable(),
+ *   handoff.inline({ id: 'critic', description: 'Reviews a plan', instructions: 'Find flaws.' }),
+ *   handoff.toRemoteAgent('http://127.0.0.1:4001/a2a/weather/.well-known/agent-card.json'),
+ *   handoff.toBestAgent('forecast'), // with createRuntime({ registry })
+ * ] });
+ */
+export const handoff = {
+  /** Hand off to an agent (its definition, or the id of one registered with the runtime). */
+  toAgent(agent: AgentDefinition | string): AgentHandoff {
+    return agentHandoff(agent);
+  },
+  /** Hand off to a child swarm (its definition, or the id of one registered with the runtime). */
+  toSwarm(swarm: SwarmDefinition<any, any> | string): SwarmHandoff {
+    return swarmHandoff(swarm as SwarmDefinition | string, undefined, false);
+  },
+  /** Hand off to a remote A2A agent by the URL of its agent card. */
+  toRemoteAgent(agentCardUrl: string): RemoteHandoff {
+    return remoteHandoff(agentCardUrl);
+  },
+  /**
+   * Hand off to the best available agent for `skill` in the runtime's agent registry, chosen
+   * when the call runs (its tool is `handoff_to_best_<skill>`). Needs `createRuntime({ registry })`.
+   */
+  toBestAgent(skill: string): BestAgentHandoff {
+    return bestAgentHandoff(skill);
+  },
+  /** Hand off to an agent defined right here. */
+  inline(spec: { id: string; description: string; instructions: string; tools?: readonly Tool[]; maxTurns?: number }): InlineHandoff {
+    return Object.freeze({
+      kind: 'inline' as const,
+      id: spec.id,
+      description: spec.description,
+      instructions: spec.instructions,
+      tools: Object.freeze([...(spec.tools ?? [])]),
+      maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
+    });
+  },
+};
+
+/**
+ * The tool name for a handoff target: `handoff_to_` plus the id with every character outside
+ * `[a-zA-Z0-9_]` replaced by `_`.
+ */
+export function handoffToolName(id: string): string {
+  return `handoff_to_${id.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+}
+
+/** The id of the agent or swarm a handoff names (by definition or by id). */
+export function handoffTargetId(h: AgentHandoff | SwarmHandoff): string {
+  if (h.kind === 'agent') return typeof h.agent === 'string' ? h.agent : h.agent.id;
+  return typeof h.swarm === 'string' ? h.swarm : h.swarm.id;
+}

@@ -1,0 +1,163 @@
+/**
+ * Definitions: agents and swarms as plain, frozen values. Nothing runs until a runtime is
+ * created with them; the runtime validates them together and fails fast on mistakes.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import type { Model } from '../models/scripted.js';
+import type { Handoff } from './handoff.js';
+import type { SwarmRegistryTools } from '../catalog/registry-tools.js';
+import type { Tool } from './tool.js';
+
+/** What a swarm's `tools` list may hold: tools, and the swarm registry tool set. */
+export type ToolEntry = Tool | SwarmRegistryTools;
+
+/** A value, or a function of the swarm's input computing it when a run starts. */
+export type FromInput<T, I> = T | ((args: { input: I }) => T);
+
+/**
+ * A guardrail: `check` returns `true` to allow, or a string saying why it rejects (throwing
+ * rejects too). A rejection fails the swarm with that reason.
+ */
+export interface Guardrail<T> {
+  name: string;
+  check(value: T, ctx: { swarmId: string }): true | string | Promise<true | string>;
+}
+
+/** An agent: instructions, tools and an optional model of its own. */
+export interface AgentDefinition {
+  readonly kind: 'agent';
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly instructions: string;
+  readonly tools: readonly Tool[];
+  readonly model?: Model;
+  /** Bound on the agent's own tool loop (model responses), default {@link DEFAULT_MAX_TURNS}. */
+  readonly maxTurns: number;
+}
+
+/**
+ * Defines an agent: instructions, tools and its own tool loop, run as a child actor when a
+ * swarm hands off to it (`handoff.toAgent`); it shares the swarm's session.
+ *
+ * @example
+ * import { defineAgent } from 'xswarm';
+ * const weather = defineAgent({
+ *   id: 'weather-agent', name: 'Weather Agent',
+ *   description: 'Provides weather information and forecasts',
+ *   instructions: 'You are a weather expert. Use get_forecast.',
+ *   tools: [forecast],
+ * });
+ */
+export function defineAgent(spec: {
+  id: string;
+  name?: string;
+  description?: string;
+  instructions: string;
+  tools?: readonly Tool[];
+  model?: Model;
+  maxTurns?: number;
+}): AgentDefinition {
+  return Object.freeze({
+    kind: 'agent' as const,
+    id: spec.id,
+    name: spec.name ?? spec.id,
+    description: spec.description ?? spec.name ?? spec.id,
+    instructions: spec.instructions,
+    tools: Object.freeze([...(spec.tools ?? [])]),
+    ...(spec.model ? { model: spec.model } : {}),
+    maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
+  });
+}
+
+/** A swarm definition. `I` and `R` are the zod schemas of its input and result. */
+export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
+  readonly kind: 'swarm';
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  /** Stamped on persisted snapshots; bump it when a change makes old snapshots unsafe. */
+  readonly version: number;
+  readonly input: I;
+  readonly result: R;
+  readonly instructions: FromInput<string, z.output<I>>;
+  readonly handoffs: FromInput<readonly Handoff[], z.output<I>>;
+  readonly tools: FromInput<readonly ToolEntry[], z.output<I>>;
+  readonly maxTurns: FromInput<number, z.output<I>>;
+  /** Whether parents may customize it when they reach it through the swarm registry. */
+  readonly customizable: boolean;
+  readonly guardrails: {
+    readonly input: readonly Guardrail<z.output<I>>[];
+    readonly output: readonly Guardrail<z.output<R>>[];
+  };
+}
+
+/**
+ * The default bound on rounds: a swarm's orchestrator rounds and an agent's own tool loop
+ * (defined or inline) alike.
+ */
+export const DEFAULT_MAX_TURNS = 10;
+
+/**
+ * Defines a swarm. `input` and `result` default to strings; `instructions`, `handoffs`,
+ * `tools` and `maxTurns` may be functions of `{ input }`, evaluated when a run starts.
+ *
+ * @example
+ * import { z } from 'zod';
+ * import { defineSwarm, handoff } from 'xswarm';
+ * const planner = defineSwarm({
+ *   id: 'activity-planner',
+ *   result: z.object({ day: z.string(), activities: z.array(z.string()) }),
+ *   instructions: ({ input }) => `Plan outdoor activities for: ${input}`,
+ *   handoffs: [handoff.toAgent(weather)],
+ *   maxTurns: 8,
+ * });
+ */
+export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodType = z.ZodString>(spec: {
+  id: string;
+  name?: string;
+  description?: string;
+  version?: number;
+  input?: I;
+  result?: R;
+  instructions: FromInput<string, z.output<I>>;
+  handoffs?: FromInput<readonly Handoff[], z.output<I>>;
+  tools?: FromInput<readonly ToolEntry[], z.output<I>>;
+  maxTurns?: FromInput<number, z.output<I>>;
+  customizable?: boolean;
+  guardrails?: { input?: readonly Guardrail<z.output<I>>[]; output?: readonly Guardrail<z.output<R>>[] };
+}): SwarmDefinition<I, R> {
+  return Object.freeze({
+    kind: 'swarm' as const,
+    id: spec.id,
+    name: spec.name ?? spec.id,
+    description: spec.description ?? spec.name ?? spec.id,
+    version: spec.version ?? 1,
+    input: (spec.input ?? z.string()) as I,
+    result: (spec.result ?? z.string()) as R,
+    instructions: spec.instructions,
+    handoffs: spec.handoffs ?? [],
+    tools: spec.tools ?? [],
+    maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
+    customizable: spec.customizable ?? false,
+    guardrails: Object.freeze({ input: spec.guardrails?.input ?? [], output: spec.guardrails?.output ?? [] }),
+  });
+}
+
+/** Evaluates a {@link FromInput} for one input. */
+export function resolveFromInput<T, I>(value: FromInput<T, I>, input: I): T {
+  return typeof value === 'function' ? (value as (args: { input: I }) => T)({ input }) : value;
+}
+
+/**
+ * Per-run replacements for parts of a definition (`client.withParameters`); like the
+ * definition's own, each may be a value or a function of `{ input }`.
+ */
+export interface SwarmOverrides<I = unknown> {
+  instructions?: FromInput<string, I>;
+  handoffs?: FromInput<readonly Handoff[], I>;
+  tools?: FromInput<readonly ToolEntry[], I>;
+  maxTurns?: FromInput<number, I>;
+}

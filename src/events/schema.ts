@@ -1,0 +1,138 @@
+/**
+ * A runtime schema of the swarm event model (`machines/events.ts`), for programs that receive
+ * events from outside (a socket, a file, another process) and want to know they are what they
+ * claim: A2A v0.3 objects plus `seq` and `swarmId`. The shapes are strict (an unknown field is
+ * an error); a status update is also checked for the rules the runtime keeps (`final` exactly
+ * on completed, failed and canceled, and then with a status message).
+ *
+ * @module
+ */
+import { z } from 'zod';
+import { FINAL_STATES } from '../../machines/event-builders.js';
+import { PAUSE_TYPES } from '../../machines/pause.js';
+
+const record = z.record(z.string(), z.unknown());
+const stamp = { seq: z.number().int().positive(), swarmId: z.string().min(1) };
+const isoTimestamp = z.iso.datetime({ offset: true });
+const taskState = z.enum(['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled']);
+
+const part = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('text'), text: z.string(), metadata: record.optional() }),
+  // A2A v0.3: data is an object (other values travel wrapped, see `DataPart`).
+  z.strictObject({ kind: z.literal('data'), data: record, metadata: record.optional() }),
+]);
+
+const message = z.strictObject({
+  kind: z.literal('message'),
+  role: z.enum(['agent', 'user']),
+  messageId: z.string().min(1),
+  parts: z.array(part),
+  taskId: z.string().min(1),
+  contextId: z.string().min(1),
+});
+
+const pauseReason = z.strictObject({ type: z.enum(PAUSE_TYPES), message: z.string(), pendingApprovalId: z.string().optional() });
+const lifecycle = z.enum(['started', 'paused', 'resumed', 'completed', 'failed', 'stopped']);
+
+/** The swarm facts a status update carries in `metadata`, by `type`. */
+export const swarmFactSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('started'), definitionId: z.string() }),
+  z.strictObject({ type: z.literal('agent-handoff'), from: z.string(), to: z.string(), callId: z.string(), request: z.string() }),
+  z.strictObject({ type: z.literal('swarm-handoff'), from: z.string(), to: z.string(), childSwarmId: z.string(), callId: z.string(), input: z.unknown() }),
+  z.strictObject({
+    type: z.literal('handoff-result'),
+    from: z.string(),
+    to: z.string(),
+    callId: z.string(),
+    ok: z.boolean(),
+    childSwarmId: z.string().optional(),
+    content: z.string(),
+    key: z.string(),
+  }),
+  z.strictObject({
+    type: z.literal('child-swarm'),
+    childSwarmId: z.string(),
+    definitionId: z.string(),
+    callId: z.string(),
+    lifecycle,
+    reason: z.string().optional(),
+    childSeq: z.number().int().positive(),
+  }),
+  z.strictObject({ type: z.literal('tool-call'), agent: z.string(), toolName: z.string(), callId: z.string() }),
+  z.strictObject({ type: z.literal('turn-completed'), turn: z.number().int().positive(), maxTurns: z.number().int().positive(), activeAgent: z.string() }),
+  z.strictObject({ type: z.literal('paused'), reason: pauseReason }),
+  z.strictObject({ type: z.literal('resumed'), message: z.string().optional() }),
+  z.strictObject({ type: z.literal('completed'), result: z.unknown() }),
+  z.strictObject({ type: z.literal('failed'), reason: z.string() }),
+  z.strictObject({ type: z.literal('stopped'), reason: z.string() }),
+]);
+
+const taskEvent = z.strictObject({
+  kind: z.literal('task'),
+  id: z.string().min(1),
+  contextId: z.string().min(1),
+  status: z.strictObject({ state: z.literal('submitted'), timestamp: isoTimestamp }),
+  history: z.array(message).optional(),
+  metadata: z.strictObject({ definitionId: z.string() }),
+  ...stamp,
+});
+
+const statusUpdateEvent = z.strictObject({
+  kind: z.literal('status-update'),
+  taskId: z.string().min(1),
+  contextId: z.string().min(1),
+  status: z.strictObject({ state: taskState, timestamp: isoTimestamp, message: message.optional() }),
+  final: z.boolean(),
+  metadata: swarmFactSchema,
+  ...stamp,
+});
+
+const artifactUpdateEvent = z.strictObject({
+  kind: z.literal('artifact-update'),
+  taskId: z.string().min(1),
+  contextId: z.string().min(1),
+  artifact: z.strictObject({ artifactId: z.string().min(1), name: z.string().optional(), parts: z.array(part) }),
+  append: z.boolean().optional(),
+  lastChunk: z.boolean().optional(),
+  metadata: z.strictObject({ agent: z.string(), turn: z.number().int().nonnegative() }).optional(),
+  ...stamp,
+});
+
+/**
+ * A public swarm event (an A2A v0.3 `Task`, `TaskStatusUpdateEvent` or
+ * `TaskArtifactUpdateEvent` with `seq` and `swarmId`), checked for the rules the runtime keeps.
+ */
+export const publicSwarmEventSchema = z
+  .discriminatedUnion('kind', [taskEvent, statusUpdateEvent, artifactUpdateEvent])
+  .superRefine((e, ctx) => {
+    const taskId = e.kind === 'task' ? e.id : e.taskId;
+    if (taskId !== e.swarmId) ctx.addIssue({ code: 'custom', message: `the task id ${taskId} is not the swarm id ${e.swarmId}` });
+    if (e.kind !== 'status-update') return;
+    if (e.final !== FINAL_STATES.has(e.status.state)) ctx.addIssue({ code: 'custom', path: ['final'], message: `final must be ${!e.final} in state ${e.status.state}` });
+    if (e.final && !e.status.message) ctx.addIssue({ code: 'custom', path: ['status', 'message'], message: 'a final status carries a message' });
+    const m = e.status.message;
+    if (m && (m.taskId !== e.taskId || m.contextId !== e.contextId)) {
+      ctx.addIssue({ code: 'custom', path: ['status', 'message'], message: 'the status message names another task or context' });
+    }
+  });
+
+/**
+ * An internal event (`internal:*`): its envelope only. Its payload is the runtime's own
+ * (model responses, the replay journal) and never leaves over A2A.
+ */
+export const internalSwarmEventSchema = z.looseObject({
+  kind: z.string().startsWith('internal:'),
+  timestamp: z.number(),
+  ...stamp,
+});
+
+/**
+ * Any event of a swarm's stream: a public one, or an internal one's envelope.
+ *
+ * @example
+ * import { swarmEventSchema } from 'xswarm';
+ * const parsed = swarmEventSchema.safeParse(JSON.parse(line));
+ * if (parsed.success) console.log(parsed.data.swarmId, parsed.data.seq, parsed.data.kind);
+ * else console.error(parsed.error.issues);
+ */
+export const swarmEventSchema = z.union([publicSwarmEventSchema, internalSwarmEventSchema]);

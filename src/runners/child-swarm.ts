@@ -1,0 +1,267 @@
+/**
+ * Running swarm handoffs: a child swarm starts (or is re-attached to after a restart), its
+ * lifecycle is relayed into its parent's stream, and its outcome becomes the handoff's result.
+ * A child follows its parent: stopped when the parent ends while it runs, paused and resumed
+ * with it. A passivated parent stops following (its handoff actor stops with it) and follows
+ * again from where its stream left off once restored; a passivated child is restored to be
+ * paused, resumed or stopped.
+ *
+ * @module
+ */
+import { statusUpdate } from '../../machines/event-builders.js';
+import type { PauseReason, SwarmEvent, SwarmFact } from '../../machines/events.js';
+import { errorText } from '../../machines/error-text.js';
+import type { CallResult, ChildSwarmInput } from '../../machines/contracts.js';
+import { runningCalls } from '../../machines/round.js';
+import type { SwarmHost } from '../runtime/host.js';
+import { isFinal, type SwarmResult } from '../store/result.js';
+import { storedPages } from '../store/pages.js';
+import { summaryOf } from '../store/summary.js';
+import type { SwarmStore } from '../store/types.js';
+import type { ResolveOptions } from '../catalog/resolve.js';
+import { targetName } from '../catalog/hosted.js';
+import type { HostRequest } from '../runtime/hosting.js';
+
+/** What child swarms need of the live swarms. */
+type Host = Pick<SwarmHost, 'gate' | 'status' | 'publish' | 'context'>;
+
+/** What running child swarms needs from the runtime. */
+export interface ChildSwarmDeps {
+  store: SwarmStore;
+  /** The host of a swarm live here, or undefined. */
+  host(swarmId: string): Host | undefined;
+  /** The host of a swarm owned here: the live one, or a passivated one restored; else undefined. */
+  rehydrate(swarmId: string): Promise<Host | undefined>;
+  /** Whether the runtime was closed. */
+  closed(): boolean;
+  /** Starts a swarm under a derived (child) id. */
+  start(definitionId: string, swarmId: string, input: unknown, options: ResolveOptions): Promise<void>;
+  /** Adopts the unfinished swarms nobody drives (a child a previous owner left running). */
+  adopt(): Promise<void>;
+  /** The swarm's events after `since`; the reader lets go when `signal` aborts. */
+  events(swarmId: string, since: number, signal: AbortSignal): AsyncIterable<SwarmEvent>;
+  result(swarmId: string): Promise<SwarmResult>;
+  pause(swarmId: string, reason: PauseReason): Promise<void>;
+  resume(swarmId: string, message: string | undefined): Promise<void>;
+  stop(swarmId: string, reason: string): Promise<void>;
+  /**
+   * Child swarms whose definition is hosted by other runtimes (a transport is configured):
+   * started or re-attached to there, kept alive by their heartbeats. Absent: every child is local.
+   */
+  hosted?: HostedChildren;
+}
+
+/** How a child swarm hosted by another runtime is reached (see `runtime/hosting.ts`). */
+export interface HostedChildren {
+  /** Whether the definition is registered here (then the child runs here). */
+  isLocal(definitionId: string): boolean;
+  /** Asks the runtimes hosting the definition to start the child or attach to it; throws when none does. */
+  host(request: HostRequest, signal: AbortSignal): Promise<void>;
+  /** Sends the request again whenever the child's heartbeats stop, until `signal` aborts. */
+  keepAlive(request: HostRequest, ended: () => Promise<boolean>, signal: AbortSignal): void;
+}
+
+/** The child swarms of one runtime's swarms. */
+export class ChildSwarms {
+  constructor(private readonly deps: ChildSwarmDeps) {}
+
+  /**
+   * Runs a child swarm for a parent's handoff: starts it (or re-attaches after a restart),
+   * relays its lifecycle into the parent's stream, resolves with its outcome. When the parent
+   * ends while the child runs (it was stopped), the child is stopped too.
+   */
+  async run(input: ChildSwarmInput, signal: AbortSignal): Promise<CallResult> {
+    // The call's own lifetime: what it sets up (a hosted child's keep-alive, the stream reader,
+    // the listeners) ends with it, since a promise actor's signal aborts only if it is stopped.
+    const call = new AbortController();
+    const end = () => call.abort(signal.reason);
+    signal.addEventListener('abort', end, { once: true });
+    if (signal.aborted) end();
+    try {
+      return await this.runCall(input, signal, call.signal);
+    } finally {
+      signal.removeEventListener('abort', end);
+      call.abort();
+    }
+  }
+
+  /** {@link run} within `lifetime` (aborted when the call ends, or with `signal`). */
+  private async runCall(input: ChildSwarmInput, signal: AbortSignal, lifetime: AbortSignal): Promise<CallResult> {
+    const { deps } = this;
+    const parent = deps.host(input.parentId);
+    await parent?.gate();
+    const id = input.childSwarmId;
+    const known = deps.host(id) !== undefined || (await summaryOf(deps.store, id)) !== undefined;
+    // The parent was stopped while the step that called the child was being made durable: a
+    // child not started yet never is (one that exists is stopped below).
+    if (!known && signal.aborted) throw signal.reason;
+    // Re-attaching after a restart: relay what the parent has not stored yet, exactly once.
+    const since = known ? await this.relayedUpTo(input.parentId, id) : 0;
+    const hosted = deps.hosted && !deps.hosted.isLocal(input.definitionId) ? deps.hosted : undefined;
+    if (hosted) {
+      const request: HostRequest = {
+        swarmId: id,
+        definitionId: input.definitionId,
+        input: input.input,
+        attach: true,
+        ...(input.customization ? { customization: input.customization } : {}),
+      };
+      // A parent stopped by now (taken over to be stopped) asks no runtime to host its child:
+      // the child, if it exists, is stopped below.
+      if (!signal.aborted) {
+        try {
+          await hosted.host(request, signal);
+        } catch (e) {
+          // Stopped during the request: the child may have started, and is stopped below.
+          if (!signal.aborted && !known) return { ok: false, content: `${targetName(input.definitionId)} could not start: ${errorText(e)}` };
+          // A child that exists goes on being followed: its heartbeats' silence asks again.
+        }
+      }
+      hosted.keepAlive(request, async () => isFinal((await deps.result(id)).status), lifetime);
+    } else if (!deps.host(id)) {
+      // Loaded again after the awaits above: the child may have started or ended meanwhile.
+      const record = known ? await summaryOf(deps.store, id) : undefined;
+      if (!record) {
+        try {
+          await deps.start(input.definitionId, id, input.input, input.customization ? { customization: input.customization } : {});
+        } catch (e) {
+          return { ok: false, content: `Swarm "${input.definitionId}" could not start: ${errorText(e)}` };
+        }
+      } else if (!isFinal(record.status)) {
+        await deps.adopt();
+      }
+    }
+    const stopChild = () =>
+      queueMicrotask(() => {
+        if (deps.closed() || !parent || !isFinal(parent.status())) return;
+        const reason = `parent swarm "${input.parentId}" ${parent.status()}`;
+        // A child hosted elsewhere is stopped by the runtime holding it (the command goes there).
+        const stopping = hosted
+          ? deps.stop(id, reason)
+          : deps.rehydrate(id).then((child) => child && deps.stop(id, reason));
+        void stopping.catch(() => undefined);
+      });
+    // Only while the call runs: a parent ending afterwards has nothing of this child to stop.
+    signal.addEventListener('abort', stopChild, { once: true });
+    lifetime.addEventListener(
+      'abort',
+      () => {
+        // The call ended on its own (not with the parent's signal, whose listener must still run).
+        if (!signal.aborted) signal.removeEventListener('abort', stopChild);
+      },
+      { once: true },
+    );
+    // Stopped during the awaits above (a parent restored and stopped at once): stop the child now.
+    if (signal.aborted) stopChild();
+    const aborted = new Promise<never>((_, reject) => lifetime.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    // Settled when the call ends: nobody awaits it then.
+    aborted.catch(() => undefined);
+    const follow = async (): Promise<CallResult> => {
+      // With the call's lifetime: a parent passivated (or stopped) lets go of its child's stream at once.
+      for await (const event of deps.events(id, since, lifetime)) {
+        if (lifetime.aborted) break;
+        const fact = event.kind === 'status-update' ? lifecycleOf(event.metadata) : undefined;
+        if (fact) {
+          parent?.publish(
+            statusUpdate('working', {
+              type: 'child-swarm',
+              childSwarmId: id,
+              definitionId: input.definitionId,
+              callId: input.callId,
+              ...fact,
+              childSeq: event.seq,
+            }),
+          );
+        }
+      }
+      return outcome(`${targetName(input.definitionId)} (${id})`, await deps.result(id));
+    };
+    return Promise.race([follow(), aborted]);
+  }
+
+  /** Pausing a parent pauses the child swarms it is waiting on (and theirs, recursively). */
+  async pauseWith(parentId: string, parent: Host, reason: PauseReason): Promise<void> {
+    for (const childId of runningChildSwarms(parent)) {
+      const child = this.deps.host(childId) ?? (await this.deps.rehydrate(childId));
+      const status = child ? child.status() : (await this.elsewhere(childId))?.status;
+      if (status && status !== 'paused' && !isFinal(status)) {
+        await this.deps.pause(childId, { type: reason.type, message: `${pausedWith(parentId)}${reason.message}` });
+      }
+    }
+  }
+
+  /**
+   * Children paused from outside resume with their parent; a child waiting for its own human
+   * (it called `pause`) keeps waiting for that human.
+   */
+  async resumeWith(parentId: string, parent: Host): Promise<void> {
+    for (const childId of runningChildSwarms(parent)) {
+      const child = this.deps.host(childId) ?? (await this.deps.rehydrate(childId));
+      if (child) {
+        if (child.status() === 'paused' && child.context().pause?.from !== 'model') await this.deps.resume(childId, undefined);
+        continue;
+      }
+      // Held by another runtime: only its result is known here, and it says why it paused.
+      const result = await this.elsewhere(childId);
+      if (result?.status === 'paused' && result.reason.message.startsWith(pausedWith(parentId))) await this.deps.resume(childId, undefined);
+    }
+  }
+
+  /** The result of a child that is not live here but held by another runtime, or undefined. */
+  private async elsewhere(childId: string): Promise<SwarmResult | undefined> {
+    if (!this.deps.hosted) return undefined;
+    return this.deps.result(childId).catch(() => undefined);
+  }
+
+  /** The child's `seq` up to which the parent's stored stream already relays its lifecycle. */
+  private async relayedUpTo(parentId: string, childId: string): Promise<number> {
+    let upTo = 0;
+    // Page by page: the parent's stream may be long, and only one number is kept from it.
+    for await (const page of storedPages(this.deps.store, parentId, 0)) {
+      for (const e of page) {
+        if (e.kind === 'status-update' && e.metadata.type === 'child-swarm' && e.metadata.childSwarmId === childId) {
+          upTo = Math.max(upTo, e.metadata.childSeq);
+        }
+      }
+    }
+    return upTo;
+  }
+}
+
+/** How the pause of a child paused with its parent begins. */
+function pausedWith(parentId: string): string {
+  return `Parent swarm "${parentId}" paused: `;
+}
+
+/** A child's result as its parent's handoff result. */
+function outcome(name: string, result: SwarmResult): CallResult {
+  if (result.status === 'completed') {
+    return { ok: true, content: typeof result.result === 'string' ? result.result : JSON.stringify(result.result) };
+  }
+  if (result.status === 'failed') return { ok: false, content: `${name} failed: ${result.reason}` };
+  if (result.status === 'stopped') return { ok: false, content: `${name} was stopped: ${result.reason}` };
+  return { ok: false, content: `${name} is no longer running in this runtime (${result.status})` };
+}
+
+/** Ids of the child swarms a swarm is waiting on. */
+export function runningChildSwarms(host: Pick<SwarmHost, 'context'>): string[] {
+  return runningCalls(host.context().round)
+    .flatMap((c) => (c.kind === 'swarm' ? [c.childSwarmId] : []));
+}
+
+/** The lifecycle step a child's own status fact stands for, as relayed to its parent. */
+export function lifecycleOf(fact: SwarmFact): Pick<Extract<SwarmFact, { type: 'child-swarm' }>, 'lifecycle' | 'reason'> | undefined {
+  switch (fact.type) {
+    case 'started':
+    case 'resumed':
+    case 'completed':
+      return { lifecycle: fact.type };
+    case 'paused':
+      return { lifecycle: 'paused', reason: fact.reason.message };
+    case 'failed':
+    case 'stopped':
+      return { lifecycle: fact.type, reason: fact.reason };
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The wiring of the actors: the runtime's implementation of the ports through which actors
+ * reach definitions, models, tools and the host of each swarm (by the ids in an actor's
+ * input). The live runtime and replay both build their machines through it.
+ *
+ * @module
+ */
+import { errorText } from '../../machines/error-text.js';
+import type { Checked, Model, SwarmPorts } from '../../actors/index.js';
+import type { Catalog } from '../catalog/catalog.js';
+import type { Guardrail } from '../define/swarm.js';
+import { agentOfHosted, speakingAs } from '../catalog/hosted.js';
+import { resultIsText, resultSchema } from '../catalog/result-schema.js';
+import { checkCustomization } from '../catalog/customization.js';
+import { childInput, type ToolSpecs } from '../catalog/tool-specs.js';
+import { validate } from '../define/tool.js';
+import type { SwarmHost } from './host.js';
+
+/** What the ports need from the host of a swarm (a live `SwarmHost`, or a replay's stand-in). */
+export type PortsHost = Pick<SwarmHost, 'config' | 'input' | 'publish' | 'gate'>;
+
+/** What the ports are built from. */
+export interface PortsDeps {
+  catalog: Catalog;
+  specs: ToolSpecs;
+  model: Model;
+  host(swarmId: string): PortsHost | undefined;
+  runChild: SwarmPorts['runChild'];
+  runRemote: SwarmPorts['runRemote'];
+}
+
+/** Builds the ports the actors use. */
+export function createPorts(deps: PortsDeps): SwarmPorts {
+  const { catalog } = deps;
+  const swarm = (id: string) => {
+    const def = catalog.swarm(id);
+    if (!def) throw new Error(`Swarm definition "${id}" is not registered with this runtime`);
+    return def;
+  };
+  const hostedModels = new Map<string, Model>();
+  return {
+    modelFor(definitionId, speaker) {
+      if (speaker !== definitionId) return catalog.agent(speaker)?.model ?? deps.model;
+      // An agent run for another runtime speaks as that agent, through its own model.
+      const agentId = agentOfHosted(definitionId);
+      const agent = agentId === undefined ? undefined : catalog.agent(agentId);
+      if (!agent) return deps.model;
+      let model = hostedModels.get(agent.id);
+      if (!model) hostedModels.set(agent.id, (model = speakingAs(agent.id, agent.model ?? deps.model)));
+      return model;
+    },
+    toolSpecs: (input) => deps.specs.forStep(input, deps.host(input.swarmId)?.config().result),
+    checkToolArgs(name, args): Checked {
+      const t = catalog.tool(name);
+      if (!t) return { ok: false, error: `Tool "${name}" is not registered` };
+      return validate(t.parameters, args);
+    },
+    checkResult: (definitionId, swarmId, value) => validate(resultSchema(swarm(definitionId), deps.host(swarmId)?.config()), value),
+    resultIsText: (definitionId, swarmId) => resultIsText(swarm(definitionId), deps.host(swarmId)?.config()),
+    childInput: (definitionId, args) => childInput(catalog, definitionId, args),
+    checkCustomization: (value) => checkCustomization(catalog, value),
+    isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,
+    runChild: (input, signal) => deps.runChild(input, signal),
+    runRemote: (input, signal) => deps.runRemote(input, signal),
+    guardInput(definitionId, swarmId) {
+      const guardrails = swarm(definitionId).guardrails.input;
+      return guardrails.length === 0 ? undefined : runGuardrails(guardrails, deps.host(swarmId)?.input(), swarmId);
+    },
+    guardOutput(definitionId, swarmId, result) {
+      const guardrails = swarm(definitionId).guardrails.output;
+      return guardrails.length === 0 ? undefined : runGuardrails(guardrails, result, swarmId);
+    },
+    async executeTool(input, args, signal) {
+      const t = catalog.tool(input.name);
+      if (!t) throw new Error(`Tool "${input.name}" is not registered`);
+      // `args` passed the tool's own schema in checkToolArgs.
+      return t.execute(args as Record<string, unknown>, {
+        swarmId: input.swarmId,
+        agentId: input.agentId,
+        toolCallId: input.toolCallId,
+        idempotencyKey: input.idempotencyKey,
+        signal,
+      });
+    },
+    onText(swarmId, speaker, turn, chunk, first) {
+      deps.host(swarmId)?.publish({
+        kind: 'artifact-update',
+        artifact: { artifactId: `stream:${speaker}:${turn}`, name: 'stream', parts: [{ kind: 'text', text: chunk }] },
+        // A re-issued call (after a pause or a restart) starts its text afresh.
+        append: !first,
+        lastChunk: false,
+        metadata: { agent: speaker, turn },
+      });
+    },
+    gate(swarmId) {
+      const host = deps.host(swarmId);
+      if (!host) return Promise.reject(new Error(`Swarm "${swarmId}" is not live in this runtime`));
+      return host.gate();
+    },
+  };
+}
+
+/** The first rejection of `guardrails` for `value` (a throwing check rejects with its error). */
+async function runGuardrails<T>(guardrails: readonly Guardrail<T>[], value: T, swarmId: string): Promise<string | undefined> {
+  for (const g of guardrails) {
+    let verdict: true | string;
+    try {
+      verdict = await g.check(value, { swarmId });
+    } catch (e) {
+      verdict = errorText(e);
+    }
+    if (verdict !== true) return `${g.name}: ${typeof verdict === 'string' && verdict ? verdict : 'rejected'}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,245 @@
+/**
+ * Reading a subject of a JetStream stream in order (the JetStream store's events and message
+ * rows): an ephemeral consumer filtered on the subject, starting at a known stream position,
+ * pulled in batches of what it says is pending, so a read never waits for messages that are
+ * not there. Events are checked as the SQLite store checks its rows, and a reader remembers
+ * where in the stream each swarm's events continue, so paging through a long stream does not
+ * read it again from the start. Short reads (the last stored event, a few events) are direct
+ * gets instead: a consumer costs the server several times more.
+ *
+ * @module
+ */
+import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import { EVENT_FORMAT, type SwarmEvent } from '../../../machines/events.js';
+import { eventProblem, isFormat1 } from '../stored-event.js';
+import { CorruptEventError } from '../types.js';
+
+/** How many messages one pull asks for. */
+const BATCH = 512;
+
+/** What a scan needs: the JetStream handles and the per-call timeout. */
+export interface StreamContext {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  timeoutMs: number;
+}
+
+/**
+ * Calls `visit` with each message of `stream` on `filter` from stream position `start` on, in
+ * order, until it returns false or no message is pending. Returns the position after the last
+ * message visited (or `start`).
+ */
+export async function scanSubject(ctx: StreamContext, stream: string, filter: string, start: number, visit: (m: JsMsg) => boolean): Promise<number> {
+  const info = await ctx.jsm.consumers.add(stream, {
+    filter_subject: filter,
+    ack_policy: AckPolicy.None,
+    ...(start > 1 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start } : { deliver_policy: DeliverPolicy.All }),
+    mem_storage: true,
+    num_replicas: 1,
+    // Dropped by the server should this process die before deleting it.
+    inactive_threshold: nanos(60_000),
+  });
+  let next = start;
+  let pending = info.num_pending;
+  try {
+    if (pending === 0) return next;
+    // From the answer to the create: `consumers.get` would ask the server for its info again.
+    const consumer = ctx.js.consumers.getConsumerFromInfo(info);
+    while (pending > 0) {
+      const messages = await consumer.fetch({ max_messages: Math.min(pending, BATCH), expires: Math.max(1000, ctx.timeoutMs) });
+      let got = 0;
+      let stop = false;
+      for await (const m of messages) {
+        got++;
+        pending = m.info.pending;
+        next = m.seq + 1;
+        if (!visit(m)) {
+          stop = true;
+          break;
+        }
+      }
+      // Nothing came although some was pending: it was deleted meanwhile (a purge).
+      if (stop || got === 0) break;
+    }
+    return next;
+  } finally {
+    ctx.jsm.consumers.delete(stream, info.name).catch(() => undefined);
+  }
+}
+
+/** How many events early {@link EventReader} starts a read it had to seek. */
+const SEEK_MARGIN = 256;
+
+/** The event sequence number a stored event's message id names (`${swarmId}:${seq}`). */
+function storedSeq(id: string | undefined): number | undefined {
+  const n = id ? Number(id.slice(id.lastIndexOf(':') + 1)) : NaN;
+  return Number.isInteger(n) ? n : undefined;
+}
+
+function seqOf(m: JsMsg): number | undefined {
+  return storedSeq(m.headers?.get('Nats-Msg-Id'));
+}
+
+/** A stored event read: the event, or why it cannot be read. */
+type Read = { event: SwarmEvent; pos: number } | { problem: string; code: 'corrupt' | 'incompatible-version'; pos: number };
+
+/**
+ * Reads swarms' events from the events stream. Each swarm's subject is read from the position
+ * where the events after the cursor start, when a previous read found it (the next page of a
+ * long stream), else from the beginning.
+ */
+export class EventReader {
+  /** Per swarm: event seq → the stream position from which every later event follows. */
+  private anchors = new Map<string, Map<number, number>>();
+
+  constructor(
+    private readonly ctx: StreamContext,
+    private readonly stream: string,
+  ) {}
+
+  /**
+   * The stored events of `swarmId` after `since`, contiguous and in order (a republished
+   * duplicate is skipped, events that landed out of order are put back in order), the first
+   * `limit` of them when given. Throws {@link CorruptEventError} at an event that cannot be read.
+   */
+  async read(swarmId: string, subject: string, since: number, limit?: number): Promise<SwarmEvent[]> {
+    const out: SwarmEvent[] = [];
+    const found = new Map<number, Read>();
+    let next = since + 1;
+    const start = this.anchor(swarmId, since) ?? (await this.seek(subject, since));
+    const end = await scanSubject(this.ctx, this.stream, subject, start, (m) => {
+      const seq = seqOf(m) ?? next;
+      if (seq < next || found.has(seq)) return true;
+      found.set(seq, parse(m, swarmId, seq));
+      for (let r = found.get(next); r; r = found.get(next)) {
+        if (!('event' in r)) throw new CorruptEventError(swarmId, next, r.problem, out, r.code);
+        out.push(r.event);
+        found.delete(next);
+        next++;
+        if (limit !== undefined && out.length >= limit) return false;
+      }
+      return true;
+    });
+    // Every event after the last one returned is at or after the earliest one seen but not
+    // returned, or after what was read.
+    let resume = end;
+    for (const r of found.values()) resume = Math.min(resume, r.pos);
+    this.remember(swarmId, next - 1, resume);
+    return out;
+  }
+
+  /**
+   * The seq of the event stored last on `subject` (0 when none): one direct get. Undefined when
+   * that message does not name its event.
+   */
+  async lastStored(subject: string): Promise<number | undefined> {
+    const m = await this.ctx.jsm.direct.getMessage(this.stream, { last_by_subj: subject });
+    return m ? storedSeq(m.header.get('Nats-Msg-Id')) : 0;
+  }
+
+  /**
+   * The events `since + 1` to `upTo` of `swarmId` when a few direct gets find them all (each
+   * gives the next message on the subject), in order; undefined when they do not (more
+   * messages in the way than `maxGets`, no known position to start from, one unreadable): a
+   * stream read then answers. For a short read whose events are known to be stored, this is
+   * cheaper than the consumer a stream read makes.
+   */
+  async readFew(swarmId: string, subject: string, since: number, upTo: number, maxGets: number): Promise<SwarmEvent[] | undefined> {
+    let pos = this.anchor(swarmId, since);
+    if (pos === undefined) return undefined;
+    const found = new Map<number, SwarmEvent>();
+    for (let gets = 0; gets < maxGets; gets++) {
+      const m = await this.ctx.jsm.direct.getMessage(this.stream, { next_by_subj: subject, seq: pos });
+      if (!m) return undefined;
+      pos = m.seq + 1;
+      const seq = storedSeq(m.header.get('Nats-Msg-Id'));
+      if (seq === undefined) return undefined;
+      if (seq <= since || seq > upTo || found.has(seq)) continue;
+      const read = parse(m, swarmId, seq);
+      if (!('event' in read)) return undefined;
+      found.set(seq, read.event);
+      if (found.size === upTo - since) {
+        const out: SwarmEvent[] = [];
+        for (let s = since + 1; s <= upTo; s++) out.push(found.get(s)!);
+        return out;
+      }
+    }
+    return undefined;
+  }
+
+  /** Forgets a swarm's positions (its events were purged). */
+  forget(swarmId: string): void {
+    this.anchors.delete(swarmId);
+  }
+
+  /** Where to start reading the events after `since`, from what earlier reads found; undefined when nothing is known. */
+  private anchor(swarmId: string, since: number): number | undefined {
+    if (since <= 0) return 1;
+    let best: number | undefined;
+    let bestSeq = -1;
+    for (const [seq, pos] of this.anchors.get(swarmId) ?? []) {
+      if (seq <= since && seq > bestSeq) {
+        best = pos;
+        bestSeq = seq;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * Where to start reading the events after `since` when no earlier read says: a binary search
+   * over stream positions with direct gets (a few round trips instead of reading a long stream
+   * from its start). It aims {@link SEEK_MARGIN} events early, since events of one commit may
+   * have landed out of order when a publish was retried; the reader skips what it does not need.
+   */
+  private async seek(subject: string, since: number): Promise<number> {
+    const target = since - SEEK_MARGIN;
+    if (target <= 0) return 1;
+    const { jsm } = this.ctx;
+    const last = await jsm.direct.getMessage(this.stream, { last_by_subj: subject }).catch(() => null);
+    if (!last) return 1;
+    // The last position known to hold an event of seq <= target; what follows it is read.
+    let found = 0;
+    let lo = 1;
+    let hi = last.seq;
+    while (lo <= hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const m = await jsm.direct.getMessage(this.stream, { next_by_subj: subject, seq: mid }).catch(() => null);
+      const seq = m ? storedSeq(m.header.get('Nats-Msg-Id')) : undefined;
+      if (!m || seq === undefined) break;
+      if (seq <= target) {
+        found = m.seq;
+        lo = m.seq + 1;
+      } else hi = mid - 1;
+    }
+    return found + 1;
+  }
+
+  private remember(swarmId: string, seq: number, pos: number): void {
+    if (seq <= 0) return;
+    let known = this.anchors.get(swarmId);
+    if (!known) {
+      // Bounded: the swarms read most recently.
+      if (this.anchors.size >= 1000) this.anchors.delete(this.anchors.keys().next().value!);
+      this.anchors.set(swarmId, (known = new Map()));
+    }
+    known.set(seq, pos);
+    if (known.size > 16) known.delete(known.keys().next().value!);
+  }
+}
+
+/** A stored event message, checked as the SQLite store checks an event row. */
+function parse(m: Pick<JsMsg, 'seq' | 'string'>, swarmId: string, seq: number): Read {
+  let event: unknown;
+  try {
+    event = JSON.parse(m.string());
+  } catch (e) {
+    return { problem: (e as Error).message, code: 'corrupt', pos: m.seq };
+  }
+  if (isFormat1(event)) {
+    return { problem: `stored in event format 1; this runtime reads format ${EVENT_FORMAT}`, code: 'incompatible-version', pos: m.seq };
+  }
+  const problem = eventProblem(event, swarmId, seq);
+  return problem ? { problem, code: 'corrupt', pos: m.seq } : { event: event as SwarmEvent, pos: m.seq };
+}

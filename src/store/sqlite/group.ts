@@ -1,0 +1,502 @@
+/**
+ * Group commit for the SQLite store: which commits are written inline on the store's
+ * connection, which are queued, and the writer thread (src/store/sqlite/writer.ts) that writes
+ * each queued group as one transaction while this thread goes on running swarms.
+ *
+ * @module
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { errorText } from '../../../machines/error-text.js';
+import type { Commit, StoreStats } from '../types.js';
+import {
+  type BatchFailures,
+  type ConnectionOptions,
+  failureError,
+  type SerializedCommit,
+  serializeCommit,
+  type WriteFailure,
+  type Writes,
+} from './writes.js';
+
+/**
+ * The SQLite store's write counters: with {@link StoreStats}, the time its commits took, on this
+ * thread and on the writer thread (grouped commits are written there, not inside `commit()`, so
+ * timing `commit()` from outside sees only part of it).
+ */
+export interface SqliteStoreStats extends StoreStats {
+  /**
+   * Milliseconds this thread spent blocked writing commits so far, from serializing each to
+   * its COMMIT: each transaction it wrote (a turn's first commit, a lone queued one; every
+   * group when there is no writer thread, as for `:memory:`).
+   */
+  writeMs: number;
+  /**
+   * Of `writeMs`, the milliseconds the COMMITs of the commits written one at a time took: the
+   * WAL write, with `synchronous: 'FULL'` its sync, and SQLite's automatic checkpoint when the
+   * WAL is due one (not the groups written without a writer thread).
+   */
+  syncMs: number;
+  /**
+   * Milliseconds this thread spent serializing commits to JSON: those written one at a time
+   * (part of `writeMs`) and those of groups.
+   */
+  serializeMs: number;
+  /** Milliseconds the writer thread spent writing grouped commits: not time this thread waited. */
+  writerMs: number;
+}
+
+/** Zeroed {@link SqliteStoreStats}: what a store starts counting from. */
+export function newStoreStats(): SqliteStoreStats {
+  return { commits: 0, transactions: 0, writeMs: 0, syncMs: 0, serializeMs: 0, writerMs: 0 };
+}
+
+/** What the store posts to its writer thread: a batch to write, or `'close'`. */
+export type WriterRequest = SerializedCommit[] | 'close';
+
+/**
+ * The writer thread's answer to a batch: each commit's outcome (null: written; a number: failed
+ * with the failure of that earlier commit of the same swarm; else its failure), or the failure
+ * of the whole transaction (`ended`: the thread could not open the file and is ending). `ms`:
+ * the time the thread spent on it.
+ */
+export type WriterReply = { outcomes: (null | number | WriteFailure)[]; ms: number } | { error: WriteFailure; ms: number; ended?: true };
+
+/** Where grouped commits are written: resolves once the batch's transaction has committed, rejects when it failed whole. */
+export interface BatchWriter {
+  write(batch: SerializedCommit[]): Promise<BatchFailures>;
+  close(): Promise<void>;
+}
+
+/** What {@link groupCommit} returns. */
+export interface GroupCommit {
+  /** Writes `c`; settles once the transaction holding it is durable (or refused). */
+  commit(c: Commit): Promise<void>;
+  /**
+   * Runs `write` (another write on the store's connection: claim, renew, release, prune) once no
+   * batch is out to the writer (posted and not yet answered), so it never waits on the writer
+   * thread's lock nor slips between two groups of the same swarms; at once when none is.
+   */
+  exclusive<T>(write: () => T): Promise<T>;
+  /**
+   * Writes what is queued, waits for it, and ends the writer thread. Commits issued once it has
+   * started are refused, as by a closed connection.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * The most commits one batch holds. Under heavy load the commits queued while a batch is
+ * written can number many hundreds; written as one transaction, the first of them would wait
+ * for the last. Batches of this size keep acknowledgements flowing, so this thread resumes
+ * swarms while the writer thread writes the next batch, at a few more syncs (W1, 1000
+ * concurrent swarms on SQLite FULL: about 10 % less wall time than unbounded batches).
+ */
+export const MAX_BATCH = 256;
+
+/**
+ * How many batches may be out to the writer at once. With one, the next batch is posted only
+ * when this thread handles the last one's acknowledgement, which a busy thread does late, and
+ * the writer thread idles meanwhile. With two, the writer thread finds the next batch waiting
+ * when it commits one (W1, 1000 concurrent swarms on SQLite FULL, five runs of each
+ * alternating: 1.45–1.62× the memory row's wall, median 1.48×, against 1.56–1.72×, median
+ * 1.63×, with one). The writer thread writes them in the order posted.
+ */
+export const MAX_IN_FLIGHT = 2;
+
+/**
+ * Group commit. The first commit of an event-loop turn is written at once on the store's
+ * connection when no batch is out to the writer (a lone swarm waits for nothing but its own
+ * transaction, with no thread hop). Commits that arrive after it in the same turn, or while a
+ * batch is out, queue; at the end of the turn the queue goes to `writer` as one batch (one
+ * transaction, one fsync for many swarms), at most {@link MAX_BATCH} commits a batch and
+ * {@link MAX_IN_FLIGHT} batches out at a time, and when a batch is acknowledged the commits
+ * queued meanwhile go as the next one. A queue of one commit (a lone swarm's next step) when
+ * nothing is out is written on the store's connection instead: a thread hop would cost it more
+ * than the write. Each commit's promise settles only after the transaction holding it has
+ * committed. (The end of the turn is `setImmediate`, after every timer and I/O callback due: a
+ * microtask would run after each callback and group almost nothing.)
+ *
+ * A swarm has commits in at most one batch out at a time: its commits queued while one is out
+ * wait for that batch's answer, so a refusal still reaches them before they are written (a
+ * runtime's swarm waits for each step anyway; this holds for any caller of the store).
+ *
+ * A commit is serialized once, when it is written or posted (not when queued: its JSON texts
+ * then live only as long as the post, which spares the garbage collector). A commit that
+ * cannot be serialized or is refused fails alone, and so do the same swarm's later commits
+ * issued before the failure was reported (in the same batch, or queued behind it).
+ */
+export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteStoreStats): GroupCommit {
+  let queue: Queued[] = [];
+  let turnOpen = false;
+  /** Batches posted to the writer and not yet answered. */
+  let inFlight = 0;
+  /** The swarms with a commit in a batch out to the writer. */
+  const out = new Set<string>();
+  /** Set by `close()`: what is queued is still written, nothing more is taken. */
+  let closed = false;
+  /** Writes waiting for every batch out to be answered (see `exclusive`). */
+  let waiting: (() => void)[] = [];
+
+  /** `c` serialized, the time counted (whether it could be or not). */
+  const serialize = (c: Commit): SerializedCommit => {
+    const start = performance.now();
+    try {
+      return serializeCommit(c);
+    } finally {
+      stats.serializeMs += performance.now() - start;
+    }
+  };
+  /** Writes `c` on the store's connection as its own transaction; answers why when it failed (boxed: anything can be thrown). */
+  const writeInline = (c: Commit): { error: unknown } | undefined => {
+    const start = performance.now();
+    try {
+      stats.syncMs += inline.writeImmediate(serialize(c));
+    } catch (error) {
+      return { error };
+    } finally {
+      stats.writeMs += performance.now() - start;
+    }
+    stats.transactions++;
+    stats.commits++;
+    return undefined;
+  };
+  const endTurn = () => {
+    turnOpen = false;
+    if (inFlight === 0 && queue.length === 1) {
+      const [q] = queue as [Queued];
+      queue = [];
+      const failed = writeInline(q.commit);
+      if (failed) q.reject(failed.error);
+      else q.resolve();
+      return;
+    }
+    send();
+  };
+  /**
+   * Fails the queued commits of the swarms in `failed` with their swarm's error: they were
+   * issued before it was reported, on the assumption that the failed commit went through.
+   */
+  const failQueued = (failed: Map<string, unknown>) => {
+    if (failed.size === 0) return;
+    queue = queue.filter((q) => {
+      if (!failed.has(q.commit.swarmId)) return true;
+      q.reject(failed.get(q.commit.swarmId));
+      return false;
+    });
+  };
+  /** Takes the first {@link MAX_BATCH} queued commits whose swarm has none out; the others stay queued, in order. */
+  const take = (): Queued[] => {
+    const taken: Queued[] = [];
+    const rest: Queued[] = [];
+    for (const q of queue) (taken.length < MAX_BATCH && !out.has(q.commit.swarmId) ? taken : rest).push(q);
+    queue = rest;
+    return taken;
+  };
+  /**
+   * Posts a batch of what is queued, unless {@link MAX_IN_FLIGHT} are out or a write waits
+   * for them (it runs between batches: posting on would starve it under steady load).
+   */
+  const send = () => {
+    if (inFlight >= MAX_IN_FLIGHT || (inFlight > 0 && waiting.length > 0)) return;
+    const batch: Queued[] = [];
+    const serialized: SerializedCommit[] = [];
+    while (batch.length === 0) {
+      const taken = take();
+      if (taken.length === 0) return;
+      const unwritable = new Map<string, unknown>();
+      for (const q of taken) {
+        if (unwritable.has(q.commit.swarmId)) {
+          q.reject(unwritable.get(q.commit.swarmId));
+          continue;
+        }
+        try {
+          serialized.push(serialize(q.commit));
+          batch.push(q);
+        } catch (e) {
+          unwritable.set(q.commit.swarmId, e);
+          q.reject(e);
+        }
+      }
+      failQueued(unwritable);
+    }
+    // A writer that throws instead of rejecting fails the batch the same way.
+    let written: Promise<BatchFailures>;
+    try {
+      written = writer.write(serialized);
+    } catch (e) {
+      written = Promise.reject(e);
+    }
+    inFlight++;
+    for (const q of batch) out.add(q.commit.swarmId);
+    written.then(
+      (failures) => {
+        stats.transactions++;
+        const failed = new Map<string, unknown>();
+        for (let i = 0; i < batch.length; i++) {
+          const q = batch[i]!;
+          const error = failures[i];
+          if (error !== undefined) {
+            failed.set(q.commit.swarmId, error);
+            q.reject(error);
+          } else {
+            stats.commits++;
+            q.resolve();
+          }
+        }
+        answered(batch, failed);
+      },
+      (error: unknown) => {
+        // The transaction itself failed (busy, full, I/O, the thread died): nothing of it was written.
+        for (const q of batch) q.reject(error);
+        answered(batch, new Map(batch.map((q) => [q.commit.swarmId, error])));
+      },
+    );
+    // Several batches may go in one turn (a long queue): the next one waits for no answer.
+    send();
+  };
+  /** A batch was answered: its swarms' queued commits may go (or fail with it); writes that waited run once none is out. */
+  const answered = (batch: Queued[], failed: Map<string, unknown>) => {
+    inFlight--;
+    for (const q of batch) out.delete(q.commit.swarmId);
+    failQueued(failed);
+    if (inFlight === 0) {
+      const run = waiting;
+      waiting = [];
+      for (const write of run) write();
+    }
+    send();
+  };
+  const exclusive = <T>(write: () => T): Promise<T> => {
+    if (inFlight === 0) {
+      try {
+        return Promise.resolve(write());
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    return new Promise((resolve, reject) =>
+      waiting.push(() => {
+        try {
+          resolve(write());
+        } catch (e) {
+          reject(e);
+        }
+      }),
+    );
+  };
+  const close = async () => {
+    closed = true;
+    while (inFlight > 0 || queue.length > 0) {
+      send();
+      await exclusive(() => undefined);
+    }
+    await writer.close();
+  };
+
+  return {
+    commit(c) {
+      if (closed) return Promise.reject(notOpen());
+      if (turnOpen || inFlight > 0) {
+        if (!turnOpen) {
+          turnOpen = true;
+          setImmediate(endTurn);
+        }
+        return new Promise<void>((resolve, reject) => queue.push({ commit: c, resolve, reject }));
+      }
+      // The turn's first commit: written (and durable) before this call returns.
+      turnOpen = true;
+      setImmediate(endTurn);
+      const failed = writeInline(c);
+      return failed ? Promise.reject(failed.error) : Promise.resolve();
+    },
+    exclusive,
+    close,
+  };
+}
+
+/** What a commit or batch issued once the store is closing fails with: better-sqlite3's own error for a closed connection. */
+export function notOpen(): TypeError {
+  return new TypeError('The database connection is not open');
+}
+
+/** A queued commit and its caller's promise. */
+interface Queued {
+  commit: Commit;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Writes batches on the store's own connection, in this thread: for a database no second
+ * connection can open (`:memory:`, a temporary file), where there is no writer thread.
+ */
+export function localWriter(writes: Writes, stats: SqliteStoreStats): BatchWriter {
+  return {
+    async write(batch) {
+      const start = performance.now();
+      try {
+        return writes.writeBatch(batch);
+      } finally {
+        stats.writeMs += performance.now() - start;
+      }
+    },
+    async close() {},
+  };
+}
+
+/** Starts a writer thread with its `workerData`. */
+export type StartWriterThread = (workerData: { path: string; options: ConnectionOptions }) => Worker;
+
+/**
+ * Writes batches on the writer thread, started with the first batch, holding its own connection
+ * to `path` (resolved now: the thread opens it later, maybe after a `process.chdir`) with the
+ * same `options`. It does not keep the process alive while no batch is out. Batches posted
+ * before the last is answered queue in the thread, which writes and answers them in order. A
+ * thread that fails is forgotten at once, and the next batch starts a fresh one; each thread
+ * settles only the batches it was posted (all of them when it fails: one it had not answered
+ * may or may not have committed), so a dying thread's late events never touch its successor's
+ * batches. Once `close()` has started, batches are refused and no thread is started again.
+ */
+export function threadWriter(startThread: StartWriterThread, path: string, options: ConnectionOptions, stats: SqliteStoreStats): BatchWriter {
+  const file = resolve(path);
+  let current: Thread | undefined;
+  let closed = false;
+  const start = (): Thread => {
+    const worker = startThread({ path: file, options });
+    const thread: Thread = { worker, pending: [] };
+    /** The oldest batch this thread was posted, now answered: the thread may idle once none is left. */
+    const settle = () => {
+      const p = thread.pending.shift();
+      if (thread.pending.length === 0) worker.unref();
+      return p;
+    };
+    /** Fails every batch this thread was posted and has not answered: it is going. */
+    const settleAll = (error: Error) => {
+      for (const p of thread.pending.splice(0)) p.reject(error);
+      worker.unref();
+    };
+    const forget = () => {
+      if (current === thread) current = undefined;
+    };
+    worker.on('message', (reply: WriterReply) => {
+      stats.writerMs += reply.ms;
+      const p = settle();
+      if ('error' in reply) {
+        const error = failureError(reply.error);
+        p?.reject(error);
+        if (reply.ended) {
+          // Not posted to again (and made to end, should it linger): the next batch goes to a
+          // fresh thread. The batches posted behind this one were not written either.
+          forget();
+          void worker.terminate();
+          settleAll(error);
+        }
+        return;
+      }
+      // One error object per failure: a swarm's later commits share its first one's.
+      const errors: (Error | undefined)[] = [];
+      for (const outcome of reply.outcomes) errors.push(outcome === null ? undefined : typeof outcome === 'number' ? errors[outcome] : failureError(outcome));
+      p?.resolve(errors);
+    });
+    worker.on('error', (error: unknown) => {
+      // The thread is going: the next batch must not be posted to it.
+      forget();
+      void worker.terminate();
+      settleAll(threadError(error));
+    });
+    worker.on('exit', (code) => {
+      forget();
+      settleAll(new Error(`The SQLite writer thread exited (code ${code}) before the transaction was acknowledged`));
+    });
+    return thread;
+  };
+  return {
+    write(batch) {
+      return new Promise((resolve, reject) => {
+        if (closed) throw notOpen();
+        // Starting the thread can throw (resources, options): the batch fails like any other.
+        const thread = (current ??= start());
+        // Posted first: a batch that cannot be posted fails, and leaves no answer expected of the thread.
+        thread.worker.postMessage(batch satisfies WriterRequest);
+        thread.worker.ref();
+        thread.pending.push({ resolve, reject });
+      });
+    },
+    async close() {
+      closed = true;
+      const thread = current;
+      if (!thread) return;
+      current = undefined;
+      const { worker } = thread;
+      worker.ref();
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      worker.postMessage('close' satisfies WriterRequest);
+      await exited;
+    },
+  };
+}
+
+/**
+ * What a writer thread's uncaught `error` rejects its batch with: the error itself when it
+ * crossed the thread as an Error; otherwise (a thrown value that is not one, or an error whose
+ * class the structured clone does not know, which arrives as its own fields only) an Error
+ * that shows it, keeping its `code`.
+ */
+export function threadError(error: unknown): Error {
+  if (error instanceof Error) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  const failure = new Error(`The SQLite writer thread failed: ${errorText(error)}`);
+  return typeof code === 'string' ? Object.assign(failure, { code }) : failure;
+}
+
+/** A writer thread and the batches posted to it and not yet answered, oldest first (it answers them in order). */
+interface Thread {
+  worker: Worker;
+  pending: { resolve(failures: BatchFailures): void; reject(error: unknown): void }[];
+}
+
+/**
+ * How to start src/store/sqlite-writer: from the compiled `.js` beside this module (the
+ * package, or a bundle that emits it beside itself), else from the TypeScript source (a
+ * checkout run by vitest, tsx or bin/xswarm.js) loaded through tsx registered in the thread: a
+ * loader the parent registered with `register()` does not reach a worker (one given as
+ * `--import tsx` does, through the inherited `execArgv`; tsx then registers twice, which is
+ * harmless). Undefined when
+ * neither is there (a bundle that left it out): the store then writes its groups itself.
+ */
+export function writerThread(): StartWriterThread | undefined {
+  const execArgv = threadExecArgv();
+  const compiled = new URL('./writer.js', import.meta.url);
+  if (existsSync(compiled)) return (workerData) => new Worker(compiled, { workerData, execArgv });
+  const source = new URL('./writer.ts', import.meta.url);
+  const api = existsSync(source) ? tsxApi() : undefined;
+  if (!api) return undefined;
+  const code = `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(source.href)}); });`;
+  return (workerData) => new Worker(code, { eval: true, workerData, execArgv });
+}
+
+/**
+ * The node options of the writer thread: the process's, as a worker inherits them by default
+ * (so that e.g. `--cpu-prof` profiles it too), but none when the process was started with
+ * `--input-type` (`node --input-type=module -e …`): that option refuses to load the thread's
+ * module, and a list given explicitly may hold no process-wide option (`--expose-gc`).
+ */
+function threadExecArgv(): string[] | undefined {
+  return process.execArgv.some((arg) => arg === '--input-type' || arg.startsWith('--input-type=')) ? [] : undefined;
+}
+
+/** The URL of tsx's ESM API (`tsx/esm/api`, its `import` export: the CommonJS one cannot register in a worker), if tsx is installed. */
+function tsxApi(): string | undefined {
+  let manifest: string;
+  try {
+    manifest = createRequire(import.meta.url).resolve('tsx/package.json');
+  } catch {
+    return undefined;
+  }
+  const exports = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports;
+  return pathToFileURL(join(dirname(manifest), exports['./esm/api']!.import.default)).href;
+}
