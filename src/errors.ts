@@ -1,5 +1,8 @@
 /**
- * Error classes of the public API, so callers can tell mistakes apart without parsing text.
+ * Every error class of the public API, each with a `code` for programs, so callers can tell
+ * mistakes apart without parsing text: {@link DefinitionError} (definitions), {@link SwarmError}
+ * (starting, commanding and reading swarms) and {@link TeamError} (team mode and the agent
+ * registry).
  *
  * @module
  */
@@ -51,3 +54,48 @@ export type SwarmErrorCode =
   | 'corrupt'
   | 'incompatible-version'
   | 'unavailable';
+
+/**
+ * What went wrong in team mode or the agent registry, machine-readably (the MCP and HTTP layers
+ * map codes to their own error shapes). Each module adds its codes here.
+ */
+export type TeamErrorCode =
+  // Team limits: a value that is not a limit, or a limit that would be exceeded.
+  | 'invalid-limit'
+  | 'limit'
+  // Task board.
+  | 'cycle'
+  | 'unknown-dependency'
+  | 'not-claimable'
+  | 'not-owner'
+  | 'stale-attempt'
+  | 'wrong-state'
+  | 'invalid-snapshot'
+  // Inbox.
+  | 'invalid-message'
+  | 'not-a-member'
+  | 'duplicate-member'
+  // Agent registry.
+  | 'invalid-card'
+  | 'card-unreachable'
+  | 'duplicate-agent'
+  | 'unknown-agent'
+  | 'no-agent'
+  | 'agent-failed'
+  | 'duplicate-task'
+  | 'unknown-task'
+  | 'invalid-task'
+  | 'registry-closed'
+  | 'registry-in-use'
+  // Team runtime.
+  | 'unknown-team'
+  | 'team-in-use'
+  | 'wrong-team-state';
+
+/** An error of team mode or the agent registry, with a {@link TeamErrorCode}. */
+export class TeamError extends Error {
+  override readonly name = 'TeamError';
+  constructor(message: string, readonly code: TeamErrorCode) {
+    super(message);
+  }
+}

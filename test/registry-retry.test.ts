@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAgentRegistry, type AgentRegistry } from '../src/registry/index.js';
-import { TeamError } from '../src/team/errors.js';
+import { TeamError } from '../src/errors.js';
 import { type Peer, startPeer, tickingClock } from './support/registry-peers.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];

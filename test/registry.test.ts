@@ -8,7 +8,7 @@ import { defineAgent } from '../src/index.js';
 import { createAgentRegistry, type AgentRegistry, type AgentRegistryOptions } from '../src/registry/index.js';
 import { selectAgent } from '../src/registry/selection.js';
 import type { AgentInfo } from '../src/registry/types.js';
-import { TeamError } from '../src/team/errors.js';
+import { TeamError } from '../src/errors.js';
 import { type Peer, startPeer, summarizeTool, tickingClock, translateTool } from './support/registry-peers.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];

@@ -24,7 +24,7 @@ import {
 import { errorText } from '../../machines/error-text.js';
 import type { CallResult, RemoteAgentInput } from '../../machines/contracts.js';
 import { abortable, delay } from '../util/abort.js';
-import type { RemoteAgentClient, RemoteCard, RemoteHooks } from '../runners/remote-agent.js';
+import type { RemoteAgentClient, RemoteCard, RemoteHooks } from './remote.js';
 import { partsText, RESULT_ARTIFACT_ID, TERMINAL_STATES, textPart } from './mapping.js';
 
 /** Options of {@link a2aRemoteAgents}. */

@@ -9,14 +9,16 @@ import type { SwarmConfig } from '../../machines/swarm.js';
 import { BUILTIN_TOOLS, REGISTRY_HANDOFF, REGISTRY_SEARCH } from '../../actors/index.js';
 import { DefinitionError } from '../errors.js';
 import { type Handoff, handoffTargetId } from '../define/handoff.js';
-import { registrySearchTool, type SwarmCard } from './registry-tools.js';
+import { registrySearchTool } from './registry-tools.js';
+import { type SwarmCard } from '../define/swarm-registry.js';
 import { checkMaxTurns, resolveHandoffs } from './resolve.js';
 import { jsonSchemaOf, type Tool, TOOL_NAME } from '../define/tool.js';
 import type { Elsewhere } from './elsewhere.js';
-import { REGISTRY_RECORD_DEFINITION } from '../registry/persistence.js';
+import { REGISTRY_RECORD_DEFINITION } from '../define/ids.js';
 import type { AgentRegistry } from '../registry/registry.js';
 import { type AgentDefinition, defineSwarm, type SwarmDefinition, type ToolEntry } from '../define/swarm.js';
-import { agentAsSwarm, agentOfHosted } from './hosted.js';
+import { agentAsSwarm } from './hosted.js';
+import { agentOfHosted } from '../define/ids.js';
 import { ADHOC_ID, DEFINITION_ID } from '../define/ids.js';
 
 /** What a runtime is created with (`createRuntime`'s `swarms`, `agents` and `tools`). */

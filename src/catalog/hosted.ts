@@ -9,19 +9,7 @@
  */
 import type { Model } from '../models/scripted.js';
 import { type AgentDefinition, defineSwarm, type SwarmDefinition } from '../define/swarm.js';
-
-/** The reserved prefix of hosted agents' definition ids (`xswarm.agent.<agentId>`). */
-const HOSTED_AGENT_PREFIX = 'xswarm.agent.';
-
-/** The definition id under which an agent is hosted for other runtimes. */
-export function hostedAgentId(agentId: string): string {
-  return `${HOSTED_AGENT_PREFIX}${agentId}`;
-}
-
-/** The agent id a hosted agent's definition id stands for, or undefined for any other id. */
-export function agentOfHosted(definitionId: string): string | undefined {
-  return definitionId.startsWith(HOSTED_AGENT_PREFIX) ? definitionId.slice(HOSTED_AGENT_PREFIX.length) : undefined;
-}
+import { agentOfHosted, hostedAgentId } from '../define/ids.js';
 
 /** The swarm definition that runs `agent` for another runtime's handoff. */
 export function agentAsSwarm(agent: AgentDefinition): SwarmDefinition {

@@ -1,7 +1,8 @@
 /**
- * The swarm registry tool set: lets an orchestrator discover registered swarm definitions by
- * keyword (`swarm_registry_search`, a regular tool) and hand off to one of them
- * (`swarm_registry_handoff`, planned in `actors/plan-handoff.ts` like any swarm handoff).
+ * What the swarm registry tool set (`swarmRegistry()`, in `define/swarm-registry.ts`) does once
+ * a runtime has its definitions: `swarm_registry_search`, a regular tool scoring the catalog's
+ * cards by keyword, and the spec of `swarm_registry_handoff` (planned in
+ * `actors/plan-handoff.ts` like any swarm handoff).
  *
  * @module
  */
@@ -10,49 +11,7 @@ import type { ToolSpec } from '../../machines/messages.js';
 import { REGISTRY_HANDOFF, REGISTRY_SEARCH } from '../../actors/index.js';
 import { tool, type Tool } from '../define/tool.js';
 import { customizationJsonSchema } from './customization.js';
-
-/** Most matches one search returns unless `swarmRegistry({ limit })` says otherwise. */
-const DEFAULT_LIMIT = 5;
-
-/**
- * The marker a definition puts in its `tools` to get `swarm_registry_search` and
- * `swarm_registry_handoff`.
- */
-export interface SwarmRegistryTools {
-  readonly kind: 'swarm-registry';
-  /** Most matches one search returns. */
-  readonly limit: number;
-}
-
-/**
- * The swarm registry tool set.
- *
- * `swarm_registry_search(query, capabilities?)` matches keywords: the query is split into
- * lower-case words (three letters or more, common stop words dropped); a definition scores one
- * point per word found in its id, name, description or capabilities; definitions that lack a
- * requested capability are left out; best scores first, ties by id. Capabilities of a
- * definition are the names of its tools and the ids of its handoff targets.
- * `swarm_registry_handoff(swarm_id, request | input, customization?)` hands off exactly as a
- * declared swarm handoff would, but only to an id that a search in the same swarm returned.
- *
- * @example
- * import { defineSwarm, swarmRegistry } from 'xswarm';
- * const planner = defineSwarm({ id: 'planner', instructions: 'Find a swarm for each task.', tools: [swarmRegistry({ limit: 3 })] });
- */
-export function swarmRegistry(options: { limit?: number } = {}): SwarmRegistryTools {
-  return Object.freeze({ kind: 'swarm-registry' as const, limit: options.limit ?? DEFAULT_LIMIT });
-}
-
-/** What a search returns per matching definition. */
-export interface SwarmCard {
-  id: string;
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  resultSchema: Record<string, unknown>;
-  capabilities: string[];
-  customizable: boolean;
-}
+import { DEFAULT_REGISTRY_LIMIT, type SwarmCard } from '../define/swarm-registry.js';
 
 const STOP_WORDS = new Set(['the', 'and', 'for', 'with', 'that', 'this', 'from', 'into', 'about', 'can', 'are', 'any', 'you', 'who', 'what']);
 
@@ -94,7 +53,7 @@ export function registrySearchTool(cards: () => readonly SwarmCard[], limitOf: (
       capabilities: z.array(z.string()).optional().describe('Capabilities every match must have'),
     }),
     execute: ({ query, capabilities }, ctx) => ({
-      matches: searchCards(cards(), query, capabilities ?? [], limitOf(ctx.swarmId) ?? DEFAULT_LIMIT),
+      matches: searchCards(cards(), query, capabilities ?? [], limitOf(ctx.swarmId) ?? DEFAULT_REGISTRY_LIMIT),
     }),
   });
 }

@@ -12,11 +12,11 @@ import type { Catalog } from './catalog.js';
 import { type AgentDefinition, resolveFromInput, type SwarmDefinition, type SwarmOverrides } from '../define/swarm.js';
 import { ADHOC_ID, DEFINITION_ID } from '../define/ids.js';
 import { DefinitionError } from '../errors.js';
-import { agentOfHosted, hostedAgentId } from './hosted.js';
+import { agentOfHosted, hostedAgentId } from '../define/ids.js';
 import { resolveBestAgent } from './best-agent.js';
 import { checkCustomization } from './customization.js';
 import { type Handoff, handoffTargetId, handoffToolName } from '../define/handoff.js';
-import { fallbackCard, type RemoteCard } from '../runners/remote-agent.js';
+import { fallbackCard, type RemoteCard } from '../a2a/remote.js';
 
 /** What a run resolves a definition with, besides its input. */
 export interface ResolveOptions {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { agentOfHosted } from '../catalog/hosted.js';
+import { agentOfHosted } from '../define/ids.js';
 import type { SwarmEvent, SwarmFact, SwarmResult } from '../index.js';
 
 /** How a {@link Progress} writes. */

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { Model } from '../models/scripted.js';
 import type { Handoff } from './handoff.js';
-import type { SwarmRegistryTools } from '../catalog/registry-tools.js';
+import type { SwarmRegistryTools } from './swarm-registry.js';
 import type { Tool } from './tool.js';
 
 /** What a swarm's `tools` list may hold: tools, and the swarm registry tool set. */

@@ -9,7 +9,7 @@ import { importOptional, OPTIONAL_PEERS } from '../util/optional.js';
 import type { SwarmStore } from '../store/types.js';
 import { natsPrefix } from '../nats/options.js';
 import type { Transport } from '../transport/types.js';
-import type { HostingTimings } from '../runtime/hosting.js';
+import type { HostingTimings } from './protocol.js';
 import type { RuntimeOptions } from '../runtime/types.js';
 
 /** A runtime's reach to other runtimes: its transport, their namespace, a store it opens. */

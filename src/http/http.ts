@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 import { errorText } from '../../machines/error-text.js';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
 import type { Runtime } from '../runtime/types.js';
-import { TeamError, type TeamErrorCode } from '../team/errors.js';
+import { TeamError, type TeamErrorCode } from '../errors.js';
 
 /** Default largest request body: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;

@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import type { A2ARemoteOptions } from '../a2a/client.js';
 import { errorText } from '../../machines/error-text.js';
-import { TeamError } from '../team/errors.js';
+import { TeamError } from '../errors.js';
 
 /** A skill as the registry matches it (the card's own fields). */
 export interface RegistrySkill {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { TeamError } from '../team/errors.js';
+import { TeamError } from '../errors.js';
 import type { DependencyKind, DispatchSpec, RegistryTask, RegistryTaskState } from './types.js';
 import type { Outcome } from './retry.js';
 

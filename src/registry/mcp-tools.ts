@@ -19,7 +19,7 @@
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { errorText } from '../../machines/error-text.js';
-import { TeamError } from '../team/errors.js';
+import { TeamError } from '../errors.js';
 import type { AgentRegistry } from './registry.js';
 
 const DEPENDENCY = z.object({

@@ -3,7 +3,7 @@
  * {@link AgentRegistry.snapshot} is one record, `swarmId` = `xswarm.registry.<registry id>`,
  * `definitionId` = `xswarm.registry` (no swarm definition can have it, so the runtime never
  * adopts the record as a swarm), written after each change by the same journal as a team's
- * record (`src/team/host-journal.ts`), under the runtime's lease.
+ * record (`store/records.ts`), under the runtime's lease.
  *
  * At `runtime.start()` the stored snapshot is restored into the registry (agents and tasks it
  * does not have yet; unfinished tasks run again with the same message ids), then the registry
@@ -17,13 +17,11 @@
  * @module
  */
 import { heldByOther } from '../leases/holder.js';
-import { RecordJournal, type RecordShape, type TeamStorePort } from '../team/host-journal.js';
-import { TeamError } from '../team/errors.js';
+import { REGISTRY_RECORD_DEFINITION } from '../define/ids.js';
+import { RecordJournal, type RecordShape, type RecordStorePort } from '../store/records.js';
+import { TeamError } from '../errors.js';
 import type { AgentRegistry } from './registry.js';
 import type { RegistrySnapshot } from './types.js';
-
-/** The definition id of a registry's record. */
-export const REGISTRY_RECORD_DEFINITION = 'xswarm.registry';
 
 /** The store id of the record of the registry with id `registryId`. */
 export function registryRecordId(registryId: string): string {
@@ -48,7 +46,7 @@ export class RegistryRecord {
 
   constructor(
     private readonly registry: AgentRegistry,
-    private readonly port: TeamStorePort,
+    private readonly port: RecordStorePort,
   ) {}
 
   /**

@@ -9,29 +9,36 @@
  * @module
  */
 import { statusUpdate } from '../../machines/event-builders.js';
-import type { PauseReason, SwarmEvent, SwarmFact } from '../../machines/events.js';
+import type { PauseReason, SwarmEvent, SwarmEventBody, SwarmFact } from '../../machines/events.js';
+import type { SwarmContext } from '../../machines/swarm.js';
 import { errorText } from '../../machines/error-text.js';
 import type { CallResult, ChildSwarmInput } from '../../machines/contracts.js';
 import { runningCalls } from '../../machines/round.js';
-import type { SwarmHost } from '../runtime/host.js';
-import { isFinal, type SwarmResult } from '../store/result.js';
+import { isFinal, type SwarmResult, type SwarmStatus } from '../store/result.js';
 import { storedPages } from '../store/pages.js';
 import { summaryOf } from '../store/summary.js';
 import type { SwarmStore } from '../store/types.js';
 import type { ResolveOptions } from '../catalog/resolve.js';
 import { targetName } from '../catalog/hosted.js';
-import type { HostRequest } from '../runtime/hosting.js';
+import type { HostRequest } from '../distribution/protocol.js';
 
-/** What child swarms need of the live swarms. */
-type Host = Pick<SwarmHost, 'gate' | 'status' | 'publish' | 'context'>;
+/** What child swarms need of a live swarm (the runtime's host of a parent or a child). */
+export interface LiveSwarm {
+  /** Resolves once everything the swarm recorded so far is durable. */
+  gate(): Promise<void>;
+  status(): SwarmStatus;
+  /** Publishes an event body into the swarm's stream (recorded with its next commit). */
+  publish(body: SwarmEventBody): void;
+  context(): SwarmContext;
+}
 
 /** What running child swarms needs from the runtime. */
 export interface ChildSwarmDeps {
   store: SwarmStore;
   /** The host of a swarm live here, or undefined. */
-  host(swarmId: string): Host | undefined;
+  host(swarmId: string): LiveSwarm | undefined;
   /** The host of a swarm owned here: the live one, or a passivated one restored; else undefined. */
-  rehydrate(swarmId: string): Promise<Host | undefined>;
+  rehydrate(swarmId: string): Promise<LiveSwarm | undefined>;
   /** Whether the runtime was closed. */
   closed(): boolean;
   /** Starts a swarm under a derived (child) id. */
@@ -180,7 +187,7 @@ export class ChildSwarms {
   }
 
   /** Pausing a parent pauses the child swarms it is waiting on (and theirs, recursively). */
-  async pauseWith(parentId: string, parent: Host, reason: PauseReason): Promise<void> {
+  async pauseWith(parentId: string, parent: LiveSwarm, reason: PauseReason): Promise<void> {
     for (const childId of runningChildSwarms(parent)) {
       const child = this.deps.host(childId) ?? (await this.deps.rehydrate(childId));
       const status = child ? child.status() : (await this.elsewhere(childId))?.status;
@@ -194,7 +201,7 @@ export class ChildSwarms {
    * Children paused from outside resume with their parent; a child waiting for its own human
    * (it called `pause`) keeps waiting for that human.
    */
-  async resumeWith(parentId: string, parent: Host): Promise<void> {
+  async resumeWith(parentId: string, parent: LiveSwarm): Promise<void> {
     for (const childId of runningChildSwarms(parent)) {
       const child = this.deps.host(childId) ?? (await this.deps.rehydrate(childId));
       if (child) {
@@ -244,7 +251,7 @@ function outcome(name: string, result: SwarmResult): CallResult {
 }
 
 /** Ids of the child swarms a swarm is waiting on. */
-export function runningChildSwarms(host: Pick<SwarmHost, 'context'>): string[] {
+export function runningChildSwarms(host: Pick<LiveSwarm, 'context'>): string[] {
   return runningCalls(host.context().round)
     .flatMap((c) => (c.kind === 'swarm' ? [c.childSwarmId] : []));
 }

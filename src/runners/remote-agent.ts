@@ -1,7 +1,6 @@
 /**
- * Remote-agent handoffs: the seam through which a handoff reaches an agent served by another
- * process (the {@link RemoteAgentClient}; its A2A implementation is `src/a2a/client.ts`), and
- * the running of those handoffs: the agents' cards (fetched before a run resolves its handoffs,
+ * Running remote-agent handoffs through the {@link RemoteAgentClient} (the seam, in
+ * `a2a/remote.ts`; its A2A implementation is `a2a/client.ts`): the agents' cards (fetched before a run resolves its handoffs,
  * so their tools get the cards' names), and each request, with the questions a remote agent
  * asks the swarm's human: the swarm pauses with the question, and its resume answers every
  * agent that asked.
@@ -14,53 +13,7 @@ import { abortable } from '../util/abort.js';
 import type { AgentRegistry } from '../registry/registry.js';
 import { registrySkill } from '../catalog/best-agent.js';
 import type { Handoff } from '../define/handoff.js';
-
-/** What the runtime needs from a remote agent's card. */
-export interface RemoteCard {
-  name: string;
-  description: string;
-}
-
-/** What a remote call may ask of the swarm that made it. */
-export interface RemoteHooks {
-  /**
-   * The remote agent needs a human (A2A `input-required`): pauses the calling swarm with the
-   * question and resolves with the human's answer once the swarm is resumed.
-   */
-  askHuman(question: string): Promise<string | undefined>;
-  /**
-   * Whether the calling swarm has ended (stopped, failed). False while a runtime merely shuts
-   * down or loses its lease: then the remote task must be left running, since the swarm will
-   * continue elsewhere and re-attach to it.
-   */
-  swarmEnded?(): boolean;
-}
-
-/** A client for remote agents. */
-export interface RemoteAgentClient {
-  /** Fetches the agent card at `url`. */
-  card(url: string, signal?: AbortSignal): Promise<RemoteCard>;
-  /**
-   * Sends one request and resolves with the remote's final answer. Never rejects for a remote
-   * failure: an unreachable or failing remote is `{ ok: false }` with the reason.
-   */
-  send(input: RemoteAgentInput, hooks: RemoteHooks, signal: AbortSignal): Promise<CallResult>;
-}
-
-/**
- * The card used when a remote agent's card cannot be fetched: the swarm still runs, and each
- * call to the agent becomes a tool error naming the problem.
- */
-export function fallbackCard(url: string): RemoteCard {
-  let name = 'remote_agent';
-  try {
-    const parts = new URL(url).pathname.split('/').filter((p) => p && p !== '.well-known' && p !== 'agent-card.json' && p !== 'a2a');
-    name = parts.at(-1) ?? new URL(url).hostname;
-  } catch {
-    // Not a URL: keep the generic name; calls will report the problem.
-  }
-  return { name, description: `Remote agent at ${url} (its agent card could not be read)` };
-}
+import type { RemoteAgentClient, RemoteCard, RemoteHooks } from '../a2a/remote.js';
 
 /** How long fetching one agent card may take before the swarm starts without it. */
 const CARD_TIMEOUT_MS = 10_000;

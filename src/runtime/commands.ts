@@ -12,7 +12,7 @@ import type { SwarmCommand } from '../../machines/swarm.js';
 import { SwarmError } from '../errors.js';
 import type { ChildSwarms } from '../runners/child-swarm.js';
 import type { RemoteAgents } from '../runners/remote-agent.js';
-import type { OwnerCommand } from './hosting.js';
+import type { OwnerCommand } from '../distribution/protocol.js';
 import { ownerLost, type SwarmHost } from './host.js';
 import { isFinal } from '../store/result.js';
 import { summaryOf } from '../store/summary.js';

@@ -16,12 +16,12 @@
  * @module
  */
 import { z } from 'zod';
-import type { PauseReason } from '../../machines/events.js';
 import type { SwarmCommand } from '../../machines/swarm.js';
 import { delay } from '../util/abort.js';
 import type { Catalog } from '../catalog/catalog.js';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
 import type { HostedCard } from '../catalog/elsewhere.js';
+import { type HostingTimings, type HostRequest, hostRequestSchema, type OwnerCommand, ownerCommandSchema, type Reply } from '../distribution/protocol.js';
 import type { ResolveOptions } from '../catalog/resolve.js';
 import { heldByOther } from '../leases/holder.js';
 import { isFinal } from '../store/result.js';
@@ -29,65 +29,6 @@ import { summaryOf } from '../store/summary.js';
 import { jsonSchemaOf } from '../define/tool.js';
 import { type Transport, TransportError, type TransportMessage, type TransportSubscription, subjectToken } from '../transport/types.js';
 import type { LiveSwarms } from './live.js';
-
-/** A request to host a swarm: start it, or attach to it when it exists. */
-export interface HostRequest {
-  swarmId: string;
-  definitionId: string;
-  input: unknown;
-  customization?: ResolveOptions['customization'];
-  contextId?: string;
-  /**
-   * A handoff's call (the swarm id is its idempotency key): a swarm that exists is attached to.
-   * Without it (a client's `run`), an existing swarm is an `id-in-use` error.
-   */
-  attach?: boolean;
-  /**
-   * A stop (its reason) for a swarm whose holder did not answer: the runtime serving this request
-   * stops the swarm if it holds it, else takes it over (as adoption does, waiting out a live
-   * lease; a holder that answers meanwhile gets the stop relayed) and stops it right after
-   * restoring. Accepted at once, applied by whichever runtime takes the swarm over; no new swarm
-   * is started. Restoring starts the swarm's actor before the stop lands, so a call that was in
-   * flight when its holder died may begin again first (with its idempotency key), as after any
-   * takeover.
-   */
-  stop?: string;
-}
-
-/** A command for the runtime holding a swarm. */
-export type OwnerCommand =
-  | { op: 'pause'; swarmId: string; reason: PauseReason }
-  | { op: 'resume'; swarmId: string; message?: string }
-  | { op: 'stop'; swarmId: string; reason: string };
-
-const hostRequestSchema = z.object({
-  swarmId: z.string(),
-  definitionId: z.string(),
-  input: z.unknown(),
-  customization: z.record(z.string(), z.unknown()).optional(),
-  contextId: z.string().optional(),
-  attach: z.boolean().optional(),
-  stop: z.string().optional(),
-});
-
-const ownerCommandSchema = z.discriminatedUnion('op', [
-  z.object({ op: z.literal('pause'), swarmId: z.string(), reason: z.object({ type: z.string(), message: z.string() }).passthrough() }),
-  z.object({ op: z.literal('resume'), swarmId: z.string(), message: z.string().optional() }),
-  z.object({ op: z.literal('stop'), swarmId: z.string(), reason: z.string() }),
-]);
-
-/** Every answer between runtimes: done, or the error to raise at the caller. */
-type Reply = { ok: true; card?: HostedCard } | { ok: false; code: SwarmErrorCode | 'error'; message: string };
-
-/** Timings of hosted calls, all resolved (see `HostingOptions`). */
-export interface HostingTimings {
-  deadlineMs: number;
-  heartbeatMs: number;
-  heartbeatTimeoutMs: number;
-  leaseMs: number;
-  /** Whether other runtimes' calls to this runtime's definitions are taken. */
-  serve: boolean;
-}
 
 /** What serving needs from the runtime. */
 export interface HostingDeps {

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from 'zod';
-import { TeamError } from './errors.js';
+import { TeamError } from '../errors.js';
 import type { TeamLimits } from './limits.js';
 
 /**

@@ -22,7 +22,7 @@ import {
   type Task,
   type TaskSpec,
 } from './board-types.js';
-import { TeamError } from './errors.js';
+import { TeamError } from '../errors.js';
 import { checkLimit, resolveTeamLimits, type TeamLimits } from './limits.js';
 
 export { attemptKey } from './board-store.js';

@@ -7,7 +7,7 @@
  * @module
  */
 import type { SwarmDefinition } from '../define/swarm.js';
-import { TeamError } from './errors.js';
+import { TeamError } from '../errors.js';
 import { checkLimit, resolveTeamLimits, type TeamLimits } from './limits.js';
 import type { Task } from './board-types.js';
 

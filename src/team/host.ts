@@ -23,13 +23,15 @@ import { teamWorkerMachine } from '../../machines/team/worker.js';
 import { errorText } from '../../machines/error-text.js';
 import { createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
 import type { TeamDefinition, TeamWorkerDefinition } from './define.js';
-import { TeamError } from './errors.js';
+import { TeamError } from '../errors.js';
 import { TeamEventLog, type TeamFact } from './events.js';
 import { PendingStops } from './host-stops.js';
 import { taskRunner } from './host-task.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from './host-types.js';
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
-import { TEAM_RECORD_PREFIX, TeamJournal, type TeamSnapshot, type TeamStorePort } from './host-journal.js';
+import { TeamJournal, type TeamSnapshot } from './host-journal.js';
+import { TEAM_RECORD_PREFIX } from '../define/ids.js';
+import { type RecordStorePort } from '../store/records.js';
 import { isFinal } from '../store/result.js';
 import { heldByOther } from '../leases/holder.js';
 import type { TeamEvent } from './events.js';
@@ -49,7 +51,7 @@ export interface TeamHostOptions {
   /** Asked before a run starts: throws when the runtime may not run another team (`maxTeams`). */
   admit?: (host: TeamHost) => void;
   /** Where the team's state is persisted (absent: in memory only). */
-  journal?: TeamStorePort;
+  journal?: RecordStorePort;
   /** How often `wait()` reads the store for a team another runtime drives (default 250 ms). */
   pollMs?: number;
 }
@@ -64,7 +66,7 @@ export class TeamHost {
   log: TeamEventLog;
   /** The last read of the team from the store (see `reload`): settles once it is restored. */
   ready: Promise<void> = Promise.resolve();
-  readonly #storePort: TeamStorePort | undefined;
+  readonly #storePort: RecordStorePort | undefined;
   #journal: TeamJournal | undefined;
   /** Another live runtime drives this team: this one only reads it. */
   #heldBy: string | undefined;

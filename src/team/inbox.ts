@@ -10,7 +10,7 @@
  */
 import { createStore } from '@xstate/store';
 import { z } from 'zod';
-import { TeamError } from './errors.js';
+import { TeamError } from '../errors.js';
 import { resolveTeamLimits, type TeamLimits } from './limits.js';
 
 /** The message types of seed 004, in the order the seed lists them. */

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { TeamError } from './errors.js';
+import { TeamError } from '../errors.js';
 
 /** The limits of one team. Durations are milliseconds. */
 export interface TeamLimits {

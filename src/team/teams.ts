@@ -13,10 +13,11 @@ import { heldByOther } from '../leases/holder.js';
 import { assertSwarmId } from '../define/swarm-id.js';
 import { TeamClient, type TeamSlot } from './client.js';
 import { workerSwarmId, type TeamDefinition } from './define.js';
-import { TeamError } from './errors.js';
+import { TeamError } from '../errors.js';
 import { TeamHost } from './host.js';
 import type { TeamRuntimePort } from './host-types.js';
-import { TEAM_RECORD_PREFIX, type TeamStorePort } from './host-journal.js';
+import { TEAM_RECORD_PREFIX } from '../define/ids.js';
+import { type RecordStorePort } from '../store/records.js';
 import { checkLimit } from './limits.js';
 import { Renewal } from '../leases/renewal.js';
 
@@ -42,7 +43,7 @@ export class Teams {
      */
     private readonly hasSwarm: (id: string) => boolean,
     /** The runtime's store and lease: teams persist there as records of their own. */
-    private readonly storePort?: TeamStorePort & { owner: string; leaseMs: number },
+    private readonly storePort?: RecordStorePort & { owner: string; leaseMs: number },
   ) {
     for (const def of definitions) this.#register(def);
   }

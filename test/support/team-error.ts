@@ -2,7 +2,7 @@
  * Asserting the TeamError a synchronous team call throws, for the board and inbox tests.
  */
 import { expect } from 'vitest';
-import { TeamError, type TeamErrorCode } from '../../src/team/errors.js';
+import { TeamError, type TeamErrorCode } from '../../src/errors.js';
 
 /** Runs `fn` and returns the TeamError with `code` it throws (failing the test when it throws nothing else). */
 export function teamError(fn: () => unknown, code: TeamErrorCode): TeamError {

@@ -1,0 +1,71 @@
+/**
+ * What runtimes serving each other say (see `runtime/hosting.ts`): a request to host a swarm,
+ * a command for the runtime holding one, the answers, each checked with its schema as it
+ * arrives (a peer's message is untrusted input), and the timings of hosted calls.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import type { PauseReason } from '../../machines/events.js';
+import type { Customization } from '../../machines/plan.js';
+import type { SwarmErrorCode } from '../errors.js';
+import type { HostedCard } from '../catalog/elsewhere.js';
+
+/** A request to host a swarm: start it, or attach to it when it exists. */
+export interface HostRequest {
+  swarmId: string;
+  definitionId: string;
+  input: unknown;
+  customization?: Customization;
+  contextId?: string;
+  /**
+   * A handoff's call (the swarm id is its idempotency key): a swarm that exists is attached to.
+   * Without it (a client's `run`), an existing swarm is an `id-in-use` error.
+   */
+  attach?: boolean;
+  /**
+   * A stop (its reason) for a swarm whose holder did not answer: the runtime serving this request
+   * stops the swarm if it holds it, else takes it over (as adoption does, waiting out a live
+   * lease; a holder that answers meanwhile gets the stop relayed) and stops it right after
+   * restoring. Accepted at once, applied by whichever runtime takes the swarm over; no new swarm
+   * is started. Restoring starts the swarm's actor before the stop lands, so a call that was in
+   * flight when its holder died may begin again first (with its idempotency key), as after any
+   * takeover.
+   */
+  stop?: string;
+}
+
+/** A command for the runtime holding a swarm. */
+export type OwnerCommand =
+  | { op: 'pause'; swarmId: string; reason: PauseReason }
+  | { op: 'resume'; swarmId: string; message?: string }
+  | { op: 'stop'; swarmId: string; reason: string };
+
+export const hostRequestSchema = z.object({
+  swarmId: z.string(),
+  definitionId: z.string(),
+  input: z.unknown(),
+  customization: z.record(z.string(), z.unknown()).optional(),
+  contextId: z.string().optional(),
+  attach: z.boolean().optional(),
+  stop: z.string().optional(),
+});
+
+export const ownerCommandSchema = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('pause'), swarmId: z.string(), reason: z.object({ type: z.string(), message: z.string() }).passthrough() }),
+  z.object({ op: z.literal('resume'), swarmId: z.string(), message: z.string().optional() }),
+  z.object({ op: z.literal('stop'), swarmId: z.string(), reason: z.string() }),
+]);
+
+/** Every answer between runtimes: done, or the error to raise at the caller. */
+export type Reply = { ok: true; card?: HostedCard } | { ok: false; code: SwarmErrorCode | 'error'; message: string };
+
+/** Timings of hosted calls, all resolved (see `HostingOptions`). */
+export interface HostingTimings {
+  deadlineMs: number;
+  heartbeatMs: number;
+  heartbeatTimeoutMs: number;
+  leaseMs: number;
+  /** Whether other runtimes' calls to this runtime's definitions are taken. */
+  serve: boolean;
+}
