@@ -18,7 +18,7 @@ const agentOf = (id: string, tools: Tool[] = []) => defineAgent({ id, instructio
 /** The catalog of these definitions, or the `DefinitionError` building it threw. */
 function build(swarms: SwarmDefinition[] = [], agents: AgentDefinition[] = [], tools: Tool[] = []) {
   const catalog = new Catalog({ swarms, agents, tools });
-  const resolver = new Resolver(catalog, () => undefined);
+  const resolver = new Resolver(catalog, { card: () => undefined });
   return {
     swarm: (id: string) => catalog.swarm(id),
     agent: (id: string) => catalog.agent(id),

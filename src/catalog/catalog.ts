@@ -30,6 +30,14 @@ export interface CatalogEntries {
   registry?: AgentRegistry | undefined;
 }
 
+/** What the catalog reads from the rest of the runtime. */
+export interface CatalogServices {
+  /** The live swarms' hosts, by id: the registry search reads a swarm's result limit from its configuration. */
+  configs?: ReadonlyMap<string, { config(): SwarmConfig }>;
+  /** Definitions hosted by other runtimes (with a transport). */
+  elsewhere?: Elsewhere | undefined;
+}
+
 /** Holds and checks the definitions of one runtime. */
 export class Catalog {
   private readonly swarms = new Map<string, SwarmDefinition>();
@@ -39,20 +47,19 @@ export class Catalog {
   readonly registry: AgentRegistry | undefined;
 
   /**
-   * Registers and checks `entries`: agents and swarms named by definition inside static handoff
-   * lists register themselves. `configOf` gives a live swarm's configuration (the registry
-   * search reads its limit there).
+   * Definitions hosted by other runtimes, when this runtime has a transport to them: handoffs
+   * may then name ids that are not registered here, and each agent is also a swarm definition
+   * other runtimes can run here (see `hosted.ts`).
    */
-  constructor(
-    entries: CatalogEntries,
-    configOf: (swarmId: string) => SwarmConfig | undefined = () => undefined,
-    /**
-     * Definitions hosted by other runtimes, when this runtime has a transport to them: handoffs
-     * may then name ids that are not registered here, and each agent is also a swarm definition
-     * other runtimes can run here (see `hosted.ts`).
-     */
-    readonly elsewhere?: Elsewhere,
-  ) {
+  readonly elsewhere: Elsewhere | undefined;
+
+  /**
+   * Registers and checks `entries`: agents and swarms named by definition inside static handoff
+   * lists register themselves.
+   */
+  constructor(entries: CatalogEntries, services: CatalogServices = {}) {
+    this.elsewhere = services.elsewhere;
+    const { configs } = services;
     this.registry = entries.registry;
     for (const t of entries.tools ?? []) this.addTool(t, 'tools');
     for (const agent of entries.agents ?? []) this.addAgent(agent, 'agents');
@@ -61,7 +68,7 @@ export class Catalog {
       this.addSwarm(swarm, 'swarms');
     }
     this.swarms.set(ADHOC_ID, defineSwarm({ id: ADHOC_ID, name: 'Ad-hoc swarm', instructions: 'Ad-hoc swarm' }));
-    this.tools.set(REGISTRY_SEARCH, registrySearchTool(() => this.cards(), (swarmId) => configOf(swarmId)?.registryLimit));
+    this.tools.set(REGISTRY_SEARCH, registrySearchTool(() => this.cards(), (swarmId) => configs?.get(swarmId)?.config().registryLimit));
     // The agents and swarms those swarms name in turn register too.
     const pending = [...this.swarms.values()];
     for (let swarm = pending.pop(); swarm; swarm = pending.pop()) {
@@ -75,7 +82,7 @@ export class Catalog {
       }
     }
     for (const swarm of this.swarms.values()) if (swarm.id !== ADHOC_ID) this.checkStatic(swarm);
-    if (elsewhere) {
+    if (this.elsewhere) {
       for (const agent of this.agents.values()) {
         const hosted = agentAsSwarm(agent);
         this.swarms.set(hosted.id, hosted);

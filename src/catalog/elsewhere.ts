@@ -27,8 +27,8 @@ export class Elsewhere {
   private readonly cards = new Map<string, HostedCard>();
 
   constructor(
-    /** Asks the runtimes hosting `definitionId` for its card; undefined when none answers. */
-    private readonly ask: (definitionId: string, timeoutMs: number) => Promise<HostedCard | undefined>,
+    /** The other runtimes (`distribution/calls.ts`): asked for a definition's card, undefined when none answers. */
+    private readonly others: { card(definitionId: string, timeoutMs: number): Promise<HostedCard | undefined> },
   ) {}
 
   /** The card of a definition hosted elsewhere, if it was had. */
@@ -42,7 +42,7 @@ export class Elsewhere {
       [...new Set(definitionIds)]
         .filter((id) => !this.cards.has(id))
         .map(async (id) => {
-          const card = await this.ask(id, CARD_TIMEOUT_MS).catch(() => undefined);
+          const card = await this.others.card(id, CARD_TIMEOUT_MS).catch(() => undefined);
           if (card) this.cards.set(id, card);
         }),
     );

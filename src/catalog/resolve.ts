@@ -10,13 +10,13 @@ import type { Customization } from '../../machines/plan.js';
 import type { ResolvedHandoff, SwarmConfig } from '../../machines/swarm.js';
 import type { Catalog } from './catalog.js';
 import { type AgentDefinition, resolveFromInput, type SwarmDefinition, type SwarmOverrides } from '../define/swarm.js';
-import { ADHOC_ID, DEFINITION_ID } from '../define/ids.js';
+import { ADHOC_ID, agentOfHosted, DEFINITION_ID, hostedAgentId } from '../define/ids.js';
 import { DefinitionError } from '../errors.js';
-import { agentOfHosted, hostedAgentId } from '../define/ids.js';
 import { resolveBestAgent } from './best-agent.js';
 import { checkCustomization } from './customization.js';
 import { type Handoff, handoffTargetId, handoffToolName } from '../define/handoff.js';
-import { fallbackCard, type RemoteCard } from '../a2a/remote.js';
+import { fallbackCard } from '../a2a/remote.js';
+import type { RemoteCards } from './remote-cards.js';
 
 /** What a run resolves a definition with, besides its input. */
 export interface ResolveOptions {
@@ -30,8 +30,10 @@ export interface ResolveOptions {
   handoffs?: readonly Handoff[];
 }
 
-/** Where resolution finds the cards of remote agents (fetched before a run resolves). */
-export type RemoteCards = (url: string) => RemoteCard | undefined;
+/** Where resolution finds the cards of remote agents (fetched before a run resolves, see `remote-cards.ts`). */
+export type CardSource = Pick<RemoteCards, 'card'>;
+
+const NO_CARDS: CardSource = { card: () => undefined };
 
 /** The handoff to a registered agent, as the machine runs it. */
 export function agentHandoff(agent: AgentDefinition, description: string | undefined): ResolvedHandoff {
@@ -49,7 +51,7 @@ export function agentHandoff(agent: AgentDefinition, description: string | undef
  * inline ids, and two handoffs with one tool name are definition errors. A remote agent whose
  * card is not known is named from its URL.
  */
-export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: readonly Handoff[], cards: RemoteCards = () => undefined): ResolvedHandoff[] {
+export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: readonly Handoff[], cards: CardSource = NO_CARDS): ResolvedHandoff[] {
   const resolved = handoffs.map((h): ResolvedHandoff => {
     switch (h.kind) {
       case 'agent': {
@@ -80,7 +82,7 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
         };
       }
       case 'remote': {
-        const card = cards(h.url) ?? fallbackCard(h.url);
+        const card = cards.card(h.url) ?? fallbackCard(h.url);
         return {
           toolName: handoffToolName(card.name),
           kind: 'remote',
@@ -134,7 +136,7 @@ export class Resolver {
 
   constructor(
     private readonly catalog: Catalog,
-    private readonly cards: RemoteCards,
+    private readonly cards: CardSource,
   ) {}
 
   /**

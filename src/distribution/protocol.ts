@@ -10,6 +10,7 @@ import type { PauseReason } from '../../machines/events.js';
 import type { Customization } from '../../machines/plan.js';
 import type { SwarmErrorCode } from '../errors.js';
 import type { HostedCard } from '../catalog/elsewhere.js';
+import { subjectToken } from '../transport/types.js';
 
 /** A request to host a swarm: start it, or attach to it when it exists. */
 export interface HostRequest {
@@ -68,4 +69,30 @@ export interface HostingTimings {
   leaseMs: number;
   /** Whether other runtimes' calls to this runtime's definitions are taken. */
   serve: boolean;
+}
+
+/** What a subject carries: host requests and cards per definition, commands per owner, heartbeats per swarm. */
+export type SubjectKind = 'host' | 'card' | 'owner' | 'beat';
+
+/** The subject of `kind` for `id` in the `prefix` namespace. */
+export function subjectOf(prefix: string, kind: SubjectKind, id: string): string {
+  return `${prefix}.${kind}.${subjectToken(id)}`;
+}
+
+/** A message body parsed as JSON, or undefined when it is not JSON (a peer's message is untrusted). */
+export function parseJson(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An answer of another runtime, or the error answer standing for a malformed one. */
+export function parseReply(data: string): Reply {
+  const reply = parseJson(data) as Reply | undefined;
+  if (!reply || typeof reply !== 'object' || typeof reply.ok !== 'boolean') {
+    return { ok: false, code: 'error', message: 'Malformed answer from another runtime' };
+  }
+  return reply;
 }

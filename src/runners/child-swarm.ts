@@ -9,7 +9,7 @@
  * @module
  */
 import { statusUpdate } from '../../machines/event-builders.js';
-import type { PauseReason, SwarmEvent, SwarmEventBody, SwarmFact } from '../../machines/events.js';
+import type { SwarmEvent, SwarmEventBody, SwarmFact } from '../../machines/events.js';
 import type { SwarmContext } from '../../machines/swarm.js';
 import { errorText } from '../../machines/error-text.js';
 import type { CallResult, ChildSwarmInput } from '../../machines/contracts.js';
@@ -18,7 +18,9 @@ import { isFinal, type SwarmResult, type SwarmStatus } from '../store/result.js'
 import { storedPages } from '../store/pages.js';
 import { summaryOf } from '../store/summary.js';
 import type { SwarmStore } from '../store/types.js';
-import type { ResolveOptions } from '../catalog/resolve.js';
+import type { Catalog } from '../catalog/catalog.js';
+import type { OtherRuntimes } from '../distribution/calls.js';
+import type { Customization } from '../../machines/plan.js';
 import { targetName } from '../catalog/hosted.js';
 import type { HostRequest } from '../distribution/protocol.js';
 
@@ -35,37 +37,32 @@ export interface LiveSwarm {
 /** What running child swarms needs from the runtime. */
 export interface ChildSwarmDeps {
   store: SwarmStore;
-  /** The host of a swarm live here, or undefined. */
-  host(swarmId: string): LiveSwarm | undefined;
-  /** The host of a swarm owned here: the live one, or a passivated one restored; else undefined. */
-  rehydrate(swarmId: string): Promise<LiveSwarm | undefined>;
-  /** Whether the runtime was closed. */
-  closed(): boolean;
-  /** Starts a swarm under a derived (child) id. */
-  start(definitionId: string, swarmId: string, input: unknown, options: ResolveOptions): Promise<void>;
+  /** The swarms live here (parents and children), and whether the runtime was closed. */
+  live: { readonly hosts: ReadonlyMap<string, LiveSwarm>; readonly closed: boolean };
+  /** Brings a passivated child back into memory (to stop it with its parent). */
+  rehydration: { rehydrate(swarmId: string): Promise<LiveSwarm | undefined> };
+  /** Starts a child under its derived id. */
+  launcher: { startDerived(definitionId: string, swarmId: string, input: unknown, options: { customization?: Customization }): Promise<void> };
   /** Adopts the unfinished swarms nobody drives (a child a previous owner left running). */
-  adopt(): Promise<void>;
-  /** The swarm's events after `since`; the reader lets go when `signal` aborts. */
-  events(swarmId: string, since: number, signal: AbortSignal): AsyncIterable<SwarmEvent>;
-  result(swarmId: string): Promise<SwarmResult>;
-  pause(swarmId: string, reason: PauseReason): Promise<void>;
-  resume(swarmId: string, message: string | undefined): Promise<void>;
-  stop(swarmId: string, reason: string): Promise<void>;
+  leases: { adopt(): Promise<void> };
+  /** A child's events after `since` (the reader lets go when `signal` aborts), and its result. */
+  reading: {
+    events(swarmId: string, since: number, signal: AbortSignal): AsyncIterable<SwarmEvent>;
+    result(swarmId: string): Promise<SwarmResult>;
+  };
+  commands: { stop(swarmId: string, reason: string): Promise<void> };
   /**
    * Child swarms whose definition is hosted by other runtimes (a transport is configured):
    * started or re-attached to there, kept alive by their heartbeats. Absent: every child is local.
    */
-  hosted?: HostedChildren;
+  hosted?: HostedChildren | undefined;
 }
 
-/** How a child swarm hosted by another runtime is reached (see `runtime/hosting.ts`). */
+/** How a child swarm hosted by another runtime is reached (see `distribution/calls.ts`). */
 export interface HostedChildren {
   /** Whether the definition is registered here (then the child runs here). */
-  isLocal(definitionId: string): boolean;
-  /** Asks the runtimes hosting the definition to start the child or attach to it; throws when none does. */
-  host(request: HostRequest, signal: AbortSignal): Promise<void>;
-  /** Sends the request again whenever the child's heartbeats stop, until `signal` aborts. */
-  keepAlive(request: HostRequest, ended: () => Promise<boolean>, signal: AbortSignal): void;
+  catalog: Pick<Catalog, 'has'>;
+  others: Pick<OtherRuntimes, 'host' | 'keepAlive'>;
 }
 
 /** The child swarms of one runtime's swarms. */
@@ -95,16 +92,16 @@ export class ChildSwarms {
   /** {@link run} within `lifetime` (aborted when the call ends, or with `signal`). */
   private async runCall(input: ChildSwarmInput, signal: AbortSignal, lifetime: AbortSignal): Promise<CallResult> {
     const { deps } = this;
-    const parent = deps.host(input.parentId);
+    const parent = deps.live.hosts.get(input.parentId);
     await parent?.gate();
     const id = input.childSwarmId;
-    const known = deps.host(id) !== undefined || (await summaryOf(deps.store, id)) !== undefined;
+    const known = deps.live.hosts.has(id) || (await summaryOf(deps.store, id)) !== undefined;
     // The parent was stopped while the step that called the child was being made durable: a
     // child not started yet never is (one that exists is stopped below).
     if (!known && signal.aborted) throw signal.reason;
     // Re-attaching after a restart: relay what the parent has not stored yet, exactly once.
     const since = known ? await this.relayedUpTo(input.parentId, id) : 0;
-    const hosted = deps.hosted && !deps.hosted.isLocal(input.definitionId) ? deps.hosted : undefined;
+    const hosted = deps.hosted && !deps.hosted.catalog.has(input.definitionId) ? deps.hosted.others : undefined;
     if (hosted) {
       const request: HostRequest = {
         swarmId: id,
@@ -124,28 +121,28 @@ export class ChildSwarms {
           // A child that exists goes on being followed: its heartbeats' silence asks again.
         }
       }
-      hosted.keepAlive(request, async () => isFinal((await deps.result(id)).status), lifetime);
-    } else if (!deps.host(id)) {
+      hosted.keepAlive(request, async () => isFinal((await deps.reading.result(id)).status), lifetime);
+    } else if (!deps.live.hosts.has(id)) {
       // Loaded again after the awaits above: the child may have started or ended meanwhile.
       const record = known ? await summaryOf(deps.store, id) : undefined;
       if (!record) {
         try {
-          await deps.start(input.definitionId, id, input.input, input.customization ? { customization: input.customization } : {});
+          await deps.launcher.startDerived(input.definitionId, id, input.input, input.customization ? { customization: input.customization } : {});
         } catch (e) {
           return { ok: false, content: `Swarm "${input.definitionId}" could not start: ${errorText(e)}` };
         }
       } else if (!isFinal(record.status)) {
-        await deps.adopt();
+        await deps.leases.adopt();
       }
     }
     const stopChild = () =>
       queueMicrotask(() => {
-        if (deps.closed() || !parent || !isFinal(parent.status())) return;
+        if (deps.live.closed || !parent || !isFinal(parent.status())) return;
         const reason = `parent swarm "${input.parentId}" ${parent.status()}`;
         // A child hosted elsewhere is stopped by the runtime holding it (the command goes there).
         const stopping = hosted
-          ? deps.stop(id, reason)
-          : deps.rehydrate(id).then((child) => child && deps.stop(id, reason));
+          ? deps.commands.stop(id, reason)
+          : deps.rehydration.rehydrate(id).then((child) => child && deps.commands.stop(id, reason));
         void stopping.catch(() => undefined);
       });
     // Only while the call runs: a parent ending afterwards has nothing of this child to stop.
@@ -165,7 +162,7 @@ export class ChildSwarms {
     aborted.catch(() => undefined);
     const follow = async (): Promise<CallResult> => {
       // With the call's lifetime: a parent passivated (or stopped) lets go of its child's stream at once.
-      for await (const event of deps.events(id, since, lifetime)) {
+      for await (const event of deps.reading.events(id, since, lifetime)) {
         if (lifetime.aborted) break;
         const fact = event.kind === 'status-update' ? lifecycleOf(event.metadata) : undefined;
         if (fact) {
@@ -181,43 +178,9 @@ export class ChildSwarms {
           );
         }
       }
-      return outcome(`${targetName(input.definitionId)} (${id})`, await deps.result(id));
+      return outcome(`${targetName(input.definitionId)} (${id})`, await deps.reading.result(id));
     };
     return Promise.race([follow(), aborted]);
-  }
-
-  /** Pausing a parent pauses the child swarms it is waiting on (and theirs, recursively). */
-  async pauseWith(parentId: string, parent: LiveSwarm, reason: PauseReason): Promise<void> {
-    for (const childId of runningChildSwarms(parent)) {
-      const child = this.deps.host(childId) ?? (await this.deps.rehydrate(childId));
-      const status = child ? child.status() : (await this.elsewhere(childId))?.status;
-      if (status && status !== 'paused' && !isFinal(status)) {
-        await this.deps.pause(childId, { type: reason.type, message: `${pausedWith(parentId)}${reason.message}` });
-      }
-    }
-  }
-
-  /**
-   * Children paused from outside resume with their parent; a child waiting for its own human
-   * (it called `pause`) keeps waiting for that human.
-   */
-  async resumeWith(parentId: string, parent: LiveSwarm): Promise<void> {
-    for (const childId of runningChildSwarms(parent)) {
-      const child = this.deps.host(childId) ?? (await this.deps.rehydrate(childId));
-      if (child) {
-        if (child.status() === 'paused' && child.context().pause?.from !== 'model') await this.deps.resume(childId, undefined);
-        continue;
-      }
-      // Held by another runtime: only its result is known here, and it says why it paused.
-      const result = await this.elsewhere(childId);
-      if (result?.status === 'paused' && result.reason.message.startsWith(pausedWith(parentId))) await this.deps.resume(childId, undefined);
-    }
-  }
-
-  /** The result of a child that is not live here but held by another runtime, or undefined. */
-  private async elsewhere(childId: string): Promise<SwarmResult | undefined> {
-    if (!this.deps.hosted) return undefined;
-    return this.deps.result(childId).catch(() => undefined);
   }
 
   /** The child's `seq` up to which the parent's stored stream already relays its lifecycle. */
@@ -233,11 +196,6 @@ export class ChildSwarms {
     }
     return upTo;
   }
-}
-
-/** How the pause of a child paused with its parent begins. */
-function pausedWith(parentId: string): string {
-  return `Parent swarm "${parentId}" paused: `;
 }
 
 /** A child's result as its parent's handoff result. */

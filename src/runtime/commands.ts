@@ -9,46 +9,59 @@
  */
 import type { PauseReason } from '../../machines/events.js';
 import type { SwarmCommand } from '../../machines/swarm.js';
-import { SwarmError } from '../errors.js';
-import type { ChildSwarms } from '../runners/child-swarm.js';
-import type { RemoteAgents } from '../runners/remote-agent.js';
+import type { OtherRuntimes } from '../distribution/calls.js';
 import type { OwnerCommand } from '../distribution/protocol.js';
-import { ownerLost, type SwarmHost } from './host.js';
-import { isFinal } from '../store/result.js';
+import { SwarmError } from '../errors.js';
+import { runningChildSwarms } from '../runners/child-swarm.js';
+import type { HumanQuestions } from '../runners/questions.js';
+import { isFinal, type SwarmResult } from '../store/result.js';
 import { summaryOf } from '../store/summary.js';
+import { ownerLost, type SwarmHost } from './host.js';
 import type { LiveSwarms } from './live.js';
+import type { Rehydration } from './passivation.js';
+import type { Reading } from './reading.js';
 
-/**
- * How commands reach swarms held by other runtimes (a transport is configured): `send` delivers
- * one to the runtime holding the swarm's lease; `stopHeld` stops a swarm even when its holder is
- * gone (see `Hosting.stopHeld`).
- */
-export interface CommandRelay {
-  send(owner: string, command: OwnerCommand): Promise<void>;
-  /** Stops a swarm of `definitionId` held elsewhere (`owner`: its live lease's owner, if any). */
-  stopHeld(owner: string | undefined, definitionId: string, command: Extract<OwnerCommand, { op: 'stop' }>): Promise<void>;
-  /** Throws a SwarmError `unavailable` while the transport is down. */
-  assertAvailable(): Promise<void>;
+/** What the commands need. */
+export interface CommandsDeps {
+  live: LiveSwarms;
+  rehydration: Rehydration;
+  /** The questions remote agents wait on a swarm's human for: a resume answers them. */
+  questions: Pick<HumanQuestions, 'answer' | 'forget'>;
+  /** The result of a child swarm held by another runtime. */
+  reading: Pick<Reading, 'result'>;
+  /**
+   * The other runtimes, when a transport is configured: a command for a swarm held by one of them
+   * goes there (a stop reaches it even when its holder is gone, see `OtherRuntimes.stopHeld`).
+   */
+  others?: Pick<OtherRuntimes, 'send' | 'stopHeld' | 'assertAvailable'> | undefined;
 }
 
 /** The commands of one runtime. */
 export class Commands {
-  constructor(
-    private readonly live: LiveSwarms,
-    private readonly children: ChildSwarms,
-    private readonly remote: RemoteAgents,
-    private readonly relay?: CommandRelay,
-  ) {}
+  private readonly live: LiveSwarms;
+  private readonly relay: CommandsDeps['others'];
+
+  constructor(private readonly deps: CommandsDeps) {
+    this.live = deps.live;
+    this.relay = deps.others;
+  }
+
+  /** Applies a command another runtime sent for a swarm held here. */
+  apply(command: OwnerCommand): Promise<void> {
+    if (command.op === 'pause') return this.pause(command.swarmId, command.reason);
+    if (command.op === 'resume') return this.resume(command.swarmId, command.message);
+    return this.stop(command.swarmId, command.reason);
+  }
 
   /** Pauses a live swarm, and the child swarms it waits on. */
   async pause(swarmId: string, reason: PauseReason): Promise<void> {
-    const release = this.live.hold(swarmId);
+    const release = this.deps.rehydration.hold(swarmId);
     try {
       const host = await this.liveHost(swarmId, 'pause', { op: 'pause', swarmId, reason });
       if (!host) return;
       if (host.status() === 'paused') throw new SwarmError(`Swarm "${swarmId}" is already paused`, 'wrong-state');
       await this.command(host, { type: 'PAUSE', reason });
-      await this.children.pauseWith(swarmId, host, reason);
+      await this.pauseChildren(swarmId, host, reason);
     } finally {
       release();
     }
@@ -56,14 +69,14 @@ export class Commands {
 
   /** Resumes a paused swarm: the answer reaches its model and the remote agents that asked. */
   async resume(swarmId: string, message: string | undefined): Promise<void> {
-    const release = this.live.hold(swarmId);
+    const release = this.deps.rehydration.hold(swarmId);
     try {
       const host = await this.liveHost(swarmId, 'resume', { op: 'resume', swarmId, ...(message === undefined ? {} : { message }) });
       if (!host) return;
       if (host.status() !== 'paused') throw new SwarmError(`Swarm "${swarmId}" is ${host.status()}, not paused`, 'wrong-state');
       await this.command(host, message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message });
-      this.remote.answer(swarmId, message);
-      await this.children.resumeWith(swarmId, host);
+      this.deps.questions.answer(swarmId, message);
+      await this.resumeChildren(swarmId, host);
     } finally {
       release();
     }
@@ -75,15 +88,49 @@ export class Commands {
    * and applied by the runtime hosting its definition that takes it over.
    */
   async stop(swarmId: string, reason: string): Promise<void> {
-    const release = this.live.hold(swarmId);
+    const release = this.deps.rehydration.hold(swarmId);
     try {
       const host = await this.liveHost(swarmId, 'stop', { op: 'stop', swarmId, reason });
       if (!host) return;
       await this.command(host, { type: 'STOP', reason });
-      this.remote.forget(swarmId);
+      this.deps.questions.forget(swarmId);
     } finally {
       release();
     }
+  }
+
+  /** Pausing a parent pauses the child swarms it is waiting on (and theirs, recursively). */
+  private async pauseChildren(parentId: string, parent: SwarmHost, reason: PauseReason): Promise<void> {
+    for (const childId of runningChildSwarms(parent)) {
+      const child = this.live.hosts.get(childId) ?? (await this.deps.rehydration.rehydrate(childId));
+      const status = child ? child.status() : (await this.heldElsewhere(childId))?.status;
+      if (status && status !== 'paused' && !isFinal(status)) {
+        await this.pause(childId, { type: reason.type, message: `${pausedWith(parentId)}${reason.message}` });
+      }
+    }
+  }
+
+  /**
+   * Children paused from outside resume with their parent; a child waiting for its own human
+   * (it called `pause`) keeps waiting for that human.
+   */
+  private async resumeChildren(parentId: string, parent: SwarmHost): Promise<void> {
+    for (const childId of runningChildSwarms(parent)) {
+      const child = this.live.hosts.get(childId) ?? (await this.deps.rehydration.rehydrate(childId));
+      if (child) {
+        if (child.status() === 'paused' && child.context().pause?.from !== 'model') await this.resume(childId, undefined);
+        continue;
+      }
+      // Held by another runtime: only its result is known here, and it says why it paused.
+      const result = await this.heldElsewhere(childId);
+      if (result?.status === 'paused' && result.reason.message.startsWith(pausedWith(parentId))) await this.resume(childId, undefined);
+    }
+  }
+
+  /** The result of a child that is not live here but held by another runtime, or undefined. */
+  private async heldElsewhere(childId: string): Promise<SwarmResult | undefined> {
+    if (!this.relay) return undefined;
+    return this.deps.reading.result(childId).catch(() => undefined);
   }
 
   /** Sends a command and waits until it is recorded: nothing is acknowledged that was not. */
@@ -106,7 +153,7 @@ export class Commands {
    * precisely why there is none.
    */
   private async liveHost(swarmId: string, verb: string, relayed: OwnerCommand): Promise<SwarmHost | undefined> {
-    const host = this.live.hosts.get(swarmId) ?? (await this.live.rehydrate(swarmId));
+    const host = this.live.hosts.get(swarmId) ?? (await this.deps.rehydration.rehydrate(swarmId));
     // A host that failed stays here only while its failure is being recorded.
     if (host?.error) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it has ended (failed)`, 'wrong-state');
     if (host) return host;
@@ -129,4 +176,9 @@ export class Commands {
     }
     throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it is not running in this runtime (another runtime owns it)`, 'not-live');
   }
+}
+
+/** How the pause of a child paused with its parent begins. */
+function pausedWith(parentId: string): string {
+  return `Parent swarm "${parentId}" paused: `;
 }

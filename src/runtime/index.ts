@@ -1,9 +1,11 @@
 /**
- * `createRuntime`: the composition of a runtime from its parts, each in a file of its own — the
- * catalog of definitions (`definitions/`), the live swarms and their hosts (`live.ts`), leases
- * and adoption (`leases.ts`), starting (`launch.ts`), commands (`commands.ts`), reading
- * (`reading.ts`), the runners behind handoffs (`handoffs/`), the actors' wiring (`wiring.ts`)
- * and replay (`replay.ts`) — and the {@link Runtime} façade over them.
+ * `createRuntime`: the composition of a runtime from its parts, built in one fixed order, each
+ * receiving the parts it uses: the options resolved once (`options.ts`) → the store (and the
+ * reach to other runtimes, `distribution/`) → the catalog of definitions (`catalog/`) → the live
+ * swarms (`live.ts`, their actors wired by `ports.ts`) → adoption (`leases.ts`) and passivation
+ * (`passivation.ts`) → reading (`reading.ts`) → commands (`commands.ts`) → the launcher
+ * (`launch.ts`) → the runners of calls (`runners/`) → serving other runtimes (`hosting.ts`) →
+ * teams (`team/`) and the agent registry's record. Then the {@link Runtime} façade over them.
  *
  * @module
  */
@@ -12,48 +14,48 @@ import type { PauseReason, SwarmEvent } from '../../machines/events.js';
 import { createSwarmLogic } from '../../actors/index.js';
 import { AdhocClient, type StartOptions, SwarmClient, type SwarmControl } from '../client/client.js';
 import { Catalog } from '../catalog/catalog.js';
-import type { SwarmDefinition } from '../define/swarm.js';
-import { ADHOC_ID } from '../define/ids.js';
-import { ChildSwarms } from '../runners/child-swarm.js';
 import { Elsewhere } from '../catalog/elsewhere.js';
-import type { SwarmCard } from '../define/swarm-registry.js';
-import { RemoteAgents } from '../runners/remote-agent.js';
+import { RemoteCards } from '../catalog/remote-cards.js';
 import { Resolver } from '../catalog/resolve.js';
-import { RegistryRecord } from '../registry/persistence.js';
 import { ToolSpecs } from '../catalog/tool-specs.js';
-import { defaultOwner } from '../leases/holder.js';
-import { a2aRemoteAgents } from '../a2a/lazy.js';
-import { redactor } from '../util/redact.js';
-import { judgingPorts, replaySwarm } from './replay.js';
-import { isFinal, type SwarmResult } from '../store/result.js';
+import { ADHOC_ID } from '../define/ids.js';
+import type { SwarmDefinition } from '../define/swarm.js';
+import type { SwarmCard } from '../define/swarm-registry.js';
+import { OtherRuntimes } from '../distribution/calls.js';
+import { openReach, type Reach } from '../distribution/reach.js';
+import { Owner } from '../leases/owner.js';
+import { RegistryRecord } from '../registry/persistence.js';
+import { ChildSwarms } from '../runners/child-swarm.js';
+import { HumanQuestions } from '../runners/questions.js';
+import { RemoteAgents } from '../runners/remote-agent.js';
 import { deferredStore } from '../store/deferred.js';
 import { memoryStore } from '../store/memory.js';
-import { summaryOf } from '../store/summary.js';
-import { natsSecrets } from '../nats/options.js';
-import { type Distribution, distributionOf, hostingTimings } from '../distribution/reach.js';
-import { Hosting } from './hosting.js';
-import { type HostRequest } from '../distribution/protocol.js';
+import type { SwarmResult } from '../store/result.js';
 import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
-import { MAX_DERIVED_SWARM_ID_LENGTH, MAX_SWARM_ID_LENGTH } from '../define/swarm-id.js';
+import type { TeamClient } from '../team/client.js';
+import type { TeamDefinition } from '../team/define.js';
+import { Teams } from '../team/teams.js';
+import { CallRunners } from './calls.js';
 import { Commands } from './commands.js';
-import { type LaunchDeps, launchSwarm } from './launch.js';
+import type { SwarmHost } from './host.js';
+import { Serving } from './hosting.js';
+import { Launcher } from './launch.js';
 import { Leases } from './leases.js';
 import { LiveSwarms } from './live.js';
-import { Reading } from './reading.js';
-import type { Runtime, RuntimeOptions } from './types.js';
+import { resolveOptions } from './options.js';
+import { Passivation, withoutPassivation } from './passivation.js';
 import { createPorts } from './ports.js';
-import type { TeamClient } from '../team/client.js';
-import { teamSwarms, type TeamDefinition } from '../team/define.js';
-import { Teams } from '../team/teams.js';
+import { Reading } from './reading.js';
+import { judgingPorts, replaySwarm } from './replay.js';
+import { teamPort } from './team-port.js';
+import type { Runtime, RuntimeOptions } from './types.js';
 
 export type { Runtime, RuntimeOptions } from './types.js';
 
-/** How long a lease lasts without renewal unless `leaseMs` says otherwise. */
-const DEFAULT_LEASE_MS = 15_000;
-
 /**
- * Creates a runtime. Definitions are checked together here: duplicate ids, a handoff to an
- * unknown agent, an invalid or reserved tool name throw a `DefinitionError` at once.
+ * Creates a runtime. Options are checked first (a bad one is a `TypeError` naming it), then the
+ * definitions together: duplicate ids, a handoff to an unknown agent, an invalid or reserved tool
+ * name throw a `DefinitionError` at once. Nothing connects before both passed.
  *
  * @example
  * import { createRuntime, openaiModel, scriptedModel, sqliteStore } from 'xswarm';
@@ -68,165 +70,72 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   return new ComposedRuntime(options);
 }
 
-/** The parts composed: every method of the façade is one step's. */
+/** The parts composed: every method of the façade is one part's. */
 class ComposedRuntime implements Runtime, SwarmControl {
   readonly store: SwarmStore;
   private readonly ownsStore: boolean;
+  /** The transport and JetStream store `nats` opens (or a caller's `transport`). */
+  private readonly reach: Reach | undefined;
   private readonly catalog: Catalog;
   private readonly specs: ToolSpecs;
   private readonly live: LiveSwarms;
   private readonly leases: Leases;
   private readonly reading: Reading;
   private readonly commands: Commands;
-  private readonly launching: LaunchDeps;
-  /** Serving and calling other runtimes, with `nats` or `transport`. */
-  private readonly hosting: Hosting | undefined;
-  private readonly distribution: Distribution | undefined;
+  private readonly launcher: Launcher;
+  /** Serving other runtimes (with `nats` or `transport`). */
+  private readonly serving: Serving | undefined;
   private readonly teams: Teams;
   /** The agent registry kept in the store (`options.registry` with a durable store). */
   private readonly registryRecord: RegistryRecord | undefined;
 
   constructor(options: RuntimeOptions) {
-    if (!options.model || typeof options.model.call !== 'function') {
-      throw new TypeError('createRuntime: `model` is required (scriptedModel(...) or openaiModel(...))');
-    }
-    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    if (!(leaseMs > 0)) throw new TypeError('createRuntime: leaseMs must be positive');
-    // Checked before anything connects, so a mistake leaves no connection behind.
-    const timings = hostingTimings(options, leaseMs);
-    const distribution = distributionOf(options);
-    this.distribution = distribution;
-    this.catalog = new Catalog(
-      options.teams ? { ...options, swarms: teamSwarms(options.teams, options.swarms) } : options,
-      (id) => live.hosts.get(id)?.config(),
-      distribution && new Elsewhere((id, timeoutMs) => this.hosting!.card(id, timeoutMs)),
-    );
-    const { passivateAfterMs } = options;
-    if (passivateAfterMs !== undefined && !(passivateAfterMs >= 0 && Number.isFinite(passivateAfterMs))) {
-      throw new TypeError('createRuntime: passivateAfterMs must be a finite number of milliseconds (0 or more)');
-    }
-    this.specs = new ToolSpecs(this.catalog);
-    this.ownsStore = !options.store;
-    this.store = options.store ?? (distribution?.store ? deferredStore(distribution.store) : memoryStore());
+    // Every option checked before anything is built, so a mistake leaves no connection behind.
+    const o = resolveOptions(options);
+    const owner = new Owner(o.owner, o.leaseMs);
 
-    const remote = new RemoteAgents({
-      client: options.remote ?? a2aRemoteAgents(),
-      endedProbe: (swarmId) => {
-        const host = live.hosts.get(swarmId);
-        return () => !live.closed && !!host && isFinal(host.status());
-      },
-      isPaused: (swarmId) => {
-        const host = live.hosts.get(swarmId);
-        return host ? host.status() === 'paused' : undefined;
-      },
-      pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
-      registry: options.registry,
-    });
-    const children = new ChildSwarms({
-      store: this.store,
-      host: (id) => live.hosts.get(id),
-      rehydrate: (id) => live.rehydrate(id),
-      closed: () => live.closed,
-      start: (definitionId, swarmId, input, startOptions) =>
-        launchSwarm(this.launching, definitionId, swarmId, input, startOptions, MAX_DERIVED_SWARM_ID_LENGTH),
-      adopt: () => this.leases.adopt(),
-      events: (swarmId, since, signal) => this.reading.events(swarmId, since, signal),
-      result: (swarmId) => this.reading.result(swarmId),
-      pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
-      resume: (swarmId, message) => this.commands.resume(swarmId, message),
-      stop: (swarmId, reason) => this.commands.stop(swarmId, reason),
-      ...(distribution
-        ? {
-            hosted: {
-              isLocal: (definitionId: string) => this.catalog.has(definitionId),
-              host: (request: HostRequest, signal: AbortSignal) => this.hosting!.host(request, signal),
-              keepAlive: (request: HostRequest, ended: () => Promise<boolean>, signal: AbortSignal) => this.hosting!.keepAlive(request, ended, signal),
-            },
-          }
-        : {}),
-    });
-    const logic = createSwarmLogic(
-      createPorts({
-        catalog: this.catalog,
-        specs: this.specs,
-        model: options.model,
-        host: (id) => live.hosts.get(id),
-        runChild: (input, signal) => children.run(input, signal),
-        runRemote: (input, signal) => remote.run(input, signal),
-      }),
-    );
-    const live: LiveSwarms = new LiveSwarms({
-      store: this.store,
-      catalog: this.catalog,
-      logic,
-      lease: () => this.leases.lease(),
-      launched: () => this.leases.keepRenewing(),
-      passivateAfterMs,
-      restore: (id) => this.leases.restore(id),
-      remote,
-      redact: redactor([
-        ...(options.redact ?? []),
-        ...(options.model.secrets ?? []),
-        ...(options.agents ?? []).flatMap((a) => a.model?.secrets ?? []),
-        ...natsSecrets(options.nats),
-      ]),
-    });
-    this.live = live;
-    this.leases = new Leases(live, this.catalog, options.owner ?? defaultOwner(), leaseMs);
-    this.registryRecord =
-      options.registry && !this.store.volatile ? new RegistryRecord(options.registry, { store: this.store, lease: () => this.leases.lease() }) : undefined;
-    this.reading = new Reading(live);
-    this.launching = { live, catalog: this.catalog, resolver: new Resolver(this.catalog, (url) => remote.card(url)), remote };
-    if (distribution) {
-      this.hosting = new Hosting({
-        transport: distribution.transport,
-        prefix: distribution.prefix,
-        owner: this.leases.owner,
-        catalog: this.catalog,
-        live,
-        timings,
-        launch: (definitionId, swarmId, input, startOptions) =>
-          launchSwarm(this.launching, definitionId, swarmId, input, startOptions, MAX_DERIVED_SWARM_ID_LENGTH),
-        restore: (id, takeover, first) => this.leases.restore(id, takeover, first),
-        command: (c) =>
-          c.op === 'pause'
-            ? this.commands.pause(c.swarmId, c.reason)
-            : c.op === 'resume'
-              ? this.commands.resume(c.swarmId, c.message)
-              : this.commands.stop(c.swarmId, c.reason),
-      });
-      this.launching.hosting = this.hosting;
-    }
-    this.commands = new Commands(live, children, remote, this.hosting);
-    // A task swarm whose definition this runtime lacks runs in a worker process (over NATS).
-    const remoteTask = (definitionId: string) => (this.hosting && !this.catalog.has(definitionId) ? this.hosting : undefined);
+    // The store: the caller's, else the JetStream store `nats` opens, else a new memory store.
+    const reach = o.reach && openReach(o.reach);
+    this.reach = reach;
+    this.ownsStore = !o.store;
+    const store = (this.store = o.store ?? (reach?.store ? deferredStore(reach.store) : memoryStore()));
+    const others = reach && new OtherRuntimes({ transport: reach.transport, prefix: reach.prefix, owner: owner.id, timings: o.hosting, store });
+
+    // The catalog. Its registry search reads a live swarm's configuration from the hosts.
+    const hosts = new Map<string, SwarmHost>();
+    const catalog = (this.catalog = new Catalog(o.catalog, { configs: hosts, elsewhere: others && new Elsewhere(others) }));
+    const specs = (this.specs = new ToolSpecs(catalog));
+
+    // The live swarms. Their actors reach the runners of child-swarm and remote-agent calls
+    // through `calls`, bound below once the runners exist (a swarm's calls start swarms).
+    const calls = new CallRunners();
+    const logic = createSwarmLogic(createPorts({ catalog, specs, model: o.model, hosts, calls }));
+    const live = (this.live = new LiveSwarms({ store, catalog, logic, hosts, owner, redact: o.redact }));
+    const leases = (this.leases = new Leases(live, catalog, owner));
+    const questions = new HumanQuestions();
+    const rehydration = o.passivateAfterMs === undefined ? withoutPassivation(live) : new Passivation(live, o.passivateAfterMs, questions, leases);
+
+    // Reading, commands and starting swarms.
+    const reading = (this.reading = new Reading(live));
+    const commands = (this.commands = new Commands({ live, rehydration, questions, reading, others }));
+    const cards = new RemoteCards(o.remote);
+    const launcher = (this.launcher = new Launcher({ live, catalog, resolver: new Resolver(catalog, cards), cards, others }));
+
+    // The runners of calls.
+    const remote = new RemoteAgents({ client: o.remote, live, questions, commands, registry: o.registry });
+    const children = new ChildSwarms({ store, live, rehydration, launcher, leases, reading, commands, hosted: others && { catalog, others } });
+    calls.bind({ childSwarm: children, remoteAgent: remote });
+
+    // Serving other runtimes, teams, and the agent registry's record.
+    this.serving =
+      reach && others && new Serving({ transport: reach.transport, prefix: reach.prefix, owner: owner.id, timings: o.hosting, catalog, live, others, launcher, leases, commands });
     this.teams = new Teams(
-      options.teams ?? [],
-      {
-        // The attempt's swarm id is the hosted call's idempotency key: sent again (a leader
-        // restarted), it attaches to the attempt instead of reading "id in use".
-        startSwarm: (definitionId, swarmId, input) =>
-          remoteTask(definitionId)?.host({ swarmId, definitionId, input, attach: true }) ?? this.startSwarm(definitionId, swarmId, input),
-        // A task swarm left by a previous process is adopted first (a team restored on first use).
-        wait: async (swarmId, signal) => {
-          if (!this.live.hosts.has(swarmId)) await this.leases.adopt().catch(() => undefined);
-          return this.reading.wait(swarmId, signal);
-        },
-        stop: (swarmId, reason) => this.stop(swarmId, reason),
-        stored: async (swarmId) => ((await summaryOf(this.store, swarmId)) ? this.result(swarmId) : undefined),
-        subscribe: (listener) => this.subscribe(listener),
-        follow: (definitionId, swarmId, input, onProgress, signal) => {
-          const hosting = remoteTask(definitionId);
-          if (!hosting || signal.aborted) return;
-          const request: HostRequest = { swarmId, definitionId, input, attach: true };
-          hosting.keepAlive(request, async () => isFinal((await this.result(swarmId)).status), signal, onProgress);
-          const unwatch = this.store.watch?.(swarmId, onProgress);
-          if (unwatch) signal.addEventListener('abort', unwatch, { once: true });
-        },
-      },
-      (id) => this.catalog.has(id) || distribution !== undefined,
-      { store: this.store, lease: () => this.leases.lease(), owner: this.leases.owner, leaseMs },
+      o.teams,
+      teamPort({ store, catalog, live, leases, reading, commands, launcher, others }),
+      (id) => catalog.has(id) || reach !== undefined,
+      { store, lease: () => owner.lease(), owner: owner.id, leaseMs: owner.leaseMs },
     );
+    this.registryRecord = o.registry && !store.volatile ? new RegistryRecord(o.registry, { store, lease: () => owner.lease() }) : undefined;
   }
 
   forTeam(definition: TeamDefinition | string, teamId?: string): TeamClient {
@@ -256,7 +165,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   async start(): Promise<void> {
     this.live.assertOpen();
-    await this.hosting?.serving;
+    await this.serving?.serving;
     // The registry first: swarms adopted next may hand off to its agents.
     await this.registryRecord?.start();
     await this.leases.watch();
@@ -276,10 +185,11 @@ class ComposedRuntime implements Runtime, SwarmControl {
     if (this.live.closed) return;
     await this.teams.close();
     await this.registryRecord?.close();
-    this.hosting?.stop();
-    await this.leases.release(await this.live.close());
+    this.serving?.stop();
+    this.leases.stop();
+    await this.live.close();
     if (this.ownsStore) await this.store.close();
-    await this.distribution?.close();
+    await this.reach?.close();
   }
 
   list(filter?: SwarmFilter): Promise<SwarmSummary[]> {
@@ -296,9 +206,9 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   // ---- SwarmControl: what clients call ------------------------------------------------
 
-  /** Starts a swarm under an id its caller chose (at most {@link MAX_SWARM_ID_LENGTH} characters). */
+  /** Starts a swarm under an id its caller chose (see `Launcher.start`). */
   startSwarm(definitionId: string, swarmId: string, input: unknown, options: StartOptions = {}): Promise<void> {
-    return launchSwarm(this.launching, definitionId, swarmId, input, options, MAX_SWARM_ID_LENGTH);
+    return this.launcher.start(definitionId, swarmId, input, options);
   }
 
   result(swarmId: string): Promise<SwarmResult> {

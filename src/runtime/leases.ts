@@ -1,9 +1,8 @@
 /**
- * Ownership of swarms in a shared store: this runtime's lease, renewed while it drives swarms
- * (passivated ones included); adoption of the unfinished swarms nobody holds (claimed, checked,
- * restored), at start and whenever an owner stops renewing; the rehydration of a passivated
- * swarm by that same restore; the takeover of a dead holder's lease on this host; and
- * the release of every lease at close.
+ * Adoption of swarms in a shared store: the unfinished swarms nobody holds are claimed, checked
+ * and restored, at start and whenever an owner stops renewing; a passivated swarm comes back by
+ * that same restore (see `passivation.ts`), and a dead holder's lease on this host is taken over
+ * at once. (Leases are renewed, and released at close, by the live swarms: `live.ts`.)
  *
  * @module
  */
@@ -11,38 +10,27 @@ import { errorText } from '../../machines/error-text.js';
 import type { SwarmEvent } from '../../machines/events.js';
 import { SWARM_MACHINE_VERSION, type SwarmCommand } from '../../machines/swarm.js';
 import type { Catalog } from '../catalog/catalog.js';
-import { HOST, heldByOther } from '../leases/holder.js';
-import { Renewal } from '../leases/renewal.js';
+import { heldByOther } from '../leases/holder.js';
+import type { Owner } from '../leases/owner.js';
 import { isRuntimeRecord } from '../store/records.js';
 import { isFinal, UNFINISHED_STATUSES } from '../store/result.js';
-import { CorruptEventError, type Lease, type SwarmRecord } from '../store/types.js';
+import { CorruptEventError, type SwarmRecord } from '../store/types.js';
 import type { SwarmHost } from './host.js';
 import type { LiveSwarms } from './live.js';
 
-/** This runtime's leases on the swarms it drives. */
+/** Adoption: this runtime taking over the stored swarms nobody drives. */
 export class Leases {
-  private readonly renewal: Renewal;
   private adoptTimer: NodeJS.Timeout | undefined;
+  private readonly owner: string;
+  private readonly leaseMs: number;
 
   constructor(
     private readonly live: LiveSwarms,
     private readonly catalog: Catalog,
-    /** This runtime's owner id in the store. */
-    readonly owner: string,
-    private readonly leaseMs: number,
+    private readonly holder: Owner,
   ) {
-    // Passivated swarms stay this runtime's: nobody else may adopt them while it lives.
-    this.renewal = new Renewal({ store: live.store, owner, leaseMs, ids: () => [...live.hosts.keys(), ...live.passivated] });
-  }
-
-  /** The lease a commit made now holds. */
-  lease(): Lease {
-    return { owner: this.owner, until: Date.now() + this.leaseMs, host: HOST, pid: process.pid };
-  }
-
-  /** Renews the leases of the live swarms every third of a lease, from the first launch on. */
-  keepRenewing(): void {
-    this.renewal.start();
+    this.owner = holder.id;
+    this.leaseMs = holder.leaseMs;
   }
 
   /** Adopts what can be adopted now, then keeps watching (every half lease) for more. */
@@ -106,7 +94,7 @@ export class Leases {
     if (live.closed || live.starting.has(id)) return undefined;
     live.starting.add(id);
     try {
-      if (!(await live.store.claim(id, this.lease(), Date.now(), takeover))) return undefined;
+      if (!(await live.store.claim(id, this.holder.lease(), Date.now(), takeover))) return undefined;
       // Re-read: the previous owner may have written between loading and claiming.
       const record = await live.store.load(id);
       const tail = record ? await this.tailOf(record) : undefined;
@@ -118,11 +106,9 @@ export class Leases {
     }
   }
 
-  /** Stops renewing and watching, and releases the leases of `ids` (the swarms just detached). */
-  async release(ids: readonly string[]): Promise<void> {
-    this.renewal.stop();
+  /** Stops watching (the runtime closes). */
+  stop(): void {
     clearInterval(this.adoptTimer);
-    await this.live.store.release(this.owner, ids).catch(() => undefined);
   }
 
   /**

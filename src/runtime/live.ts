@@ -1,7 +1,7 @@
 /**
  * The swarms a runtime drives: one host per live swarm, the ids of the swarms passivated (owned,
- * not in memory) and being started, the stored swarms it found it cannot restore; hosts are
- * created, launched and rehydrated here, and their durable events reach the runtime's
+ * not in memory), being started, and found unrestorable; hosts are created and launched here,
+ * their leases renewed while they are held, and their durable events reach the runtime's
  * subscribers from here.
  *
  * @module
@@ -11,49 +11,69 @@ import type { SwarmCommand } from '../../machines/swarm.js';
 import type { createSwarmLogic } from '../../actors/index.js';
 import type { Catalog } from '../catalog/catalog.js';
 import { SwarmError } from '../errors.js';
-import { type HostStart, SwarmHost } from './host.js';
-import { Passivation, type RemoteQuestions } from './passivation.js';
+import type { Owner } from '../leases/owner.js';
+import { Renewal } from '../leases/renewal.js';
+import type { SwarmStore } from '../store/types.js';
 import type { Redactor } from '../util/redact.js';
-import type { Lease, SwarmStore } from '../store/types.js';
+import { type HostStart, SwarmHost } from './host.js';
 
 /** What the live swarms are built with. */
 export interface LiveOptions {
   store: SwarmStore;
   catalog: Catalog;
-  /** The swarm machine with the runtime's actors (see `wiring.ts`). */
+  /** The swarm machine with the runtime's actors (see `actors/index.ts` and `ports.ts`). */
   logic: ReturnType<typeof createSwarmLogic>;
-  /** The lease a commit of this runtime holds (see `leases.ts`). */
-  lease: () => Lease;
-  /** Called whenever a host is launched (the leases start being renewed). */
-  launched: () => void;
+  /**
+   * The hosts of the swarms driven here, by id: kept here, and read by the actors' ports and the
+   * catalog's registry search, which are built before the live swarms.
+   */
+  hosts: Map<string, SwarmHost>;
+  /** The lease every commit of this runtime holds. */
+  owner: Owner;
   redact: Redactor | undefined;
-  /** How long a swarm may only wait before it is passivated; undefined: never. */
-  passivateAfterMs?: number | undefined;
-  /** Restores a passivated swarm from the store and launches its host (see `leases.ts`). */
-  restore: (swarmId: string) => Promise<SwarmHost | undefined>;
-  /** The remote agents' questions to swarms' humans (see `runners/remote-agent.ts`). */
-  remote: RemoteQuestions;
+}
+
+/**
+ * Told when a host starts driving its swarm, commits a step, and stops (passivation listens,
+ * see `passivation.ts`).
+ */
+export interface HostObserver {
+  launched(host: SwarmHost): void;
+  committed(host: SwarmHost, events: readonly SwarmEvent[]): void;
+  ended(host: SwarmHost): void;
+  /** Resolves once what the observer set in motion for `swarmId` has settled (at close). */
+  settled(swarmId: string): Promise<void> | undefined;
+  /** The runtime closes. */
+  stop(): void;
 }
 
 /** The live swarms of one runtime. */
 export class LiveSwarms {
   readonly store: SwarmStore;
   /** The host of each swarm driven here. */
-  readonly hosts = new Map<string, SwarmHost>();
+  readonly hosts: Map<string, SwarmHost>;
   /** Ids reserved by a start or an adoption that has not created its host yet. */
   readonly starting = new Set<string>();
   /** Swarms of the store that this runtime could not restore, with the reason. */
   readonly unrestorable = new Map<string, string>();
   /** Swarms this runtime owns but evicted from memory while they wait (see `passivation.ts`). */
   readonly passivated = new Set<string>();
-  private readonly passivation: Passivation | undefined;
-  private readonly rehydrating = new Map<string, Promise<SwarmHost | undefined>>();
+  /** Renews the leases of the swarms held here (passivated ones included: nobody may adopt them). */
+  private readonly renewal: Renewal;
+  private observer: HostObserver | undefined;
   private readonly listeners = new Set<(event: SwarmEvent) => void>();
   private isClosed = false;
 
   constructor(private readonly options: LiveOptions) {
     this.store = options.store;
-    this.passivation = options.passivateAfterMs === undefined ? undefined : new Passivation(this, options.passivateAfterMs, options.remote);
+    this.hosts = options.hosts;
+    const { owner } = options;
+    this.renewal = new Renewal({ store: this.store, owner: owner.id, leaseMs: owner.leaseMs, ids: () => [...this.hosts.keys(), ...this.passivated] });
+  }
+
+  /** Sets the one observer of the hosts' lives (passivation, when configured). */
+  observe(observer: HostObserver): void {
+    this.observer = observer;
   }
 
   /** Whether the runtime was closed: nothing starts, adopts or re-reads any more. */
@@ -80,17 +100,17 @@ export class LiveSwarms {
         swarmId,
         definitionId,
         definitionVersion: def.version,
-        lease: this.options.lease,
+        lease: () => this.options.owner.lease(),
         redact: this.options.redact,
         committed: (events) => {
           this.deliver(events);
-          this.passivation?.committed(host, events);
+          this.observer?.committed(host, events);
         },
       },
       from,
       (h) => {
         if (this.hosts.get(h.swarmId) === h) this.hosts.delete(h.swarmId);
-        this.passivation?.ended(h);
+        this.observer?.ended(h);
       },
     );
     return host;
@@ -99,41 +119,11 @@ export class LiveSwarms {
   /** Starts driving a host (`first`: see {@link SwarmHost.start}). */
   launch(host: SwarmHost, first?: SwarmCommand): SwarmHost {
     this.hosts.set(host.swarmId, host);
-    this.options.launched();
+    // Renewed from the first launch on (a runtime that only reads renews nothing).
+    this.renewal.start();
     host.start(first);
-    this.passivation?.launched(host);
+    this.observer?.launched(host);
     return host;
-  }
-
-  /**
-   * The host of a swarm owned here: the live one, or a passivated swarm restored from the store
-   * (once, however many ask at the same time). Undefined when it is neither, or when restoring
-   * found that another runtime took it meanwhile (or that it cannot be restored).
-   */
-  async rehydrate(swarmId: string): Promise<SwarmHost | undefined> {
-    const host = this.hosts.get(swarmId);
-    if (host || !this.passivated.has(swarmId) || this.isClosed) return host;
-    let restoring = this.rehydrating.get(swarmId);
-    if (!restoring) {
-      restoring = (async () => {
-        try {
-          await this.passivation?.settled(swarmId);
-          const restored = await this.options.restore(swarmId);
-          this.passivated.delete(swarmId);
-          return restored;
-        } finally {
-          // A failing store leaves it passivated (still owned): the next ask tries again.
-          this.rehydrating.delete(swarmId);
-        }
-      })();
-      this.rehydrating.set(swarmId, restoring);
-    }
-    return restoring;
-  }
-
-  /** Keeps a swarm from being passivated while a command is applied to it; returns the release. */
-  hold(swarmId: string): () => void {
-    return this.passivation?.hold(swarmId) ?? noop;
   }
 
   /** How many swarms are in memory and how many are passivated. */
@@ -148,20 +138,20 @@ export class LiveSwarms {
   }
 
   /**
-   * Stops driving every swarm (their stored state stays); resolves with their ids once the
-   * commits still in flight have settled, so that releasing the leases comes after them (a
-   * commit landing later would take the lease again).
+   * Stops driving every swarm (their stored state stays) and releases their leases, once the
+   * commits still in flight have settled (a commit landing later would take the lease again).
    */
-  async close(): Promise<string[]> {
+  async close(): Promise<void> {
     this.isClosed = true;
-    this.passivation?.stop();
+    this.observer?.stop();
+    this.renewal.stop();
     const ids = [...this.hosts.keys(), ...this.passivated];
     const hosts = [...this.hosts.values()];
     for (const host of hosts) host.detach();
     this.hosts.clear();
     this.passivated.clear();
-    await Promise.all([...hosts.map((h) => h.gate()), ...ids.map((id) => this.passivation?.settled(id))].map((p) => p?.catch(() => undefined)));
-    return ids;
+    await Promise.all([...hosts.map((h) => h.gate()), ...ids.map((id) => this.observer?.settled(id))].map((p) => p?.catch(() => undefined)));
+    await this.store.release(this.options.owner.id, ids).catch(() => undefined);
   }
 
   private deliver(events: SwarmEvent[]): void {
@@ -180,4 +170,3 @@ export class LiveSwarms {
   }
 }
 
-function noop(): void {}

@@ -11,23 +11,33 @@
 import type { SwarmEvent } from '../../machines/events.js';
 import { runningCalls } from '../../machines/round.js';
 import { lifecycleOf, runningChildSwarms } from '../runners/child-swarm.js';
-import type { RemoteAgents } from '../runners/remote-agent.js';
+import type { HumanQuestions } from '../runners/questions.js';
 import type { SwarmHost } from './host.js';
+import type { Leases } from './leases.js';
+import type { HostObserver, LiveSwarms } from './live.js';
 
-/** What passivation needs of the live swarms (see `live.ts`). */
-export interface PassivationDeps {
-  readonly hosts: ReadonlyMap<string, SwarmHost>;
-  /** Ids of the swarms passivated here: still owned by this runtime, not in memory. */
-  readonly passivated: Set<string>;
-  readonly closed: boolean;
+/**
+ * What commands and child swarms need of passivation: a swarm owned here brought back into
+ * memory, and one kept there while a command is applied to it.
+ */
+export interface Rehydration {
+  /**
+   * The host of a swarm owned here: the live one, or a passivated swarm restored from the store
+   * (once, however many ask at the same time). Undefined when it is neither, or when restoring
+   * found that another runtime took it meanwhile (or that it cannot be restored).
+   */
   rehydrate(swarmId: string): Promise<SwarmHost | undefined>;
+  /** Keeps a swarm from being passivated while a command is applied to it; returns the release. */
+  hold(swarmId: string): () => void;
 }
 
-/** What passivation needs of the remote agents: the questions they wait on a human for. */
-export type RemoteQuestions = Pick<RemoteAgents, 'asking' | 'setAside'>;
+/** The {@link Rehydration} of a runtime that never passivates: only live hosts, nothing to hold. */
+export function withoutPassivation(live: Pick<LiveSwarms, 'hosts'>): Rehydration {
+  return { rehydrate: async (swarmId) => live.hosts.get(swarmId), hold: () => noop };
+}
 
 /** The passivation policy of one runtime. */
-export class Passivation {
+export class Passivation implements HostObserver, Rehydration {
   /** Live swarms that wait, with when their last step was recorded. */
   private readonly idle = new Map<string, number>();
   /** The parent each passivated child-awaiting swarm waits for, by child id. */
@@ -36,13 +46,40 @@ export class Passivation {
   private readonly busy = new Map<string, number>();
   /** Swarms just passivated whose last commit may still be settling. */
   private readonly settling = new Map<string, Promise<void>>();
+  private readonly rehydrating = new Map<string, Promise<SwarmHost | undefined>>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly live: PassivationDeps,
+    private readonly live: LiveSwarms,
     private readonly afterMs: number,
-    private readonly remote: RemoteQuestions,
-  ) {}
+    private readonly questions: Pick<HumanQuestions, 'asking' | 'setAside'>,
+    /** Passivated swarms come back the way adopted ones do. */
+    private readonly leases: Pick<Leases, 'restore'>,
+  ) {
+    live.observe(this);
+  }
+
+  async rehydrate(swarmId: string): Promise<SwarmHost | undefined> {
+    const { live } = this;
+    const host = live.hosts.get(swarmId);
+    if (host || !live.passivated.has(swarmId) || live.closed) return host;
+    let restoring = this.rehydrating.get(swarmId);
+    if (!restoring) {
+      restoring = (async () => {
+        try {
+          await this.settled(swarmId);
+          const restored = await this.leases.restore(swarmId);
+          live.passivated.delete(swarmId);
+          return restored;
+        } finally {
+          // A failing store leaves it passivated (still owned): the next ask tries again.
+          this.rehydrating.delete(swarmId);
+        }
+      })();
+      this.rehydrating.set(swarmId, restoring);
+    }
+    return restoring;
+  }
 
   /** A host was launched (started, adopted, rehydrated): its wait counts from now. */
   launched(host: SwarmHost): void {
@@ -59,7 +96,7 @@ export class Passivation {
     if (parent !== undefined) {
       const lifecycle = events.map((e) => (e.kind === 'status-update' ? lifecycleOf(e.metadata)?.lifecycle : undefined));
       if (lifecycle.some((l) => l === 'completed' || l === 'failed' || l === 'stopped')) this.awaitedBy.delete(host.swarmId);
-      if (lifecycle.some((l) => l !== undefined)) void this.live.rehydrate(parent).catch(() => undefined);
+      if (lifecycle.some((l) => l !== undefined)) void this.rehydrate(parent).catch(() => undefined);
     }
     this.note(host);
   }
@@ -75,7 +112,7 @@ export class Passivation {
     const parent = this.awaitedBy.get(id);
     if (parent === undefined) return;
     this.awaitedBy.delete(id);
-    void this.live.rehydrate(parent).catch(() => undefined);
+    void this.rehydrate(parent).catch(() => undefined);
   }
 
   /** Keeps a swarm in memory while a command is applied to it; returns the release. */
@@ -145,7 +182,7 @@ export class Passivation {
     if (!children.every((c) => live.hosts.has(c) || live.passivated.has(c))) return;
     live.passivated.add(id);
     for (const child of children) this.awaitedBy.set(child, id);
-    this.remote.setAside(id);
+    this.questions.setAside(id);
     host.detach();
     // A commit still in flight (an asynchronous store) must land before the swarm is restored.
     const settled = host.gate().catch(() => undefined);
@@ -170,6 +207,8 @@ export class Passivation {
       else if (c.kind !== 'swarm') return false;
     }
     // Every remote call running must be one waiting on the human, not one still at work.
-    return remote === 0 || (status === 'paused' && this.remote.asking(host.swarmId) >= remote);
+    return remote === 0 || (status === 'paused' && this.questions.asking(host.swarmId) >= remote);
   }
 }
+
+function noop(): void {}

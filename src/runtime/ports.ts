@@ -15,6 +15,7 @@ import { resultIsText, resultSchema } from '../catalog/result-schema.js';
 import { checkCustomization } from '../catalog/customization.js';
 import { childInput, type ToolSpecs } from '../catalog/tool-specs.js';
 import { validate } from '../define/tool.js';
+import type { CallRunners } from './calls.js';
 import type { SwarmHost } from './host.js';
 
 /** What the ports need from the host of a swarm (a live `SwarmHost`, or a replay's stand-in). */
@@ -25,9 +26,10 @@ export interface PortsDeps {
   catalog: Catalog;
   specs: ToolSpecs;
   model: Model;
-  host(swarmId: string): PortsHost | undefined;
-  runChild: SwarmPorts['runChild'];
-  runRemote: SwarmPorts['runRemote'];
+  /** The hosts of the swarms live here, by id (the ports find a swarm by the id in an actor's input). */
+  hosts: ReadonlyMap<string, PortsHost>;
+  /** The runners of child-swarm and remote-agent calls. */
+  calls: Pick<CallRunners, 'runChild' | 'runRemote'>;
 }
 
 /** Builds the ports the actors use. */
@@ -50,22 +52,22 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
       if (!model) hostedModels.set(agent.id, (model = speakingAs(agent.id, agent.model ?? deps.model)));
       return model;
     },
-    toolSpecs: (input) => deps.specs.forStep(input, deps.host(input.swarmId)?.config().result),
+    toolSpecs: (input) => deps.specs.forStep(input, deps.hosts.get(input.swarmId)?.config().result),
     checkToolArgs(name, args): Checked {
       const t = catalog.tool(name);
       if (!t) return { ok: false, error: `Tool "${name}" is not registered` };
       return validate(t.parameters, args);
     },
-    checkResult: (definitionId, swarmId, value) => validate(resultSchema(swarm(definitionId), deps.host(swarmId)?.config()), value),
-    resultIsText: (definitionId, swarmId) => resultIsText(swarm(definitionId), deps.host(swarmId)?.config()),
+    checkResult: (definitionId, swarmId, value) => validate(resultSchema(swarm(definitionId), deps.hosts.get(swarmId)?.config()), value),
+    resultIsText: (definitionId, swarmId) => resultIsText(swarm(definitionId), deps.hosts.get(swarmId)?.config()),
     childInput: (definitionId, args) => childInput(catalog, definitionId, args),
     checkCustomization: (value) => checkCustomization(catalog, value),
     isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,
-    runChild: (input, signal) => deps.runChild(input, signal),
-    runRemote: (input, signal) => deps.runRemote(input, signal),
+    runChild: (input, signal) => deps.calls.runChild(input, signal),
+    runRemote: (input, signal) => deps.calls.runRemote(input, signal),
     guardInput(definitionId, swarmId) {
       const guardrails = swarm(definitionId).guardrails.input;
-      return guardrails.length === 0 ? undefined : runGuardrails(guardrails, deps.host(swarmId)?.input(), swarmId);
+      return guardrails.length === 0 ? undefined : runGuardrails(guardrails, deps.hosts.get(swarmId)?.input(), swarmId);
     },
     guardOutput(definitionId, swarmId, result) {
       const guardrails = swarm(definitionId).guardrails.output;
@@ -84,7 +86,7 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
       });
     },
     onText(swarmId, speaker, turn, chunk, first) {
-      deps.host(swarmId)?.publish({
+      deps.hosts.get(swarmId)?.publish({
         kind: 'artifact-update',
         artifact: { artifactId: `stream:${speaker}:${turn}`, name: 'stream', parts: [{ kind: 'text', text: chunk }] },
         // A re-issued call (after a pause or a restart) starts its text afresh.
@@ -94,7 +96,7 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
       });
     },
     gate(swarmId) {
-      const host = deps.host(swarmId);
+      const host = deps.hosts.get(swarmId);
       if (!host) return Promise.reject(new Error(`Swarm "${swarmId}" is not live in this runtime`));
       return host.gate();
     },

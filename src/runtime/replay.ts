@@ -254,8 +254,7 @@ export function judgingPorts(deps: Pick<PortsDeps, 'catalog' | 'specs'>, input: 
   return createPorts({
     ...deps,
     model: { name: 'replay', call: refuse },
-    host: (id) => (id === input.swarmId ? replaying : undefined),
-    runChild: refuse,
-    runRemote: refuse,
+    hosts: new Map([[input.swarmId, replaying]]),
+    calls: { runChild: refuse, runRemote: refuse },
   });
 }

@@ -1,0 +1,60 @@
+/**
+ * The runtime as team hosts use it (`TeamRuntimePort`, declared by `team/`): a task attempt's
+ * swarm starts here, or in a worker process over NATS when this runtime lacks its definition;
+ * its result is waited on, read, followed and stopped through the runtime's own parts.
+ *
+ * @module
+ */
+import type { Catalog } from '../catalog/catalog.js';
+import type { OtherRuntimes } from '../distribution/calls.js';
+import type { HostRequest } from '../distribution/protocol.js';
+import { isFinal } from '../store/result.js';
+import { summaryOf } from '../store/summary.js';
+import type { SwarmStore } from '../store/types.js';
+import type { TeamRuntimePort } from '../team/host-types.js';
+import type { Commands } from './commands.js';
+import type { Launcher } from './launch.js';
+import type { Leases } from './leases.js';
+import type { LiveSwarms } from './live.js';
+import type { Reading } from './reading.js';
+
+/** The parts a team port is made of. */
+export interface TeamPortParts {
+  store: SwarmStore;
+  catalog: Catalog;
+  live: LiveSwarms;
+  leases: Leases;
+  reading: Reading;
+  commands: Commands;
+  launcher: Launcher;
+  others: OtherRuntimes | undefined;
+}
+
+/** The team port of a runtime made of `parts`. */
+export function teamPort(parts: TeamPortParts): TeamRuntimePort {
+  const { store, catalog, live, leases, reading, commands, launcher, others } = parts;
+  // A task swarm whose definition this runtime lacks runs in a worker process (over NATS).
+  const remoteTask = (definitionId: string) => (others && !catalog.has(definitionId) ? others : undefined);
+  return {
+    // The attempt's swarm id is the hosted call's idempotency key: sent again (a leader
+    // restarted), it attaches to the attempt instead of reading "id in use".
+    startSwarm: (definitionId, swarmId, input) =>
+      remoteTask(definitionId)?.host({ swarmId, definitionId, input, attach: true }) ?? launcher.start(definitionId, swarmId, input),
+    // A task swarm left by a previous process is adopted first (a team restored on first use).
+    wait: async (swarmId, signal) => {
+      if (!live.hosts.has(swarmId)) await leases.adopt().catch(() => undefined);
+      return reading.wait(swarmId, signal);
+    },
+    stop: (swarmId, reason) => commands.stop(swarmId, reason),
+    stored: async (swarmId) => ((await summaryOf(store, swarmId)) ? reading.result(swarmId) : undefined),
+    subscribe: (listener) => live.subscribe(listener),
+    follow: (definitionId, swarmId, input, onProgress, signal) => {
+      const hosting = remoteTask(definitionId);
+      if (!hosting || signal.aborted) return;
+      const request: HostRequest = { swarmId, definitionId, input, attach: true };
+      hosting.keepAlive(request, async () => isFinal((await reading.result(swarmId)).status), signal, onProgress);
+      const unwatch = store.watch?.(swarmId, onProgress);
+      if (unwatch) signal.addEventListener('abort', unwatch, { once: true });
+    },
+  };
+}
