@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SwarmEvent } from '../src/index.js';
+import { guardCheckoutState } from './support/checkout-guard.js';
 import { type Done, killCliProcesses, printed, runCli, type Started, startCli } from './support/cli-process.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from './support/nats-server.js';
 
@@ -22,6 +23,8 @@ let server: NatsServer;
 let dir: string;
 /** A module with `ticker`, a swarm that runs for a minute unless commanded (written by beforeAll). */
 let tickerModule: string;
+
+guardCheckoutState();
 
 beforeAll(async () => {
   if (natsServerMissing) return;
@@ -234,7 +237,7 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
     // Left paused with nobody holding it (stdin ended): the command it suggests takes it over here.
     const left = await runCli(['run', CLI_SWARMS, 'asker', 'book a day', '--id', 'a2', ...nats]);
     expect(left.code, left.stderr).toBe(3);
-    expect(left.stderr).toContain(`continue it with: xswarm resume a2 '<answer>' --module ${CLI_SWARMS} --nats ${server.url} --nats-prefix relay\n`);
+    expect(left.stderr).toContain(`continue it with:\n  npm run xswarm -- resume a2 '<answer>' --module ${CLI_SWARMS} --nats ${server.url} --nats-prefix relay\n`);
     const continued = await runCli(['resume', 'a2', 'Monday', '--module', CLI_SWARMS, ...nats]);
     expect(continued.code, continued.stderr).toBe(0);
     expect(continued.stdout).toMatch(/resumed: Monday\n(.*\n)*Booked for Monday\n$/);
