@@ -255,6 +255,29 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
     expect((await terminate(served)).code).toBe(0);
   });
 
+  it('examples/control.ts: a live `xswarm run` of countdown is paused, resumed and stopped from another terminal over NATS', TIMEOUT, async () => {
+    const nats = ['--nats', server.url, '--nats-prefix', 'control'];
+    const run = startCli(['run', 'examples/control.ts', 'countdown', '30', '--id', 'count-n', ...nats]);
+    await printed(run, /tool tick returned: 29…/);
+    const listed = await runCli(['list', ...nats]);
+    expect(listed.stdout).toMatch(new RegExp(`\\ncount-n +countdown +running +\\S+ +held by pid ${run.child.pid}\\n`));
+    // No --module: the commands go to the run that holds the swarm.
+    const paused = await runCli(['pause', 'count-n', 'coffee', ...nats]);
+    expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toBe('swarm count-n paused: coffee\n');
+    await printed(run, /paused \(HITL\): coffee\n/);
+    const resumed = await runCli(['resume', 'count-n', ...nats]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    await printed(run, /resumed\n(.*\n)*.*tool tick returned/);
+    const stopped = await runCli(['stop', 'count-n', 'enough', ...nats]);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(stopped.stdout).toBe('swarm count-n stopped: enough\n');
+    const ran = await run.done;
+    expect(ran.code).toBe(1);
+    expect(ran.stdout).toMatch(/stopped: enough\n$/);
+    expect(ran.stderr).toContain('swarm count-n went on without this answer (resumed or stopped elsewhere)');
+  });
+
   it('credentials come from files or the environment, never from the command line; a wrong one is a clear error', TIMEOUT, async () => {
     const secured = await startNatsServer({
       config: 'accounts {\n  TEAM: { jetstream: { max_mem: 64MB, max_file: 256MB }, users: [ { user: team, password: "s3cret-nats-pass" } ] }\n}\n',
