@@ -1,15 +1,20 @@
 /**
- * `npm start [-- <example> [input…]] [--verbose]`: runs an example swarm and narrates its
- * event stream, one line per event, then prints the typed result as JSON. Exit code 0 when
- * the swarm completed, 1 when it failed or was stopped, 2 on bad arguments.
+ * `npm start [-- <example> [input…]] [options]`: runs an example swarm and narrates its event
+ * stream, one line per event, then prints the typed result as JSON. State lives in SQLite
+ * (`--db PATH`, else `XSWARM_DB`, else `.xswarm/state.db`), so a run that was interrupted or
+ * left waiting for a human continues on the next `npm start` of that example. Exit code 0 when
+ * the swarm completed, 1 when it failed or was stopped, 2 on bad arguments, 3 when it stays
+ * paused waiting for a human (stdin ended without an answer).
  *
  * @example
  * // npm start
  * // npm start -- activity-planner "Anything fun on Sunday?" --verbose
+ * // echo reject | npm start -- content-pipeline
+ * // npm start -- --crash-after-turn 2   (then: npm start)
  *
  * @module
  */
-import { createInterface } from 'node:readline/promises';
+import { parseArgs } from 'node:util';
 import {
   DEFAULT_DB_PATH,
   factOf,
@@ -18,12 +23,15 @@ import {
   type Runtime,
   type SwarmDefinition,
   type SwarmEvent,
+  type SwarmClient,
   type SwarmStore,
   sqliteStore,
 } from '../src/index.js';
 import { activityPlanner, createActivityRuntime } from './activity-planner/index.js';
 import { activityBooking, createBookingRuntime } from './activity-booking/index.js';
 import { contentPipeline, createContentRuntime } from './content-pipeline/index.js';
+import { crashAfterTurn } from './shared/crash.js';
+import { answerSource, Human } from './shared/human.js';
 import { createTriageRuntime, supportTriage } from './support-triage/index.js';
 import { createTaskPlannerRuntime, taskPlanner } from './task-planner/index.js';
 import { runTeamExample } from './team/index.js';
@@ -71,7 +79,7 @@ const EXAMPLES: Record<string, Example> = {
     setup: (o) => ({ ...createWriterCriticRuntime(o), swarm: writerCritic }),
   },
   'content-pipeline': {
-    description: 'Research, draft, pause for an editor\'s approval (HITL), then publish',
+    description: 'Research, draft, pause for an editor\'s approval (HITL: approve, ask for changes, or reject), then publish',
     defaultInput: 'urban beekeeping',
     setup: (o) => ({ ...createContentRuntime(o), swarm: contentPipeline }),
   },
@@ -85,17 +93,45 @@ const EXAMPLES: Record<string, Example> = {
 /** The team-mode example (seed 004's PRD build), run by `runTeamExample` rather than as a swarm. */
 const TEAM_EXAMPLE = 'team';
 
-const args = process.argv.slice(2);
-const verbose = args.includes('--verbose') || args.includes('-v');
+/** Exit codes (see the module comment). */
+const EXIT = { ok: 0, failed: 1, usage: 2, paused: 3 } as const;
+
+const OPTIONS = {
+  verbose: { type: 'boolean', short: 'v' },
+  memory: { type: 'boolean' },
+  db: { type: 'string' },
+  'auto-answer': { type: 'boolean' },
+  'crash-after-turn': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+let options: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+try {
+  options = parseArgs({ args: process.argv.slice(2), options: OPTIONS, allowPositionals: true });
+} catch (error) {
+  console.error((error as Error).message);
+  usage(EXIT.usage);
+}
+const verbose = options.values.verbose === true;
 
 /** Runs the example the arguments name; resolves with the exit code. */
 async function main(): Promise<number> {
-  const positional = args.filter((a) => !a.startsWith('-'));
-  if (args.includes('--help') || args.includes('-h')) usage(0);
-  const name = positional[0] ?? Object.keys(EXAMPLES)[0]!;
+  const { values, positionals } = options;
+  if (values.help) usage(EXIT.ok);
+  const name = positionals[0] ?? Object.keys(EXAMPLES)[0]!;
+  const crashTurn = values['crash-after-turn'] === undefined ? undefined : Number(values['crash-after-turn']);
+  if (crashTurn !== undefined && !(Number.isInteger(crashTurn) && crashTurn > 0)) {
+    console.error(`--crash-after-turn takes a turn number (1, 2, …), not "${values['crash-after-turn']}"`);
+    usage(EXIT.usage);
+  }
+  if (crashTurn !== undefined && (values.memory || name === TEAM_EXAMPLE)) {
+    console.error('--crash-after-turn needs a swarm example on SQLite (a crash loses what --memory holds)');
+    usage(EXIT.usage);
+  }
+  const dbPath = values.db ?? (process.env.XSWARM_DB || DEFAULT_DB_PATH);
   if (name === TEAM_EXAMPLE) {
     // A team, not a swarm: it narrates its own event stream and prints its metrics.
-    const store = args.includes('--memory') ? memoryStore() : sqliteStore(process.env.XSWARM_DB || DEFAULT_DB_PATH);
+    const store = values.memory ? memoryStore() : sqliteStore(dbPath);
     try {
       return await runTeamExample({ store });
     } finally {
@@ -105,51 +141,88 @@ async function main(): Promise<number> {
   const example = EXAMPLES[name];
   if (!example) {
     console.error(`Unknown example "${name}".`);
-    usage(2);
+    usage(EXIT.usage);
   }
-  const text = positional.slice(1).join(' ') || example.defaultInput;
+  const text = positionals.slice(1).join(' ') || example.defaultInput;
+  /** The command that continues this example's unfinished swarm, for the messages below. */
+  const again = ['npm start --', name, ...(values.db === undefined ? [] : ['--db', shellQuote(values.db)])].join(' ');
 
   // State lives in SQLite, so a demo killed mid-run continues where it stopped on the next
   // `npm start`. A short lease lets the next process take the swarm over quickly.
-  const store = args.includes('--memory') ? memoryStore() : sqliteStore(process.env.XSWARM_DB || DEFAULT_DB_PATH);
+  let target: string | undefined;
+  const sqlite = values.memory ? undefined : sqliteStore(dbPath);
+  const store: SwarmStore =
+    sqlite === undefined
+      ? memoryStore()
+      : crashTurn === undefined
+        ? sqlite
+        : crashAfterTurn(sqlite, {
+            turn: crashTurn,
+            swarmId: () => target,
+            message: (id) => `\n✗ crash: turn ${crashTurn} of swarm ${id} is stored; killing this process with SIGKILL (as kill -9 would)\n  continue it with: ${again}`,
+          });
   const { runtime, swarm, model, offline } = example.setup({ store, leaseMs: 2_000 });
   console.log(`example: ${name} (${example.description})`);
   console.log(offline ? 'model: offline scripted demo (set OPENAI_API_KEY to use OpenAI)' : `model: OpenAI ${model.name}`);
 
+  const human = new Human(answerSource({ autoAnswer: values['auto-answer'] === true }));
   await runtime.start();
-  const [unfinished] = await runtime.list({ definitionId: swarm.id, status: ['running', 'awaitingHandoff', 'paused'] });
+  // A crash demo always starts afresh, so it crashes at its turn whatever the database holds.
+  const [unfinished] = crashTurn === undefined ? await runtime.list({ definitionId: swarm.id, status: ['running', 'awaitingHandoff', 'paused'] }) : [];
   const client = runtime.forSwarm(swarm, unfinished?.swarmId);
-  // Ctrl-C stops the swarm properly, so the stream still ends with its final event.
-  process.once('SIGINT', () => void client.stop('interrupted (Ctrl-C)').catch(() => undefined));
+  target = client.swarmId;
+  // Ctrl-C stops a running swarm properly, so the stream still ends with its final event; at a
+  // question it only stops asking: the swarm stays paused, to be answered on the next run.
+  let asking = false;
+  process.on('SIGINT', () => (asking ? human.close() : void client.stop('interrupted (Ctrl-C)').catch(() => undefined)));
+  /** Asks the human for `asked`, if still paused (its question is on the line just printed); false when no answer came. */
+  const answer = async (asked: SwarmClient): Promise<boolean> => {
+    if ((await asked.getResult()).status !== 'paused') return true;
+    endStream();
+    asking = true;
+    const reply = await human.ask().finally(() => (asking = false));
+    if (reply === undefined) return false;
+    await asked.resume(reply);
+    return true;
+  };
   try {
-    if (unfinished) console.log(`continuing swarm ${unfinished.swarmId}, interrupted earlier (${'path' in store ? store.path : 'memory'})`);
-    else await client.run(example.toInput ? example.toInput(text) : text);
+    if (unfinished) {
+      const how = unfinished.status === 'paused' ? 'paused earlier, waiting for an answer' : 'interrupted earlier';
+      console.log(`continuing swarm ${unfinished.swarmId}, ${how} (${sqlite ? sqlite.path : 'memory'})`);
+    } else await client.run(example.toInput ? example.toInput(text) : text);
     console.log(`swarm ${client.swarmId}`);
     for await (const event of client.events()) {
       print(event);
-      // A paused swarm waits for a human; without one (no TTY) let the model decide on its own.
-      const paused = factOf(event, 'paused');
-      if (paused && (await client.getResult()).status === 'paused') await client.resume(await ask(paused.reason.message));
       // A child swarm waiting for its human is answered the same way, through its own client.
       const child = factOf(event, 'child-swarm');
-      if (child?.lifecycle === 'paused') {
-        const childClient = runtime.forSwarm(child.definitionId, child.childSwarmId);
-        if ((await childClient.getResult()).status === 'paused') await childClient.resume(await ask(child.reason ?? 'Continue?'));
+      const answered = factOf(event, 'paused')
+        ? await answer(client)
+        : child?.lifecycle === 'paused'
+          ? await answer(runtime.forSwarm(child.definitionId, child.childSwarmId))
+          : true;
+      if (!answered) {
+        console.error(
+          sqlite
+            ? `swarm ${client.swarmId} waits for an answer (state in ${sqlite.path}); answer it with: ${again}`
+            : `swarm ${client.swarmId} was paused, and --memory keeps nothing: it ends with this process`,
+        );
+        return EXIT.paused;
       }
     }
     endStream();
     const result = await client.getResult();
     if (result.status === 'completed') {
       console.log(JSON.stringify(result.result, null, 2));
-      return 0;
+      return EXIT.ok;
     }
     console.error(result.status === 'failed' || result.status === 'stopped' ? `${result.status}: ${result.reason}` : `ended ${result.status}`);
-    return 1;
+    return EXIT.failed;
   } catch (error) {
     endStream();
     console.error(error instanceof Error ? error.message : error);
-    return 1;
+    return EXIT.failed;
   } finally {
+    human.close();
     await runtime.close();
     await store.close();
   }
@@ -246,20 +319,31 @@ function short(value: unknown, max = 100): string {
   return s.length > max ? `${s.slice(0, max)}…` : s;
 }
 
-async function ask(question: string): Promise<string> {
-  endStream();
-  if (!process.stdin.isTTY) return 'No human is available; use your best judgement and continue.';
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    return await rl.question(`${question}\n> `);
-  } finally {
-    rl.close();
-  }
+/** Quotes a shell word when it needs it, for the commands printed to copy. */
+function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 function usage(exitCode: number): never {
   const out = exitCode === 0 ? console.log : console.error;
-  out('usage: npm start [-- <example> [input…]] [--verbose] [--memory]\n\nstate: .xswarm/state.db (XSWARM_DB to change, --memory for none)\n\nexamples:');
+  out(`usage: npm start [-- <example> [input…]] [options]
+
+options:
+  --verbose, -v            also print model calls, tool calls and checkpoints
+  --db PATH                the SQLite file that holds the swarms (default: XSWARM_DB, else ${DEFAULT_DB_PATH})
+  --memory                 keep nothing: no database
+  --auto-answer            nobody answers the swarm's questions: the model is told so and decides itself
+  --crash-after-turn N     start a new swarm and kill this process (SIGKILL) right after its turn N is
+                           stored; the same command without this option then continues it
+
+A swarm that pauses for a human (content-pipeline asks its editor to approve) asks:
+  in a terminal at a prompt; with stdin piped or from a file, its next line is the answer
+  (echo reject | npm start -- content-pipeline); when that input ends without an answer, the
+  swarm stays paused (exit 3) and the next npm start of that example asks again; with
+  --auto-answer, or with no stdin at all (< /dev/null, as under CI), the model decides itself.
+An unfinished swarm of the example (crashed, stopped at a question) continues on the next run.
+
+examples:`);
   for (const [n, e] of Object.entries(EXAMPLES)) out(`  ${n.padEnd(20)} ${e.description}`);
   out(`  ${TEAM_EXAMPLE.padEnd(20)} A team of database, api and frontend workers builds a PRD's user stories (metrics, speedup)`);
   process.exit(exitCode);

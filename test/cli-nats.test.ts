@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SwarmEvent } from '../src/index.js';
+import { guardCheckoutState } from './support/checkout-guard.js';
 import { type Done, killCliProcesses, printed, runCli, type Started, startCli } from './support/cli-process.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from './support/nats-server.js';
 
@@ -22,6 +23,8 @@ let server: NatsServer;
 let dir: string;
 /** A module with `ticker`, a swarm that runs for a minute unless commanded (written by beforeAll). */
 let tickerModule: string;
+
+guardCheckoutState();
 
 beforeAll(async () => {
   if (natsServerMissing) return;
@@ -234,7 +237,7 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
     // Left paused with nobody holding it (stdin ended): the command it suggests takes it over here.
     const left = await runCli(['run', CLI_SWARMS, 'asker', 'book a day', '--id', 'a2', ...nats]);
     expect(left.code, left.stderr).toBe(3);
-    expect(left.stderr).toContain(`continue it with: xswarm resume a2 '<answer>' --module ${CLI_SWARMS} --nats ${server.url} --nats-prefix relay\n`);
+    expect(left.stderr).toContain(`continue it with:\n  npm run xswarm -- resume a2 '<answer>' --module ${CLI_SWARMS} --nats ${server.url} --nats-prefix relay\n`);
     const continued = await runCli(['resume', 'a2', 'Monday', '--module', CLI_SWARMS, ...nats]);
     expect(continued.code, continued.stderr).toBe(0);
     expect(continued.stdout).toMatch(/resumed: Monday\n(.*\n)*Booked for Monday\n$/);
@@ -250,6 +253,29 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
     const facts = ndjson(events.stdout).flatMap((e) => (e.kind === 'status-update' ? [e.metadata.type] : []));
     expect(facts.filter((t) => ['paused', 'resumed', 'stopped'].includes(t))).toEqual(['paused', 'resumed', 'stopped']);
     expect((await terminate(served)).code).toBe(0);
+  });
+
+  it('examples/control.ts: a live `xswarm run` of countdown is paused, resumed and stopped from another terminal over NATS', TIMEOUT, async () => {
+    const nats = ['--nats', server.url, '--nats-prefix', 'control'];
+    const run = startCli(['run', 'examples/control.ts', 'countdown', '30', '--id', 'count-n', ...nats]);
+    await printed(run, /tool tick returned: 29…/);
+    const listed = await runCli(['list', ...nats]);
+    expect(listed.stdout).toMatch(new RegExp(`\\ncount-n +countdown +running +\\S+ +held by pid ${run.child.pid}\\n`));
+    // No --module: the commands go to the run that holds the swarm.
+    const paused = await runCli(['pause', 'count-n', 'coffee', ...nats]);
+    expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toBe('swarm count-n paused: coffee\n');
+    await printed(run, /paused \(HITL\): coffee\n/);
+    const resumed = await runCli(['resume', 'count-n', ...nats]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    await printed(run, /resumed\n(.*\n)*.*tool tick returned/);
+    const stopped = await runCli(['stop', 'count-n', 'enough', ...nats]);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(stopped.stdout).toBe('swarm count-n stopped: enough\n');
+    const ran = await run.done;
+    expect(ran.code).toBe(1);
+    expect(ran.stdout).toMatch(/stopped: enough\n$/);
+    expect(ran.stderr).toContain('swarm count-n went on without this answer (resumed or stopped elsewhere)');
   });
 
   it('credentials come from files or the environment, never from the command line; a wrong one is a clear error', TIMEOUT, async () => {

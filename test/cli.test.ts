@@ -4,16 +4,21 @@
  * `test/fixtures/cli-swarms.ts`. Its stdout is a pipe, so progress comes as plain lines; stdin
  * is a pipe the test writes the human's answer to, or closes.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SwarmEvent } from '../src/index.js';
+import { guardCheckoutState } from './support/checkout-guard.js';
 import { killCliProcesses, printed, runCli, startCli } from './support/cli-process.js';
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MODULE = 'test/fixtures/cli-swarms.ts';
 let dir: string;
 let dbs = 0;
+
+guardCheckoutState();
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'xswarm-cli-'));
@@ -90,11 +95,14 @@ describe.concurrent('xswarm', () => {
     expect(answered.code, answered.stderr).toBe(0);
     expect(answered.stdout).toMatch(/paused \(HITL\): Which day suits you\?\n.*resumed: Sunday\n/s);
     expect(answered.stdout).toMatch(/Booked for Sunday\n$/);
-    expect(answered.stderr).toMatch(/swarm a1 asks: Which day suits you\?/);
+    expect(answered.stderr).toBe('xswarm: reading the answer to swarm a1 from stdin\n');
 
     expect(unanswered.code).toBe(3);
     expect(unanswered.stdout).toMatch(/paused \(HITL\): Which day suits you\?\n$/);
-    expect(unanswered.stderr).toContain(`swarm a2 is paused: Which day suits you?\n  continue it with: xswarm resume a2 '<answer>' --module ${MODULE}\n`);
+    // The question once (the progress line), then how to answer it in a checkout: the npm script.
+    expect(unanswered.stderr).toBe(
+      `xswarm: reading the answer to swarm a2 from stdin\nxswarm: swarm a2 stays paused; continue it with:\n  npm run xswarm -- resume a2 '<answer>' --module ${MODULE}\n`,
+    );
 
     const [paused, pausedJson, withoutModule] = await Promise.all([
       xswarm(['list', '--status', 'paused']),
@@ -227,6 +235,44 @@ describe.concurrent('xswarm', () => {
     expect(summary).toMatchObject({ status: 'completed', counts: { completed: 2 } });
     served.child.kill('SIGTERM');
     expect((await served.done).code).toBe(0);
+  });
+
+  it('a pause shows its question once: on the progress line, or on stderr when progress is JSON', TIMEOUT, async () => {
+    const { xswarm } = cliOn();
+    const [plain, json] = await Promise.all([
+      xswarm(['run', MODULE, 'asker', 'book a day', '--id', 'q1']),
+      xswarm(['run', MODULE, 'asker', 'book a day', '--id', 'q2', '--json']),
+    ]);
+    const question = 'Which day suits you?';
+    expect(plain.code).toBe(3);
+    expect(`${plain.stdout}${plain.stderr}`.split(question)).toHaveLength(2);
+    expect(plain.stdout).toContain(`paused (HITL): ${question}`);
+    expect(json.code).toBe(3);
+    expect(json.stderr.split(question)).toHaveLength(2);
+    expect(json.stderr).toContain(`xswarm: swarm q2 asks: ${question}\n`);
+    expect(json.stderr).toContain(`  npm run xswarm -- resume q2 '<answer>' --module ${MODULE}\n`);
+  });
+
+  it('suggests `xswarm resume` where the package is installed (its binary inside node_modules), with the options that name the state', TIMEOUT, async () => {
+    const { db } = cliOn();
+    // The checkout seen as an installed package: a project whose node_modules/xswarm is it.
+    const project = join(dir, 'project');
+    await mkdir(join(project, 'node_modules'), { recursive: true });
+    await symlink(ROOT, join(project, 'node_modules', 'xswarm'), 'dir');
+    const module = join(ROOT, MODULE);
+    const installed = await runCli(['run', module, 'asker', 'book a day', '--id', 'i1', '--db', db], {}, '', join(project, 'node_modules/xswarm/bin/xswarm.js'));
+    expect(installed.code, installed.stderr).toBe(3);
+    expect(installed.stderr).toContain(`continue it with:\n  xswarm resume i1 '<answer>' --module ${module} --db ${db}\n`);
+    // Paused by Ctrl-C (an emergency, not a question): nothing to answer.
+    const { xswarm, start } = cliOn();
+    const interrupted = start(['run', MODULE, 'slow', 'tick', '--id', 'i2']);
+    await printed(interrupted, /tool tick returned/);
+    interrupted.child.kill('SIGINT');
+    const stopped = await interrupted.done;
+    expect(stopped.code).toBe(3);
+    expect(stopped.stdout).toMatch(/paused \(EMERGENCY\): Interrupted from the terminal \(Ctrl-C\)\n$/);
+    expect(stopped.stderr).toBe(`xswarm: swarm i2 stays paused; continue it with:\n  npm run xswarm -- resume i2 --module ${MODULE}\n`);
+    expect((await xswarm(['list', '--status', 'paused'])).stdout).toMatch(/\ni2 +slow +paused /);
   });
 
   it('errors exit with the documented codes and say what is wrong', TIMEOUT, async () => {

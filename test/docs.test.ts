@@ -1,7 +1,8 @@
 /**
  * The documentation's code compiles: every ```ts block of README.md and every `@example` of the
- * TSDoc in src/, machines/ and actors/ is written as a module into test/.docs-tmp/ (gitignored),
- * where 'xswarm' and 'xswarm/<subpath>' resolve to the sources, and all of them are type-checked
+ * TSDoc in src/, machines/ and actors/ is written as a module into a `.docs-tmp/` folder under
+ * os.tmpdir() (removed after the run), where 'xswarm' and 'xswarm/<subpath>' resolve to the
+ * sources and every other import to the repository's node_modules, and all of them are type-checked
  * in one run of the repository's tsc with the repository's compiler options.
  *
  * Conventions for the snippets:
@@ -18,13 +19,13 @@
  * README or source file.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TMP = join(ROOT, 'test', '.docs-tmp');
 const SOURCE_DIRS = ['src', 'machines', 'actors'];
 
 /** Context the snippets may use without declaring it (shadowed by a snippet's own declaration). */
@@ -45,7 +46,7 @@ export {};
 `;
 
 interface Snippet {
-  /** File name in TMP. */
+  /** File name in the snippets' folder. */
   file: string;
   /** What it is, for messages: `block at line 57` or `@example of tool`. */
   origin: string;
@@ -177,19 +178,24 @@ interface TscError {
 }
 
 function typeCheck(snippets: Snippet[]): Promise<{ errors: TscError[]; output: string }> {
-  rmSync(TMP, { recursive: true, force: true });
-  mkdirSync(TMP, { recursive: true });
-  const up = relative(TMP, ROOT);
+  // Named .docs-tmp (the error pattern below finds snippets by it), in a folder of its own under
+  // os.tmpdir() that is removed after tsc; its node_modules is the repository's, so imports
+  // resolve as they do there.
+  const TMP = join(mkdtempSync(join(tmpdir(), 'xswarm-docs-')), '.docs-tmp');
+  mkdirSync(TMP);
+  symlinkSync(join(ROOT, 'node_modules'), join(TMP, 'node_modules'), 'dir');
+  // ESM, as the repository's package.json makes its own files.
+  writeFileSync(join(TMP, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
   writeFileSync(
     join(TMP, 'tsconfig.json'),
     JSON.stringify(
       {
-        extends: join(up, 'tsconfig.json'),
+        extends: join(ROOT, 'tsconfig.json'),
         compilerOptions: {
           // Examples show one thing; what they declare for it need not be used afterwards.
           noUnusedLocals: false,
           noUnusedParameters: false,
-          paths: { xswarm: [join(up, 'src/index.ts')], 'xswarm/*': [join(up, 'src/entries/*.ts')] },
+          paths: { xswarm: [join(ROOT, 'src/index.ts')], 'xswarm/*': [join(ROOT, 'src/entries/*.ts')] },
         },
         include: ['*.ts'],
       },
@@ -207,10 +213,11 @@ function typeCheck(snippets: Snippet[]): Promise<{ errors: TscError[]; output: s
       [tsc, '-p', join(TMP, 'tsconfig.json'), '--pretty', 'false'],
       { cwd: ROOT, timeout: 120_000, maxBuffer: 16 << 20 },
       (error, stdout, stderr) => {
+        rmSync(dirname(TMP), { recursive: true, force: true });
         if (error && error.code !== 1 && error.code !== 2) return reject(error);
         const output = `${stdout}${stderr}`;
         const errors: TscError[] = [];
-        // Errors that start in a snippet: `test/.docs-tmp/<file>(line,col): error TSnnnn: message`.
+        // Errors that start in a snippet: `<tmp>/.docs-tmp/<file>(line,col): error TSnnnn: message`.
         for (const m of output.matchAll(/^(?:.*[\\/])?\.docs-tmp[\\/]([^(\s]+)\((\d+),\d+\): (error .*)$/gm)) {
           errors.push({ file: m[1]!, line: Number(m[2]), message: m[3]! });
         }

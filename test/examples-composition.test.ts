@@ -1,9 +1,9 @@
 /**
  * The composition examples (activity booking, support triage, writer–critic, content pipeline,
  * task planner), each run through the public API on its own demo model; and two of them
- * through `examples/main.ts` (what `npm start -- <example>` runs) as child processes.
+ * through `examples/main.ts` (what `npm start -- <example>` runs) as child processes on
+ * temporary databases, the content pipeline with its editor's answer piped in or not.
  */
-import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { factOf, type Model, type ModelRequest, type Runtime, type SwarmEvent, type SwarmFact } from '../src/index.js';
 import { ActivityRecommendation } from '../examples/activity-planner/index.js';
@@ -12,6 +12,8 @@ import { createTriageDemoModel, createTriageRuntime, support, supportTriage, Tri
 import { createWriterCriticRuntime, FinalDraft, writerCritic } from '../examples/writer-critic/index.js';
 import { APPROVAL_QUESTION, contentPipeline, createContentRuntime, Publication } from '../examples/content-pipeline/index.js';
 import { createTaskPlannerRuntime, taskPlanner, TaskPlan } from '../examples/task-planner/index.js';
+import { NO_HUMAN } from '../examples/shared/human.js';
+import { examplesInTempFolder, printedResult } from './support/example-process.js';
 
 let runtime: Runtime | undefined;
 afterEach(async () => {
@@ -266,40 +268,61 @@ describe('task planner with the swarm registry', () => {
   });
 });
 
-/**
- * Runs `examples/main.ts …args` offline with stdin not a TTY; resolves with exit code and
- * output. `npx tsx` is what `npm start` does; `node --import tsx` runs the same file without
- * npx's and tsx's extra processes, to keep the second run cheap.
- */
-function runMain(launcher: 'npx' | 'node', ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env };
-  delete env.OPENAI_API_KEY;
-  delete env.OPENAI_BASE_URL;
-  return new Promise((resolve, reject) => {
-    const [command, ...prefix] = launcher === 'npx' ? ['npx', 'tsx'] : [process.execPath, '--import', 'tsx'];
-    const child = spawn(command!, [...prefix, 'examples/main.ts', ...args], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** The result JSON main.ts prints last (pretty JSON from a line that is just "{"). */
-const printedResult = (stdout: string) => JSON.parse(stdout.slice(stdout.indexOf('\n{\n') + 1)) as unknown;
+const { runExample, newDb } = examplesInTempFolder('xswarm-examples-composition-');
 
 describe('npm start -- <example>', () => {
-  it('runs support-triage and content-pipeline (auto-resumed without a TTY) to completion', async () => {
-    const [triage, pipeline] = await Promise.all([runMain('npx', 'support-triage'), runMain('node', 'content-pipeline')]);
+  it('runs support-triage, and content-pipeline with no stdin at all (the model decides without a human), to completion', async () => {
+    const [triage, pipeline] = await Promise.all([runExample(['support-triage'], { launcher: 'npx' }), runExample(['content-pipeline'])]);
     expect(triage.code, triage.stderr).toBe(0);
     expect(triage.stdout).toContain('support-triage calls lookup_customer');
     expect(TriageResult.parse(printedResult(triage.stdout))).toMatchObject({ tier: 'vip', customized: true });
 
     expect(pipeline.code, pipeline.stderr).toBe(0);
     expect(pipeline.stdout).toContain(`⏸ paused (HITL): ${APPROVAL_QUESTION}`);
-    expect(pipeline.stdout).toContain('▶ resumed: "No human is available');
-    expect(Publication.parse(printedResult(pipeline.stdout)).editorFeedback).toMatch(/^No human is available/);
+    expect(pipeline.stdout).toContain(`▶ resumed: "${NO_HUMAN}"`);
+    expect(Publication.parse(printedResult(pipeline.stdout)).editorFeedback).toBe(NO_HUMAN);
+  });
+
+  it('content-pipeline reads the editor\'s answer from piped stdin: `echo reject |` fails it, `echo approve |` publishes', async () => {
+    const [rejected, approved, auto] = await Promise.all([
+      runExample(['content-pipeline'], { stdin: 'reject\n' }),
+      runExample(['content-pipeline'], { stdin: 'approve\n' }),
+      // Asked explicitly to answer itself, it ignores what is piped in.
+      runExample(['content-pipeline', '--auto-answer'], { stdin: 'reject\n' }),
+    ]);
+    expect(rejected.code).toBe(1);
+    expect(rejected.stdout).toContain('> reject\n');
+    expect(rejected.stdout).toContain('▶ resumed: "reject"');
+    expect(rejected.stderr).toContain('failed: The editor rejected the post: reject');
+    // The question is printed once, by the narration.
+    expect(rejected.stdout.split(APPROVAL_QUESTION)).toHaveLength(2);
+
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout).toContain('content-pipeline calls publish_post');
+    expect(Publication.parse(printedResult(approved.stdout))).toMatchObject({ title: 'Urban beekeeping: what the numbers say', editorFeedback: 'approve' });
+
+    expect(auto.code, auto.stderr).toBe(0);
+    expect(Publication.parse(printedResult(auto.stdout)).editorFeedback).toBe(NO_HUMAN);
+  });
+
+  it('content-pipeline whose piped stdin ends without an answer stays paused (exit 3); the next run asks again and finishes', async () => {
+    const db = newDb();
+    const unanswered = await runExample(['content-pipeline', '--db', db], { stdin: '' });
+    expect(unanswered.code, unanswered.stderr).toBe(3);
+    const id = /^swarm (\S+)$/m.exec(unanswered.stdout)![1]!;
+    expect(unanswered.stdout).toMatch(/> \(stdin ended without an answer\)\n$/);
+    expect(unanswered.stderr).toBe(`swarm ${id} waits for an answer (state in ${db}); answer it with: npm start -- content-pipeline --db ${db}\n`);
+
+    const answered = await runExample(['content-pipeline', '--db', db], { stdin: 'Approved, but use a shorter title.\n' });
+    expect(answered.code, answered.stderr).toBe(0);
+    expect(answered.stdout).toContain(`continuing swarm ${id}, paused earlier, waiting for an answer (${db})`);
+    expect(Publication.parse(printedResult(answered.stdout))).toMatchObject({ title: 'Urban beekeeping', editorFeedback: 'Approved, but use a shorter title.' });
+  });
+
+  it('--help says how a swarm that pauses gets its answer', async () => {
+    const help = await runExample(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('echo reject | npm start -- content-pipeline');
+    expect(help.stdout).toMatch(/--auto-answer +nobody answers/);
   });
 });

@@ -1,10 +1,11 @@
 /**
  * The examples: the activity planner through the public API on its scripted demo model, and
- * `examples/main.ts` (what `npm start` runs) as a child process.
+ * `examples/main.ts` (what `npm start` runs) as a child process on a temporary database, with
+ * the crash demo (`--crash-after-turn`, then the command it prints).
  */
-import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { factOf, isFinalEvent, type Runtime, type SwarmEvent } from '../src/index.js';
+import { factOf, isFinalEvent, type Runtime, sqliteStore, type SwarmEvent } from '../src/index.js';
 import {
   activityAgents,
   activityPlanner,
@@ -12,6 +13,8 @@ import {
   createActivityRuntime,
   demoModel,
 } from '../examples/activity-planner/index.js';
+import { runCli } from './support/cli-process.js';
+import { examplesInTempFolder, printedResult } from './support/example-process.js';
 
 let runtime: Runtime | undefined;
 afterEach(async () => {
@@ -73,29 +76,11 @@ describe('activity planner', () => {
   });
 });
 
-/**
- * Runs `examples/main.ts …args` offline; resolves with its exit code and output. `npx tsx` is
- * what `npm start` does; `node --import tsx` skips npm's start-up, to keep the extra runs cheap.
- */
-function runMain(launcher: 'npx' | 'node', ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env };
-  delete env.OPENAI_API_KEY;
-  delete env.OPENAI_BASE_URL;
-  return new Promise((resolve, reject) => {
-    const [command, ...prefix] = launcher === 'npx' ? ['npx', 'tsx'] : [process.execPath, '--import', 'tsx'];
-    const child = spawn(command!, [...prefix, 'examples/main.ts', ...args], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const { runExample, newDb } = examplesInTempFolder('xswarm-examples-');
 
 describe('examples/main.ts (npm start)', () => {
   it('narrates the activity planner and prints its result as JSON', async () => {
-    const { code, stdout, stderr } = await runMain('npx');
+    const { code, stdout, stderr } = await runExample([], { launcher: 'npx' });
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('offline scripted demo');
     expect(stdout).toContain('activity-planner → weather-agent: "What is the weather forecast for Saturday?"');
@@ -105,19 +90,68 @@ describe('examples/main.ts (npm start)', () => {
     expect(stdout).toMatch(/turn 3\/10/);
     expect(stdout).not.toContain('checkpoint'); // internal events only with --verbose
     // The result is the last thing printed: pretty JSON from a line that is just "{".
-    const json = stdout.slice(stdout.indexOf('\n{\n') + 1);
-    expect(ActivityRecommendation.parse(JSON.parse(json)).day).toBe('Saturday');
+    expect(ActivityRecommendation.parse(printedResult(stdout)).day).toBe('Saturday');
   });
 
-  it('takes an example name and input, and rejects unknown examples', async () => {
-    const [sunday, unknown] = await Promise.all([
-      runMain('node', 'activity-planner', 'Anything', 'fun', 'on', 'Sunday?', '--verbose'),
-      runMain('node', 'no-such-example'),
+  it('takes an example name and input, and rejects unknown examples and options', async () => {
+    const [sunday, unknown, option] = await Promise.all([
+      runExample(['activity-planner', 'Anything', 'fun', 'on', 'Sunday?', '--verbose']),
+      runExample(['no-such-example']),
+      runExample(['--no-such-option']),
     ]);
     expect(sunday.code, sunday.stderr).toBe(0);
     expect(sunday.stdout).toContain('checkpoint');
-    expect(JSON.parse(sunday.stdout.slice(sunday.stdout.indexOf('\n{\n') + 1)).day).toBe('Sunday');
+    expect((printedResult(sunday.stdout) as { day: string }).day).toBe('Sunday');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('activity-planner');
+    expect(option.code).toBe(2);
+    expect(option.stderr).toMatch(/Unknown option '--no-such-option'(.*\n)*usage: npm start/);
+  });
+
+  it('keeps its swarms in the database --db names (else XSWARM_DB)', async () => {
+    const [byFlag, byEnv] = [newDb(), newDb()];
+    const run = await runExample(['--db', byFlag], { db: byEnv });
+    expect(run.code, run.stderr).toBe(0);
+    const id = /^swarm (\S+)$/m.exec(run.stdout)![1]!;
+    expect(existsSync(byEnv)).toBe(false);
+    const store = sqliteStore(byFlag);
+    try {
+      expect((await store.list()).map((s) => [s.swarmId, s.status])).toEqual([[id, 'completed']]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('the crash demo: npm start -- --crash-after-turn N, then npm start', () => {
+  it('dies by SIGKILL right after turn N is stored; the next run continues that swarm, repeating no step, and replays it', { timeout: 60_000 }, async () => {
+    const db = newDb();
+    const crashed = await runExample(['--crash-after-turn', '2', '--db', db]);
+    expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    const [, id, again] = /crash: turn 2 of swarm (\S+) is stored; killing this process with SIGKILL .*\n {2}continue it with: npm start -- (.*)\n$/.exec(crashed.stderr) ?? [];
+    expect(id, crashed.stderr).toBeDefined();
+    expect(again).toBe(`activity-planner --db ${db}`);
+    expect(crashed.stdout).not.toMatch(/turn 3\/10|completed/);
+
+    // The command it printed, as a user pastes it.
+    const resumed = await runExample(again!.split(' '));
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain(`continuing swarm ${id}, interrupted earlier (${db})`);
+    for (const turn of [1, 2, 3, 4]) expect(resumed.stdout.split(`turn ${turn}/10 done`)).toHaveLength(2);
+    for (const call of ['weather-agent calls get_forecast', 'calendar-agent calls check_calendar', 'allergen-agent calls pollen_levels']) {
+      expect(resumed.stdout.split(call)).toHaveLength(2);
+    }
+    expect(ActivityRecommendation.parse(printedResult(resumed.stdout)).day).toBe('Saturday');
+
+    const replayed = await runCli(['replay', id!, '--db', db]);
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(replayed.stdout).toMatch(/completed\n/);
+  });
+
+  it('refuses a turn that is not a number, and --memory (a crash would lose everything)', async () => {
+    const [notANumber, memory] = await Promise.all([runExample(['--crash-after-turn', 'two']), runExample(['--crash-after-turn', '2', '--memory'])]);
+    expect([notANumber.code, memory.code]).toEqual([2, 2]);
+    expect(notANumber.stderr).toContain('--crash-after-turn takes a turn number (1, 2, …), not "two"');
+    expect(memory.stderr).toContain('--crash-after-turn needs a swarm example on SQLite');
   });
 });

@@ -21,6 +21,8 @@ const linked = ['xstate', '@xstate/store', 'zod', '@types/node', 'undici-types']
 
 let dir: string;
 let app: string;
+/** Whether the checkout had a dist/ before `npm pack` built one into it (else it goes again after the tests). */
+const hadDist = existsSync(join(repo, 'dist'));
 
 /** Runs a command to completion; resolves with its exit code and output, never rejects. */
 function exec(command: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -58,6 +60,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
+  // `npm pack` builds dist/ in the checkout; a run leaves the checkout as it found it.
+  if (!hadDist) await rm(join(repo, 'dist'), { recursive: true, force: true });
 });
 
 describe('the packed tarball', () => {

@@ -4,8 +4,7 @@
  * child swarm ids that are valid and reachable by URL.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,6 +12,9 @@ import { createRuntime, defineSwarm, handoff, isSwarmId, MAX_SWARM_ID_LENGTH, ty
 import { serve, type SwarmServer } from '../src/server/index.js';
 import { call, queueModel } from './support/script.js';
 import { request, Subscriber, until } from './support/server-clients.js';
+import { tempDirs } from './support/temp-dirs.js';
+
+const tempDir = tempDirs();
 
 /** Ids that must be refused, each for another reason. */
 const BAD: Record<string, string> = {
@@ -182,7 +184,7 @@ describe('MCP', () => {
 
 describe('the CLI', () => {
   it('`xswarm replay` refuses an invalid id before it opens the store', async () => {
-    const db = join(mkdtempSync(join(tmpdir(), 'xswarm-ids-')), 'state.db');
+    const db = join(tempDir('xswarm-ids-'), 'state.db');
     const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const p = spawn(process.execPath, ['bin/xswarm.js', 'replay', 'a/../b', '--db', db], { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'pipe'] });
       let err = '';

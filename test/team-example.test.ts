@@ -4,9 +4,11 @@
  * speedup measured against the same board with one worker; through its API and as
  * `npm start -- team`.
  */
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { runPrdBuild, userStories } from '../examples/team/index.js';
+import { examplesInTempFolder } from './support/example-process.js';
+
+const { runExample } = examplesInTempFolder('xswarm-team-example-');
 
 describe('team example: the PRD build', () => {
   it('builds every story in dependency order, respawns the stalled worker, and is faster than one worker', async () => {
@@ -38,15 +40,7 @@ describe('team example: the PRD build', () => {
   });
 
   it('runs as `npm start -- team` and prints the metrics and the measured speedup', async () => {
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'examples/main.ts', 'team', '--memory'], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      child.on('error', reject);
-      child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
-    });
+    const { code, stdout, stderr } = await runExample(['team', '--memory']);
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('team started with 8 user stories');
     expect(stdout).toMatch(/frontend-1 went silent and was respawned/);

@@ -4,8 +4,6 @@
  * events and the metrics are read through the team client.
  */
 import Database from 'better-sqlite3';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -23,6 +21,9 @@ import {
 } from '../src/index.js';
 import { collect } from './support/script.js';
 import { until } from './support/server-clients.js';
+import { tempDirs } from './support/temp-dirs.js';
+
+const tempDir = tempDirs();
 
 let runtime: Runtime | undefined;
 afterEach(async () => {
@@ -361,7 +362,7 @@ describe('team runtime', () => {
   });
 
   it('a runtime reading a team another drives follows it: wait() settles when that one finishes, then it runs the team', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'team-reader-')), 'state.db');
+    const path = join(tempDir('xswarm-team-reader-'), 'state.db');
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const model = scriptedModel(async () => {
@@ -403,7 +404,7 @@ describe('team runtime', () => {
   });
 
   it('refuses to drive a team stored by another version of the leader machine; a finished one stays readable', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'team-version-')), 'state.db');
+    const path = join(tempDir('xswarm-team-version-'), 'state.db');
     const team = defineTeam({ id: 'versioned', workers: [{ type: 'api', swarm: api }] });
     const firstStore = sqliteStore(path);
     // One team finished, one left running (its task hangs) when the first runtime closes.
@@ -436,7 +437,7 @@ describe('team runtime', () => {
   });
 
   it('close() during an adoption pass claims nothing and starts nothing on the team it was loading', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'team-close-')), 'state.db');
+    const path = join(tempDir('xswarm-team-close-'), 'state.db');
     const team = defineTeam({ id: 'left', workers: [{ type: 'api', swarm: api }] });
     const base = sqliteStore(path);
     // A runtime closes mid-run: the team stays unfinished in the store, its lease given up.

@@ -5,15 +5,16 @@
  * inbox, pause/resume/stop, the escalation answer, and every refusal: 400 (a cycle, a bad body),
  * 404, 405 + Allow, 409 (state, limit), 403 (foreign Origin), 401 (no token).
  */
-import { mkdtempSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, defineSwarm, defineTeam, scriptedModel, sqliteStore, type ModelRequest, type Runtime, type TeamEvent } from '../src/index.js';
 import { serve, type SwarmServer } from '../src/server/index.js';
 import { collect } from './support/script.js';
 import { readSse, request, Subscriber, until } from './support/server-clients.js';
+import { tempDirs } from './support/temp-dirs.js';
+
+const tempDir = tempDirs();
 
 const api = defineSwarm({ id: 'api-worker', instructions: 'You build APIs.' });
 const frontend = defineSwarm({ id: 'frontend-worker', instructions: 'You build pages.' });
@@ -320,7 +321,7 @@ describe('teams over REST, SSE and WebSocket', () => {
   });
 
   it('reads what another runtime on the same SQLite file ran under an id it answered 404 to, and runs it on the stored team', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'team-ghost-')), 'state.db');
+    const path = join(tempDir('xswarm-team-ghost-'), 'state.db');
     const model = scriptedModel(() => ({ text: 'ok' }));
     const store = sqliteStore(path);
     try {

@@ -31,6 +31,11 @@ export class Progress {
     return new Progress(stream, { json: options.json === true, color, all: options.all === true });
   }
 
+  /** Whether events go out as JSON lines (then no line shows a person the question of a pause). */
+  get json(): boolean {
+    return this.options.json;
+  }
+
   /** Writes one event; bookkeeping (model calls, checkpoints, artifacts) only when every event is asked for. */
   event(e: SwarmEvent): void {
     if (this.options.json) {
@@ -128,7 +133,8 @@ function describeFact(f: SwarmFact, swarmId: string): EventLine {
     case 'child-swarm':
       return {
         tone: f.lifecycle === 'failed' ? 'bad' : f.lifecycle === 'paused' ? 'pause' : 'handoff',
-        text: `child ${target(f.definitionId)} (${f.childSwarmId}) ${f.lifecycle}${f.reason ? `: ${clip(f.reason)}` : ''}`,
+        // A paused child's reason is its question, shown whole: `run` asks for the answer below it.
+        text: `child ${target(f.definitionId)} (${f.childSwarmId}) ${f.lifecycle}${f.reason ? `: ${f.lifecycle === 'paused' ? f.reason : clip(f.reason)}` : ''}`,
       };
     case 'tool-call':
       return { tone: 'tool', text: `tool ${f.agent} → ${f.toolName}` };

@@ -7,7 +7,8 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import type { Runtime, SwarmClient, SwarmDefinition, SwarmResult } from '../index.js';
+import type { PauseReason, Runtime, SwarmClient, SwarmDefinition, SwarmResult } from '../index.js';
+import { xswarmCommand } from './invocation.js';
 import { CliError, EXIT, loadModule, moduleRuntime, openState, shellQuote, STATE_OPTIONS } from './module.js';
 import { Progress } from './progress.js';
 
@@ -78,7 +79,7 @@ export async function drive(runtime: Runtime, client: SwarmClient, since: number
     void client.pause({ type: 'EMERGENCY', message: 'Interrupted from the terminal (Ctrl-C)' }).catch(() => undefined);
   };
   process.on('SIGINT', interrupt);
-  let waiting: { swarmId: string; question: string } | undefined;
+  let waiting: { swarmId: string; type: PauseReason['type'] } | undefined;
   try {
     for await (const e of client.events({ since })) {
       progress.event(e);
@@ -91,11 +92,13 @@ export async function drive(runtime: Runtime, client: SwarmClient, since: number
       const state = await asking.getResult();
       // Already answered (a child paused with its parent, resumed with it), or the parent is paused itself.
       if (state.status !== 'paused' || (asking !== client && (await client.getResult()).status === 'paused')) continue;
-      const answer = interrupted ? undefined : await answerOrElsewhere(answers, asking, state.reason.message);
+      // The progress line showed the question, unless every event goes out as JSON.
+      const question = progress.json ? state.reason.message : undefined;
+      const answer = interrupted ? undefined : await answerOrElsewhere(answers, asking, question);
       // Resumed (or stopped) meanwhile by a command from another process (over NATS).
       if (answer === ELSEWHERE) continue;
       if (answer === undefined) {
-        waiting = { swarmId: asking.swarmId, question: state.reason.message };
+        waiting = { swarmId: asking.swarmId, type: state.reason.type };
         break;
       }
       await asking.resume(answer);
@@ -105,10 +108,12 @@ export async function drive(runtime: Runtime, client: SwarmClient, since: number
     answers.close();
   }
   if (waiting) {
+    // The question is on the screen already; what is left to say is how to answer it later.
     const where = hint.state.map((a) => ` ${shellQuote(a)}`).join('');
+    const answer = waiting.type === 'EMERGENCY' ? '' : ` '<answer>'`;
     process.stderr.write(
-      `xswarm: swarm ${waiting.swarmId} is paused: ${waiting.question}\n` +
-        `  continue it with: xswarm resume ${shellQuote(waiting.swarmId)} '<answer>' --module ${shellQuote(hint.module)}${where}\n`,
+      `xswarm: swarm ${waiting.swarmId} stays paused; continue it with:\n` +
+        `  ${xswarmCommand()} resume ${shellQuote(waiting.swarmId)}${answer} --module ${shellQuote(hint.module)}${where}\n`,
     );
     return EXIT.paused;
   }
@@ -128,7 +133,7 @@ const ELSEWHERE_POLL_MS = 300;
  * longer paused: with NATS another process may resume or stop it (`xswarm resume <id> --nats`),
  * and the question is then withdrawn instead of waiting on stdin forever.
  */
-async function answerOrElsewhere(answers: StdinAnswers, asking: SwarmClient, question: string): Promise<string | undefined | typeof ELSEWHERE> {
+async function answerOrElsewhere(answers: StdinAnswers, asking: SwarmClient, question: string | undefined): Promise<string | undefined | typeof ELSEWHERE> {
   let done = false;
   const elsewhere = (async () => {
     while (!done) {
@@ -157,9 +162,10 @@ function exitCodeOfResult(result: SwarmResult): number {
 }
 
 /**
- * The human's answers, one line of stdin each. In a terminal the question is asked with a
+ * The human's answers, one line of stdin each. In a terminal the answer is asked for with a
  * prompt; from a pipe or a file the next line is read. Undefined when stdin has ended (or was
- * closed by Ctrl-C). stdin is opened at the first question only.
+ * closed by Ctrl-C). stdin is opened at the first question only. The question itself is the
+ * progress line just written; it is repeated on stderr only when that line is JSON.
  */
 class StdinAnswers {
   private rl: Interface | undefined;
@@ -167,9 +173,10 @@ class StdinAnswers {
   private ended = false;
   private waiter: ((line: string | undefined) => void) | undefined;
 
-  ask(question: string, swarmId: string): Promise<string | undefined> {
+  ask(question: string | undefined, swarmId: string): Promise<string | undefined> {
     const tty = process.stdin.isTTY === true;
-    process.stderr.write(tty ? `\n? ${question}\n` : `xswarm: swarm ${swarmId} asks: ${question} (reading the answer from stdin)\n`);
+    if (question !== undefined) process.stderr.write(`xswarm: swarm ${swarmId} asks: ${question}\n`);
+    if (!tty) process.stderr.write(`xswarm: reading the answer to swarm ${swarmId} from stdin\n`);
     this.open(tty);
     const line = this.lines.shift();
     if (line !== undefined || this.ended) return Promise.resolve(line);
@@ -189,7 +196,7 @@ class StdinAnswers {
 
   private open(tty: boolean): void {
     if (this.rl || this.ended) return;
-    this.rl = createInterface({ input: process.stdin, output: tty ? process.stderr : undefined, terminal: tty, prompt: '> ' });
+    this.rl = createInterface({ input: process.stdin, output: tty ? process.stderr : undefined, terminal: tty, prompt: 'answer (Ctrl-D leaves it paused)> ' });
     this.rl.on('line', (line) => {
       const waiter = this.waiter;
       this.waiter = undefined;
@@ -205,6 +212,8 @@ class StdinAnswers {
     this.ended = true;
     const waiter = this.waiter;
     this.waiter = undefined;
+    // Ctrl-D at the prompt: end the prompt's line before what is printed next.
+    if (waiter && this.rl?.terminal) process.stderr.write('\n');
     waiter?.(undefined);
   }
 }

@@ -27,11 +27,14 @@ export interface Started {
   stdout: () => string;
 }
 
-/** Starts `xswarm …args` with `env` over the test's environment (less the {@link CLEARED} names it does not set). */
-export function startCli(args: readonly string[], env: Record<string, string> = {}): Started {
+/**
+ * Starts `xswarm …args` with `env` over the test's environment (less the {@link CLEARED} names
+ * it does not set); `bin` is the binary's path (default: the checkout's, relative to the root).
+ */
+export function startCli(args: readonly string[], env: Record<string, string> = {}, bin = 'bin/xswarm.js'): Started {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const name of CLEARED) if (!(name in env)) delete childEnv[name];
-  const child = spawn(process.execPath, ['bin/xswarm.js', ...args], { cwd: ROOT, env: childEnv, stdio: 'pipe' });
+  const child = spawn(process.execPath, [bin, ...args], { cwd: ROOT, env: childEnv, stdio: 'pipe' });
   running.add(child);
   let stdout = '';
   let stderr = '';
@@ -47,8 +50,8 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
 }
 
 /** Runs a command to its end; `stdin` is written and then closed (closed at once by default). */
-export function runCli(args: readonly string[], env: Record<string, string> = {}, stdin = ''): Promise<Done> {
-  const run = startCli(args, env);
+export function runCli(args: readonly string[], env: Record<string, string> = {}, stdin = '', bin?: string): Promise<Done> {
+  const run = startCli(args, env, bin);
   run.child.stdin.end(stdin);
   return run.done;
 }
