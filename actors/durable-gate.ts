@@ -1,16 +1,17 @@
 /**
- * Where every call of a swarm begins: after the gate.
+ * The durability gate every call of a swarm passes before it begins: the step that led to the
+ * call must be durable first (write-ahead).
  *
  * @module
  */
 import type { SwarmPorts } from './ports.js';
 
 /**
- * Resolves once the step that led to a call is durable (write-ahead), and rejects instead when
- * the swarm was stopped while it was being made so: a model, tool or remote call then never
- * begins. (A pause does not abort: a round's calls run on while their swarm is paused.)
+ * Resolves once the step that led to a call is durable, and rejects instead when the swarm was
+ * stopped while it was being made so: a model, tool or remote call then never begins. (A pause
+ * does not abort: a round's calls run on while their swarm is paused.)
  */
-export async function passGate(ports: SwarmPorts, swarmId: string, signal: AbortSignal): Promise<void> {
-  await ports.gate(swarmId);
+export async function passDurableGate(ports: SwarmPorts, swarmId: string, signal: AbortSignal): Promise<void> {
+  await ports.durable(swarmId);
   signal.throwIfAborted();
 }

@@ -9,7 +9,7 @@ import { fromPromise } from 'xstate';
 import { agentMachine } from '../machines/agent.js';
 import type { CallResult, ChildSwarmInput, RemoteAgentInput, SwarmActors } from '../machines/contracts.js';
 import { swarmMachine } from '../machines/swarm.js';
-import { passGate } from './durable-gate.js';
+import { passDurableGate } from './durable-gate.js';
 import { createModelStep } from './model-step.js';
 import type { SwarmPorts } from './ports.js';
 import { createRunTool } from './run-tool.js';
@@ -40,7 +40,7 @@ export function createSwarmLogic(ports: SwarmPorts) {
     runTool: createRunTool(ports),
     childSwarm: fromPromise<CallResult, ChildSwarmInput>(({ input, signal }) => ports.runChild(input, signal)),
     remoteAgent: fromPromise<CallResult, RemoteAgentInput>(async ({ input, signal }) => {
-      await passGate(ports, input.swarmId, signal);
+      await passDurableGate(ports, input.swarmId, signal);
       return ports.runRemote(input, signal);
     }),
   });

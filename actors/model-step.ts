@@ -5,7 +5,7 @@
  */
 import { fromPromise } from 'xstate';
 import type { ModelStepInput, ModelStepOutput } from '../machines/contracts.js';
-import { passGate } from './durable-gate.js';
+import { passDurableGate } from './durable-gate.js';
 import { judgeResponse, normalizeResponse } from './judge.js';
 import type { SwarmPorts } from './ports.js';
 
@@ -15,7 +15,7 @@ import type { SwarmPorts } from './ports.js';
  */
 export function createModelStep(ports: SwarmPorts) {
   return fromPromise<ModelStepOutput, ModelStepInput>(async ({ input, signal }) => {
-    await passGate(ports, input.swarmId, signal);
+    await passDurableGate(ports, input.swarmId, signal);
     if (input.orchestrator && input.turn === 1) {
       const guarded = ports.guardInput(input.definitionId, input.swarmId);
       const rejected = guarded instanceof Promise ? await guarded : guarded;

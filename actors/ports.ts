@@ -86,5 +86,5 @@ export interface SwarmPorts {
    */
   onText(swarmId: string, speaker: string, turn: number, chunk: string, first: boolean): void;
   /** Resolves once everything the swarm recorded so far is durable. */
-  gate(swarmId: string): Promise<void>;
+  durable(swarmId: string): Promise<void>;
 }

@@ -6,7 +6,7 @@
 import { fromPromise } from 'xstate';
 import { errorText } from '../machines/error-text.js';
 import type { CallResult, ToolRunInput } from '../machines/contracts.js';
-import { passGate } from './durable-gate.js';
+import { passDurableGate } from './durable-gate.js';
 import type { SwarmPorts } from './ports.js';
 
 /**
@@ -16,7 +16,7 @@ import type { SwarmPorts } from './ports.js';
  */
 export function createRunTool(ports: SwarmPorts) {
   return fromPromise<CallResult, ToolRunInput>(async ({ input, signal }) => {
-    await passGate(ports, input.swarmId, signal);
+    await passDurableGate(ports, input.swarmId, signal);
     let args: unknown;
     try {
       args = JSON.parse(input.arguments);

@@ -59,7 +59,7 @@ function immediatePorts(counts: CallCounts, latencyMs: number): SwarmPorts {
     guardOutput: () => undefined,
     executeTool: unused,
     onText: () => undefined,
-    gate: () => OPEN,
+    durable: () => OPEN,
   };
 }
 

@@ -52,7 +52,7 @@ function ports(options: { rejectOutput?: string } = {}): SwarmPorts & { guarded:
     },
     executeTool: unused,
     onText: unused,
-    gate: unused,
+    durable: unused,
   };
 }
 

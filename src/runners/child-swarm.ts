@@ -27,7 +27,7 @@ import type { HostRequest } from '../distribution/protocol.js';
 /** What child swarms need of a live swarm (the runtime's host of a parent or a child). */
 export interface LiveSwarm {
   /** Resolves once everything the swarm recorded so far is durable. */
-  gate(): Promise<void>;
+  durable(): Promise<void>;
   status(): SwarmStatus;
   /** Publishes an event body into the swarm's stream (recorded with its next commit). */
   publish(body: SwarmEventBody): void;
@@ -93,7 +93,7 @@ export class ChildSwarms {
   private async runCall(input: ChildSwarmInput, signal: AbortSignal, lifetime: AbortSignal): Promise<CallResult> {
     const { deps } = this;
     const parent = deps.live.hosts.get(input.parentId);
-    await parent?.gate();
+    await parent?.durable();
     const id = input.childSwarmId;
     const known = deps.live.hosts.has(id) || (await summaryOf(deps.store, id)) !== undefined;
     // The parent was stopped while the step that called the child was being made durable: a

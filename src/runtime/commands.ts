@@ -139,7 +139,7 @@ export class Commands {
     // than hold the caller until it is back.
     await this.relay?.assertAvailable();
     host.send(command);
-    await host.gate().catch(() => undefined);
+    await host.durable().catch(() => undefined);
     const error = host.error;
     if (ownerLost(error)) {
       throw new SwarmError(`Swarm "${host.swarmId}" is now driven by another runtime: ${error.message}`, 'not-live');

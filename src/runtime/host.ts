@@ -39,7 +39,7 @@ export class SwarmHost {
   private chunkTimer: NodeJS.Timeout | undefined;
   private failure: Error | undefined;
   /** What the store holds of this swarm: the base of a failure record written after a failed step. */
-  private durable: { seq: number; revision: number; snapshot: unknown };
+  private inStore: { seq: number; revision: number; snapshot: unknown };
   /** What the store holds of the swarm's conversations: a step writes only its new messages. */
   private readonly lists = new MessageLists();
   /**
@@ -82,7 +82,7 @@ export class SwarmHost {
       // Events-only commits (streamed chunks) may have gone past the record's lastSeq.
       this.seq = Math.max(from.record.lastSeq, from.lastSeq);
       this.revision = from.record.revision;
-      this.durable = { seq: this.seq, revision: this.revision, snapshot: from.record.snapshot };
+      this.inStore = { seq: this.seq, revision: this.revision, snapshot: from.record.snapshot };
       this.lists.prime(from.record.snapshot);
       // XState requires `input` in the options type even when restoring (#4915).
       this.actor = createActor(logic, {
@@ -98,7 +98,7 @@ export class SwarmHost {
     } else {
       this.seq = 0;
       this.revision = 0;
-      this.durable = { seq: 0, revision: 0, snapshot: undefined };
+      this.inStore = { seq: 0, revision: 0, snapshot: undefined };
       this.actor = createActor(logic, { input: from.input, systemId: meta.swarmId });
     }
     this.contextId = this.actor.getSnapshot().context.contextId;
@@ -117,7 +117,7 @@ export class SwarmHost {
    * Starts (or resumes) the actor. The first commit happens synchronously inside. `first` is
    * applied before anything of the swarm does its work: a swarm restored only to be stopped
    * makes no model, tool or remote call, and starts no child swarm (each waits a tick for
-   * `gate()`, and finds itself stopped by then; a child swarm that exists is stopped with it).
+   * `durable()`, and finds itself stopped by then; a child swarm that exists is stopped with it).
    */
   start(first?: SwarmCommand): void {
     // Queued until the actor starts, then taken at the end of `start()`, in the same turn.
@@ -189,14 +189,14 @@ export class SwarmHost {
   }
 
   /** Resolves once every commit issued so far is durable; actors await it before working. */
-  gate(): Promise<void> {
+  durable(): Promise<void> {
     // One tick first: the commit of the step that started the caller is issued synchronously
     // after the caller began, inside the same actor macrostep. A promise chain on functions
     // made once per host: every model call and tool call passes here.
     return TICK.then(this.afterTick);
   }
 
-  /** The gate after its tick: the commit in flight, if any, then this host's failure. */
+  /** What `durable()` waits for after its tick: the commit in flight, if any, then this host's failure. */
   private readonly afterTick = (): void | Promise<void> => (this.pending ? this.pending.then(this.checkFailure) : this.checkFailure());
 
   private readonly checkFailure = (): void => {
@@ -399,12 +399,12 @@ export class SwarmHost {
     const { record, events } = c;
     if (record) return summary.revision === record.revision && summary.lastSeq === record.lastSeq;
     const first = events[0];
-    if (!first || summary.revision !== this.durable.revision) return false;
+    if (!first || summary.revision !== this.inStore.revision) return false;
     const stored = await this.store.readEvents(this.swarmId, first.seq - 1, events.length);
     return stored.length === events.length && stored.every((e, i) => JSON.stringify(e) === JSON.stringify(events[i]));
   }
 
-  /** Makes `p` the commit the next ones (and every `gate`) wait for. */
+  /** Makes `p` the commit the next ones (and every `durable()`) wait for. */
   private track(p: Promise<void>): void {
     this.pending = p;
     p.then(
@@ -418,10 +418,10 @@ export class SwarmHost {
   /** A commit is durable: tell readers and listeners. */
   private committed(c: Commit, finished: boolean): void {
     const last = c.events.at(-1);
-    if (last) this.durable.seq = last.seq;
+    if (last) this.inStore.seq = last.seq;
     if (c.record) {
-      this.durable.revision = c.record.revision;
-      if (c.record.snapshot !== undefined) this.durable.snapshot = c.record.snapshot;
+      this.inStore.revision = c.record.revision;
+      if (c.record.snapshot !== undefined) this.inStore.snapshot = c.record.snapshot;
     }
     this.meta.committed(c.events);
     this.wake();
@@ -450,7 +450,7 @@ export class SwarmHost {
    */
   private fail(err: unknown): void {
     if (this.failure) return;
-    if (ownerLost(err) || this.durable.revision === 0 || this.endedFlag) {
+    if (ownerLost(err) || this.inStore.revision === 0 || this.endedFlag) {
       this.failure = toError(err);
       // The store no longer follows this swarm: stop driving it so nothing runs un-recorded.
       this.actor.stop();
@@ -483,7 +483,7 @@ export class SwarmHost {
   private decideFailure(reason: string): void {
     if (this.endedFlag) return;
     this.failedReason = reason;
-    this.seq = this.durable.seq + 1;
+    this.seq = this.inStore.seq + 1;
     this.failedAt = Date.now();
     this.unrecorded = stampEvent(statusUpdate('failed', { type: 'failed', reason }, reason), this.seq, this, this.failedAt);
     this.meta.committed([this.unrecorded]);
@@ -515,9 +515,9 @@ export class SwarmHost {
         definitionVersion: this.meta.definitionVersion,
         machineVersion: SWARM_MACHINE_VERSION,
         status: 'failed',
-        revision: this.durable.revision + 1,
+        revision: this.inStore.revision + 1,
         // The machine stopped mid-step (or errored): keep its last durable snapshot.
-        snapshot: this.durable.snapshot,
+        snapshot: this.inStore.snapshot,
         result: this.result(),
         lastSeq: event.seq,
         updatedAt: this.failedAt,
@@ -570,7 +570,7 @@ export function stampEvent(body: SwarmEventBody, seq: number, ids: { swarmId: st
   }
 }
 
-/** A settled promise: what {@link SwarmHost.gate} waits a tick on. */
+/** A settled promise: what {@link SwarmHost.durable} waits a tick on. */
 const TICK = Promise.resolve();
 
 /** The last time {@link isoTime} formatted, and its ISO text. */

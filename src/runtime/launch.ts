@@ -90,7 +90,7 @@ export class Launcher {
           },
         }),
       );
-      await host.gate().catch(() => undefined);
+      await host.durable().catch(() => undefined);
       if (host.error) throw new SwarmError(`Swarm "${swarmId}" could not be recorded: ${host.error.message}`, 'store');
     } finally {
       live.starting.delete(swarmId);

@@ -150,7 +150,7 @@ export class LiveSwarms {
     for (const host of hosts) host.detach();
     this.hosts.clear();
     this.passivated.clear();
-    await Promise.all([...hosts.map((h) => h.gate()), ...ids.map((id) => this.observer?.settled(id))].map((p) => p?.catch(() => undefined)));
+    await Promise.all([...hosts.map((h) => h.durable()), ...ids.map((id) => this.observer?.settled(id))].map((p) => p?.catch(() => undefined)));
     await this.store.release(this.options.owner.id, ids).catch(() => undefined);
   }
 

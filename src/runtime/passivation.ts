@@ -174,7 +174,7 @@ export class Passivation implements HostObserver, Rehydration {
    * every child it awaits is driven (or passivated) here: their steps are what bring it back.
    */
   private async passivate(host: SwarmHost): Promise<void> {
-    await host.gate().catch(() => undefined);
+    await host.durable().catch(() => undefined);
     const { live } = this;
     const id = host.swarmId;
     if (live.closed || live.hosts.get(id) !== host || host.error || host.unrecordedEnd() || this.busy.has(id) || !this.waits(host)) return;
@@ -185,7 +185,7 @@ export class Passivation implements HostObserver, Rehydration {
     this.questions.setAside(id);
     host.detach();
     // A commit still in flight (an asynchronous store) must land before the swarm is restored.
-    const settled = host.gate().catch(() => undefined);
+    const settled = host.durable().catch(() => undefined);
     this.settling.set(id, settled);
     void settled.then(() => {
       if (this.settling.get(id) === settled) this.settling.delete(id);

@@ -19,7 +19,7 @@ import type { CallRunners } from './calls.js';
 import type { SwarmHost } from './host.js';
 
 /** What the ports need from the host of a swarm (a live `SwarmHost`, or a replay's stand-in). */
-export type PortsHost = Pick<SwarmHost, 'config' | 'input' | 'publish' | 'gate'>;
+export type PortsHost = Pick<SwarmHost, 'config' | 'input' | 'publish' | 'durable'>;
 
 /** What the ports are built from. */
 export interface PortsDeps {
@@ -95,10 +95,10 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
         metadata: { agent: speaker, turn },
       });
     },
-    gate(swarmId) {
+    durable(swarmId) {
       const host = deps.hosts.get(swarmId);
       if (!host) return Promise.reject(new Error(`Swarm "${swarmId}" is not live in this runtime`));
-      return host.gate();
+      return host.durable();
     },
   };
 }

@@ -272,6 +272,6 @@ export class Reading {
  * right after agrees with it.
  */
 async function durableResult(host: SwarmHost): Promise<SwarmResult> {
-  await host.gate().catch(() => undefined);
+  await host.durable().catch(() => undefined);
   return host.result();
 }

@@ -248,7 +248,7 @@ export function judgingPorts(deps: Pick<PortsDeps, 'catalog' | 'specs'>, input: 
     config: () => input.config,
     input: () => input.input,
     publish: () => undefined,
-    gate: async () => undefined,
+    durable: async () => undefined,
   };
   const refuse = () => Promise.reject(new Error('a replay makes no calls'));
   return createPorts({
