@@ -1,22 +1,31 @@
 /**
- * Wires the actor logic into the pure machines: each slot of `machines/contracts.ts` gets its
- * implementation here (`model-step.ts`, `run-tool.ts`, and the ports' child-swarm and remote
- * runners, which live in `src/handoffs/`).
+ * Wires the actor logic into the pure machines: the model step (`model-step.ts`) and the step of
+ * each kind of call a child actor runs (one file each: `run-tool.ts`, `child-swarm.ts`,
+ * `remote-agent.ts`, one line each in {@link CALL_STEPS}), matching the slots the machines
+ * declare (`machines/calls/index.ts`); agents run as the agent machine.
  *
  * @module
  */
-import { fromPromise } from 'xstate';
+import type { CALL_SLOTS } from '../machines/calls/index.js';
 import { agentMachine } from '../machines/agent.js';
-import type { CallResult, ChildSwarmInput, RemoteAgentInput, SwarmActors } from '../machines/contracts.js';
+import type { SwarmActors } from '../machines/contracts.js';
 import { swarmMachine } from '../machines/swarm.js';
-import { passDurableGate } from './durable-gate.js';
+import { createChildSwarm } from './child-swarm.js';
 import { createModelStep } from './model-step.js';
 import type { SwarmPorts } from './ports.js';
+import { createRemoteAgent } from './remote-agent.js';
 import { createRunTool } from './run-tool.js';
 
 export type { Checked, Model, ModelRequest, SwarmPorts } from './ports.js';
 export { BUILTIN_TOOLS } from './judge.js';
 export { REGISTRY_HANDOFF, REGISTRY_SEARCH } from './plan-handoff.js';
+
+/** The step behind each call slot, created from the ports: a new kind of call adds its line. */
+const CALL_STEPS: { [K in keyof typeof CALL_SLOTS]: (ports: SwarmPorts) => SwarmActors[K] } = {
+  runTool: createRunTool,
+  childSwarm: createChildSwarm,
+  remoteAgent: createRemoteAgent,
+};
 
 /**
  * The one wiring of the machines: the swarm machine with `actors` bound to its keys, and its
@@ -35,13 +44,6 @@ export function wireSwarm(actors: SwarmActors) {
  * through `ports`.
  */
 export function createSwarmLogic(ports: SwarmPorts) {
-  return wireSwarm({
-    modelStep: createModelStep(ports),
-    runTool: createRunTool(ports),
-    childSwarm: fromPromise<CallResult, ChildSwarmInput>(({ input, signal }) => ports.runChild(input, signal)),
-    remoteAgent: fromPromise<CallResult, RemoteAgentInput>(async ({ input, signal }) => {
-      await passDurableGate(ports, input.swarmId, signal);
-      return ports.runRemote(input, signal);
-    }),
-  });
+  const calls = Object.fromEntries(Object.entries(CALL_STEPS).map(([key, create]) => [key, create(ports)])) as Omit<SwarmActors, 'modelStep'>;
+  return wireSwarm({ modelStep: createModelStep(ports), ...calls });
 }

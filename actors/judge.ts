@@ -1,6 +1,6 @@
 /**
  * What a model response means: planned calls and a verdict — which calls are tools, handoffs
- * (planned in `handoff.ts`) or built-ins, which are malformed, and whether the response ends
+ * (planned in `plan-handoff.ts`) or built-ins, which are malformed, and whether the response ends
  * the swarm. Nothing a model says throws here: every problem becomes an error text that goes
  * back to the model.
  *
@@ -10,7 +10,9 @@ import type { PauseReason } from '../machines/events.js';
 import { PAUSE_TYPES } from '../machines/pause.js';
 import type { ModelResponse, ToolCall } from '../machines/messages.js';
 import type { ModelStepInput } from '../machines/contracts.js';
-import type { PlannedCall, StepVerdict } from '../machines/plan.js';
+import type { StepVerdict } from '../machines/plan.js';
+import type { PlannedCall } from '../machines/calls/index.js';
+import { guardResult } from './guardrails.js';
 import { invalidCall, planHandoff } from './plan-handoff.js';
 import type { Checked, SwarmPorts } from './ports.js';
 
@@ -149,14 +151,6 @@ function planTool(call: ToolCall, a: Record<string, unknown>, input: ModelStepIn
   return { id: call.id, name: call.name, kind: 'tool', arguments: call.arguments };
 }
 
-/** The verdict on a result about to complete the swarm: its output guardrails decide (at once when there are none). */
-function completeWith(result: unknown, input: ModelStepInput, ports: SwarmPorts): StepVerdict | Promise<StepVerdict> {
-  const guarded = ports.guardOutput(input.definitionId, input.swarmId, result);
-  const verdict = (rejected: string | undefined): StepVerdict =>
-    rejected ? { type: 'fail', reason: `Output guardrail rejected the result: ${rejected}` } : { type: 'complete', result };
-  return guarded instanceof Promise ? guarded.then(verdict) : verdict(guarded);
-}
-
 /** `calls` with the verdict, once the verdict is decided. */
 function judged(calls: PlannedCall[], verdict: StepVerdict | Promise<StepVerdict>): Judgement | Promise<Judgement> {
   return verdict instanceof Promise ? verdict.then((v) => ({ calls, verdict: v })) : { calls, verdict };
@@ -194,11 +188,11 @@ export interface Judgement {
 export function judgeResponse(response: ModelResponse, input: ModelStepInput, ports: SwarmPorts): Judgement | Promise<Judgement> {
   const planned = planCalls(response, input, ports);
   const calls = planned.calls;
-  if (planned.terminal?.type === 'complete') return judged(calls, completeWith(planned.terminal.result, input, ports));
+  if (planned.terminal?.type === 'complete') return judged(calls, guardResult(planned.terminal.result, input, ports));
   if (planned.terminal) return { calls, verdict: planned.terminal };
   if (calls.length > 0) return { calls, verdict: { type: 'continue' } };
   const verdict = textVerdict(response, input, ports);
   if ('type' in verdict) return { calls: [], verdict };
   if (!verdict.ok) return { calls: [], verdict: { type: 'continue' } };
-  return judged([], completeWith(verdict.value, input, ports));
+  return judged([], guardResult(verdict.value, input, ports));
 }

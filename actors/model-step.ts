@@ -6,6 +6,7 @@
 import { fromPromise } from 'xstate';
 import type { ModelStepInput, ModelStepOutput } from '../machines/contracts.js';
 import { passDurableGate } from './durable-gate.js';
+import { guardInput } from './guardrails.js';
 import { judgeResponse, normalizeResponse } from './judge.js';
 import type { SwarmPorts } from './ports.js';
 
@@ -16,18 +17,9 @@ import type { SwarmPorts } from './ports.js';
 export function createModelStep(ports: SwarmPorts) {
   return fromPromise<ModelStepOutput, ModelStepInput>(async ({ input, signal }) => {
     await passDurableGate(ports, input.swarmId, signal);
-    if (input.orchestrator && input.turn === 1) {
-      const guarded = ports.guardInput(input.definitionId, input.swarmId);
-      const rejected = guarded instanceof Promise ? await guarded : guarded;
-      if (rejected) {
-        return {
-          response: {},
-          calls: [],
-          verdict: { type: 'fail', reason: `Input guardrail rejected the input: ${rejected}` },
-          durationMs: 0,
-        };
-      }
-    }
+    const guarded = guardInput(input, ports);
+    const rejected = guarded instanceof Promise ? await guarded : guarded;
+    if (rejected) return rejected;
     const model = ports.modelFor(input.definitionId, input.speaker);
     const started = performance.now();
     let first = true;

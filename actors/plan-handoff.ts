@@ -2,14 +2,15 @@
  * Handoff planning: turns a model's call of a handoff tool into a planned agent, remote-agent
  * or child-swarm call, or into an error text for the model. The judge (`judge.ts`) asks here
  * for every call that is not a built-in. What runs a planned handoff: the agent machine
- * (`machines/agent.ts`) for an agent, and `src/handoffs/` (child swarms, remote A2A agents);
+ * (`machines/agent.ts`) for an agent, and the runtime's runners (`src/runners/`: child swarms, remote A2A agents);
  * the tool specs the model sees are in `src/catalog/tool-specs.ts`.
  *
  * @module
  */
 import type { ModelStepInput } from '../machines/contracts.js';
 import type { ToolCall } from '../machines/messages.js';
-import type { Customization, PlannedCall } from '../machines/plan.js';
+import type { Customization } from '../machines/calls/swarm.js';
+import type { PlannedCall } from '../machines/calls/index.js';
 import type { SwarmPorts } from './ports.js';
 
 /** The swarm registry's search tool: a regular tool whose results a registry handoff may name. */

@@ -5,7 +5,11 @@
  * @module
  */
 import type { ChatMessage, ModelResponse, ToolSpec } from '../machines/messages.js';
-import type { CallResult, ChildSwarmInput, ModelStepInput, RemoteAgentInput, ToolRunInput } from '../machines/contracts.js';
+import type { ModelStepInput } from '../machines/contracts.js';
+import type { ToolRunInput } from '../machines/calls/tool.js';
+import type { RemoteAgentInput } from '../machines/calls/remote.js';
+import type { ChildSwarmInput } from '../machines/calls/swarm.js';
+import type { CallResult } from '../machines/calls/kind.js';
 
 /**
  * One call to a model. `agentId` is the swarm definition id when the orchestrator speaks and

@@ -5,7 +5,8 @@
  */
 import { fromPromise } from 'xstate';
 import { errorText } from '../machines/error-text.js';
-import type { CallResult, ToolRunInput } from '../machines/contracts.js';
+import type { ToolRunInput } from '../machines/calls/tool.js';
+import type { CallResult } from '../machines/calls/kind.js';
 import { passDurableGate } from './durable-gate.js';
 import type { SwarmPorts } from './ports.js';
 

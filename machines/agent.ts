@@ -10,8 +10,11 @@
  * @module
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
-import { type CallResult, type ModelStepOutput, modelStepSlot, runToolSlot } from './contracts.js';
-import { callDoneEvent, llmCallEvent, roundStartEvents } from './event-builders.js';
+import { callDoneEvent, roundStartEvents, spawnOf } from './calls/index.js';
+import type { CallResult } from './calls/kind.js';
+import { runToolSlot, type ToolRunInput } from './calls/tool.js';
+import { type ModelStepOutput, modelStepSlot } from './contracts.js';
+import { llmCallEvent } from './event-builders.js';
 import type { SwarmEventBody } from './events.js';
 import type { ChatMessage } from './messages.js';
 import {
@@ -148,17 +151,13 @@ export const agentMachine = setup({
       for (const call of runningCalls(round)) {
         // An agent's responses plan tool calls only: handoffs are the orchestrator's (actors/plan-handoff.ts).
         if (call.kind !== 'tool') continue;
-        enqueue.spawnChild('runTool', {
-          id: call.childId,
-          input: {
-            swarmId: context.swarmId,
-            agentId: context.agentId,
-            toolCallId: call.id,
-            name: call.name,
-            arguments: call.arguments,
-            idempotencyKey: toolKey(`${context.scope}:${context.agentId}`, round.turn, call.id),
-          },
+        const { input } = spawnOf(call, {
+          swarmId: context.swarmId,
+          definitionId: context.definitionId,
+          speaker: context.agentId,
+          key: toolKey(`${context.scope}:${context.agentId}`, round.turn, call.id),
         });
+        enqueue.spawnChild('runTool', { id: call.childId, input: input as ToolRunInput });
       }
     }),
     recordCall: enqueueActions(({ context, event, enqueue }) => {

@@ -1,13 +1,13 @@
 /**
  * The builders of event bodies (the model is in `events.ts`): what the machines emit for a
- * status, a value, a model response, and the start and end of a round's calls. The runtime
+ * status, a value and a model response. (What announces and reports a call is its kind's, in
+ * `calls/`.) The runtime
  * stamps each body into a full event (`stampEvent` in `src/runtime/host.ts`).
  *
  * @module
  */
-import type { ModelStepOutput, CallResult } from './contracts.js';
+import type { ModelStepOutput } from './contracts.js';
 import { DATA_PART_COMPAT_FLAG, type DataPart, type Part, type SwarmEventBody, type SwarmFact, type TaskState } from './events.js';
-import { isHandoff, type Round, type RoundCall } from './round.js';
 
 /** States after which nothing follows. */
 export const FINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled']);
@@ -58,63 +58,4 @@ export function llmCallEvent(agent: string, scope: string, turn: number, step: M
     calls: step.calls,
     verdict: step.verdict,
   };
-}
-
-/**
- * Events announcing the calls of a new round: a `tool-call` fact and `internal:tool-start`
- * for tools, an `agent-handoff` or `swarm-handoff` fact for handoffs, `internal:tool-complete`
- * for calls that were rejected before running. Pause calls announce nothing here (the pause
- * itself is the event).
- */
-export function roundStartEvents(agent: string, round: Round): SwarmEventBody[] {
-  const events: SwarmEventBody[] = [];
-  for (const call of round.calls) {
-    switch (call.kind) {
-      case 'tool':
-        events.push(
-          statusUpdate('working', { type: 'tool-call', agent, toolName: call.name, callId: call.id }),
-          { kind: 'internal:tool-start', agent, toolName: call.name, callId: call.id, arguments: call.arguments },
-        );
-        break;
-      case 'agent':
-      case 'remote':
-        events.push(statusUpdate('working', { type: 'agent-handoff', from: agent, to: call.agentId, callId: call.id, request: call.request }));
-        break;
-      case 'swarm':
-        events.push(
-          statusUpdate('working', {
-            type: 'swarm-handoff',
-            from: agent,
-            to: call.definitionId,
-            childSwarmId: call.childSwarmId,
-            callId: call.id,
-            input: call.input,
-          }),
-        );
-        break;
-      case 'invalid':
-        events.push({ kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: false, content: call.result.content, key: '' });
-        break;
-      case 'pause':
-        break;
-    }
-  }
-  return events;
-}
-
-/** The event that reports a finished call: a `handoff-result` fact or `internal:tool-complete`. */
-export function callDoneEvent(agent: string, call: RoundCall, result: CallResult, key: string): SwarmEventBody {
-  if (isHandoff(call)) {
-    return statusUpdate('working', {
-      type: 'handoff-result',
-      from: call.kind === 'swarm' ? call.definitionId : (result.agentId ?? call.agentId),
-      to: agent,
-      callId: call.id,
-      ok: result.ok,
-      ...(call.kind === 'swarm' ? { childSwarmId: call.childSwarmId } : {}),
-      content: result.content,
-      key,
-    });
-  }
-  return { kind: 'internal:tool-complete', agent, toolName: call.name, callId: call.id, ok: result.ok, content: result.content, key };
 }

@@ -15,7 +15,8 @@
  */
 import type { ModelResponse, Usage } from './messages.js';
 import type { PauseType } from './pause.js';
-import type { PlannedCall, StepVerdict } from './plan.js';
+import type { StepVerdict } from './plan.js';
+import type { PlannedCall } from './calls/index.js';
 
 /** The A2A v0.3 task states xswarm uses (`running` → working, `paused` → input-required, `stopped` → canceled). */
 export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';

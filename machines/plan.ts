@@ -1,11 +1,11 @@
 /**
  * The planning vocabulary: what the machines know of a model response once it has been judged
- * (`actors/judge.ts`, handoffs in `actors/plan-handoff.ts`). Plain JSON, because planned calls and
- * verdicts live in snapshots and in the `internal:llm-call` replay journal.
+ * (`actors/judge.ts`, handoffs in `actors/plan-handoff.ts`) besides its planned calls (whose
+ * kinds are in `calls/`). Plain JSON, because targets and verdicts live in snapshots and in the
+ * `internal:llm-call` replay journal.
  *
  * @module
  */
-import type { PauseReason } from './events.js';
 
 /** A handoff as the machine knows it once a definition is resolved: names only, JSON-safe. */
 export type HandoffTarget =
@@ -36,29 +36,6 @@ export type HandoffTarget =
       /** The tool has a `customization` argument. */
       customizable: boolean;
     };
-
-/**
- * How a parent's model may extend a customizable child swarm for one run. It only ever adds
- * to the child's own configuration.
- */
-export interface Customization {
-  additional_instructions?: string;
-  additional_agents?: string[];
-  additional_tools?: string[];
-  max_turns_override?: number;
-}
-
-/**
- * A tool call after the runtime parsed and checked it against the definition.
- * `invalid` carries the error text that goes back to the model as the tool result.
- */
-export type PlannedCall =
-  | { id: string; name: string; kind: 'tool'; arguments: string }
-  | { id: string; name: string; kind: 'agent'; agentId: string; request: string }
-  | { id: string; name: string; kind: 'remote'; agentId: string; url: string; request: string }
-  | { id: string; name: string; kind: 'swarm'; definitionId: string; input: unknown; customization?: Customization }
-  | { id: string; name: string; kind: 'pause'; reason: PauseReason }
-  | { id: string; name: string; kind: 'invalid'; error: string };
 
 /**
  * What the runtime concluded from a model response, before any call runs.

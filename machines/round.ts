@@ -1,91 +1,18 @@
 /**
- * One round of the agent loop as plain data: the calls a model response asked for, which of
- * them are still running, and their results once they arrive. Shared by the swarm and agent
- * machines; every function here is pure.
+ * One round of the agent loop as plain data: the calls a model response asked for (each of a kind
+ * in `calls/`), which of them are still running, and their results once they arrive. Shared by
+ * the swarm and agent machines; every function here is pure.
  *
  * A round lives in the machines' context, so its shape is part of every persisted snapshot
  * (see `SWARM_MACHINE_VERSION` in `swarm.ts`).
  *
  * @module
  */
-import type { CallResult } from './contracts.js';
+import { isSpawned, openCall, type PlannedCall, type RoundCall, type SpawnedCall } from './calls/index.js';
+import type { PauseRoundCall } from './calls/pause.js';
+import type { CallResult } from './calls/kind.js';
 import { errorText } from './error-text.js';
-import type { PauseReason } from './events.js';
 import type { ChatMessage, ModelResponse } from './messages.js';
-import type { Customization, PlannedCall } from './plan.js';
-
-/** A regular tool call, run by a `runTool` child. */
-export interface ToolRoundCall {
-  kind: 'tool';
-  id: string;
-  name: string;
-  /** The spawned actor running it. */
-  childId: string;
-  /** Raw JSON arguments, as the tool actor receives them. */
-  arguments: string;
-  result?: CallResult;
-}
-
-/** A handoff to an agent of the swarm, run by an `agent` child (the agent machine). */
-export interface AgentRoundCall {
-  kind: 'agent';
-  id: string;
-  name: string;
-  childId: string;
-  agentId: string;
-  request: string;
-  result?: CallResult;
-}
-
-/** A handoff to an agent served over A2A, run by a `remoteAgent` child. */
-export interface RemoteRoundCall {
-  kind: 'remote';
-  id: string;
-  name: string;
-  childId: string;
-  agentId: string;
-  /** Where the remote agent's card is. */
-  url: string;
-  request: string;
-  result?: CallResult;
-}
-
-/** A handoff to a child swarm, run by a `childSwarm` child. */
-export interface SwarmRoundCall {
-  kind: 'swarm';
-  id: string;
-  name: string;
-  childId: string;
-  definitionId: string;
-  /** The child swarm's id, derived from the parent's snapshot (see {@link openRound}). */
-  childSwarmId: string;
-  input: unknown;
-  customization?: Customization;
-  result?: CallResult;
-}
-
-/** The model asked for a human: no child runs it; the human's answer becomes its result. */
-export interface PauseRoundCall {
-  kind: 'pause';
-  id: string;
-  name: string;
-  pauseReason: PauseReason;
-  result?: CallResult;
-}
-
-/** A call rejected before running: its result is the error text the model reads. */
-export interface InvalidRoundCall {
-  kind: 'invalid';
-  id: string;
-  name: string;
-  result: CallResult;
-}
-
-/** A call of the current round, discriminated by `kind`. */
-export type RoundCall = ToolRoundCall | AgentRoundCall | RemoteRoundCall | SwarmRoundCall | PauseRoundCall | InvalidRoundCall;
-
-/** A call that a spawned child actor runs (`childId` names it). */
-export type SpawnedCall = ToolRoundCall | AgentRoundCall | RemoteRoundCall | SwarmRoundCall;
 
 /** The round in flight: the turn that produced it and its calls in the model's order. */
 export interface Round {
@@ -93,65 +20,14 @@ export interface Round {
   calls: RoundCall[];
 }
 
-/** Whether a call (planned or of a round) is a handoff: to an agent, a remote agent or a child swarm. */
-export function isHandoff<C extends { kind: string }>(call: C): call is Extract<C, { kind: 'agent' | 'remote' | 'swarm' }> {
-  return call.kind === 'agent' || call.kind === 'remote' || call.kind === 'swarm';
-}
-
-/**
- * Child actor id for the call at `index` of the round produced at `turn`.
- * Turn-scoped so that a model reusing call ids across rounds never collides.
- */
-export function childIdFor(kind: SpawnedCall['kind'], turn: number, index: number): string {
-  return `${kind}:${turn}:${index}`;
-}
-
-/**
- * Builds the round for planned calls. Invalid calls get their error result at once; pause
- * calls wait for the human's answer.
- */
+/** Builds the round for planned calls (each opened by its kind, see `calls/`). */
 export function openRound(turn: number, planned: readonly PlannedCall[], swarmId = ''): Round {
-  const calls = planned.map((call, index): RoundCall => {
-    const { id, name } = call;
-    switch (call.kind) {
-      case 'tool':
-        return { id, name, kind: 'tool', childId: childIdFor('tool', turn, index), arguments: call.arguments };
-      case 'agent':
-        return { id, name, kind: 'agent', childId: childIdFor('agent', turn, index), agentId: call.agentId, request: call.request };
-      case 'remote':
-        return {
-          id,
-          name,
-          kind: 'remote',
-          childId: childIdFor('remote', turn, index),
-          agentId: call.agentId,
-          url: call.url,
-          request: call.request,
-        };
-      case 'swarm':
-        return {
-          id,
-          name,
-          kind: 'swarm',
-          childId: childIdFor('swarm', turn, index),
-          definitionId: call.definitionId,
-          // Derived from the parent's snapshot, so a restored parent finds the same child.
-          childSwarmId: `${swarmId}:t${turn}:${index}`,
-          input: call.input,
-          ...(call.customization ? { customization: call.customization } : {}),
-        };
-      case 'pause':
-        return { id, name, kind: 'pause', pauseReason: call.reason };
-      case 'invalid':
-        return { id, name, kind: 'invalid', result: { ok: false, content: call.error } };
-    }
-  });
-  return { turn, calls };
+  return { turn, calls: planned.map((call, index) => openCall(call, turn, index, swarmId)) };
 }
 
 /** Whether a call still waits for its child actor (pause calls wait for a human, not a child). */
 function isRunning(call: RoundCall): call is SpawnedCall {
-  return call.result === undefined && call.kind !== 'pause' && call.kind !== 'invalid';
+  return call.result === undefined && isSpawned(call);
 }
 
 /** Calls still waiting for a child actor, in the model's order. */

@@ -3,24 +3,25 @@
  * loops until a termination rule fires. Top-level states are exactly `running`,
  * `awaitingHandoff`, `paused`, `completed`, `failed` and `stopped`.
  *
- * Pure: no I/O, no timers. The model call (`modelStep`), tool execution (`runTool`), agents
- * (`agent`), child swarms (`childSwarm`) and remote agents (`remoteAgent`) are actor slots
- * declared in `setup({ actors })` (`contracts.ts`) and provided by the runtime
- * (`actors/index.ts`), so every snapshot can be persisted and restored. Each completed step
- * leaves its result in context and emits an `internal:checkpoint` event, which is the runtime's
- * cue to persist.
+ * Pure: no I/O, no timers. The model call (`modelStep`, `contracts.ts`), agents (`agent`, the
+ * agent machine) and each kind of call a child actor runs (tool, child swarm, remote agent: one
+ * file each in `calls/`) are actor slots declared in `setup({ actors })` and provided by the
+ * runtime (`actors/index.ts`), so every snapshot can be persisted and restored. Each completed
+ * step leaves its result in context and emits an `internal:checkpoint` event, which is the
+ * runtime's cue to persist.
  *
  * Where each step is done: `thinking` invokes `modelStep` (`actors/model-step.ts`, which judges
  * the response in `actors/judge.ts`); a response's calls become a round (`round.ts`) whose calls
- * `spawnCalls` starts; handoffs are planned in `actors/plan-handoff.ts` and run in `agent.ts` or
- * `src/handoffs/`; event bodies are built in `event-builders.ts`.
+ * `spawnCalls` starts, each as its kind says (`calls/`; handoffs are planned in
+ * `actors/plan-handoff.ts`); event bodies are built in `event-builders.ts` and by the kinds.
  *
  * @module
  */
 import { assign, emit, enqueueActions, setup, stopChild } from 'xstate';
-import { agentMachine, type AgentInput, type AgentOutput, type SessionEntry } from './agent.js';
-import { childSwarmSlot, type ChildSwarmInput, type ModelStepOutput, modelStepSlot, type RemoteAgentInput, remoteAgentSlot, runToolSlot } from './contracts.js';
-import { llmCallEvent, callDoneEvent, roundStartEvents, statusUpdate, valueParts, valueText } from './event-builders.js';
+import { agentMachine, type AgentOutput, type SessionEntry } from './agent.js';
+import { CALL_SLOTS, callDoneEvent, isHandoff, roundStartEvents, spawnOf } from './calls/index.js';
+import { type ModelStepOutput, modelStepSlot } from './contracts.js';
+import { llmCallEvent, statusUpdate, valueParts, valueText } from './event-builders.js';
 import type { CheckpointStep, PauseReason, SwarmEventBody, SwarmFact } from './events.js';
 import type { ChatMessage, Usage } from './messages.js';
 import type { HandoffTarget } from './plan.js';
@@ -29,7 +30,6 @@ import {
   assistantMessage,
   callResultOf,
   type ChildEvent,
-  isHandoff,
   isLastRunning,
   openRound,
   pendingPause,
@@ -164,13 +164,6 @@ function turnCompleted(context: SwarmContext): SwarmEventBody {
   });
 }
 
-/** The agent an agent call names: the judge plans agent calls only for the swarm's own handoffs. */
-function agentSpecOf(config: SwarmConfig, agentId: string): AgentSpec {
-  const handoff = config.handoffs.find((h) => h.kind === 'agent' && h.agentId === agentId);
-  if (handoff?.kind !== 'agent') throw new Error(`Agent "${agentId}" is not a handoff of this swarm`);
-  return handoff.agent;
-}
-
 function addUsage(total: Usage, output: ModelStepOutput): Usage {
   const u = output.response.usage;
   return u ? { inputTokens: total.inputTokens + u.inputTokens, outputTokens: total.outputTokens + u.outputTokens } : total;
@@ -234,13 +227,8 @@ export const swarmMachine = setup({
     events: SwarmCommand;
     emitted: SwarmEmitted;
   },
-  actors: {
-    modelStep: modelStepSlot,
-    runTool: runToolSlot,
-    agent: agentMachine,
-    childSwarm: childSwarmSlot,
-    remoteAgent: remoteAgentSlot,
-  },
+  // The model step, the agent machine, and the slot of each kind of call a child actor runs.
+  actors: { modelStep: modelStepSlot, agent: agentMachine, ...CALL_SLOTS },
   guards: {
     verdictFail: ({ event }) => step(event).verdict.type === 'fail',
     verdictComplete: ({ event }) => step(event).verdict.type === 'complete',
@@ -300,70 +288,21 @@ export const swarmMachine = setup({
       }
       return { type: 'swarm.events' as const, events };
     }),
-    // Every call of a new round starts here. Handoffs were planned in actors/plan-handoff.ts; an
-    // agent runs as the agent machine (agent.ts), a child swarm and a remote A2A agent run in
-    // src/handoffs/ (child-swarm.ts, remote-agent.ts) behind the childSwarm and remoteAgent slots.
+    // Every call of a new round starts here, as the child actor its kind names (calls/): a tool
+    // (runTool), an agent (the agent machine), a child swarm (childSwarm), a remote agent
+    // (remoteAgent). Handoffs were planned in actors/plan-handoff.ts.
     spawnCalls: enqueueActions(({ context, enqueue }) => {
       const round = context.round;
       if (!round) return;
       for (const call of runningCalls(round)) {
-        const key = toolKey(context.swarmId, round.turn, call.id);
-        switch (call.kind) {
-          case 'agent': {
-            const agent = agentSpecOf(context.config, call.agentId);
-            const input: AgentInput = {
-              swarmId: context.swarmId,
-              definitionId: context.definitionId,
-              agentId: call.agentId,
-              instructions: agent.instructions,
-              tools: agent.tools,
-              maxTurns: agent.maxTurns,
-              request: call.request,
-              session: context.session,
-              scope: key,
-            };
-            enqueue.spawnChild('agent', { id: call.childId, input });
-            break;
-          }
-          case 'swarm': {
-            const input: ChildSwarmInput = {
-              parentId: context.swarmId,
-              callId: call.id,
-              key,
-              childSwarmId: call.childSwarmId,
-              definitionId: call.definitionId,
-              input: call.input,
-              ...(call.customization ? { customization: call.customization } : {}),
-            };
-            enqueue.spawnChild('childSwarm', { id: call.childId, input });
-            break;
-          }
-          case 'remote': {
-            const input: RemoteAgentInput = {
-              swarmId: context.swarmId,
-              callId: call.id,
-              agentId: call.agentId,
-              url: call.url,
-              request: call.request,
-              key,
-            };
-            enqueue.spawnChild('remoteAgent', { id: call.childId, input });
-            break;
-          }
-          case 'tool':
-            enqueue.spawnChild('runTool', {
-              id: call.childId,
-              input: {
-                swarmId: context.swarmId,
-                agentId: context.definitionId,
-                toolCallId: call.id,
-                name: call.name,
-                arguments: call.arguments,
-                idempotencyKey: key,
-              },
-            });
-            break;
-        }
+        const { src, input } = spawnOf(call, {
+          swarmId: context.swarmId,
+          definitionId: context.definitionId,
+          speaker: context.definitionId,
+          key: toolKey(context.swarmId, round.turn, call.id),
+          swarm: context,
+        });
+        enqueue.spawnChild(src, { id: call.childId, input: input as never });
       }
     }),
     // A finished call takes three static actions: its events emitted (built from the context
@@ -567,7 +506,7 @@ export const swarmMachine = setup({
         },
       },
     },
-    // Handoffs in flight (planned in actors/plan-handoff.ts; run by agent.ts and src/handoffs/, see spawnCalls).
+    // Handoffs in flight (planned in actors/plan-handoff.ts; each run as its kind says, see spawnCalls and calls/).
     awaitingHandoff: {
       on: {
         PAUSE: { target: 'paused', actions: { type: 'pauseFrom', params: { from: 'round' } } },

@@ -14,8 +14,10 @@ import { createTestModel } from 'xstate/graph';
 import { type AgentEvent, type AgentInput, agentMachine, type AgentOutput } from '../machines/agent.js';
 import type { SwarmEventBody } from '../machines/events.js';
 import type { ChatMessage, ModelResponse } from '../machines/messages.js';
-import type { CallResult, ModelStepInput, ModelStepOutput, ToolRunInput } from '../machines/contracts.js';
-import type { PlannedCall } from '../machines/plan.js';
+import type { ModelStepInput, ModelStepOutput } from '../machines/contracts.js';
+import type { ToolRunInput } from '../machines/calls/tool.js';
+import type { CallResult } from '../machines/calls/kind.js';
+import type { PlannedCall } from '../machines/calls/index.js';
 import type { Round } from '../machines/round.js';
 import { Controllable, Coverage, describeModelPaths, eventSig, flush, machineGraph, same } from './support/mbt-harness.js';
 

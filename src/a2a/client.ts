@@ -22,7 +22,8 @@ import {
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
 import { errorText } from '../../machines/error-text.js';
-import type { CallResult, RemoteAgentInput } from '../../machines/contracts.js';
+import type { RemoteAgentInput } from '../../machines/calls/remote.js';
+import type { CallResult } from '../../machines/calls/kind.js';
 import { abortable, delay } from '../util/abort.js';
 import type { RemoteAgentClient, RemoteCard, RemoteHooks } from './remote.js';
 import { partsText, RESULT_ARTIFACT_ID, TERMINAL_STATES, textPart } from './mapping.js';

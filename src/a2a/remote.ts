@@ -6,7 +6,8 @@
  *
  * @module
  */
-import type { CallResult, RemoteAgentInput } from '../../machines/contracts.js';
+import type { RemoteAgentInput } from '../../machines/calls/remote.js';
+import type { CallResult } from '../../machines/calls/kind.js';
 
 /** What the runtime needs from a remote agent's card. */
 export interface RemoteCard {

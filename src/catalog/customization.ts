@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from 'zod';
-import type { Customization } from '../../machines/plan.js';
+import type { Customization } from '../../machines/calls/swarm.js';
 import { REGISTRY_SEARCH } from '../../actors/index.js';
 import type { Catalog } from './catalog.js';
 import { jsonSchemaOf, validate } from '../define/tool.js';

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from 'zod';
-import type { Customization } from '../../machines/plan.js';
+import type { Customization } from '../../machines/calls/swarm.js';
 import type { ResolvedHandoff, SwarmConfig } from '../../machines/swarm.js';
 import type { Catalog } from './catalog.js';
 import { type AgentDefinition, resolveFromInput, type SwarmDefinition, type SwarmOverrides } from '../define/swarm.js';

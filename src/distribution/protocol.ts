@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { PauseReason } from '../../machines/events.js';
-import type { Customization } from '../../machines/plan.js';
+import type { Customization } from '../../machines/calls/swarm.js';
 import type { SwarmErrorCode } from '../errors.js';
 import type { HostedCard } from '../catalog/elsewhere.js';
 import { subjectToken } from '../transport/types.js';

@@ -12,7 +12,8 @@ import { statusUpdate } from '../../machines/event-builders.js';
 import type { SwarmEvent, SwarmEventBody, SwarmFact } from '../../machines/events.js';
 import type { SwarmContext } from '../../machines/swarm.js';
 import { errorText } from '../../machines/error-text.js';
-import type { CallResult, ChildSwarmInput } from '../../machines/contracts.js';
+import type { ChildSwarmInput } from '../../machines/calls/swarm.js';
+import type { CallResult } from '../../machines/calls/kind.js';
 import { runningCalls } from '../../machines/round.js';
 import { isFinal, type SwarmResult, type SwarmStatus } from '../store/result.js';
 import { storedPages } from '../store/pages.js';
@@ -20,7 +21,7 @@ import { summaryOf } from '../store/summary.js';
 import type { SwarmStore } from '../store/types.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { OtherRuntimes } from '../distribution/calls.js';
-import type { Customization } from '../../machines/plan.js';
+import type { Customization } from '../../machines/calls/swarm.js';
 import { targetName } from '../catalog/hosted.js';
 import type { HostRequest } from '../distribution/protocol.js';
 

@@ -8,7 +8,8 @@
  * @module
  */
 import type { PauseReason } from '../../machines/events.js';
-import type { CallResult, RemoteAgentInput } from '../../machines/contracts.js';
+import type { RemoteAgentInput } from '../../machines/calls/remote.js';
+import type { CallResult } from '../../machines/calls/kind.js';
 import { abortable } from '../util/abort.js';
 import type { AgentRegistry } from '../registry/registry.js';
 import { registrySkill } from '../catalog/best-agent.js';

@@ -7,7 +7,9 @@
  *
  * @module
  */
-import type { CallResult, ChildSwarmInput, RemoteAgentInput } from '../../machines/contracts.js';
+import type { RemoteAgentInput } from '../../machines/calls/remote.js';
+import type { ChildSwarmInput } from '../../machines/calls/swarm.js';
+import type { CallResult } from '../../machines/calls/kind.js';
 
 /** A runner of one kind of call. */
 export interface CallRunner<I> {

@@ -9,7 +9,11 @@
  */
 import { createActor, fromPromise } from 'xstate';
 import type { SwarmEvent, SwarmEventBody } from '../../machines/events.js';
-import type { CallResult, ChildSwarmInput, ModelStepInput, ModelStepOutput, RemoteAgentInput, ToolRunInput } from '../../machines/contracts.js';
+import type { ModelStepInput, ModelStepOutput } from '../../machines/contracts.js';
+import type { ToolRunInput } from '../../machines/calls/tool.js';
+import type { RemoteAgentInput } from '../../machines/calls/remote.js';
+import type { ChildSwarmInput } from '../../machines/calls/swarm.js';
+import type { CallResult } from '../../machines/calls/kind.js';
 import type { SwarmContext, SwarmInput } from '../../machines/swarm.js';
 import { type SwarmPorts, wireSwarm } from '../../actors/index.js';
 import { judgeResponse } from '../../actors/judge.js';

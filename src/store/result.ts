@@ -5,7 +5,9 @@
  */
 import type { PauseReason } from '../../machines/events.js';
 import type { SwarmContext } from '../../machines/swarm.js';
-import { type AgentRoundCall, runningCalls, type SwarmRoundCall } from '../../machines/round.js';
+import { runningCalls } from '../../machines/round.js';
+import { type SwarmRoundCall } from '../../machines/calls/swarm.js';
+import { type AgentRoundCall } from '../../machines/calls/agent.js';
 
 /**
  * The state of a swarm as its client sees it. `running` covers the machine's `running` and

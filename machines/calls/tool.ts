@@ -1,0 +1,81 @@
+/**
+ * A regular tool call: run by a `runTool` child (`actors/run-tool.ts`), announced by a `tool-call`
+ * fact and an `internal:tool-start` event, reported by `internal:tool-complete`.
+ *
+ * @module
+ */
+import { fromPromise } from 'xstate';
+import { statusUpdate } from '../event-builders.js';
+import { type CallKind, type CallResult, childIdFor } from './kind.js';
+
+/** A tool call as the model response's judge planned it: raw JSON arguments. */
+export interface PlannedToolCall {
+  id: string;
+  name: string;
+  kind: 'tool';
+  arguments: string;
+}
+
+/** A regular tool call in a round, run by a `runTool` child. */
+export interface ToolRoundCall {
+  kind: 'tool';
+  id: string;
+  name: string;
+  /** The spawned actor running it. */
+  childId: string;
+  /** Raw JSON arguments, as the tool actor receives them. */
+  arguments: string;
+  result?: CallResult;
+}
+
+/** Input of the `runTool` actor. `idempotencyKey` is stable across restarts of the same call. */
+export interface ToolRunInput {
+  swarmId: string;
+  agentId: string;
+  toolCallId: string;
+  name: string;
+  arguments: string;
+  idempotencyKey: string;
+}
+
+/** Slot of one regular tool call (swarm and agent machines); the runtime provides the logic. */
+export const runToolSlot = fromPromise<CallResult, ToolRunInput>(async () => {
+  throw new Error('runTool is provided by the runtime');
+});
+
+/** The tool call kind. */
+export const toolCall = {
+  handoff: false,
+  open: ({ id, name, arguments: args }, turn, index) => ({ id, name, kind: 'tool', childId: childIdFor('tool', turn, index), arguments: args }),
+  announce(speaker, call, events) {
+    events.push(statusUpdate('working', { type: 'tool-call', agent: speaker, toolName: call.name, callId: call.id }), {
+      kind: 'internal:tool-start',
+      agent: speaker,
+      toolName: call.name,
+      callId: call.id,
+      arguments: call.arguments,
+    });
+  },
+  run: {
+    spawn: (call, site) => ({
+      src: 'runTool',
+      input: {
+        swarmId: site.swarmId,
+        agentId: site.speaker,
+        toolCallId: call.id,
+        name: call.name,
+        arguments: call.arguments,
+        idempotencyKey: site.key,
+      } satisfies ToolRunInput,
+    }),
+    done: (speaker, call, result, key) => ({
+      kind: 'internal:tool-complete',
+      agent: speaker,
+      toolName: call.name,
+      callId: call.id,
+      ok: result.ok,
+      content: result.content,
+      key,
+    }),
+  },
+} satisfies CallKind<PlannedToolCall, ToolRoundCall>;
