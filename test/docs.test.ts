@@ -17,13 +17,15 @@
  *   (`runtime`, `client`, `model`, …); it is type-checked, not run. Keep these few.
  * - `<!-- docs: skip (why) -->`: signatures or shapes rather than code; not compiled.
  * - A block that reads `process.env.NATS_URL` runs against a `nats-server -js` this test starts
- *   (when the binary is missing outside CI, such blocks are type-checked only, with a message).
+ *   for it alone (when the binary is missing outside CI, such blocks are type-checked only,
+ *   with a message).
  * - A type a block writes out under a name xswarm exports (`SwarmResult`, `PauseReason`) is
  *   checked to be that type, both ways.
  *
  * `@example` blocks are type-checked only. Those of src/, machines/ and actors/ import from
- * 'xswarm' like a user; those of examples/ see the exports of the module they document (the
- * names used and not declared by the example are imported from it), plus the PRELUDE.
+ * 'xswarm' like a user; those of examples/ are read in the context of the module they document:
+ * the names it exports or imports that the example uses and does not declare are imported for
+ * it, and the PRELUDE is there too.
  *
  * A canary snippet that must fail (an unknown option, the event shape of format 1) proves that
  * the type check really checks snippets against the API. Each error, of the compiler or of a
