@@ -27,7 +27,10 @@ export { bookableActivity, createBookingDemoModel, peopleIn } from './model.js';
  * The booking planner's result: the activity planner's plan as it returned it, and what was booked.
  *
  * @example
- * ActivityBooking.parse({ plan, booking: { activity: 'Kayaking on the lake', day: 'Saturday', people: 2, confirmation: 'TKT-1', total: 50 } });
+ * ActivityBooking.parse({
+ *   plan: { day: 'Saturday', activities: ['Kayaking on the lake'], reasoning: 'Sunny.', warnings: [] },
+ *   booking: { activity: 'Kayaking on the lake', day: 'Saturday', people: 2, confirmation: 'TKT-1', total: 50 },
+ * });
  */
 export const ActivityBooking = z.object({
   plan: ActivityRecommendation,

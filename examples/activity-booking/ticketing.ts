@@ -112,7 +112,7 @@ export const ticketing = defineSwarm({
  * provider said.
  *
  * @example
- * createScriptedDemo('demo', { ticketing: ticketingScript });
+ * const response = ticketingScript(req); // a book_tickets call first; once it answered, complete with the booking
  */
 export function ticketingScript(req: ModelRequest): ModelResponse {
   const raw = lastResult(req.messages, bookTickets.name);

@@ -111,6 +111,7 @@ export const pollenLevels = tool({
  * Knows the weather.
  *
  * @example
+ * import { createRuntime } from 'xswarm';
  * createRuntime({ agents: [weatherAgent], swarms: [], model });
  */
 export const weatherAgent = defineAgent({
@@ -125,6 +126,7 @@ export const weatherAgent = defineAgent({
  * Knows the user's calendar.
  *
  * @example
+ * import { createRuntime } from 'xswarm';
  * createRuntime({ agents: [calendarAgent], swarms: [], model });
  */
 export const calendarAgent = defineAgent({
@@ -139,6 +141,7 @@ export const calendarAgent = defineAgent({
  * Knows pollen levels, for users with allergies.
  *
  * @example
+ * import { createRuntime } from 'xswarm';
  * createRuntime({ agents: [allergenAgent], swarms: [], model });
  */
 export const allergenAgent = defineAgent({

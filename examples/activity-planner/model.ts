@@ -28,7 +28,7 @@ export interface DemoModelOptions {
  * answers; each agent calls its tool once, then summarizes the tool's result.
  *
  * @example
- * const runtime = createRuntime({ swarms: [activityPlanner], agents, model: createDemoModel({ latencyMs: [0, 0] }) });
+ * const fast = createDemoModel({ latencyMs: [0, 0], chunkDelayMs: 0 }); // no simulated latency, for tests
  */
 export function createDemoModel(options: DemoModelOptions = {}): Model {
   const [min, max] = options.latencyMs ?? [30, 80];
@@ -53,7 +53,7 @@ export function createDemoModel(options: DemoModelOptions = {}): Model {
  * The default demo model (30–80 ms per call).
  *
  * @example
- * createRuntime({ swarms: [activityPlanner], agents: [weatherAgent, calendarAgent, allergenAgent], model: demoModel });
+ * const next = await demoModel.call(req); // the script's next step for that request, after 30–80 ms
  */
 export const demoModel: Model = createDemoModel();
 

@@ -20,7 +20,8 @@ export const CONTENT_PIPELINE_ID = 'content-pipeline';
  * What the demo orchestrator asks the editor (the draft follows as the pause's context).
  *
  * @example
- * (await client.wait()).status === 'paused' && r.reason.message.startsWith(APPROVAL_QUESTION)
+ * const r = await client.wait();
+ * const asksForApproval = r.status === 'paused' && r.reason.message.startsWith(APPROVAL_QUESTION);
  */
 export const APPROVAL_QUESTION = 'Approve this post for publication? Answer "approve", ask for changes, or "reject".';
 

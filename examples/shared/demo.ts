@@ -47,7 +47,7 @@ export type Script = (req: ModelRequest) => ModelResponse;
  * the activity planner's own demo model), which then handles latency itself.
  *
  * @example
- * const model = createScriptedDemo('demo', { writer: writerScript, critic: criticScript }, { latencyMs: [0, 0] });
+ * const model = createScriptedDemo('demo', { writer: () => ({ text: 'A draft.' }), critic: () => ({ text: 'APPROVED' }) }, { latencyMs: [0, 0] });
  */
 export function createScriptedDemo(name: string, speakers: Record<string, Script | Model>, options: DemoModelOptions = {}): Model {
   const [min, max] = options.latencyMs ?? [20, 60];
@@ -143,7 +143,7 @@ export function inputOf(messages: readonly ChatMessage[]): string {
  * id): it counts the assistant messages so far.
  *
  * @example
- * respond(req, toolCall(req, 'get_forecast', { day: 'Saturday' }))
+ * const response: ModelResponse = { toolCalls: [toolCall(req, 'get_forecast', { day: 'Saturday' })] };
  */
 export function toolCall(req: ModelRequest, name: string, args: unknown, index = 0): ToolCall {
   const turn = req.messages.filter((m) => m.role === 'assistant').length;
@@ -154,7 +154,7 @@ export function toolCall(req: ModelRequest, name: string, args: unknown, index =
  * A response with these tool calls (several run concurrently), and optional text.
  *
  * @example
- * return calls(req, [['swarm_registry_search', { query: 'weather' }], ['swarm_registry_search', { query: 'tickets' }]]);
+ * const both = calls(req, [['swarm_registry_search', { query: 'weather' }], ['swarm_registry_search', { query: 'tickets' }]]);
  */
 export function calls(req: ModelRequest, list: readonly [name: string, args: unknown][], text?: string): ModelResponse {
   return { ...(text ? { text } : {}), toolCalls: list.map(([name, args], i) => toolCall(req, name, args, i)) };
@@ -230,8 +230,7 @@ export interface ExampleRuntimeOptions {
  * A runtime with an example's definitions, plus the model it chose.
  *
  * @example
- * const { runtime, model, offline } = createWriterCriticRuntime();
- * console.log(offline ? 'offline demo' : model.name);
+ * const describe = ({ model, offline }: ExampleRuntime) => (offline ? 'offline demo' : model.name);
  */
 export interface ExampleRuntime {
   runtime: Runtime;
@@ -245,7 +244,7 @@ export interface ExampleRuntime {
  * else the demo model `demo()` builds (built lazily so a live run never creates it).
  *
  * @example
- * const { model, offline } = chooseModel(options, () => createScriptedDemo('demo', scripts));
+ * const { model, offline } = chooseModel({ env: process.env }, () => createScriptedDemo('demo', { planner: () => ({ text: 'Done.' }) }));
  */
 export function chooseModel(options: ExampleRuntimeOptions, demo: () => Model): { model: Model; offline: boolean } {
   if (options.model) return { model: options.model, offline: false };

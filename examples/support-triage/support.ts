@@ -100,6 +100,7 @@ export const openPriorityCase = tool({
  * Checks orders and payments; part of the support swarm's own configuration.
  *
  * @example
+ * import { createRuntime } from 'xswarm';
  * createRuntime({ agents: [billingAgent], swarms: [support], model });
  */
 export const billingAgent = defineAgent({
@@ -115,6 +116,7 @@ export const billingAgent = defineAgent({
  * customization adds it (the VIP path).
  *
  * @example
+ * import { createRuntime } from 'xswarm';
  * createRuntime({ agents: [billingAgent, escalationAgent], swarms: [support], model });
  */
 export const escalationAgent = defineAgent({

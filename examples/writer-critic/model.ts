@@ -30,7 +30,7 @@ export const CRITIC_ID = 'critic';
  * swarm's maxTurns (which is derived from it).
  *
  * @example
- * writerCritic.maxTurns === MAX_REVISIONS + 4 // true
+ * const maxTurns = MAX_REVISIONS + 4; // the writer-critic swarm's: the critic rounds, one to complete, two spare
  */
 export const MAX_REVISIONS = 3;
 
