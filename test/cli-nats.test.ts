@@ -91,13 +91,13 @@ function words(line: string): string[] {
 }
 
 /**
- * A README walkthrough: every `npx xswarm` and `curl` line of the section under `heading`
- * (default "Distributed over NATS"), up to the next heading of its level or above, in order.
+ * A documented walkthrough: every `npx xswarm` and `curl` line of the section of `file` under
+ * `heading`, up to the next heading of its level or above, in order.
  */
-async function walkthrough(heading = '## Distributed over NATS'): Promise<string[][]> {
-  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+async function walkthrough(file: string, heading: string): Promise<string[][]> {
+  const readme = await readFile(join(ROOT, file), 'utf8');
   const from = readme.indexOf(`\n${heading}`);
-  expect(from, `the README has a "${heading}" section`).toBeGreaterThan(0);
+  expect(from, `${file} has a "${heading}" section`).toBeGreaterThan(0);
   const level = heading.slice(0, heading.indexOf(' ') + 1);
   // Headings are `##` or deeper here (a `# …` line is a shell comment inside a code block).
   const next = [...readme.slice(from + 1).matchAll(/\n(#{2,}) /g)].find((m) => m[1]!.length <= level.length - 1);
@@ -108,7 +108,7 @@ async function walkthrough(heading = '## Distributed over NATS'): Promise<string
 
 describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
   it('the README walkthrough: a worker hosts the agents, `run` hands off to it, `list` and `serve` see every swarm; the worker exits 0 on SIGTERM', TIMEOUT, async () => {
-    const commands = await walkthrough();
+    const commands = await walkthrough('docs/distributed.md', '## Three terminals');
     // As the README writes them; the test's server stands in for 127.0.0.1:4222, a free port for 4000.
     const find = (verb: string) => {
       const found = commands.find((c) => c[0] === 'npx' && c[2] === verb);
@@ -168,7 +168,7 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
   });
 
   it('the README team walkthrough: two worker processes run the attempts, the leader serves the team; the stream ends with the team completed', TIMEOUT, async () => {
-    const commands = await walkthrough('### Team workers in other processes');
+    const commands = await walkthrough('docs/teams.md', '## Team workers in other processes');
     // As the README writes them, on a prefix of this test's own; a free port for 4000.
     const prefix = ['--nats-prefix', 'teamwalk'];
     const find = (verb: string) => {
