@@ -28,6 +28,7 @@ export interface CrashPoint {
  * the swarm is written. Everything else is the store itself.
  *
  * @example
+ * import { sqliteStore } from 'xswarm';
  * const store = crashAfterTurn(sqliteStore('.xswarm/state.db'), { turn: 2, swarmId: () => client.swarmId, message: () => 'crash' });
  */
 export function crashAfterTurn<S extends SwarmStore>(store: S, crash: CrashPoint): S {
