@@ -1,0 +1,113 @@
+/**
+ * Answering `readEvents` on JetStream. A reader of a swarm's latest events (a page after a
+ * recent cursor: what followers of a running swarm ask for) is answered from the outbox of the
+ * swarm's latest value seen here, with a direct get or a few, instead of a stream read (a
+ * consumer, several times dearer for the server). Other reads go through the stream (see
+ * `./events.ts`), completed with the events of an outbox not published yet, since a commit's
+ * KV update lands before its publishes.
+ *
+ * @module
+ */
+import type { SwarmEvent } from '../../../machines/events.js';
+import type { Listing } from './listing.js';
+import type { Names } from './names.js';
+import { unavailable } from './outage.js';
+import type { RecentValues, Seen } from './seen.js';
+import type { Broker, Setup } from './setup.js';
+import type { Watchers } from './watching.js';
+
+/** How many stored events before a known outbox a read fetches with direct gets (more: a stream read). */
+const FEW_EVENTS = 8;
+
+/** Reads swarms' events (see `SwarmStore.readEvents`). */
+export class EventReads {
+  constructor(
+    private readonly setup: Setup,
+    private readonly names: Names,
+    private readonly seen: Seen,
+    private readonly recent: RecentValues,
+    private readonly listing: Listing,
+    private readonly watchers: Watchers,
+  ) {}
+
+  /** The events of `swarmId` with `seq > since`, in order: the first `limit` of them when given. */
+  async read(swarmId: string, since: number, limit?: number): Promise<SwarmEvent[]> {
+    if (limit !== undefined && limit <= 0) return [];
+    try {
+      const r = await this.setup.ready();
+      const subject = this.names.eventSubject(swarmId);
+      // A swarm followed here whose latest value is not known yet: one KV get makes it known.
+      if (this.watchers.has(swarmId) && !this.recent.has(swarmId)) await this.seen.read(r.kv, swarmId);
+      let latest = await this.fromOutbox(r, swarmId, subject, since, limit);
+      if (latest === 'newer') {
+        // The index watch may not have delivered the latest value yet: one KV get reads it
+        // (the same value: the events after it are an events-only commit's, in the stream).
+        const seen = this.recent.get(swarmId)?.rev;
+        await this.seen.read(r.kv, swarmId);
+        latest = this.recent.get(swarmId)?.rev !== seen ? await this.fromOutbox(r, swarmId, subject, since, limit) : undefined;
+      }
+      if (latest && latest !== 'newer') return latest;
+      const events = await r.events.read(swarmId, subject, since, limit);
+      const full = () => limit !== undefined && events.length >= limit;
+      let last = events.at(-1)?.seq ?? since;
+      // Before the index is complete, the record is read to know.
+      if (full() || (this.listing.complete && this.lastKnownSeq(swarmId) <= last)) return events;
+      // The stream is behind the record: a commit's outbox is not (all) published yet.
+      const cur = await this.seen.read(r.kv, swarmId);
+      const value = cur.decoded?.value;
+      if (!value || value.record.lastSeq <= last) return events;
+      const append = (more: readonly SwarmEvent[]) => {
+        for (const e of more) {
+          if (full()) return;
+          if (e.seq === last + 1) {
+            events.push(e);
+            last++;
+          }
+        }
+      };
+      // Events published since the stream was read come before the outbox's.
+      if ((value.outbox?.events[0]?.seq ?? Infinity) > last + 1) append(await r.events.read(swarmId, subject, last, limit === undefined ? undefined : limit - events.length));
+      append(value.outbox?.events ?? []);
+      return events;
+    } catch (e) {
+      throw unavailable(e);
+    }
+  }
+
+  /**
+   * The last event seq of `swarmId`'s latest record known here (own writes, the index): a stream
+   * read that ends before it may be missing an outbox not published yet.
+   */
+  private lastKnownSeq(swarmId: string): number {
+    return Math.max(this.seen.lastSeq(swarmId), this.listing.lastSeq(swarmId));
+  }
+
+  /**
+   * The events after `since` answered from the outbox of the swarm's latest value known here,
+   * with a few direct gets instead of a stream read (a consumer); undefined when that cannot be
+   * exact. It is when the outbox holds the events up to the record's `lastSeq` (those before it,
+   * at most {@link FEW_EVENTS}, are stored and read one by one) and the stream holds none after
+   * `lastSeq`: the event stored last is at most `lastSeq` (`'newer'` when it is after it: the
+   * value known here is not the latest). That says so, since
+   * events after `lastSeq` are published only once the outbox is acknowledged, so they follow
+   * it in the stream, and a republished copy of the outbox landing after them (once the
+   * duplicate window has passed) is ruled out while the value is recent.
+   */
+  private async fromOutbox(r: Broker, swarmId: string, subject: string, since: number, limit: number | undefined): Promise<SwarmEvent[] | 'newer' | undefined> {
+    const v = this.recent.get(swarmId);
+    if (!v || Date.now() - v.at > r.recentMs) return undefined;
+    const { record } = v.value;
+    const { events } = v;
+    if (events.length === 0 || events.at(-1)!.seq !== record.lastSeq) return undefined;
+    const first = events[0]!.seq;
+    // Events before the outbox's are stored (an outbox is published before its value is
+    // replaced): a few of them are read with direct gets.
+    const gap = since < record.lastSeq ? first - 1 - since : 0;
+    if (gap > FEW_EVENTS) return undefined;
+    const [stored, before] = await Promise.all([r.events.lastStored(subject), gap > 0 ? r.events.readFew(swarmId, subject, since, first - 1, 2 * gap) : []]);
+    if (stored !== undefined && stored > record.lastSeq) return 'newer';
+    if (stored === undefined || !before) return undefined;
+    const after = [...before, ...events.filter((e) => e.seq > since)];
+    return limit === undefined ? after : after.slice(0, limit);
+  }
+}

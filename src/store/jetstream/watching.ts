@@ -1,0 +1,137 @@
+/**
+ * Watching other processes' writes to the JetStream store. {@link BucketWatch} follows every
+ * write to the bucket (a KV watch: first every swarm's value, then each write as it lands) and
+ * hands each value to what this process has seen and to the listing; {@link Watchers} wakes the
+ * readers of a swarm at each of its events (a subscription to its subject) and each new value
+ * of its key, so that readers of a swarm driven elsewhere need not poll.
+ *
+ * @module
+ */
+import type { KV, KvEntry } from '@nats-io/kv';
+import { delay } from '../../util/abort.js';
+import type { Listing } from './listing.js';
+import type { Names } from './names.js';
+import { decodeValue } from './records.js';
+import type { RecentValues, Seen } from './seen.js';
+import type { Setup } from './setup.js';
+
+/** The readers following swarms here (`SwarmStore.watch`), by swarm. */
+export class Watchers {
+  private readonly listeners = new Map<string, Set<() => void>>();
+  /** Event subscriptions of watchers, ended by `close()`. */
+  private readonly subscriptions = new Set<() => void>();
+
+  constructor(
+    private readonly setup: Setup,
+    private readonly names: Names,
+  ) {}
+
+  /** Whether someone here follows `swarmId` (its values are then parsed as they come). */
+  has(swarmId: string): boolean {
+    return this.listeners.has(swarmId);
+  }
+
+  /** Wakes the readers of `swarmId` (a new value of its key). */
+  notify(swarmId: string): void {
+    for (const f of this.listeners.get(swarmId) ?? []) f();
+  }
+
+  /** Calls `onChange` whenever `swarmId` may have changed; returns the function that stops the calls. */
+  watch(swarmId: string, onChange: () => void): () => void {
+    let set = this.listeners.get(swarmId);
+    if (!set) this.listeners.set(swarmId, (set = new Set()));
+    const call = () => onChange();
+    set.add(call);
+    let stopped = false;
+    let unsubscribe: (() => void) | undefined;
+    void this.setup.ready().then(
+      (r) => {
+        if (stopped) return;
+        const sub = r.nc.subscribe(this.names.eventSubject(swarmId), { callback: () => onChange() });
+        unsubscribe = () => {
+          this.subscriptions.delete(unsubscribe!);
+          sub.unsubscribe();
+        };
+        this.subscriptions.add(unsubscribe);
+        // Events published while the subscription was on its way to the server reached nobody:
+        // once it is in place, one wake-up makes the reader look again.
+        r.nc.flush().then(
+          () => stopped || onChange(),
+          () => undefined,
+        );
+      },
+      () => undefined,
+    );
+    return () => {
+      stopped = true;
+      unsubscribe?.();
+      this.listeners.get(swarmId)?.delete(call);
+      if (this.listeners.get(swarmId)?.size === 0) this.listeners.delete(swarmId);
+    };
+  }
+
+  /** Ends every subscription and forgets every reader (the store is closed). */
+  stop(): void {
+    for (const unsubscribe of [...this.subscriptions]) unsubscribe();
+    this.listeners.clear();
+  }
+}
+
+/**
+ * Keeps what this process has seen and the listing up to date with every process's writes: a
+ * KV watch of the bucket (its first values are every swarm's; then each write as it lands).
+ * Started again should it end while the store is open (values seen before are skipped by
+ * revision).
+ */
+export class BucketWatch {
+  private stopped = false;
+  private stopWatch: (() => void) | undefined;
+
+  constructor(
+    private readonly names: Names,
+    private readonly seen: Seen,
+    private readonly recent: RecentValues,
+    private readonly listing: Listing,
+    private readonly watchers: Watchers,
+  ) {}
+
+  /** Starts watching the bucket (once the store is set up). */
+  start(kv: KV): void {
+    void this.run(kv);
+  }
+
+  /** Stops watching (the store is closed). */
+  stop(): void {
+    this.stopped = true;
+    this.stopWatch?.();
+  }
+
+  private async run(kv: KV): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const it = await kv.watch();
+        this.stopWatch = () => it.stop();
+        if (this.stopped) it.stop();
+        if ((await kv.status()).values === 0) this.listing.loaded();
+        for await (const e of it) {
+          this.note(this.names.swarmOf(e.key), e);
+          if (e.isUpdate) this.listing.loaded();
+        }
+      } catch {
+        // NATS unreachable while (re)starting the watch: tried again below.
+      }
+      if (!this.stopped) await delay(500);
+    }
+  }
+
+  private note(swarmId: string, e: KvEntry): void {
+    // Another process wrote it: the next write here starts from a fresh read.
+    this.seen.outdated(swarmId, e.revision);
+    const at = e.created.getTime();
+    // A copy: the entry's bytes are a view of the connection's read buffer.
+    if (e.operation === 'PUT' && !this.watchers.has(swarmId)) return this.listing.setLater(swarmId, e.revision, e.value.slice(), at);
+    const decoded = e.operation === 'PUT' ? decodeValue(e.string()) : undefined;
+    this.recent.note(swarmId, e.revision, at, decoded?.value);
+    this.listing.set(swarmId, e.revision, decoded, at);
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Writing a swarm's KV key, what every commit with a record and every lease write goes through:
+ * compare-and-set on the revision last seen here, decided again on a fresh read when another
+ * process wrote meanwhile, retried through outages (a write that timed out may have landed: it
+ * is recognised by its id). The value being replaced has its outbox published first, so no
+ * commit's events or rows are lost with it. {@link KeyWriter} also runs one operation per swarm
+ * at a time here, in call order, and keeps the ones in flight for `close()` to wait for.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import type { Names } from './names.js';
+import { isWrongSequence, type Outages } from './outage.js';
+import type { OutboxPublisher } from './outbox.js';
+import type { StoredValue } from './records.js';
+import type { Known, Seen } from './seen.js';
+import type { Broker } from './setup.js';
+
+/** Serializes, tracks and writes the operations on swarms' keys. */
+export class KeyWriter {
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly names: Names,
+    private readonly seen: Seen,
+    private readonly outbox: OutboxPublisher,
+    private readonly outages: Outages,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** One operation on a swarm at a time here (commits, lease writes), in call order. */
+  locked<T>(swarmId: string, fn: () => Promise<T>): Promise<T> {
+    const run = (this.locks.get(swarmId) ?? Promise.resolve()).then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.locks.set(swarmId, tail);
+    void tail.then(() => {
+      if (this.locks.get(swarmId) === tail) this.locks.delete(swarmId);
+    });
+    return run;
+  }
+
+  /** Tracks an operation so `close()` waits for it. */
+  track<T>(p: Promise<T>): Promise<T> {
+    this.inFlight.add(p);
+    const done = () => this.inFlight.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  /** Settles once every operation tracked so far has (written, or failed). */
+  settled(): Promise<unknown> {
+    return Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * Writes `next(cur)` over the current value of the key with compare-and-set, retrying on a
+   * concurrent write (re-read, `next` decides again) and on transient failures (re-read: a
+   * write that timed out may have landed, recognised by its id). `next` returns undefined to
+   * write nothing. The current value's outbox is published before it is replaced.
+   */
+  async update(r: Broker, swarmId: string, what: string, next: (cur: Known) => Omit<StoredValue, 'w'> | undefined): Promise<Known | undefined> {
+    const w = randomUUID();
+    let fresh = false;
+    return this.outages.retry(what, async () => {
+      for (;;) {
+        const cached = !fresh ? this.seen.get(swarmId) : undefined;
+        const cur = cached ?? (await this.seen.read(r.kv, swarmId));
+        fresh = true;
+        if (cur.decoded?.value?.w === w) return cur;
+        let value: Omit<StoredValue, 'w'> | undefined;
+        try {
+          value = next(cur);
+        } catch (e) {
+          // Refused on what this store remembered: decide again on what is stored.
+          if (cached) continue;
+          throw e;
+        }
+        // A write the compare-and-set checks; a refusal is decided on a fresh read.
+        if (!value && cached) continue;
+        if (!value) return undefined;
+        if (cur.decoded?.value?.outbox && !cur.published) {
+          await this.outbox.publish(r.ctx, swarmId, cur.decoded.value.outbox);
+          cur.published = true;
+        }
+        const stored: StoredValue = { ...value, w };
+        const key = this.names.key(swarmId);
+        let rev: number;
+        try {
+          rev = await r.kv.put(key, JSON.stringify(stored), { previousSeq: cur.rev, timeout: this.timeoutMs });
+        } catch (e) {
+          if (isWrongSequence(e)) continue;
+          throw e;
+        }
+        const k: Known = { rev, decoded: { value: stored }, at: Date.now(), published: !stored.outbox };
+        this.seen.remember(swarmId, k);
+        fresh = false;
+        return k;
+      }
+    });
+  }
+}
