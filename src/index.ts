@@ -25,8 +25,10 @@
  *
  * @module
  */
-export { defineAgent, defineSwarm, DEFAULT_MAX_TURNS } from './define/swarm.js';
-export type { AgentDefinition, FromInput, Guardrail, SwarmDefinition, SwarmOverrides, ToolEntry } from './define/swarm.js';
+export { defineSwarm, DEFAULT_MAX_TURNS } from './define/swarm.js';
+export { defineAgent } from './define/agent.js';
+export type { FromInput, Guardrail, SwarmDefinition, SwarmOverrides, ToolEntry } from './define/swarm.js';
+export type { AgentDefinition } from './define/agent.js';
 export { swarmRegistry } from './define/swarm-registry.js';
 export type { SwarmCard, SwarmRegistryTools } from './define/swarm-registry.js';
 export { tool, jsonSchemaOf } from './define/tool.js';
@@ -45,15 +47,16 @@ export type { AgentRegistry, AgentRegistryOptions, LocalAgentRun } from './regis
 export type { AgentHealth, AgentInfo, DependencyKind, DispatchSpec, RegistrySnapshot, RegistryTask, RegistryTaskState, RegistryTaskStep, TaskDependency } from './registry/types.js';
 export { TeamError } from './errors.js';
 export type { TeamErrorCode } from './errors.js';
-export { defineTeam } from './team/define.js';
-export type { TeamDefinition, TeamDefinitionInput, TeamWorkerDefinition } from './team/define.js';
+export { defineTeam } from './define/team.js';
+export type { TeamDefinition, TeamDefinitionInput, TeamWorkerDefinition } from './define/team.js';
 export { TeamClient } from './team/client.js';
 export type { TeamBoardView, TeamInboxView, TeamSummary } from './team/client.js';
 export type { TeamEvent, TeamFact } from './team/events.js';
 export type { TeamRunMetrics, TeamRunSummary, TeamStatus } from './team/host-types.js';
-export { DEFAULT_TEAM_LIMITS } from './team/limits.js';
-export type { TeamLimits } from './team/limits.js';
-export type { BlockedTask, BoardCounts, Task, TaskMetadata, TaskSpec, TaskStatus } from './team/board-types.js';
+export { DEFAULT_TEAM_LIMITS } from './define/team-limits.js';
+export type { TeamLimits } from './define/team-limits.js';
+export type { BlockedTask, BoardCounts } from './team/board-types.js';
+export type { Task, TaskMetadata, TaskSpec, TaskStatus } from './define/team.js';
 export type { InboxMessage, InboxMessageType } from './team/inbox.js';
 export { AdhocClient, SwarmClient } from './client/client.js';
 export type { AdhocParameters } from './client/client.js';

@@ -34,7 +34,7 @@ import { memoryStore } from '../store/memory.js';
 import type { SwarmResult } from '../store/result.js';
 import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
 import type { TeamClient } from '../team/client.js';
-import type { TeamDefinition } from '../team/define.js';
+import type { TeamDefinition } from '../define/team.js';
 import { Teams } from '../team/teams.js';
 import { CallRunners } from './calls.js';
 import { Commands } from './commands.js';
