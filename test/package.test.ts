@@ -60,12 +60,20 @@ let core: string;
 /** The project with xswarm and every optional peer. */
 let full: string;
 
+/** How long a child process (a program, tsc, a command) may take before it is killed. */
+const CHILD_MS = 60_000;
+/**
+ * Each test's timeout: above {@link CHILD_MS}, so that a hung child is killed and the test's own
+ * cleanup (`finally`: a server, nats-server) runs before vitest gives up on the test.
+ */
+const TEST_MS = 90_000;
+
 /** Runs a command to completion; resolves with its exit code and output, never rejects. Killed after `timeoutMs`. */
 function exec(
   command: string,
   args: string[],
   cwd: string,
-  timeoutMs = 120_000,
+  timeoutMs = CHILD_MS,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
     const child = spawn(command, args, { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs, killSignal: 'SIGKILL' });
@@ -104,7 +112,7 @@ async function install(project: string, packages: string[]): Promise<void> {
 /** Runs `node <file>` (a program written into `project`) and parses the JSON it prints. */
 async function runProgram(project: string, file: string, source: string, args: string[] = []): Promise<unknown> {
   await writeFile(join(project, file), source);
-  const { code, stdout, stderr } = await exec(process.execPath, [file, ...args], project, 60_000);
+  const { code, stdout, stderr } = await exec(process.execPath, [file, ...args], project);
   expect(stderr, `${file} wrote to stderr`).toBe('');
   expect(code, `${file} exited with ${code}`).toBe(0);
   return JSON.parse(stdout);
@@ -155,7 +163,7 @@ beforeAll(async () => {
   // zod: a user defining schemas installs it; @types/node: a Node service in TypeScript has it.
   const common = [xswarm, locked('zod'), locked('@types/node')];
   await Promise.all([install(core, common), install(full, [...common, ...ALL_PEERS.map(locked)])]);
-}, 480_000);
+}, 600_000);
 
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -202,7 +210,7 @@ describe('the packed tarball', () => {
       const foreign = [...named].filter((p) => !p.startsWith('node:') && !allowed.has(packageName(p)));
       expect(foreign, `xswarm${entry === '.' ? '' : `/${entry}`}`).toEqual([]);
     }
-  });
+  }, TEST_MS);
 });
 
 describe('a Node service without the optional packages', () => {
@@ -236,7 +244,7 @@ await runtime.close();
       result: { status: 'completed', result: 'Go hiking on Saturday.' },
       calls: ['planner', 'weather-agent', 'planner', 'calendar-agent', 'planner', 'allergen-agent', 'planner'],
     });
-  });
+  }, TEST_MS);
 
   it('names the package to install when an optional part is used', async () => {
     const errors = (await runProgram(
@@ -268,7 +276,7 @@ await runtime.close();
     expect(errors.serverSubpath).toMatch(/Cannot find package '(express|ws|@a2a-js\/sdk|@modelcontextprotocol\/(server|node))'/);
     expect(errors.a2aSubpath).toMatch(/Cannot find package '@a2a-js\/sdk'/);
     expect(errors.natsSubpath).toMatch(/Cannot find package '@nats-io\/(transport-node|jetstream|kv)'/);
-  });
+  }, TEST_MS);
 
   it('the xswarm binary asks for tsx to load a TypeScript module, and for the packages its commands need', async () => {
     const ts = await exec(join(core, 'node_modules/.bin/xswarm'), ['serve', 'swarms.ts'], core);
@@ -277,7 +285,7 @@ await runtime.close();
     const js = await exec(join(core, 'node_modules/.bin/xswarm'), ['replay', 'some-swarm'], core);
     expect(js.code).toBe(1);
     expect(js.stderr).toMatch(/needs the package (\S+), which is not installed: npm install \1\n$/);
-  });
+  }, TEST_MS);
 });
 
 describe('a TypeScript consumer of the core, without the optional packages and without skipLibCheck', () => {
@@ -305,19 +313,19 @@ export async function optionalParts(): Promise<[SwarmServer, SqliteStore, string
     const { code, stdout } = await typecheck(core, 'consumer-nodenext', consumer.replace('__ID__', "'planner'"));
     expect(stdout).toBe('');
     expect(code).toBe(0);
-  });
+  }, TEST_MS);
 
   it('type-checks (moduleResolution Bundler)', async () => {
     const { code, stdout } = await typecheck(core, 'consumer-bundler', consumer.replace('__ID__', "'planner'"), 'Bundler');
     expect(stdout).toBe('');
     expect(code).toBe(0);
-  });
+  }, TEST_MS);
 
   it('and a wrong one fails: a number as the swarm id', async () => {
     const { code, stdout } = await typecheck(core, 'consumer-wrong', consumer.replace('__ID__', '42'));
     expect(code).not.toBe(0);
     expect(stdout).toMatch(/main\.ts\(7,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
-  });
+  }, TEST_MS);
 });
 
 describe('a Node service with the optional packages: every entry point used for real', () => {
@@ -364,7 +372,7 @@ console.log(JSON.stringify(out));
         card: { status: 200, name: 'planner' },
       });
     }
-  });
+  }, TEST_MS);
 
   it('xswarm/sqlite: a swarm committed to a file in the temporary folder is read back by another runtime', async () => {
     const file = join(full, 'sqlite', 'state.db');
@@ -394,7 +402,7 @@ await second.close();
     );
     expect(output).toEqual({ result: { status: 'completed', result: 'Go hiking.' }, committed: true });
     expect(existsSync(file)).toBe(true);
-  });
+  }, TEST_MS);
 
   it('xswarm/openai: a swarm on the official client, against a local Chat Completions server', async () => {
     const chat = await startOpenAIServer(() => ({ chunks: ['Go ', 'hiking.'], usage: { prompt_tokens: 5, completion_tokens: 2 } }));
@@ -430,7 +438,7 @@ console.log(JSON.stringify(out));
     } finally {
       await chat.close();
     }
-  });
+  }, TEST_MS);
 
   it('xswarm/a2a: a swarm hands off over A2A to a swarm another runtime serves', async () => {
     const output = await runProgram(
@@ -461,7 +469,7 @@ await remote.close();
 `,
     );
     expect(output).toEqual({ result: { status: 'completed', result: 'Plan: Sunny on Saturday' }, remote: 'completed' });
-  });
+  }, TEST_MS);
 
   it.skipIf(natsServerMissing)('xswarm/nats: a swarm on a real nats-server, read back by a runtime given nats: { servers }', async () => {
     const nats = await startNatsServer();
@@ -499,7 +507,7 @@ console.log(JSON.stringify({ result, read }));
     } finally {
       await nats.stop();
     }
-  });
+  }, TEST_MS);
 
   it('the xswarm binary: --help, and serve <module> until SIGTERM', async () => {
     const bin = join(full, 'node_modules/.bin/xswarm');
@@ -540,7 +548,7 @@ export const model = scriptedModel(() => ({ text: 'Go hiking.' }));
     } finally {
       if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
     }
-  });
+  }, TEST_MS);
 
   it('a TypeScript consumer of every subpath type-checks without skipLibCheck', async () => {
     const { code, stdout } = await typecheck(
@@ -574,7 +582,7 @@ console.log(store.stats().writeMs);
     );
     expect(stdout).toBe('');
     expect(code).toBe(0);
-  });
+  }, TEST_MS);
 });
 
 /** Resolves with the URL `xswarm serve` prints once it serves; rejects if it exits first or takes over 30 s. */
