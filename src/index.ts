@@ -71,7 +71,7 @@ export type { SqliteStore, SqliteStoreOptions } from './store/sqlite/store.js';
 export { ReplayDivergenceError } from './runtime/replay.js';
 export { serve } from './server/lazy.js';
 export { a2aRemoteAgents } from './a2a/lazy.js';
-export type { ServeOptions, SwarmServer } from './server/index.js';
+export type { ServeOptions, SwarmServer } from './server/options.js';
 export type { A2ARemoteOptions } from './a2a/client.js';
 export type { Commit, Lease, SwarmFilter, StoreStats, SwarmRecord, SwarmStore, SwarmSummary } from './store/types.js';
 export { CorruptEventError, LeaseLostError, RevisionConflictError } from './store/types.js';
