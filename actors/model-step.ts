@@ -36,7 +36,7 @@ export function createModelStep(ports: SwarmPorts) {
       },
     });
     const durationMs = performance.now() - started;
-    let response;
+    let response: ModelStepOutput['response'];
     try {
       response = normalizeResponse(raw, input.turn);
     } catch (e) {

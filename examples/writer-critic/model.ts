@@ -81,7 +81,7 @@ function writerScript(req: ModelRequest): ModelResponse {
   // Every point raised so far stays fixed: a writer does not undo an earlier revision.
   const fixes = { short: notes.some((n) => /sentence/i.test(n)), example: notes.some((n) => /example/i.test(n)) };
   const draft = draftFor(brief, fixes);
-  const point = last?.result!.replace(/^REVISE:\s*/, '').split(/(?<=\.)\s/)[0];
+  const point = last?.result?.replace(/^REVISE:\s*/, '').split(/(?<=\.)\s/)[0];
   const say = point ? `Revision ${rounds.length}, addressing: ${point}` : 'First draft done; asking the critic.';
   return calls(req, [[critic, { request: reviewRequest(draft) }]], say);
 }

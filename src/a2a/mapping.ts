@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { Role, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { type Role, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { legacyPushNotificationToV1StreamResponse } from '@a2a-js/sdk/compat/v0_3';
 import type { Artifact, Message as SwarmMessage, StatusUpdateEvent, SwarmEvent, TaskEvent } from '../../machines/events.js';
 import type { SwarmStatus } from '../store/result.js';

@@ -10,7 +10,7 @@ import { BUILTIN_TOOLS, REGISTRY_HANDOFF, REGISTRY_SEARCH } from '../../actors/i
 import { DefinitionError } from '../errors.js';
 import { type Handoff, handoffTargetId } from '../define/handoff.js';
 import { registrySearchTool } from './registry-tools.js';
-import { type SwarmCard } from '../define/swarm-registry.js';
+import type { SwarmCard } from '../define/swarm-registry.js';
 import { checkMaxTurns, resolveHandoffs } from './resolve.js';
 import { jsonSchemaOf, type Tool, TOOL_NAME } from '../define/tool.js';
 import type { Elsewhere } from './elsewhere.js';

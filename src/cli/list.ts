@@ -5,7 +5,8 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import type { SwarmStatus, SwarmSummary } from '../index.js';
+import type { SwarmStatus } from '../store/result.js';
+import type { SwarmSummary } from '../store/types.js';
 import { SWARM_STATUSES } from '../store/result.js';
 import { CliError, EXIT, openState, STATE_OPTIONS } from './module.js';
 

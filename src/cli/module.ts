@@ -12,7 +12,13 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
-import type { AgentDefinition, Model, Runtime, RuntimeOptions, SwarmDefinition, SwarmStore, TeamDefinition, Tool } from '../index.js';
+import type { AgentDefinition } from '../define/agent.js';
+import type { SwarmDefinition } from '../define/swarm.js';
+import type { Tool } from '../define/tool.js';
+import type { Model } from '../models/scripted.js';
+import type { Runtime, RuntimeOptions } from '../runtime/types.js';
+import type { SwarmStore } from '../store/types.js';
+import type { TeamDefinition } from '../define/team.js';
 import { importOptional, OPTIONAL_PEERS } from '../util/optional.js';
 import { DEFAULT_DB_PATH, sqliteStore } from '../store/sqlite/store.js';
 import { type NatsOptions, natsPrefix } from '../nats/options.js';
@@ -233,7 +239,7 @@ export async function loadModule(path: string, needs: 'swarms' | 'served' | 'def
   if (swarms.length === 0 && agents.length === 0 && teams.length === 0) throw new CliError(`${path} exports neither \`swarms\`, \`agents\` nor \`teams\``, EXIT.usage);
   let model = served.model;
   if (!model && process.env.OPENAI_API_KEY) {
-    const { openaiModel } = await import('../index.js');
+    const { openaiModel } = await import('../models/openai.js');
     model = openaiModel({ model: process.env.XSWARM_MODEL || 'gpt-4o-mini' });
   }
   if (!model) throw new CliError(`${path} exports no \`model\` and OPENAI_API_KEY is not set`, EXIT.usage);
@@ -258,7 +264,7 @@ export async function moduleRuntime(
   store: SwarmStore = state.store,
   { serve = true }: { serve?: boolean } = {},
 ): Promise<Runtime> {
-  const { createRuntime } = await import('../index.js');
+  const { createRuntime } = await import('../runtime/index.js');
   const definitions = mod ? { swarms: mod.swarms, agents: mod.agents, teams: mod.teams, tools: mod.tools, model: mod.model } : { model: NO_MODEL };
   return createRuntime({ ...definitions, store, ...state.distribution, ...(serve ? {} : { hosting: { serve: false } }) });
 }

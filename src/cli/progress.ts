@@ -6,7 +6,8 @@
  * @module
  */
 import { agentOfHosted } from '../define/ids.js';
-import type { SwarmEvent, SwarmFact, SwarmResult } from '../index.js';
+import type { SwarmEvent, SwarmFact } from '../../machines/events.js';
+import type { SwarmResult } from '../store/result.js';
 
 /** How a {@link Progress} writes. */
 export interface ProgressOptions {

@@ -5,7 +5,8 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import { ReplayDivergenceError, type Runtime } from '../index.js';
+import { ReplayDivergenceError } from '../runtime/replay.js';
+import type { Runtime } from '../runtime/types.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../define/swarm-id.js';
 import { CliError, EXIT, moduleRuntime, openState, STATE_OPTIONS } from './module.js';
 

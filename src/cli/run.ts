@@ -7,7 +7,11 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import type { PauseReason, Runtime, SwarmClient, SwarmDefinition, SwarmResult } from '../index.js';
+import type { PauseReason } from '../../machines/events.js';
+import type { SwarmClient } from '../client/client.js';
+import type { SwarmDefinition } from '../define/swarm.js';
+import type { Runtime } from '../runtime/types.js';
+import type { SwarmResult } from '../store/result.js';
 import { xswarmCommand } from './invocation.js';
 import { CliError, EXIT, loadModule, moduleRuntime, openState, shellQuote, STATE_OPTIONS } from './module.js';
 import { Progress } from './progress.js';

@@ -7,7 +7,8 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import { type Runtime, serve } from '../index.js';
+import type { Runtime } from '../runtime/types.js';
+import { serve } from '../server/lazy.js';
 import { CliError, EXIT, loadModule, moduleRuntime, openState, readToken, STATE_OPTIONS, untilStopped } from './module.js';
 
 /** `xswarm serve`; resolves with the exit code once stopped by a signal. */

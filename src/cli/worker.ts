@@ -8,7 +8,7 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import type { Runtime } from '../index.js';
+import type { Runtime } from '../runtime/types.js';
 import { CliError, EXIT, loadModule, moduleRuntime, openState, STATE_OPTIONS, untilStopped } from './module.js';
 
 /** `xswarm worker`; resolves with the exit code once stopped by a signal. */

@@ -5,7 +5,7 @@
  */
 import type { PauseReason, SwarmEvent } from '../../machines/events.js';
 import type { Usage } from '../../machines/messages.js';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { SwarmOverrides, ToolEntry } from '../define/swarm.js';
 import { ADHOC_ID } from '../define/ids.js';
 import type { Handoff } from '../define/handoff.js';

@@ -6,8 +6,8 @@
 import type { PauseReason } from '../../machines/events.js';
 import type { SwarmContext } from '../../machines/swarm.js';
 import { runningCalls } from '../../machines/round.js';
-import { type SwarmRoundCall } from '../../machines/calls/swarm.js';
-import { type AgentRoundCall } from '../../machines/calls/agent.js';
+import type { SwarmRoundCall } from '../../machines/calls/swarm.js';
+import type { AgentRoundCall } from '../../machines/calls/agent.js';
 
 /**
  * The state of a swarm as its client sees it. `running` covers the machine's `running` and

@@ -41,7 +41,7 @@ export function taskRunner(deps: TaskRunDeps) {
     const started = deps.clock();
     const fail = (message: string) => Object.assign(new Error(message), { durationMs: deps.clock() - started });
     const task = deps.board.task(input.task.taskId);
-    if (!task || task.status !== 'in_progress' || task.owner !== input.workerId) throw fail(`task ${input.task.taskId} is no longer held by ${input.workerId}`);
+    if (task?.status !== 'in_progress' || task.owner !== input.workerId) throw fail(`task ${input.task.taskId} is no longer held by ${input.workerId}`);
     // The board's attempt count is durable: the same attempt gets the same swarm after a restart.
     const swarmId = attemptKey(deps.board.id, task.id, task.attempts);
     const definition = deps.worker(input.type);

@@ -31,7 +31,7 @@ import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
 import { TeamJournal, type TeamSnapshot } from './host-journal.js';
 import { TEAM_RECORD_PREFIX } from '../define/ids.js';
-import { type RecordStorePort } from '../store/records.js';
+import type { RecordStorePort } from '../store/records.js';
 import { isFinal } from '../store/result.js';
 import { heldByOther } from '../leases/holder.js';
 import type { TeamEvent } from './events.js';
@@ -174,7 +174,7 @@ export class TeamHost {
       throw new TeamError(`team "${this.teamId}" is stored as ${record.definitionId}, not team ${this.definition.id}`, 'team-in-use');
     }
     const snapshot = record.snapshot as TeamSnapshot | undefined;
-    if (!snapshot || snapshot.format !== 1) throw new TeamError(`team "${this.teamId}" has no readable snapshot in the store`, 'invalid-snapshot');
+    if (snapshot?.format !== 1) throw new TeamError(`team "${this.teamId}" has no readable snapshot in the store`, 'invalid-snapshot');
     // An unfinished team's leader snapshot is restored into this runtime's machine: another
     // version's context may not fit it (as for swarms, refused rather than misread). A finished
     // team stays readable: its board, inbox and events do not depend on the machine.
@@ -728,7 +728,7 @@ export class TeamHost {
    */
   #tick(): void {
     const leader = this.#leader;
-    if (!leader || leader.getSnapshot().status !== 'active') return;
+    if (leader?.getSnapshot().status !== 'active') return;
     const now = this.#clock();
     for (const w of leader.getSnapshot().context.workers) {
       if (w.status === 'shutdown') continue;

@@ -17,7 +17,7 @@ import { TeamError } from '../errors.js';
 import { TeamHost } from './host.js';
 import type { TeamRuntimePort } from './host-types.js';
 import { TEAM_RECORD_PREFIX } from '../define/ids.js';
-import { type RecordStorePort } from '../store/records.js';
+import type { RecordStorePort } from '../store/records.js';
 import { checkLimit } from '../define/team-limits.js';
 import { Renewal } from '../leases/renewal.js';
 

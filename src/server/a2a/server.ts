@@ -156,7 +156,7 @@ function decorateEventStream(req: IncomingMessage, res: ServerResponse, keepAliv
   const legacy = speaksV03(req);
   const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
   let keepAlive: NodeJS.Timeout | undefined;
-  res.write = function (chunk: unknown, ...rest: unknown[]): boolean {
+  res.write = ((chunk: unknown, ...rest: unknown[]): boolean => {
     if (!keepAlive && String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) {
       keepAlive = setInterval(() => {
         if (!res.writableEnded && !res.destroyed) write(': ping\n\n');
@@ -164,7 +164,7 @@ function decorateEventStream(req: IncomingMessage, res: ServerResponse, keepAliv
       keepAlive.unref();
     }
     return write(legacy && typeof chunk === 'string' ? finalOnInputRequired(chunk) : chunk, ...rest);
-  } as typeof res.write;
+  }) as typeof res.write;
   res.once('close', () => clearInterval(keepAlive));
 }
 
