@@ -7,8 +7,8 @@
  * to import anything. Type-only imports count everywhere but in `no-value-cycles`: a type from
  * the wrong side of an arrow couples the code as much as a value does.
  *
- * TypeScript 7.0 is read through scripts/depcruise.mjs (see there), until dependency-cruiser can
- * read it by itself.
+ * The sources are parsed with swc (`options.parser`): dependency-cruiser's own TypeScript parser
+ * needs the compiler API TypeScript 7.0 does not have.
  *
  * @type {import('dependency-cruiser').IConfiguration}
  */
@@ -146,9 +146,11 @@ module.exports = {
   options: {
     // Packages are leaves: the rules are about our arrows, not about what a package imports.
     doNotFollow: { path: 'node_modules' },
-    tsConfig: { fileName: 'tsconfig.json' },
-    // Type-only imports are arrows too (dependency type `type-only`); no-value-cycles sets them apart.
-    tsPreCompilationDeps: true,
+    // Parsed with swc: dependency-cruiser's TypeScript parser needs the TypeScript compiler API,
+    // which TypeScript 7.0 does not offer. swc reads `import type` (and imports whose specifiers
+    // are all types) as type-only imports, so they are arrows too (dependency type `type-only`);
+    // no-value-cycles sets them apart.
+    parser: 'swc',
     // Resolve packages as Node does for an ES module (their "exports" with the import condition),
     // so that ESM-only packages (@xstate/store, @nats-io/*, @a2a-js/sdk's subpaths) resolve.
     enhancedResolveOptions: {
