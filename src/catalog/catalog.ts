@@ -17,7 +17,7 @@ import type { Elsewhere } from './elsewhere.js';
 import { REGISTRY_RECORD_DEFINITION } from '../define/ids.js';
 import type { AgentRegistry } from '../registry/registry.js';
 import { defineSwarm, type SwarmDefinition, type ToolEntry } from '../define/swarm.js';
-import { type AgentDefinition } from '../define/agent.js';
+import type { AgentDefinition } from '../define/agent.js';
 import { agentAsSwarm } from './hosted.js';
 import { agentOfHosted } from '../define/ids.js';
 import { ADHOC_ID, DEFINITION_ID } from '../define/ids.js';

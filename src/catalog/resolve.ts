@@ -10,7 +10,7 @@ import type { Customization } from '../../machines/calls/swarm.js';
 import type { ResolvedHandoff, SwarmConfig } from '../../machines/swarm.js';
 import type { Catalog } from './catalog.js';
 import { resolveFromInput, type SwarmDefinition, type SwarmOverrides } from '../define/swarm.js';
-import { type AgentDefinition } from '../define/agent.js';
+import type { AgentDefinition } from '../define/agent.js';
 import { ADHOC_ID, agentOfHosted, DEFINITION_ID, hostedAgentId } from '../define/ids.js';
 import { DefinitionError } from '../errors.js';
 import { resolveBestAgent } from './best-agent.js';

@@ -11,7 +11,7 @@
  * @module
  */
 import { DEFAULT_MAX_TURNS, type SwarmDefinition } from './swarm.js';
-import { type AgentDefinition } from './agent.js';
+import type { AgentDefinition } from './agent.js';
 import type { Tool } from './tool.js';
 
 /** A handoff to an agent, by definition or by registered id. */

@@ -12,7 +12,7 @@
 import { findBlocked, findCycle } from './board-graph.js';
 import { attemptKey, createBoardStore, failureOutcome, type BoardContext, type BoardStore } from './board-store.js';
 import { parseBoardSnapshot, parseTaskSpec, type BlockedTask, type BoardCounts, type BoardFact, type BoardSnapshot, type Claim } from './board-types.js';
-import { type Task, type TaskSpec } from '../define/team.js';
+import type { Task, TaskSpec } from '../define/team.js';
 import { TeamError } from '../errors.js';
 import { checkLimit, resolveTeamLimits, type TeamLimits } from '../define/team-limits.js';
 
