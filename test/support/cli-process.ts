@@ -4,9 +4,7 @@
  * own environment that would change what it does (database, API key, tokens, NATS credentials).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { REPO_ROOT } from './repo-root.js';
 
 /** Variables a user's shell may hold that would steer the CLI; cleared unless a test sets them. */
 const CLEARED = ['OPENAI_API_KEY', 'NO_COLOR', 'XSWARM_DB', 'XSWARM_TOKEN', 'XSWARM_NATS_PASS', 'XSWARM_NATS_TOKEN', 'XSWARM_NATS_NKEY'];
@@ -34,7 +32,7 @@ export interface Started {
 export function startCli(args: readonly string[], env: Record<string, string> = {}, bin = 'bin/xswarm.js'): Started {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const name of CLEARED) if (!(name in env)) delete childEnv[name];
-  const child = spawn(process.execPath, [bin, ...args], { cwd: ROOT, env: childEnv, stdio: 'pipe' });
+  const child = spawn(process.execPath, [bin, ...args], { cwd: REPO_ROOT, env: childEnv, stdio: 'pipe' });
   running.add(child);
   let stdout = '';
   let stderr = '';
