@@ -1,4 +1,0 @@
-import { createRuntime, memoryStore } from 'xswarm';
-const store = memoryStore();
-const runtime = createRuntime({ swarms, model, store });
-export {};
