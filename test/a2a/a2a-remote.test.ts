@@ -8,6 +8,7 @@ import { createRuntime, defineSwarm, handoff, type ModelRequest, type Runtime, t
 import { a2aRemoteAgents, type A2ARemoteOptions } from '../../src/a2a/client.js';
 import { serve } from '../../src/server/index.js';
 import { call, queueModel, type Step } from '../support/script.js';
+import { until } from '../support/wait.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -161,18 +162,15 @@ describe('a swarm handing off to a swarm on another server', () => {
     const client = a.runtime.forSwarm('planner');
     await client.run('go');
     // Wait until B is working on it.
-    let remoteId: string | undefined;
-    for (let i = 0; i < 100 && !remoteId; i++) {
-      remoteId = (await b.runtime.list({ definitionId: 'weather' }))[0]?.swarmId;
-      if (!remoteId) await new Promise((r) => setTimeout(r, 20));
-    }
+    const remoteId = await until('B to work on it', async () => (await b.runtime.list({ definitionId: 'weather' }))[0]?.swarmId, { interval: 20 });
     expect(remoteId).toBeDefined();
     await client.stop('user gave up');
-    let status = '';
-    for (let i = 0; i < 100 && status !== 'stopped'; i++) {
-      status = (await b.runtime.forSwarm('weather', remoteId!).getResult()).status;
-      if (status !== 'stopped') await new Promise((r) => setTimeout(r, 20));
-    }
+    const status = await until(
+      'the remote swarm to stop',
+      async () => (await b.runtime.forSwarm('weather', remoteId!).getResult()).status,
+      (s) => s === 'stopped',
+      { interval: 20 },
+    );
     expect(status).toBe('stopped');
     release();
   });

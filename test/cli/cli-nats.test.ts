@@ -14,6 +14,7 @@ import { guardCheckoutState } from '../support/checkout-guard.js';
 import { type Done, killCliProcesses, printed, runCli, type Started, startCli } from '../support/cli-process.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from '../support/nats-server.js';
 import { REPO_ROOT } from '../support/repo-root.js';
+import { until } from '../support/wait.js';
 
 const CLI_SWARMS = 'test/fixtures/cli-swarms.ts';
 const TIMEOUT = { timeout: 90_000 };
@@ -65,15 +66,18 @@ async function servedAt(run: Started): Promise<string> {
   return (await printed(run, / at (http:\/\/\S+) \(state: NATS at /))[1]!;
 }
 
-/** A swarm's result over REST, polled until it is no longer running. */
-async function settled(url: string, definitionId: string, swarmId: string): Promise<{ status: string; result?: unknown; reason?: unknown }> {
-  for (;;) {
-    const res = await fetch(`${url}/swarms/${definitionId}/${swarmId}`);
-    expect(res.status).toBe(200);
-    const body = (await res.json()) as { status: string };
-    if (body.status !== 'running' && body.status !== 'awaitingHandoff') return body;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** A swarm's result over REST, polled until it is no longer running (for as long as the test runs). */
+function settled(url: string, definitionId: string, swarmId: string): Promise<{ status: string; result?: unknown; reason?: unknown }> {
+  return until(
+    `${swarmId} to settle`,
+    async () => {
+      const res = await fetch(`${url}/swarms/${definitionId}/${swarmId}`);
+      expect(res.status).toBe(200);
+      return (await res.json()) as { status: string; result?: unknown; reason?: unknown };
+    },
+    (body) => body.status !== 'running' && body.status !== 'awaitingHandoff',
+    { timeout: 300_000, interval: 100 },
+  );
 }
 
 const ndjson = (text: string): SwarmEvent[] => text.trimEnd().split('\n').map((line) => JSON.parse(line) as SwarmEvent);

@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, defineSwarm, isFinalEvent, type Runtime, type SwarmClient, type SwarmEvent, SwarmError } from '../../src/index.js';
-import { call, collect, queueModel, sleep } from '../support/script.js';
+import { call, collect, queueModel } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
 
 let runtime: Runtime | undefined;
 afterEach(async () => {

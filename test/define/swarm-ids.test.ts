@@ -11,9 +11,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, defineSwarm, handoff, isSwarmId, MAX_SWARM_ID_LENGTH, type Runtime } from '../../src/index.js';
 import { serve, type SwarmServer } from '../../src/server/index.js';
 import { call, queueModel } from '../support/script.js';
-import { request, Subscriber, until } from '../support/server-clients.js';
+import { request, Subscriber } from '../support/server-clients.js';
 import { tempDirs } from '../support/temp-dirs.js';
 import { REPO_ROOT } from '../support/repo-root.js';
+import { until } from '../support/wait.js';
 
 const tempDir = tempDirs();
 
@@ -125,7 +126,7 @@ describe('REST and WebSocket', () => {
     const created = await request(url, 'POST', '/swarms/parent', { input: 'go', swarmId: LONGEST });
     expect(created.status).toBe(201);
     expect(created.headers.get('location')).toBe(`/swarms/parent/${encodeURIComponent(LONGEST)}`);
-    const done = await until(() => request(url, 'GET', created.headers.get('location')!), (r) => r.body.status === 'completed');
+    const done = await until('the swarm to complete', () => request(url, 'GET', created.headers.get('location')!), (r) => r.body.status === 'completed');
     expect(done.body).toEqual({ status: 'completed', result: 'parent done' });
 
     const childId = `${LONGEST}:t1:0`;

@@ -27,6 +27,7 @@ import {
 import { subjectToken } from '../../src/transport/types.js';
 import { call, collect, queueModel } from '../support/script.js';
 import { weatherAndPlanner } from '../support/weather-planner.js';
+import { until } from '../support/wait.js';
 
 let bus: LocalBus;
 let store: SwarmStore;
@@ -227,15 +228,6 @@ function watchedStore(inner: SwarmStore): { store: SwarmStore; watching: (swarmI
   return { store, watching: (swarmId) => watchers.get(swarmId)?.size ?? 0 };
 }
 
-/** Resolves once `check` holds, polling; rejects with `what` after `timeoutMs`. */
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** Resolves with the first fact of the team's stream `match` accepts. */
 async function factOf(runtime: Runtime, teamId: string, match: (fact: TeamFact) => boolean): Promise<TeamFact> {
   for await (const event of runtime.forTeam('crew', teamId).events({ signal: AbortSignal.timeout(10_000) })) if (match(event.metadata)) return event.metadata;
@@ -284,7 +276,7 @@ describe('stops of what nobody holds', () => {
 
   it("the leader's wait on a released attempt ends with it: no watch on its swarm is left", async () => {
     const { watched } = await releasedWithNobodyUp();
-    await until(() => watched.watching('tl:b:1') === 0, "the leader's watch on the released attempt to end", 2_000);
+    await until("the leader's watch on the released attempt to end", () => watched.watching('tl:b:1') === 0, { timeout: 2_000 });
   });
 
   it('a released attempt whose stop finds no worker process up is stopped once one comes up, never completed', async () => {
@@ -310,7 +302,7 @@ describe('stops of what nobody holds', () => {
     expect(task!.attempts).toBeGreaterThanOrEqual(4);
     // The team's owed stop reaches attempt 1 in the new worker process before its model answers.
     const attempt1 = leader.forSwarm('builder', 'tl:b:1');
-    await until(async () => (await attempt1.getResult()).status !== 'running', 'attempt 1 to end', 5_000).catch(() => undefined);
+    await until('attempt 1 to end', async () => (await attempt1.getResult()).status !== 'running', { timeout: 5_000 }).catch(() => undefined);
     late();
     expect(await attempt1.wait()).toMatchObject({ status: 'stopped' });
     const facts: TeamFact[] = [];

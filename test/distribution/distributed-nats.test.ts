@@ -15,6 +15,7 @@ import { exited, startFixture } from '../support/crash-process.js';
 import { jsonLine, natsFaultFixtures } from '../support/nats-faults.js';
 import { natsServerMissing } from '../support/nats-server.js';
 import { collect } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
 
 const NODE = fileURLToPath(new URL('../fixtures/nats-node.ts', import.meta.url));
 
@@ -108,7 +109,7 @@ describe.skipIf(natsServerMissing)('distributed over NATS: in-process runtimes',
   const planner = defineSwarm({ id: 'planner', instructions: 'Plan.', handoffs: [handoff.toAgent('weather')] });
   const slow = (ms: number) =>
     scriptedModel(async (req) => {
-      await new Promise((r) => setTimeout(r, ms));
+      await sleep(ms);
       const last = req.messages.filter((m) => m.role === 'tool').at(-1)?.content;
       if (req.agentId === 'weather') return last === undefined ? { toolCalls: [{ id: 'f1', name: 'get_forecast', arguments: '{"day":"Sat"}' }] } : { text: 'sunny' };
       return last === undefined ? { toolCalls: [{ id: 'h1', name: 'handoff_to_weather', arguments: '{"request":"Sat?"}' }] } : { text: `Plan: ${last}` };
@@ -127,10 +128,10 @@ describe.skipIf(natsServerMissing)('distributed over NATS: in-process runtimes',
     await Promise.all(clients.map((c) => c.run('Plan')));
     await nats.server.kill();
     // While the connection is down: refused at once, nothing applied.
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     await expect(clients[0]!.pause()).rejects.toMatchObject({ code: 'unavailable' });
     await expect(home.forSwarm(planner, 'during-outage').run('Plan')).rejects.toMatchObject({ code: 'unavailable' });
-    await new Promise((r) => setTimeout(r, 700));
+    await sleep(700);
     await nats.server.start();
     for (const c of clients) expect(await c.wait()).toEqual({ status: 'completed', result: 'Plan: sunny' });
     for (const c of clients) {

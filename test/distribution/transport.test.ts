@@ -12,15 +12,8 @@ import { natsTransport } from '../../src/transport/nats.js';
 import { LocalBus, localTransport } from '../../src/transport/local.js';
 import { fromSubjectToken, subjectToken, type Transport, type TransportError, type TransportMessage } from '../../src/transport/types.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from '../support/nats-server.js';
-
-/** Polls `check` until it holds (every 5 ms), failing after `ms`. */
-async function until(check: () => boolean, ms = 3_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+import { until } from '../support/wait.js';
+import { sleep } from '../support/sleep.js';
 
 /** The error a promise rejects with (fails the test when it resolves), and how long that took. */
 async function rejection(p: Promise<unknown>): Promise<{ error: TransportError; ms: number }> {
@@ -32,8 +25,6 @@ async function rejection(p: Promise<unknown>): Promise<{ error: TransportError; 
   }
   throw new Error('expected a rejection');
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Three peers on one bus or server, as three processes would be. */
 interface Peers {
@@ -93,7 +84,7 @@ function contract(name: string, setup: () => Promise<Peers>, teardown: () => Pro
       const sent = Array.from({ length: 60 }, (_, i) => String(i));
       for (const data of sent) a.publish(subject, data);
       await a.flush();
-      await until(() => got.b.length + got.c.length >= sent.length, 3_000, 'every message');
+      await until('every message', () => got.b.length + got.c.length >= sent.length, { timeout: 3_000 });
       await sleep(50); // a duplicate would show up now
       expect([...got.b, ...got.c].sort((x, y) => Number(x) - Number(y))).toEqual(sent);
       expect(got.b.length).toBeGreaterThan(0);
@@ -124,7 +115,7 @@ function contract(name: string, setup: () => Promise<Peers>, teardown: () => Pro
       a.subscribe(subject, (m) => void got.push(`a:${m.data}`));
       await Promise.all([a.flush(), b.flush(), c.flush()]);
       a.publish(subject, 'x');
-      await until(() => got.length === 3, 3_000, 'three deliveries');
+      await until('three deliveries', () => got.length === 3, { timeout: 3_000 });
       expect(got.sort()).toEqual(['a:x', 'b:x', 'c:x']);
     });
 
@@ -137,7 +128,7 @@ function contract(name: string, setup: () => Promise<Peers>, teardown: () => Pro
       await Promise.all([b.flush(), c.flush()]);
       for (const s of [root, `${root}.one`, `${root}.one.two`, `${root}x.one`]) a.publish(s, '1');
       await a.flush();
-      await until(() => star.length >= 1 && tail.length >= 2, 3_000, 'wildcard deliveries');
+      await until('wildcard deliveries', () => star.length >= 1 && tail.length >= 2, { timeout: 3_000 });
       await sleep(50);
       expect(star).toEqual([`${root}.one`]);
       expect(tail.sort()).toEqual([`${root}.one`, `${root}.one.two`]);
@@ -149,7 +140,7 @@ function contract(name: string, setup: () => Promise<Peers>, teardown: () => Pro
       const sub = b.subscribe(subject, (m) => void got.push(m.data));
       await b.flush();
       a.publish(subject, 'before');
-      await until(() => got.length === 1, 3_000, 'the first message');
+      await until('the first message', () => got.length === 1, { timeout: 3_000 });
       sub.unsubscribe();
       await b.flush();
       a.publish(subject, 'after');
@@ -244,7 +235,7 @@ describe.skipIf(natsServerMissing)('natsTransport through an outage', () => {
     await sleep(20);
     const killed = Date.now();
     await server.kill();
-    await until(() => requester.status() === 'disconnected' && responder.status() === 'disconnected', 2_000, 'disconnected');
+    await until('disconnected', () => requester.status() === 'disconnected' && responder.status() === 'disconnected', { timeout: 2_000 });
     expect(Date.now() - killed).toBeLessThan(2_000);
 
     const during = await rejection(requester.request(subject, '2', { timeoutMs: 10_000 }));
@@ -260,7 +251,7 @@ describe.skipIf(natsServerMissing)('natsTransport through an outage', () => {
 
   it('server restarted on the same port: status connected again, subscriptions back, requests work', async () => {
     await server.start();
-    await until(() => requester.status() === 'connected' && responder.status() === 'connected', 5_000, 'reconnected');
+    await until('reconnected', () => requester.status() === 'connected' && responder.status() === 'connected', { timeout: 5_000 });
     // The responder's subscription is re-sent on reconnect; its flush makes sure the server has it.
     await responder.flush();
     expect((await requester.request(subject, '3', { timeoutMs: 2_000 })).data).toBe('ok:3');

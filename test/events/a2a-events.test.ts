@@ -34,7 +34,8 @@ import {
 } from '../../src/index.js';
 import { serve, type SwarmServer } from '../../src/server/index.js';
 import { createW1Runtime, W1_AGENTS, W1_RESULT } from '../../bench/w1.js';
-import { call, collect, queueModel, sleep } from '../support/script.js';
+import { call, collect, queueModel } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
 
 // ---- compile time: our events are A2A v0.3 objects -------------------------------------------
 // Each assignment stops compiling (`npm run typecheck`) when a shape drifts from the SDK's.

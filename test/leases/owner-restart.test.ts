@@ -12,7 +12,8 @@ import { createRuntime, memoryStore, type Runtime, sqliteStore } from '../../src
 import type { SwarmStore } from '../../src/store/types.js';
 import { exited, firstLine, killAll, runFixture, startFixture, W1_FIXTURE } from '../support/crash-process.js';
 import { memoryEffects, readLines, stepLabel, W1_CALLS, W1_RESULT, w1Definitions, w1Model } from '../support/crash-w1.js';
-import { sleep } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
+import { until } from '../support/wait.js';
 
 let dir: string;
 let db: string;
@@ -116,12 +117,8 @@ describe('restart on the same store', () => {
     await exited(child);
     const killed = Date.now();
     const client = runtime.forSwarm('planner', 'shared');
-    let result = await client.wait();
     // `wait()` answers from the store until this runtime adopted the swarm.
-    while (result.status === 'running' && Date.now() - killed < 5_000) {
-      await sleep(20);
-      result = await client.wait();
-    }
+    const result = await until('the swarm to end', () => client.wait(), (r) => r.status !== 'running', { timeout: 5_000, interval: 20 });
     expect(result).toEqual({ status: 'completed', result: W1_RESULT });
     expect(Date.now() - killed).toBeLessThan(2_000);
     // It ran the rest of the swarm, from the step the dead holder was in.

@@ -10,7 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, defineSwarm, sqliteStore } from '../../src/index.js';
 import { RENEW_CHUNK, Renewal } from '../../src/leases/renewal.js';
 import type { SwarmFilter, SwarmStore } from '../../src/store/types.js';
-import { askerModel, sleep } from '../support/script.js';
+import { askerModel } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
+import { until } from '../support/wait.js';
 
 interface Call {
   ids: readonly string[];
@@ -192,8 +194,7 @@ describe('a runtime with many passivated swarms', () => {
           expect((await client.wait()).status).toBe('paused');
         }),
       );
-      const deadline = Date.now() + 5_000;
-      while (rt.stats().passivated < count && Date.now() < deadline) await sleep(10);
+      await until('every swarm passivated', () => rt.stats().passivated >= count, { timeout: 5_000 });
       expect(rt.stats().passivated).toBe(count);
       renewed.length = 0;
       scanned.length = 0;

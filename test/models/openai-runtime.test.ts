@@ -7,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, defineAgent, defineSwarm, factOf, handoff, openaiModel, type Runtime, tool } from '../../src/index.js';
 import { startOpenAIServer, type OpenAIServer } from '../support/openai-server.js';
-import { collect, sleep } from '../support/script.js';
+import { collect } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
+import { until } from '../support/wait.js';
 
 let runtime: Runtime | undefined;
 let server: OpenAIServer | undefined;
@@ -80,7 +82,7 @@ describe('openaiModel in a swarm', () => {
     await c.run('question');
     await sleep(100);
     await c.pause('coffee');
-    for (let i = 0; i < 50 && server.disconnects.length === 0; i++) await sleep(10);
+    await until('the aborted request to disconnect', () => server!.disconnects.length > 0);
     expect(server.disconnects).toHaveLength(1);
     await c.resume();
     expect(await c.wait()).toEqual({ status: 'completed', result: 'fresh answer' });

@@ -12,6 +12,7 @@ import { registryRecordId } from '../../src/registry/persistence.js';
 import { createAgentRegistry, type AgentRegistry } from '../../src/registry/index.js';
 import { startPeer, tickingClock } from '../support/registry-peers.js';
 import { call, collect, queueModel } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -116,7 +117,7 @@ describe('the registry kept in the runtime store', () => {
     cleanups.push(() => first.close(), () => second.close());
     await runtimeWith(first, store1, 150).start();
     // Long after one lease, with no change to write: the keeper renews its lease all the same.
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     await expect(runtimeWith(second, store2, 150).start()).rejects.toMatchObject({ code: 'registry-in-use' });
   });
 
@@ -183,7 +184,7 @@ describe('the registry kept in the runtime store', () => {
     await first.close();
     // The runtime runs on a while: an answered (failed) call would be recorded and the swarm
     // would complete meanwhile; an interrupted one leaves the swarm running.
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     expect(await client.getResult()).toMatchObject({ status: 'running' });
     await runtime1.close();
     await store1.close();
@@ -242,7 +243,7 @@ describe('the registry kept in the runtime store', () => {
     await runtime.close();
     // No timer left behind: renewals stop with the runtime (a second timer would go on).
     const after = counts.renewals;
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     expect(counts.renewals).toBe(after);
   });
 });

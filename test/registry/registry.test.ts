@@ -10,6 +10,7 @@ import { selectAgent } from '../../src/registry/selection.js';
 import type { AgentInfo } from '../../src/registry/types.js';
 import { TeamError } from '../../src/errors.js';
 import { type Peer, startPeer, summarizeTool, tickingClock, translateTool } from '../support/registry-peers.js';
+import { sleep } from '../support/sleep.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -176,7 +177,7 @@ describe('health checks', () => {
     await r.close();
     const frozen = r.agent('translator')!.lastChecked;
     await a.stop();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     expect(r.agent('translator')!).toMatchObject({ health: 'healthy', lastChecked: frozen });
     expect(() => r.dispatch({ skill: 'translate', message: 'x' })).toThrow(expect.objectContaining({ code: 'registry-closed' }));
     expect(await codeOf(r.checkHealth('nobody'))).toMatchObject({ code: 'unknown-agent' });
@@ -249,7 +250,7 @@ describe('dispatch with dependencies', () => {
     const t2 = r.dispatch({ id: 't2', skill: 'translate', message: 'step 2', dependsOn: [{ taskId: 't1', kind: 'blocking' }] });
     expect(t2).toMatchObject({ state: 'submitted', dependsOn: [{ taskId: 't1', kind: 'blocking' }] });
     await vi.waitFor(() => expect(r.task('t1')?.state).toBe('working'));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     expect(r.task('t2')?.state).toBe('submitted');
     expect(a.model.seen).toEqual(['step 1']);
 

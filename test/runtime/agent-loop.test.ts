@@ -13,7 +13,8 @@ import {
   type SwarmEvent,
   tool,
 } from '../../src/index.js';
-import { call, calls, collect, queueModel, sleep } from '../support/script.js';
+import { call, calls, collect, queueModel } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
 
 let runtime: Runtime | undefined;
 afterEach(async () => {

@@ -18,9 +18,11 @@ import type { Commit, SwarmStore } from '../../src/store/types.js';
 import { exited, killAll } from '../support/crash-process.js';
 import { memoryEffects, stepLabel, W1_CALLS, W1_RESULT, w1Definitions, w1Model } from '../support/crash-w1.js';
 import { NOTE_ROUNDS, model as notesModel, swarms as notesSwarms } from '../fixtures/growing-notes.js';
-import { collect, sleep } from '../support/script.js';
-import { readSse, until } from '../support/server-clients.js';
+import { collect } from '../support/script.js';
+import { readSse } from '../support/server-clients.js';
 import { REPO_ROOT } from '../support/repo-root.js';
+import { sleep } from '../support/sleep.js';
+import { until } from '../support/wait.js';
 
 let dir: string;
 let db: string;
@@ -247,7 +249,7 @@ describe('a commit that went through but whose acknowledgement was lost', () => 
       return true;
     });
     const { model } = await startW1(store);
-    await until(async () => seen.refused.length, (n) => n > 0);
+    await until('a refused commit', async () => seen.refused.length, (n) => n > 0);
     await sleep(200);
     expect(seen).toMatchObject({ lost: 1, refused: [refusal] });
     // Nothing more was asked of the model once the commit was refused.
@@ -279,8 +281,8 @@ describe('a commit that went through but whose acknowledgement was lost', () => 
       return { text: 'Go hiking.' };
     });
     await runtime({ swarms: [s], model, store }).forSwarm(s, 'stream-1').run('x');
-    await until(async () => seen.refused.length, (n) => n > 0);
-    await until(async () => answered, (a) => a);
+    await until('a refused commit', async () => seen.refused.length, (n) => n > 0);
+    await until('the model to answer', async () => answered, (a) => a);
     await sleep(200);
     expect(seen).toMatchObject({ lost: 1, refused: ['RevisionConflictError'] });
     expect(stored('stream-1').row?.status).toBe('running');
@@ -349,7 +351,7 @@ describe('a commit that keeps failing', () => {
 
     // The store recovers: the failure is written as shown, with the same sequence number.
     broken = false;
-    await until(async () => stored('trip').row?.status, (status) => status === 'failed', 3_000);
+    await until('trip stored as failed', async () => stored('trip').row?.status, (status) => status === 'failed', { timeout: 3_000 });
     const after = stored('trip');
     expect(JSON.parse(after.row!.result)).toEqual(result);
     expect(after.events).toEqual(events);
@@ -379,7 +381,7 @@ describe('a commit that keeps failing', () => {
     expect(result).toEqual({ status: 'failed', reason: expect.stringMatching(/database is locked/) });
     expect(inner.calls()).toEqual(W1_CALLS.slice(0, 5));
     locker.exec('COMMIT');
-    await until(async () => stored('trip').row?.status, (status) => status === 'failed', 3_000);
+    await until('trip stored as failed', async () => stored('trip').row?.status, (status) => status === 'failed', { timeout: 3_000 });
     const { events, row } = stored('trip');
     expect(JSON.parse(row!.result)).toEqual(result);
     expect(seqs(events)).toEqual(oneToN(events.length));
@@ -414,12 +416,12 @@ describe('a commit that keeps failing', () => {
     });
     expect(start.status, await start.clone().text()).toBe(201);
 
-    let result: { status: string; reason?: string } = { status: 'running' };
-    const began = Date.now();
-    while (result.status === 'running' && Date.now() - began < 15_000) {
-      await sleep(100);
-      result = (await (await fetch(`${url}/swarms/notes/n1`)).json()) as typeof result;
-    }
+    const result = await until(
+      'n1 to end',
+      async () => (await (await fetch(`${url}/swarms/notes/n1`)).json()) as { status: string; reason?: string },
+      (r) => r.status !== 'running',
+      { timeout: 15_000, interval: 100 },
+    );
     expect(result).toEqual({ status: 'failed', reason: expect.stringMatching(/^Storage failure, .*(disk I\/O error|database or disk is full)/) });
     const sse = await readSse(`${url}/swarms/notes/n1/events`);
     expect(sse.events.at(-1)?.data).toMatchObject({ final: true, metadata: { type: 'failed', reason: result.reason } });

@@ -16,7 +16,9 @@ import {
   swarmRegistry,
   tool,
 } from '../../src/index.js';
-import { call, calls, collect, queueModel, sleep } from '../support/script.js';
+import { call, calls, collect, queueModel } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
+import { until } from '../support/wait.js';
 
 let runtime: Runtime | undefined;
 afterEach(async () => {
@@ -90,7 +92,7 @@ describe('child swarms', () => {
     const parent = runtime.forSwarm(top, 'p');
     await parent.run('go');
     const leaf = runtime.forSwarm('leaf', 'p:t1:0:t1:0');
-    for (let i = 0; i < 100 && (await leaf.getResult().catch(() => undefined))?.status !== 'paused'; i++) await sleep(5);
+    await until('the leaf to pause', async () => (await leaf.getResult().catch(() => undefined))?.status === 'paused', { interval: 5 });
     expect(await leaf.getResult()).toMatchObject({ status: 'paused', reason: { type: 'HITL', message: 'Approve the leaf plan?' } });
     expect(await parent.getResult()).toEqual({
       status: 'running',
@@ -131,10 +133,10 @@ describe('child swarms', () => {
     const parent = runtime.forSwarm(top, 'p');
     await parent.run('go');
     const leaf = runtime.forSwarm('leaf', 'p:t1:0:t1:0');
-    for (let i = 0; i < 100 && (await leaf.getResult().catch(() => undefined))?.status !== 'running'; i++) await sleep(5);
+    await until('the leaf to run', async () => (await leaf.getResult().catch(() => undefined))?.status === 'running', { interval: 5 });
     await parent.stop('user cancelled');
     const mid = runtime.forSwarm('mid', 'p:t1:0');
-    for (let i = 0; i < 100 && (await leaf.getResult()).status !== 'stopped'; i++) await sleep(5);
+    await until('the leaf to stop', async () => (await leaf.getResult()).status === 'stopped', { interval: 5 });
     expect(await parent.getResult()).toEqual({ status: 'stopped', reason: 'user cancelled' });
     expect(await mid.getResult()).toEqual({ status: 'stopped', reason: 'parent swarm "p" stopped' });
     expect(await leaf.getResult()).toEqual({ status: 'stopped', reason: 'parent swarm "p:t1:0" stopped' });
@@ -151,7 +153,7 @@ describe('child swarms', () => {
     const parent = runtime.forSwarm(top, 'p');
     await parent.run('go');
     const mid = runtime.forSwarm('mid', 'p:t1:0');
-    for (let i = 0; i < 100 && (await mid.getResult().catch(() => undefined))?.status !== 'running'; i++) await sleep(5);
+    await until('mid to run', async () => (await mid.getResult().catch(() => undefined))?.status === 'running', { interval: 5 });
     await parent.pause('lunch');
     expect(await mid.getResult()).toMatchObject({ status: 'paused', reason: { message: 'Parent swarm "p" paused: lunch' } });
     await parent.resume();

@@ -35,7 +35,9 @@ import {
   w1Model,
   w1Respond,
 } from '../support/crash-w1.js';
-import { askerModel, call, calls, collect, queueModel, sleep } from '../support/script.js';
+import { askerModel, call, calls, collect, queueModel } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
+import { until } from '../support/wait.js';
 
 let dir: string;
 let dbPath: string;
@@ -91,14 +93,6 @@ function storedRows(swarmId: string) {
     row: peek(`SELECT * FROM swarms WHERE swarm_id = ?`, swarmId),
     events: peek(`SELECT * FROM events WHERE swarm_id = ? ORDER BY seq`, swarmId),
   };
-}
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
 }
 
 const seqs = (events: readonly SwarmEvent[]) => events.map((e) => e.seq);
@@ -640,7 +634,7 @@ describe('one owner', () => {
     child.kill('SIGKILL');
     await exited(child);
     const client = b.forSwarm(planner, 'orphan');
-    await until('B adopts the orphan', () => modelB.calls('orphan').length > 0, 5_000);
+    await until('B adopts the orphan', () => modelB.calls('orphan').length > 0, { timeout: 5_000 });
     // Not before the dead owner's lease ran out.
     expect(Date.now()).toBeGreaterThanOrEqual(leaseUntil);
     expect(await client.wait()).toEqual({ status: 'completed', result: W1_RESULT });

@@ -12,7 +12,8 @@ import { createRuntime, defineSwarm, handoff, LeaseLostError, memoryStore, type 
 import { CREW_RESULT, JOIN_RESULT, type JoinEffects, joinChildIdOf, joinDefinitions, joinModel } from '../support/crash-join.js';
 import { type RecordingOptions, recordingStore } from '../support/recording-store.js';
 import { memoryEffects, type SideEffects, stepLabel, W1_CALLS, W1_RESULT, w1Definitions, w1Model } from '../support/crash-w1.js';
-import { call, queueModel, sleep } from '../support/script.js';
+import { call, queueModel } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
 
 const oneToN = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 

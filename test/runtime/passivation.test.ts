@@ -24,7 +24,9 @@ import {
 } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import type { SwarmStore } from '../../src/store/types.js';
-import { askerModel, call, collect, queueModel, sleep } from '../support/script.js';
+import { askerModel, call, collect, queueModel } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
+import { until } from '../support/wait.js';
 
 let dir: string;
 const closers: (() => Promise<void>)[] = [];
@@ -51,14 +53,6 @@ function runtime(options: Omit<RuntimeOptions, 'store'> & { store?: SwarmStore }
   const rt = createRuntime({ passivateAfterMs: PASSIVATE_MS, store: openStore(), ...options });
   closers.push(() => rt.close());
   return rt;
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
 }
 
 /** A swarm whose model asks a human which day, then books the day the human answers. */
@@ -313,7 +307,7 @@ describe('memory', () => {
     for (let i = 0; i < n; i += 100) {
       await Promise.all(Array.from({ length: 100 }, (_, j) => rt.forSwarm(asker, `m-${i + j}`).run('Book me in')));
     }
-    await until('all passivated', () => rt.stats().passivated === n + 1, 60_000);
+    await until('all passivated', () => rt.stats().passivated === n + 1, { timeout: 60_000 });
     const perSwarm = (heap() - base) / n;
     expect(perSwarm).toBeLessThan(4096);
     // Still owned and usable.

@@ -15,8 +15,9 @@ import WebSocket from 'ws';
 import { createRuntime, defineSwarm, type Runtime } from '../../src/index.js';
 import { serve, type ServeOptions, type SwarmServer } from '../../src/server/index.js';
 import { requestPolicy } from '../../src/server/policy.js';
-import { call, queueModel, sleep } from '../support/script.js';
-import { until } from '../support/server-clients.js';
+import { call, queueModel } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
+import { until } from '../support/wait.js';
 
 const hitl = defineSwarm({ id: 'hitl', instructions: 'Ask the human.' });
 
@@ -168,7 +169,7 @@ describe('media type', () => {
     const { port, runtime } = await start();
     const created = await raw(port, 'POST', '/swarms/hitl', { 'content-type': 'Application/JSON; charset=utf-8' }, restStart('typed'));
     expect(created.status).toBe(201);
-    await until(() => runtime.list(), (list) => list[0]?.status === 'paused');
+    await until('the swarm to be paused', () => runtime.list(), (list) => list[0]?.status === 'paused');
     // curl -X POST …/stop: no body, no Content-Type.
     expect((await raw(port, 'POST', '/swarms/hitl/typed/stop')).status).toBe(200);
     // A declared non-JSON type is refused even without a body (an empty form post).
@@ -221,7 +222,7 @@ function slowUpload(port: number, path: string, total: number, declared: boolean
     void (async () => {
       while (!out.closed && out.sent < total) {
         const frame = declared ? chunk : Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
-        if (!socket.write(frame)) await new Promise<void>((r) => setTimeout(r, 20));
+        if (!socket.write(frame)) await sleep(20);
         out.sent += chunk.length;
         await sleep(2);
       }

@@ -11,7 +11,8 @@ import WebSocket from 'ws';
 import { createRuntime, defineSwarm, type Runtime } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import { call, queueModel } from '../support/script.js';
-import { request, servedPerTest, until } from '../support/server-clients.js';
+import { request, servedPerTest } from '../support/server-clients.js';
+import { until } from '../support/wait.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -28,7 +29,7 @@ async function pausedSwarm(): Promise<{ url: string; rt: Runtime; lastSeq: numbe
   served.runtime = createRuntime({ swarms: [hitl], model: queueModel({ hitl: [call('pause', { reason: 'Which day?' }), { text: 'Sunday' }] }) });
   served.server = await serve(served.runtime);
   await request(served.server.url, 'POST', '/swarms/hitl', { input: 'plan', swarmId: 'quiet' });
-  await until(() => request(served.server!.url, 'GET', '/swarms/hitl/quiet').then((r) => r.body), (r) => r.status === 'paused');
+  await until('quiet to be paused', () => request(served.server!.url, 'GET', '/swarms/hitl/quiet').then((r) => r.body), (r) => r.status === 'paused');
   const lastSeq = (await served.runtime.store.readEvents('quiet', 0)).at(-1)!.seq;
   return { url: served.server.url, rt: served.runtime, lastSeq };
 }
@@ -71,10 +72,10 @@ async function churn(rt: Runtime, total: number, open: () => Promise<() => void>
   for (let done = 0; done < total; done += BATCH) {
     const n = Math.min(BATCH, total - done);
     const drops = await Promise.all(Array.from({ length: n }, open));
-    await until(async () => parked(rt, 'quiet'), (p) => p >= n);
+    await until('every subscriber parked', async () => parked(rt, 'quiet'), (p) => p >= n);
     for (const drop of drops) drop();
     // Released at once: not at the swarm's next commit, which never comes while it is paused.
-    await until(async () => parked(rt, 'quiet'), (p) => p === 0);
+    await until('no reader parked', async () => parked(rt, 'quiet'), (p) => p === 0);
   }
 }
 
@@ -117,7 +118,7 @@ describe('dropped subscribers of a paused swarm', () => {
     const reading = (async () => {
       for await (const e of rt.forSwarm('hitl', 'quiet').events({ since: lastSeq - 1, signal: controller.signal })) seen.push(e.seq);
     })();
-    await until(async () => parked(rt, 'quiet'), (p) => p === 1);
+    await until('one reader parked', async () => parked(rt, 'quiet'), (p) => p === 1);
     controller.abort();
     await reading;
     expect(seen).toEqual([lastSeq]);

@@ -11,8 +11,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, defineSwarm, defineTeam, scriptedModel, sqliteStore, type ModelRequest, type Runtime, type TeamEvent } from '../../src/index.js';
 import { serve, type SwarmServer } from '../../src/server/index.js';
 import { collect } from '../support/script.js';
-import { readSse, request, Subscriber, until } from '../support/server-clients.js';
+import { readSse, request, Subscriber } from '../support/server-clients.js';
 import { tempDirs } from '../support/temp-dirs.js';
+import { until } from '../support/wait.js';
 
 const tempDir = tempDirs();
 
@@ -209,6 +210,7 @@ describe('teams over REST, SSE and WebSocket', () => {
     const stopped = await request(url, 'POST', '/teams/builders/b2/stop', { reason: 'enough' });
     expect(stopped.status).toBe(200);
     const summary = await until(
+      'b2 to be stopped',
       () => request(url, 'GET', '/teams/builders/b2'),
       (r) => r.body.status === 'stopped',
     );
@@ -227,6 +229,7 @@ describe('teams over REST, SSE and WebSocket', () => {
     open();
     await request(url, 'POST', '/teams/builders/b3/run', { tasks: BOARD });
     const paused = await until(
+      'b3 to be paused',
       () => request(url, 'GET', '/teams/builders/b3'),
       (r) => r.body.status === 'paused',
     );
@@ -234,6 +237,7 @@ describe('teams over REST, SSE and WebSocket', () => {
     expect(paused.body.blocked.map((b: { taskId: string }) => b.taskId).sort()).toEqual(['dashboard', 'endpoints', 'login']);
     expect((await request(url, 'POST', '/teams/builders/b3/resume', { decision: 'skip' })).status).toBe(200);
     const stalled = await until(
+      'b3 to be stalled',
       () => request(url, 'GET', '/teams/builders/b3'),
       (r) => r.body.status === 'stalled',
     );
@@ -344,6 +348,7 @@ describe('teams over REST, SSE and WebSocket', () => {
       expect(ran.status).toBe(201);
       // The run goes on the stored board and is written there.
       const after = await until(
+        'the new run written to the stored board',
         () => store.load('ghost'),
         (r) => r?.status === 'completed' && r.revision > before.revision,
       );

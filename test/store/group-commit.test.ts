@@ -14,6 +14,8 @@ import { type SqliteStoreStats, sqliteStore } from '../../src/store/sqlite/store
 import { type Commit, LeaseLostError, RevisionConflictError, type SwarmRecord } from '../../src/store/types.js';
 import { exited, firstLine, killAll, startFixture } from '../support/crash-process.js';
 import { memoryEffects, W1_RESULT, w1Definitions, w1Respond } from '../support/crash-w1.js';
+import { until } from '../support/wait.js';
+import { sleep } from '../support/sleep.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -63,7 +65,7 @@ describe('group commit', () => {
     const store = sqliteStore(join(tempDir(), 'state.db'), { synchronous: 'FULL' });
     const { planner, agents } = w1Definitions(memoryEffects());
     const model = scriptedModel(async (req) => {
-      await new Promise((resolve) => setTimeout(resolve, 2 + Math.floor(Math.random() * 4)));
+      await sleep(2 + Math.floor(Math.random() * 4));
       return w1Respond(req);
     }, 'w1-latency');
     const runtime = createRuntime({ swarms: [planner], agents, model, store });
@@ -212,13 +214,6 @@ describe('group commit under kill -9', () => {
     return line ? (JSON.parse(line.slice('stats '.length)) as SqliteStoreStats) : undefined;
   }
 
-  /** Resolves once `condition` holds (checked every 20 ms), or fails after 10 s. */
-  async function until(condition: () => boolean): Promise<void> {
-    for (const start = Date.now(); !condition(); await new Promise((resolve) => setTimeout(resolve, 20))) {
-      if (Date.now() - start > 10_000) throw new Error('condition not met within 10 s');
-    }
-  }
-
   it('every commit acknowledged before the kill is in the database after it (three kills at random moments under load)', async () => {
     for (let round = 0; round < 3; round++) {
       const dir = tempDir();
@@ -227,8 +222,8 @@ describe('group commit under kill -9', () => {
       const child = startFixture(FIXTURE, [db, ackFile]);
       await firstLine(child);
       // Once the writer thread writes groups (it starts with the first one), at a random moment.
-      await until(() => (lastStats(ackFile)?.writerMs ?? 0) > 0);
-      await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 700));
+      await until('the writer thread to write a group', () => (lastStats(ackFile)?.writerMs ?? 0) > 0, { timeout: 10_000 });
+      await sleep(100 + Math.random() * 700);
       child.kill('SIGKILL');
       await exited(child);
       expect(child.signalCode).toBe('SIGKILL');

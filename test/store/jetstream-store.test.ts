@@ -31,8 +31,10 @@ import { CONFIG_LIST } from '../../src/store/messages.js';
 import type { Commit } from '../../src/store/types.js';
 import { subjectToken } from '../../src/transport/types.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from '../support/nats-server.js';
-import { collect, sleep } from '../support/script.js';
+import { collect } from '../support/script.js';
 import { event, expectNotHeldByFilter, record, step, T0 } from '../support/store-fixtures.js';
+import { sleep } from '../support/sleep.js';
+import { until } from '../support/wait.js';
 
 let server: NatsServer;
 let cleanup: (() => Promise<unknown>)[] = [];
@@ -68,14 +70,6 @@ async function open(options: { timeoutMs?: number; prefix?: string } = {}) {
 
 const seqs = (events: readonly SwarmEvent[]) => events.map((e) => e.seq);
 const oneTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 /** Raw JetStream handles on the test's namespace, for what the store API cannot do. */
 async function raw() {
@@ -308,9 +302,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       const api = await apiCalls();
       // What is asserted is the reader's path once the value has reached it (its KV watch); a
       // read before that falls back to the stream (correct, and counted as a consumer).
-      const seen = async (lastSeq: number) => {
-        for (let i = 0; i < 200 && (await b.list()).find((x) => x.swarmId === 's1')?.lastSeq !== lastSeq; i++) await new Promise((r) => setTimeout(r, 10));
-      };
+      const seen = (lastSeq: number) => until(`b to list s1 at seq ${lastSeq}`, async () => (await b.list()).find((x) => x.swarmId === 's1')?.lastSeq === lastSeq);
       await a.commit(step('s1', 1, 1, 3));
       await seen(3);
       expect(seqs(await b.readEvents('s1', 0))).toEqual([1, 2, 3]);

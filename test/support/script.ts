@@ -35,17 +35,6 @@ export function calls(...list: [name: string, args: unknown, id?: string][]): Mo
   };
 }
 
-/** Resolves after `ms`, rejecting when `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    }, { once: true });
-  });
-}
-
 /** Collects all events of a client until its final event. */
 export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];

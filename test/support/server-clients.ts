@@ -109,17 +109,6 @@ export async function request(
   return { status: res.status, body: parsed, headers: res.headers };
 }
 
-/** Polls `fn` until `ok` holds for its value (or the timeout passes). */
-export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`until: timed out; last value ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** A frame as received: a swarm event, or a control frame (`{ type: … }`). */
 export type Frame = SwarmEvent | { type: string; [k: string]: unknown };
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defineSwarm, defineTeam, scriptedModel, sqliteStore, createRuntime, type TeamFact } from '../../src/index.js';
 import { runFixture } from '../support/crash-process.js';
+import { sleep } from '../support/sleep.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xswarm-team-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,10 +55,7 @@ describe('team durability', () => {
   it('a closed runtime leaves its team in the store; the next one on the same store continues it on first use', async () => {
     const db = join(dir, 'close.db');
     const slow = scriptedModel(async (req) => {
-      await new Promise<void>((resolve, reject) => {
-        const t = setTimeout(resolve, 60);
-        req.signal.addEventListener('abort', () => (clearTimeout(t), reject(req.signal.reason)), { once: true });
-      });
+      await sleep(60, req.signal);
       return { text: `built ${req.swarmId}` };
     });
     const worker = defineSwarm({ id: 'worker', instructions: 'Work.' });
@@ -66,7 +64,7 @@ describe('team durability', () => {
     let runtime = createRuntime({ model: slow, store, teams: [team], owner: 'one' });
     const tasks = [{ id: 'a', subject: 'a' }, { id: 'b', subject: 'b', dependencies: ['a'] }, { id: 'c', subject: 'c', dependencies: ['b'] }];
     await runtime.forTeam(team).run(tasks);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     await runtime.close();
     await store.close();
 

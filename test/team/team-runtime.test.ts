@@ -20,8 +20,9 @@ import {
   type TeamFact,
 } from '../../src/index.js';
 import { collect } from '../support/script.js';
-import { until } from '../support/server-clients.js';
 import { tempDirs } from '../support/temp-dirs.js';
+import { until } from '../support/wait.js';
+import { sleep } from '../support/sleep.js';
 
 const tempDir = tempDirs();
 
@@ -60,10 +61,7 @@ function teamModel(delayMs = 15, behave: (task: string, attempt: number) => 'ok'
     trace.peak = Math.max(trace.peak, trace.running);
     try {
       const mode = behave(task, attempt);
-      await new Promise<void>((resolve, reject) => {
-        const t = setTimeout(resolve, mode === 'hang' ? 60_000 : delayMs);
-        req.signal.addEventListener('abort', () => (clearTimeout(t), reject(req.signal.reason)), { once: true });
-      });
+      await sleep(mode === 'hang' ? 60_000 : delayMs, req.signal);
       if (mode === 'fail') throw new Error(`${task} broke (attempt ${attempt})`);
       trace.log.push(`end:${task}`);
       return { text: `built ${task}` };
@@ -299,7 +297,7 @@ describe('team runtime', () => {
     await runtime.start();
     const client = runtime.forTeam(team, 'scanned-1');
     await client.run(board);
-    await new Promise((r) => setTimeout(r, 150));
+    await sleep(150);
     // The store keeps the team as a running record of its own, which no scan took for a swarm.
     expect((await runtime.store.list()).find((s) => s.swarmId === 'scanned-1')).toMatchObject({ definitionId: 'xswarm.team.scanned', status: 'running' });
     expect((await client.wait()).status).toBe('completed');
@@ -348,11 +346,11 @@ describe('team runtime', () => {
     const paused = await client.wait();
     expect(paused).toMatchObject({ status: 'paused', reason: 'coffee break' });
     // The task under way finishes; nothing new is assigned meanwhile.
-    for (let i = 0; i < 100 && client.board().counts.in_progress > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 50));
+    await until('the task under way to finish', () => client.board().counts.in_progress === 0);
+    await sleep(50);
     expect(client.board().counts).toMatchObject({ completed: 1, in_progress: 0, pending: 2 });
     await client.resume();
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     await client.stop('enough');
     const stopped = await client.wait();
     expect(stopped).toMatchObject({ status: 'stopped', reason: 'enough' });
@@ -375,7 +373,7 @@ describe('team runtime', () => {
     try {
       const driving = driver.forTeam(team, 'x');
       await driving.run([{ id: 't', subject: 't', metadata: { type: 'api' } }]);
-      await until(() => store.load('x'), (r) => r?.status === 'running');
+      await until('x stored as running', () => store.load('x'), (r) => r?.status === 'running');
       // Not started: no adoption scan reads the team again here, only its own client.
       runtime = createRuntime({ model, teams: [team], store, owner: 'reader', leaseMs: 400 });
       const reading = runtime.forTeam(team, 'x');
@@ -391,7 +389,7 @@ describe('team runtime', () => {
       const before = (await store.load('x'))!.revision;
       await reading.run([{ id: 'u', subject: 'u', metadata: { type: 'api' } }]);
       expect(await reading.wait()).toMatchObject({ status: 'completed', counts: { completed: 2 } });
-      const after = await until(() => store.load('x'), (r) => r?.status === 'completed');
+      const after = await until('x stored as completed', () => store.load('x'), (r) => r?.status === 'completed');
       expect(after!.revision).toBeGreaterThan(before);
       expect((after!.snapshot as { board: { tasks: { id: string }[] } }).board.tasks.map((t) => t.id)).toEqual(['t', 'u']);
     } finally {
@@ -413,7 +411,7 @@ describe('team runtime', () => {
     await done.run([{ id: 't', subject: 't', metadata: { type: 'api' } }]);
     expect((await done.wait()).status).toBe('completed');
     await first.forTeam(team, 'open').run([{ id: 'hangs', subject: 'hangs', metadata: { type: 'api' } }]);
-    await until(() => firstStore.load('open'), (r) => r?.status === 'running');
+    await until('open stored as running', () => firstStore.load('open'), (r) => r?.status === 'running');
     await first.close();
     await firstStore.close();
     const db = new Database(path);
@@ -444,7 +442,7 @@ describe('team runtime', () => {
     const hanging = scriptedModel((req) => new Promise((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true })));
     const leaver = createRuntime({ model: hanging, teams: [team], store: sqliteStore(path), owner: 'leaver', leaseMs: 300 });
     await leaver.forTeam(team, 'x').run([{ id: 't', subject: 't', metadata: { type: 'api' } }]);
-    await until(() => base.load('x'), (r) => r?.status === 'running');
+    await until('x stored as running', () => base.load('x'), (r) => r?.status === 'running');
     await leaver.close();
     const before = (await base.load('x'))!;
     expect((await base.list()).find((r) => r.swarmId === 'x')?.lease).toBeUndefined();
@@ -470,7 +468,7 @@ describe('team runtime', () => {
     const closed = late.close();
     // The claim lands once close() gave the runtime's leases up, or after 50 ms if close() waits
     // for the pass (then the leases it gives up include the one claimed meanwhile).
-    await Promise.race([closed, new Promise((r) => setTimeout(r, 50))]);
+    await Promise.race([closed, sleep(50)]);
     release();
     await closed;
     await started;

@@ -8,17 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { SwarmError } from '../../src/errors.js';
 import type { SwarmResult } from '../../src/store/result.js';
 import { type PendingStop, PendingStops } from '../../src/team/host-stops.js';
+import { until } from '../support/wait.js';
+import { sleep } from '../support/sleep.js';
 
 const stop = (attempt: number): PendingStop => ({ swarmId: `t:b:${attempt}`, definitionId: 'builder', taskId: 'b', attempt, reason: 'released' });
 const running: SwarmResult = { status: 'running', currentTurn: 1, maxTurns: 10 };
-
-async function until(check: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 describe('stops owed to released attempts', () => {
   it('sends a stop nobody took again, with backoff, until the attempt is stopped; then drops it', async () => {
@@ -42,7 +36,7 @@ describe('stops owed to released attempts', () => {
     stops.add(stop(1));
     stops.add(stop(1));
     expect(stops.list()).toEqual([stop(1)]);
-    await until(() => stops.list().length === 0);
+    await until('no stop owed', () => stops.list().length === 0, { timeout: 2_000 });
     expect(sent).toHaveLength(3);
     // Backoff: the second wait is about twice the first.
     expect(sent[2]! - sent[1]!).toBeGreaterThanOrEqual(2 * 20 - 5);
@@ -63,8 +57,8 @@ describe('stops owed to released attempts', () => {
       completedAnyway: (s) => reported.push(s),
     });
     stops.add(stop(2));
-    await until(() => stops.list().length === 0);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await until('no stop owed', () => stops.list().length === 0, { timeout: 2_000 });
+    await sleep(50);
     expect(reported).toEqual([stop(2)]);
     expect(stopsSent).toBe(0);
     stops.close();
@@ -86,7 +80,7 @@ describe('stops owed to released attempts', () => {
     stored.set('t:b:3', { status: 'stopped', reason: 'stopped by the process that took it over' });
     const next = new PendingStops({ port, retryMs: 10, changed: () => undefined, completedAnyway: () => undefined });
     next.restore(owed);
-    await until(() => next.list().length === 0);
+    await until('no stop owed', () => next.list().length === 0, { timeout: 2_000 });
     next.close();
   });
 });

@@ -11,7 +11,9 @@ import { z } from 'zod';
 import { createRuntime, defineAgent, defineSwarm, handoff, type Model, type Runtime } from '../../../src/index.js';
 import { mcpBaseNames } from '../../../src/server/mcp/names.js';
 import { serve, type ServeOptions, type SwarmServer } from '../../../src/server/index.js';
-import { call, queueModel, sleep } from '../../support/script.js';
+import { call, queueModel } from '../../support/script.js';
+import { sleep } from '../../support/sleep.js';
+import { until } from '../../support/wait.js';
 
 const weather = defineAgent({ id: 'weather', instructions: 'You know the weather.' });
 const booking = defineSwarm({ id: 'booking', description: 'Books things', instructions: 'Book it.' });
@@ -111,11 +113,12 @@ describe('MCP with the v2 client', () => {
     expect(started.structuredContent).toMatchObject({ swarmId: 'e1' });
     expect(JSON.parse(text(started))).toMatchObject({ swarmId: 'e1' });
 
-    let result = await client.callTool({ name: 'echo_get_result', arguments: { swarmId: 'e1' } });
-    for (let i = 0; i < 200 && (result.structuredContent as { status: string }).status === 'running'; i++) {
-      await sleep(5);
-      result = await client.callTool({ name: 'echo_get_result', arguments: { swarmId: 'e1' } });
-    }
+    const result = await until(
+      'e1 to end',
+      () => client.callTool({ name: 'echo_get_result', arguments: { swarmId: 'e1' } }),
+      (r) => (r.structuredContent as { status: string }).status !== 'running',
+      { interval: 5 },
+    );
     expect(result.structuredContent).toEqual({ status: 'completed', result: 'hello back' });
     expect(JSON.parse(text(result))).toEqual({ status: 'completed', result: 'hello back' });
 
@@ -195,11 +198,12 @@ describe('MCP with the v2 client', () => {
     await sleep(30);
     cancel.abort();
     await expect(waiting).rejects.toThrow(/abort/i);
-    let result = await client.callTool({ name: 'echo_get_result', arguments: { swarmId: 'c1' } });
-    for (let i = 0; i < 200 && (result.structuredContent as { status: string }).status === 'running'; i++) {
-      await sleep(5);
-      result = await client.callTool({ name: 'echo_get_result', arguments: { swarmId: 'c1' } });
-    }
+    const result = await until(
+      'c1 to end',
+      () => client.callTool({ name: 'echo_get_result', arguments: { swarmId: 'c1' } }),
+      (r) => (r.structuredContent as { status: string }).status !== 'running',
+      { interval: 5 },
+    );
     expect(result.structuredContent).toEqual({ status: 'completed', result: 'late' });
   });
 
