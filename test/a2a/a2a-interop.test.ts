@@ -7,20 +7,16 @@ import { Role } from '@a2a-js/sdk';
 import type { Message, Task, TaskStatusUpdateEvent } from 'a2a-sdk-v03';
 import { A2AClient } from 'a2a-sdk-v03/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRuntime, defineSwarm, handoff, type ModelRequest, type Runtime } from '../../src/index.js';
+import { createRuntime, defineSwarm, handoff, type Runtime } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import { FOREIGN_ANSWER, foreignPeer, type ForeignCard } from '../support/a2a-foreign.js';
 import { drain, sdkClient, sendRequest, userText } from '../support/a2a-peers.js';
-import { call, queueModel, type Step } from '../support/script.js';
+import { call, lastToolResult, queueModel, type Step } from '../support/script.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
-
-function lastToolResult(req: ModelRequest): string {
-  return [...req.messages].reverse().find((m) => m.role === 'tool')?.content ?? '';
-}
 
 /** A foreign peer, closed after the test. */
 async function peer(kind: ForeignCard) {

@@ -4,20 +4,16 @@
  */
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRuntime, defineSwarm, handoff, type ModelRequest, type Runtime, type SwarmDefinition } from '../../src/index.js';
+import { createRuntime, defineSwarm, handoff, type Runtime, type SwarmDefinition } from '../../src/index.js';
 import { a2aRemoteAgents, type A2ARemoteOptions } from '../../src/a2a/client.js';
 import { serve } from '../../src/server/index.js';
-import { call, queueModel, type Step } from '../support/script.js';
+import { call, lastToolResult, queueModel, type Step } from '../support/script.js';
 import { until } from '../support/wait.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
-
-function lastToolResult(req: ModelRequest): string {
-  return [...req.messages].reverse().find((m) => m.role === 'tool')?.content ?? '';
-}
 
 /** Server B: a `weather` swarm answering from `script`. */
 async function serverB(script: Step[], options: { token?: string } = {}) {

@@ -19,6 +19,7 @@ import { type CommitEntry } from '../support/crash-composed.js';
 import { CREW_RESULT, JOIN_CALLS, JOIN_FIXTURE, JOIN_RESULT, joinChildIdOf, joinDefinitions } from '../support/crash-join.js';
 import { type Exit, killAll, pool, runFixture } from '../support/crash-process.js';
 import { memoryEffects, readBack, readLines } from '../support/crash-w1.js';
+import { oneToN } from '../support/seqs.js';
 
 const HUB = 'join-crash';
 const CREW = joinChildIdOf(HUB);
@@ -98,7 +99,6 @@ function shape(e: SwarmEvent): string {
   );
 }
 const shapes = (events: SwarmEvent[]) => events.map(shape).sort();
-const oneToN = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 const counts = (lines: string[]) => {
   const m = new Map<string, number>();
   for (const l of lines) m.set(l, (m.get(l) ?? 0) + 1);

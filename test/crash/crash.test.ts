@@ -25,6 +25,7 @@ import {
 } from '../support/crash-composed.js';
 import { type Exit, killAll, pool, runFixture, W1_FIXTURE } from '../support/crash-process.js';
 import { memoryEffects, readBack, readLines, W1_CALLS, W1_RESULT, w1Definitions } from '../support/crash-w1.js';
+import { oneToN } from '../support/seqs.js';
 
 const SWARM = 'w1-crash';
 const dirs: string[] = [];
@@ -108,7 +109,7 @@ async function checkRecovered(p: Paths, resumed: Outcome) {
   expect(readLines(p.modelLog)).toEqual(W1_CALLS);
 
   const { events, replayed, record, modelCalls, toolRuns } = await inspect(p.db);
-  expect(events.map((e) => e.seq)).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
+  expect(events.map((e) => e.seq)).toEqual(oneToN(events.length));
   expect(record?.lastSeq).toBe(events.length);
   expect(events.map(shape)).toEqual(clean.events.map(shape));
   expect(replayed).toEqual(events);
@@ -131,7 +132,7 @@ describe('crash injection: W1 killed after every commit', () => {
   });
 
   it('kill -9 after commit N, restart with the same owner id: same result, side effects once, no gap', async () => {
-    const boundaries = Array.from({ length: clean.commits }, (_, i) => i + 1);
+    const boundaries = oneToN(clean.commits);
     const failures: string[] = [];
     await pool(boundaries, 2, async (n) => {
       const p = paths();
@@ -181,7 +182,7 @@ describe('crash injection: W1 killed after every commit', () => {
     expect(readLines(p.effects)).toEqual(clean.keys);
     expect([...counts(readLines(p.raw)).values()]).toEqual([1, 1, 1]);
     const { events, replayed } = await inspect(p.db);
-    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
+    expect(events.map((e) => e.seq)).toEqual(oneToN(events.length));
     expect(replayed).toEqual(events);
   });
 
@@ -294,7 +295,7 @@ function crashComposedAt(n: number): Promise<ComposedCrash> {
 /** Runs `check` for every boundary 1..K (two processes at a time); returns the failures. */
 async function everyBoundary(check: (crash: ComposedCrash) => Promise<void>): Promise<string[]> {
   const failures: string[] = [];
-  const boundaries = Array.from({ length: composed.commits }, (_, i) => i + 1);
+  const boundaries = oneToN(composed.commits);
   await pool(boundaries, 2, async (n) => {
     const crash = await crashComposedAt(n);
     try {
@@ -379,7 +380,7 @@ describe('crash injection: a two-level composed swarm killed after every commit'
         ['parent', parent],
         ['child', child],
       ] as const) {
-        expect(s.events.map((e) => e.seq), `${name} seqs`).toEqual(Array.from({ length: s.events.length }, (_, i) => i + 1));
+        expect(s.events.map((e) => e.seq), `${name} seqs`).toEqual(oneToN(s.events.length));
         expect(s.record?.lastSeq, `${name} lastSeq`).toBe(s.events.length);
         expect(s.record?.status, `${name} status`).toBe('completed');
         expect(s.replayed, `${name} replay`).toEqual(s.events);

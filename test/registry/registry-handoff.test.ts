@@ -14,7 +14,6 @@ import {
   DefinitionError,
   factOf,
   handoff,
-  type ModelRequest,
   type Runtime,
   sqliteStore,
   type SwarmEvent,
@@ -22,8 +21,8 @@ import {
   tool,
 } from '../../src/index.js';
 import { createAgentRegistry, type AgentRegistry } from '../../src/registry/index.js';
-import { type Peer, startPeer, tickingClock } from '../support/registry-peers.js';
-import { call, collect, queueModel, type Step } from '../support/script.js';
+import { peersClosedBy, tickingClock } from '../support/registry-peers.js';
+import { call, collect, lastToolResult, queueModel, type Step } from '../support/script.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -38,25 +37,17 @@ const forecastTool = tool({
   execute: ({ text }) => text,
 });
 
-async function peer(label: string, swarmId: string): Promise<Peer> {
-  const p = await startPeer(label, swarmId, [forecastTool]);
-  cleanups.push(() => p.close());
-  return p;
-}
+const peer = peersClosedBy(cleanups);
 
 /** Two forecasters registered in order (A first: it wins ties). */
 async function forecasters() {
-  const a = await peer('A', 'forecaster-a');
-  const b = await peer('B', 'forecaster-b');
+  const a = await peer('A', 'forecaster-a', [forecastTool]);
+  const b = await peer('B', 'forecaster-b', [forecastTool]);
   const registry = createAgentRegistry({ healthIntervalMs: 0, timeoutMs: 2000, now: tickingClock() });
   cleanups.push(() => registry.close());
   await registry.register(a.cardUrl);
   await registry.register(b.cardUrl);
   return { a, b, registry };
-}
-
-function lastToolResult(req: ModelRequest): string {
-  return [...req.messages].reverse().find((m) => m.role === 'tool')?.content ?? '';
 }
 
 /** A planner handing off to the best agent for `skill`, its orchestrator answering from `script`. */

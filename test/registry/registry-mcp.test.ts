@@ -7,18 +7,14 @@ import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcont
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRuntime, defineSwarm, scriptedModel, serve } from '../../src/index.js';
 import { createAgentRegistry, type AgentRegistry } from '../../src/registry/index.js';
-import { type Peer, startPeer, summarizeTool, tickingClock } from '../support/registry-peers.js';
+import { peersClosedBy, summarizeTool, tickingClock } from '../support/registry-peers.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-async function peer(label: string, swarmId: string, tools?: Parameters<typeof startPeer>[2]): Promise<Peer> {
-  const p = await startPeer(label, swarmId, tools);
-  cleanups.push(() => p.close());
-  return p;
-}
+const peer = peersClosedBy(cleanups);
 
 /** `serve(runtime, { registry })`, the real door: the MCP endpoint's URL. */
 async function mcpServer(registry: AgentRegistry | undefined): Promise<string> {

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, DefinitionError, defineSwarm, factOf, handoff, type ModelRequest, scriptedModel, sqliteStore, type SwarmStore, tool } from '../../src/index.js';
+import { createRuntime, DefinitionError, defineSwarm, factOf, handoff, scriptedModel, sqliteStore, type SwarmStore, tool } from '../../src/index.js';
 import { registryRecordId } from '../../src/registry/persistence.js';
 import { createAgentRegistry, type AgentRegistry } from '../../src/registry/index.js';
 import { startPeer, tickingClock } from '../support/registry-peers.js';
-import { call, collect, queueModel } from '../support/script.js';
+import { call, collect, lastToolResult, queueModel } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -165,7 +165,6 @@ describe('the registry kept in the runtime store', () => {
     cleanups.push(() => a.close());
     const path = tempDb();
     const planner = defineSwarm({ id: 'planner', instructions: 'Plan with the weather.', handoffs: [handoff.toBestAgent('forecast')] });
-    const lastToolResult = (req: ModelRequest) => [...req.messages].reverse().find((m) => m.role === 'tool')?.content ?? '';
     const plannerRuntime = (registry: AgentRegistry, store: SwarmStore, steps: Parameters<typeof queueModel>[0]['planner']) => {
       const runtime = createRuntime({ swarms: [planner], model: queueModel({ planner: steps }), registry, store, owner: 'planner-1' });
       cleanups.push(() => runtime.close());

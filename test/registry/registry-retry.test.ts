@@ -6,18 +6,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAgentRegistry, type AgentRegistry } from '../../src/registry/index.js';
 import { TeamError } from '../../src/errors.js';
-import { type Peer, startPeer, tickingClock } from '../support/registry-peers.js';
+import { type Peer, peersClosedBy, tickingClock } from '../support/registry-peers.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-async function peer(label: string, swarmId: string): Promise<Peer> {
-  const p = await startPeer(label, swarmId);
-  cleanups.push(() => p.close());
-  return p;
-}
+const peer = peersClosedBy(cleanups);
 
 async function translators(): Promise<{ a: Peer; b: Peer; r: AgentRegistry }> {
   const a = await peer('A', 'translator-a');

@@ -9,7 +9,7 @@ import { createAgentRegistry, type AgentRegistry, type AgentRegistryOptions } fr
 import { selectAgent } from '../../src/registry/selection.js';
 import type { AgentInfo } from '../../src/registry/types.js';
 import { TeamError } from '../../src/errors.js';
-import { type Peer, startPeer, summarizeTool, tickingClock, translateTool } from '../support/registry-peers.js';
+import { peersClosedBy, summarizeTool, tickingClock } from '../support/registry-peers.js';
 import { sleep } from '../support/sleep.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -17,11 +17,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-async function peer(label: string, swarmId: string, tools = [translateTool]): Promise<Peer> {
-  const p = await startPeer(label, swarmId, tools);
-  cleanups.push(() => p.close());
-  return p;
-}
+const peer = peersClosedBy(cleanups);
 
 function registry(options: AgentRegistryOptions = {}): AgentRegistry {
   const r = createAgentRegistry({ healthIntervalMs: 0, timeoutMs: 2000, now: tickingClock(), ...options });

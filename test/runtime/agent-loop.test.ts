@@ -13,7 +13,7 @@ import {
   type SwarmEvent,
   tool,
 } from '../../src/index.js';
-import { call, calls, collect, queueModel } from '../support/script.js';
+import { call, calls, collect, queueModel, toolMessages } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
 
 let runtime: Runtime | undefined;
@@ -21,9 +21,6 @@ afterEach(async () => {
   await runtime?.close();
   runtime = undefined;
 });
-
-const toolMessages = (req: { messages: readonly { role: string; content: string; toolCallId?: string }[] }) =>
-  req.messages.filter((m) => m.role === 'tool');
 
 describe('regular tools', () => {
   it('runs several tool calls of one response concurrently and feeds results back in call order', async () => {

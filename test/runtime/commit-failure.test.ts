@@ -7,11 +7,9 @@
  * the process ends, the next owner continues the swarm from its last durable step.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createRuntime, defineSwarm, type Runtime, type RuntimeOptions, scriptedModel, type SwarmEvent, sqliteStore } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import type { Commit, SwarmStore } from '../../src/store/types.js';
@@ -23,31 +21,17 @@ import { readSse } from '../support/server-clients.js';
 import { REPO_ROOT } from '../support/repo-root.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
+import { oneToN, seqs } from '../support/seqs.js';
+import { sqliteFilePerTest } from '../support/sqlite-file.js';
 
-let dir: string;
-let db: string;
-const closers: (() => Promise<void> | void)[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'xswarm-commit-'));
-  db = join(dir, 'state.db');
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await Promise.resolve(close()).catch(() => undefined);
-  rmSync(dir, { recursive: true, force: true });
-});
+/** The test's database file, and what each test opened, closed after it (last opened first). */
+const file = sqliteFilePerTest('xswarm-commit-', { ignoreCloseErrors: true });
 afterAll(killAll);
 
 function runtime(options: RuntimeOptions): Runtime {
   const rt = createRuntime(options);
-  closers.push(() => rt.close());
+  file.track(rt);
   return rt;
-}
-
-function openStore(options: Parameters<typeof sqliteStore>[1] = {}) {
-  const store = sqliteStore(db, options);
-  closers.push(() => store.close());
-  return store;
 }
 
 /**
@@ -81,7 +65,7 @@ function sqliteError(message: string, code: string): Error {
 
 /** A raw look at the file, as another process would have it. */
 function stored(swarmId: string) {
-  const raw = new Database(db, { readonly: true });
+  const raw = new Database(file.path, { readonly: true });
   try {
     const row = raw.prepare(`SELECT status, result, last_seq FROM swarms WHERE swarm_id = ?`).get(swarmId) as
       | { status: string; result: string; last_seq: number }
@@ -95,13 +79,11 @@ function stored(swarmId: string) {
   }
 }
 
-const seqs = (events: SwarmEvent[]) => events.map((e) => e.seq);
-const oneToN = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 const shape = (events: SwarmEvent[]) => events.map((e) => `${e.kind}:${e.kind === 'status-update' ? e.metadata.type : ''}`);
 
 /** The W1 swarm run to its end on a fresh file: the reference stream. */
 async function cleanShape(): Promise<string[]> {
-  const other = join(dir, 'clean.db');
+  const other = join(file.dir, 'clean.db');
   const store = sqliteStore(other);
   const { planner, agents } = w1Definitions(memoryEffects());
   const rt = createRuntime({ swarms: [planner], agents, model: w1Model(), store });
@@ -138,7 +120,7 @@ async function expectCleanRun({ effects, model, client }: Awaited<ReturnType<typ
 
 describe('a commit that fails for a while', () => {
   it('is retried with backoff: the swarm completes as if nothing happened, every step once', async () => {
-    const store = openStore();
+    const store = file.open();
     // The fourth commit fails three times (a busy database), then goes through.
     const seen = watched(store, (n) => (n >= 4 && n <= 6 ? sqliteError('database is locked', 'SQLITE_BUSY') : undefined));
     await expectCleanRun(await startW1(store));
@@ -146,10 +128,10 @@ describe('a commit that fails for a while', () => {
   });
 
   it('real SQLite: another connection holds the write lock for 300 ms mid-run; the swarm still completes', async () => {
-    const store = openStore({ busyTimeoutMs: 20 });
+    const store = file.open({ busyTimeoutMs: 20 });
     const seen = watched(store);
-    const locker = new Database(db);
-    closers.push(() => void locker.close());
+    const locker = new Database(file.path);
+    file.track(locker);
     const effects = memoryEffects();
     const { planner, agents } = w1Definitions(effects);
     const inner = w1Model();
@@ -205,7 +187,7 @@ function losesAcks(store: SwarmStore, lost: (attempt: number, c: Commit) => bool
 
 describe('a commit that went through but whose acknowledgement was lost', () => {
   it("a step's commit: the retry finds it stored under this runtime's lease, and the swarm goes on, every step once", async () => {
-    const store = openStore();
+    const store = file.open();
     const seen = losesAcks(store, (n) => n === 4);
     await expectCleanRun(await startW1(store));
     // The retry was refused as a conflict with the commit it repeated, which was the answer.
@@ -214,7 +196,7 @@ describe('a commit that went through but whose acknowledgement was lost', () => 
   });
 
   it('streamed chunks (a commit of events only): the retry finds the same events stored, and the stream has each once', async () => {
-    const store = openStore();
+    const store = file.open();
     const seen = losesAcks(store, (_, c) => !c.record && seen.lost === 0);
     const s = defineSwarm({ id: 'streamer', instructions: 'go' });
     const model = scriptedModel(async (req) => {
@@ -238,12 +220,12 @@ describe('a commit that went through but whose acknowledgement was lost', () => 
     ['another writer moved the revision on', `UPDATE swarms SET revision = revision + 1 WHERE swarm_id = 'trip'`, 'RevisionConflictError'],
     ['another owner took the lease, at the same revision', `UPDATE swarms SET owner = 'B' WHERE swarm_id = 'trip'`, 'LeaseLostError'],
   ])('a conflict with a step that is not its own still stops the runtime from driving the swarm: %s', async (_, tamper, refusal) => {
-    const store = openStore();
+    const store = file.open();
     // The fourth commit lands and its acknowledgement is lost; before the retry, the stored
     // swarm is changed so that it is no longer this runtime's commit under this runtime's lease.
     const seen = losesAcks(store, (n) => {
       if (n !== 4) return false;
-      const raw = new Database(db);
+      const raw = new Database(file.path);
       raw.prepare(tamper).run();
       raw.close();
       return true;
@@ -261,12 +243,12 @@ describe('a commit that went through but whose acknowledgement was lost', () => 
   });
 
   it('streamed chunks stored differently from what it wrote are not taken for its own: it stops driving the swarm', async () => {
-    const store = openStore();
+    const store = file.open();
     const seen = losesAcks(store, (_, c) => {
       if (c.record || seen.lost > 0) return false;
       // Another writer's chunk at the same seq.
       const first = c.events[0]!;
-      const raw = new Database(db);
+      const raw = new Database(file.path);
       raw.prepare(`UPDATE events SET body = ? WHERE swarm_id = 'stream-1' AND seq = ?`).run(JSON.stringify({ ...first, metadata: { other: true } }), first.seq);
       raw.close();
       return true;
@@ -291,7 +273,7 @@ describe('a commit that went through but whose acknowledgement was lost', () => 
 
 describe('a commit refused with something other than an Error', () => {
   it("a swarm's first commit: run() fails naming what the store threw, not [object Object]", async () => {
-    const store = openStore();
+    const store = file.open();
     const commit = store.commit.bind(store);
     // What a store (or a library under it) may throw: a bare object with a code.
     store.commit = (c) => (c.record?.revision === 1 ? Promise.reject({ code: 'E_DISK', detail: 'no room' }) : commit(c));
@@ -307,7 +289,7 @@ describe('a commit refused with something other than an Error', () => {
 
 describe('a commit that keeps failing', () => {
   it('fails the swarm with the storage error: wait, getResult, events and REST say so at once; the store gets it once it recovers', async () => {
-    const store = openStore();
+    const store = file.open();
     let broken = true;
     // From the fifth commit on, every write fails until the "disk" is repaired.
     watched(store, (n) => (broken && n >= 5 ? sqliteError('disk I/O error', 'SQLITE_IOERR_WRITE') : undefined));
@@ -316,7 +298,7 @@ describe('a commit that keeps failing', () => {
     const model = w1Model();
     const rt = runtime({ swarms: [planner], agents, model, store });
     const server = await serve(rt, { port: 0 });
-    closers.push(() => server.close());
+    file.track(server);
     const c = rt.forSwarm(planner, 'trip');
     await c.run('Plan my Saturday');
     const durable = stored('trip');
@@ -360,9 +342,9 @@ describe('a commit that keeps failing', () => {
   });
 
   it('real SQLite: a write lock held for seconds fails the swarm ("database is locked"), recorded once released', async () => {
-    const store = openStore({ busyTimeoutMs: 20 });
-    const locker = new Database(db);
-    closers.push(() => void locker.close());
+    const store = file.open({ busyTimeoutMs: 20 });
+    const locker = new Database(file.path);
+    file.track(locker);
     const { planner, agents } = w1Definitions(memoryEffects());
     const inner = w1Model();
     const call = inner.call.bind(inner);
@@ -390,11 +372,11 @@ describe('a commit that keeps failing', () => {
 
   it('a full disk under `xswarm serve`: REST reports the failure, and it is recorded in the room the failed step left', async () => {
     // A 2 MB file-size limit: the WAL cannot grow past it (the kernel refuses the write, EFBIG).
-    const child = spawn('sh', ['-c', `ulimit -f 2048; exec "${process.execPath}" bin/xswarm.js serve test/fixtures/growing-notes.ts --db "${db}" --port 0`], {
+    const child = spawn('sh', ['-c', `ulimit -f 2048; exec "${process.execPath}" bin/xswarm.js serve test/fixtures/growing-notes.ts --db "${file.path}" --port 0`], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    closers.push(async () => {
+    file.track(async () => {
       child.kill('SIGKILL');
       await exited(child);
     });
@@ -440,7 +422,7 @@ describe('a commit that keeps failing', () => {
     expect(durable.events.filter((e) => e.kind === 'internal:tool-complete').length).toBeLessThan(NOTE_ROUNDS);
 
     // A restart without the limit reads the same ended swarm.
-    const rt = runtime({ swarms: notesSwarms, model: notesModel, store: openStore() });
+    const rt = runtime({ swarms: notesSwarms, model: notesModel, store: file.open() });
     await rt.start();
     expect(await rt.forSwarm('notes', 'n1').getResult()).toEqual(result);
   }, 30_000);

@@ -16,7 +16,7 @@ import {
   swarmRegistry,
   tool,
 } from '../../src/index.js';
-import { call, calls, collect, queueModel } from '../support/script.js';
+import { call, calls, collect, queueModel, toolMessages } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
 
@@ -27,7 +27,6 @@ afterEach(async () => {
 });
 
 const tools = (req: ModelRequest) => req.tools.map((t) => t.name);
-const toolMessages = (req: ModelRequest) => req.messages.filter((m) => m.role === 'tool');
 const lifecycle = (events: SwarmEvent[]) =>
   events.map((e) => factOf(e, 'child-swarm')).filter(Boolean).map((f) => `${f!.childSwarmId}:${f!.lifecycle}`);
 

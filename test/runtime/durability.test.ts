@@ -2,11 +2,9 @@
  * Durability at the runtime level, on a SQLite file: restart and resume, paused swarms across
  * a restart, deterministic replay, versions and corrupt rows, one owner per swarm, pruning.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   type AgentDefinition,
@@ -17,10 +15,8 @@ import {
   type Runtime,
   type RuntimeOptions,
   type SwarmDefinition,
-  type SwarmEvent,
   SwarmError,
   scriptedModel,
-  sqliteStore,
   tool,
 } from '../../src/index.js';
 import { exited, firstLine, killAll, startFixture, W1_FIXTURE } from '../support/crash-process.js';
@@ -38,65 +34,30 @@ import {
 import { askerModel, call, calls, collect, queueModel } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
+import { oneToN, seqs } from '../support/seqs.js';
+import { peek, tamper } from '../support/sqlite-raw.js';
+import { sqliteFilePerTest } from '../support/sqlite-file.js';
 
-let dir: string;
-let dbPath: string;
-/** Closed in reverse order after each test: runtimes before the stores they use. */
-let cleanup: (() => Promise<void>)[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'xswarm-durability-'));
-  dbPath = join(dir, 'state.db');
-});
-afterEach(async () => {
-  for (const close of cleanup.reverse()) await close().catch(() => undefined);
-  cleanup = [];
-  rmSync(dir, { recursive: true, force: true });
-});
+/**
+ * The test's database file; `file.open()` is a new connection to it (as a new process would
+ * open it). Closed in reverse order after each test: runtimes before the stores they use.
+ */
+const file = sqliteFilePerTest('xswarm-durability-', { ignoreCloseErrors: true });
 afterAll(killAll);
-
-/** A new connection to the test's database file (as a new process would open it). */
-function openStore() {
-  const store = sqliteStore(dbPath);
-  cleanup.push(() => store.close());
-  return store;
-}
 
 function runtime(options: RuntimeOptions): Runtime {
   const rt = createRuntime(options);
-  cleanup.push(() => rt.close());
+  file.track(rt);
   return rt;
-}
-
-/** A raw read-only look at the file, for comparing stored bytes. */
-function peek<T>(sql: string, ...params: unknown[]): T[] {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
-}
-
-function tamper(sql: string, ...params: unknown[]): void {
-  const db = new Database(dbPath);
-  try {
-    db.prepare(sql).run(...params);
-  } finally {
-    db.close();
-  }
 }
 
 /** Everything stored about a swarm, as bytes: its row and its events. */
 function storedRows(swarmId: string) {
   return {
-    row: peek(`SELECT * FROM swarms WHERE swarm_id = ?`, swarmId),
-    events: peek(`SELECT * FROM events WHERE swarm_id = ? ORDER BY seq`, swarmId),
+    row: peek(file.path, `SELECT * FROM swarms WHERE swarm_id = ?`, swarmId),
+    events: peek(file.path, `SELECT * FROM events WHERE swarm_id = ? ORDER BY seq`, swarmId),
   };
 }
-
-const seqs = (events: readonly SwarmEvent[]) => events.map((e) => e.seq);
-const oneToN = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 /**
  * A swarm whose model asks a human (`pause`) and then answers with what the human said.
@@ -110,7 +71,7 @@ describe('restart', () => {
     const effects = memoryEffects();
     const { planner, agents } = w1Definitions(effects);
 
-    const storeA = openStore();
+    const storeA = file.open();
     const modelA = w1Model({ hold: (req) => stepLabel(req) === 'calendar-agent#1' });
     const a = runtime({ swarms: [planner], agents, model: modelA, store: storeA });
     const ca = a.forSwarm(planner, 'trip');
@@ -127,9 +88,9 @@ describe('restart', () => {
     await a.close();
     await storeA.close();
     // Detached, not finished: the row stays unfinished and its lease was given up.
-    expect(peek(`SELECT status, owner FROM swarms`)).toEqual([{ status: 'awaitingHandoff', owner: null }]);
+    expect(peek(file.path, `SELECT status, owner FROM swarms`)).toEqual([{ status: 'awaitingHandoff', owner: null }]);
 
-    const storeB = openStore();
+    const storeB = file.open();
     const modelB = w1Model();
     const b = runtime({ swarms: [planner], agents, model: modelB, store: storeB });
     await b.start();
@@ -159,7 +120,7 @@ describe('restart', () => {
   });
 
   it('a swarm paused by its model survives a restart paused and is resumed from the new runtime', async () => {
-    const storeA = openStore();
+    const storeA = file.open();
     const modelA = askerModel();
     const a = runtime({ swarms: [asker()], model: modelA, store: storeA });
     const ca = a.forSwarm(asker(), 'booking');
@@ -169,7 +130,7 @@ describe('restart', () => {
     await a.close();
 
     const modelB = askerModel();
-    const b = runtime({ swarms: [asker()], model: modelB, store: openStore() });
+    const b = runtime({ swarms: [asker()], model: modelB, store: file.open() });
     await b.start();
     const cb = b.forSwarm(asker(), 'booking');
     expect(await cb.getResult()).toEqual(paused);
@@ -189,7 +150,7 @@ describe('restart', () => {
     const effects = memoryEffects();
     const { planner, agents } = w1Definitions(effects);
     const modelA = w1Model({ hold: (req) => stepLabel(req) === 'weather-agent#1' });
-    const a = runtime({ swarms: [planner], agents, model: modelA, store: openStore() });
+    const a = runtime({ swarms: [planner], agents, model: modelA, store: file.open() });
     const ca = a.forSwarm(planner, 'trip');
     await ca.run('Plan my Saturday');
     await modelA.held;
@@ -198,7 +159,7 @@ describe('restart', () => {
     await a.close();
 
     const modelB = w1Model();
-    const b = runtime({ swarms: [planner], agents, model: modelB, store: openStore() });
+    const b = runtime({ swarms: [planner], agents, model: modelB, store: file.open() });
     await b.start();
     const cb = b.forSwarm(planner, 'trip');
     expect(await cb.getResult()).toEqual({
@@ -223,7 +184,7 @@ describe('replay', () => {
    * zero tool executions.
    */
   async function expectReplay(options: Omit<RuntimeOptions, 'model' | 'store'>, swarmId: string, toolRuns: () => number) {
-    const store = openStore();
+    const store = file.open();
     const stored = await store.readEvents(swarmId, 0);
     expect(stored.length).toBeGreaterThan(3);
     const model = forbiddenModel();
@@ -239,7 +200,7 @@ describe('replay', () => {
   it('W1 (three agent handoffs with tools)', async () => {
     const effects = memoryEffects();
     const { planner, agents } = w1Definitions(effects);
-    const rt = runtime({ swarms: [planner], agents, model: w1Model(), store: openStore() });
+    const rt = runtime({ swarms: [planner], agents, model: w1Model(), store: file.open() });
     const c = rt.forSwarm(planner, 'w1');
     await c.run('Plan my Saturday');
     expect(await c.wait()).toEqual({ status: 'completed', result: W1_RESULT });
@@ -273,7 +234,7 @@ describe('replay', () => {
     });
     const s = defineSwarm({ id: 'par', instructions: 'go', tools: [slow, fast] });
     const model = queueModel({ par: [calls(['slow', { n: 1 }, 'a'], ['fast', { n: 2 }, 'b'], ['fast', { n: 3 }, 'c']), { text: 'all done' }] });
-    const rt = runtime({ swarms: [s], model, store: openStore() });
+    const rt = runtime({ swarms: [s], model, store: file.open() });
     const c = rt.forSwarm(s, 'par-1');
     await c.run('x');
     expect(await c.wait()).toEqual({ status: 'completed', result: 'all done' });
@@ -285,7 +246,7 @@ describe('replay', () => {
 
   it('a model pause answered by resume', async () => {
     const model = askerModel();
-    const rt = runtime({ swarms: [asker()], model, store: openStore() });
+    const rt = runtime({ swarms: [asker()], model, store: file.open() });
     const c = rt.forSwarm(asker(), 'ask-1');
     await c.run('Book me in');
     await c.wait();
@@ -305,7 +266,7 @@ describe('replay', () => {
       ],
     });
     const s = defineSwarm({ id: 's', instructions: 'go' });
-    const rt = runtime({ swarms: [s], model, store: openStore() });
+    const rt = runtime({ swarms: [s], model, store: file.open() });
     const c = rt.forSwarm(s, 'ext-1');
     await c.run('x');
     await until('the model call', () => model.requests.length === 1);
@@ -330,7 +291,7 @@ describe('replay', () => {
         (req.swarmId === 'stop-handoff' && stepLabel(req) === 'calendar-agent#1'),
     });
     const asking = asker();
-    const rt = runtime({ swarms: [planner, asking], agents, model, store: openStore() });
+    const rt = runtime({ swarms: [planner, asking], agents, model, store: file.open() });
 
     const thinking = rt.forSwarm(planner, 'stop-thinking');
     await thinking.run('x');
@@ -345,7 +306,7 @@ describe('replay', () => {
     expect(await handing.getResult()).toEqual({ status: 'stopped', reason: 'enough' });
 
     const pausedModel = askerModel();
-    const rt2 = runtime({ swarms: [asking], model: pausedModel, store: openStore() });
+    const rt2 = runtime({ swarms: [asking], model: pausedModel, store: file.open() });
     const paused = rt2.forSwarm(asking, 'stop-paused');
     await paused.run('z');
     await paused.wait();
@@ -368,7 +329,7 @@ describe('replay', () => {
       failing: [call('fail', { reason: 'no tickets left' })],
     });
     const failing = defineSwarm({ id: 'failing', instructions: 'try' });
-    const rt = runtime({ swarms: [typed, failing], model, store: openStore() });
+    const rt = runtime({ swarms: [typed, failing], model, store: file.open() });
     const c = rt.forSwarm(typed, 'typed-1');
     await c.run('x');
     expect(await c.wait()).toEqual({ status: 'completed', result: { day: 'Sat', activities: ['hike'] } });
@@ -390,7 +351,7 @@ describe('replay', () => {
       req.onText?.('.');
       return { text: 'Go hiking.' };
     });
-    const rt = runtime({ swarms: [s], model, store: openStore() });
+    const rt = runtime({ swarms: [s], model, store: file.open() });
     const c = rt.forSwarm(s, 'stream-1');
     await c.run('x');
     expect(await c.wait()).toEqual({ status: 'completed', result: 'Go hiking.' });
@@ -403,7 +364,7 @@ describe('replay', () => {
 
   it('refuses unknown and unfinished swarms', async () => {
     const model = askerModel();
-    const rt = runtime({ swarms: [asker()], model, store: openStore() });
+    const rt = runtime({ swarms: [asker()], model, store: file.open() });
     const c = rt.forSwarm(asker(), 'waiting');
     await c.run('x');
     await c.wait();
@@ -414,17 +375,17 @@ describe('replay', () => {
   it('a journal that no longer matches what the machine produces is a ReplayDivergenceError at that event', async () => {
     const effects = memoryEffects();
     const { planner, agents } = w1Definitions(effects);
-    const rt = runtime({ swarms: [planner], agents, model: w1Model(), store: openStore() });
+    const rt = runtime({ swarms: [planner], agents, model: w1Model(), store: file.open() });
     const c = rt.forSwarm(planner, 'w1');
     await c.run('Plan my Saturday');
     await c.wait();
     await rt.close();
     const handoffEvent = (await collect(c.events())).find((e) => factOf(e, 'agent-handoff')?.to === 'calendar-agent')!;
-    const body = JSON.parse(peek<{ body: string }>(`SELECT body FROM events WHERE swarm_id = 'w1' AND seq = ?`, handoffEvent.seq)[0]!.body);
+    const body = JSON.parse(peek<{ body: string }>(file.path, `SELECT body FROM events WHERE swarm_id = 'w1' AND seq = ?`, handoffEvent.seq)[0]!.body);
     body.metadata.request = 'edited after the fact';
-    tamper(`UPDATE events SET body = ? WHERE swarm_id = 'w1' AND seq = ?`, JSON.stringify(body), handoffEvent.seq);
+    tamper(file.path, `UPDATE events SET body = ? WHERE swarm_id = 'w1' AND seq = ?`, JSON.stringify(body), handoffEvent.seq);
 
-    const replayer = runtime({ swarms: [planner], agents, model: forbiddenModel(), store: openStore() });
+    const replayer = runtime({ swarms: [planner], agents, model: forbiddenModel(), store: file.open() });
     const error = await collect(replayer.replay('w1')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ReplayDivergenceError);
     expect(error).toMatchObject({ swarmId: 'w1', seq: handoffEvent.seq });
@@ -440,24 +401,24 @@ describe('replay', () => {
       tool({ name: 'forecast', description: 'f', parameters: z.object({ day }), execute: ({ day: d }) => `${String(d)}: sunny` });
     const v1 = defineSwarm({ id: 'weather', instructions: 'go', tools: [forecast(z.string())] });
     const model = queueModel({ weather: [call('forecast', { day: 'Saturday' }, 'f1'), { text: 'Sunny.' }] });
-    const rt = runtime({ swarms: [v1], model, store: openStore() });
+    const rt = runtime({ swarms: [v1], model, store: file.open() });
     const c = rt.forSwarm(v1, 'wx');
     await c.run('x');
     await c.wait();
     const v2 = defineSwarm({ id: 'weather', instructions: 'go', tools: [forecast(z.enum(['Sunday']))] });
-    const replayer = runtime({ swarms: [v2], model: forbiddenModel(), store: openStore() });
+    const replayer = runtime({ swarms: [v2], model: forbiddenModel(), store: file.open() });
     await expect(collect(replayer.replay('wx'))).rejects.toBeInstanceOf(ReplayDivergenceError);
   });
 
   it('replay against a runtime with a different result schema diverges', async () => {
     const v1 = defineSwarm({ id: 'typed', instructions: 'go', result: z.object({ day: z.string() }) });
     const model = queueModel({ typed: [{ text: '{"day":"Sat"}' }] });
-    const rt = runtime({ swarms: [v1], model, store: openStore() });
+    const rt = runtime({ swarms: [v1], model, store: file.open() });
     const c = rt.forSwarm(v1, 't1');
     await c.run('x');
     expect(await c.wait()).toEqual({ status: 'completed', result: { day: 'Sat' } });
     const v2 = defineSwarm({ id: 'typed', instructions: 'go', result: z.object({ day: z.number() }) });
-    const replayer = runtime({ swarms: [v2], model: forbiddenModel(), store: openStore() });
+    const replayer = runtime({ swarms: [v2], model: forbiddenModel(), store: file.open() });
     await expect(collect(replayer.replay('t1'))).rejects.toBeInstanceOf(ReplayDivergenceError);
   });
 });
@@ -472,7 +433,7 @@ describe('versions and corruption', () => {
     const { planner, agents } = w1Definitions(effects);
     const model = w1Model({ hold: (req) => stepLabel(req) === 'calendar-agent#0' });
     const askModel = askerModel();
-    const store = openStore();
+    const store = file.open();
     const a = runtime({ swarms: [planner], agents, model, store });
     const a2 = runtime({ swarms: [asker()], model: askModel, store });
     const victim = a2.forSwarm(asker(), 'victim');
@@ -494,7 +455,7 @@ describe('versions and corruption', () => {
     const before = storedRows('victim');
     const model = w1Model();
     const askModel = askerModel();
-    const store = openStore();
+    const store = file.open();
     // Short lease: the adoption loop runs many times during the test, and must keep its hands off.
     const both = scriptedModel((req) => (req.agentId === 'asker' ? askModel.call(req) : model.call(req)));
     const b = runtime({ swarms: [setup.planner, askerDef], agents: setup.agents, model: both, store, leaseMs: 100 });
@@ -520,7 +481,7 @@ describe('versions and corruption', () => {
     await expectReportedFailed(asker(2), setup, /"asker" version 1, this runtime has version 2/);
     // The same data is still usable by the code that wrote it.
     const model = askerModel();
-    const c = runtime({ swarms: [asker()], model, store: openStore() });
+    const c = runtime({ swarms: [asker()], model, store: file.open() });
     await c.start();
     await c.forSwarm(asker(), 'victim').resume('Tuesday');
     expect(await c.forSwarm(asker(), 'victim').wait()).toEqual({ status: 'completed', result: 'Booked for Tuesday.' });
@@ -528,21 +489,21 @@ describe('versions and corruption', () => {
 
   it('a corrupt snapshot row is reported failed naming the problem; its row is untouched; others go on', async () => {
     const setup = await twoUnfinished();
-    tamper(`UPDATE swarms SET snapshot = 'not json' WHERE swarm_id = 'victim'`);
+    tamper(file.path, `UPDATE swarms SET snapshot = 'not json' WHERE swarm_id = 'victim'`);
     await expectReportedFailed(asker(), setup, /stored snapshot is corrupt/);
   });
 
   it('a snapshot written by another machine version is reported failed naming it; its row is untouched; others go on', async () => {
     const setup = await twoUnfinished();
-    tamper(`UPDATE swarms SET machine_version = 999 WHERE swarm_id = 'victim'`);
+    tamper(file.path, `UPDATE swarms SET machine_version = 999 WHERE swarm_id = 'victim'`);
     await expectReportedFailed(asker(), setup, /machine version 999, this runtime runs version 2/);
   });
 
   it('a snapshot that is JSON but not a machine snapshot is reported failed; others go on', async () => {
     const setup = await twoUnfinished();
-    tamper(`UPDATE swarms SET snapshot = '{"status":"active","value":"nowhere","context":{}}' WHERE swarm_id = 'victim'`);
+    tamper(file.path, `UPDATE swarms SET snapshot = '{"status":"active","value":"nowhere","context":{}}' WHERE swarm_id = 'victim'`);
     const before = storedRows('victim');
-    const b = runtime({ swarms: [setup.planner, asker()], agents: setup.agents, model: w1Model(), store: openStore(), leaseMs: 100 });
+    const b = runtime({ swarms: [setup.planner, asker()], agents: setup.agents, model: w1Model(), store: file.open(), leaseMs: 100 });
     await b.start();
     const result = await b.forSwarm(asker(), 'victim').getResult();
     expect(result).toMatchObject({ status: 'failed' });
@@ -561,7 +522,7 @@ describe('one owner', () => {
     const { planner, agents } = w1Definitions(effects);
     const ids = ['s1', 's2', 's3', 's4', 's5', 's6'];
     const model0 = w1Model({ hold: (req) => stepLabel(req) === 'calendar-agent#1' });
-    const r0 = runtime({ swarms: [planner], agents, model: model0, store: openStore() });
+    const r0 = runtime({ swarms: [planner], agents, model: model0, store: file.open() });
     for (const id of ids) await r0.forSwarm(planner, id).run('Plan my Saturday');
     await until('all swarms at the calendar agent', () => ids.every((id) => model0.calls(id).includes('calendar-agent#1')));
     await r0.close();
@@ -569,10 +530,10 @@ describe('one owner', () => {
     const modelB = w1Model();
     const modelC = w1Model();
     // Short leases so that the adoption loops tick during the test (every 750 ms).
-    const b = runtime({ swarms: [planner], agents, model: modelB, store: openStore(), leaseMs: 1_500 });
-    const c = runtime({ swarms: [planner], agents, model: modelC, store: openStore(), leaseMs: 1_500 });
+    const b = runtime({ swarms: [planner], agents, model: modelB, store: file.open(), leaseMs: 1_500 });
+    const c = runtime({ swarms: [planner], agents, model: modelC, store: file.open(), leaseMs: 1_500 });
     await Promise.all([b.start(), c.start()]);
-    await until('all swarms completed', () => peek(`SELECT status FROM swarms WHERE status = 'completed'`).length === ids.length);
+    await until('all swarms completed', () => peek(file.path, `SELECT status FROM swarms WHERE status = 'completed'`).length === ids.length);
     for (const id of ids) {
       expect(await b.forSwarm(planner, id).getResult(), id).toEqual({ status: 'completed', result: W1_RESULT });
     }
@@ -583,7 +544,7 @@ describe('one owner', () => {
       const byC = modelC.calls(id);
       expect([byB, byC].filter((x) => x.length > 0), id).toHaveLength(1);
       expect([...byB, ...byC], id).toEqual(W1_CALLS.slice(5));
-      const events = peek<{ seq: number }>(`SELECT seq FROM events WHERE swarm_id = ? ORDER BY seq`, id).map((r) => r.seq);
+      const events = peek<{ seq: number }>(file.path, `SELECT seq FROM events WHERE swarm_id = ? ORDER BY seq`, id).map((r) => r.seq);
       expect(events, id).toEqual(oneToN(events.length));
     }
     expect([...effects.runs.values()]).toEqual(Array(ids.length * 3).fill(1));
@@ -593,44 +554,44 @@ describe('one owner', () => {
     const { planner, agents } = w1Definitions(memoryEffects());
     const modelB = w1Model({ hold: (req) => stepLabel(req) === 'weather-agent#0' });
     const modelC = w1Model();
-    const b = runtime({ swarms: [planner], agents, model: modelB, store: openStore() });
-    const c = runtime({ swarms: [planner], agents, model: modelC, store: openStore() });
+    const b = runtime({ swarms: [planner], agents, model: modelB, store: file.open() });
+    const c = runtime({ swarms: [planner], agents, model: modelC, store: file.open() });
     await b.start();
     await c.start();
     await b.forSwarm(planner, 'mine').run('Plan my Saturday');
     await expect(c.forSwarm(planner, 'mine').run('Plan my Sunday')).rejects.toMatchObject({ name: 'SwarmError', code: 'id-in-use', message: 'Swarm id "mine" is already in use' });
     await modelB.held;
     expect(modelC.requests).toHaveLength(0);
-    expect(peek(`SELECT count(*) AS n FROM swarms`)).toEqual([{ n: 1 }]);
+    expect(peek(file.path, `SELECT count(*) AS n FROM swarms`)).toEqual([{ n: 1 }]);
     const events = await b.store.readEvents('mine', 0);
     expect(events[0]).toMatchObject({ kind: 'task', history: [{ parts: [{ kind: 'text', text: 'Plan my Saturday' }] }] });
   });
 
   it('after an owner process on another host dies (SIGKILL, no release), a started runtime adopts the swarm once the lease expired', async () => {
-    const effectsFile = join(dir, 'effects.txt');
+    const effectsFile = join(file.dir, 'effects.txt');
     const effects = memoryEffects();
     const { planner, agents } = w1Definitions(effects);
-    const store = openStore();
+    const store = file.open();
     const modelB = w1Model();
     const b = runtime({ swarms: [planner], agents, model: modelB, store, leaseMs: 200 });
     await b.start();
 
-    const child = startFixture(W1_FIXTURE, [dbPath, effectsFile, 'orphan', 'hold'], { HOLD_AT: 'calendar-agent#1', LEASE_MS: '1500' });
+    const child = startFixture(W1_FIXTURE, [file.path, effectsFile, 'orphan', 'hold'], { HOLD_AT: 'calendar-agent#1', LEASE_MS: '1500' });
     const held = await firstLine<{ held: string }>(child);
     expect(held.held).toBe('calendar-agent#1');
     // The owner is alive and renewing (every 500 ms): B must keep its hands off for longer
     // than a whole lease.
     await sleep(1_700);
     expect(modelB.calls('orphan')).toEqual([]);
-    const { owner } = peek<{ owner: string }>(`SELECT owner FROM swarms WHERE swarm_id = 'orphan'`)[0]!;
+    const { owner } = peek<{ owner: string }>(file.path, `SELECT owner FROM swarms WHERE swarm_id = 'orphan'`)[0]!;
     expect(owner).toBeTruthy();
     // As if the owner ran on another host: its death cannot be seen from here, so its lease is
     // waited out (a dead owner of this host is taken over at once: test/leases/owner-restart.test.ts).
-    const raw = new Database(dbPath);
+    const raw = new Database(file.path);
     raw.prepare(`UPDATE swarms SET owner_host = 'elsewhere' WHERE swarm_id = 'orphan'`).run();
     raw.close();
 
-    const leaseUntil = peek<{ lease_until: number }>(`SELECT lease_until FROM swarms WHERE swarm_id = 'orphan'`)[0]!.lease_until;
+    const leaseUntil = peek<{ lease_until: number }>(file.path, `SELECT lease_until FROM swarms WHERE swarm_id = 'orphan'`)[0]!.lease_until;
     child.kill('SIGKILL');
     await exited(child);
     const client = b.forSwarm(planner, 'orphan');
@@ -648,7 +609,7 @@ describe('one owner', () => {
     ]);
     const events = await collect(client.events());
     expect(seqs(events)).toEqual(oneToN(events.length));
-    expect(peek(`SELECT owner FROM swarms WHERE swarm_id = 'orphan'`)).not.toEqual([{ owner }]);
+    expect(peek(file.path, `SELECT owner FROM swarms WHERE swarm_id = 'orphan'`)).not.toEqual([{ owner }]);
   });
 });
 
@@ -664,13 +625,13 @@ describe('lease lost', () => {
       if (stepLabel(req) === 'weather-agent#0') await gate;
       return w1Respond(req);
     });
-    const a = runtime({ swarms: [planner], agents, model, store: openStore() });
+    const a = runtime({ swarms: [planner], agents, model, store: file.open() });
     await a.forSwarm(planner, 'trip').run('Plan my Saturday');
     await until('the weather agent', () => requests.includes('weather-agent#0'));
     const before = storedRows('trip');
 
     // Another owner takes the swarm over (as if A had stopped renewing long ago).
-    const thief = openStore();
+    const thief = file.open();
     expect(await thief.claim('trip', { owner: 'thief', until: Date.now() + 60_000 }, Date.now() + 3_600_000)).toBe(true);
     release();
     await sleep(100);
@@ -690,7 +651,7 @@ describe('lease lost', () => {
   // finished the swarm ({ status: 'completed' }).
   it('wait() on a swarm awaiting adoption waits for its end', async () => {
     const { planner, agents } = w1Definitions(memoryEffects());
-    const storeA = openStore();
+    const storeA = file.open();
     const modelA = w1Model({ hold: (req) => stepLabel(req) === 'calendar-agent#1' });
     const a = runtime({ swarms: [planner], agents, model: modelA, store: storeA, leaseMs: 400 });
     await a.forSwarm(planner, 'trip').run('Plan my Saturday');
@@ -698,7 +659,7 @@ describe('lease lost', () => {
     // A dies without releasing its lease: its store goes away before it can.
     await storeA.close();
     await a.close();
-    const b = runtime({ swarms: [planner], agents, model: w1Model(), store: openStore(), leaseMs: 100 });
+    const b = runtime({ swarms: [planner], agents, model: w1Model(), store: file.open(), leaseMs: 100 });
     await b.start();
     expect(await b.forSwarm(planner, 'trip').wait()).toEqual({ status: 'completed', result: W1_RESULT });
   });
@@ -710,7 +671,7 @@ describe('prune', () => {
     const model = scriptedModel((req) =>
       req.agentId === 'asker' ? askerModel().call(req) : { text: `echo ${req.messages.at(-1)!.content}` },
     );
-    const rt = runtime({ swarms: [echo, asker()], model, store: openStore() });
+    const rt = runtime({ swarms: [echo, asker()], model, store: file.open() });
     const run = async (def: typeof echo, id: string) => {
       const c = rt.forSwarm(def, id);
       await c.run(id);
@@ -727,12 +688,12 @@ describe('prune', () => {
     expect(await rt.prune({ olderThan: cutoff })).toBe(1);
     await expect(rt.forSwarm(echo, 'old').getResult()).rejects.toMatchObject({ name: 'SwarmError', code: 'unknown-swarm', message: 'Unknown swarm "old"' });
     await expect(collect(rt.forSwarm(echo, 'old').events())).rejects.toThrow('Unknown swarm "old"');
-    expect(peek(`SELECT count(*) AS n FROM events WHERE swarm_id = 'old'`)).toEqual([{ n: 0 }]);
+    expect(peek(file.path, `SELECT count(*) AS n FROM events WHERE swarm_id = 'old'`)).toEqual([{ n: 0 }]);
     expect(await rt.forSwarm(echo, 'new').getResult()).toEqual({ status: 'completed', result: 'echo new' });
 
     // A cutoff in the future takes every finished swarm, and still no unfinished one.
     expect(await rt.prune({ olderThan: new Date(Date.now() + 60_000) })).toBe(1);
-    expect(peek(`SELECT swarm_id FROM swarms`)).toEqual([{ swarm_id: 'waiting' }]);
+    expect(peek(file.path, `SELECT swarm_id FROM swarms`)).toEqual([{ swarm_id: 'waiting' }]);
     expect(storedRows('waiting')).toEqual(waitingBefore);
     const waiting = rt.forSwarm(asker(), 'waiting');
     await waiting.resume('Monday');

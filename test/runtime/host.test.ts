@@ -14,8 +14,7 @@ import { type RecordingOptions, recordingStore } from '../support/recording-stor
 import { memoryEffects, type SideEffects, stepLabel, W1_CALLS, W1_RESULT, w1Definitions, w1Model } from '../support/crash-w1.js';
 import { call, queueModel } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
-
-const oneToN = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+import { oneToN } from '../support/seqs.js';
 
 type Recording = ReturnType<typeof recordingStore>;
 /**

@@ -29,6 +29,7 @@ import { CONFIG_LIST } from '../../src/store/messages.js';
 import type { Commit } from '../../src/store/types.js';
 import { forbiddenModel } from '../support/crash-w1.js';
 import { collect } from '../support/script.js';
+import { peek } from '../support/sqlite-raw.js';
 
 /** Turns of the long conversation. */
 const TURNS = 200;
@@ -135,15 +136,6 @@ function runtime(options: Parameters<typeof createRuntime>[0]): Runtime {
   return rt;
 }
 
-function peek<T>(file: string, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(join(dir, file), { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
-}
-
 /**
  * How many messages each list of swarm "doc" holds in `file`: its steps' message writes applied
  * in order (a list deleted or never written is absent); the swarm row's bookkeeping must agree.
@@ -151,7 +143,7 @@ function peek<T>(file: string, sql: string, ...params: unknown[]): T[] {
 function storedLists(file: string): Record<string, number> {
   const lists: Record<string, number> = {};
   const rows = peek<{ messages: string }>(
-    file,
+    join(dir, file),
     `SELECT t.messages FROM steps t JOIN swarms s ON t.key / 4294967296 = s.no WHERE s.swarm_id = 'doc' AND t.messages IS NOT NULL ORDER BY t.key`,
   );
   for (const { messages } of rows) {
@@ -161,7 +153,7 @@ function storedLists(file: string): Record<string, number> {
       if (lists[w.list] === 0) delete lists[w.list];
     }
   }
-  const [row] = peek<{ list_lengths: string }>(file, `SELECT list_lengths FROM swarms WHERE swarm_id = 'doc'`);
+  const [row] = peek<{ list_lengths: string }>(join(dir, file), `SELECT list_lengths FROM swarms WHERE swarm_id = 'doc'`);
   expect(JSON.parse(row!.list_lengths)).toEqual(lists);
   return lists;
 }
@@ -218,7 +210,7 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
     expect(Math.max(...m.commits.map((c) => c.bytes))).toBeLessThan(20 * RESULT_BYTES);
 
     // What is stored: a snapshot without the conversation, and the conversation as appends.
-    const [row] = peek<{ size: number; status: string }>('a.db', `SELECT length(snapshot) AS size, status FROM swarms WHERE swarm_id = 'doc'`);
+    const [row] = peek<{ size: number; status: string }>(join(dir, 'a.db'), `SELECT length(snapshot) AS size, status FROM swarms WHERE swarm_id = 'doc'`);
     expect(row).toEqual({ size: expect.any(Number), status: 'completed' });
     expect(row!.size).toBeLessThan(10 * RESULT_BYTES);
     // system, user, then an assistant message and a tool result per turn, and the answer.
@@ -229,7 +221,7 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
     expect(loaded.context.messages[2 * TURNS + 1]).toEqual({ role: 'tool', content: pageText(TURNS - 1), toolCallId: `p${TURNS - 1}` });
     // The config was written once, with the first step, and is referenced by every snapshot.
     expect(m.commits.filter((c) => c.lists.includes(CONFIG_LIST))).toHaveLength(1);
-    const [stored] = peek<{ snapshot: string }>('a.db', `SELECT snapshot FROM swarms WHERE swarm_id = 'doc'`);
+    const [stored] = peek<{ snapshot: string }>(join(dir, 'a.db'), `SELECT snapshot FROM swarms WHERE swarm_id = 'doc'`);
     expect(JSON.parse(stored!.snapshot).context.config).toEqual({ xswarm$value: CONFIG_LIST });
     expect(loaded.context.config.instructions).toBe(reader.instructions);
   });

@@ -4,54 +4,35 @@
  * from the store by the next command or by its child's next lifecycle step. It reads, streams,
  * restarts and keeps its lease exactly as a live one.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createRuntime,
   defineSwarm,
   factOf,
   handoff,
-  type ModelRequest,
   type Runtime,
   type RuntimeOptions,
   scriptedModel,
   type SwarmEvent,
-  sqliteStore,
 } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import type { SwarmStore } from '../../src/store/types.js';
-import { askerModel, call, collect, queueModel } from '../support/script.js';
+import { askerModel, call, collect, lastToolResult, queueModel } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
+import { sqliteFilePerTest } from '../support/sqlite-file.js';
 
-let dir: string;
-const closers: (() => Promise<void>)[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'xswarm-passivation-'));
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-  rmSync(dir, { recursive: true, force: true });
-});
+/** The test's SQLite file, and what each test opened, closed after it (last opened first). */
+const file = sqliteFilePerTest('xswarm-passivation-', { ignoreCloseErrors: true });
 
 const PASSIVATE_MS = 50;
 
-/** A store on the test's SQLite file, closed after the test. */
-function openStore(): SwarmStore {
-  const store = sqliteStore(join(dir, 'state.db'), { synchronous: 'NORMAL' });
-  closers.push(() => store.close());
-  return store;
-}
-
-/** A runtime that passivates after {@link PASSIVATE_MS}, closed after the test. */
+/** A runtime that passivates after {@link PASSIVATE_MS}, on a store of the test's file, closed after the test. */
 function runtime(options: Omit<RuntimeOptions, 'store'> & { store?: SwarmStore }): Runtime {
-  const rt = createRuntime({ passivateAfterMs: PASSIVATE_MS, store: openStore(), ...options });
-  closers.push(() => rt.close());
+  const rt = createRuntime({ passivateAfterMs: PASSIVATE_MS, store: file.open({ synchronous: 'NORMAL' }), ...options });
+  file.track(rt);
   return rt;
 }
 
@@ -220,13 +201,13 @@ describe('a parent awaiting a child swarm', () => {
 
 describe('a swarm a remote agent asked a question', () => {
   it('is passivated while its human is asked; the resume restores it, the answer reaches the remote task once, both complete', async () => {
-    const lastToolResult = (req: ModelRequest) => [...req.messages].reverse().find((m) => m.role === 'tool')?.content ?? '';
     // Server B: a remote `weather` swarm that asks which city (A2A input-required).
     const weather = defineSwarm({ id: 'weather', description: 'Answers weather questions', instructions: 'Forecast.' });
     const remoteModel = queueModel({ weather: [call('pause', { reason: 'Which city?' }), (req) => ({ text: `Sunny in ${lastToolResult(req)}` })] });
     const b = createRuntime({ swarms: [weather], model: remoteModel });
     const server = await serve(b);
-    closers.push(() => b.close(), () => server.close());
+    file.track(b);
+    file.track(server);
     // Runtime A hands off to it, and passivates.
     const planner = defineSwarm({
       id: 'planner',

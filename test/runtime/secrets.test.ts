@@ -3,40 +3,26 @@
  * that echoes a token, are written with `[REDACTED]` in their place (snapshots, events,
  * results), and answered so too.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineSwarm, openaiModel, type SwarmEvent, scriptedModel, sqliteStore, tool } from '../../src/index.js';
+import { createRuntime, defineSwarm, openaiModel, type SwarmEvent, scriptedModel, tool } from '../../src/index.js';
 import { startOpenAIServer } from '../support/openai-server.js';
 import { collect } from '../support/script.js';
+import { sqliteFilePerTest } from '../support/sqlite-file.js';
 
 const API_KEY = 'sk-test-6f1c0e2b9a4d47e8b3c5a1d2e7f90c3b';
 const TOKEN = 'tok_live_Zq8rX2mN4pL7sV1c';
 
-let dir: string;
-const closers: (() => Promise<void>)[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'xswarm-secrets-'));
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-  rmSync(dir, { recursive: true, force: true });
-});
+/** The test's SQLite file, and what each test opened, closed after it (last opened first). */
+const file = sqliteFilePerTest('xswarm-secrets-', { ignoreCloseErrors: true });
 
 /** Occurrences of `secret` in every file of the store's directory (database, WAL, SHM). */
 function copiesOnDisk(secret: string): number {
   let n = 0;
-  for (const name of readdirSync(dir)) n += readFileSync(join(dir, name)).toString('latin1').split(secret).length - 1;
+  for (const name of readdirSync(file.dir)) n += readFileSync(join(file.dir, name)).toString('latin1').split(secret).length - 1;
   return n;
-}
-
-function openStore() {
-  const store = sqliteStore(join(dir, 'state.db'));
-  closers.push(() => store.close());
-  return store;
 }
 
 describe('redaction of secrets', () => {
@@ -47,11 +33,11 @@ describe('redaction of secrets', () => {
         error: { message: `Incorrect API key provided: ${API_KEY}. Check your key.`, type: 'invalid_request_error', code: 'invalid_api_key' },
       }),
     }));
-    closers.push(() => server.close());
-    const store = openStore();
+    file.track(server);
+    const store = file.open();
     const echo = defineSwarm({ id: 'echo', instructions: 'Repeat.' });
     const runtime = createRuntime({ swarms: [echo], model: openaiModel({ model: 'gpt-test', baseURL: server.url, apiKey: API_KEY, maxRetries: 0 }), store });
-    closers.push(() => runtime.close());
+    file.track(runtime);
     const heard: SwarmEvent[] = [];
     runtime.subscribe((e) => heard.push(e));
 
@@ -71,7 +57,7 @@ describe('redaction of secrets', () => {
   });
 
   it('createRuntime({ redact }): a token a tool error echoes is kept out of snapshots and events of a swarm that goes on', async () => {
-    const store = openStore();
+    const store = file.open();
     const charge = tool({
       name: 'charge',
       description: 'Charges a card',
@@ -87,7 +73,7 @@ describe('redaction of secrets', () => {
         : { toolCalls: [{ id: 'c1', name: 'charge', arguments: '{"amount":5}' }] },
     );
     const runtime = createRuntime({ swarms: [swarm], model, store, redact: [TOKEN, 'short'] });
-    closers.push(() => runtime.close());
+    file.track(runtime);
     const client = runtime.forSwarm(swarm, 'p1');
     await client.run('charge 5');
     const result = await client.wait();

@@ -7,9 +7,10 @@ import { z } from 'zod';
 import { createRuntime, defineSwarm, isFinalEvent, type Runtime, type SwarmEvent, tool } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import { call, collect, queueModel } from '../support/script.js';
-import { readSse, request, seqs, range, servedPerTest } from '../support/server-clients.js';
+import { readSse, request, servedPerTest } from '../support/server-clients.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
+import { range, seqs } from '../support/seqs.js';
 
 // Short keep-alives so a waiting stream shows them within the test.
 const KEEPALIVE_MS = 40;

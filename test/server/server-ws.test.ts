@@ -7,9 +7,10 @@ import { z } from 'zod';
 import { createRuntime, defineSwarm, factOf, isFinalEvent, type Runtime, type SwarmEvent, tool } from '../../src/index.js';
 import { serve, type SwarmServer } from '../../src/server/index.js';
 import { call, collect, queueModel } from '../support/script.js';
-import { type Frame, isEvent, range, request, seqs, Subscriber } from '../support/server-clients.js';
+import { type Frame, isEvent, request, Subscriber } from '../support/server-clients.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
+import { range, seqs } from '../support/seqs.js';
 
 // Small bounds so a stalled subscriber overflows after little data.
 const SUBSCRIBERS = { maxBytes: 1024 * 1024, pollMs: 20 };

@@ -7,7 +7,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import { serve } from '../../src/server/index.js';
 import { sdkClient } from '../support/a2a-peers.js';
 import { call } from '../support/script.js';
 import { readSse, request } from '../support/server-clients.js';
+import { tamper } from '../support/sqlite-raw.js';
 
 const echo = defineSwarm({ id: 'echo', description: 'Repeats the request', instructions: 'Repeat.' });
 const asker = defineSwarm({ id: 'asker', description: 'Asks for a day', instructions: 'Book a day.' });
@@ -52,23 +52,6 @@ async function seed(swarms: { echo?: string[]; asker?: string[] }): Promise<void
   await store.close();
 }
 
-/**
- * Runs `sql`, which must change exactly one stored row. Events are rows of the `events` view
- * (a step's events share one `steps` row): the view's trigger rewrites that row, which
- * `changes` does not count and `total_changes()` does.
- */
-function tamper(sql: string, ...params: unknown[]): void {
-  const db = new Database(dbPath);
-  const total = () => (db.prepare('SELECT total_changes() AS n').get() as { n: number }).n;
-  try {
-    const before = total();
-    db.prepare(sql).run(...params);
-    expect(total() - before).toBe(1);
-  } finally {
-    db.close();
-  }
-}
-
 /** A runtime on the damaged file, started (it adopts what it can) and served over HTTP. */
 async function restart(): Promise<{ base: string; rt: Runtime }> {
   const store = sqliteStore(dbPath);
@@ -94,7 +77,7 @@ const listAll = { tenant: '', contextId: '', status: 0, pageToken: '', statusTim
 describe('a corrupt event row', () => {
   it('the store stops reading at it: SwarmError "corrupt" naming swarm and seq, with the events before it', async () => {
     await seed({ echo: ['e1'] });
-    tamper(`UPDATE events SET body = '{"kind":"status-upd' WHERE swarm_id = 'e1' AND seq = 3`);
+    tamper(dbPath, `UPDATE events SET body = '{"kind":"status-upd' WHERE swarm_id = 'e1' AND seq = 3`);
     const store = sqliteStore(dbPath);
     cleanups.push(() => store.close());
     const err = await store.readEvents('e1', 0).catch((e: unknown) => e);
@@ -107,18 +90,18 @@ describe('a corrupt event row', () => {
     expect((await store.readEvents('e1', 3)).length).toBeGreaterThan(0);
 
     // JSON that is not an event of this swarm is corrupt too.
-    tamper(`UPDATE events SET body = '{"hello":"world"}' WHERE swarm_id = 'e1' AND seq = 4`);
+    tamper(dbPath, `UPDATE events SET body = '{"hello":"world"}' WHERE swarm_id = 'e1' AND seq = 4`);
     await expect(store.readEvents('e1', 3)).rejects.toMatchObject({ code: 'corrupt', seq: 4, readable: [] });
     const ev5 = (await store.readEvents('e1', 4))[0]!;
-    tamper(`UPDATE events SET body = ? WHERE swarm_id = 'e1' AND seq = 5`, JSON.stringify({ ...ev5, swarmId: 'someone-else' }));
+    tamper(dbPath, `UPDATE events SET body = ? WHERE swarm_id = 'e1' AND seq = 5`, JSON.stringify({ ...ev5, swarmId: 'someone-else' }));
     await expect(store.readEvents('e1', 4)).rejects.toThrow(/event 5 of swarm "e1".*names swarm "someone-else"/);
   });
 
   it('fails only what needs that row: ListTasks lists every task, GetTask reports it failed naming the row, SSE stops at it with an error', async () => {
     await seed({ echo: ['e1', 'e2', 'e3'], asker: ['a1'] });
-    tamper(`UPDATE events SET body = '{"kind":"status-upd' WHERE swarm_id = 'e2' AND seq = 3`);
-    tamper(`UPDATE events SET body = '[1,2,3]' WHERE swarm_id = 'e3' AND seq = 3`);
-    tamper(`UPDATE events SET body = 'garbage' WHERE swarm_id = 'a1' AND seq = 3`);
+    tamper(dbPath, `UPDATE events SET body = '{"kind":"status-upd' WHERE swarm_id = 'e2' AND seq = 3`);
+    tamper(dbPath, `UPDATE events SET body = '[1,2,3]' WHERE swarm_id = 'e3' AND seq = 3`);
+    tamper(dbPath, `UPDATE events SET body = 'garbage' WHERE swarm_id = 'a1' AND seq = 3`);
     const { base } = await restart();
     const problem = (id: string) => new RegExp(`^Cannot read event 3 of swarm "${id}": the stored event is corrupt`);
 
@@ -181,8 +164,8 @@ describe('a corrupt event row', () => {
 describe('a swarm that cannot be restored', () => {
   it('reads failed with one and the same reason through REST GET, the REST list, A2A GetTask and ListTasks, MCP get_result', async () => {
     await seed({ asker: ['a-corrupt', 'a-old', 'a-fine'] });
-    tamper(`UPDATE swarms SET snapshot = 'not json' WHERE swarm_id = 'a-corrupt'`);
-    tamper(`UPDATE swarms SET machine_version = 999 WHERE swarm_id = 'a-old'`);
+    tamper(dbPath, `UPDATE swarms SET snapshot = 'not json' WHERE swarm_id = 'a-corrupt'`);
+    tamper(dbPath, `UPDATE swarms SET machine_version = 999 WHERE swarm_id = 'a-old'`);
     const { base, rt } = await restart();
 
     const reasons = new Map<string, string>();
@@ -249,7 +232,7 @@ describe('a swarm that cannot be restored', () => {
 
     // A listing that leaves out an owner's live leases leaves out one this runtime reports
     // failed (stored paused) too.
-    tamper(`UPDATE swarms SET owner = 'elsewhere', lease_until = ? WHERE swarm_id = 'a-old'`, Date.now() + 600_000);
+    tamper(dbPath, `UPDATE swarms SET owner = 'elsewhere', lease_until = ? WHERE swarm_id = 'a-old'`, Date.now() + 600_000);
     const failedNow = async (notHeldBy?: { owner: string; at: number }) =>
       (await rt.list({ status: ['failed'], ...(notHeldBy ? { notHeldBy } : {}) })).map((s) => s.swarmId).sort();
     expect(await failedNow()).toEqual(['a-corrupt', 'a-old']);
@@ -260,7 +243,7 @@ describe('a swarm that cannot be restored', () => {
 describe('a finished swarm with a corrupt snapshot', () => {
   it('keeps its result (it does not need the snapshot); only replay, which does, fails naming it', async () => {
     await seed({ echo: ['e1'] });
-    tamper(`UPDATE swarms SET snapshot = '{"trunc' WHERE swarm_id = 'e1'`);
+    tamper(dbPath, `UPDATE swarms SET snapshot = '{"trunc' WHERE swarm_id = 'e1'`);
     const { base, rt } = await restart();
     const completed = { status: 'completed', result: 'echo: hello e1' };
     expect((await request(base, 'GET', '/swarms/echo/e1')).body).toEqual(completed);

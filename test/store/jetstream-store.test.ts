@@ -35,6 +35,7 @@ import { collect } from '../support/script.js';
 import { event, expectNotHeldByFilter, record, step, T0 } from '../support/store-fixtures.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
+import { oneToN, seqs } from '../support/seqs.js';
 
 let server: NatsServer;
 let cleanup: (() => Promise<unknown>)[] = [];
@@ -67,9 +68,6 @@ async function open(options: { timeoutMs?: number; prefix?: string } = {}) {
   cleanup.push(() => store.close());
   return store;
 }
-
-const seqs = (events: readonly SwarmEvent[]) => events.map((e) => e.seq);
-const oneTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 /** Raw JetStream handles on the test's namespace, for what the store API cannot do. */
 async function raw() {
@@ -116,7 +114,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       expect(loaded).toEqual({ ...record('s1', 1, 3), lease: { owner: 'A', until: expect.any(Number) } });
       await store.commit({ swarmId: 's1', events: [event('s1', 4), event('s1', 5)] });
       await store.commit(step('s1', 2, 6, 6));
-      expect(seqs(await store.readEvents('s1', 0))).toEqual(oneTo(6));
+      expect(seqs(await store.readEvents('s1', 0))).toEqual(oneToN(6));
       expect((await store.load('s1'))?.revision).toBe(2);
       expect(store.stats()).toEqual({ commits: 3, transactions: 3 });
       // Each event is in the stream once.
@@ -169,7 +167,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       await b.commit(step('s1', 2, 4, 5, 'B'));
       // A still remembers revision 1 as stored: its write is refused on what is stored now.
       await expect(a.commit(step('s1', 2, 4, 6, 'A'))).rejects.toThrow(LeaseLostError);
-      expect(seqs(await a.readEvents('s1', 0))).toEqual(oneTo(5));
+      expect(seqs(await a.readEvents('s1', 0))).toEqual(oneToN(5));
     });
   });
 
@@ -229,7 +227,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       await store.commit(step('s1', 1, 1, 3));
       await store.commit(step('s2', 1, 1, 2));
       for (let r = 2; r <= 40; r++) await store.commit(step('s1', r, 3 * r - 2, 3 * r));
-      expect(seqs(await store.readEvents('s1', 0))).toEqual(oneTo(120));
+      expect(seqs(await store.readEvents('s1', 0))).toEqual(oneToN(120));
       expect(seqs(await store.readEvents('s1', 115))).toEqual([116, 117, 118, 119, 120]);
       expect(await store.readEvents('s1', 120)).toEqual([]);
       expect(await store.readEvents('s2', 1)).toEqual([event('s2', 2)]);
@@ -243,7 +241,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
         paged.push(...seqs(page));
         since = page.at(-1)!.seq;
       }
-      expect(paged).toEqual(oneTo(120));
+      expect(paged).toEqual(oneToN(120));
     });
 
     it('a store that never read a long stream finds where to start reading in it (interleaved with another swarm)', async () => {
@@ -253,7 +251,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
         await a.commit(step(`other${r}`, 1, 1, 3));
       }
       const b = await open();
-      expect(seqs(await b.readEvents('long', 550))).toEqual(oneTo(50).map((n) => n + 550));
+      expect(seqs(await b.readEvents('long', 550))).toEqual(oneToN(50).map((n) => n + 550));
       expect(seqs(await b.readEvents('long', 300, 5))).toEqual([301, 302, 303, 304, 305]);
       expect(await b.readEvents('long', 600)).toEqual([]);
       expect(seqs(await b.readEvents('long', 0, 3))).toEqual([1, 2, 3]);
@@ -321,7 +319,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       api.reset();
       expect(seqs(await b.readEvents('s1', 8))).toEqual([9, 10]);
       // The 8 events before the outbox's are read with direct gets too.
-      expect(seqs(await b.readEvents('s1', 0))).toEqual(oneTo(10));
+      expect(seqs(await b.readEvents('s1', 0))).toEqual(oneToN(10));
       expect(await api.count('READER')).toBe(0);
       stop();
     });
@@ -474,7 +472,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       expect(await eventCount('s1')).toBe(2);
 
       const b = await open();
-      expect(seqs(await b.readEvents('s1', 0))).toEqual(oneTo(5));
+      expect(seqs(await b.readEvents('s1', 0))).toEqual(oneToN(5));
       expect(seqs(await b.readEvents('s1', 3))).toEqual([4, 5]);
       expect(seqs(await b.readEvents('s1', 1, 2))).toEqual([2, 3]);
       expect((await b.load('s1'))?.snapshot).toEqual({ context: { messages: ['m0', 'm1', 'm2'] } });
@@ -487,7 +485,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       expect(await c.claim('s1', { owner: 'B', until: Date.now() + 60_000 }, Date.now())).toBe(true);
       await b.commit({ ...step('s1', 3, 6, 6, 'B'), record: { ...record('s1', 3, 6), snapshot: { context: { messages: { xswarm$messages: '', length: 3 } } } } });
       expect(await eventCount('s1')).toBe(6);
-      expect(seqs(await c.readEvents('s1', 0))).toEqual(oneTo(6));
+      expect(seqs(await c.readEvents('s1', 0))).toEqual(oneToN(6));
       expect((await c.load('s1'))?.snapshot).toEqual({ context: { messages: ['m0', 'm1', 'm2'] } });
     });
 
@@ -568,7 +566,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       expect(store.stats().commits).toBe(3 + 3 * 29);
       const { eventCount } = await raw();
       for (const id of swarms) {
-        expect(seqs(await store.readEvents(id, 0)), id).toEqual(oneTo(59));
+        expect(seqs(await store.readEvents(id, 0)), id).toEqual(oneToN(59));
         expect(await store.readEvents(id, 0), id).toEqual(Array.from({ length: 59 }, (_, i) => event(id, i + 1)));
         expect(await eventCount(id), id).toBe(59);
         expect((await store.load(id))?.revision, id).toBe(30);
@@ -641,7 +639,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       const result = await client.wait();
       expect(result).toMatchObject({ status: 'completed', result: `Read ${PAGES} pages.` });
       const events = await collect(client.events());
-      expect(seqs(events)).toEqual(oneTo(events.length));
+      expect(seqs(events)).toEqual(oneToN(events.length));
       expect(events.filter((e) => e.kind === 'status-update' && (e.metadata as { type?: string }).type === 'tool-call').length).toBe(PAGES);
       expect({ result, events: timeless(events) }).toEqual(expected);
       // The restored swarm went on referencing the stored config: not written again.

@@ -10,7 +10,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { taskFromEvents } from '../../src/a2a/mapping.js';
@@ -20,7 +19,9 @@ import { serve, type SwarmServer } from '../../src/server/index.js';
 import { PAGE_SIZE } from '../../src/store/pages.js';
 import { sdkClient } from '../support/a2a-peers.js';
 import { killCliProcesses, runCli } from '../support/cli-process.js';
-import { seqs, Subscriber } from '../support/server-clients.js';
+import { Subscriber } from '../support/server-clients.js';
+import { seqs } from '../support/seqs.js';
+import { tamper } from '../support/sqlite-raw.js';
 
 /** Every `readEvents` call of every SQLite store opened in this file (the CLI opens its own). */
 const reads = vi.hoisted(() => [] as { swarmId: string; since: number; limit: number | undefined }[]);
@@ -80,7 +81,7 @@ beforeAll(async () => {
   for (const id of ['w1', 'w2']) expect(await first.forSwarm(wide, id).wait()).toEqual({ status: 'completed', result: 'ticked' });
   await first.close();
   await writer.close();
-  tamper(`UPDATE events SET body = '{"kind":"status-upd' WHERE swarm_id = 'w2' AND seq = ${CORRUPT_SEQ}`);
+  tamper(db, `UPDATE events SET body = '{"kind":"status-upd' WHERE swarm_id = 'w2' AND seq = ${CORRUPT_SEQ}`);
 
   // Served as after a restart, by a runtime that drives nothing.
   store = sqliteStore(db);
@@ -107,19 +108,6 @@ afterAll(async () => {
   await store?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Runs `sql`, which must change exactly one stored row (see test/store/corrupt-rows.test.ts). */
-function tamper(sql: string): void {
-  const file = new Database(db);
-  const total = () => (file.prepare('SELECT total_changes() AS n').get() as { n: number }).n;
-  try {
-    const before = total();
-    file.prepare(sql).run();
-    expect(total() - before).toBe(1);
-  } finally {
-    file.close();
-  }
-}
 
 /**
  * The `readEvents` calls on `swarmId` made while `read` runs. Each asks for one page, except

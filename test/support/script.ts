@@ -35,6 +35,14 @@ export function calls(...list: [name: string, args: unknown, id?: string][]): Mo
   };
 }
 
+/** The tool results a request carries (role `tool`), in order. */
+export const toolMessages = (req: ModelRequest) => req.messages.filter((m) => m.role === 'tool');
+
+/** The content of the last tool result a request carries, or `''` when it has none. */
+export function lastToolResult(req: ModelRequest): string {
+  return [...req.messages].reverse().find((m) => m.role === 'tool')?.content ?? '';
+}
+
 /** Collects all events of a client until its final event. */
 export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];

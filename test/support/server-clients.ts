@@ -179,12 +179,6 @@ export class Subscriber {
   }
 }
 
-/** The sequence numbers of events. */
-export const seqs = (events: readonly { seq: number }[]): number[] => events.map((e) => e.seq);
-
-/** 1 … n. */
-export const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
-
 /**
  * The runtime and server the current test of a file serves; both are closed after each test,
  * the server first. Call once at the top of a test file.

@@ -11,7 +11,7 @@ import { createRuntime, defineAgent, defineSwarm, handoff, tool, type Model, typ
 import { createA2AHandler } from '../../../src/server/a2a/server.js';
 import { serve } from '../../../src/server/index.js';
 import { HttpError, MAX_BODY_BYTES, type ServerContext } from '../../../src/http/http.js';
-import { call, queueModel, type Step } from '../../support/script.js';
+import { call, lastToolResult, queueModel, type Step } from '../../support/script.js';
 import { cases, drain, MODES, sdkClient, sendRequest, streamed, userText } from '../../support/a2a-peers.js';
 import { servedPerTest } from '../../support/server-clients.js';
 
@@ -61,10 +61,6 @@ async function start(script: Record<string, Step[]>, options: { token?: string }
   served.server = await serve(served.runtime, options);
   const base = served.server.url;
   return { model, base, cardUrl: (id = 'echo') => `${base}/a2a/${id}/.well-known/agent-card.json`, rt: served.runtime };
-}
-
-function lastToolResult(req: ModelRequest): string {
-  return [...req.messages].reverse().find((m) => m.role === 'tool')?.content ?? '';
 }
 
 function resultArtifact(task: Task) {
