@@ -35,7 +35,7 @@ export const STREAM_MODE = `events({ since: 0 }) of ${EVENTS / 1000}k`;
 export const CROSS_PROCESS = 'cross-process';
 /**
  * The sequential W1 rows again in a node started with V8's allocation-site pretenuring off, for
- * reading what it does to their collections (see the README, "Where the time goes").
+ * reading what it does to their collections (see bench/README.md, "Where the time goes").
  */
 export const NO_PRETENURING_OPTION = '--no-allocation-site-pretenuring';
 export const SEQUENTIAL_NO_PRETENURING = 'sequential, no pretenuring';

@@ -1,11 +1,17 @@
 /**
  * The builders of event bodies (the model is in `events.ts`): what the machines emit for a
+<<<<<<< HEAD
  * status, a value and a model response. (What announces and reports a call is its kind's, in
  * `calls/`.) The runtime
  * stamps each body into a full event (`stampEvent` in `src/runtime/host.ts`).
+=======
+ * status, a value, a model response, and the start and end of a round's calls. The runtime
+ * stamps each body into a full event (`stampEvent` in `src/events/stamp.ts`).
+>>>>>>> events
  *
  * @module
  */
+import type { CallResult } from './calls/kind.js';
 import type { ModelStepOutput } from './contracts.js';
 import { DATA_PART_COMPAT_FLAG, type DataPart, type Part, type SwarmEventBody, type SwarmFact, type TaskState } from './events.js';
 
@@ -58,4 +64,24 @@ export function llmCallEvent(agent: string, scope: string, turn: number, step: M
     calls: step.calls,
     verdict: step.verdict,
   };
+}
+
+/** The `handoff-result` fact of a finished handoff: `from` is who answered, `to` who handed off. */
+export function handoffResultEvent(
+  speaker: string,
+  call: { id: string; childSwarmId?: string },
+  from: string,
+  result: CallResult,
+  key: string,
+): SwarmEventBody {
+  return statusUpdate('working', {
+    type: 'handoff-result',
+    from,
+    to: speaker,
+    callId: call.id,
+    ok: result.ok,
+    ...(call.childSwarmId !== undefined ? { childSwarmId: call.childSwarmId } : {}),
+    content: result.content,
+    key,
+  });
 }

@@ -8,8 +8,11 @@
  *
  * Machines emit {@link SwarmEventBody} values (built in `event-builders.ts`): the A2A object without what only the runtime
  * knows (the task and context ids, the time, the sequence number). The runtime stamps each body
- * in one place (`stampEvent` in `src/runtime/host.ts`) to make a {@link SwarmEvent}, persists it, and
+ * in one place (`stampEvent` in `src/events/stamp.ts`) to make a {@link SwarmEvent}, persists it, and
  * hands it to subscribers.
+ *
+ * `src/events/schema.ts` describes the same model as a zod schema, for events read from outside;
+ * it fails to compile unless it is exactly these types, so a change here goes there too.
  *
  * @module
  */

@@ -117,6 +117,10 @@ export interface SwarmContext {
   /** Human messages given while a round was open; added once its tool results are in. */
   notes: string[];
   outcome: SwarmOutcome | null;
+  /**
+   * Tokens of every model call made for this swarm: its orchestrator's and its agents' (each
+   * call's own usage is in its `internal:llm-call` event; a child swarm counts its own).
+   */
   usage: Usage;
 }
 
@@ -164,9 +168,16 @@ function turnCompleted(context: SwarmContext): SwarmEventBody {
   });
 }
 
-function addUsage(total: Usage, output: ModelStepOutput): Usage {
-  const u = output.response.usage;
-  return u ? { inputTokens: total.inputTokens + u.inputTokens, outputTokens: total.outputTokens + u.outputTokens } : total;
+/** `total` plus one model call's usage, if it reported any. */
+function addUsage(total: Usage, usage: Usage | undefined): Usage {
+  return usage ? { inputTokens: total.inputTokens + usage.inputTokens, outputTokens: total.outputTokens + usage.outputTokens } : total;
+}
+
+/** `total` plus the usage of every model call among `events` (an agent's steps). */
+function addEventsUsage(total: Usage, events: readonly SwarmEventBody[]): Usage {
+  let sum = total;
+  for (const e of events) if (e.kind === 'internal:llm-call') sum = addUsage(sum, e.usage);
+  return sum;
 }
 
 
@@ -257,7 +268,7 @@ export const swarmMachine = setup({
       const out = step(event);
       const messages = [...context.messages, assistantMessage(out.response)];
       const turn = context.turn + 1;
-      const next: Partial<SwarmContext> = { turn, messages, usage: addUsage(context.usage, out) };
+      const next: Partial<SwarmContext> = { turn, messages, usage: addUsage(context.usage, out.response.usage) };
       const verdict = out.verdict;
       if (params.then === 'round') next.round = openRound(turn, out.calls, context.swarmId);
       else if (params.then === 'correct') messages.push({ role: 'user', content: verdict.type === 'correct' ? verdict.message : 'Continue.' });
@@ -332,7 +343,9 @@ export const swarmMachine = setup({
           ? [...context.session, { agentId: call.agentId, request: call.request, answer: result.content }]
           : context.session;
       const recorded = recordResult(round, call, result);
-      return params.close ? { ...closedRound(context, recorded), session } : { round: recorded, session };
+      // An agent's last steps come with its output (the earlier ones came as reports).
+      const usage = call.kind === 'agent' ? addEventsUsage(context.usage, (done.output as AgentOutput | undefined)?.events ?? []) : context.usage;
+      return params.close ? { ...closedRound(context, recorded), session, usage } : { round: recorded, session, usage };
     }),
     stopCall: stopChild(({ event }) => child(event).actorId),
     publishTurn: emit(({ context }) => ({ type: 'swarm.events' as const, events: [turnCompleted(context)] })),
@@ -397,6 +410,8 @@ export const swarmMachine = setup({
         ],
       });
     }),
+    // An agent's completed steps: their model calls count in the swarm's usage.
+    countReport: assign(({ context, event }) => (event.type === 'child.report' ? { usage: addEventsUsage(context.usage, event.events) } : {})),
     relayReport: emit(({ event }) => ({
       type: 'swarm.events' as const,
       events: event.type === 'child.report' ? [...event.events, checkpoint('agent-step')] : [],
@@ -437,7 +452,7 @@ export const swarmMachine = setup({
   })),
   on: {
     STOP: { target: '.stopped', actions: 'stop' },
-    'child.report': { actions: 'relayReport' },
+    'child.report': { actions: ['countReport', 'relayReport'] },
   },
   initial: 'running',
   states: {

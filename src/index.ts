@@ -25,8 +25,10 @@
  *
  * @module
  */
-export { defineAgent, defineSwarm, DEFAULT_MAX_TURNS } from './define/swarm.js';
-export type { AgentDefinition, FromInput, Guardrail, SwarmDefinition, SwarmOverrides, ToolEntry } from './define/swarm.js';
+export { defineSwarm, DEFAULT_MAX_TURNS } from './define/swarm.js';
+export { defineAgent } from './define/agent.js';
+export type { FromInput, Guardrail, SwarmDefinition, SwarmOverrides, ToolEntry } from './define/swarm.js';
+export type { AgentDefinition } from './define/agent.js';
 export { swarmRegistry } from './define/swarm-registry.js';
 export type { SwarmCard, SwarmRegistryTools } from './define/swarm-registry.js';
 export { tool, jsonSchemaOf } from './define/tool.js';
@@ -45,15 +47,16 @@ export type { AgentRegistry, AgentRegistryOptions, LocalAgentRun } from './regis
 export type { AgentHealth, AgentInfo, DependencyKind, DispatchSpec, RegistrySnapshot, RegistryTask, RegistryTaskState, RegistryTaskStep, TaskDependency } from './registry/types.js';
 export { TeamError } from './errors.js';
 export type { TeamErrorCode } from './errors.js';
-export { defineTeam } from './team/define.js';
-export type { TeamDefinition, TeamDefinitionInput, TeamWorkerDefinition } from './team/define.js';
+export { defineTeam } from './define/team.js';
+export type { TeamDefinition, TeamDefinitionInput, TeamWorkerDefinition } from './define/team.js';
 export { TeamClient } from './team/client.js';
 export type { TeamBoardView, TeamInboxView, TeamSummary } from './team/client.js';
 export type { TeamEvent, TeamFact } from './team/events.js';
 export type { TeamRunMetrics, TeamRunSummary, TeamStatus } from './team/host-types.js';
-export { DEFAULT_TEAM_LIMITS } from './team/limits.js';
-export type { TeamLimits } from './team/limits.js';
-export type { BlockedTask, BoardCounts, Task, TaskMetadata, TaskSpec, TaskStatus } from './team/board-types.js';
+export { DEFAULT_TEAM_LIMITS } from './define/team-limits.js';
+export type { TeamLimits } from './define/team-limits.js';
+export type { BlockedTask, BoardCounts } from './team/board-types.js';
+export type { Task, TaskMetadata, TaskSpec, TaskStatus } from './define/team.js';
 export type { InboxMessage, InboxMessageType } from './team/inbox.js';
 export { AdhocClient, SwarmClient } from './client/client.js';
 export type { AdhocParameters } from './client/client.js';
@@ -68,7 +71,7 @@ export type { SqliteStore, SqliteStoreOptions } from './store/sqlite/store.js';
 export { ReplayDivergenceError } from './runtime/replay.js';
 export { serve } from './server/lazy.js';
 export { a2aRemoteAgents } from './a2a/lazy.js';
-export type { ServeOptions, SwarmServer } from './server/index.js';
+export type { ServeOptions, SwarmServer } from './server/options.js';
 export type { A2ARemoteOptions } from './a2a/client.js';
 export type { Commit, Lease, SwarmFilter, StoreStats, SwarmRecord, SwarmStore, SwarmSummary } from './store/types.js';
 export { CorruptEventError, LeaseLostError, RevisionConflictError } from './store/types.js';

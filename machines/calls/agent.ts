@@ -6,9 +6,8 @@
  * @module
  */
 import type { AgentInput } from '../agent.js';
-import { statusUpdate } from '../event-builders.js';
+import { handoffResultEvent, statusUpdate } from '../event-builders.js';
 import type { SwarmConfig } from '../swarm.js';
-import { handoffResult } from './handoff.js';
 import { type CallKind, type CallResult, childIdFor } from './kind.js';
 
 /** A handoff to an agent as the judge planned it. */
@@ -62,6 +61,6 @@ export const agentCall = {
       };
       return { src: 'agent', input };
     },
-    done: (speaker, call, result, key) => handoffResult(speaker, call, result.agentId ?? call.agentId, result, key),
+    done: (speaker, call, result, key) => handoffResultEvent(speaker, call, result.agentId ?? call.agentId, result, key),
   },
 } satisfies CallKind<PlannedAgentCall, AgentRoundCall>;

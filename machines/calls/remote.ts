@@ -6,8 +6,7 @@
  * @module
  */
 import { fromPromise } from 'xstate';
-import { statusUpdate } from '../event-builders.js';
-import { handoffResult } from './handoff.js';
+import { handoffResultEvent, statusUpdate } from '../event-builders.js';
 import { type CallKind, type CallResult, childIdFor } from './kind.js';
 
 /** A handoff to a remote agent as the judge planned it. */
@@ -61,6 +60,6 @@ export const remoteCall = {
       src: 'remoteAgent',
       input: { swarmId: site.swarmId, callId: call.id, agentId: call.agentId, url: call.url, request: call.request, key: site.key } satisfies RemoteAgentInput,
     }),
-    done: (speaker, call, result, key) => handoffResult(speaker, call, result.agentId ?? call.agentId, result, key),
+    done: (speaker, call, result, key) => handoffResultEvent(speaker, call, result.agentId ?? call.agentId, result, key),
   },
 } satisfies CallKind<PlannedRemoteCall, RemoteRoundCall>;

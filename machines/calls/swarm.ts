@@ -6,8 +6,7 @@
  * @module
  */
 import { fromPromise } from 'xstate';
-import { statusUpdate } from '../event-builders.js';
-import { handoffResult } from './handoff.js';
+import { handoffResultEvent, statusUpdate } from '../event-builders.js';
 import { type CallKind, type CallResult, childIdFor } from './kind.js';
 
 /**
@@ -105,6 +104,6 @@ export const swarmCall = {
       };
       return { src: 'childSwarm', input };
     },
-    done: (speaker, call, result, key) => handoffResult(speaker, call, call.definitionId, result, key),
+    done: (speaker, call, result, key) => handoffResultEvent(speaker, call, call.definitionId, result, key),
   },
 } satisfies CallKind<PlannedSwarmCall, SwarmRoundCall>;

@@ -8,7 +8,8 @@
  * @module
  */
 import type { Model } from '../models/scripted.js';
-import { type AgentDefinition, defineSwarm, type SwarmDefinition } from '../define/swarm.js';
+import { defineSwarm, type SwarmDefinition } from '../define/swarm.js';
+import { type AgentDefinition } from '../define/agent.js';
 import { agentOfHosted, hostedAgentId } from '../define/ids.js';
 
 /** The swarm definition that runs `agent` for another runtime's handoff. */

@@ -18,7 +18,7 @@ import { DEFAULT_DB_PATH, sqliteStore } from '../store/sqlite/store.js';
 import { type NatsOptions, natsPrefix } from '../nats/options.js';
 
 /**
- * The exit codes of every command, documented in the usage text and the README: scripts tell
+ * The exit codes of every command, documented in the usage text and in docs/cli.md: scripts tell
  * a swarm that needs a human (3) from one that failed (1) and from a mistake in the command (2).
  */
 export const EXIT = {

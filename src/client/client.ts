@@ -4,6 +4,7 @@
  * @module
  */
 import type { PauseReason, SwarmEvent } from '../../machines/events.js';
+import type { Usage } from '../../machines/messages.js';
 import { z } from 'zod';
 import type { SwarmOverrides, ToolEntry } from '../define/swarm.js';
 import { ADHOC_ID } from '../define/ids.js';
@@ -16,6 +17,7 @@ import { jsonSchemaOf } from '../define/tool.js';
 export interface SwarmControl {
   startSwarm(definitionId: string, swarmId: string, input: unknown, options?: StartOptions): Promise<void>;
   result(swarmId: string): Promise<SwarmResult>;
+  usage(swarmId: string): Promise<Usage>;
   wait(swarmId: string): Promise<SwarmResult>;
   events(swarmId: string, since: number, signal?: AbortSignal): AsyncIterable<SwarmEvent>;
   pause(swarmId: string, reason: PauseReason): Promise<void>;
@@ -76,6 +78,15 @@ export class SwarmClient<I = unknown, R = unknown> {
   /** The swarm's current {@link SwarmResult}. */
   async getResult(): Promise<SwarmResult<R>> {
     return (await this.control.result(this.swarmId)) as SwarmResult<R>;
+  }
+
+  /**
+   * The tokens of every model call made for the swarm so far: its orchestrator's and its
+   * agents' (a child swarm counts its own). Each call's own usage is in its `internal:llm-call`
+   * event; a model that reports no usage adds nothing.
+   */
+  usage(): Promise<Usage> {
+    return this.control.usage(this.swarmId);
   }
 
   /** Resolves with the result once the swarm is paused or has ended. */

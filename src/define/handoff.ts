@@ -10,7 +10,8 @@
  *
  * @module
  */
-import { type AgentDefinition, DEFAULT_MAX_TURNS, type SwarmDefinition } from './swarm.js';
+import { DEFAULT_MAX_TURNS, type SwarmDefinition } from './swarm.js';
+import { type AgentDefinition } from './agent.js';
 import type { Tool } from './tool.js';
 
 /** A handoff to an agent, by definition or by registered id. */

@@ -1,11 +1,11 @@
 /**
- * Definitions: agents and swarms as plain, frozen values. Nothing runs until a runtime is
- * created with them; the runtime validates them together and fails fast on mistakes.
+ * Swarm definitions as plain, frozen values (agents are in `agent.ts`, handoffs in
+ * `handoff.ts`, tools in `tool.ts`). Nothing runs until a runtime is created with them; the
+ * runtime's catalog validates them together and fails fast on mistakes.
  *
  * @module
  */
 import { z } from 'zod';
-import type { Model } from '../models/scripted.js';
 import type { Handoff } from './handoff.js';
 import type { SwarmRegistryTools } from './swarm-registry.js';
 import type { Tool } from './tool.js';
@@ -23,53 +23,6 @@ export type FromInput<T, I> = T | ((args: { input: I }) => T);
 export interface Guardrail<T> {
   name: string;
   check(value: T, ctx: { swarmId: string }): true | string | Promise<true | string>;
-}
-
-/** An agent: instructions, tools and an optional model of its own. */
-export interface AgentDefinition {
-  readonly kind: 'agent';
-  readonly id: string;
-  readonly name: string;
-  readonly description: string;
-  readonly instructions: string;
-  readonly tools: readonly Tool[];
-  readonly model?: Model;
-  /** Bound on the agent's own tool loop (model responses), default {@link DEFAULT_MAX_TURNS}. */
-  readonly maxTurns: number;
-}
-
-/**
- * Defines an agent: instructions, tools and its own tool loop, run as a child actor when a
- * swarm hands off to it (`handoff.toAgent`); it shares the swarm's session.
- *
- * @example
- * import { defineAgent } from 'xswarm';
- * const weather = defineAgent({
- *   id: 'weather-agent', name: 'Weather Agent',
- *   description: 'Provides weather information and forecasts',
- *   instructions: 'You are a weather expert. Use get_forecast.',
- *   tools: [forecast],
- * });
- */
-export function defineAgent(spec: {
-  id: string;
-  name?: string;
-  description?: string;
-  instructions: string;
-  tools?: readonly Tool[];
-  model?: Model;
-  maxTurns?: number;
-}): AgentDefinition {
-  return Object.freeze({
-    kind: 'agent' as const,
-    id: spec.id,
-    name: spec.name ?? spec.id,
-    description: spec.description ?? spec.name ?? spec.id,
-    instructions: spec.instructions,
-    tools: Object.freeze([...(spec.tools ?? [])]),
-    ...(spec.model ? { model: spec.model } : {}),
-    maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
-  });
 }
 
 /** A swarm definition. `I` and `R` are the zod schemas of its input and result. */

@@ -9,9 +9,11 @@
  * import { createRuntime } from 'xswarm';
  * import { connectNats, jetstreamStore, natsTransport } from 'xswarm/nats';
  * const connection = await connectNats({ servers: 'nats://127.0.0.1:4222', name: 'planner-api' });
- * const runtime = createRuntime({ swarms, model, transport: natsTransport(connection), store: jetstreamStore({ connection }) });
- * // ... later: the runtime leaves the connection it was given to its owner
+ * const store = jetstreamStore({ connection });
+ * const runtime = createRuntime({ swarms, model, transport: natsTransport(connection), store });
+ * // ... later: a runtime closes only what it made; the store and the connection it was given are yours
  * await runtime.close();
+ * await store.close();
  * await connection.drain();
  *
  * @module

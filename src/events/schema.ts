@@ -1,14 +1,21 @@
 /**
  * A runtime schema of the swarm event model (`machines/events.ts`), for programs that receive
  * events from outside (a socket, a file, another process) and want to know they are what they
- * claim: A2A v0.3 objects plus `seq` and `swarmId`. The shapes are strict (an unknown field is
- * an error); a status update is also checked for the rules the runtime keeps (`final` exactly
- * on completed, failed and canceled, and then with a status message).
+ * claim: A2A v0.3 objects plus `seq` and `swarmId`, and xswarm's `internal:*` events. The shapes
+ * are strict (an unknown field is an error); a status update is also checked for the rules the
+ * runtime keeps (`final` exactly on completed, failed and canceled, and then with a status
+ * message).
+ *
+ * The machines declare the model as TypeScript types without zod (they import only xstate), so
+ * the model is written twice: the checks at the end of this file fail to compile when one side
+ * changes without the other (see {@link SameShape}; `test/events/event-schema-types.test.ts` shows
+ * they do).
  *
  * @module
  */
 import { z } from 'zod';
 import { FINAL_STATES } from '../../machines/event-builders.js';
+import type { InternalEvent, PublicSwarmEvent, SwarmEvent, SwarmFact } from '../../machines/events.js';
 import { PAUSE_TYPES } from '../../machines/pause.js';
 
 const record = z.record(z.string(), z.unknown());
@@ -116,18 +123,79 @@ export const publicSwarmEventSchema = z
     }
   });
 
-/**
- * An internal event (`internal:*`): its envelope only. Its payload is the runtime's own
- * (model responses, the replay journal) and never leaves over A2A.
- */
-export const internalSwarmEventSchema = z.looseObject({
-  kind: z.string().startsWith('internal:'),
-  timestamp: z.number(),
-  ...stamp,
+// ---- internal events: the replay journal and observability --------------------------------
+// What the runtime records, as it records it: a model response is normalized to these fields
+// before it is judged (`actors/judge.ts`), so nothing else can be in one.
+
+const toolCall = z.strictObject({ id: z.string(), name: z.string(), arguments: z.string() });
+const usage = z.strictObject({ inputTokens: z.number(), outputTokens: z.number() });
+const modelResponse = z.strictObject({ text: z.string().optional(), toolCalls: z.array(toolCall).optional(), usage: usage.optional() });
+
+// The shape only: what a customization may say is checked where it is planned
+// (`src/catalog/customization.ts`), and only a checked one reaches the journal.
+const customization = z.strictObject({
+  additional_instructions: z.string().optional(),
+  additional_agents: z.array(z.string()).optional(),
+  additional_tools: z.array(z.string()).optional(),
+  max_turns_override: z.number().int().positive().optional(),
 });
 
+const callHead = { id: z.string(), name: z.string() };
+const plannedCall = z.discriminatedUnion('kind', [
+  z.strictObject({ ...callHead, kind: z.literal('tool'), arguments: z.string() }),
+  z.strictObject({ ...callHead, kind: z.literal('agent'), agentId: z.string(), request: z.string() }),
+  z.strictObject({ ...callHead, kind: z.literal('remote'), agentId: z.string(), url: z.string(), request: z.string() }),
+  z.strictObject({ ...callHead, kind: z.literal('swarm'), definitionId: z.string(), input: z.unknown(), customization: customization.optional() }),
+  z.strictObject({ ...callHead, kind: z.literal('pause'), reason: pauseReason }),
+  z.strictObject({ ...callHead, kind: z.literal('invalid'), error: z.string() }),
+]);
+
+const stepVerdict = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('continue') }),
+  z.strictObject({ type: z.literal('complete'), result: z.unknown() }),
+  z.strictObject({ type: z.literal('fail'), reason: z.string() }),
+  z.strictObject({ type: z.literal('correct'), message: z.string() }),
+]);
+
+const checkpointStep = z.enum(['start', 'model-response', 'tool-result', 'handoff-result', 'agent-step', 'pause', 'resume', 'stop']);
+
+/** Internal events are stamped with the time in ms since the epoch, not an ISO text. */
+const internalStamp = { ...stamp, timestamp: z.number() };
+
 /**
- * Any event of a swarm's stream: a public one, or an internal one's envelope.
+ * An internal event (`internal:llm-call`, `internal:tool-start`, `internal:tool-complete`,
+ * `internal:checkpoint`), payload included. Internal events are the runtime's own (model
+ * responses, the replay journal) and never leave over A2A.
+ */
+export const internalSwarmEventSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('internal:llm-call'),
+    agent: z.string(),
+    scope: z.string(),
+    turn: z.number().int().nonnegative(),
+    response: modelResponse,
+    usage: usage.optional(),
+    durationMs: z.number().nonnegative(),
+    calls: z.array(plannedCall),
+    verdict: stepVerdict,
+    ...internalStamp,
+  }),
+  z.strictObject({ kind: z.literal('internal:tool-start'), agent: z.string(), toolName: z.string(), callId: z.string(), arguments: z.string(), ...internalStamp }),
+  z.strictObject({
+    kind: z.literal('internal:tool-complete'),
+    agent: z.string(),
+    toolName: z.string(),
+    callId: z.string(),
+    ok: z.boolean(),
+    content: z.string(),
+    key: z.string(),
+    ...internalStamp,
+  }),
+  z.strictObject({ kind: z.literal('internal:checkpoint'), step: checkpointStep, ...internalStamp }),
+]);
+
+/**
+ * Any event of a swarm's stream: a public one or an internal one.
  *
  * @example
  * import { swarmEventSchema } from 'xswarm';
@@ -136,3 +204,26 @@ export const internalSwarmEventSchema = z.looseObject({
  * else console.error(parsed.error.issues);
  */
 export const swarmEventSchema = z.union([publicSwarmEventSchema, internalSwarmEventSchema]);
+
+// ---- the schema is the model ------------------------------------------------------------------
+
+/**
+ * `true` when `A` and `B` are the same type, `false` otherwise: the same members in each object
+ * (an optional field on one side only counts as a difference, which mutual assignability would
+ * miss), of the same types, at every depth; how a type is written (an interface, an
+ * intersection, zod's inferred object) does not count: `{ a: string } & { b?: number }` is
+ * `{ a: string; b?: number }`, and `{ a: string }` is not.
+ */
+export type SameShape<A, B> = (<T>() => T extends Flat<A> ? 1 : 2) extends <T>() => T extends Flat<B> ? 1 : 2 ? true : false;
+
+/** `T` written out as plain object types at every depth (intersections merged), for {@link SameShape}. */
+type Flat<T> = T extends object ? { [K in keyof T]: Flat<T[K]> } : T;
+
+// Each line stops compiling (`npm run typecheck`) when the schema and the type drift apart:
+// change both sides together. The runtime's output (`machines/event-builders.ts`, stamped by
+// `src/events/stamp.ts`) is what both describe.
+const factsAreTheModel: SameShape<z.output<typeof swarmFactSchema>, SwarmFact> = true;
+const publicEventsAreTheModel: SameShape<z.output<typeof publicSwarmEventSchema>, PublicSwarmEvent> = true;
+const internalEventsAreTheModel: SameShape<z.output<typeof internalSwarmEventSchema>, InternalEvent> = true;
+const eventsAreTheModel: SameShape<z.output<typeof swarmEventSchema>, SwarmEvent> = true;
+void [factsAreTheModel, publicEventsAreTheModel, internalEventsAreTheModel, eventsAreTheModel];

@@ -4,6 +4,8 @@
  *
  * @module
  */
+// Types for the code below only: no exported declaration may name them (the core's .d.ts would
+// then need the optional package), see OpenAIClientLike.
 import type OpenAI from 'openai';
 import type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec } from './scripted.js';
 import { errorText } from '../../machines/error-text.js';
@@ -19,6 +21,23 @@ type WireUsage = OpenAI.CompletionUsage;
 // (`error.cause instanceof OpenAI.APIError`).
 const openai = await importIfInstalled('openai', () => import('openai'));
 
+/**
+ * The part of the `openai` package's `OpenAI` client that {@link openaiModel} uses: an `OpenAI`
+ * (or `AzureOpenAI`) instance is one. Written out here rather than naming the class so that
+ * xswarm's declarations type-check in a project that does not install the optional `openai`
+ * package (the core re-exports {@link OpenAIModelOptions}).
+ */
+export interface OpenAIClientLike {
+  /** The key the client sends, kept out of what the runtime persists. */
+  apiKey?: string | null;
+  chat: {
+    completions: {
+      /** `OpenAI#chat.completions.create`: a completion, or a stream of chunks with `stream: true`. */
+      create(body: object, options?: object): PromiseLike<unknown>;
+    };
+  };
+}
+
 /** Options for {@link openaiModel}. */
 export interface OpenAIModelOptions {
   /** The model id sent in every request; also the {@link Model.name}. */
@@ -27,8 +46,11 @@ export interface OpenAIModelOptions {
   baseURL?: string;
   /** Defaults to `OPENAI_API_KEY`. */
   apiKey?: string;
-  /** A preconfigured client; `baseURL`, `apiKey` and the environment are then ignored. */
-  client?: OpenAI;
+  /**
+   * A preconfigured client (`new OpenAI({ ... })`); `baseURL`, `apiKey` and the environment are
+   * then ignored.
+   */
+  client?: OpenAIClientLike;
   /** Retries of 408/409/429/5xx and connection failures, done by the client. Default 3. */
   maxRetries?: number;
   /** Per attempt, until response headers arrive (the client's notion of a timeout). */
@@ -59,7 +81,8 @@ const NO_KEY = 'unset';
  *   onText: (chunk) => process.stdout.write(chunk) });
  */
 export function openaiModel(options: OpenAIModelOptions): Model {
-  const client = options.client ?? createClient(options);
+  // The structural type of the option is what users pass; inside, the client's own types.
+  const client = (options.client as OpenAI | undefined) ?? createClient(options);
   const name = options.model;
   const stream = options.stream ?? true;
   // Per-request options so that `maxRetries`/`timeoutMs` also apply to a caller's own client.

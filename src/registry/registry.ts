@@ -30,7 +30,7 @@
 import { randomUUID } from 'node:crypto';
 import type { A2ARemoteOptions } from '../a2a/client.js';
 import { abortable } from '../util/abort.js';
-import type { AgentDefinition } from '../define/swarm.js';
+import type { AgentDefinition } from '../define/agent.js';
 import type { RemoteAgentInput } from '../../machines/calls/remote.js';
 import type { CallResult } from '../../machines/calls/kind.js';
 import type { RemoteAgentClient, RemoteHooks } from '../a2a/remote.js';

@@ -10,9 +10,9 @@
 import type { PauseReason } from '../../machines/events.js';
 import type { RemoteAgentInput } from '../../machines/calls/remote.js';
 import type { CallResult } from '../../machines/calls/kind.js';
-import { abortable } from '../util/abort.js';
 import type { AgentRegistry } from '../registry/registry.js';
 import { registrySkill } from '../catalog/best-agent.js';
+import { callBestAgent } from './best-agent.js';
 import type { RemoteAgentClient, RemoteHooks } from '../a2a/remote.js';
 import { isFinal, type SwarmStatus } from '../store/result.js';
 import type { HumanQuestions } from './questions.js';
@@ -35,26 +35,13 @@ export class RemoteAgents {
 
   /**
    * Sends one remote handoff's request and resolves with the agent's answer. A handoff to the
-   * best agent for a skill goes to the registry, which picks the agent (see `catalog/best-agent.ts`);
+   * best agent for a skill goes to the registry, which picks the agent (`best-agent.ts`);
    * its questions pause the swarm the same way.
    */
   async run(input: RemoteAgentInput, signal: AbortSignal): Promise<CallResult> {
     const hooks: RemoteHooks = { askHuman: (question) => this.askHuman(input.swarmId, question), swarmEnded: this.endedProbe(input.swarmId) };
     const skill = registrySkill(input.url);
-    if (skill === undefined) return this.deps.client.send(input, hooks, signal);
-    // A swarm restored by a runtime created without the registry it was started with.
-    const { registry } = this.deps;
-    if (!registry) return { ok: false, content: `No agent registry is available to find the best agent for "${skill}"` };
-    try {
-      return await registry.callBest(skill, input, hooks, signal);
-    } catch (e) {
-      if (signal.aborted || registry.closeReason === undefined) throw e;
-      // The registry was closed under a live swarm (its runtime closes next): the call was
-      // interrupted, not answered. Failing it would be recorded for good, so it waits to be
-      // stopped with the swarm instead; the swarm's record keeps it running, and after a restart
-      // it runs again with the same message id (re-attaching to the agent's task).
-      return await abortable(new Promise<never>(() => undefined), signal);
-    }
+    return skill === undefined ? this.deps.client.send(input, hooks, signal) : callBestAgent(this.deps.registry, skill, input, hooks, signal);
   }
 
   /**

@@ -1,6 +1,7 @@
 /**
  * The host of one live swarm: it owns the actor, numbers the events the machine emits, writes
  * each completed step (snapshot + its events) to the store in one commit, and wakes readers.
+ * How a body becomes an event (stamping, streamed chunks merged) is in `src/events/`.
  *
  * @module
  */
@@ -11,6 +12,8 @@ import type { SwarmEvent, SwarmEventBody } from '../../machines/events.js';
 import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmConfig, type SwarmContext, type SwarmInput } from '../../machines/swarm.js';
 import type { createSwarmLogic } from '../../actors/index.js';
 import type { Redactor } from '../util/redact.js';
+import { CHUNK_WINDOW_MS, isChunk, mergeChunks } from '../events/chunks.js';
+import { isoTime, stampEvent } from '../events/stamp.js';
 import { isFinal, resultOf, type SwarmResult, type SwarmStatus, topState } from '../store/result.js';
 import { MessageLists, type MessageWrite } from '../store/messages.js';
 import { summaryOf } from '../store/summary.js';
@@ -538,93 +541,8 @@ export class SwarmHost {
   }
 }
 
-/**
- * Makes a machine's event body the event readers see: the one place where events are stamped.
- * Public events become the A2A objects (task id = swarm id, the swarm's context id, an ISO
- * timestamp on a status, ids on its message); every event gets its `seq` and `swarmId`;
- * internal ones keep a numeric `timestamp`. Replay stamps what it re-produces the same way,
- * with the recorded stamps, to compare whole events.
- */
-export function stampEvent(body: SwarmEventBody, seq: number, ids: { swarmId: string; contextId: string }, at: number, iso?: string): SwarmEvent {
-  const { swarmId, contextId } = ids;
-  switch (body.kind) {
-    case 'task': {
-      const timestamp = iso ?? isoTime(at);
-      const history = body.history?.map((m, i) => ({ ...m, messageId: `${swarmId}#${seq}${i > 0 ? `.${i}` : ''}`, taskId: swarmId, contextId }));
-      return { kind: 'task', id: swarmId, contextId, status: { ...body.status, timestamp }, ...(history ? { history } : {}), metadata: body.metadata, seq, swarmId };
-    }
-    case 'status-update': {
-      const { state, message } = body.status;
-      const timestamp = iso ?? isoTime(at);
-      const status = message ? { state, timestamp, message: { ...message, messageId: `${swarmId}#${seq}`, taskId: swarmId, contextId } } : { state, timestamp };
-      return { kind: 'status-update', taskId: swarmId, contextId, status, final: body.final, metadata: body.metadata, seq, swarmId };
-    }
-    case 'artifact-update': {
-      const { kind, ...rest } = body;
-      return { kind, taskId: swarmId, contextId, ...rest, seq, swarmId };
-    }
-    default:
-      // The stamps first, then the body. A spread into the literal: `Object.assign` onto a
-      // literal costs the whole hot path about 2 % (measured).
-      return { seq, swarmId, timestamp: at, ...body };
-  }
-}
-
 /** A settled promise: what {@link SwarmHost.durable} waits a tick on. */
 const TICK = Promise.resolve();
-
-/** The last time {@link isoTime} formatted, and its ISO text. */
-let isoAt = Number.NaN;
-let isoText = '';
-/** "00." to "59.", and "000Z" to "999Z": the tails of ISO times. */
-const ISO_SECONDS = Array.from({ length: 60 }, (_, s) => `${String(s).padStart(2, '0')}.`);
-const ISO_MILLIS = Array.from({ length: 1000 }, (_, ms) => `${String(ms).padStart(3, '0')}Z`);
-/** The start (ms) of the minute {@link isoTime} last formatted with `Date`, and its text up to the minutes. */
-let isoMinuteAt = Number.NaN;
-let isoMinute = '';
-
-/**
- * The ISO 8601 text of a time in ms (`Date#toISOString`'s). Formatting a `Date` costs about a
- * microsecond and nearly every commit has its own millisecond: within the minute last
- * formatted, only the seconds and milliseconds are written; the commits of busy swarms that
- * share their millisecond share the text.
- */
-export function isoTime(at: number): string {
-  if (at === isoAt) return isoText;
-  const inMinute = at - isoMinuteAt;
-  if (inMinute >= 0 && inMinute < 60_000 && Number.isInteger(at)) {
-    const ms = inMinute % 1000;
-    // The short tail first: one small flat string, then one concatenation.
-    isoText = isoMinute + (ISO_SECONDS[(inMinute - ms) / 1000]! + ISO_MILLIS[ms]!);
-  } else {
-    isoText = new Date(at).toISOString();
-    // Cached only for a minute that lies wholly within the dates JavaScript can represent
-    // (past 8.64e15 toISOString throws, and so must this).
-    if (Number.isInteger(at) && at >= 0 && at - (at % 60_000) + 60_000 <= 8.64e15) {
-      isoMinuteAt = at - (at % 60_000);
-      // Up to the minutes ("2026-11-24T04:06:"): the text without "ss.mmmZ".
-      isoMinute = isoText.slice(0, -7);
-    }
-  }
-  isoAt = at;
-  return isoText;
-}
-
-/** How long streamed chunks gather before they are committed as one event. */
-export const CHUNK_WINDOW_MS = 25;
-
-type ChunkBody = Extract<SwarmEventBody, { kind: 'artifact-update' }>;
-
-/** A streamed text chunk (the final result artifact is not one). */
-export function isChunk(body: SwarmEventBody): body is ChunkBody {
-  return body.kind === 'artifact-update' && body.artifact.name === 'stream';
-}
-
-/** `b` appended to `a`: one event with `a`'s append flag and both texts. */
-function mergeChunks(a: ChunkBody, b: ChunkBody): ChunkBody {
-  const text = (x: ChunkBody) => x.artifact.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('');
-  return { ...a, artifact: { ...a.artifact, parts: [{ kind: 'text', text: text(a) + text(b) }] } };
-}
 
 function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(errorText(error));
@@ -644,3 +562,4 @@ export const COMMIT_RETRY_DELAYS_MS: readonly number[] = [25, 100, 400, 1000];
 /** First and longest delay between attempts to record a failure the store refused. */
 const FAILURE_RETRY_FIRST_MS = 500;
 const FAILURE_RETRY_MAX_MS = 10_000;
+

@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PauseReason, SwarmEvent } from '../../machines/events.js';
+import type { Usage } from '../../machines/messages.js';
 import { createSwarmLogic } from '../../actors/index.js';
 import { AdhocClient, type StartOptions, SwarmClient, type SwarmControl } from '../client/client.js';
 import { Catalog } from '../catalog/catalog.js';
@@ -33,7 +34,7 @@ import { memoryStore } from '../store/memory.js';
 import type { SwarmResult } from '../store/result.js';
 import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
 import type { TeamClient } from '../team/client.js';
-import type { TeamDefinition } from '../team/define.js';
+import type { TeamDefinition } from '../define/team.js';
 import { Teams } from '../team/teams.js';
 import { CallRunners } from './calls.js';
 import { Commands } from './commands.js';
@@ -213,6 +214,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   result(swarmId: string): Promise<SwarmResult> {
     return this.reading.result(swarmId);
+  }
+
+  usage(swarmId: string): Promise<Usage> {
+    return this.reading.usage(swarmId);
   }
 
   wait(swarmId: string): Promise<SwarmResult> {

@@ -11,14 +11,14 @@ import type { Model } from '../../actors/index.js';
 import { a2aRemoteAgents } from '../a2a/lazy.js';
 import type { RemoteAgentClient } from '../a2a/remote.js';
 import type { CatalogEntries } from '../catalog/catalog.js';
-import type { AgentDefinition } from '../define/swarm.js';
+import type { AgentDefinition } from '../define/agent.js';
 import type { HostingTimings } from '../distribution/protocol.js';
 import type { ReachOptions } from '../distribution/reach.js';
 import { defaultOwner } from '../leases/holder.js';
 import { type NatsOptions, natsPrefix, natsSecrets } from '../nats/options.js';
 import type { AgentRegistry } from '../registry/registry.js';
 import type { SwarmStore } from '../store/types.js';
-import { teamSwarms, type TeamDefinition } from '../team/define.js';
+import { teamSwarms, type TeamDefinition } from '../define/team.js';
 import { type Redactor, redactor } from '../util/redact.js';
 import type { RuntimeOptions } from './types.js';
 

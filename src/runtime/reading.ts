@@ -6,6 +6,7 @@
  * @module
  */
 import type { SwarmEvent } from '../../machines/events.js';
+import type { Usage } from '../../machines/messages.js';
 import { delay } from '../util/abort.js';
 import { assertCursor } from '../events/cursor.js';
 import { SwarmError } from '../errors.js';
@@ -90,6 +91,24 @@ export class Reading {
     const record = await summaryOf(this.live.store, swarmId);
     if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
     return this.reported(record).result;
+  }
+
+  /**
+   * The tokens of every model call made for a swarm so far (its orchestrator's and its
+   * agents'), as durable: the live host's once its steps are recorded, else the stored
+   * snapshot's. A child swarm counts its own.
+   */
+  async usage(swarmId: string): Promise<Usage> {
+    const host = this.live.hosts.get(swarmId);
+    if (host) {
+      await host.durable().catch(() => undefined);
+      return host.context().usage;
+    }
+    const record = await this.live.store.load(swarmId);
+    // A team's or the registry's record is not a swarm.
+    if (!record || isRuntimeRecord(record.definitionId)) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
+    const context = (record.snapshot as { context?: { usage?: Usage } } | undefined)?.context;
+    return context?.usage ?? { inputTokens: 0, outputTokens: 0 };
   }
 
   /**

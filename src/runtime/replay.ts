@@ -18,9 +18,10 @@ import type { SwarmContext, SwarmInput } from '../../machines/swarm.js';
 import { type SwarmPorts, wireSwarm } from '../../actors/index.js';
 import { judgeResponse } from '../../actors/judge.js';
 import { SwarmError } from '../errors.js';
+import { isChunk } from '../events/chunks.js';
+import { stampEvent } from '../events/stamp.js';
 import { isFinal } from '../store/result.js';
 import type { SwarmStore } from '../store/types.js';
-import { isChunk, stampEvent } from './host.js';
 import { createPorts, type PortsDeps, type PortsHost } from './ports.js';
 
 /**

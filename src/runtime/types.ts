@@ -9,7 +9,8 @@ import type { z } from 'zod';
 import type { SwarmEvent } from '../../machines/events.js';
 import type { Model } from '../../actors/index.js';
 import type { AdhocClient, SwarmClient } from '../client/client.js';
-import type { AgentDefinition, SwarmDefinition } from '../define/swarm.js';
+import type { SwarmDefinition } from '../define/swarm.js';
+import type { AgentDefinition } from '../define/agent.js';
 import type { SwarmCard } from '../define/swarm-registry.js';
 import type { RemoteAgentClient } from '../a2a/remote.js';
 import type { AgentRegistry } from '../registry/registry.js';
@@ -18,7 +19,7 @@ import type { Tool } from '../define/tool.js';
 import type { NatsOptions } from '../nats/options.js';
 import type { Transport } from '../transport/types.js';
 import type { TeamClient } from '../team/client.js';
-import type { TeamDefinition } from '../team/define.js';
+import type { TeamDefinition } from '../define/team.js';
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {

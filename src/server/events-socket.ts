@@ -59,24 +59,10 @@ import type { TeamClient } from '../team/client.js';
 import { asHttpError, HttpError, type HttpHandler, type ServerContext } from '../http/http.js';
 import { parseCursor, type StreamedEvent } from '../http/sse.js';
 import { findTeam } from './teams.js';
+import type { EventSocketOptions } from './options.js';
 
 /** The path of the WebSocket endpoint. */
 export const EVENTS_PATH = '/events';
-
-/**
- * Options of {@link createEventSocketHandler} (`serve(runtime, { subscribers })`); unset
- * ones take the defaults below.
- */
-export interface EventSocketOptions {
-  /** Frames a subscriber may have unflushed before it overflows. Default 1000. */
-  maxFrames?: number;
-  /** Bytes a subscriber may have unflushed before it overflows. Default 4 MiB. */
-  maxBytes?: number;
-  /** How long the replay waits for a subscriber that takes nothing. Default 30 000 ms. */
-  stallMs?: number;
-  /** How often every-swarm mode looks for swarms that started. Default 250 ms. */
-  pollMs?: number;
-}
 
 type Limits = Required<EventSocketOptions>;
 

@@ -15,59 +15,14 @@ import { errorText } from '../../machines/error-text.js';
 import type { Runtime } from '../runtime/types.js';
 import { createA2AHandler } from './a2a/server.js';
 import { createMcpHandler, MCP_PATH } from './mcp/server.js';
-import type { AgentRegistry } from '../registry/registry.js';
-import { createEventSocketHandler, type EventSocketOptions } from './events-socket.js';
+import { createEventSocketHandler } from './events-socket.js';
 import { authorized, HttpError, type HttpHandler, MAX_BODY_BYTES, sendJson, type ServerContext } from '../http/http.js';
 import { isLoopbackHost, requestPolicy } from './policy.js';
 import { createRestHandler } from './rest.js';
 import { createTeamHandler } from './teams.js';
+import type { ServeOptions, SwarmServer } from './options.js';
 
-/** Options of {@link serve}. */
-export interface ServeOptions {
-  /** Default 0: any free port. */
-  port?: number;
-  /**
-   * Default `127.0.0.1`. A non-loopback address (`0.0.0.0`, a LAN address) is refused without
-   * a `token` unless `insecureNoToken` is set.
-   */
-  host?: string;
-  /** Bearer token required on every endpoint except agent cards and `/health`. */
-  token?: string;
-  /**
-   * Serve a non-loopback `host` without a token: anyone who can reach the address can drive
-   * every swarm. A warning is printed to stderr.
-   */
-  insecureNoToken?: boolean;
-  /**
-   * Browser origins allowed besides the server's own, e.g. `['http://localhost:5173']`.
-   * Requests with any other `Origin` header are refused (403); requests without one pass.
-   */
-  allowedOrigins?: string[];
-  /**
-   * `Host` names accepted besides the loopback ones (port ignored). On a loopback bind any
-   * other `Host` is refused (403, DNS rebinding); on a non-loopback bind any `Host` is
-   * accepted unless this is set.
-   */
-  allowedHosts?: string[];
-  /** Largest request body, default 1 MiB. */
-  maxBodyBytes?: number;
-  /** Interval of SSE keep-alive comments, default 15 000 ms. */
-  keepAliveMs?: number;
-  /** Limits of WebSocket event subscribers (buffer size, stall timeout, poll interval). */
-  subscribers?: EventSocketOptions;
-  /**
-   * An agent registry: its tools (`create_task`, `list_agents`, `agent_message`,
-   * `get_task_status`) are added to the MCP server.
-   */
-  registry?: AgentRegistry;
-}
-
-/** A running server. */
-export interface SwarmServer {
-  /** Base URL, e.g. `http://127.0.0.1:4000`. */
-  url: string;
-  close(): Promise<void>;
-}
+export type { ServeOptions, SwarmServer } from './options.js';
 
 /**
  * The error body in each protocol's shape: JSON-RPC for MCP (what its clients parse), and for

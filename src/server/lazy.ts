@@ -8,7 +8,7 @@
  */
 import { importOptional, OPTIONAL_PEERS } from '../util/optional.js';
 import type { Runtime } from '../runtime/types.js';
-import type { ServeOptions, SwarmServer } from './index.js';
+import type { ServeOptions, SwarmServer } from './options.js';
 
 /**
  * Serves a runtime's swarms over REST + SSE, WebSocket, A2A and MCP.

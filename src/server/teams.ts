@@ -34,10 +34,10 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Runtime } from '../runtime/types.js';
-import type { Task, TaskSpec } from '../team/board-types.js';
+import type { Task, TaskSpec } from '../define/team.js';
 import type { TeamClient } from '../team/client.js';
-import type { TeamDefinition } from '../team/define.js';
-import type { TeamLimits } from '../team/limits.js';
+import type { TeamDefinition } from '../define/team.js';
+import type { TeamLimits } from '../define/team-limits.js';
 import {
   asHttpError,
   HttpError,

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import type { BlockedTask, Task } from './board-types.js';
+import type { BlockedTask } from './board-types.js';
+import type { Task } from '../define/team.js';
 
 /**
  * The first dependency cycle among `nodes` (id → dependency ids), as the path that closes it

@@ -8,8 +8,9 @@
  */
 import { createStore } from '@xstate/store';
 import { z } from 'zod';
-import type { BoardFact, Task } from './board-types.js';
-import type { TeamLimits } from './limits.js';
+import type { BoardFact } from './board-types.js';
+import type { Task } from '../define/team.js';
+import type { TeamLimits } from '../define/team-limits.js';
 
 /** The store's context: a board snapshot without its format tag. */
 export interface BoardContext {

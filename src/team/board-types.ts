@@ -7,59 +7,8 @@
  */
 import { z } from 'zod';
 import { TeamError } from '../errors.js';
-import type { TeamLimits } from './limits.js';
-
-/**
- * Where a task is. `pending`: waiting to be claimed (possibly waiting on dependencies);
- * `in_progress`: claimed by its owner; `completed`: done, with a result; `failed`: given up for
- * good (a non-retryable failure, or abandoned by a human); `escalated`: failed `maxAttempts`
- * times and waiting for a human (retry or abandon), never retried on its own.
- */
-export type TaskStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'escalated';
-
-/** What a task is about, for matching it to a worker's specialty (`type`) and for people. */
-export interface TaskMetadata {
-  /** The kind of work (matched against a worker's specialty, e.g. `frontend`). */
-  readonly type?: string;
-  /** How big the task is, in whatever scale the team uses. */
-  readonly complexity?: string | number;
-  readonly [key: string]: unknown;
-}
-
-/** One task of a board. All fields are JSON; times are epoch milliseconds. */
-export interface Task {
-  readonly id: string;
-  readonly subject: string;
-  readonly description: string;
-  readonly metadata: TaskMetadata;
-  /** Ids of the tasks that must be completed before this one can be claimed. */
-  readonly dependencies: readonly string[];
-  readonly status: TaskStatus;
-  /** The worker holding the task while it is `in_progress`. */
-  readonly owner?: string;
-  /** Attempts started (claims), so each attempt has its own idempotency key. */
-  readonly attempts: number;
-  /** Attempts that failed; at `maxAttempts` the task escalates. Releases do not count. */
-  readonly failures: number;
-  /** The error of the last failed attempt. */
-  readonly lastError?: string;
-  /** What the owner reported on completion. */
-  readonly result?: unknown;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-  /** When the current (or last) attempt was claimed. */
-  readonly claimedAt?: number;
-}
-
-/** What a caller gives to create a task; the board fills in the rest. */
-export interface TaskSpec {
-  /** Letters, digits, `.`, `_`, `-` (no `:`, so an attempt key splits unambiguously); generated when absent. */
-  readonly id?: string;
-  readonly subject: string;
-  readonly description?: string;
-  readonly metadata?: TaskMetadata;
-  readonly dependencies?: readonly string[];
-}
+import type { TeamLimits } from '../define/team-limits.js';
+import type { Task, TaskMetadata, TaskSpec } from '../define/team.js';
 
 /** A successful claim: the task now owned by the claimer and the attempt it started. */
 export interface Claim {

@@ -11,22 +11,14 @@
  */
 import { findBlocked, findCycle } from './board-graph.js';
 import { attemptKey, createBoardStore, failureOutcome, type BoardContext, type BoardStore } from './board-store.js';
-import {
-  parseBoardSnapshot,
-  parseTaskSpec,
-  type BlockedTask,
-  type BoardCounts,
-  type BoardFact,
-  type BoardSnapshot,
-  type Claim,
-  type Task,
-  type TaskSpec,
-} from './board-types.js';
+import { parseBoardSnapshot, parseTaskSpec, type BlockedTask, type BoardCounts, type BoardFact, type BoardSnapshot, type Claim } from './board-types.js';
+import { type Task, type TaskSpec } from '../define/team.js';
 import { TeamError } from '../errors.js';
-import { checkLimit, resolveTeamLimits, type TeamLimits } from './limits.js';
+import { checkLimit, resolveTeamLimits, type TeamLimits } from '../define/team-limits.js';
 
 export { attemptKey } from './board-store.js';
-export type { BlockedTask, BoardCounts, BoardFact, BoardSnapshot, Claim, Task, TaskMetadata, TaskSpec, TaskStatus } from './board-types.js';
+export type { BlockedTask, BoardCounts, BoardFact, BoardSnapshot, Claim } from './board-types.js';
+export type { Task, TaskMetadata, TaskSpec, TaskStatus } from '../define/team.js';
 
 /** How to create a board. */
 export interface BoardOptions {

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import type { BlockedTask, BoardCounts, BoardSnapshot, Task, TaskSpec } from './board-types.js';
+import type { BlockedTask, BoardCounts, BoardSnapshot } from './board-types.js';
+import type { Task, TaskSpec } from '../define/team.js';
 import type { TeamEvent } from './events.js';
 import type { TeamHost } from './host.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamStatus } from './host-types.js';

@@ -7,7 +7,7 @@
  * @module
  */
 import type { TaskState } from '../../machines/events.js';
-import type { TaskMetadata } from './board-types.js';
+import type { TaskMetadata } from '../define/team.js';
 import type { InboxMessageType } from './inbox.js';
 
 /** A fact of a team, carried in the `metadata` of a {@link TeamEvent}. */

@@ -9,8 +9,8 @@
 import { fromPromise } from 'xstate';
 import type { TaskRunInput, TaskRunOutput } from '../../machines/team/worker.js';
 import { attemptKey, type TaskBoard } from './board.js';
-import type { TeamWorkerDefinition } from './define.js';
-import { workerSwarmId } from './define.js';
+import type { TeamWorkerDefinition } from '../define/team.js';
+import { workerSwarmId } from '../define/team.js';
 import type { PendingStop } from './host-stops.js';
 import type { TeamRuntimePort } from './host-types.js';
 

@@ -22,7 +22,7 @@ import {
 import { teamWorkerMachine } from '../../machines/team/worker.js';
 import { errorText } from '../../machines/error-text.js';
 import { createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
-import type { TeamDefinition, TeamWorkerDefinition } from './define.js';
+import type { TeamDefinition, TeamWorkerDefinition } from '../define/team.js';
 import { TeamError } from '../errors.js';
 import { TeamEventLog, type TeamFact } from './events.js';
 import { PendingStops } from './host-stops.js';

@@ -11,7 +11,7 @@
 import { createStore } from '@xstate/store';
 import { z } from 'zod';
 import { TeamError } from '../errors.js';
-import { resolveTeamLimits, type TeamLimits } from './limits.js';
+import { resolveTeamLimits, type TeamLimits } from '../define/team-limits.js';
 
 /** The message types of seed 004, in the order the seed lists them. */
 export const INBOX_MESSAGE_TYPES = [

@@ -12,13 +12,13 @@ import { abortable } from '../util/abort.js';
 import { heldByOther } from '../leases/holder.js';
 import { assertSwarmId } from '../define/swarm-id.js';
 import { TeamClient, type TeamSlot } from './client.js';
-import { workerSwarmId, type TeamDefinition } from './define.js';
+import { workerSwarmId, type TeamDefinition } from '../define/team.js';
 import { TeamError } from '../errors.js';
 import { TeamHost } from './host.js';
 import type { TeamRuntimePort } from './host-types.js';
 import { TEAM_RECORD_PREFIX } from '../define/ids.js';
 import { type RecordStorePort } from '../store/records.js';
-import { checkLimit } from './limits.js';
+import { checkLimit } from '../define/team-limits.js';
 import { Renewal } from '../leases/renewal.js';
 
 /** The longest team id (task swarm ids add `:<task>:<attempt>` to it). */

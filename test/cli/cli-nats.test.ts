@@ -1,9 +1,11 @@
 /**
  * The `xswarm` command line on NATS, as a user runs it: `node bin/xswarm.js …` child processes
  * (what `npx xswarm` runs in a checkout) against a real `nats-server -js` on 127.0.0.1 started by
- * this file. The README's three-terminal walkthrough is run from the README's own lines (the
- * server's URL put in place of port 4222), so the README stays true. Tests that share the
- * server keep apart with `--nats-prefix`.
+ * this file. The three-terminal walkthroughs of docs/distributed.md and docs/teams.md are run
+ * from the guides' own lines (the server's URL put in place of port 4222), so the guides stay
+ * true; the steps of docs/cli.md's NATS walkthrough of examples/control.ts are run here too
+ * (pause, resume and stop from another terminal). Tests that share the server keep apart with
+ * `--nats-prefix`.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -110,12 +112,13 @@ async function walkthrough(file: string, heading: string): Promise<string[][]> {
 }
 
 describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
-  it('the README walkthrough: a worker hosts the agents, `run` hands off to it, `list` and `serve` see every swarm; the worker exits 0 on SIGTERM', TIMEOUT, async () => {
-    const commands = await walkthrough('docs/distributed.md', '## Three terminals');
-    // As the README writes them; the test's server stands in for 127.0.0.1:4222, a free port for 4000.
+  it('the Distribution walkthrough: a worker hosts the agents, `run` hands off to it, `list` and `serve` see every swarm; the worker exits 0 on SIGTERM', TIMEOUT, async () => {
+    const file = 'docs/distributed.md';
+    const commands = await walkthrough(file, '## Three terminals');
+    // As the guide writes them; the test's server stands in for 127.0.0.1:4222, a free port for 4000.
     const find = (verb: string) => {
       const found = commands.find((c) => c[0] === 'npx' && c[2] === verb);
-      expect(found, `the README has an \`npx xswarm ${verb}\` line`).toBeDefined();
+      expect(found, `${file} has an \`npx xswarm ${verb}\` line`).toBeDefined();
       return found!.slice(2).map((w) => (w === 'nats://127.0.0.1:4222' ? server.url : w === '4000' ? '0' : w));
     };
     const [workerArgs, runArgs, listArgs, serveArgs] = [find('worker'), find('run'), find('list'), find('serve')];
@@ -170,13 +173,14 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
     expect(workerExit.stderr).toBe('');
   });
 
-  it('the README team walkthrough: two worker processes run the attempts, the leader serves the team; the stream ends with the team completed', TIMEOUT, async () => {
-    const commands = await walkthrough('docs/teams.md', '## Team workers in other processes');
-    // As the README writes them, on a prefix of this test's own; a free port for 4000.
+  it('the Teams walkthrough: two worker processes run the attempts, the leader serves the team; the stream ends with the team completed', TIMEOUT, async () => {
+    const file = 'docs/teams.md';
+    const commands = await walkthrough(file, '## Team workers in other processes');
+    // As the guide writes them, on a prefix of this test's own; a free port for 4000.
     const prefix = ['--nats-prefix', 'teamwalk'];
     const find = (verb: string) => {
       const found = commands.find((c) => c[0] === 'npx' && c[2] === verb);
-      expect(found, `the README has an \`npx xswarm ${verb}\` line`).toBeDefined();
+      expect(found, `${file} has an \`npx xswarm ${verb}\` line`).toBeDefined();
       return [...found!.slice(2).map((w) => (w === 'nats://127.0.0.1:4222' ? server.url : w === '4000' ? '0' : w)), ...prefix];
     };
     const [workerArgs, serveArgs] = [find('worker'), find('serve')];

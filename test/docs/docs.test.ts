@@ -6,8 +6,10 @@
  * tsc with the repository's compiler options. Then every Markdown block that is a whole program
  * is *run*, each in a child process (`node --import tsx`, which honours the same `paths`), and
  * must exit 0 in time; the README's first swarm is also held to what it prints. A few
- * documented command lines (the durability demo, `xswarm run`, a one-row bench run) are run as
- * written, with bash, in a copy of the checkout made of links.
+ * documented command lines (the crash demo, `--db`, the approval demo, `xswarm run`, the
+ * walkthroughs of examples/control.ts on SQLite, a one-row bench run) are run as written, with
+ * bash, in a copy of the checkout made of links; Ctrl-C, where a walkthrough says to press it,
+ * is a SIGINT to the command's process group, as a terminal sends it.
  *
  * Conventions for the Markdown blocks (the comment is the last non-blank line before the fence):
  * - A block is a whole program unless marked: it imports what it uses from 'xswarm' or a
@@ -384,14 +386,23 @@ function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** Runs a command to its end (or kills it at `timeoutMs`); never rejects on a failed command. */
-function exec(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<Omit<RunOutcome, 'snippet'>> {
+/**
+ * Runs a command to its end (or kills it at `timeoutMs`); never rejects on a failed command.
+ * `ctrlC`: once stdout matches it, the command's process group gets a `SIGINT`, as a terminal
+ * sends it on Ctrl-C.
+ */
+function exec(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; ctrlC?: RegExp },
+): Promise<Omit<RunOutcome, 'snippet'>> {
   return new Promise((resolve, reject) => {
     // A process group of its own, so that a timeout kills what the command started too.
     const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
+    let interrupted = false;
     const timer = setTimeout(() => {
       timedOut = true;
       try {
@@ -400,7 +411,13 @@ function exec(command: string, args: string[], options: { cwd: string; env: Node
         child.kill('SIGKILL');
       }
     }, options.timeoutMs);
-    child.stdout.on('data', (b: Buffer) => (stdout += b));
+    child.stdout.on('data', (b: Buffer) => {
+      stdout += b;
+      if (options.ctrlC && !interrupted && options.ctrlC.test(stdout)) {
+        interrupted = true;
+        process.kill(-child.pid!, 'SIGINT');
+      }
+    });
     child.stderr.on('data', (b: Buffer) => (stderr += b));
     child.on('error', reject);
     child.on('close', (code, signal) => {
@@ -471,8 +488,8 @@ afterAll(() => {
 
 /**
  * A checkout of the repository made of links, in the temporary folder: documented command lines
- * that write (`.xswarm/`, `demo.log`) run here exactly as written, and the checkout stays as it
- * is. Node follows the links to the real files, so the examples import the real sources.
+ * that write (`.xswarm/state.db`, `.xswarm/crash-demo.db`) run here exactly as written, and the
+ * checkout stays as it is. Node follows the links to the real files, so the examples import the real sources.
  */
 function sandbox(dir: string): string {
   const box = join(dir, 'checkout');
@@ -503,8 +520,18 @@ function shellLine(path: string, prefix: string): string {
   return line!;
 }
 
-/** Runs one documented command line with bash in the sandbox. */
-const shell = (box: string, line: string, timeoutMs = RUN_TIMEOUT_MS) => exec('bash', ['-c', line], { cwd: box, env: cleanEnv(), timeoutMs });
+/** The command lines of a ```sh block: its lines less the comment lines (output shown as comments). */
+const commands = (lines: string[]) => lines.filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'));
+
+/** A command line without its trailing comment (`  # …`). */
+const withoutComment = (line: string) => line.replace(/\s+#\s.*$/, '');
+
+/** Runs one documented command line with bash in the sandbox (stdin: nothing, as `< /dev/null`). */
+const shell = (box: string, line: string, timeoutMs = RUN_TIMEOUT_MS, ctrlC?: RegExp) =>
+  exec('bash', ['-c', line], { cwd: box, env: cleanEnv(), timeoutMs, ctrlC });
+
+/** Everything a command printed, stdout then stderr, for messages. */
+const printedBy = (r: { stdout: string; stderr: string }) => `${r.stdout}${r.stderr}`;
 
 describe('documentation code', () => {
   it('the documents have the blocks they should, each marked as it should be', () => {
@@ -564,29 +591,145 @@ describe('documentation code', () => {
 });
 
 describe('documented command lines', () => {
-  it('the durability demo: killed mid-run, `npm start` continues the swarm, `xswarm replay` repeats it with no call', async () => {
+  it('the crash demo: `--crash-after-turn 2` dies by SIGKILL after turn 2, the printed command continues the swarm, `xswarm replay` repeats it with no call', async () => {
     const box = sandbox(dir);
-    const lines = shellBlock('docs/durability.md', '## See it with the demo');
-    expect(lines[0]).toBe('rm -rf .xswarm');
-    const start = lines.findIndex((l) => l.startsWith('npm start'));
-    const replay = lines.find((l) => l.startsWith('npm run xswarm -- replay <id>'));
-    expect(start, 'an `npm start` line').toBeGreaterThan(1);
-    expect(replay, 'an `npm run xswarm -- replay <id>` line').toBeDefined();
+    const lines = commands(shellBlock('docs/durability.md', '## See it with the demo'));
+    const [crash, again, replay] = lines;
+    expect(crash, 'an `npm start -- --crash-after-turn` line first').toMatch(/^npm start -- --crash-after-turn 2 /);
+    expect(again, 'an `npm start` line next').toMatch(/^npm start -- /);
+    expect(replay, 'an `npm run xswarm -- replay <id>` line last').toMatch(/^npm run xswarm -- replay <id>/);
+    // Relative to the checkout: the demo writes into the sandbox only.
+    for (const l of lines) expect(l).toMatch(/ --db \.xswarm\//);
 
-    // The lines before `npm start`, as one script: the demo in the background, killed mid-run.
-    const killed = await shell(box, lines.slice(0, start).join('\n'));
-    expect(killed.code, `${killed.stdout}${killed.stderr}`).toBe(0);
-    expect(readFileSync(join(box, 'demo.log'), 'utf8')).not.toContain('✓ completed');
+    const crashed = await shell(box, crash!);
+    expect(crashed.code, printedBy(crashed)).toBe(137);
+    const [, id, printed] = /crash: turn 2 of swarm (\S+) is stored; killing this process with SIGKILL .*\n {2}continue it with: (.*)\n/.exec(crashed.stderr) ?? [];
+    expect(id, printedBy(crashed)).toBeDefined();
+    // The page's second command is the one the demo prints.
+    expect(withoutComment(again!)).toBe(printed);
+    expect(crashed.stdout).not.toMatch(/turn 3\/10|completed/);
 
-    const continued = await shell(box, lines[start]!);
-    expect(continued.code, continued.stderr).toBe(0);
-    const id = /continuing swarm (\S+), interrupted earlier/.exec(continued.stdout)?.[1];
-    expect(id, continued.stdout).toBeDefined();
+    const continued = await shell(box, again!);
+    expect(continued.code, printedBy(continued)).toBe(0);
+    expect(continued.stdout).toContain(`continuing swarm ${id}, interrupted earlier`);
     expect(continued.stdout).toContain('✓ completed');
 
     const replayed = await shell(box, replay!.replace('<id>', id!));
-    expect(replayed.code, replayed.stderr).toBe(0);
-    expect(`${replayed.stdout}${replayed.stderr}`).toContain('identical to the recording, 0 model calls, 0 tool calls');
+    expect(replayed.code, printedBy(replayed)).toBe(0);
+    expect(printedBy(replayed)).toMatch(new RegExp(`replayed \\d+ events of ${id}: identical to the recording, 0 model calls, 0 tool calls`));
+  }, 180_000);
+
+  it('the state: `npm start -- --db` keeps the swarm in that file, `XSWARM_DB` points the command line at it', async () => {
+    const box = sandbox(dir);
+    const [start, list] = commands(shellBlock('docs/durability.md', '## Where the demo and the command line keep their state'));
+    const db = / --db (\S+)/.exec(start!)?.[1];
+    expect(db, 'an `npm start -- --db PATH` line').toMatch(/^\.xswarm\//);
+    expect(list).toMatch(new RegExp(`^XSWARM_DB=${db!.replace(/\./g, '\\.')} npm run xswarm -- list\\b`));
+    const started = await shell(box, start!);
+    expect(started.code, printedBy(started)).toBe(0);
+    const id = /\nswarm (\S+)\n/.exec(started.stdout)?.[1];
+    expect(id, started.stdout).toBeDefined();
+    const listed = await shell(box, list!);
+    expect(listed.code, printedBy(listed)).toBe(0);
+    // That file holds this swarm alone (the other demos use files of their own): the rows after the header.
+    const rows = listed.stdout.slice(listed.stdout.indexOf('\nSWARM ') + 1).trim().split('\n').slice(1);
+    expect(rows, listed.stdout).toEqual([expect.stringMatching(new RegExp(`^${id} +activity-planner +completed `))]);
+  }, 120_000);
+
+  it('the approval demo: the answer comes from the pipe, or from nobody with --auto-answer', async () => {
+    const box = sandbox(dir);
+    const lines = commands(shellBlock('docs/swarms.md', '### The approval demo'));
+    const line = (prefix: string) => {
+      const found = lines.find((l) => l.startsWith(prefix));
+      expect(found, `docs/swarms.md has a line starting with "${prefix}"`).toBeDefined();
+      return found!;
+    };
+    const rejected = await shell(box, line('echo reject | npm start -- content-pipeline'));
+    expect(rejected.code, printedBy(rejected)).toBe(1);
+    expect(rejected.stdout).toContain('\n> reject\n');
+    expect(rejected.stdout).toContain('✗ failed: The editor rejected the post: reject');
+
+    const approved = await shell(box, line('echo approve | npm start -- content-pipeline'));
+    expect(approved.code, printedBy(approved)).toBe(0);
+    expect(approved.stdout).toContain('✓ completed');
+    expect(approved.stdout).toContain('"editorFeedback": "approve"');
+
+    const changed = await shell(box, line('echo "approve, but use a shorter title" | npm start -- content-pipeline'));
+    expect(changed.code, printedBy(changed)).toBe(0);
+    expect(changed.stdout).toContain('"title": "Urban beekeeping",');
+
+    const nobody = await shell(box, line('npm start -- content-pipeline --auto-answer'));
+    expect(nobody.code, printedBy(nobody)).toBe(0);
+    expect(nobody.stdout).toContain('resumed: "No human is available; use your best judgement and continue."');
+    expect(nobody.stdout).toContain('✓ completed');
+
+    const help = await shell(box, line('npm start -- --help'));
+    expect(help.code, printedBy(help)).toBe(0);
+    expect(help.stdout).toMatch(/--auto-answer[\s\S]*echo reject \| npm start -- content-pipeline/);
+  }, 180_000);
+
+  it('examples/control.ts, a swarm that asks: `run` leaves it paused without an answer, `list` shows it, the documented `resume` books it; a pipe answers', async () => {
+    const box = sandbox(dir);
+    const [run, list, resume] = commands(shellBlock('docs/cli.md', '### A swarm that asks a question'));
+    expect(run).toMatch(/^npm run xswarm -- run examples\/control\.ts day-trip /);
+    expect(list).toMatch(/^npm run xswarm -- list\b/);
+    expect(resume).toMatch(/^npm run xswarm -- resume <id> /);
+    const question = 'Which day should I book the trip for: Saturday or Sunday?';
+
+    // No terminal: stdin is empty, as if Ctrl-D were pressed at once.
+    const asked = await shell(box, run!);
+    expect(asked.code, printedBy(asked)).toBe(3);
+    expect(asked.stdout).toContain(`paused (HITL): ${question}`);
+    const [, id, suggested] = /xswarm: swarm (\S+) stays paused; continue it with:\n {2}(.*)\n/.exec(asked.stderr) ?? [];
+    expect(id, printedBy(asked)).toBeDefined();
+    // The page's `resume` line is the one `run` suggests, with an answer in place of '<answer>'.
+    expect(withoutComment(resume!)).toBe(suggested!.replace(id!, '<id>').replace(`'<answer>'`, '"Sunday"'));
+
+    const listed = await shell(box, list!);
+    expect(listed.code, printedBy(listed)).toBe(0);
+    expect(listed.stdout).toMatch(new RegExp(`\\n${id} +day-trip +paused +\\S+ +${question.replace(/[?:]/g, '\\$&')}\\n`));
+
+    const booked = await shell(box, resume!.replace('<id>', id!));
+    expect(booked.code, printedBy(booked)).toBe(0);
+    expect(booked.stdout).toMatch(/resumed: Sunday\n[\s\S]*Booked a day trip to the coast on Sunday \(TRIP-\w{6}\)\n$/);
+
+    const piped = await shell(box, shellLine('docs/cli.md', 'echo Sunday | npm run xswarm -- run examples/control.ts day-trip '));
+    expect(piped.code, printedBy(piped)).toBe(0);
+    expect(piped.stdout).toMatch(/Booked a day trip to the coast on Sunday \(TRIP-\w{6}\)\n$/);
+  }, 180_000);
+
+  it('examples/control.ts, a long swarm: Ctrl-C pauses it, `list` shows it, `resume` counts on, `stop` ends it', async () => {
+    const box = sandbox(dir);
+    const lines = commands(shellBlock('docs/cli.md', '### A long swarm: pause, resume, stop (one machine, SQLite)'));
+    const kinds = lines.map((l) => /^npm run xswarm -- (\w+)/.exec(l)?.[1]);
+    expect(kinds).toEqual(['run', 'list', 'resume', 'stop', 'list']);
+    const [run, list, resume, stop] = lines as [string, string, string, string];
+    const tick = /tool tick returned: (\d+)…/;
+
+    // Ctrl-C once it has ticked: the swarm pauses, and `run` says how to continue it.
+    const paused = await shell(box, run, RUN_TIMEOUT_MS, tick);
+    expect(paused.stdout, printedBy(paused)).toContain('paused (EMERGENCY): Interrupted from the terminal (Ctrl-C)');
+    const suggested = /stays paused; continue it with:\n {2}(.*)\n/.exec(paused.stderr)?.[1];
+    expect(withoutComment(resume)).toBe(suggested);
+    const ticked = Number(tick.exec(paused.stdout)![1]);
+
+    const listed = await shell(box, list);
+    expect(listed.code, printedBy(listed)).toBe(0);
+    expect(listed.stdout).toMatch(/\ncount-1 +countdown +paused +\S+ +Interrupted from the terminal \(Ctrl-C\)\n/);
+
+    // On from where it was (the next number, not the countdown afresh); Ctrl-C pauses it again.
+    const resumed = await shell(box, resume, RUN_TIMEOUT_MS, /resumed\n(?:.*\n)*?.*tool tick returned: \d+…/);
+    const next = Number(/resumed\n(?:.*\n)*?.*tool tick returned: (\d+)…/.exec(resumed.stdout)?.[1]);
+    expect(next, printedBy(resumed)).toBeLessThan(ticked);
+    expect(resumed.stdout).toContain('paused (EMERGENCY): Interrupted from the terminal (Ctrl-C)');
+
+    const stopped = await shell(box, stop);
+    expect(stopped.code, printedBy(stopped)).toBe(0);
+    expect(stopped.stdout).toContain('swarm count-1 stopped: enough\n');
+
+    const after = await shell(box, lines[4]!);
+    expect(after.code, printedBy(after)).toBe(0);
+    expect(after.stdout).toMatch(/\ncount-1 +countdown +stopped +\S+ +enough\n/);
   }, 180_000);
 
   it('`xswarm run` on the served example prints the plan', async () => {

@@ -138,7 +138,7 @@ describe('the registry kept in the runtime store', () => {
     const release = a.model.hold('two');
     first.dispatch({ id: 'pending', skill: 'translate', message: 'two' });
     await vi.waitFor(() => expect(a.model.seen).toEqual(['two']));
-    // The registry first, as the README's shutdown order allows: nothing about the task changes.
+    // The registry first, as docs/registry.md allows ("Kept in the runtime's store"): nothing about the task changes.
     await first.close();
     expect(first.task('pending')).toMatchObject({ state: 'working', agentId: 'translator' });
     await expect(first.wait('pending')).rejects.toMatchObject({ code: 'registry-closed' });

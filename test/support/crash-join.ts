@@ -11,7 +11,8 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { AgentDefinition, Model, ModelRequest, ModelResponse, SwarmDefinition } from '../../src/index.js';
-import { defineAgent, defineSwarm } from '../../src/define/swarm.js';
+import { defineSwarm } from '../../src/define/swarm.js';
+import { defineAgent } from '../../src/define/agent.js';
 import { handoff } from '../../src/define/handoff.js';
 import { scriptedModel } from '../../src/models/scripted.js';
 import { tool } from '../../src/define/tool.js';

@@ -14,7 +14,8 @@ import { z } from 'zod';
 // client): the crash fixture imports this file in every child process, and start-up time is
 // most of each crash run.
 import type { AgentDefinition, Model, ModelRequest, ModelResponse, SwarmDefinition, SwarmEvent, SwarmRecord } from '../../src/index.js';
-import { defineAgent, defineSwarm } from '../../src/define/swarm.js';
+import { defineSwarm } from '../../src/define/swarm.js';
+import { defineAgent } from '../../src/define/agent.js';
 import { handoff } from '../../src/define/handoff.js';
 import { scriptedModel } from '../../src/models/scripted.js';
 import { UNFINISHED_STATUSES } from '../../src/store/result.js';

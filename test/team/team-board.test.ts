@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createBoard, restoreBoard, type BoardFact, type TaskBoard, type TaskSpec } from '../../src/team/board.js';
 import type { TeamError } from '../../src/errors.js';
-import { checkLimit, DEFAULT_TEAM_LIMITS, resolveTeamLimits, type TeamLimits } from '../../src/team/limits.js';
+import { checkLimit, DEFAULT_TEAM_LIMITS, resolveTeamLimits, type TeamLimits } from '../../src/define/team-limits.js';
 import { teamError } from '../support/team-error.js';
 
 /** A board on a clock the test moves, with its facts recorded. */

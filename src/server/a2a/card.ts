@@ -4,7 +4,8 @@
  * @module
  */
 import { AgentCard, type AgentSkill } from '@a2a-js/sdk';
-import type { AgentDefinition, SwarmDefinition, ToolEntry } from '../../define/swarm.js';
+import type { SwarmDefinition, ToolEntry } from '../../define/swarm.js';
+import type { AgentDefinition } from '../../define/agent.js';
 import type { Handoff } from '../../define/handoff.js';
 import type { Runtime } from '../../runtime/types.js';
 

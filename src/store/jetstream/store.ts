@@ -86,8 +86,13 @@ export interface JetStreamStore extends SwarmStore {
  * @example
  * import { createRuntime } from 'xswarm';
  * import { connectNats, jetstreamStore } from 'xswarm/nats';
- * const store = jetstreamStore({ connection: connectNats({ servers: 'nats://127.0.0.1:4222' }) });
+ * const connection = await connectNats({ servers: 'nats://127.0.0.1:4222' });
+ * const store = jetstreamStore({ connection });
  * const runtime = createRuntime({ swarms, model, store });
+ * // ... later: the store and the connection given to the runtime are closed by their owner
+ * await runtime.close();
+ * await store.close();
+ * await connection.drain();
  */
 export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   const names = new Names(natsPrefix(options));

@@ -11,7 +11,8 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { errorText } from '../../../machines/error-text.js';
-import type { Commit, StoreStats } from '../types.js';
+import type { Commit } from '../types.js';
+import type { SqliteStoreStats } from './stats.js';
 import {
   type BatchFailures,
   type ConnectionOptions,
@@ -21,33 +22,6 @@ import {
   type WriteFailure,
   type Writes,
 } from './writes.js';
-
-/**
- * The SQLite store's write counters: with {@link StoreStats}, the time its commits took, on this
- * thread and on the writer thread (grouped commits are written there, not inside `commit()`, so
- * timing `commit()` from outside sees only part of it).
- */
-export interface SqliteStoreStats extends StoreStats {
-  /**
-   * Milliseconds this thread spent blocked writing commits so far, from serializing each to
-   * its COMMIT: each transaction it wrote (a turn's first commit, a lone queued one; every
-   * group when there is no writer thread, as for `:memory:`).
-   */
-  writeMs: number;
-  /**
-   * Of `writeMs`, the milliseconds the COMMITs of the commits written one at a time took: the
-   * WAL write, with `synchronous: 'FULL'` its sync, and SQLite's automatic checkpoint when the
-   * WAL is due one (not the groups written without a writer thread).
-   */
-  syncMs: number;
-  /**
-   * Milliseconds this thread spent serializing commits to JSON: those written one at a time
-   * (part of `writeMs`) and those of groups.
-   */
-  serializeMs: number;
-  /** Milliseconds the writer thread spent writing grouped commits: not time this thread waited. */
-  writerMs: number;
-}
 
 /** Zeroed {@link SqliteStoreStats}: what a store starts counting from. */
 export function newStoreStats(): SqliteStoreStats {

@@ -8,7 +8,8 @@ import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EVENT_FORMAT, type SwarmEvent } from '../../../machines/events.js';
 import { assembleSnapshot, type MessageWrite } from '../messages.js';
-import { groupCommit, localWriter, newStoreStats, type SqliteStoreStats, threadWriter, writerThread } from './group.js';
+import { groupCommit, localWriter, newStoreStats, threadWriter, writerThread } from './group.js';
+import type { SqliteStoreStats } from './stats.js';
 import { MAX_SEQ, openConnection, prepareLastKey, prepareWrites, SEQ_SPAN } from './writes.js';
 import { eventProblem, isFormat1 } from '../stored-event.js';
 import { isFinal, type SwarmResult } from '../result.js';
@@ -21,7 +22,7 @@ import {
   type SwarmStore,
 } from '../types.js';
 
-export type { SqliteStoreStats } from './group.js';
+export type { SqliteStoreStats } from './stats.js';
 
 /** Where the CLI and the demo keep their state by default. */
 export const DEFAULT_DB_PATH = '.xswarm/state.db';

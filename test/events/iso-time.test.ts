@@ -4,7 +4,7 @@
  * any time, in any order of calls, and fail where it fails.
  */
 import { describe, expect, it } from 'vitest';
-import { isoTime } from '../../src/runtime/host.js';
+import { isoTime } from '../../src/events/stamp.js';
 
 describe('ISO times of events', () => {
   it('are Date#toISOString, within a minute, across minutes, and for any other time', () => {

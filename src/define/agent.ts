@@ -1,0 +1,56 @@
+/**
+ * Agents as plain, frozen values: instructions, tools and an optional model of their own, run as
+ * a child actor (the agent machine) when a swarm hands off to them.
+ *
+ * @module
+ */
+import type { Model } from '../../actors/index.js';
+import type { Tool } from './tool.js';
+import { DEFAULT_MAX_TURNS } from './swarm.js';
+
+/** An agent: instructions, tools and an optional model of its own. */
+export interface AgentDefinition {
+  readonly kind: 'agent';
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly instructions: string;
+  readonly tools: readonly Tool[];
+  readonly model?: Model;
+  /** Bound on the agent's own tool loop (model responses), default {@link DEFAULT_MAX_TURNS}. */
+  readonly maxTurns: number;
+}
+
+/**
+ * Defines an agent: instructions, tools and its own tool loop, run as a child actor when a
+ * swarm hands off to it (`handoff.toAgent`); it shares the swarm's session.
+ *
+ * @example
+ * import { defineAgent } from 'xswarm';
+ * const weather = defineAgent({
+ *   id: 'weather-agent', name: 'Weather Agent',
+ *   description: 'Provides weather information and forecasts',
+ *   instructions: 'You are a weather expert. Use get_forecast.',
+ *   tools: [forecast],
+ * });
+ */
+export function defineAgent(spec: {
+  id: string;
+  name?: string;
+  description?: string;
+  instructions: string;
+  tools?: readonly Tool[];
+  model?: Model;
+  maxTurns?: number;
+}): AgentDefinition {
+  return Object.freeze({
+    kind: 'agent' as const,
+    id: spec.id,
+    name: spec.name ?? spec.id,
+    description: spec.description ?? spec.name ?? spec.id,
+    instructions: spec.instructions,
+    tools: Object.freeze([...(spec.tools ?? [])]),
+    ...(spec.model ? { model: spec.model } : {}),
+    maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
+  });
+}

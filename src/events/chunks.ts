@@ -1,0 +1,28 @@
+/**
+ * Streamed model text: which event bodies are chunks of it, and how chunks become events. A
+ * streaming model says a few characters at a time; chunks of one stream that arrive within
+ * {@link CHUNK_WINDOW_MS} of each other are merged into one `artifact-update` (the host buffers
+ * them and commits once per window), so a stream costs a write per window, not per token, and
+ * the stored stream holds as many events as it was committed in. Replay tells chunks apart with
+ * the same test: they come from outside the machine, so it takes them as recorded.
+ *
+ * @module
+ */
+import type { SwarmEventBody } from '../../machines/events.js';
+
+/** How long streamed chunks gather before they are committed as one event. */
+export const CHUNK_WINDOW_MS = 25;
+
+/** The body of a chunk of streamed text: an `artifact-update` of an artifact named `stream`. */
+export type ChunkBody = Extract<SwarmEventBody, { kind: 'artifact-update' }>;
+
+/** A streamed text chunk (the final result artifact is not one). */
+export function isChunk(body: SwarmEventBody): body is ChunkBody {
+  return body.kind === 'artifact-update' && body.artifact.name === 'stream';
+}
+
+/** `b` appended to `a`: one event with `a`'s append flag and both texts. */
+export function mergeChunks(a: ChunkBody, b: ChunkBody): ChunkBody {
+  const text = (x: ChunkBody) => x.artifact.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('');
+  return { ...a, artifact: { ...a.artifact, parts: [{ kind: 'text', text: text(a) + text(b) }] } };
+}

@@ -1,0 +1,71 @@
+/**
+ * The types of `serve()`'s options and handle, apart from the servers: the core entry point
+ * exports them (`import type { ServeOptions } from 'xswarm'`), so they name no type of the
+ * optional server packages (express, ws, the A2A and MCP SDKs) nor of `node:http`, and the
+ * core's declarations type-check in a project that does not install those packages.
+ *
+ * @module
+ */
+import type { AgentRegistry } from '../registry/registry.js';
+
+/** Options of `serve(runtime, options)` (`xswarm/server`, or `xswarm` loading it on demand). */
+export interface ServeOptions {
+  /** Default 0: any free port. */
+  port?: number;
+  /**
+   * Default `127.0.0.1`. A non-loopback address (`0.0.0.0`, a LAN address) is refused without
+   * a `token` unless `insecureNoToken` is set.
+   */
+  host?: string;
+  /** Bearer token required on every endpoint except agent cards and `/health`. */
+  token?: string;
+  /**
+   * Serve a non-loopback `host` without a token: anyone who can reach the address can drive
+   * every swarm. A warning is printed to stderr.
+   */
+  insecureNoToken?: boolean;
+  /**
+   * Browser origins allowed besides the server's own, e.g. `['http://localhost:5173']`.
+   * Requests with any other `Origin` header are refused (403); requests without one pass.
+   */
+  allowedOrigins?: string[];
+  /**
+   * `Host` names accepted besides the loopback ones (port ignored). On a loopback bind any
+   * other `Host` is refused (403, DNS rebinding); on a non-loopback bind any `Host` is
+   * accepted unless this is set.
+   */
+  allowedHosts?: string[];
+  /** Largest request body, default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Interval of SSE keep-alive comments, default 15 000 ms. */
+  keepAliveMs?: number;
+  /** Limits of WebSocket event subscribers (buffer size, stall timeout, poll interval). */
+  subscribers?: EventSocketOptions;
+  /**
+   * An agent registry: its tools (`create_task`, `list_agents`, `agent_message`,
+   * `get_task_status`) are added to the MCP server.
+   */
+  registry?: AgentRegistry;
+}
+
+/** A running server. */
+export interface SwarmServer {
+  /** Base URL, e.g. `http://127.0.0.1:4000`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Options of the WebSocket subscribers at `/events` (`serve(runtime, { subscribers })`); unset
+ * ones take the default given with each.
+ */
+export interface EventSocketOptions {
+  /** Frames a subscriber may have unflushed before it overflows. Default 1000. */
+  maxFrames?: number;
+  /** Bytes a subscriber may have unflushed before it overflows. Default 4 MiB. */
+  maxBytes?: number;
+  /** How long the replay waits for a subscriber that takes nothing. Default 30 000 ms. */
+  stallMs?: number;
+  /** How often every-swarm mode looks for swarms that started. Default 250 ms. */
+  pollMs?: number;
+}
