@@ -8,7 +8,7 @@
  *
  * The machines declare the model as TypeScript types without zod (they import only xstate), so
  * the model is written twice: the checks at the end of this file fail to compile when one side
- * changes without the other (see {@link SameShape}; `test/event-schema-types.test.ts` shows
+ * changes without the other (see {@link SameShape}; `test/events/event-schema-types.test.ts` shows
  * they do).
  *
  * @module

@@ -7,7 +7,7 @@
  * itself, because the swarm and agent machines never keep an actor in their context (their
  * children are spawned or invoked, and live in `snapshot.children`). {@link persistedSnapshot}
  * builds the same object without that walk: the same fields, the context as it is, each child
- * persisted the way XState persists it. test/swarm-machine.model.test.ts checks it equals
+ * persisted the way XState persists it. test/machines/swarm-machine.model.test.ts checks it equals
  * XState's own in every state and transition the model-based paths reach.
  *
  * @module

@@ -5,7 +5,7 @@
 import type { AgentCard, StreamResponse } from '@a2a-js/sdk';
 import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import type { ModelRequest, ModelResponse } from '../../src/index.js';
-import { sleep } from './script.js';
+import { sleep } from './sleep.js';
 
 export type Mode = 'v1.0' | 'v0.3';
 export const MODES: Mode[] = ['v1.0', 'v0.3'];

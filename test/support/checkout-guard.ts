@@ -7,11 +7,11 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { REPO_ROOT } from './repo-root.js';
 
 /** The checkout's default state folder (`DEFAULT_DB_PATH` is `.xswarm/state.db`, relative to the repository root where the tests run). */
-export const CHECKOUT_STATE_DIR = join(fileURLToPath(new URL('../..', import.meta.url)), '.xswarm');
+export const CHECKOUT_STATE_DIR = join(REPO_ROOT, '.xswarm');
 
 /** What `dir` holds: each file with its size and modification time, or `absent`. */
 export function stateOf(dir: string = CHECKOUT_STATE_DIR): string[] | 'absent' {

@@ -4,9 +4,8 @@
  * own environment that would change what it does (database, API key, tokens, NATS credentials).
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { REPO_ROOT } from './repo-root.js';
+import { until } from './wait.js';
 
 /** Variables a user's shell may hold that would steer the CLI; cleared unless a test sets them. */
 const CLEARED = ['OPENAI_API_KEY', 'NO_COLOR', 'XSWARM_DB', 'XSWARM_TOKEN', 'XSWARM_NATS_PASS', 'XSWARM_NATS_TOKEN', 'XSWARM_NATS_NKEY'];
@@ -34,7 +33,7 @@ export interface Started {
 export function startCli(args: readonly string[], env: Record<string, string> = {}, bin = 'bin/xswarm.js'): Started {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const name of CLEARED) if (!(name in env)) delete childEnv[name];
-  const child = spawn(process.execPath, [bin, ...args], { cwd: ROOT, env: childEnv, stdio: 'pipe' });
+  const child = spawn(process.execPath, [bin, ...args], { cwd: REPO_ROOT, env: childEnv, stdio: 'pipe' });
   running.add(child);
   let stdout = '';
   let stderr = '';
@@ -56,14 +55,22 @@ export function runCli(args: readonly string[], env: Record<string, string> = {}
   return run.done;
 }
 
-/** Resolves with the first match once the process has printed something matching `pattern`. */
+/**
+ * Resolves with the first match once the process has printed something matching `pattern`;
+ * rejects once it exited without. Bounded by the calling test's own timeout: the wait's is
+ * longer than any test's.
+ */
 export async function printed(run: Started, pattern: RegExp): Promise<RegExpExecArray> {
-  for (;;) {
-    const found = pattern.exec(run.stdout());
-    if (found) return found;
-    if (run.child.exitCode !== null) throw new Error(`exited ${run.child.exitCode} before printing ${pattern}: ${run.stdout()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const found = await until(
+    `the process to print ${pattern}`,
+    () => {
+      const found = pattern.exec(run.stdout());
+      if (!found && run.child.exitCode !== null) throw new Error(`exited ${run.child.exitCode} before printing ${pattern}: ${run.stdout()}`);
+      return found;
+    },
+    { timeout: 300_000, interval: 50 },
+  );
+  return found!;
 }
 
 /** Kills every CLI process still running, so none outlives the suite (for `afterAll`). */

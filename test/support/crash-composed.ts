@@ -18,6 +18,7 @@ import { handoff } from '../../src/define/handoff.js';
 import { scriptedModel } from '../../src/models/scripted.js';
 import { tool } from '../../src/define/tool.js';
 import { stepLabel } from './crash-w1.js';
+import { toolMessages } from './script.js';
 
 /** The child-process fixture running this workload. */
 export const COMPOSED_FIXTURE = fileURLToPath(new URL('../fixtures/crash-composed.ts', import.meta.url));
@@ -96,7 +97,6 @@ export function composedDefinitions(effects: ComposedEffects) {
   return { trip, booking, swarms: [trip, booking], agents };
 }
 
-const toolMessages = (req: ModelRequest) => req.messages.filter((m) => m.role === 'tool');
 const callOf = (id: string, name: string, args: unknown): ModelResponse => ({
   toolCalls: [{ id, name, arguments: JSON.stringify(args) }],
 });

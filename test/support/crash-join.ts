@@ -17,6 +17,7 @@ import { handoff } from '../../src/define/handoff.js';
 import { scriptedModel } from '../../src/models/scripted.js';
 import { tool } from '../../src/define/tool.js';
 import { stepLabel } from './crash-w1.js';
+import { toolMessages } from './script.js';
 
 /** The child-process fixture running this workload. */
 export const JOIN_FIXTURE = fileURLToPath(new URL('../fixtures/crash-join.ts', import.meta.url));
@@ -64,7 +65,6 @@ export function joinDefinitions(effects: JoinEffects) {
   return { hub, crew, swarms: [hub, crew], agents };
 }
 
-const toolMessages = (req: ModelRequest) => req.messages.filter((m) => m.role === 'tool');
 const callOf = (id: string, name: string, args: unknown): ModelResponse => ({
   toolCalls: [{ id, name, arguments: JSON.stringify(args) }],
 });

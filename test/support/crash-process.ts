@@ -4,8 +4,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from './repo-root.js';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const W1_FIXTURE = fileURLToPath(new URL('../fixtures/crash-w1.ts', import.meta.url));
 
 const live = new Set<ChildProcess>();
@@ -21,7 +21,7 @@ export interface Exit {
 /** Starts `node --import tsx <script> ...args` in the repo root. */
 export function startFixture(script: string, args: string[], env: Record<string, string> = {}): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
-    cwd: ROOT,
+    cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

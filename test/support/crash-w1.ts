@@ -21,7 +21,7 @@ import { scriptedModel } from '../../src/models/scripted.js';
 import { UNFINISHED_STATUSES } from '../../src/store/result.js';
 import { createRuntime } from '../../src/runtime/index.js';
 import { sqliteStore } from '../../src/store/sqlite/store.js';
-import { collect } from './script.js';
+import { collect, toolMessages } from './script.js';
 import { tool } from '../../src/define/tool.js';
 
 export const W1_AGENTS = ['weather', 'calendar', 'allergen'] as const;
@@ -98,8 +98,6 @@ export function w1Definitions(effects: SideEffects, options: { version?: number;
   });
   return { planner, agents };
 }
-
-const toolMessages = (req: ModelRequest) => req.messages.filter((m) => m.role === 'tool');
 
 /** The answer W1's model gives to a request: a pure function of the request. */
 export function w1Respond(req: ModelRequest): ModelResponse {

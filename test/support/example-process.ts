@@ -7,11 +7,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { guardCheckoutState } from './checkout-guard.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { REPO_ROOT } from './repo-root.js';
 
 /** How an example process ended, and all it printed. */
 export interface ExampleExit {
@@ -65,7 +63,7 @@ function start(args: readonly string[], db: string, options: ExampleOptions): Pr
   const [command, ...prefix] = options.launcher === 'npx' ? ['npx', 'tsx'] : [process.execPath, '--import', 'tsx'];
   const stdin = options.stdin === undefined ? 'ignore' : 'pipe';
   return new Promise((resolve, reject) => {
-    const child = spawn(command!, [...prefix, 'examples/main.ts', ...args], { cwd: ROOT, env, stdio: [stdin, 'pipe', 'pipe'] });
+    const child = spawn(command!, [...prefix, 'examples/main.ts', ...args], { cwd: REPO_ROOT, env, stdio: [stdin, 'pipe', 'pipe'] });
     running.add(child);
     let stdout = '';
     let stderr = '';

@@ -11,6 +11,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sleep } from './sleep.js';
 
 /** Why NATS suites cannot run here, or undefined when `nats-server` is on the PATH. */
 export const natsServerMissing: string | undefined = (() => {
@@ -76,7 +77,7 @@ export async function startNatsServer(options: { config?: string } = {}): Promis
         proc.kill('SIGKILL');
         throw new Error(`nats-server did not become ready in 10 s: ${log}`);
       }
-      await new Promise((r) => setTimeout(r, 10));
+      await sleep(10);
     }
   };
   const kill = async (): Promise<void> => {
@@ -102,7 +103,7 @@ export async function startNatsServer(options: { config?: string } = {}): Promis
     },
     async restart({ downMs = 0 } = {}) {
       await kill();
-      if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+      if (downMs > 0) await sleep(downMs);
       await launch();
     },
     kill,

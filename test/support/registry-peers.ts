@@ -70,6 +70,18 @@ export interface Peer {
   close(): Promise<void>;
 }
 
+/**
+ * {@link startPeer} for a test file: each peer it starts is closed by `cleanups`, the file's
+ * list of what to close after each test (`const peer = peersClosedBy(cleanups)`).
+ */
+export function peersClosedBy(cleanups: (() => Promise<unknown>)[]): (label: string, swarmId: string, tools?: Parameters<typeof startPeer>[2]) => Promise<Peer> {
+  return async (label, swarmId, tools) => {
+    const p = await startPeer(label, swarmId, tools);
+    cleanups.push(() => p.close());
+    return p;
+  };
+}
+
 /** A peer serving swarm `swarmId` with `tools` (each becomes a skill of its card). */
 export async function startPeer(label: string, swarmId: string, tools = [translateTool]): Promise<Peer> {
   const model = peerModel(label);

@@ -35,15 +35,12 @@ export function calls(...list: [name: string, args: unknown, id?: string][]): Mo
   };
 }
 
-/** Resolves after `ms`, rejecting when `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    }, { once: true });
-  });
+/** The tool results a request carries (role `tool`), in order. */
+export const toolMessages = (req: ModelRequest) => req.messages.filter((m) => m.role === 'tool');
+
+/** The content of the last tool result a request carries, or `''` when it has none. */
+export function lastToolResult(req: ModelRequest): string {
+  return [...req.messages].reverse().find((m) => m.role === 'tool')?.content ?? '';
 }
 
 /** Collects all events of a client until its final event. */

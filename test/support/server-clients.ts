@@ -109,17 +109,6 @@ export async function request(
   return { status: res.status, body: parsed, headers: res.headers };
 }
 
-/** Polls `fn` until `ok` holds for its value (or the timeout passes). */
-export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`until: timed out; last value ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** A frame as received: a swarm event, or a control frame (`{ type: … }`). */
 export type Frame = SwarmEvent | { type: string; [k: string]: unknown };
 
@@ -189,12 +178,6 @@ export class Subscriber {
     for (const f of w) f();
   }
 }
-
-/** The sequence numbers of events. */
-export const seqs = (events: readonly { seq: number }[]): number[] => events.map((e) => e.seq);
-
-/** 1 … n. */
-export const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
 /**
  * The runtime and server the current test of a file serves; both are closed after each test,

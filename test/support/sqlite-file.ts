@@ -1,12 +1,16 @@
 /**
- * A fresh SQLite store file for each test of a file, and the stores (and raw connections)
- * opened on it, closed after each test before the directory is removed.
+ * A fresh SQLite store file for each test of a file, and what the test opened on it (stores,
+ * raw connections, runtimes, servers), closed after each test, last opened first, before the
+ * directory is removed.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import { sqliteStore } from '../../src/index.js';
+
+/** Something to close after the test: an object with `close()`, or a function that closes it. */
+export type Closeable = { close(): unknown } | (() => unknown);
 
 /** What {@link sqliteFilePerTest} returns: the current test's file, and how to open it. */
 export interface SqliteTestFile {
@@ -16,22 +20,26 @@ export interface SqliteTestFile {
   path: string;
   /** Opens a store on `path`, closed after the test. */
   open(options?: Parameters<typeof sqliteStore>[1]): ReturnType<typeof sqliteStore>;
-  /** Closes `closeable` after the test (a raw connection, a store opened otherwise). */
-  track(closeable: { close(): Promise<void> }): void;
+  /** Closes `closeable` after the test (a raw connection, a store opened otherwise, a runtime, a server). */
+  track(closeable: Closeable): void;
 }
 
-/** Registers the hooks that give each test of the calling file a new directory (`prefix` names it). */
-export function sqliteFilePerTest(prefix: string): SqliteTestFile {
-  const opened: { close(): Promise<void> }[] = [];
+/**
+ * Registers the hooks that give each test of the calling file a new directory (`prefix` names
+ * it). A close that fails fails the test, unless `ignoreCloseErrors` (for files whose tests
+ * leave stores and runtimes broken on purpose).
+ */
+export function sqliteFilePerTest(prefix: string, options: { ignoreCloseErrors?: boolean } = {}): SqliteTestFile {
+  const opened: Closeable[] = [];
   const file = {
     dir: '',
     path: '',
-    open(options: Parameters<typeof sqliteStore>[1] = {}) {
-      const store = sqliteStore(file.path, options);
+    open(storeOptions: Parameters<typeof sqliteStore>[1] = {}) {
+      const store = sqliteStore(file.path, storeOptions);
       opened.push(store);
       return store;
     },
-    track(closeable: { close(): Promise<void> }) {
+    track(closeable: Closeable) {
       opened.push(closeable);
     },
   };
@@ -40,7 +48,10 @@ export function sqliteFilePerTest(prefix: string): SqliteTestFile {
     file.path = join(file.dir, 'state.db');
   });
   afterEach(async () => {
-    for (const s of opened.splice(0)) await s.close();
+    for (const c of opened.splice(0).reverse()) {
+      const closing = (async () => (typeof c === 'function' ? c() : c.close()))();
+      await (options.ignoreCloseErrors ? closing.catch(() => undefined) : closing);
+    }
     rmSync(file.dir, { recursive: true, force: true });
   });
   return file;
