@@ -72,7 +72,8 @@ describe.concurrent('xswarm', () => {
       expect(found, `${step} after line ${at} in:\n${plain.stdout}`).toBeGreaterThanOrEqual(at);
       at = found + 1;
     }
-    expect(plain.stdout).not.toMatch(/\x1b\[|internal:|checkpoint/);
+    // ESC [ starts an ANSI colour: plain output has none.
+    expect(plain.stdout).not.toMatch(new RegExp(`${String.fromCharCode(27)}\\[|internal:|checkpoint`));
 
     expect(json.code, json.stderr).toBe(0);
     const events = ndjson(json.stdout);

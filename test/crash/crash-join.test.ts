@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SwarmEvent, SwarmResult } from '../../src/index.js';
-import { type CommitEntry } from '../support/crash-composed.js';
+import type { CommitEntry } from '../support/crash-composed.js';
 import { CREW_RESULT, JOIN_CALLS, JOIN_FIXTURE, JOIN_RESULT, joinChildIdOf, joinDefinitions } from '../support/crash-join.js';
 import { type Exit, killAll, pool, runFixture } from '../support/crash-process.js';
 import { memoryEffects, readBack, readLines } from '../support/crash-w1.js';

@@ -21,7 +21,7 @@ const HEAVY = ['express', 'ws', 'better-sqlite3', '@a2a-js/sdk', '@modelcontextp
 type Heavy = (typeof HEAVY)[number];
 
 /** Runs in the child (an ES module, cwd = the repository): prints what was loaded at each stage. */
-const CHILD = String.raw`
+const CHILD = `
 import { register, createRequire } from 'node:module';
 import { MessageChannel } from 'node:worker_threads';
 import { join } from 'node:path';
