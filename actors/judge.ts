@@ -37,12 +37,7 @@ export function normalizeResponse(raw: unknown, turn: number): ModelResponse {
       let id = typeof call.id === 'string' && call.id.length > 0 ? call.id : `call_${turn}_${i}`;
       if (seen.has(id)) id = `${id}_${i}`;
       seen.add(id);
-      const args =
-        typeof call.arguments === 'string'
-          ? call.arguments
-          : call.arguments === undefined
-            ? '{}'
-            : JSON.stringify(call.arguments);
+      const args = typeof call.arguments === 'string' ? call.arguments : call.arguments === undefined ? '{}' : JSON.stringify(call.arguments);
       return { id, name: typeof call.name === 'string' ? call.name : '', arguments: args };
     });
   }

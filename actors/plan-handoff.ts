@@ -104,10 +104,7 @@ function planRegistryHandoff(call: ToolCall, args: Record<string, unknown>, inpu
     return invalidCall(call, `${REGISTRY_HANDOFF} needs a "swarm_id" string.`);
   }
   if (!searchedIds(input).has(id)) {
-    return invalidCall(
-      call,
-      `Swarm "${id}" was not returned by ${REGISTRY_SEARCH} in this conversation; search first and use an id it returns.`,
-    );
+    return invalidCall(call, `Swarm "${id}" was not returned by ${REGISTRY_SEARCH} in this conversation; search first and use an id it returns.`);
   }
   const { swarm_id: _drop, request, input: structured, customization } = args;
   const forwarded: Record<string, unknown> =

@@ -39,9 +39,7 @@ export function openRawCommits(dir: string, synchronous: 'FULL' | 'NORMAL', appe
     db.close();
     throw e;
   }
-  const put = db.prepare<[string]>(
-    append ? 'INSERT INTO kv (v) VALUES (?)' : 'INSERT INTO kv (k, v) VALUES (1, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v',
-  );
+  const put = db.prepare<[string]>(append ? 'INSERT INTO kv (v) VALUES (?)' : 'INSERT INTO kv (k, v) VALUES (1, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v');
   const commit = db.transaction((v: string) => put.run(v));
   // A different value each time, so every commit really writes.
   return { commit: (i) => void commit.immediate(`${i}`.padEnd(4096, 'x')), close: () => db.close() };

@@ -63,7 +63,9 @@ async function main(): Promise<void> {
       byName.set(name, (byName.get(name) ?? 0) + 1);
     }
     const per = (n: number) => (n / transactions).toFixed(2);
-    console.log(`${runs} runs, ${commits} commits, ${transactions} transactions, ${frames.length} WAL frames: ${per(frames.length)} pages per transaction, ${(frames.length / commits).toFixed(2)} per commit`);
+    console.log(
+      `${runs} runs, ${commits} commits, ${transactions} transactions, ${frames.length} WAL frames: ${per(frames.length)} pages per transaction, ${(frames.length / commits).toFixed(2)} per commit`,
+    );
     for (const [name, n] of [...byName].sort((a, b) => b[1] - a[1])) console.log(`  ${name.padEnd(28)} ${per(n)}`);
   } finally {
     await runtime.close();

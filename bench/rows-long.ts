@@ -91,7 +91,12 @@ export async function longConversation(): Promise<Figures> {
     for (let i = 0; i < TIMED_RUNS; i++) timed.push(await converse());
     const us = (range: readonly [number, number]) =>
       percentile(
-        timed.map((m) => perTurn(m.at.map((t) => Number(t - m.at[0]!) / 1000), range)),
+        timed.map((m) =>
+          perTurn(
+            m.at.map((t) => Number(t - m.at[0]!) / 1000),
+            range,
+          ),
+        ),
         0.5,
       );
     const bytesPerStep = (range: readonly [number, number]) => perTurn(bytes.bytes, range) / perTurn(bytes.commits, range);

@@ -200,9 +200,18 @@ export async function handoffCrossProcess(): Promise<Figures> {
       pubBytes: w.pubBytes,
       childWritesAfter: w.after,
       parentRelays: w.relays,
-      hostAnswerP50Us: percentile(timed.map((m) => us(m.sent!, m.answered!)), 0.5),
-      childDoneP50Us: percentile(w.lastWrites.map((t, i) => us(done[i]!.answered!, t)), 0.5),
-      followP50Us: percentile(w.lastWrites.map((t, i) => us(t, done[i]!.held!)), 0.5),
+      hostAnswerP50Us: percentile(
+        timed.map((m) => us(m.sent!, m.answered!)),
+        0.5,
+      ),
+      childDoneP50Us: percentile(
+        w.lastWrites.map((t, i) => us(done[i]!.answered!, t)),
+        0.5,
+      ),
+      followP50Us: percentile(
+        w.lastWrites.map((t, i) => us(t, done[i]!.held!)),
+        0.5,
+      ),
       p90Us: percentile(spans, 0.9),
       maxUs: Math.max(...spans),
       runUs,

@@ -7,7 +7,17 @@
 import { longConversation, TURNS } from './rows-long.js';
 import { PASSIVATE_AFTER_MS, pausedSwarms, SWARMS } from './rows-paused.js';
 import { EVENTS, longStream } from './rows-stream.js';
-import { bareConcurrent, bareSequential, machineConcurrent, machineSequential, rawCommitPerStep, runtimeConcurrent, runtimeSequential, sqliteConcurrent, sqliteSequential } from './rows-w1.js';
+import {
+  bareConcurrent,
+  bareSequential,
+  machineConcurrent,
+  machineSequential,
+  rawCommitPerStep,
+  runtimeConcurrent,
+  runtimeSequential,
+  sqliteConcurrent,
+  sqliteSequential,
+} from './rows-w1.js';
 import type { RowSpec } from './table.js';
 
 /** Workload names, shared with the targets. */

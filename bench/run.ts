@@ -135,7 +135,14 @@ if (fixture !== undefined) {
     const key = (l: TableLine) => `${l.workload}|${l.mode}|${l.figure}|${l.reference?.label ?? ''}`;
     const perPass = passes.map((rows) => new Map(tableLines(rows).map((l) => [key(l), l.ratio ?? null])));
     const repeated = new Set(specs.filter((s) => s.repeated).map(rowName));
-    lines = lines.map((line) => (line.ratio !== undefined && repeated.has(rowName(line)) ? withPasses(line, perPass.map((p) => p.get(key(line)) ?? null)) : line));
+    lines = lines.map((line) =>
+      line.ratio !== undefined && repeated.has(rowName(line))
+        ? withPasses(
+            line,
+            perPass.map((p) => p.get(key(line)) ?? null),
+          )
+        : line,
+    );
   }
   if (json) for (const line of lines) process.stdout.write(`${lineJson(line)}\n`);
   else console.log(formatTable(lines));

@@ -5,7 +5,28 @@
  *
  * @module
  */
-import { CONCURRENT, CROSS_PROCESS, HANDOFF, LIVE, LONG, LONG_MODE, PASSIVATED, PAUSED, PAUSED_CONTROL, SEQUENTIAL, SEQUENTIAL_NO_PRETENURING, STREAM, STREAM_MODE, W1_BARE, W1_FULL, W1_JETSTREAM, W1_MACHINE, W1_MEMORY, W1_NORMAL, W1_RAW_STEP } from './rows.js';
+import {
+  CONCURRENT,
+  CROSS_PROCESS,
+  HANDOFF,
+  LIVE,
+  LONG,
+  LONG_MODE,
+  PASSIVATED,
+  PAUSED,
+  PAUSED_CONTROL,
+  SEQUENTIAL,
+  SEQUENTIAL_NO_PRETENURING,
+  STREAM,
+  STREAM_MODE,
+  W1_BARE,
+  W1_FULL,
+  W1_JETSTREAM,
+  W1_MACHINE,
+  W1_MEMORY,
+  W1_NORMAL,
+  W1_RAW_STEP,
+} from './rows.js';
 import { type BenchRow, type Figures, num, type TableLine } from './table.js';
 
 /** Peak RSS growth allowed while reading the long stream (bounded memory: pages, not the whole stream). */
@@ -28,10 +49,26 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
     /** A figure held to `limit` × a reference (a floor or another row's figure). */
     const ratio = (figure: string, value: number | null | undefined, unit: string, label: string, reference: number | null | undefined, limit: number) => {
       const r = value != null && reference != null && reference > 0 ? value / reference : null;
-      lines.push({ ...at, figure, value: value ?? null, unit, reference: { label, value: reference ?? null }, ratio: r, target: `≤ ${limit}×`, ratioLimit: limit, ok: r === null ? null : r <= limit });
+      lines.push({
+        ...at,
+        figure,
+        value: value ?? null,
+        unit,
+        reference: { label, value: reference ?? null },
+        ratio: r,
+        target: `≤ ${limit}×`,
+        ratioLimit: limit,
+        ok: r === null ? null : r <= limit,
+      });
     };
     /** A figure held to an absolute limit. */
-    const limit = (figure: string, value: number | null | undefined, unit: string, max: number, reference?: { label: string; value: number | null | undefined; noRatio?: true }) =>
+    const limit = (
+      figure: string,
+      value: number | null | undefined,
+      unit: string,
+      max: number,
+      reference?: { label: string; value: number | null | undefined; noRatio?: true },
+    ) =>
       lines.push({
         ...at,
         figure,
@@ -191,7 +228,13 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('where: answered → child last write p50', f.childDoneP50Us, 'µs');
         info('where: child last write → parent holds result p50', f.followP50Us, 'µs');
         info('parent relay publishes per handoff', f.parentRelays, '');
-        info('JetStream API requests per handoff', Object.entries(f).filter(([k]) => k.startsWith('api ')).reduce((a, [, v]) => a + (v ?? 0), 0), '');
+        info(
+          'JetStream API requests per handoff',
+          Object.entries(f)
+            .filter(([k]) => k.startsWith('api '))
+            .reduce((a, [, v]) => a + (v ?? 0), 0),
+          '',
+        );
         for (const [k, v] of Object.entries(f)) if (k.startsWith('api ')) info(`  ${k.slice(4)}`, v, '');
         info('whole run (2 parent steps + handoff)', f.runUs, 'µs');
         cpu();

@@ -13,9 +13,7 @@ const typescriptModule = [...args, moduleEnv ?? ''].find((a) => /\.[cm]?tsx?$/.t
 
 const tsx = checkout || typescriptModule ? await import('tsx/esm/api').catch(() => undefined) : undefined;
 if (typescriptModule && !tsx) {
-  process.stderr.write(
-    `xswarm: ${typescriptModule} is TypeScript; install tsx to load it (npm install --save-dev tsx) or compile it to JavaScript\n`,
-  );
+  process.stderr.write(`xswarm: ${typescriptModule} is TypeScript; install tsx to load it (npm install --save-dev tsx) or compile it to JavaScript\n`);
   process.exit(2);
 }
 tsx?.register();

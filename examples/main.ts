@@ -79,7 +79,7 @@ const EXAMPLES: Record<string, Example> = {
     setup: (o) => ({ ...createWriterCriticRuntime(o), swarm: writerCritic }),
   },
   'content-pipeline': {
-    description: 'Research, draft, pause for an editor\'s approval (HITL: approve, ask for changes, or reject), then publish',
+    description: "Research, draft, pause for an editor's approval (HITL: approve, ask for changes, or reject), then publish",
     defaultInput: 'urban beekeeping',
     setup: (o) => ({ ...createContentRuntime(o), swarm: contentPipeline }),
   },

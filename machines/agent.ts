@@ -83,17 +83,13 @@ export interface AgentContext {
 function initialMessages(input: AgentInput): ChatMessage[] {
   const messages: ChatMessage[] = [{ role: 'system', content: input.instructions }];
   for (const entry of input.session) {
-    messages.push(
-      { role: 'user', content: `(to ${entry.agentId}) ${entry.request}` },
-      { role: 'assistant', content: `(${entry.agentId}) ${entry.answer}` },
-    );
+    messages.push({ role: 'user', content: `(to ${entry.agentId}) ${entry.request}` }, { role: 'assistant', content: `(${entry.agentId}) ${entry.answer}` });
   }
   messages.push({ role: 'user', content: input.request });
   return messages;
 }
 
-const childDone = ({ event }: { event: { type: string } }): string =>
-  (event as unknown as { actorId: string }).actorId;
+const childDone = ({ event }: { event: { type: string } }): string => (event as unknown as { actorId: string }).actorId;
 
 /** The agent machine. Provide `modelStep` and `runTool` with `agentMachine.provide({ actors })`. */
 export const agentMachine = setup({
@@ -168,10 +164,7 @@ export const agentMachine = setup({
       const result = callResultOf(event as unknown as ChildEvent);
       enqueue.assign({
         round: recordResult(round, call, result),
-        outbox: [
-          ...context.outbox,
-          callDoneEvent(context.agentId, call, result, toolKey(`${context.scope}:${context.agentId}`, round.turn, call.id)),
-        ],
+        outbox: [...context.outbox, callDoneEvent(context.agentId, call, result, toolKey(`${context.scope}:${context.agentId}`, round.turn, call.id))],
       });
       enqueue.stopChild(childId);
     }),
@@ -247,14 +240,8 @@ export const agentMachine = setup({
       always: { guard: 'roundDone', target: 'deciding' },
       on: {
         PAUSE: { target: 'paused', actions: { type: 'markPaused', params: { from: 'acting' } } },
-        'xstate.done.actor.*': [
-          { guard: 'lastCall', target: 'deciding', actions: 'recordCall' },
-          { actions: ['recordCall', 'report'] },
-        ],
-        'xstate.error.actor.*': [
-          { guard: 'lastCall', target: 'deciding', actions: 'recordCall' },
-          { actions: ['recordCall', 'report'] },
-        ],
+        'xstate.done.actor.*': [{ guard: 'lastCall', target: 'deciding', actions: 'recordCall' }, { actions: ['recordCall', 'report'] }],
+        'xstate.error.actor.*': [{ guard: 'lastCall', target: 'deciding', actions: 'recordCall' }, { actions: ['recordCall', 'report'] }],
       },
     },
     deciding: {
@@ -270,11 +257,7 @@ export const agentMachine = setup({
       on: {
         'xstate.done.actor.*': { actions: ['recordCall', 'report'] },
         'xstate.error.actor.*': { actions: ['recordCall', 'report'] },
-        RESUME: [
-          { guard: 'pausedInThinking', target: 'thinking' },
-          { guard: 'roundDone', target: 'deciding' },
-          { target: 'acting' },
-        ],
+        RESUME: [{ guard: 'pausedInThinking', target: 'thinking' }, { guard: 'roundDone', target: 'deciding' }, { target: 'acting' }],
       },
     },
     done: { type: 'final' },
@@ -284,4 +267,3 @@ export const agentMachine = setup({
     events: context.outbox,
   }),
 });
-

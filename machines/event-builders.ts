@@ -67,13 +67,7 @@ export function llmCallEvent(agent: string, scope: string, turn: number, step: M
 }
 
 /** The `handoff-result` fact of a finished handoff: `from` is who answered, `to` who handed off. */
-export function handoffResultEvent(
-  speaker: string,
-  call: { id: string; childSwarmId?: string },
-  from: string,
-  result: CallResult,
-  key: string,
-): SwarmEventBody {
+export function handoffResultEvent(speaker: string, call: { id: string; childSwarmId?: string }, from: string, result: CallResult, key: string): SwarmEventBody {
   return statusUpdate('working', {
     type: 'handoff-result',
     from,

@@ -192,15 +192,7 @@ export type InternalEventBody =
 export type InternalEvent = InternalEventBody & { seq: number; swarmId: string; timestamp: number };
 
 /** The kinds of completed steps after which the swarm is persisted. */
-export type CheckpointStep =
-  | 'start'
-  | 'model-response'
-  | 'tool-result'
-  | 'handoff-result'
-  | 'agent-step'
-  | 'pause'
-  | 'resume'
-  | 'stop';
+export type CheckpointStep = 'start' | 'model-response' | 'tool-result' | 'handoff-result' | 'agent-step' | 'pause' | 'resume' | 'stop';
 
 /** A message as a machine says it: the runtime adds its id and the task and context ids. */
 export type MessageBody = Omit<Message, 'messageId' | 'taskId' | 'contextId'>;

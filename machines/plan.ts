@@ -42,8 +42,4 @@ export type HandoffTarget =
  * `continue`: run the planned calls. `complete`/`fail`: terminate. `correct`: no calls to run;
  * feed `message` back to the model as a correction (it counts as a round).
  */
-export type StepVerdict =
-  | { type: 'continue' }
-  | { type: 'complete'; result: unknown }
-  | { type: 'fail'; reason: string }
-  | { type: 'correct'; message: string };
+export type StepVerdict = { type: 'continue' } | { type: 'complete'; result: unknown } | { type: 'fail'; reason: string } | { type: 'correct'; message: string };

@@ -50,9 +50,7 @@ export interface AgentSpec {
 }
 
 /** A resolved handoff: the tool the model sees plus, for an agent, what runs when it is called. */
-export type ResolvedHandoff =
-  | (Extract<HandoffTarget, { kind: 'agent' }> & { agent: AgentSpec })
-  | Extract<HandoffTarget, { kind: 'swarm' | 'remote' }>;
+export type ResolvedHandoff = (Extract<HandoffTarget, { kind: 'agent' }> & { agent: AgentSpec }) | Extract<HandoffTarget, { kind: 'swarm' | 'remote' }>;
 
 /**
  * A swarm's configuration after the runtime resolved its definition for one input: JSON-safe,
@@ -83,10 +81,7 @@ export interface SwarmInput {
 }
 
 /** How a swarm ended; also the machine's output. */
-export type SwarmOutcome =
-  | { status: 'completed'; result: unknown }
-  | { status: 'failed'; reason: string }
-  | { status: 'stopped'; reason: string };
+export type SwarmOutcome = { status: 'completed'; result: unknown } | { status: 'failed'; reason: string } | { status: 'stopped'; reason: string };
 
 /**
  * Why the swarm is paused and what it returns to. `model`: the model called `pause` and the
@@ -180,18 +175,13 @@ function addEventsUsage(total: Usage, events: readonly SwarmEventBody[]): Usage 
   return sum;
 }
 
-
 /**
  * The context update that closes `round`: its results (and the human notes given meanwhile)
  * join the conversation. Also used after a correction round, which opened no round of calls.
  */
 function closedRound(context: SwarmContext, round: Round | null): Partial<SwarmContext> {
   return {
-    messages: [
-      ...context.messages,
-      ...(round ? resultMessages(round) : []),
-      ...context.notes.map((content) => ({ role: 'user' as const, content })),
-    ],
+    messages: [...context.messages, ...(round ? resultMessages(round) : []), ...context.notes.map((content) => ({ role: 'user' as const, content }))],
     round: null,
     notes: [],
   };
@@ -248,9 +238,7 @@ export const swarmMachine = setup({
     lastCall: ({ context, event }) => isLastRunning(context.round, child(event).actorId),
     // What `deciding` would find after the last call: no pause call waiting and turns left.
     lastCallThenThink: ({ context, event }) =>
-      isLastRunning(context.round, child(event).actorId) &&
-      pendingPause(context.round) === undefined &&
-      context.turn < context.config.maxTurns,
+      isLastRunning(context.round, child(event).actorId) && pendingPause(context.round) === undefined && context.turn < context.config.maxTurns,
     roundDone: ({ context }) => runningCalls(context.round).length === 0,
     pausePending: ({ context }) => pendingPause(context.round) !== undefined,
     turnsExhausted: ({ context }) => context.turn >= context.config.maxTurns,
@@ -339,9 +327,7 @@ export const swarmMachine = setup({
       if (!round || !call) return {};
       const result = callResultOf(done);
       const session =
-        call.kind === 'agent' && result.ok
-          ? [...context.session, { agentId: call.agentId, request: call.request, answer: result.content }]
-          : context.session;
+        call.kind === 'agent' && result.ok ? [...context.session, { agentId: call.agentId, request: call.request, answer: result.content }] : context.session;
       const recorded = recordResult(round, call, result);
       // An agent's last steps come with its output (the earlier ones came as reports).
       const usage = call.kind === 'agent' ? addEventsUsage(context.usage, (done.output as AgentOutput | undefined)?.events ?? []) : context.usage;
@@ -363,10 +349,7 @@ export const swarmMachine = setup({
       enqueue.assign({ outcome: { status: 'stopped', reason } });
       enqueue.emit({
         type: 'swarm.events',
-        events: [
-          checkpoint('stop'),
-          statusUpdate('canceled', { type: 'stopped', reason }, reason),
-        ],
+        events: [checkpoint('stop'), statusUpdate('canceled', { type: 'stopped', reason }, reason)],
       });
     }),
     pauseFrom: enqueueActions(({ context, event, enqueue }, params: { from: 'thinking' | 'round' }) => {

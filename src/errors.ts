@@ -95,7 +95,10 @@ export type TeamErrorCode =
 /** An error of team mode or the agent registry, with a {@link TeamErrorCode}. */
 export class TeamError extends Error {
   override readonly name = 'TeamError';
-  constructor(message: string, readonly code: TeamErrorCode) {
+  constructor(
+    message: string,
+    readonly code: TeamErrorCode,
+  ) {
     super(message);
   }
 }

@@ -44,7 +44,17 @@ export type { Transport, TransportMessage, TransportStatus, TransportSubscriptio
 export type { NatsOptions } from './nats/options.js';
 export { createAgentRegistry } from './registry/registry.js';
 export type { AgentRegistry, AgentRegistryOptions, LocalAgentRun } from './registry/registry.js';
-export type { AgentHealth, AgentInfo, DependencyKind, DispatchSpec, RegistrySnapshot, RegistryTask, RegistryTaskState, RegistryTaskStep, TaskDependency } from './registry/types.js';
+export type {
+  AgentHealth,
+  AgentInfo,
+  DependencyKind,
+  DispatchSpec,
+  RegistrySnapshot,
+  RegistryTask,
+  RegistryTaskState,
+  RegistryTaskStep,
+  TaskDependency,
+} from './registry/types.js';
 export { TeamError } from './errors.js';
 export type { TeamErrorCode } from './errors.js';
 export { defineTeam } from './define/team.js';

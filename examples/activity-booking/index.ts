@@ -62,14 +62,12 @@ export const activityBooking = defineSwarm({
       `You plan and book a day out for a user who asked: "${input}".`,
       '1. Hand off to activity-planner with the request, naming the day ("weekend" or no day means Saturday).',
       '2. From its plan, pick the first activity people buy tickets for (a museum, a boat, a climbing hall, a cinema, a tour)',
-      '   and hand off to ticketing with that activity, the plan\'s day and the number of people (2 unless the user said otherwise).',
+      "   and hand off to ticketing with that activity, the plan's day and the number of people (2 unless the user said otherwise).",
       '3. Call complete with the plan exactly as activity-planner returned it, and the booking: activity, day, people, confirmation, total.',
       'If planning or booking fails, call fail with the reason.',
     ].join('\n'),
   handoffs: [
-    handoff
-      .toSwarm(activityPlanner)
-      .withDescription('Plans a day: asks weather, calendar and pollen agents and recommends three activities (typed plan).'),
+    handoff.toSwarm(activityPlanner).withDescription('Plans a day: asks weather, calendar and pollen agents and recommends three activities (typed plan).'),
     handoff.toSwarm(ticketing),
   ],
   maxTurns: 6,
@@ -89,7 +87,8 @@ export function createBookingRuntime(options: ExampleRuntimeOptions = {}): Examp
     swarms: [activityBooking, activityPlanner, ticketing],
     agents: activityAgents,
     model,
-    ...(options.store ? { store: options.store } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.store ? { store: options.store } : {}),
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   return { runtime, model, offline };
 }

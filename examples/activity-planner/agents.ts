@@ -60,11 +60,13 @@ export const getForecast = tool({
   parameters: z.object({ day: z.string().describe('A weekday, e.g. "Saturday"') }),
   execute: ({ day }) => {
     const d = dayIn(day, day);
-    const forecast = FORECASTS[d] ?? pick(d, [
-      { sky: 'partly cloudy', lowC: 12, highC: 20, rainChancePct: 20, windKph: 15 },
-      { sky: 'overcast', lowC: 10, highC: 17, rainChancePct: 40, windKph: 18 },
-      { sky: 'thunderstorms', lowC: 14, highC: 22, rainChancePct: 80, windKph: 30 },
-    ]);
+    const forecast =
+      FORECASTS[d] ??
+      pick(d, [
+        { sky: 'partly cloudy', lowC: 12, highC: 20, rainChancePct: 20, windKph: 15 },
+        { sky: 'overcast', lowC: 10, highC: 17, rainChancePct: 40, windKph: 18 },
+        { sky: 'thunderstorms', lowC: 14, highC: 22, rainChancePct: 80, windKph: 30 },
+      ]);
     return { day: d, ...forecast };
   },
 });
@@ -99,10 +101,13 @@ export const pollenLevels = tool({
   parameters: z.object({ day: z.string(), area: z.string().optional().describe('Default: city centre') }),
   execute: ({ day, area }) => {
     const d = dayIn(day, day);
-    const levels = d === 'Saturday' ? { grass: 'high', tree: 'moderate', weed: 'low' } : pick(d, [
-      { grass: 'low', tree: 'low', weed: 'low' },
-      { grass: 'moderate', tree: 'high', weed: 'low' },
-    ]);
+    const levels =
+      d === 'Saturday'
+        ? { grass: 'high', tree: 'moderate', weed: 'low' }
+        : pick(d, [
+            { grass: 'low', tree: 'low', weed: 'low' },
+            { grass: 'moderate', tree: 'high', weed: 'low' },
+          ]);
     return { day: d, area: area ?? 'city centre', ...levels };
   },
 });
@@ -118,7 +123,8 @@ export const weatherAgent = defineAgent({
   id: 'weather-agent',
   name: 'Weather Agent',
   description: 'Provides the weather forecast for a day (sky, temperatures, rain, wind).',
-  instructions: 'You are a weather expert. Call get_forecast for the day asked about, then answer in one or two sentences with the sky, temperature range, chance of rain and wind.',
+  instructions:
+    'You are a weather expert. Call get_forecast for the day asked about, then answer in one or two sentences with the sky, temperature range, chance of rain and wind.',
   tools: [getForecast],
 });
 
@@ -133,7 +139,7 @@ export const calendarAgent = defineAgent({
   id: 'calendar-agent',
   name: 'Calendar Agent',
   description: "Checks the user's calendar: busy slots and free time on a day.",
-  instructions: 'You manage the user\'s calendar. Call check_calendar for the day asked about, then answer with the busy slots (time and title) and the free window.',
+  instructions: "You manage the user's calendar. Call check_calendar for the day asked about, then answer with the busy slots (time and title) and the free window.",
   tools: [checkCalendar],
 });
 

@@ -14,15 +14,7 @@
  * @module
  */
 import { z } from 'zod';
-import {
-  createRuntime,
-  defineSwarm,
-  handoff,
-  openaiModel,
-  type Model,
-  type Runtime,
-  type SwarmStore,
-} from '../../src/index.js';
+import { createRuntime, defineSwarm, handoff, openaiModel, type Model, type Runtime, type SwarmStore } from '../../src/index.js';
 import { allergenAgent, calendarAgent, weatherAgent } from './agents.js';
 import { demoModel } from './model.js';
 
@@ -127,14 +119,13 @@ export function createActivityRuntime(options: ActivityRuntimeOptions = {}): Act
   const model =
     options.model ??
     // `||`: an exported-but-empty variable means "not set", as in openaiModel.
-    (apiKey
-      ? openaiModel({ model: env['XSWARM_MODEL'] || 'gpt-4o-mini', apiKey, ...(env['OPENAI_BASE_URL'] ? { baseURL: env['OPENAI_BASE_URL'] } : {}) })
-      : demoModel);
+    (apiKey ? openaiModel({ model: env['XSWARM_MODEL'] || 'gpt-4o-mini', apiKey, ...(env['OPENAI_BASE_URL'] ? { baseURL: env['OPENAI_BASE_URL'] } : {}) }) : demoModel);
   const runtime = createRuntime({
     swarms: [activityPlanner],
     agents: activityAgents,
     model,
-    ...(options.store ? { store: options.store } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.store ? { store: options.store } : {}),
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   return { runtime, model, offline: model === demoModel };
 }

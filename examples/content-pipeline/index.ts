@@ -50,7 +50,7 @@ export const searchSources = tool({
  */
 export const publishPost = tool({
   name: 'publish_post',
-  description: 'Publishes an approved post to the blog. Pass the editor\'s feedback as it was given.',
+  description: "Publishes an approved post to the blog. Pass the editor's feedback as it was given.",
   parameters: z.object({
     title: z.string().min(1),
     body: z.string().min(1),
@@ -73,7 +73,8 @@ export const researcher = defineAgent({
   id: 'researcher',
   name: 'Researcher',
   description: 'Researches a topic: returns sourced findings.',
-  instructions: 'You are a researcher. Call search_sources for the topic you are given, then answer with each finding on its own line, followed by its source in parentheses.',
+  instructions:
+    'You are a researcher. Call search_sources for the topic you are given, then answer with each finding on its own line, followed by its source in parentheses.',
   tools: [searchSources],
 });
 
@@ -87,7 +88,8 @@ export const copywriter = defineAgent({
   id: 'copywriter',
   name: 'Copywriter',
   description: 'Writes a short blog post (title and body) from research notes.',
-  instructions: 'You write short, friendly blog posts. From the notes you are given, answer with "TITLE: <title>", a blank line, then a body of about 80 words that cites the sources.',
+  instructions:
+    'You write short, friendly blog posts. From the notes you are given, answer with "TITLE: <title>", a blank line, then a body of about 80 words that cites the sources.',
 });
 
 /**
@@ -131,7 +133,7 @@ export const contentPipeline = defineSwarm({
       '3. Call pause to ask the editor whether to publish; put the full draft in the pause context. Never publish without asking.',
       '4. When the editor answers: if they reject it, call fail with their reason. Otherwise apply their feedback',
       '   (e.g. a shorter title), call publish_post once with the title, the body and their answer verbatim as editor_feedback,',
-      '   then call complete with the title, the URL and word count publish_post returned, and the editor\'s answer.',
+      "   then call complete with the title, the URL and word count publish_post returned, and the editor's answer.",
     ].join('\n'),
   handoffs: [handoff.toAgent(researcher), handoff.toAgent(copywriter)],
   tools: [publishPost],
@@ -150,7 +152,8 @@ export function createContentRuntime(options: ExampleRuntimeOptions = {}): Examp
     swarms: [contentPipeline],
     agents: [researcher, copywriter],
     model,
-    ...(options.store ? { store: options.store } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.store ? { store: options.store } : {}),
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   return { runtime, model, offline };
 }

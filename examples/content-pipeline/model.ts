@@ -42,7 +42,10 @@ export function shorterTitle(title: string): string {
  * slug('Urban beekeeping!') // 'urban-beekeeping'
  */
 export function slug(title: string): string {
-  return title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return title
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -115,9 +118,5 @@ function copywriterScript(req: ModelRequest): ModelResponse {
  * const model = createContentDemoModel({ latencyMs: [0, 0], chunkDelayMs: 0 });
  */
 export function createContentDemoModel(options: DemoModelOptions = {}): Model {
-  return createScriptedDemo(
-    'content-pipeline demo',
-    { [CONTENT_PIPELINE_ID]: pipelineScript, researcher: researcherScript, copywriter: copywriterScript },
-    options,
-  );
+  return createScriptedDemo('content-pipeline demo', { [CONTENT_PIPELINE_ID]: pipelineScript, researcher: researcherScript, copywriter: copywriterScript }, options);
 }

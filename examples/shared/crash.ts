@@ -32,8 +32,7 @@ export interface CrashPoint {
  * const store = crashAfterTurn(sqliteStore('.xswarm/state.db'), { turn: 2, swarmId: () => client.swarmId, message: () => 'crash' });
  */
 export function crashAfterTurn<S extends SwarmStore>(store: S, crash: CrashPoint): S {
-  const recordsTurn = (c: Commit) =>
-    c.swarmId === crash.swarmId() && c.events.some((e) => factOf(e, 'turn-completed')?.turn === crash.turn);
+  const recordsTurn = (c: Commit) => c.swarmId === crash.swarmId() && c.events.some((e) => factOf(e, 'turn-completed')?.turn === crash.turn);
   const commit = async (c: Commit): Promise<void> => {
     await store.commit(c);
     if (!recordsTurn(c)) return;

@@ -114,7 +114,9 @@ export function exchanges(messages: readonly ChatMessage[]): Exchange[] {
  * lastResult(req.messages, 'lookup_customer') // '{"id":"C-1001",…}'
  */
 export function lastResult(messages: readonly ChatMessage[], name: string): string | undefined {
-  return exchanges(messages).filter((e) => e.name === name && e.result !== undefined).at(-1)?.result;
+  return exchanges(messages)
+    .filter((e) => e.name === name && e.result !== undefined)
+    .at(-1)?.result;
 }
 
 /**

@@ -90,11 +90,11 @@ export const supportTriage = defineSwarm({
   instructions: [
     'You triage customer support tickets.',
     '1. Call lookup_customer with the customer id in the message (like C-1001).',
-    '2. Hand the ticket off to support, with the customer\'s name and id in the request.',
+    "2. Hand the ticket off to support, with the customer's name and id in the request.",
     '   For a VIP (tier "vip") pass a customization: additional_instructions saying the customer is a VIP to resolve on first contact',
     `   (refund verified billing errors at once, escalate for a personal follow-up), additional_agents ["${escalationAgent.id}"],`,
     `   additional_tools ["${issueRefund.name}"], max_turns_override 8. For anyone else, hand off without a customization.`,
-    '3. Call complete with the customer\'s name, their tier, whether you customized support, and support\'s resolution and actions.',
+    "3. Call complete with the customer's name, their tier, whether you customized support, and support's resolution and actions.",
   ].join('\n'),
   tools: [lookupCustomer],
   handoffs: [
@@ -120,7 +120,8 @@ export function createTriageRuntime(options: ExampleRuntimeOptions = {}): Exampl
     agents: [billingAgent, escalationAgent],
     tools: [issueRefund],
     model,
-    ...(options.store ? { store: options.store } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.store ? { store: options.store } : {}),
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   return { runtime, model, offline };
 }

@@ -8,16 +8,7 @@
  */
 import { handoffToolName, type Model, type ModelRequest, type ModelResponse } from '../../src/index.js';
 import { calls, createScriptedDemo, exchanges, inputOf, lastUserMessage, parseJson, type DemoModelOptions } from '../shared/demo.js';
-import {
-  billingAgent,
-  escalationAgent,
-  issueRefund,
-  openPriorityCase,
-  orderHistory,
-  searchHelpCenter,
-  support,
-  type SupportOutcome,
-} from './support.js';
+import { billingAgent, escalationAgent, issueRefund, openPriorityCase, orderHistory, searchHelpCenter, support, type SupportOutcome } from './support.js';
 
 /**
  * The triage swarm's id (declared here, not in index.ts, so the script can name it without

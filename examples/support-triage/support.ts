@@ -106,8 +106,9 @@ export const openPriorityCase = tool({
 export const billingAgent = defineAgent({
   id: 'billing-agent',
   name: 'Billing Agent',
-  description: 'Checks an order\'s payments (charges, amounts, duplicates). Give it the order number.',
-  instructions: 'You check billing. Call order_history for the order in the request, then state in one or two sentences what was charged and whether there is a duplicate charge.',
+  description: "Checks an order's payments (charges, amounts, duplicates). Give it the order number.",
+  instructions:
+    'You check billing. Call order_history for the order in the request, then state in one or two sentences what was charged and whether there is a duplicate charge.',
   tools: [orderHistory],
 });
 

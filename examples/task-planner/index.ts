@@ -33,7 +33,8 @@ export const forecaster = defineSwarm({
   id: FORECASTER_ID,
   name: 'Forecaster',
   description: 'Weather forecasts: sky, temperatures, chance of rain and wind for a day of the coming week.',
-  instructions: 'You forecast the weather. Call get_forecast for the day asked about, then answer in one sentence: sky, temperatures, rain, wind, and whether it suits being outdoors.',
+  instructions:
+    'You forecast the weather. Call get_forecast for the day asked about, then answer in one sentence: sky, temperatures, rain, wind, and whether it suits being outdoors.',
   tools: [getForecast],
   maxTurns: 3,
 });
@@ -96,7 +97,8 @@ export function createTaskPlannerRuntime(options: ExampleRuntimeOptions = {}): E
     swarms: [taskPlanner, forecaster, ticketing, activityPlanner],
     agents: activityAgents,
     model,
-    ...(options.store ? { store: options.store } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.store ? { store: options.store } : {}),
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
   return { runtime, model, offline };
 }

@@ -98,7 +98,11 @@ function plannerScript(req: ModelRequest): ModelResponse {
   const done = exchanges(req.messages);
   const searches = done.filter((e) => e.name === 'swarm_registry_search');
   const handoffs = done.filter((e) => e.name === 'swarm_registry_handoff');
-  if (searches.length === 0) return calls(req, tasks.map((t) => ['swarm_registry_search', { query: searchQuery(t) }] as [string, unknown]));
+  if (searches.length === 0)
+    return calls(
+      req,
+      tasks.map((t) => ['swarm_registry_search', { query: searchQuery(t) }] as [string, unknown]),
+    );
 
   // Searches ran in task order, so the i-th search answers the i-th task; tasks nothing
   // matched get no handoff.
@@ -134,9 +138,7 @@ function plannerScript(req: ModelRequest): ModelResponse {
 
 /** The forecaster swarm's orchestrator: one forecast, one sentence. */
 function forecasterScript(req: ModelRequest): ModelResponse {
-  const f = parseJson<{ day: string; sky: string; lowC: number; highC: number; rainChancePct: number; windKph: number }>(
-    lastResult(req.messages, 'get_forecast'),
-  );
+  const f = parseJson<{ day: string; sky: string; lowC: number; highC: number; rainChancePct: number; windKph: number }>(lastResult(req.messages, 'get_forecast'));
   if (f) {
     const verdict = f.rainChancePct >= 50 ? 'take a waterproof' : 'good weather to be outdoors';
     return { text: `${f.day}: ${f.sky}, ${f.lowC}–${f.highC}°C, ${f.rainChancePct}% chance of rain, wind ${f.windKph} km/h; ${verdict}.` };

@@ -35,7 +35,11 @@ export const userStories: TaskSpec[] = [
   { id: 'ui-search', subject: 'Search page with filters', metadata: { type: 'frontend', complexity: 2 }, dependencies: ['api-search', 'ui-recipes'] },
 ];
 
-const databaseWorker = defineSwarm({ id: 'database-worker', description: 'Designs schemas and data', instructions: 'You are a database engineer. Implement the user story.' });
+const databaseWorker = defineSwarm({
+  id: 'database-worker',
+  description: 'Designs schemas and data',
+  instructions: 'You are a database engineer. Implement the user story.',
+});
 const apiWorker = defineSwarm({ id: 'api-worker', description: 'Builds REST endpoints', instructions: 'You are a backend engineer. Implement the user story.' });
 const frontendWorker = defineSwarm({ id: 'frontend-worker', description: 'Builds React pages', instructions: 'You are a frontend engineer. Implement the user story.' });
 const generalist = defineSwarm({ id: 'generalist-worker', description: 'Does any story', instructions: 'You are a full-stack engineer. Implement the user story.' });
@@ -165,6 +169,8 @@ export async function runTeamExample(options: { store?: SwarmStore } = {}): Prom
   console.log('');
   for (const line of metricsLines('team of 5', report.team.metrics)) console.log(line);
   for (const line of metricsLines('one worker', report.solo.metrics)) console.log(line);
-  console.log(`speedup: ${report.speedup.toFixed(2)}x (the same board with one worker: ${report.solo.metrics.durationMs} ms, with the team: ${report.team.metrics.durationMs} ms)`);
+  console.log(
+    `speedup: ${report.speedup.toFixed(2)}x (the same board with one worker: ${report.solo.metrics.durationMs} ms, with the team: ${report.team.metrics.durationMs} ms)`,
+  );
   return report.team.status === 'completed' && report.solo.status === 'completed' ? 0 : 1;
 }

@@ -22,7 +22,10 @@ export { createWriterCriticDemoModel, CRITIC_ID, draftFor, MAX_REVISIONS } from 
 
 /** Sentences of a text (split after `.`, `!`, `?`). */
 function sentences(text: string): string[] {
-  return text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);
+  return text
+    .split(/(?<=[.!?])\s+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -115,6 +118,11 @@ export const writerCritic = defineSwarm({
  */
 export function createWriterCriticRuntime(options: ExampleRuntimeOptions = {}): ExampleRuntime {
   const { model, offline } = chooseModel(options, () => createWriterCriticDemoModel(options.demo));
-  const runtime = createRuntime({ swarms: [writerCritic], model, ...(options.store ? { store: options.store } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) });
+  const runtime = createRuntime({
+    swarms: [writerCritic],
+    model,
+    ...(options.store ? { store: options.store } : {}),
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+  });
   return { runtime, model, offline };
 }

@@ -137,10 +137,7 @@ export const teamWorkerMachine = setup({
     // An ASSIGN the worker cannot take (not ready, busy, shutting down) goes straight back, so
     // the leader releases the claim: a task is never dropped silently.
     bounceTask: emit(({ context, event }) =>
-      facts(
-        context,
-        event.type === 'ASSIGN' ? [released({ task: event.task, attemptKey: event.attemptKey }, 'worker cannot take a task now')] : [],
-      ),
+      facts(context, event.type === 'ASSIGN' ? [released({ task: event.task, attemptKey: event.attemptKey }, 'worker cannot take a task now')] : []),
     ),
     beat: assign(({ event }) => (event.type === 'HEARTBEAT' ? { lastBeat: event.at } : {})),
     // The task's outcome is reported first, then what the worker does next (the params).
@@ -246,10 +243,7 @@ export const teamWorkerMachine = setup({
       },
       on: {
         // Leaving `working` stops the task actor (its signal aborts) before the fact is reported.
-        SHUTDOWN_REQUEST: [
-          { guard: 'releases', target: 'shuttingDown', actions: ['releaseForShutdown', 'dropTask'] },
-          { target: '.finishing' },
-        ],
+        SHUTDOWN_REQUEST: [{ guard: 'releases', target: 'shuttingDown', actions: ['releaseForShutdown', 'dropTask'] }, { target: '.finishing' }],
       },
       initial: 'active',
       states: {

@@ -101,7 +101,10 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
       // JSON-RPC errors (the SDK server sends some with HTTP 500) are the SDK's to read. Any
       // other HTTP error becomes one that names its status: the SDK would mistake a body like
       // `{"error":"…"}` for a JSON-RPC error and report only "An unexpected error occurred."
-      const body = await res.clone().text().catch(() => '');
+      const body = await res
+        .clone()
+        .text()
+        .catch(() => '');
       if (/"jsonrpc"\s*:/.test(body)) return res;
       throw new Error(`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''} from ${url}${body ? `: ${body.slice(0, 300)}` : ''}`);
     };
@@ -254,9 +257,7 @@ class Exchange {
       setTimeout(() => this.stop(), CANCEL_GRACE_MS).unref();
       return;
     }
-    void this.client
-      .cancelTask({ tenant: '', id: this.taskId, metadata: undefined }, { signal: AbortSignal.timeout(CANCEL_GRACE_MS) })
-      .catch(() => undefined);
+    void this.client.cancelTask({ tenant: '', id: this.taskId, metadata: undefined }, { signal: AbortSignal.timeout(CANCEL_GRACE_MS) }).catch(() => undefined);
     this.stop();
   }
 
@@ -315,7 +316,10 @@ class Exchange {
     if (this.reply) return partsText(this.reply.parts);
     const result = this.artifacts.get(RESULT_ARTIFACT_ID);
     const chosen = result ? [result] : [...this.artifacts.values()];
-    const text = chosen.map((parts) => partsText(parts)).filter((t) => t !== '').join('\n\n');
+    const text = chosen
+      .map((parts) => partsText(parts))
+      .filter((t) => t !== '')
+      .join('\n\n');
     return text || this.statusText;
   }
 

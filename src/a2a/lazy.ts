@@ -16,10 +16,7 @@ import { importOptional, OPTIONAL_PEERS } from '../util/optional.js';
  */
 export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClient {
   let client: Promise<RemoteAgentClient> | undefined;
-  const load = () =>
-    (client ??= importOptional('A remote (A2A) handoff', OPTIONAL_PEERS.a2a, () => import('./client.js')).then((m) =>
-      m.a2aRemoteAgents(options),
-    ));
+  const load = () => (client ??= importOptional('A remote (A2A) handoff', OPTIONAL_PEERS.a2a, () => import('./client.js')).then((m) => m.a2aRemoteAgents(options)));
   return {
     card: async (url, signal) => (await load()).card(url, signal),
     send: async (input, hooks, signal) => (await load()).send(input, hooks, signal),

@@ -50,10 +50,7 @@ export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set([
  * client (input or auth required). Message streams close here, and blocking sends return.
  */
 export function endsInteraction(state: TaskState | undefined): boolean {
-  return (
-    state !== undefined &&
-    (TERMINAL_STATES.has(state) || state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED)
-  );
+  return state !== undefined && (TERMINAL_STATES.has(state) || state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED);
 }
 
 /**
@@ -101,7 +98,7 @@ export function toStreamResponse(event: SwarmEvent): StreamResponse | undefined 
  */
 export function taskFromEvents(events: readonly SwarmEvent[]): Task {
   const first = events[0];
-  if (first?.kind !== 'task') throw new Error('a swarm\'s events start with its task event');
+  if (first?.kind !== 'task') throw new Error("a swarm's events start with its task event");
   let status: TaskEvent['status'] | StatusUpdateEvent['status'] = first.status;
   const history: SwarmMessage[] = [...(first.history ?? [])];
   const artifacts = new Map<string, Artifact>();

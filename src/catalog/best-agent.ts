@@ -37,9 +37,7 @@ export function resolveBestAgent(registry: AgentRegistry | undefined, swarmId: s
   const skill = h.skill.trim();
   if (!skill) throw new DefinitionError(`Swarm "${swarmId}" hands off to the best agent for an empty skill`);
   if (!registry) {
-    throw new DefinitionError(
-      `Swarm "${swarmId}" hands off to the best agent for "${skill}", but the runtime has no agent registry: pass createRuntime({ registry })`,
-    );
+    throw new DefinitionError(`Swarm "${swarmId}" hands off to the best agent for "${skill}", but the runtime has no agent registry: pass createRuntime({ registry })`);
   }
   return {
     toolName: handoffToolName(`best_${skill}`),

@@ -69,7 +69,13 @@ export class Catalog {
       this.addSwarm(swarm, 'swarms');
     }
     this.swarms.set(ADHOC_ID, defineSwarm({ id: ADHOC_ID, name: 'Ad-hoc swarm', instructions: 'Ad-hoc swarm' }));
-    this.tools.set(REGISTRY_SEARCH, registrySearchTool(() => this.cards(), (swarmId) => configs?.get(swarmId)?.config().registryLimit));
+    this.tools.set(
+      REGISTRY_SEARCH,
+      registrySearchTool(
+        () => this.cards(),
+        (swarmId) => configs?.get(swarmId)?.config().registryLimit,
+      ),
+    );
     // The agents and swarms those swarms name in turn register too.
     const pending = [...this.swarms.values()];
     for (let swarm = pending.pop(); swarm; swarm = pending.pop()) {
@@ -170,11 +176,7 @@ export class Catalog {
     if (!TOOL_NAME.test(t.name)) {
       throw new DefinitionError(`Tool name "${t.name}" in ${where} is invalid: it must match ${TOOL_NAME.source}`);
     }
-    if (
-      (BUILTIN_TOOLS as readonly string[]).includes(t.name) ||
-      t.name.startsWith('handoff_to_') ||
-      t.name.startsWith('swarm_registry_')
-    ) {
+    if ((BUILTIN_TOOLS as readonly string[]).includes(t.name) || t.name.startsWith('handoff_to_') || t.name.startsWith('swarm_registry_')) {
       throw new DefinitionError(`Tool name "${t.name}" in ${where} is reserved for built-ins and handoffs`);
     }
     const known = this.tools.get(t.name);

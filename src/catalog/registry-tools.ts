@@ -62,8 +62,7 @@ export function registrySearchTool(cards: () => readonly SwarmCard[], limitOf: (
 export function registryHandoffSpec(): ToolSpec {
   return {
     name: REGISTRY_HANDOFF,
-    description:
-      'Hand a task to a swarm found with swarm_registry_search (only ids it returned). Give `request` for text-input swarms or `input` for structured ones.',
+    description: 'Hand a task to a swarm found with swarm_registry_search (only ids it returned). Give `request` for text-input swarms or `input` for structured ones.',
     parameters: {
       type: 'object',
       properties: {

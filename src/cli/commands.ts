@@ -227,7 +227,12 @@ async function sendOverRest(base: string, token: string | undefined, request: Co
     if (found.status !== 404) throw restError(url, found);
   }
   if (definitionId === undefined) throw new CliError(`unknown swarm "${swarmId}" at ${url}`, EXIT.notFound);
-  const body = command === 'resume' ? (text === undefined ? {} : { message: text }) : { ...(text === undefined ? {} : { reason: text }), ...(command === 'pause' ? { type: request.type } : {}) };
+  const body =
+    command === 'resume'
+      ? text === undefined
+        ? {}
+        : { message: text }
+      : { ...(text === undefined ? {} : { reason: text }), ...(command === 'pause' ? { type: request.type } : {}) };
   const done = await call('POST', `/swarms/${encodeURIComponent(definitionId)}/${encodeURIComponent(swarmId)}/${command}`, body);
   if (done.status !== 200) throw restError(url, done);
   return report(request, (done.data as unknown as { result: SwarmResult }).result);

@@ -53,7 +53,16 @@ function table(swarms: SwarmSummary[]): string {
   const rows = swarms.map((s) => [s.swarmId, s.definitionId, s.status, new Date(s.updatedAt).toISOString(), note(s)]);
   const all = [['SWARM', 'DEFINITION', 'STATUS', 'UPDATED', ''], ...rows];
   const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-  return all.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    all
+      .map((r) =>
+        r
+          .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!)))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** A paused swarm's question, an ended swarm's reason, the live holder of a running one. */

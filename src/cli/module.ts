@@ -162,7 +162,10 @@ export async function openState(flags: StateFlags, command: string): Promise<Sta
  * seed from `--nats-nkey-file` or `XSWARM_NATS_NKEY`. A URL carrying credentials is refused.
  */
 async function natsOptions(flags: StateFlags, command: string): Promise<NatsOptions> {
-  const servers = flags.nats!.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const servers = flags
+    .nats!.split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (servers.length === 0) throw new CliError('--nats takes a server URL, e.g. nats://127.0.0.1:4222', EXIT.usage);
   for (const server of servers) {
     if (/^[a-z]+:\/\/[^/]*@/i.test(server)) {

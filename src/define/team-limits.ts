@@ -75,10 +75,7 @@ export type CountLimit = 'maxWorkers' | 'maxTeams' | 'maxTasksPerBoard';
 export function checkLimit(limits: TeamLimits, name: CountLimit, current: number, adding = 1): void {
   const limit = limits[name];
   if (current + adding > limit) {
-    throw new TeamError(
-      `${name} is ${limit}: ${current} exist, adding ${adding} would make ${current + adding}`,
-      'limit',
-    );
+    throw new TeamError(`${name} is ${limit}: ${current} exist, adding ${adding} would make ${current + adding}`, 'limit');
   }
 }
 

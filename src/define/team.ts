@@ -118,7 +118,8 @@ export function defineTeam(input: TeamDefinitionInput): TeamDefinition {
   if (!Array.isArray(input.workers) || input.workers.length === 0) throw new TeamError(`team ${input.id} needs at least one worker`, 'invalid-task');
   const types = new Set<string>();
   const workers = input.workers.map((w, i) => {
-    if (typeof w?.type !== 'string' || !ID.test(w.type)) throw new TeamError(`team ${input.id}: worker ${i + 1} needs a type (letters, digits, ".", "_", "-")`, 'invalid-task');
+    if (typeof w?.type !== 'string' || !ID.test(w.type))
+      throw new TeamError(`team ${input.id}: worker ${i + 1} needs a type (letters, digits, ".", "_", "-")`, 'invalid-task');
     if (types.has(w.type)) throw new TeamError(`team ${input.id}: worker type ${w.type} is listed twice (use count)`, 'invalid-task');
     types.add(w.type);
     const swarmId = typeof w.swarm === 'string' ? w.swarm : w.swarm?.id;
@@ -127,7 +128,12 @@ export function defineTeam(input: TeamDefinitionInput): TeamDefinition {
     if (!Number.isSafeInteger(count) || count < 1) throw new TeamError(`team ${input.id}: worker ${w.type} count must be a positive integer`, 'invalid-task');
     return Object.freeze({ ...w, count, specialty: w.specialty ?? w.type });
   });
-  checkLimit(limits, 'maxWorkers', 0, workers.reduce((n, w) => n + w.count, 0));
+  checkLimit(
+    limits,
+    'maxWorkers',
+    0,
+    workers.reduce((n, w) => n + w.count, 0),
+  );
   return Object.freeze({ kind: 'team' as const, id: input.id, description: input.description ?? '', workers: Object.freeze(workers), limits });
 }
 

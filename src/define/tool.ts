@@ -73,8 +73,6 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 export function validate(schema: z.ZodType, value: unknown): { ok: true; value: unknown } | { ok: false; error: string } {
   const parsed = schema.safeParse(value);
   if (parsed.success) return { ok: true, value: parsed.data };
-  const error = parsed.error.issues
-    .map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message))
-    .join('; ');
+  const error = parsed.error.issues.map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
   return { ok: false, error };
 }

@@ -53,7 +53,6 @@ export class OtherRuntimes {
     return transport;
   }
 
-
   /**
    * Asks the runtimes hosting `request.definitionId` to start or attach to the swarm; resolves
    * once one accepted it. Keeps asking until `deadlineMs` while nobody answers, then throws.
@@ -145,13 +144,16 @@ export class OtherRuntimes {
       })
       // No transport (it failed to connect, or closed): the re-sent requests say so in turn.
       .catch(() => undefined);
-    const check = setInterval(() => {
-      if (Date.now() - last < heartbeatTimeoutMs) return;
-      last = Date.now();
-      void ended()
-        .then((done) => (done || signal.aborted ? undefined : this.host(request, signal, heartbeatTimeoutMs)))
-        .catch(() => undefined);
-    }, Math.max(50, Math.min(1_000, heartbeatTimeoutMs / 4)));
+    const check = setInterval(
+      () => {
+        if (Date.now() - last < heartbeatTimeoutMs) return;
+        last = Date.now();
+        void ended()
+          .then((done) => (done || signal.aborted ? undefined : this.host(request, signal, heartbeatTimeoutMs)))
+          .catch(() => undefined);
+      },
+      Math.max(50, Math.min(1_000, heartbeatTimeoutMs / 4)),
+    );
     check.unref();
     signal.addEventListener(
       'abort',
@@ -184,7 +186,10 @@ export class OtherRuntimes {
         } catch (e) {
           if (!(e instanceof TransportError)) throw e;
           if (e.code === 'timeout' && !idempotent) {
-            throw new SwarmError(`${subject} did not answer within ${REQUEST_TIMEOUT_MS} ms; the swarm may have started: read its result before starting it again`, 'unavailable');
+            throw new SwarmError(
+              `${subject} did not answer within ${REQUEST_TIMEOUT_MS} ms; the swarm may have started: read its result before starting it again`,
+              'unavailable',
+            );
           }
           lastError = e;
         }
@@ -192,12 +197,14 @@ export class OtherRuntimes {
       if (Date.now() >= until) {
         if (lastError instanceof SwarmError) throw lastError;
         const why = lastError instanceof TransportError && lastError.code !== 'no-responders' ? ` (${lastError.message})` : '';
-        throw new SwarmError(`${nobody} (asked for ${Math.round(deadlineMs / 100) / 10} s)${why}`, transport.status() === 'connected' ? 'unknown-definition' : 'unavailable');
+        throw new SwarmError(
+          `${nobody} (asked for ${Math.round(deadlineMs / 100) / 10} s)${why}`,
+          transport.status() === 'connected' ? 'unknown-definition' : 'unavailable',
+        );
       }
       await delay(Math.min(RETRY_MS, Math.max(1, until - Date.now())), signal);
     }
   }
-
 
   private subject(kind: SubjectKind, id: string): string {
     return subjectOf(this.deps.prefix, kind, id);

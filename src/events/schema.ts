@@ -109,19 +109,17 @@ const artifactUpdateEvent = z.strictObject({
  * A public swarm event (an A2A v0.3 `Task`, `TaskStatusUpdateEvent` or
  * `TaskArtifactUpdateEvent` with `seq` and `swarmId`), checked for the rules the runtime keeps.
  */
-export const publicSwarmEventSchema = z
-  .discriminatedUnion('kind', [taskEvent, statusUpdateEvent, artifactUpdateEvent])
-  .superRefine((e, ctx) => {
-    const taskId = e.kind === 'task' ? e.id : e.taskId;
-    if (taskId !== e.swarmId) ctx.addIssue({ code: 'custom', message: `the task id ${taskId} is not the swarm id ${e.swarmId}` });
-    if (e.kind !== 'status-update') return;
-    if (e.final !== FINAL_STATES.has(e.status.state)) ctx.addIssue({ code: 'custom', path: ['final'], message: `final must be ${!e.final} in state ${e.status.state}` });
-    if (e.final && !e.status.message) ctx.addIssue({ code: 'custom', path: ['status', 'message'], message: 'a final status carries a message' });
-    const m = e.status.message;
-    if (m && (m.taskId !== e.taskId || m.contextId !== e.contextId)) {
-      ctx.addIssue({ code: 'custom', path: ['status', 'message'], message: 'the status message names another task or context' });
-    }
-  });
+export const publicSwarmEventSchema = z.discriminatedUnion('kind', [taskEvent, statusUpdateEvent, artifactUpdateEvent]).superRefine((e, ctx) => {
+  const taskId = e.kind === 'task' ? e.id : e.taskId;
+  if (taskId !== e.swarmId) ctx.addIssue({ code: 'custom', message: `the task id ${taskId} is not the swarm id ${e.swarmId}` });
+  if (e.kind !== 'status-update') return;
+  if (e.final !== FINAL_STATES.has(e.status.state)) ctx.addIssue({ code: 'custom', path: ['final'], message: `final must be ${!e.final} in state ${e.status.state}` });
+  if (e.final && !e.status.message) ctx.addIssue({ code: 'custom', path: ['status', 'message'], message: 'a final status carries a message' });
+  const m = e.status.message;
+  if (m && (m.taskId !== e.taskId || m.contextId !== e.contextId)) {
+    ctx.addIssue({ code: 'custom', path: ['status', 'message'], message: 'the status message names another task or context' });
+  }
+});
 
 // ---- internal events: the replay journal and observability --------------------------------
 // What the runtime records, as it records it: a model response is normalized to these fields

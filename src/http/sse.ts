@@ -87,9 +87,12 @@ export async function streamSse<E extends StreamedEvent>(
   });
   // A first line right away: clients see the response (headers) before the first event.
   res.write(': stream\n\n');
-  const ping = setInterval(() => {
-    if (!res.writableEnded && !res.destroyed) res.write(': ping\n\n');
-  }, Math.max(1, options.keepAliveMs));
+  const ping = setInterval(
+    () => {
+      if (!res.writableEnded && !res.destroyed) res.write(': ping\n\n');
+    },
+    Math.max(1, options.keepAliveMs),
+  );
   ping.unref();
   try {
     for await (const event of events(controller.signal)) {

@@ -109,10 +109,7 @@ export function openaiModel(options: OpenAIModelOptions): Model {
       try {
         // The client checks the signal only between attempts: without this wait an abort during
         // a retry backoff would wait out the whole `retry-after`.
-        const response = await abortable(
-          stream ? streamed(client, body, opts, request) : unstreamed(client, body, opts),
-          request.signal,
-        );
+        const response = await abortable(stream ? streamed(client, body, opts, request) : unstreamed(client, body, opts), request.signal);
         // The client's stream iterator ends *silently* when aborted mid-body; never hand a
         // truncated answer to a caller that already gave up.
         request.signal.throwIfAborted();
@@ -120,9 +117,7 @@ export function openaiModel(options: OpenAIModelOptions): Model {
       } catch (error) {
         request.signal.throwIfAborted();
         // The client surfaces a non-JSON body as a bare SyntaxError; say what it means.
-        const reason =
-          error instanceof SyntaxError ? `malformed response (invalid JSON): ${error.message}`
-          : errorText(error);
+        const reason = error instanceof SyntaxError ? `malformed response (invalid JSON): ${error.message}` : errorText(error);
         throw new Error(`openaiModel(${name}): ${reason}`, { cause: error });
       }
     },
@@ -165,10 +160,7 @@ async function unstreamed(client: OpenAI, body: Body, opts: Opts): Promise<Model
 }
 
 async function streamed(client: OpenAI, body: Body, opts: Opts, request: ModelRequest): Promise<ModelResponse> {
-  const chunks = await client.chat.completions.create(
-    { ...body, stream: true, stream_options: { include_usage: true } },
-    opts,
-  );
+  const chunks = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, opts);
   let text = '';
   let sawChoice = false;
   let usage: WireUsage | undefined;
@@ -197,10 +189,12 @@ async function streamed(client: OpenAI, body: Body, opts: Opts, request: ModelRe
     });
   }
   if (!sawChoice) throw malformed('the stream carried no choices');
-  const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => {
-    if (!call.name) throw malformed(`streamed tool call #${index} has no name`);
-    return { ...call, id: call.id || `call_${index}` };
-  });
+  const toolCalls = [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([index, call]) => {
+      if (!call.name) throw malformed(`streamed tool call #${index} has no name`);
+      return { ...call, id: call.id || `call_${index}` };
+    });
   return toResponse(text, toolCalls, usage);
 }
 

@@ -20,10 +20,7 @@ export type { Model, ModelRequest } from '../../actors/ports.js';
  *     ? { text: 'Go hiking on Saturday.' }
  *     : { toolCalls: [{ id: 'c1', name: 'handoff_to_weather_agent', arguments: '{"request":"forecast"}' }] });
  */
-export function scriptedModel(
-  respond: (request: ModelRequest) => ModelResponse | Promise<ModelResponse>,
-  name = 'scripted',
-): Model {
+export function scriptedModel(respond: (request: ModelRequest) => ModelResponse | Promise<ModelResponse>, name = 'scripted'): Model {
   return {
     name,
     async call(request) {

@@ -54,18 +54,18 @@ const INTERFACE = z.object({ url: z.url(), protocolBinding: text, protocolVersio
 
 /** The required fields of a v1.0 card, plus the v0.3 ones that replace `supportedInterfaces`. */
 const CARD = z.object({
-    name: text,
-    description: z.string(),
-    version: text,
-    capabilities: z.object({}).loose(),
-    defaultInputModes: z.array(z.string()),
-    defaultOutputModes: z.array(z.string()),
-    skills: z.array(SKILL),
-    supportedInterfaces: z.array(INTERFACE).optional(),
-    // v0.3: the main interface is top-level.
-    url: z.url().optional(),
-    preferredTransport: z.string().optional(),
-    protocolVersion: z.string().optional(),
+  name: text,
+  description: z.string(),
+  version: text,
+  capabilities: z.object({}).loose(),
+  defaultInputModes: z.array(z.string()),
+  defaultOutputModes: z.array(z.string()),
+  skills: z.array(SKILL),
+  supportedInterfaces: z.array(INTERFACE).optional(),
+  // v0.3: the main interface is top-level.
+  url: z.url().optional(),
+  preferredTransport: z.string().optional(),
+  protocolVersion: z.string().optional(),
 });
 
 /** Whether a card (read as JSON) lists no interface: neither v1.0 `supportedInterfaces` nor v0.3 `url`. */

@@ -9,4 +9,14 @@ export { fetchAgentCard, validateAgentCard, type AgentEndpoint, type CheckedCard
 export { checkAgentHealth, pingAgent, type HealthResult } from './health.js';
 export { hasSkill, selectAgent } from './selection.js';
 export { registerRegistryTools } from './mcp-tools.js';
-export type { AgentHealth, AgentInfo, DependencyKind, DispatchSpec, RegistrySnapshot, RegistryTask, RegistryTaskState, RegistryTaskStep, TaskDependency } from './types.js';
+export type {
+  AgentHealth,
+  AgentInfo,
+  DependencyKind,
+  DispatchSpec,
+  RegistrySnapshot,
+  RegistryTask,
+  RegistryTaskState,
+  RegistryTaskStep,
+  TaskDependency,
+} from './types.js';

@@ -204,8 +204,7 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
   const now = options.now ?? Date.now;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const registryId = options.id ?? options.restore?.registryId ?? randomUUID();
-  const client =
-    options.client ?? a2aRemoteAgents({ ...(options.headers ? { headers: options.headers } : {}), ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const client = options.client ?? a2aRemoteAgents({ ...(options.headers ? { headers: options.headers } : {}), ...(options.fetch ? { fetch: options.fetch } : {}) });
   const closing = new AbortController();
 
   const agents = new Map<string, Agent>();
@@ -481,7 +480,18 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
       const id = opts.id ?? card.name;
       assertFree(id);
       const at = now();
-      const info: AgentInfo = { id, kind: 'remote', name: card.name, description: card.description, cardUrl, skills: [], health: 'unknown', load: 0, order: nextOrder++, registeredAt: at };
+      const info: AgentInfo = {
+        id,
+        kind: 'remote',
+        name: card.name,
+        description: card.description,
+        cardUrl,
+        skills: [],
+        health: 'unknown',
+        load: 0,
+        order: nextOrder++,
+        registeredAt: at,
+      };
       applyCard(info, card);
       const agent: Agent = { info };
       agents.set(id, agent);

@@ -43,8 +43,7 @@ export async function sendWithRetry<A>(deps: RetryDeps<A>): Promise<RetriedOutco
     if (typeof agent === 'string') {
       if (broken.length === 0) return { ok: false, error: agent };
       const last = broken.at(-1)!;
-      const error =
-        broken.length === 1 ? last.error : `Every agent tried failed: ${broken.map((b) => `${b.agentId}: ${b.error}`).join('; ')}`;
+      const error = broken.length === 1 ? last.error : `Every agent tried failed: ${broken.map((b) => `${b.agentId}: ${b.error}`).join('; ')}`;
       return { ok: false, error, agentId: last.agentId };
     }
     const agentId = deps.idOf(agent);

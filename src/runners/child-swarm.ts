@@ -141,9 +141,7 @@ export class ChildSwarms {
         if (deps.live.closed || !parent || !isFinal(parent.status())) return;
         const reason = `parent swarm "${input.parentId}" ${parent.status()}`;
         // A child hosted elsewhere is stopped by the runtime holding it (the command goes there).
-        const stopping = hosted
-          ? deps.commands.stop(id, reason)
-          : deps.rehydration.rehydrate(id).then((child) => child && deps.commands.stop(id, reason));
+        const stopping = hosted ? deps.commands.stop(id, reason) : deps.rehydration.rehydrate(id).then((child) => child && deps.commands.stop(id, reason));
         void stopping.catch(() => undefined);
       });
     // Only while the call runs: a parent ending afterwards has nothing of this child to stop.
@@ -211,8 +209,7 @@ function outcome(name: string, result: SwarmResult): CallResult {
 
 /** Ids of the child swarms a swarm is waiting on. */
 export function runningChildSwarms(host: Pick<LiveSwarm, 'context'>): string[] {
-  return runningCalls(host.context().round)
-    .flatMap((c) => (c.kind === 'swarm' ? [c.childSwarmId] : []));
+  return runningCalls(host.context().round).flatMap((c) => (c.kind === 'swarm' ? [c.childSwarmId] : []));
 }
 
 /** The lifecycle step a child's own status fact stands for, as relayed to its parent. */

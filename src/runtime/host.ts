@@ -562,4 +562,3 @@ export const COMMIT_RETRY_DELAYS_MS: readonly number[] = [25, 100, 400, 1000];
 /** First and longest delay between attempts to record a failure the store refused. */
 const FAILURE_RETRY_FIRST_MS = 500;
 const FAILURE_RETRY_MAX_MS = 10_000;
-

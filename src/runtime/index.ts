@@ -129,13 +129,15 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
     // Serving other runtimes, teams, and the agent registry's record.
     this.serving =
-      reach && others && new Serving({ transport: reach.transport, prefix: reach.prefix, owner: owner.id, timings: o.hosting, catalog, live, others, launcher, leases, commands });
-    this.teams = new Teams(
-      o.teams,
-      teamPort({ store, catalog, live, leases, reading, commands, launcher, others }),
-      (id) => catalog.has(id) || reach !== undefined,
-      { store, lease: () => owner.lease(), owner: owner.id, leaseMs: owner.leaseMs },
-    );
+      reach &&
+      others &&
+      new Serving({ transport: reach.transport, prefix: reach.prefix, owner: owner.id, timings: o.hosting, catalog, live, others, launcher, leases, commands });
+    this.teams = new Teams(o.teams, teamPort({ store, catalog, live, leases, reading, commands, launcher, others }), (id) => catalog.has(id) || reach !== undefined, {
+      store,
+      lease: () => owner.lease(),
+      owner: owner.id,
+      leaseMs: owner.leaseMs,
+    });
     this.registryRecord = o.registry && !store.volatile ? new RegistryRecord(o.registry, { store, lease: () => owner.lease() }) : undefined;
   }
 

@@ -120,8 +120,7 @@ export class Leases {
     // An unreadable record already reads failed, naming its problem, wherever it is read.
     if (record.problem) return undefined;
     let problem =
-      this.restoreProblem(record) ??
-      (record.snapshot === undefined ? 'no snapshot was stored (the runtime that ran it on a volatile store did not close)' : undefined);
+      this.restoreProblem(record) ?? (record.snapshot === undefined ? 'no snapshot was stored (the runtime that ran it on a volatile store did not close)' : undefined);
     if (!problem) {
       try {
         return this.live.createHost(record.swarmId, record.definitionId, { record, lastSeq });

@@ -70,7 +70,10 @@ const optionsSchema = z.looseObject({
   registry: z.object({ callBest: fn }).loose().optional(),
   redact: z.array(z.string()).readonly().optional(),
   passivateAfterMs: z.number().finite().min(0).optional(),
-  nats: z.object({ servers: z.union([z.string(), z.array(z.string()).readonly()]) }).loose().optional(),
+  nats: z
+    .object({ servers: z.union([z.string(), z.array(z.string()).readonly()]) })
+    .loose()
+    .optional(),
   transport: z.object({ request: fn, subscribe: fn, publish: fn }).loose().optional(),
   hosting: z.looseObject({ deadlineMs: ms.optional(), heartbeatMs: ms.optional(), heartbeatTimeoutMs: ms.optional(), serve: z.boolean().optional() }).optional(),
   teams: list.optional(),

@@ -65,7 +65,11 @@ function timeOf(event: SwarmEvent): number {
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : 1)))
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>)
+            .filter(([, x]) => x !== undefined)
+            .sort(([a], [b]) => (a < b ? -1 : 1)),
+        )
       : v,
   );
 }
@@ -95,11 +99,7 @@ function inputFromSnapshot(swarmId: string, snapshot: unknown): SwarmInput {
  * replay diverge, so a recorded run works as a regression test. Without it the recorded
  * verdicts are used (replay needs no definitions at all).
  */
-export async function replaySwarm(
-  store: SwarmStore,
-  swarmId: string,
-  judge?: (input: SwarmInput) => SwarmPorts | undefined,
-): Promise<SwarmEvent[]> {
+export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (input: SwarmInput) => SwarmPorts | undefined): Promise<SwarmEvent[]> {
   const record = await store.load(swarmId);
   if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
   if (!isFinal(record.status)) throw new SwarmError(`Cannot replay swarm "${swarmId}": it is ${record.status}, not finished`);
@@ -185,14 +185,14 @@ export async function replaySwarm(
           // The stop action records its checkpoint before the final `stopped` update.
           const stopped = recorded.slice(produced.length).find((e) => e.kind === 'status-update' && e.metadata.type === 'stopped');
           const reason = stopped?.kind === 'status-update' && stopped.metadata.type === 'stopped' ? stopped.metadata.reason : 'stopped';
-          return actor.send({ type: 'STOP', reason }), true;
+          return (actor.send({ type: 'STOP', reason }), true);
         }
         if (next.kind === 'status-update') {
           const fact = next.metadata;
           const state = actor.getSnapshot().value;
-          if (fact.type === 'paused' && state !== 'paused') return actor.send({ type: 'PAUSE', reason: fact.reason }), true;
-          if (fact.type === 'resumed') return actor.send(fact.message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message: fact.message }), true;
-          if (fact.type === 'stopped') return actor.send({ type: 'STOP', reason: fact.reason }), true;
+          if (fact.type === 'paused' && state !== 'paused') return (actor.send({ type: 'PAUSE', reason: fact.reason }), true);
+          if (fact.type === 'resumed') return (actor.send(fact.message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message: fact.message }), true);
+          if (fact.type === 'stopped') return (actor.send({ type: 'STOP', reason: fact.reason }), true);
         }
         if (next.kind === 'internal:llm-call') {
           const key = stepKey(next.agent, next.scope, next.turn);
@@ -202,12 +202,7 @@ export async function replaySwarm(
           waiting.resolve(steps.get(key)!);
           return true;
         }
-        const key =
-          next.kind === 'internal:tool-complete'
-            ? next.key
-            : next.kind === 'status-update' && next.metadata.type === 'handoff-result'
-              ? next.metadata.key
-              : '';
+        const key = next.kind === 'internal:tool-complete' ? next.key : next.kind === 'status-update' && next.metadata.type === 'handoff-result' ? next.metadata.key : '';
         const waiting = key ? pendingResults.get(key) : undefined;
         if (!waiting) return false;
         pendingResults.delete(key);

@@ -135,10 +135,7 @@ export interface HostingOptions {
  */
 export interface Runtime {
   /** A client for a swarm instance of a definition; a new id is generated when none is given. */
-  forSwarm<I extends z.ZodType, R extends z.ZodType>(
-    definition: SwarmDefinition<I, R>,
-    swarmId?: string,
-  ): SwarmClient<z.input<I>, z.output<R>>;
+  forSwarm<I extends z.ZodType, R extends z.ZodType>(definition: SwarmDefinition<I, R>, swarmId?: string): SwarmClient<z.input<I>, z.output<R>>;
   forSwarm(definitionId: string, swarmId?: string): SwarmClient;
   /**
    * A client for team `teamId` (default: the definition's id) of a team definition (registered

@@ -143,9 +143,7 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
             : subscription.mode === 'team'
               ? pumpTeam(outbox, subscription, controller.signal)
               : pumpAll(sharedFeed(), outbox, subscription, controller.signal);
-        run
-          .catch((err: unknown) => outbox.finish(1011, `Event stream failed: ${errorText(err)}`))
-          .finally(() => pumps.delete(controller));
+        run.catch((err: unknown) => outbox.finish(1011, `Event stream failed: ${errorText(err)}`)).finally(() => pumps.delete(controller));
       });
     } catch (err) {
       const status = err instanceof HttpError ? err.status : 500;
@@ -330,12 +328,7 @@ class Outbox {
 }
 
 /** One-swarm mode: paced replay from the store, then live events handed over as committed. */
-async function pumpSwarm(
-  runtime: Runtime,
-  out: Outbox,
-  sub: Extract<Subscription, { mode: 'swarm' }>,
-  signal: AbortSignal,
-): Promise<void> {
+async function pumpSwarm(runtime: Runtime, out: Outbox, sub: Extract<Subscription, { mode: 'swarm' }>, signal: AbortSignal): Promise<void> {
   const info = () => ({ swarmId: sub.swarmId, lastSeq: out.lastSeq.get(sub.swarmId) ?? sub.since });
   let cursor = sub.since;
   // Replay: stored events, read a page at a time (a long history is never held whole) and

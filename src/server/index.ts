@@ -61,8 +61,7 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
       );
     }
     process.stderr.write(
-      `\n*** xswarm WARNING: serving on ${host} WITHOUT A TOKEN (insecureNoToken). Anyone who can reach this address can start, ` +
-        'stop and read every swarm. ***\n\n',
+      `\n*** xswarm WARNING: serving on ${host} WITHOUT A TOKEN (insecureNoToken). Anyone who can reach this address can start, ` + 'stop and read every swarm. ***\n\n',
     );
   }
   const policy = requestPolicy({

@@ -28,9 +28,12 @@ export function deferredStore(opening: Promise<SwarmStore>): SwarmStore {
     watch(id, onChange) {
       let stop: (() => void) | undefined;
       let stopped = false;
-      void ready.then((s) => {
-        if (!stopped) stop = s.watch?.(id, onChange);
-      }, () => undefined);
+      void ready.then(
+        (s) => {
+          if (!stopped) stop = s.watch?.(id, onChange);
+        },
+        () => undefined,
+      );
       return () => {
         stopped = true;
         stop?.();

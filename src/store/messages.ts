@@ -237,11 +237,7 @@ function mapConfig(snapshot: unknown, map: (value: unknown, at?: ConfigField) =>
  * for a machine's `context.messages`); for an in-flight call's `input.messages`, also the id
  * and value of its machine's own `context.messages`.
  */
-function mapLists(
-  snapshot: unknown,
-  path: string,
-  map: (value: unknown, list: string, machine?: { list: string; value: unknown }) => unknown,
-): unknown {
+function mapLists(snapshot: unknown, path: string, map: (value: unknown, list: string, machine?: { list: string; value: unknown }) => unknown): unknown {
   if (!isObj(snapshot)) return snapshot;
   let out: Obj = snapshot;
   const context = snapshot.context;
@@ -286,7 +282,10 @@ function isObj(value: unknown): value is Obj {
  * The list lengths after `writes` are applied to lists of `lengths`, or why the writes do not fit
  * (an append that does not start at its list's stored length).
  */
-export function nextListLengths(lengths: Readonly<Record<string, number>> | undefined, writes: readonly MessageWrite[]): { lengths: Record<string, number>; bad?: string } {
+export function nextListLengths(
+  lengths: Readonly<Record<string, number>> | undefined,
+  writes: readonly MessageWrite[],
+): { lengths: Record<string, number>; bad?: string } {
   const next = { ...lengths };
   let bad: string | undefined;
   for (const { list, from, items } of writes) {

@@ -27,7 +27,9 @@ export function eventProblem(value: unknown, swarmId: string, seq: number): stri
         : 'a status update without a status or a fact';
     case 'artifact-update': {
       const a = e.artifact;
-      return typeof e.contextId === 'string' && isObject(a) && typeof a.artifactId === 'string' && Array.isArray(a.parts) ? undefined : 'an artifact update without an artifact';
+      return typeof e.contextId === 'string' && isObject(a) && typeof a.artifactId === 'string' && Array.isArray(a.parts)
+        ? undefined
+        : 'an artifact update without an artifact';
     }
     default:
       if (typeof e.timestamp !== 'number') return 'no timestamp';

@@ -63,7 +63,10 @@ export function createBoardStore(context: BoardContext) {
         const task = find(ctx, event.taskId);
         if (task?.status !== 'in_progress' || task.owner === undefined) return ctx;
         const { owner, ...rest } = task;
-        const done: Task = event.result === undefined ? { ...rest, status: 'completed', updatedAt: event.at } : { ...rest, status: 'completed', result: event.result, updatedAt: event.at };
+        const done: Task =
+          event.result === undefined
+            ? { ...rest, status: 'completed', updatedAt: event.at }
+            : { ...rest, status: 'completed', result: event.result, updatedAt: event.at };
         const next = replace(ctx, done);
         const fact = { type: 'task-completed' as const, ...base(next, task.id, event.at), owner, attempt: task.attempts };
         enq.emit.fact({ fact: event.result === undefined ? fact : { ...fact, result: event.result } });

@@ -57,7 +57,14 @@ export type BoardFact =
   | (FactBase & { readonly type: 'task-created'; readonly subject: string; readonly metadata: TaskMetadata; readonly dependencies: readonly string[] })
   | (FactBase & { readonly type: 'task-claimed'; readonly owner: string; readonly attempt: number; readonly key: string })
   | (FactBase & { readonly type: 'task-completed'; readonly owner: string; readonly attempt: number; readonly result?: unknown })
-  | (FactBase & { readonly type: 'task-failed'; readonly owner: string; readonly attempt: number; readonly error: string; readonly failures: number; readonly retry: boolean })
+  | (FactBase & {
+      readonly type: 'task-failed';
+      readonly owner: string;
+      readonly attempt: number;
+      readonly error: string;
+      readonly failures: number;
+      readonly retry: boolean;
+    })
   | (FactBase & { readonly type: 'task-released'; readonly owner: string; readonly attempt: number; readonly reason: string })
   | (FactBase & { readonly type: 'task-escalated'; readonly failures: number; readonly lastError: string })
   | (FactBase & { readonly type: 'task-retried' })

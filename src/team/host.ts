@@ -322,7 +322,9 @@ export class TeamHost {
       counts: this.board.counts(),
       blocked: this.board.blocked(),
       ...(this.#status === 'paused' && this.#escalation ? { escalation: this.#escalation } : {}),
-      ...(this.#reason !== undefined && (this.#status === 'paused' || this.#status === 'failed' || this.#status === 'stopped' || this.#status === 'stalled') ? { reason: this.#reason } : {}),
+      ...(this.#reason !== undefined && (this.#status === 'paused' || this.#status === 'failed' || this.#status === 'stopped' || this.#status === 'stalled')
+        ? { reason: this.#reason }
+        : {}),
       metrics: this.metrics(),
     };
   }
@@ -330,9 +332,7 @@ export class TeamHost {
   /** Seed 004's metrics of the current (or last) run. */
   metrics(): TeamRunMetrics {
     const context = this.#leader?.getSnapshot().context ?? this.#lastLeader;
-    const base = context
-      ? teamMetrics(context)
-      : { startedAt: null, endedAt: null, batches: 0, averageBatchMs: 0, spawns: 0, respawns: 0, messages: 0, workers: [] };
+    const base = context ? teamMetrics(context) : { startedAt: null, endedAt: null, batches: 0, averageBatchMs: 0, spawns: 0, respawns: 0, messages: 0, workers: [] };
     const end = base.endedAt ?? this.#clock();
     return { ...base, durationMs: base.startedAt === null ? 0 : Math.max(0, end - base.startedAt), messagesByType: this.inbox.stats().byType };
   }
@@ -612,7 +612,11 @@ export class TeamHost {
 
   #spawn(spec: TeamWorkerSpec, respawns: number): void {
     if (this.#closing || this.#leader?.getSnapshot().status !== 'active' || this.#workers.has(spec.workerId)) return;
-    this.#fact(respawns === 0 ? { type: 'team-worker-spawned', workerId: spec.workerId, workerType: spec.type } : { type: 'team-worker-respawned', workerId: spec.workerId, workerType: spec.type, respawns });
+    this.#fact(
+      respawns === 0
+        ? { type: 'team-worker-spawned', workerId: spec.workerId, workerType: spec.type }
+        : { type: 'team-worker-respawned', workerId: spec.workerId, workerType: spec.type, respawns },
+    );
     const actor = this.#startWorker(spec, respawns);
     actor.send({ type: 'READY' });
   }
@@ -700,7 +704,16 @@ export class TeamHost {
         this.#write(workerId, LEADER_ID, 'task_failed', { taskId: fact.taskId, error: fact.error, attempt: Math.max(1, attempt) });
         // The board counts failures; the leader escalates on its figures (a task no longer on the board is not escalated).
         const outcome = this.board.task(fact.taskId) ? this.board.failureOutcome(fact.taskId) : { failures: attempt, escalates: false };
-        return this.#send({ type: 'TASK_FAILED', at, workerId, taskId: fact.taskId, attemptKey: fact.attemptKey, error: fact.error, durationMs: fact.durationMs, ...outcome });
+        return this.#send({
+          type: 'TASK_FAILED',
+          at,
+          workerId,
+          taskId: fact.taskId,
+          attemptKey: fact.attemptKey,
+          error: fact.error,
+          durationMs: fact.durationMs,
+          ...outcome,
+        });
       }
       case 'task_released':
         return this.#send({ type: 'TASK_RELEASED', at, workerId, taskId: fact.taskId, attemptKey: fact.attemptKey, reason: fact.reason });

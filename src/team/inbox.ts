@@ -14,14 +14,7 @@ import { TeamError } from '../errors.js';
 import { resolveTeamLimits, type TeamLimits } from '../define/team-limits.js';
 
 /** The message types of seed 004, in the order the seed lists them. */
-export const INBOX_MESSAGE_TYPES = [
-  'task_completed',
-  'task_failed',
-  'idle_notification',
-  'help_request',
-  'shutdown_request',
-  'shutdown_approved',
-] as const;
+export const INBOX_MESSAGE_TYPES = ['task_completed', 'task_failed', 'idle_notification', 'help_request', 'shutdown_request', 'shutdown_approved'] as const;
 
 /** One of {@link INBOX_MESSAGE_TYPES}. */
 export type InboxMessageType = (typeof INBOX_MESSAGE_TYPES)[number];
@@ -177,7 +170,8 @@ export class Inbox {
    */
   write<T extends InboxMessageType>(from: TeamMember, to: string, type: T, payload: InboxPayloads[T]): InboxMessage {
     const sender = this.#member(from, 'write to');
-    if (typeof to !== 'string' || !this.#context.members.includes(to)) throw new TeamError(`cannot write to ${String(to)}: not a member of team ${this.teamId}`, 'not-a-member');
+    if (typeof to !== 'string' || !this.#context.members.includes(to))
+      throw new TeamError(`cannot write to ${String(to)}: not a member of team ${this.teamId}`, 'not-a-member');
     const checked = checkPayload(type, payload);
     return this.#deliver(sender, [to], type, checked)[0]!;
   }
@@ -186,7 +180,12 @@ export class Inbox {
   broadcast<T extends InboxMessageType>(from: TeamMember, type: T, payload: InboxPayloads[T]): InboxMessage[] {
     const sender = this.#member(from, 'broadcast to');
     const checked = checkPayload(type, payload);
-    return this.#deliver(sender, this.#context.members.filter((member) => member !== sender), type, checked);
+    return this.#deliver(
+      sender,
+      this.#context.members.filter((member) => member !== sender),
+      type,
+      checked,
+    );
   }
 
   /**

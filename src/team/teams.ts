@@ -218,7 +218,13 @@ export class Teams {
     const waited = Promise.allSettled([this.#adopting, ...hosts.map((h) => h.ready)]);
     await abortable(waited, AbortSignal.timeout(Math.min(5_000, this.storePort?.leaseMs ?? 5_000))).catch(() => undefined);
     await Promise.all(hosts.map((h) => h.flush()));
-    if (this.storePort && hosts.length > 0) await this.storePort.store.release(this.storePort.owner, hosts.map((h) => h.teamId)).catch(() => undefined);
+    if (this.storePort && hosts.length > 0)
+      await this.storePort.store
+        .release(
+          this.storePort.owner,
+          hosts.map((h) => h.teamId),
+        )
+        .catch(() => undefined);
   }
 
   /** Renews this runtime's leases on its teams every third of a lease, as for swarms. */

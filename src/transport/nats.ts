@@ -40,8 +40,7 @@ export function natsTransport(connection: NatsConnection, options: { owned?: boo
   const subscriptions = new Set<Subscription>();
 
   const status = (): TransportStatus => (closed || connection.isClosed() ? 'closed' : link);
-  const unavailable = (what: string) =>
-    new TransportError(`NATS is ${status() === 'closed' ? 'closed' : 'disconnected'}: ${what}`, 'unavailable');
+  const unavailable = (what: string) => new TransportError(`NATS is ${status() === 'closed' ? 'closed' : 'disconnected'}: ${what}`, 'unavailable');
   const failInFlight = () => {
     for (const fail of [...inFlight]) fail(unavailable('the request was in flight when the connection dropped'));
   };

@@ -44,13 +44,16 @@ async function handOffOnce(runtime: Runtime, id?: string) {
 const relay = (): Step[] => [call('handoff_to_strands_weather', { request: 'forecast for Saturday' }), (req) => ({ text: lastToolResult(req) })];
 
 describe('xswarm as a client of a foreign A2A v0.3 server', () => {
-  it.each<ForeignCard>(['0.2.0', 'unversioned'])('a card saying "%s" without supportedInterfaces is spoken to in v0.3, and appended chunks read as one text', async (kind) => {
-    const foreign = await peer(kind);
-    const { runtime } = planner(foreign.cardUrl, relay());
-    expect(await handOffOnce(runtime)).toEqual({ status: 'completed', result: FOREIGN_ANSWER });
-    expect(foreign.methods).toEqual(['message/stream']);
-    expect(foreign.inputs).toEqual(['forecast for Saturday']);
-  });
+  it.each<ForeignCard>(['0.2.0', 'unversioned'])(
+    'a card saying "%s" without supportedInterfaces is spoken to in v0.3, and appended chunks read as one text',
+    async (kind) => {
+      const foreign = await peer(kind);
+      const { runtime } = planner(foreign.cardUrl, relay());
+      expect(await handOffOnce(runtime)).toEqual({ status: 'completed', result: FOREIGN_ANSWER });
+      expect(foreign.methods).toEqual(['message/stream']);
+      expect(foreign.inputs).toEqual(['forecast for Saturday']);
+    },
+  );
 
   it('a peer answering Method-not-found to v1.0 names gets the v0.3 ones, and the choice is remembered for its card', async () => {
     const foreign = await peer('claims-1.0');
@@ -70,7 +73,10 @@ describe('the A2A v0.3 SDK client against our server', () => {
     const echo = defineSwarm({ id: 'echo', description: 'Echoes', instructions: 'Echo.' });
     const runtime = createRuntime({ swarms: [echo], model: queueModel({ echo: script }) });
     const server = await serve(runtime);
-    closers.push(() => runtime.close(), () => server.close());
+    closers.push(
+      () => runtime.close(),
+      () => server.close(),
+    );
     const cardUrl = `${server.url}/a2a/echo/.well-known/agent-card.json`;
     const client = await A2AClient.fromCardUrl(cardUrl);
     return { runtime, client, cardUrl };

@@ -21,7 +21,10 @@ async function serverB(script: Step[], options: { token?: string } = {}) {
   const model = queueModel({ weather: script });
   const runtime = createRuntime({ swarms: [weather], model });
   const server = await serve(runtime, options);
-  closers.push(() => runtime.close(), () => server.close());
+  closers.push(
+    () => runtime.close(),
+    () => server.close(),
+  );
   return { runtime, server, model, cardUrl: `${server.url}/a2a/weather/.well-known/agent-card.json` };
 }
 
@@ -31,7 +34,10 @@ async function serverA(cardUrl: string, script: Step[], remote?: A2ARemoteOption
   const model = queueModel({ planner: script });
   const runtime: Runtime = createRuntime({ swarms: [planner], model, ...(remote ? { remote: a2aRemoteAgents(remote) } : {}) });
   const server = await serve(runtime);
-  closers.push(() => runtime.close(), () => server.close());
+  closers.push(
+    () => runtime.close(),
+    () => server.close(),
+  );
   return { runtime, server, model };
 }
 
@@ -83,7 +89,9 @@ describe('a swarm handing off to a swarm on another server', () => {
     await client.run('Plan my weekend');
     const result = await client.wait();
     expect(result.status).toBe('completed');
-    expect(lastToolResult(a.model.requests[1]!)).toMatch(/^Could not reach the remote agent at http:\/\/127\.0\.0\.1:\d+\/a2a\/weather\/\.well-known\/agent-card\.json: fetch failed/);
+    expect(lastToolResult(a.model.requests[1]!)).toMatch(
+      /^Could not reach the remote agent at http:\/\/127\.0\.0\.1:\d+\/a2a\/weather\/\.well-known\/agent-card\.json: fetch failed/,
+    );
   });
 
   it('a failing remote swarm is a tool error naming the reason', async () => {
@@ -97,16 +105,12 @@ describe('a swarm handing off to a swarm on another server', () => {
   it('sends bearer headers to a server with a token (and without them gets a clear tool error)', async () => {
     const b = await serverB([{ text: 'Dry' }], { token: 'b-token' });
     const seen: string[] = [];
-    const withToken = await serverA(
-      b.cardUrl,
-      [call('handoff_to_weather', { request: 'forecast' }), (req) => ({ text: lastToolResult(req) })],
-      {
-        headers: (url) => {
-          seen.push(url);
-          return { authorization: 'Bearer b-token' };
-        },
+    const withToken = await serverA(b.cardUrl, [call('handoff_to_weather', { request: 'forecast' }), (req) => ({ text: lastToolResult(req) })], {
+      headers: (url) => {
+        seen.push(url);
+        return { authorization: 'Bearer b-token' };
       },
-    );
+    });
     const ok = withToken.runtime.forSwarm('planner');
     await ok.run('go');
     expect(await ok.wait()).toEqual({ status: 'completed', result: 'Dry' });

@@ -113,9 +113,7 @@ describe('tool calls', () => {
   });
 
   it('empty arguments count as {}', async () => {
-    expect((await judge(calls(['noop', '']), orchestrator('text', { tools: ['noop'] }))).calls).toEqual([
-      { id: 'c0', name: 'noop', kind: 'tool', arguments: '' },
-    ]);
+    expect((await judge(calls(['noop', '']), orchestrator('text', { tools: ['noop'] }))).calls).toEqual([{ id: 'c0', name: 'noop', kind: 'tool', arguments: '' }]);
   });
 });
 
@@ -167,9 +165,7 @@ describe('unknown tools', () => {
   it('an agent has no built-ins: complete, pause and fail are unknown tools for it', async () => {
     for (const name of ['complete', 'pause', 'fail']) {
       const { calls: planned, verdict } = await judge(calls([name, { result: 'x', reason: 'y' }]), agent());
-      expect(planned, name).toEqual([
-        { id: 'c0', name, kind: 'invalid', error: `Unknown tool "${name}". Available tools: get_forecast.` },
-      ]);
+      expect(planned, name).toEqual([{ id: 'c0', name, kind: 'invalid', error: `Unknown tool "${name}". Available tools: get_forecast.` }]);
       expect(verdict).toEqual({ type: 'continue' });
     }
   });
@@ -189,9 +185,7 @@ describe('unknown tools', () => {
 
 describe('handoffs', () => {
   it('to an agent and to a remote agent: the request string', async () => {
-    const { calls: planned, verdict } = await judge(
-      calls(['handoff_to_weather_agent', { request: 'forecast?' }], ['handoff_to_far', { request: 'anything?' }]),
-    );
+    const { calls: planned, verdict } = await judge(calls(['handoff_to_weather_agent', { request: 'forecast?' }], ['handoff_to_far', { request: 'anything?' }]));
     expect(planned).toEqual([
       { id: 'c0', name: 'handoff_to_weather_agent', kind: 'agent', agentId: 'weather-agent', request: 'forecast?' },
       { id: 'c1', name: 'handoff_to_far', kind: 'remote', agentId: 'far', url: 'http://127.0.0.1:1/card', request: 'anything?' },
@@ -202,7 +196,10 @@ describe('handoffs', () => {
   it('an agent handoff without a non-empty request is an error', async () => {
     for (const args of [{}, { request: '  ' }, { request: 3 }]) {
       const { calls: planned } = await judge(calls(['handoff_to_weather_agent', args], ['handoff_to_far', args]));
-      expect(planned.map((c) => c.kind), JSON.stringify(args)).toEqual(['invalid', 'invalid']);
+      expect(
+        planned.map((c) => c.kind),
+        JSON.stringify(args),
+      ).toEqual(['invalid', 'invalid']);
       expect(planned[0]).toMatchObject({ error: 'handoff_to_weather_agent needs a non-empty "request" string.' });
     }
   });
@@ -349,7 +346,10 @@ describe('text answers', () => {
   it('text that is not JSON, or JSON off the schema, earns a correction naming the problem', async () => {
     const prose = await judge({ text: 'Go swimming on Sunday.' }, orchestrator('plan'));
     expect(prose.calls).toEqual([]);
-    expect(prose.verdict).toMatchObject({ type: 'correct', message: expect.stringMatching(/^Your answer does not match the required result schema: Your answer is not valid JSON/) });
+    expect(prose.verdict).toMatchObject({
+      type: 'correct',
+      message: expect.stringMatching(/^Your answer does not match the required result schema: Your answer is not valid JSON/),
+    });
     const off = await judge({ text: '{"day":"Sun"}' }, orchestrator('plan'));
     expect(off.verdict).toMatchObject({ type: 'correct', message: expect.stringContaining('Call complete(result) with a valid result.') });
   });
@@ -375,12 +375,7 @@ describe('normalizing what a model returned', () => {
   it('gives every call a unique id, a name and string arguments', () => {
     const raw = {
       text: 42,
-      toolCalls: [
-        { id: '', name: 'a', arguments: { x: 1 } },
-        { id: 'dup', name: 'b' },
-        { id: 'dup', name: 'c', arguments: '{}' },
-        null,
-      ],
+      toolCalls: [{ id: '', name: 'a', arguments: { x: 1 } }, { id: 'dup', name: 'b' }, { id: 'dup', name: 'c', arguments: '{}' }, null],
       usage: { inputTokens: 3, outputTokens: 4 },
     };
     expect(normalizeResponse(raw, 2)).toEqual({

@@ -40,7 +40,10 @@ describe('bench passes', () => {
     expect(between.ratio).toBeCloseTo(80 / 50);
     expect(between.ok).toBe(false);
     // Each pass's own ratio (1.8, 1.4, 1.33): the median of those is the verdict.
-    const line = withPasses(between, passes.map((p) => tableLines(p).find((l) => l.figure === 'µs per model call')!.ratio ?? null));
+    const line = withPasses(
+      between,
+      passes.map((p) => tableLines(p).find((l) => l.figure === 'µs per model call')!.ratio ?? null),
+    );
     expect(line.ratio).toBeCloseTo(70 / 50);
     expect(line.ok).toBe(true);
     const text = formatTable([line]);

@@ -36,8 +36,7 @@ const failure = (fn: () => unknown): DefinitionError => {
   }
   throw new Error('expected a DefinitionError');
 };
-const fails = (swarms: SwarmDefinition[], agents: AgentDefinition[] = [], tools: Tool[] = []) =>
-  failure(() => build(swarms, agents, tools)).message;
+const fails = (swarms: SwarmDefinition[], agents: AgentDefinition[] = [], tools: Tool[] = []) => failure(() => build(swarms, agents, tools)).message;
 
 describe('what the catalog holds', () => {
   it('swarms and agents named by definition inside handoffs join it, transitively, with their tools', () => {
@@ -51,7 +50,12 @@ describe('what the catalog holds', () => {
     expect(registry.agent('leaf')).toBe(leaf);
     expect(registry.tool('leaf_tool')).toBeDefined();
     expect(registry.tool('child_tool')).toBeDefined();
-    expect(registry.cards().map((c) => c.id).sort()).toEqual(['child', 'grandchild', 'root']);
+    expect(
+      registry
+        .cards()
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual(['child', 'grandchild', 'root']);
   });
 
   it('one definition named in several places is one entry, not a duplicate', () => {
@@ -78,9 +82,7 @@ describe('what the catalog holds', () => {
     expect(registry.swarm(ADHOC_ID)?.name).toBe('Ad-hoc swarm');
     expect(registry.cards()).toEqual([]);
     expect(fails([defineSwarm({ id: ADHOC_ID, instructions: 'x' })])).toBe(`Swarm id "${ADHOC_ID}" is reserved for ad-hoc swarms`);
-    expect(fails([defineSwarm({ id: 's', instructions: 'x', handoffs: [handoff.toSwarm(ADHOC_ID)] })])).toBe(
-      `Swarm "s" hands off to unknown swarm "${ADHOC_ID}"`,
-    );
+    expect(fails([defineSwarm({ id: 's', instructions: 'x', handoffs: [handoff.toSwarm(ADHOC_ID)] })])).toBe(`Swarm "s" hands off to unknown swarm "${ADHOC_ID}"`);
   });
 });
 
@@ -136,19 +138,13 @@ describe('duplicate ids', () => {
 
 describe('unknown handoff targets', () => {
   it('an agent or a swarm named by id that nothing defines', () => {
-    expect(fails([defineSwarm({ id: 's', instructions: 'i', handoffs: [handoff.toAgent('ghost')] })])).toBe(
-      'Swarm "s" hands off to unknown agent "ghost"',
-    );
-    expect(fails([defineSwarm({ id: 's', instructions: 'i', handoffs: [handoff.toSwarm('phantom')] })])).toBe(
-      'Swarm "s" hands off to unknown swarm "phantom"',
-    );
+    expect(fails([defineSwarm({ id: 's', instructions: 'i', handoffs: [handoff.toAgent('ghost')] })])).toBe('Swarm "s" hands off to unknown agent "ghost"');
+    expect(fails([defineSwarm({ id: 's', instructions: 'i', handoffs: [handoff.toSwarm('phantom')] })])).toBe('Swarm "s" hands off to unknown swarm "phantom"');
   });
 
   it('inside a swarm that is only named in another’s handoffs', () => {
     const child = defineSwarm({ id: 'child', instructions: 'c', handoffs: [handoff.toAgent('ghost')] });
-    expect(fails([defineSwarm({ id: 'root', instructions: 'r', handoffs: [handoff.toSwarm(child)] })])).toBe(
-      'Swarm "child" hands off to unknown agent "ghost"',
-    );
+    expect(fails([defineSwarm({ id: 'root', instructions: 'r', handoffs: [handoff.toSwarm(child)] })])).toBe('Swarm "child" hands off to unknown agent "ghost"');
   });
 
   it('a function of the input is checked when a run resolves it, not before', () => {
@@ -203,16 +199,12 @@ describe('maxTurns and instructions', () => {
   it('an agent’s maxTurns must be a positive integer, also when the agent is only named in a handoff', () => {
     expect(fails([], [defineAgent({ id: 'a', instructions: 'i', maxTurns: 0 })])).toBe('Agent "a": maxTurns must be a positive integer, got 0');
     const nested = defineAgent({ id: 'n', instructions: 'i', maxTurns: 2.5 });
-    expect(fails([defineSwarm({ id: 's', instructions: 'i', handoffs: [handoff.toAgent(nested)] })])).toBe(
-      'Agent "n": maxTurns must be a positive integer, got 2.5',
-    );
+    expect(fails([defineSwarm({ id: 's', instructions: 'i', handoffs: [handoff.toAgent(nested)] })])).toBe('Agent "n": maxTurns must be a positive integer, got 2.5');
   });
 
   it('an inline agent’s maxTurns must be a positive integer', () => {
     const inline = (maxTurns: number) => handoff.inline({ id: 'helper', description: 'd', instructions: 'i', maxTurns });
-    expect(fails([defineSwarm({ id: 's', instructions: 'i', handoffs: [inline(0)] })])).toBe(
-      'Inline agent "helper": maxTurns must be a positive integer, got 0',
-    );
+    expect(fails([defineSwarm({ id: 's', instructions: 'i', handoffs: [inline(0)] })])).toBe('Inline agent "helper": maxTurns must be a positive integer, got 0');
     expect(() => build([defineSwarm({ id: 's', instructions: 'i', handoffs: [inline(3)] })])).not.toThrow();
   });
 

@@ -82,7 +82,11 @@ function settled(url: string, definitionId: string, swarmId: string): Promise<{ 
   );
 }
 
-const ndjson = (text: string): SwarmEvent[] => text.trimEnd().split('\n').map((line) => JSON.parse(line) as SwarmEvent);
+const ndjson = (text: string): SwarmEvent[] =>
+  text
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as SwarmEvent);
 
 /** Splits a shell command line into words: double and single quotes, `#` comments. */
 function words(line: string): string[] {
@@ -112,66 +116,72 @@ async function walkthrough(file: string, heading: string): Promise<string[][]> {
 }
 
 describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
-  it('the Distribution walkthrough: a worker hosts the agents, `run` hands off to it, `list` and `serve` see every swarm; the worker exits 0 on SIGTERM', TIMEOUT, async () => {
-    const file = 'docs/distributed.md';
-    const commands = await walkthrough(file, '## Three terminals');
-    // As the guide writes them; the test's server stands in for 127.0.0.1:4222, a free port for 4000.
-    const find = (verb: string) => {
-      const found = commands.find((c) => c[0] === 'npx' && c[2] === verb);
-      expect(found, `${file} has an \`npx xswarm ${verb}\` line`).toBeDefined();
-      return found!.slice(2).map((w) => (w === 'nats://127.0.0.1:4222' ? server.url : w === '4000' ? '0' : w));
-    };
-    const [workerArgs, runArgs, listArgs, serveArgs] = [find('worker'), find('run'), find('list'), find('serve')];
-    expect(workerArgs).toEqual(['worker', 'examples/distributed/worker.ts', '--nats', server.url]);
-    expect(runArgs).toEqual(['run', 'examples/distributed/planner.ts', 'day-planner', 'Plan my Saturday', '--nats', server.url]);
+  it(
+    'the Distribution walkthrough: a worker hosts the agents, `run` hands off to it, `list` and `serve` see every swarm; the worker exits 0 on SIGTERM',
+    TIMEOUT,
+    async () => {
+      const file = 'docs/distributed.md';
+      const commands = await walkthrough(file, '## Three terminals');
+      // As the guide writes them; the test's server stands in for 127.0.0.1:4222, a free port for 4000.
+      const find = (verb: string) => {
+        const found = commands.find((c) => c[0] === 'npx' && c[2] === verb);
+        expect(found, `${file} has an \`npx xswarm ${verb}\` line`).toBeDefined();
+        return found!.slice(2).map((w) => (w === 'nats://127.0.0.1:4222' ? server.url : w === '4000' ? '0' : w));
+      };
+      const [workerArgs, runArgs, listArgs, serveArgs] = [find('worker'), find('run'), find('list'), find('serve')];
+      expect(workerArgs).toEqual(['worker', 'examples/distributed/worker.ts', '--nats', server.url]);
+      expect(runArgs).toEqual(['run', 'examples/distributed/planner.ts', 'day-planner', 'Plan my Saturday', '--nats', server.url]);
 
-    const worker = startCli(workerArgs);
-    await printed(worker, /^xswarm worker hosting agents weather-agent, calendar-agent, allergen-agent on NATS at nats:\/\/127\.0\.0\.1:\d+ /);
-    const [plain, json] = await Promise.all([runCli(runArgs), runCli([...runArgs, '--id', 'walk-json', '--json'])]);
+      const worker = startCli(workerArgs);
+      await printed(worker, /^xswarm worker hosting agents weather-agent, calendar-agent, allergen-agent on NATS at nats:\/\/127\.0\.0\.1:\d+ /);
+      const [plain, json] = await Promise.all([runCli(runArgs), runCli([...runArgs, '--id', 'walk-json', '--json'])]);
 
-    // The planner's module has no agents: every answer came from the worker's tools.
-    expect(plain.code, plain.stderr).toBe(0);
-    expect(plain.stdout).toMatch(/^\s+\d+ {2}handoff day-planner → agent weather-agent \(\S+:t1:0\)$/m);
-    expect(plain.stdout).toMatch(/^\s+\d+ {2}weather-agent answered day-planner: Saturday: sunny, 13–24°C/m);
-    expect(plain.stdout).toMatch(/^\s+\d+ {2}allergen-agent answered day-planner: Saturday in city centre: grass pollen high/m);
-    const plan = JSON.parse(plain.stdout.slice(plain.stdout.indexOf('\n{') + 1)) as { day: string; reasoning: string; warnings: string[] };
-    expect(plan.day).toBe('Saturday');
-    expect(plan.reasoning).toContain('Dentist appointment');
-    expect(plan.warnings.some((w) => /grass pollen/i.test(w))).toBe(true);
+      // The planner's module has no agents: every answer came from the worker's tools.
+      expect(plain.code, plain.stderr).toBe(0);
+      expect(plain.stdout).toMatch(/^\s+\d+ {2}handoff day-planner → agent weather-agent \(\S+:t1:0\)$/m);
+      expect(plain.stdout).toMatch(/^\s+\d+ {2}weather-agent answered day-planner: Saturday: sunny, 13–24°C/m);
+      expect(plain.stdout).toMatch(/^\s+\d+ {2}allergen-agent answered day-planner: Saturday in city centre: grass pollen high/m);
+      const plan = JSON.parse(plain.stdout.slice(plain.stdout.indexOf('\n{') + 1)) as { day: string; reasoning: string; warnings: string[] };
+      expect(plan.day).toBe('Saturday');
+      expect(plan.reasoning).toContain('Dentist appointment');
+      expect(plan.warnings.some((w) => /grass pollen/i.test(w))).toBe(true);
 
-    expect(json.code, json.stderr).toBe(0);
-    const events = ndjson(json.stdout);
-    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-    expect(events.every((e) => e.swarmId === 'walk-json')).toBe(true);
-    expect(events.filter((e) => e.kind === 'status-update' && e.final)).toEqual([events.at(-1)]);
-    expect(events.at(-1)).toMatchObject({ kind: 'status-update', metadata: { type: 'completed', result: { day: 'Saturday' } } });
-    const children = events.flatMap((e) => (e.kind === 'status-update' && e.metadata.type === 'child-swarm' && e.metadata.lifecycle === 'completed' ? [e.metadata.definitionId] : []));
-    expect(children).toEqual(['xswarm.agent.weather-agent', 'xswarm.agent.calendar-agent', 'xswarm.agent.allergen-agent']);
+      expect(json.code, json.stderr).toBe(0);
+      const events = ndjson(json.stdout);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(events.every((e) => e.swarmId === 'walk-json')).toBe(true);
+      expect(events.filter((e) => e.kind === 'status-update' && e.final)).toEqual([events.at(-1)]);
+      expect(events.at(-1)).toMatchObject({ kind: 'status-update', metadata: { type: 'completed', result: { day: 'Saturday' } } });
+      const children = events.flatMap((e) =>
+        e.kind === 'status-update' && e.metadata.type === 'child-swarm' && e.metadata.lifecycle === 'completed' ? [e.metadata.definitionId] : [],
+      );
+      expect(children).toEqual(['xswarm.agent.weather-agent', 'xswarm.agent.calendar-agent', 'xswarm.agent.allergen-agent']);
 
-    const listed = await runCli(listArgs);
-    expect(listed.code, listed.stderr).toBe(0);
-    expect(listed.stdout).toMatch(/^walk-json +day-planner +completed /m);
-    expect(listed.stdout).toMatch(/^walk-json:t1:0 +xswarm\.agent\.weather-agent +completed /m);
-    expect(listed.stdout.match(/ day-planner +completed /g)).toHaveLength(2);
+      const listed = await runCli(listArgs);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toMatch(/^walk-json +day-planner +completed /m);
+      expect(listed.stdout).toMatch(/^walk-json:t1:0 +xswarm\.agent\.weather-agent +completed /m);
+      expect(listed.stdout.match(/ day-planner +completed /g)).toHaveLength(2);
 
-    // `serve` on the same NATS: it reads the swarm `run` drove in another process, and starts new ones.
-    const served = startCli(serveArgs);
-    const url = await servedAt(served);
-    const fromRun = await settled(url, 'day-planner', 'walk-json');
-    expect(fromRun).toMatchObject({ status: 'completed', result: { day: 'Saturday' } });
-    const curl = commands.find((c) => c[0] === 'curl')!;
-    expect(curl.slice(0, 3)).toEqual(['curl', '-X', 'POST']);
-    const body = curl[curl.indexOf('-d') + 1]!;
-    const created = await fetch(`${url}${curl[3]!.replace(/^localhost:4000/, '')}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    expect(created.status).toBe(201);
-    const { swarmId } = (await created.json()) as { swarmId: string };
-    expect(await settled(url, 'day-planner', swarmId)).toMatchObject({ status: 'completed', result: { day: 'Sunday' } });
+      // `serve` on the same NATS: it reads the swarm `run` drove in another process, and starts new ones.
+      const served = startCli(serveArgs);
+      const url = await servedAt(served);
+      const fromRun = await settled(url, 'day-planner', 'walk-json');
+      expect(fromRun).toMatchObject({ status: 'completed', result: { day: 'Saturday' } });
+      const curl = commands.find((c) => c[0] === 'curl')!;
+      expect(curl.slice(0, 3)).toEqual(['curl', '-X', 'POST']);
+      const body = curl[curl.indexOf('-d') + 1]!;
+      const created = await fetch(`${url}${curl[3]!.replace(/^localhost:4000/, '')}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(created.status).toBe(201);
+      const { swarmId } = (await created.json()) as { swarmId: string };
+      expect(await settled(url, 'day-planner', swarmId)).toMatchObject({ status: 'completed', result: { day: 'Sunday' } });
 
-    const [servedExit, workerExit] = await Promise.all([terminate(served), terminate(worker)]);
-    expect(servedExit.code, servedExit.stderr).toBe(0);
-    expect(workerExit.code, workerExit.stderr).toBe(0);
-    expect(workerExit.stderr).toBe('');
-  });
+      const [servedExit, workerExit] = await Promise.all([terminate(served), terminate(worker)]);
+      expect(servedExit.code, servedExit.stderr).toBe(0);
+      expect(workerExit.code, workerExit.stderr).toBe(0);
+      expect(workerExit.stderr).toBe('');
+    },
+  );
 
   it('the Teams walkthrough: two worker processes run the attempts, the leader serves the team; the stream ends with the team completed', TIMEOUT, async () => {
     const file = 'docs/teams.md';
@@ -213,7 +223,11 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
     const nats = ['--nats', server.url, '--nats-prefix', 'relay'];
     const served = startCli(['serve', tickerModule, '--port', '0', ...nats]);
     const url = await servedAt(served);
-    const created = await fetch(`${url}/swarms/ticker`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'go', swarmId: 't1' }) });
+    const created = await fetch(`${url}/swarms/ticker`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'go', swarmId: 't1' }),
+    });
     expect(created.status).toBe(201);
     // No --module: these processes cannot take the swarm over, only relay to its holder.
     const paused = await runCli(['pause', 't1', 'lunch', ...nats]);

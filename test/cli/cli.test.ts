@@ -38,7 +38,11 @@ function cliOn(db = join(dir, `state-${++dbs}.db`)) {
   return { db, start, xswarm };
 }
 
-const ndjson = (text: string): SwarmEvent[] => text.trimEnd().split('\n').map((line) => JSON.parse(line) as SwarmEvent);
+const ndjson = (text: string): SwarmEvent[] =>
+  text
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as SwarmEvent);
 const isFinal = (e: SwarmEvent | undefined) => e?.kind === 'status-update' && e.final;
 const TIMEOUT = { timeout: 60_000 };
 
@@ -126,7 +130,10 @@ describe.concurrent('xswarm', () => {
     ]);
     expect(tail.code).toBe(0);
     // Every event after the third, bookkeeping included: the listing shows the whole stream.
-    const seqs = tail.stdout.trimEnd().split('\n').map((l) => Number(/^\s*(\d+) /.exec(l)?.[1]));
+    const seqs = tail.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => Number(/^\s*(\d+) /.exec(l)?.[1]));
     expect(seqs).toEqual(seqs.map((_, i) => i + 4));
     expect(tail.stdout).toMatch(/paused \(HITL\): Which day suits you\?\n(.*\n)*.*resumed: Sunday\n(.*\n)*.*completed\n$/);
     const events = ndjson(tailJson.stdout);
@@ -197,10 +204,7 @@ describe.concurrent('xswarm', () => {
       body: JSON.stringify({ input: 'book a day', swarmId: 'r1' }),
     });
     expect(started.status).toBe(201);
-    const [here, noToken] = await Promise.all([
-      xswarm(['resume', 'r1', 'Sunday', '--module', MODULE]),
-      xswarm(['resume', 'r1', 'Sunday', '--url', url]),
-    ]);
+    const [here, noToken] = await Promise.all([xswarm(['resume', 'r1', 'Sunday', '--module', MODULE]), xswarm(['resume', 'r1', 'Sunday', '--url', url])]);
     expect(here.code).toBe(5);
     expect(here.stderr).toContain(`a live process drives it (pid ${served.child.pid} on `);
     expect(noToken.code).toBe(1);

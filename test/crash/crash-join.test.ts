@@ -94,9 +94,7 @@ const stepCommits = (entries: CommitEntry[], swarmId: string) =>
  * interleave), when it happened, how long a call took, the session id.
  */
 function shape(e: SwarmEvent): string {
-  return JSON.stringify(e, (key, value: unknown) =>
-    key === 'seq' || key === 'timestamp' || key === 'durationMs' || key === 'contextId' ? undefined : value,
-  );
+  return JSON.stringify(e, (key, value: unknown) => (key === 'seq' || key === 'timestamp' || key === 'durationMs' || key === 'contextId' ? undefined : value));
 }
 const shapes = (events: SwarmEvent[]) => events.map(shape).sort();
 const counts = (lines: string[]) => {
@@ -141,11 +139,7 @@ describe('crash injection: a parallel join (two agents and a child swarm in one 
       { swarmId: HUB, step: false, events: ['status:child-swarm'] },
     ]);
     // The three handoffs were planned together: one response, three handoff facts.
-    expect(clean.entries[1]!.events.filter((e) => e.endsWith('-handoff'))).toEqual([
-      'status:agent-handoff',
-      'status:agent-handoff',
-      'status:swarm-handoff',
-    ]);
+    expect(clean.entries[1]!.events.filter((e) => e.endsWith('-handoff'))).toEqual(['status:agent-handoff', 'status:agent-handoff', 'status:swarm-handoff']);
   });
 
   it('kill -9 after commit N, restart: same results, side effects once, every step committed once, no gap, replay equal', async () => {
@@ -182,7 +176,10 @@ describe('crash injection: a parallel join (two agents and a child swarm in one 
           ['hub', hub],
           ['crew', crew],
         ] as const) {
-          expect(s.events.map((e) => e.seq), `${name} seqs`).toEqual(oneToN(s.events.length));
+          expect(
+            s.events.map((e) => e.seq),
+            `${name} seqs`,
+          ).toEqual(oneToN(s.events.length));
           expect(s.record?.lastSeq, `${name} lastSeq`).toBe(s.events.length);
           expect(s.record?.status, `${name} status`).toBe('completed');
           expect(s.replayed, `${name} replay`).toEqual(s.events);

@@ -196,7 +196,6 @@ describe('crash injection: W1 killed after every commit', () => {
     // The calendar tool was in flight at the crash: it ran twice, with one key, one effect.
     expect(Object.fromEntries(raw)).toEqual({ [clean.keys[0]!]: 1, [clean.keys[1]!]: 2, [clean.keys[2]!]: 1 });
   });
-
 });
 
 // ---- Two-level composed swarm -----------------------------------------------------------
@@ -242,8 +241,7 @@ function composedOutcome(exit: { code: number | null; stdout: string; stderr: st
 
 const commitEntries = (file: string) => readLines(file).map((l) => JSON.parse(l) as CommitEntry);
 /** The step commits (snapshot records) of one swarm, each as its events. */
-const stepCommits = (entries: CommitEntry[], swarmId: string) =>
-  entries.filter((e) => e.step && e.swarmId === swarmId).map((e) => e.events.join(','));
+const stepCommits = (entries: CommitEntry[], swarmId: string) => entries.filter((e) => e.step && e.swarmId === swarmId).map((e) => e.events.join(','));
 /** A child's lifecycle relayed into its parent's stream (published from outside the parent's steps). */
 const isRelay = (e: SwarmEvent) => e.kind === 'status-update' && e.metadata.type === 'child-swarm';
 
@@ -380,7 +378,10 @@ describe('crash injection: a two-level composed swarm killed after every commit'
         ['parent', parent],
         ['child', child],
       ] as const) {
-        expect(s.events.map((e) => e.seq), `${name} seqs`).toEqual(oneToN(s.events.length));
+        expect(
+          s.events.map((e) => e.seq),
+          `${name} seqs`,
+        ).toEqual(oneToN(s.events.length));
         expect(s.record?.lastSeq, `${name} lastSeq`).toBe(s.events.length);
         expect(s.record?.status, `${name} status`).toBe('completed');
         expect(s.replayed, `${name} replay`).toEqual(s.events);

@@ -29,14 +29,10 @@ describe('createRuntime fails fast on definition mistakes', () => {
   });
 
   it('invalid and reserved tool names, and two tools sharing a name', () => {
-    expect(make({ swarms: [defineSwarm({ id: 's', instructions: 'i', tools: [t('has space')] })], model })).toThrow(
-      /Tool name "has space" in swarm "s" is invalid/,
-    );
+    expect(make({ swarms: [defineSwarm({ id: 's', instructions: 'i', tools: [t('has space')] })], model })).toThrow(/Tool name "has space" in swarm "s" is invalid/);
     expect(make({ swarms: [defineSwarm({ id: 's', instructions: 'i', tools: [t('complete')] })], model })).toThrow(/reserved/);
     expect(make({ swarms: [defineSwarm({ id: 's', instructions: 'i', tools: [t('handoff_to_x')] })], model })).toThrow(/reserved/);
-    expect(make({ swarms: [defineSwarm({ id: 's', instructions: 'i', tools: [t('same'), t('same')] })], model })).toThrow(
-      'Two different tools are named "same"',
-    );
+    expect(make({ swarms: [defineSwarm({ id: 's', instructions: 'i', tools: [t('same'), t('same')] })], model })).toThrow('Two different tools are named "same"');
   });
 
   it('handoff ids that collide as tool names, invalid ids, bad maxTurns, empty instructions', () => {

@@ -126,7 +126,11 @@ describe('REST and WebSocket', () => {
     const created = await request(url, 'POST', '/swarms/parent', { input: 'go', swarmId: LONGEST });
     expect(created.status).toBe(201);
     expect(created.headers.get('location')).toBe(`/swarms/parent/${encodeURIComponent(LONGEST)}`);
-    const done = await until('the swarm to complete', () => request(url, 'GET', created.headers.get('location')!), (r) => r.body.status === 'completed');
+    const done = await until(
+      'the swarm to complete',
+      () => request(url, 'GET', created.headers.get('location')!),
+      (r) => r.body.status === 'completed',
+    );
     expect(done.body).toEqual({ status: 'completed', result: 'parent done' });
 
     const childId = `${LONGEST}:t1:0`;

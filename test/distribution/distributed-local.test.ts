@@ -369,7 +369,10 @@ describe('stops of what nobody holds', () => {
     // carrying their own parameters), so the stop has to find a runtime holding it.
     const other = await runtime({ model: queueModel({}), hosting: { deadlineMs: 3_000 } }, false);
     const started = Date.now();
-    const error = await other.adhoc('lonely').stop('no longer needed').catch((e: unknown) => e);
+    const error = await other
+      .adhoc('lonely')
+      .stop('no longer needed')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SwarmError);
     expect(error).toMatchObject({ code: 'not-live', message: expect.stringMatching(/no runtime hosting "xswarm\.adhoc" answered/) });
     expect(Date.now() - started).toBeLessThan(1_500);

@@ -95,10 +95,14 @@ function contract(name: string, setup: () => Promise<Peers>, teardown: () => Pro
       const subject = fresh('host');
       let answers = 0;
       for (const peer of [b, c]) {
-        peer.subscribe(subject, (m) => {
-          answers++;
-          m.respond(m.data);
-        }, { queue: 'hosts' });
+        peer.subscribe(
+          subject,
+          (m) => {
+            answers++;
+            m.respond(m.data);
+          },
+          { queue: 'hosts' },
+        );
       }
       await Promise.all([b.flush(), c.flush()]);
       const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => a.request(subject, `r${i}`, { timeoutMs: 2_000 })));
@@ -188,7 +192,11 @@ function contract(name: string, setup: () => Promise<Peers>, teardown: () => Pro
 {
   const bus = new LocalBus();
   const peers = { a: localTransport(bus), b: localTransport(bus), c: localTransport(bus) };
-  contract('localTransport', async () => peers, async () => void (await Promise.all(Object.values(peers).map((p) => p.close()))));
+  contract(
+    'localTransport',
+    async () => peers,
+    async () => void (await Promise.all(Object.values(peers).map((p) => p.close()))),
+  );
 }
 
 // NATS: a real server, three connections.
@@ -305,9 +313,7 @@ describe.skipIf(natsServerMissing)('connectNats', () => {
     await ok.flush();
     await ok.close();
     const start = Date.now();
-    await expect(connectNats({ servers: tokenServer.url, token: 'wrong' })).rejects.toThrow(
-      `Could not connect to NATS at ${tokenServer.url}: Authorization Violation`,
-    );
+    await expect(connectNats({ servers: tokenServer.url, token: 'wrong' })).rejects.toThrow(`Could not connect to NATS at ${tokenServer.url}: Authorization Violation`);
     expect(Date.now() - start).toBeLessThan(5_000);
   });
 

@@ -102,7 +102,10 @@ interface Snippet {
 /** The type names the main entry point exports. */
 const API_TYPES = new Set(
   [...readFileSync(join(REPO_ROOT, ENTRY_POINTS.main), 'utf8').matchAll(/export\s+type\s*\{([^}]*)\}/g)].flatMap((m) =>
-    m[1]!.split(',').map((n) => n.trim()).filter(Boolean),
+    m[1]!
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean),
   ),
 );
 
@@ -133,7 +136,11 @@ function markdownSnippets(path: string): { snippets: Snippet[]; skipped: number;
     while (end < text.length && !text[end]!.startsWith('```')) end++;
     const lang = open[1]!;
     if (lang === 'ts' || lang === 'typescript') {
-      const before = text.slice(0, i).reverse().find((l) => l.trim() !== '') ?? '';
+      const before =
+        text
+          .slice(0, i)
+          .reverse()
+          .find((l) => l.trim() !== '') ?? '';
       const marker = /^<!--\s*docs:\s*([\w-]+)\s*(.*?)\s*-->\s*$/.exec(before.trim());
       // A marker says why: a reader (and a reviewer) should see what keeps a block from running.
       if (marker && !/^\(.+\)$/.test(marker[2]!)) problems.push(`${path}:${i} marker without a (reason): ${before.trim()}`);
@@ -181,9 +188,7 @@ function sourceFiles(dir: string): string[] {
 /** The name a doc comment documents: the declaration after it, or `module` for a file comment. */
 function documented(comment: string[], next: string | undefined): string {
   if (comment.some((l) => /^\s*\*\s*@module\b/.test(l))) return 'module';
-  const m = /^\s*export\s+(?:declare\s+)?(?:default\s+)?(?:async\s+)?(?:function\*?|const|let|class|interface|type|enum|abstract\s+class)\s+(\w+)/.exec(
-    next ?? '',
-  );
+  const m = /^\s*export\s+(?:declare\s+)?(?:default\s+)?(?:async\s+)?(?:function\*?|const|let|class|interface|type|enum|abstract\s+class)\s+(\w+)/.exec(next ?? '');
   return m?.[1] ?? (next ?? '').trim().slice(0, 40);
 }
 
@@ -195,9 +200,16 @@ function exportsOf(text: string): { values: Set<string>; types: Set<string> } {
     (m[1] === 'interface' || m[1] === 'type' ? types : values).add(m[2]!);
   }
   for (const m of text.matchAll(/^export\s+(type\s+)?\{([^}]*)\}/gm)) {
-    for (const spec of m[2]!.split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const spec of m[2]!
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const typeOnly = Boolean(m[1]) || spec.startsWith('type ');
-      const name = spec.replace(/^type\s+/, '').split(/\s+as\s+/).at(-1)!.trim();
+      const name = spec
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)
+        .at(-1)!
+        .trim();
       (typeOnly ? types : values).add(name);
     }
   }
@@ -214,7 +226,14 @@ function declaredIn(code: string): Set<string> {
     for (const n of m[1]!.matchAll(/(\w+)\s*(?:[,}\]=]|$)/g)) names.add(n[1]!);
   }
   for (const m of code.matchAll(/^import\s+(?:type\s+)?\{([^}]*)\}/gm)) {
-    for (const spec of m[1]!.split(',')) names.add(spec.replace(/^\s*type\s+/, '').split(/\s+as\s+/).at(-1)!.trim());
+    for (const spec of m[1]!.split(','))
+      names.add(
+        spec
+          .replace(/^\s*type\s+/, '')
+          .split(/\s+as\s+/)
+          .at(-1)!
+          .trim(),
+      );
   }
   return names;
 }
@@ -224,8 +243,15 @@ function importsOf(path: string, text: string): Map<string, { from: string; type
   const names = new Map<string, { from: string; type: boolean }>();
   for (const m of text.matchAll(/^import\s+(type\s+)?\{([^}]*)\}\s*from\s*'([^']+)'/gm)) {
     const from = m[3]!.startsWith('.') ? join(REPO_ROOT, path, '..', m[3]!) : m[3]!;
-    for (const spec of m[2]!.split(',').map((s) => s.trim()).filter(Boolean)) {
-      const name = spec.replace(/^type\s+/, '').split(/\s+as\s+/).at(-1)!.trim();
+    for (const spec of m[2]!
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      const name = spec
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)
+        .at(-1)!
+        .trim();
       names.set(name, { from, type: Boolean(m[1]) || spec.startsWith('type ') });
     }
   }
@@ -262,7 +288,10 @@ function tsdocSnippets(path: string): Snippet[] {
     let end = i;
     while (end < text.length && !text[end]!.includes('*/')) end++;
     const comment = text.slice(i, end + 1);
-    const symbol = documented(comment, text.slice(end + 1).find((l) => l.trim() !== ''));
+    const symbol = documented(
+      comment,
+      text.slice(end + 1).find((l) => l.trim() !== ''),
+    );
     for (let k = 0; k < comment.length; k++) {
       if (!/^\s*\*\s*@example\b/.test(comment[k]!)) continue;
       const body: { line: number; code: string }[] = [];
@@ -527,8 +556,7 @@ const commands = (lines: string[]) => lines.filter((l) => l.trim() !== '' && !l.
 const withoutComment = (line: string) => line.replace(/\s+#\s.*$/, '');
 
 /** Runs one documented command line with bash in the sandbox (stdin: nothing, as `< /dev/null`). */
-const shell = (box: string, line: string, timeoutMs = RUN_TIMEOUT_MS, ctrlC?: RegExp) =>
-  exec('bash', ['-c', line], { cwd: box, env: cleanEnv(), timeoutMs, ctrlC });
+const shell = (box: string, line: string, timeoutMs = RUN_TIMEOUT_MS, ctrlC?: RegExp) => exec('bash', ['-c', line], { cwd: box, env: cleanEnv(), timeoutMs, ctrlC });
 
 /** Everything a command printed, stdout then stderr, for messages. */
 const printedBy = (r: { stdout: string; stderr: string }) => `${r.stdout}${r.stderr}`;
@@ -632,7 +660,11 @@ describe('documented command lines', () => {
     const listed = await shell(box, list!);
     expect(listed.code, printedBy(listed)).toBe(0);
     // That file holds this swarm alone (the other demos use files of their own): the rows after the header.
-    const rows = listed.stdout.slice(listed.stdout.indexOf('\nSWARM ') + 1).trim().split('\n').slice(1);
+    const rows = listed.stdout
+      .slice(listed.stdout.indexOf('\nSWARM ') + 1)
+      .trim()
+      .split('\n')
+      .slice(1);
     expect(rows, listed.stdout).toEqual([expect.stringMatching(new RegExp(`^${id} +activity-planner +completed `))]);
   }, 120_000);
 
@@ -746,7 +778,10 @@ describe('documented command lines', () => {
     const line = shellLine('bench/README.md', 'npm run bench -- --only "long stream" --passes 1 --json');
     const bench = await shell(box, line, 120_000);
     expect(bench.code, bench.stderr).toBe(0);
-    const lines = bench.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { kind: string; ok?: boolean | null });
+    const lines = bench.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { kind: string; ok?: boolean | null });
     expect(lines.filter((l) => l.kind === 'row')).toHaveLength(1);
     expect(lines.some((l) => l.kind === 'check' && l.ok === true)).toBe(true);
   }, 120_000);

@@ -191,7 +191,11 @@ describe('every public event is an A2A v0.3 event', () => {
       const v1 = legacyPushNotificationToV1StreamResponse(artifact).payload!;
       const parts = v1.$case === 'artifactUpdate' ? v1.value.artifact!.parts.map((p) => p.content) : [];
       if (typeof result === 'string') expect(parts).toEqual([{ $case: 'text', value: result }]);
-      else expect(parts).toEqual([{ $case: 'data', value: result }, { $case: 'text', value: JSON.stringify(result) }]);
+      else
+        expect(parts).toEqual([
+          { $case: 'data', value: result },
+          { $case: 'text', value: JSON.stringify(result) },
+        ]);
       expect(statusText(events.at(-1))).toBe(typeof result === 'string' ? result : JSON.stringify(result));
     }
   });
@@ -199,7 +203,11 @@ describe('every public event is an A2A v0.3 event', () => {
 
 describe('the A2A server forwards the events as they are', () => {
   async function v03(base: string, method: string, params: unknown): Promise<any> {
-    const res = await fetch(`${base}/a2a/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const res = await fetch(`${base}/a2a/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
     return res.json();
   }
 
@@ -286,24 +294,40 @@ describe('stored events of the old format', () => {
     const ev = db.prepare('INSERT INTO events (swarm_id, seq, body) VALUES (?, ?, ?)');
     for (const id of ['old-done', 'old-running']) {
       ev.run(id, 1, JSON.stringify({ seq: 1, swarmId: id, timestamp: T, kind: 'task', state: 'submitted', definitionId: 'echo', input: 'hi' }));
-      ev.run(id, 2, JSON.stringify({ seq: 2, swarmId: id, timestamp: T, kind: 'status-update', state: 'working', final: false, metadata: { type: 'started', definitionId: 'echo' } }));
+      ev.run(
+        id,
+        2,
+        JSON.stringify({ seq: 2, swarmId: id, timestamp: T, kind: 'status-update', state: 'working', final: false, metadata: { type: 'started', definitionId: 'echo' } }),
+      );
       ev.run(id, 3, JSON.stringify({ seq: 3, swarmId: id, timestamp: T, kind: 'internal:checkpoint', step: 'start' }));
     }
     db.close();
 
     const store = sqliteStore(path);
     runtime = createRuntime({ swarms: [echo()], model: queueModel({}), store });
-    const refused = { name: 'SwarmError', code: 'incompatible-version', seq: 1, message: expect.stringContaining('stored in event format 1; this runtime reads format 2') };
+    const refused = {
+      name: 'SwarmError',
+      code: 'incompatible-version',
+      seq: 1,
+      message: expect.stringContaining('stored in event format 1; this runtime reads format 2'),
+    };
     await expect(store.readEvents('old-done', 0)).rejects.toMatchObject(refused);
     await expect(collect(runtime.forSwarm('echo', 'old-done').events())).rejects.toMatchObject(refused);
     // The record stays readable; an unfinished swarm of the old machine is not restored.
     expect(await runtime.forSwarm('echo', 'old-done').getResult()).toEqual({ status: 'completed', result: 'hello' });
     await runtime.start();
-    expect(await runtime.forSwarm('echo', 'old-running').getResult()).toMatchObject({ status: 'failed', reason: expect.stringMatching(/machine version 1, this runtime runs version 2/) });
+    expect(await runtime.forSwarm('echo', 'old-running').getResult()).toMatchObject({
+      status: 'failed',
+      reason: expect.stringMatching(/machine version 1, this runtime runs version 2/),
+    });
     // Over A2A the task reads failed, its status message naming the version.
     server = await serve(runtime);
     const got: any = await (
-      await fetch(`${server.url}/a2a/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'old-done' } }) })
+      await fetch(`${server.url}/a2a/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'old-done' } }),
+      })
     ).json();
     expect(got.result.status).toMatchObject({ state: 'failed', message: { parts: [{ kind: 'text', text: expect.stringContaining('event format 1') }] } });
   });

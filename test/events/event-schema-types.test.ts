@@ -157,11 +157,16 @@ async function typeCheckCopies(): Promise<{ errors: TscError[]; schemas: Map<str
     }
     const tsc = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     const output = await new Promise<string>((resolve, reject) => {
-      execFile(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json'), '--pretty', 'false'], { cwd: dir, timeout: 120_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
-        // 1 and 2: tsc ran and reported errors.
-        if (error && error.code !== 1 && error.code !== 2) return reject(error);
-        resolve(`${stdout}${stderr}`);
-      });
+      execFile(
+        process.execPath,
+        [tsc, '-p', join(dir, 'tsconfig.json'), '--pretty', 'false'],
+        { cwd: dir, timeout: 120_000, maxBuffer: 16 << 20 },
+        (error, stdout, stderr) => {
+          // 1 and 2: tsc ran and reported errors.
+          if (error && error.code !== 1 && error.code !== 2) return reject(error);
+          resolve(`${stdout}${stderr}`);
+        },
+      );
     });
     const errors: TscError[] = [];
     for (const m of output.matchAll(/^(?:.*[\\/])?(base|m\d+)[\\/](\S+?)\((\d+),\d+\): (error .*)$/gm)) {
@@ -193,7 +198,10 @@ describe('the event schema is tied to the event types', () => {
     const { errors, schemas, output } = await typeCheckCopies();
     // The schema's copy holds every check (the mutants find them by name).
     expect(CHECKS.map((c) => schemas.get('base')!.includes(`const ${c}: SameShape<`))).toEqual(CHECKS.map(() => true));
-    expect(errors.filter((e) => e.copy === 'base'), output).toEqual([]);
+    expect(
+      errors.filter((e) => e.copy === 'base'),
+      output,
+    ).toEqual([]);
     MUTANTS.forEach((mutant, i) => {
       const copy = `m${i}`;
       const mine = errors.filter((e) => e.copy === copy);

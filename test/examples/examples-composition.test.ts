@@ -118,15 +118,7 @@ describe('support triage: customized child swarms (VIP path)', () => {
     const vipChild = childRequest('vip:t2:0');
     const normalChild = childRequest('std:t2:0');
     expect(vipChild.messages[0]!.content).toMatch(/^You resolve a customer support ticket\.[\s\S]*\n\nAda Lovelace is a VIP customer: resolve on first contact\./);
-    expect(toolNames(vipChild)).toEqual([
-      'search_help_center',
-      'issue_refund',
-      'handoff_to_billing_agent',
-      'handoff_to_escalation_agent',
-      'complete',
-      'pause',
-      'fail',
-    ]);
+    expect(toolNames(vipChild)).toEqual(['search_help_center', 'issue_refund', 'handoff_to_billing_agent', 'handoff_to_escalation_agent', 'complete', 'pause', 'fail']);
     // …and the plain child has exactly its own.
     expect(normalChild.messages[0]!.content).not.toMatch(/VIP/);
     expect(toolNames(normalChild)).toEqual(['search_help_center', 'handoff_to_billing_agent', 'complete', 'pause', 'fail']);
@@ -135,7 +127,10 @@ describe('support triage: customized child swarms (VIP path)', () => {
     const vipEvents = await eventsOf(runtime, support.id, 'vip:t2:0');
     const normalEvents = await eventsOf(runtime, support.id, 'std:t2:0');
     // (A swarm's stream also reports its agents' tool calls; the orchestrator's are the ones with agent 'support'.)
-    const ownTools = (events: SwarmEvent[]) => facts(events, 'tool-call').filter((f) => f.agent === support.id).map((f) => f.toolName);
+    const ownTools = (events: SwarmEvent[]) =>
+      facts(events, 'tool-call')
+        .filter((f) => f.agent === support.id)
+        .map((f) => f.toolName);
     expect(ownTools(vipEvents)).toEqual(['issue_refund']);
     expect(facts(vipEvents, 'agent-handoff').map((f) => f.to)).toEqual(['billing-agent', 'escalation-agent']);
     expect(ownTools(normalEvents)).toEqual(['search_help_center']);
@@ -178,7 +173,11 @@ describe('writer–critic loop with an inline critic', () => {
     const events = await eventsOf(runtime, writerCritic.id, 'wc');
     const rounds = facts(events, 'agent-handoff').filter((f) => f.to === 'critic');
     expect(rounds).toHaveLength(3);
-    expect(facts(events, 'tool-call').filter((f) => f.agent === 'critic').map((f) => f.toolName)).toEqual(['text_stats', 'text_stats', 'text_stats']);
+    expect(
+      facts(events, 'tool-call')
+        .filter((f) => f.agent === 'critic')
+        .map((f) => f.toolName),
+    ).toEqual(['text_stats', 'text_stats', 'text_stats']);
     expect(draft.revisions).toBe(2);
     expect(draft.notes.map((n) => n.split(':')[0])).toEqual(['REVISE', 'REVISE', 'APPROVED']);
     expect(draft.notes[0]).toMatch(/sentences are too long/);
@@ -283,7 +282,7 @@ describe('npm start -- <example>', () => {
     expect(Publication.parse(printedResult(pipeline.stdout)).editorFeedback).toBe(NO_HUMAN);
   });
 
-  it('content-pipeline reads the editor\'s answer from piped stdin: `echo reject |` fails it, `echo approve |` publishes', async () => {
+  it("content-pipeline reads the editor's answer from piped stdin: `echo reject |` fails it, `echo approve |` publishes", async () => {
     const [rejected, approved, auto] = await Promise.all([
       runExample(['content-pipeline'], { stdin: 'reject\n' }),
       runExample(['content-pipeline'], { stdin: 'approve\n' }),

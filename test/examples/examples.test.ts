@@ -6,13 +6,7 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { factOf, isFinalEvent, type Runtime, sqliteStore, type SwarmEvent } from '../../src/index.js';
-import {
-  activityAgents,
-  activityPlanner,
-  ActivityRecommendation,
-  createActivityRuntime,
-  demoModel,
-} from '../../examples/activity-planner/index.js';
+import { activityAgents, activityPlanner, ActivityRecommendation, createActivityRuntime, demoModel } from '../../examples/activity-planner/index.js';
 import { runCli } from '../support/cli-process.js';
 import { examplesInTempFolder, printedResult } from '../support/example-process.js';
 
@@ -128,7 +122,8 @@ describe('the crash demo: npm start -- --crash-after-turn N, then npm start', ()
     const db = newDb();
     const crashed = await runExample(['--crash-after-turn', '2', '--db', db]);
     expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
-    const [, id, again] = /crash: turn 2 of swarm (\S+) is stored; killing this process with SIGKILL .*\n {2}continue it with: npm start -- (.*)\n$/.exec(crashed.stderr) ?? [];
+    const [, id, again] =
+      /crash: turn 2 of swarm (\S+) is stored; killing this process with SIGKILL .*\n {2}continue it with: npm start -- (.*)\n$/.exec(crashed.stderr) ?? [];
     expect(id, crashed.stderr).toBeDefined();
     expect(again).toBe(`activity-planner --db ${db}`);
     expect(crashed.stdout).not.toMatch(/turn 3\/10|completed/);

@@ -52,7 +52,10 @@ function w1Runtime(leaseMs?: number): { runtime: Runtime; model: ReturnType<type
   const { planner, agents } = w1Definitions(memory);
   const model = w1Model();
   const runtime = createRuntime({ swarms: [planner], agents, model, store, ...(leaseMs ? { leaseMs } : {}) });
-  closers.push(() => store.close(), () => runtime.close());
+  closers.push(
+    () => store.close(),
+    () => runtime.close(),
+  );
   return { runtime, model, effects: memory };
 }
 
@@ -118,7 +121,12 @@ describe('restart on the same store', () => {
     const killed = Date.now();
     const client = runtime.forSwarm('planner', 'shared');
     // `wait()` answers from the store until this runtime adopted the swarm.
-    const result = await until('the swarm to end', () => client.wait(), (r) => r.status !== 'running', { timeout: 5_000, interval: 20 });
+    const result = await until(
+      'the swarm to end',
+      () => client.wait(),
+      (r) => r.status !== 'running',
+      { timeout: 5_000, interval: 20 },
+    );
     expect(result).toEqual({ status: 'completed', result: W1_RESULT });
     expect(Date.now() - killed).toBeLessThan(2_000);
     // It ran the rest of the swarm, from the step the dead holder was in.
@@ -137,7 +145,10 @@ describe('restart on the same store', () => {
     const store = sqliteStore(db);
     const { planner, agents } = w1Definitions(memoryEffects());
     const first = createRuntime({ swarms: [planner], agents, model: held, store });
-    closers.push(() => store.close(), () => first.close());
+    closers.push(
+      () => store.close(),
+      () => first.close(),
+    );
     await first.forSwarm(planner, 'local').run('Plan my Saturday');
     await held.held;
     await a.runtime.start();

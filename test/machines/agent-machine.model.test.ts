@@ -125,9 +125,7 @@ function openRound(c: ModelContext, kind: ResponseKind): Partial<ModelContext> {
   const calls: ModelCall[] = stepFor(kind, r.turn).calls.map((p) =>
     p.kind === 'invalid' ? { id: p.id, kind: p.kind, result: { ok: false, content: p.error } } : { id: p.id, kind: p.kind },
   );
-  const announced = calls.flatMap((call) =>
-    call.kind === 'tool' ? [`working:tool-call:${call.id}`, `tool-start:${call.id}`] : [`tool-complete:${call.id}:false:`],
-  );
+  const announced = calls.flatMap((call) => (call.kind === 'tool' ? [`working:tool-call:${call.id}`, `tool-start:${call.id}`] : [`tool-complete:${call.id}:false:`]));
   const opened = { ...r, round: { turn: r.turn, calls }, outbox: [...r.outbox, ...announced] };
   return { ...opened, ...report(opened) };
 }
@@ -453,7 +451,11 @@ const simpleToEnd = testModel.getSimplePaths({
   filterEvents: (s, e) => s.status === 'active' && s.can(e) && e.type !== 'PAUSE',
 });
 
-const describePath = (steps: { event: ModelEvent }[]) => steps.slice(1).map((s) => s.event.type).join(' → ') || '(start)';
+const describePath = (steps: { event: ModelEvent }[]) =>
+  steps
+    .slice(1)
+    .map((s) => s.event.type)
+    .join(' → ') || '(start)';
 /** Every model event type; `satisfies` makes the compiler insist on all of them. */
 const EVENT_TYPES = Object.keys({
   MODEL_CALLS: true,

@@ -75,15 +75,7 @@ const input: SwarmInput = {
   },
 };
 
-type ResponseKind =
-  | 'MODEL_COMPLETE'
-  | 'MODEL_FAIL'
-  | 'MODEL_TOOLS'
-  | 'MODEL_HANDOFF'
-  | 'MODEL_DELEGATE'
-  | 'MODEL_PAUSE_CALL'
-  | 'MODEL_INVALID'
-  | 'MODEL_TEXT_CORRECTION';
+type ResponseKind = 'MODEL_COMPLETE' | 'MODEL_FAIL' | 'MODEL_TOOLS' | 'MODEL_HANDOFF' | 'MODEL_DELEGATE' | 'MODEL_PAUSE_CALL' | 'MODEL_INVALID' | 'MODEL_TEXT_CORRECTION';
 
 const toolCall = (id: string, name: string, args: string) => ({ id, name, arguments: args });
 
@@ -213,14 +205,19 @@ type ModelEvent =
   | { type: 'RESUME'; message?: string }
   | { type: 'STOP' };
 
-const running = (round: ModelRound | null): ModelCall[] =>
-  round ? round.calls.filter((c) => c.result === undefined && c.kind !== 'pause') : [];
+const running = (round: ModelRound | null): ModelCall[] => (round ? round.calls.filter((c) => c.result === undefined && c.kind !== 'pause') : []);
 const pendingPauseCall = (round: ModelRound | null) => round?.calls.find((c) => c.kind === 'pause' && c.result === undefined);
-const lastRunningTool = (round: ModelRound | null) => running(round).filter((c) => c.kind === 'tool').at(-1);
+const lastRunningTool = (round: ModelRound | null) =>
+  running(round)
+    .filter((c) => c.kind === 'tool')
+    .at(-1);
 const runningAgent = (round: ModelRound | null) => running(round).find((c) => c.kind === 'agent');
 /** Handoffs that run elsewhere (child swarm, remote agent); the test settles the last first. */
 const isExternal = (kind: Kind) => kind === 'swarm' || kind === 'remote';
-const lastRunningExternal = (round: ModelRound | null) => running(round).filter((c) => isExternal(c.kind)).at(-1);
+const lastRunningExternal = (round: ModelRound | null) =>
+  running(round)
+    .filter((c) => isExternal(c.kind))
+    .at(-1);
 const isHandoff = (kind: Kind) => kind === 'agent' || isExternal(kind);
 const toolKey = (turn: number, callId: string) => `${SWARM_ID}:t${turn}:${callId}`;
 
@@ -701,7 +698,14 @@ function startRun() {
         let call: { resolve(o: CallResult): void; reject(e: unknown): void };
         if (expected.kind === 'swarm') {
           const child = childSwarms.one((i) => i.callId === expected.id);
-          same(child.input, { parentId: SWARM_ID, callId: expected.id, key: toolKey(turn, expected.id), childSwarmId: `${SWARM_ID}:t${turn}:${index}`, definitionId: CHILD_DEF, input: `research ${turn}` });
+          same(child.input, {
+            parentId: SWARM_ID,
+            callId: expected.id,
+            key: toolKey(turn, expected.id),
+            childSwarmId: `${SWARM_ID}:t${turn}:${index}`,
+            definitionId: CHILD_DEF,
+            input: `research ${turn}`,
+          });
           call = child;
         } else {
           const remote = remotes.one((i) => i.callId === expected.id);
@@ -755,9 +759,7 @@ function startRun() {
       events: emitted.slice(seenReal).map(eventSig),
       // Children: the model call in `thinking` and one child per running call. XState keeps
       // the refs of spawned children in a final snapshot, but they must all be stopped.
-      children: active
-        ? Object.keys(s.children).sort()
-        : Object.entries(s.children).flatMap(([id, ref]) => (ref?.getSnapshot().status === 'active' ? [id] : [])),
+      children: active ? Object.keys(s.children).sort() : Object.entries(s.children).flatMap(([id, ref]) => (ref?.getSnapshot().status === 'active' ? [id] : [])),
       openModelCalls: models.open(orchestrator).length,
       openToolCalls: tools.open().length,
       openAgentModelCalls: models.open(agentCall).length,
@@ -793,7 +795,11 @@ function startRun() {
     same(persistedSnapshot(actor), actor.getPersistedSnapshot());
     // Durability: a step that emits anything also emits a checkpoint, unless it ended the swarm
     // (the final status update is the runtime's cue to persist then).
-    if (real.events.length > 0 && active) same(real.events.some((sig) => sig.startsWith('cp:')), true);
+    if (real.events.length > 0 && active)
+      same(
+        real.events.some((sig) => sig.startsWith('cp:')),
+        true,
+      );
     seenReal = emitted.length;
     seenModel = mc.emitted.length;
 
@@ -804,7 +810,10 @@ function startRun() {
     else {
       same(finals.length, 1);
       same(emitted.at(-1) === finals[0], true);
-      same([models, tools, childSwarms, remotes].every((c) => c.allClosed()), true);
+      same(
+        [models, tools, childSwarms, remotes].every((c) => c.allClosed()),
+        true,
+      );
     }
   }
 
@@ -842,7 +851,11 @@ const simpleToEnd = testModel.getSimplePaths({
   filterEvents: (s, e) => s.status === 'active' && s.can(e) && !SIMPLE_TO_END_SKIPS.has(e.type),
 });
 
-const describePath = (steps: { event: ModelEvent }[]) => steps.slice(1).map((s) => eventKey(s.event)).join(' → ') || '(start)';
+const describePath = (steps: { event: ModelEvent }[]) =>
+  steps
+    .slice(1)
+    .map((s) => eventKey(s.event))
+    .join(' → ') || '(start)';
 
 /** Every model event type; `satisfies` makes the compiler insist on all of them. */
 const EVENT_TYPES = Object.keys({

@@ -110,7 +110,14 @@ function startWorkerRun() {
       case 'TASK_ERROR': {
         const n = before.held!;
         const call = tasks.one();
-        same(call.input, { teamId: WORKER.teamId, workerId: WORKER.workerId, type: WORKER.type, specialty: WORKER.specialty, task: taskOf(n), attemptKey: attemptKeyOf(n) });
+        same(call.input, {
+          teamId: WORKER.teamId,
+          workerId: WORKER.workerId,
+          type: WORKER.type,
+          specialty: WORKER.specialty,
+          task: taskOf(n),
+          attemptKey: attemptKeyOf(n),
+        });
         if (event.type === 'TASK_DONE') call.resolve({ result: resultOf(n), durationMs: durationOf(n) });
         else call.reject(errorOf(n));
         break;
@@ -185,7 +192,11 @@ describe('team worker machine, model-based (xstate/graph)', () => {
     suites: [[`shortest paths to every model transition (${workerPaths.length})`, workerPaths]],
     eventTypes: WORKER_MODEL_EVENTS,
     startRun: startWorkerRun,
-    describePath: (steps) => steps.slice(1).map((s) => s.event.type).join(' → ') || '(start)',
+    describePath: (steps) =>
+      steps
+        .slice(1)
+        .map((s) => s.event.type)
+        .join(' → ') || '(start)',
     coverage: workerCoverage,
     graph: workerGraph,
     knownState: 'teamWorker.working.finishing',
@@ -251,7 +262,16 @@ function leaderView(c: TeamLeaderContext) {
     attempts: c.attempts,
     escalations: c.escalations.map((e) => e.taskId),
     pause: c.pause?.reason ?? null,
-    counters: [c.counters.batches, c.counters.closedBatches, c.counters.batchMsTotal, c.counters.spawns, c.counters.respawns, c.counters.messages, c.counters.startedAt, c.counters.endedAt],
+    counters: [
+      c.counters.batches,
+      c.counters.closedBatches,
+      c.counters.batchMsTotal,
+      c.counters.spawns,
+      c.counters.respawns,
+      c.counters.messages,
+      c.counters.startedAt,
+      c.counters.endedAt,
+    ],
     outcome: outcomeSig(c.outcome),
   };
 }
@@ -264,7 +284,16 @@ function modelView(m: LeaderModel) {
     attempts: m.attempts,
     escalations: m.escalations,
     pause: m.pause,
-    counters: [m.counters.batches, m.counters.closed, m.counters.batchMs, m.counters.spawns, m.counters.respawns, m.counters.messages, m.counters.startedAt, m.counters.endedAt],
+    counters: [
+      m.counters.batches,
+      m.counters.closed,
+      m.counters.batchMs,
+      m.counters.spawns,
+      m.counters.respawns,
+      m.counters.messages,
+      m.counters.startedAt,
+      m.counters.endedAt,
+    ],
     outcome: m.outcome,
   };
 }
@@ -303,7 +332,11 @@ describe('team leader machine, model-based (xstate/graph)', () => {
     suites: [[`shortest paths to every model transition (${leaderPaths.length})`, leaderPaths]],
     eventTypes: LEADER_MODEL_EVENTS,
     startRun: startLeaderRun,
-    describePath: (steps) => steps.slice(1).map((s) => s.event.type).join(' → ') || '(start)',
+    describePath: (steps) =>
+      steps
+        .slice(1)
+        .map((s) => s.event.type)
+        .join(' → ') || '(start)',
     coverage: leaderCoverage,
     graph: leaderGraph,
     knownState: 'teamLeader.active.paused',
@@ -313,7 +346,12 @@ describe('team leader machine, model-based (xstate/graph)', () => {
 // ---------------------------------------------------------------------------------------------
 // Focused tests.
 
-const board = (claimable: { taskId: string; type?: string }[], inProgress: number, blocked: string[], remaining: number) => ({ claimable, inProgress, blocked, remaining });
+const board = (claimable: { taskId: string; type?: string }[], inProgress: number, blocked: string[], remaining: number) => ({
+  claimable,
+  inProgress,
+  blocked,
+  remaining,
+});
 
 /** A leader over the recording effects, with a `send` that stamps events with a clock. */
 function leader(input: { teamId: string; workers: typeof LEADER_WORKERS; limits?: { maxRespawns?: number } }) {
@@ -378,7 +416,16 @@ describe('team machines, focused', () => {
     // The board counts the failures (3 allowed here) and resets them when a human retries.
     const failAttempt = (attempt: number) => {
       const failures = ((attempt - 1) % 3) + 1;
-      send({ type: 'TASK_FAILED', workerId: 'w1', taskId: 't1', attemptKey: `team:t1:${attempt}`, error: `boom ${attempt}`, durationMs: 4, failures, escalates: failures === 3 });
+      send({
+        type: 'TASK_FAILED',
+        workerId: 'w1',
+        taskId: 't1',
+        attemptKey: `team:t1:${attempt}`,
+        error: `boom ${attempt}`,
+        durationMs: 4,
+        failures,
+        escalates: failures === 3,
+      });
     };
     for (const attempt of [1, 2]) {
       failAttempt(attempt);

@@ -88,9 +88,7 @@ describe('openaiModel', () => {
       { role: 'tool', tool_call_id: 'c1', content: '{"sky":"sunny"}' },
       { role: 'assistant', content: 'Sunny.' },
     ]);
-    expect(body.tools).toEqual([
-      { type: 'function', function: { name: 'get_forecast', description: 'Forecast for a day', parameters } },
-    ]);
+    expect(body.tools).toEqual([{ type: 'function', function: { name: 'get_forecast', description: 'Forecast for a day', parameters } }]);
   });
 
   it('omits tools when there are none', async () => {
@@ -101,9 +99,7 @@ describe('openaiModel', () => {
 
   it('works without streaming', async () => {
     const toolCalls = [{ id: 'c9', name: 'complete', arguments: '{"result":"done"}' }];
-    const server = await serve((_, i) =>
-      i === 0 ? { text: 'plain answer', usage: { prompt_tokens: 5, completion_tokens: 2 } } : { toolCalls },
-    );
+    const server = await serve((_, i) => (i === 0 ? { text: 'plain answer', usage: { prompt_tokens: 5, completion_tokens: 2 } } : { toolCalls }));
     const model = openaiModel({ model: 'm', baseURL: server.url, apiKey: 'k', stream: false });
     const seen: string[] = [];
 
@@ -117,9 +113,7 @@ describe('openaiModel', () => {
   });
 
   it('retries a 429 honouring retry-after-ms', async () => {
-    const server = await serve((_, i) =>
-      i === 0 ? { status: 429, headers: fast, body: '{"error":{"message":"rate limited"}}' } : { text: 'after 429' },
-    );
+    const server = await serve((_, i) => (i === 0 ? { status: 429, headers: fast, body: '{"error":{"message":"rate limited"}}' } : { text: 'after 429' }));
     const model = openaiModel({ model: 'm', baseURL: server.url, apiKey: 'k' });
 
     expect((await model.call(request())).text).toBe('after 429');
@@ -162,8 +156,18 @@ describe('openaiModel', () => {
       ['non-JSON body as text/plain', false, { status: 200, body: 'not json', headers: { 'content-type': 'text/plain' } }, /malformed response: no choices/],
       ['a completion without choices', false, { status: 200, body: '{"id":"x","choices":[]}' }, /malformed response: no choices/],
       ['garbage SSE data', true, { status: 200, body: 'data: {garbage\n\n', headers: { 'content-type': 'text/event-stream' } }, /malformed response \(invalid JSON\)/],
-      ['an SSE stream of non-chunks', true, { status: 200, body: 'data: {"foo":1}\n\ndata: [DONE]\n\n', headers: { 'content-type': 'text/event-stream' } }, /malformed response: the stream carried no choices/],
-      ['a stream that is not SSE', true, { status: 200, body: 'not json', headers: { 'content-type': 'text/event-stream' } }, /malformed response: the stream carried no choices/],
+      [
+        'an SSE stream of non-chunks',
+        true,
+        { status: 200, body: 'data: {"foo":1}\n\ndata: [DONE]\n\n', headers: { 'content-type': 'text/event-stream' } },
+        /malformed response: the stream carried no choices/,
+      ],
+      [
+        'a stream that is not SSE',
+        true,
+        { status: 200, body: 'not json', headers: { 'content-type': 'text/event-stream' } },
+        /malformed response: the stream carried no choices/,
+      ],
     ];
     it.each(cases)('%s', async (_, stream, reply, message) => {
       const server = await serve(() => reply);

@@ -19,8 +19,7 @@ afterEach(async () => {
   runtime = server = undefined;
 });
 
-const isAgent = (body: { messages: Array<Record<string, unknown>> }) =>
-  String(body.messages[0]?.content).startsWith('You are a weather');
+const isAgent = (body: { messages: Array<Record<string, unknown>> }) => String(body.messages[0]?.content).startsWith('You are a weather');
 const toolResults = (body: { messages: Array<Record<string, unknown>> }) => body.messages.filter((m) => m.role === 'tool');
 
 describe('openaiModel in a swarm', () => {
@@ -63,12 +62,7 @@ describe('openaiModel in a swarm', () => {
     // What went over the wire: the orchestrator's tools as function tools with JSON schemas.
     const first = server.requests[0]!;
     expect(first.stream).toBe(true);
-    expect((first.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual([
-      'handoff_to_weather_agent',
-      'complete',
-      'pause',
-      'fail',
-    ]);
+    expect((first.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(['handoff_to_weather_agent', 'complete', 'pause', 'fail']);
     const last = server.requests.at(-1)!;
     expect(toolResults(last)).toEqual([{ role: 'tool', tool_call_id: 'h1', content: 'Sunny on Saturday.' }]);
   });

@@ -68,12 +68,7 @@ const CHILD_MS = 60_000;
 const TEST_MS = 90_000;
 
 /** Runs a command to completion; resolves with its exit code and output, never rejects. Killed after `timeoutMs`. */
-function exec(
-  command: string,
-  args: string[],
-  cwd: string,
-  timeoutMs = CHILD_MS,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function exec(command: string, args: string[], cwd: string, timeoutMs = CHILD_MS): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
     const child = spawn(command, args, { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs, killSignal: 'SIGKILL' });
     let stdout = '';
@@ -198,27 +193,33 @@ describe('the packed tarball', () => {
     expect(Object.keys(manifest.dependencies).sort()).toEqual(['@xstate/store', 'xstate', 'zod']);
   });
 
-  it("each entry point's declarations name only xswarm's dependencies, Node's modules and the entry's own peers", async () => {
-    // The type-checks below prove it for the packages they leave out; this proves it for all.
-    const root = join(core, 'node_modules/xswarm');
-    const entries = { '.': [], ...OPTIONAL_PEERS } as Record<string, readonly string[]>;
-    for (const [entry, peers] of Object.entries(entries)) {
-      const exported = manifest.exports[entry === '.' ? '.' : `./${entry}`] as { types: string };
-      const named = await externalImports(root, exported.types);
-      const allowed = new Set([...Object.keys(manifest.dependencies), ...peers]);
-      const foreign = [...named].filter((p) => !p.startsWith('node:') && !allowed.has(packageName(p)));
-      expect(foreign, `xswarm${entry === '.' ? '' : `/${entry}`}`).toEqual([]);
-    }
-  }, TEST_MS);
+  it(
+    "each entry point's declarations name only xswarm's dependencies, Node's modules and the entry's own peers",
+    async () => {
+      // The type-checks below prove it for the packages they leave out; this proves it for all.
+      const root = join(core, 'node_modules/xswarm');
+      const entries = { '.': [], ...OPTIONAL_PEERS } as Record<string, readonly string[]>;
+      for (const [entry, peers] of Object.entries(entries)) {
+        const exported = manifest.exports[entry === '.' ? '.' : `./${entry}`] as { types: string };
+        const named = await externalImports(root, exported.types);
+        const allowed = new Set([...Object.keys(manifest.dependencies), ...peers]);
+        const foreign = [...named].filter((p) => !p.startsWith('node:') && !allowed.has(packageName(p)));
+        expect(foreign, `xswarm${entry === '.' ? '' : `/${entry}`}`).toEqual([]);
+      }
+    },
+    TEST_MS,
+  );
 });
 
 describe('a Node service without the optional packages', () => {
-  it('runs W1 (an orchestrator and three agent handoffs) under plain node', async () => {
-    for (const peer of ALL_PEERS) expect(existsSync(join(core, 'node_modules', peer)), peer).toBe(false);
-    const output = await runProgram(
-      core,
-      'w1.mjs',
-      `import { createRuntime, defineAgent, defineSwarm, handoff, memoryStore, scriptedModel } from 'xswarm';
+  it(
+    'runs W1 (an orchestrator and three agent handoffs) under plain node',
+    async () => {
+      for (const peer of ALL_PEERS) expect(existsSync(join(core, 'node_modules', peer)), peer).toBe(false);
+      const output = await runProgram(
+        core,
+        'w1.mjs',
+        `import { createRuntime, defineAgent, defineSwarm, handoff, memoryStore, scriptedModel } from 'xswarm';
 const ids = ['weather-agent', 'calendar-agent', 'allergen-agent'];
 const agents = ids.map((id) => defineAgent({ id, instructions: 'Answer briefly.' }));
 const planner = defineSwarm({ id: 'planner', instructions: 'Ask the agents, then answer.', handoffs: agents.map((a) => handoff.toAgent(a)) });
@@ -238,18 +239,22 @@ await client.wait();
 console.log(JSON.stringify({ result: await client.getResult(), calls }));
 await runtime.close();
 `,
-    );
-    expect(output).toEqual({
-      result: { status: 'completed', result: 'Go hiking on Saturday.' },
-      calls: ['planner', 'weather-agent', 'planner', 'calendar-agent', 'planner', 'allergen-agent', 'planner'],
-    });
-  }, TEST_MS);
+      );
+      expect(output).toEqual({
+        result: { status: 'completed', result: 'Go hiking on Saturday.' },
+        calls: ['planner', 'weather-agent', 'planner', 'calendar-agent', 'planner', 'allergen-agent', 'planner'],
+      });
+    },
+    TEST_MS,
+  );
 
-  it('names the package to install when an optional part is used', async () => {
-    const errors = (await runProgram(
-      core,
-      'optional.mjs',
-      `import { createRuntime, openaiModel, scriptedModel, serve, sqliteStore } from 'xswarm';
+  it(
+    'names the package to install when an optional part is used',
+    async () => {
+      const errors = (await runProgram(
+        core,
+        'optional.mjs',
+        `import { createRuntime, openaiModel, scriptedModel, serve, sqliteStore } from 'xswarm';
 const attempt = async (f) => { try { await f(); return 'no error'; } catch (e) { return e.message; } };
 const runtime = createRuntime({ model: scriptedModel(() => ({ text: 'hi' })) });
 console.log(JSON.stringify({
@@ -263,28 +268,34 @@ console.log(JSON.stringify({
 }));
 await runtime.close();
 `,
-    )) as Record<string, string>;
-    expect(errors.sqlite).toBe('sqliteStore() needs the package better-sqlite3, which is not installed: npm install better-sqlite3');
-    expect(errors.sqliteSubpath).toBe(errors.sqlite);
-    expect(errors.openai).toBe('openaiModel() needs the package openai, which is not installed: npm install openai');
-    expect(errors.serve).toBe(
-      'serve() needs the packages express, ws, @a2a-js/sdk, @modelcontextprotocol/server, @modelcontextprotocol/node, which are not installed: ' +
-        'npm install express ws @a2a-js/sdk @modelcontextprotocol/server @modelcontextprotocol/node',
-    );
-    // A subpath's imports are static: Node itself names the first missing package.
-    expect(errors.serverSubpath).toMatch(/Cannot find package '(express|ws|@a2a-js\/sdk|@modelcontextprotocol\/(server|node))'/);
-    expect(errors.a2aSubpath).toMatch(/Cannot find package '@a2a-js\/sdk'/);
-    expect(errors.natsSubpath).toMatch(/Cannot find package '@nats-io\/(transport-node|jetstream|kv)'/);
-  }, TEST_MS);
+      )) as Record<string, string>;
+      expect(errors.sqlite).toBe('sqliteStore() needs the package better-sqlite3, which is not installed: npm install better-sqlite3');
+      expect(errors.sqliteSubpath).toBe(errors.sqlite);
+      expect(errors.openai).toBe('openaiModel() needs the package openai, which is not installed: npm install openai');
+      expect(errors.serve).toBe(
+        'serve() needs the packages express, ws, @a2a-js/sdk, @modelcontextprotocol/server, @modelcontextprotocol/node, which are not installed: ' +
+          'npm install express ws @a2a-js/sdk @modelcontextprotocol/server @modelcontextprotocol/node',
+      );
+      // A subpath's imports are static: Node itself names the first missing package.
+      expect(errors.serverSubpath).toMatch(/Cannot find package '(express|ws|@a2a-js\/sdk|@modelcontextprotocol\/(server|node))'/);
+      expect(errors.a2aSubpath).toMatch(/Cannot find package '@a2a-js\/sdk'/);
+      expect(errors.natsSubpath).toMatch(/Cannot find package '@nats-io\/(transport-node|jetstream|kv)'/);
+    },
+    TEST_MS,
+  );
 
-  it('the xswarm binary asks for tsx to load a TypeScript module, and for the packages its commands need', async () => {
-    const ts = await exec(join(core, 'node_modules/.bin/xswarm'), ['serve', 'swarms.ts'], core);
-    expect(ts.code).toBe(2);
-    expect(ts.stderr).toBe('xswarm: swarms.ts is TypeScript; install tsx to load it (npm install --save-dev tsx) or compile it to JavaScript\n');
-    const js = await exec(join(core, 'node_modules/.bin/xswarm'), ['replay', 'some-swarm'], core);
-    expect(js.code).toBe(1);
-    expect(js.stderr).toMatch(/needs the package (\S+), which is not installed: npm install \1\n$/);
-  }, TEST_MS);
+  it(
+    'the xswarm binary asks for tsx to load a TypeScript module, and for the packages its commands need',
+    async () => {
+      const ts = await exec(join(core, 'node_modules/.bin/xswarm'), ['serve', 'swarms.ts'], core);
+      expect(ts.code).toBe(2);
+      expect(ts.stderr).toBe('xswarm: swarms.ts is TypeScript; install tsx to load it (npm install --save-dev tsx) or compile it to JavaScript\n');
+      const js = await exec(join(core, 'node_modules/.bin/xswarm'), ['replay', 'some-swarm'], core);
+      expect(js.code).toBe(1);
+      expect(js.stderr).toMatch(/needs the package (\S+), which is not installed: npm install \1\n$/);
+    },
+    TEST_MS,
+  );
 });
 
 describe('a TypeScript consumer of the core, without the optional packages and without skipLibCheck', () => {
@@ -308,31 +319,45 @@ export async function optionalParts(): Promise<[SwarmServer, SqliteStore, string
 }
 `;
 
-  it('type-checks (module and moduleResolution NodeNext)', async () => {
-    const { code, stdout } = await typecheck(core, 'consumer-nodenext', consumer.replace('__ID__', "'planner'"));
-    expect(stdout).toBe('');
-    expect(code).toBe(0);
-  }, TEST_MS);
+  it(
+    'type-checks (module and moduleResolution NodeNext)',
+    async () => {
+      const { code, stdout } = await typecheck(core, 'consumer-nodenext', consumer.replace('__ID__', "'planner'"));
+      expect(stdout).toBe('');
+      expect(code).toBe(0);
+    },
+    TEST_MS,
+  );
 
-  it('type-checks (moduleResolution Bundler)', async () => {
-    const { code, stdout } = await typecheck(core, 'consumer-bundler', consumer.replace('__ID__', "'planner'"), 'Bundler');
-    expect(stdout).toBe('');
-    expect(code).toBe(0);
-  }, TEST_MS);
+  it(
+    'type-checks (moduleResolution Bundler)',
+    async () => {
+      const { code, stdout } = await typecheck(core, 'consumer-bundler', consumer.replace('__ID__', "'planner'"), 'Bundler');
+      expect(stdout).toBe('');
+      expect(code).toBe(0);
+    },
+    TEST_MS,
+  );
 
-  it('and a wrong one fails: a number as the swarm id', async () => {
-    const { code, stdout } = await typecheck(core, 'consumer-wrong', consumer.replace('__ID__', '42'));
-    expect(code).not.toBe(0);
-    expect(stdout).toMatch(/main\.ts\(7,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
-  }, TEST_MS);
+  it(
+    'and a wrong one fails: a number as the swarm id',
+    async () => {
+      const { code, stdout } = await typecheck(core, 'consumer-wrong', consumer.replace('__ID__', '42'));
+      expect(code).not.toBe(0);
+      expect(stdout).toMatch(/main\.ts\(7,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
+    },
+    TEST_MS,
+  );
 });
 
 describe('a Node service with the optional packages: every entry point used for real', () => {
-  it('xswarm/server and xswarm serve(): REST, MCP and A2A answer on 127.0.0.1', async () => {
-    const output = (await runProgram(
-      full,
-      'server.mjs',
-      `import { createRuntime, defineSwarm, scriptedModel, serve as serveOnDemand } from 'xswarm';
+  it(
+    'xswarm/server and xswarm serve(): REST, MCP and A2A answer on 127.0.0.1',
+    async () => {
+      const output = (await runProgram(
+        full,
+        'server.mjs',
+        `import { createRuntime, defineSwarm, scriptedModel, serve as serveOnDemand } from 'xswarm';
 import { serve } from 'xswarm/server';
 const planner = defineSwarm({ id: 'planner', description: 'Plans a day out', instructions: 'Plan.' });
 const runtime = createRuntime({ swarms: [planner], model: scriptedModel(() => ({ text: 'Go hiking.' })) });
@@ -360,25 +385,29 @@ for (const [entry, start] of [['xswarm/server', serve], ['xswarm', serveOnDemand
 await runtime.close();
 console.log(JSON.stringify(out));
 `,
-    )) as Record<string, { url: string; mcp: { serverInfo: string } }>;
-    for (const entry of ['xswarm/server', 'xswarm']) {
-      expect(output[entry], entry).toEqual({
-        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
-        started: 201,
-        result: { status: 'completed', result: 'Go hiking.' },
-        // The version, read through the package's self-reference, is the installed package's.
-        mcp: { status: 200, serverInfo: JSON.stringify({ name: 'xswarm', version: manifest.version }) },
-        card: { status: 200, name: 'planner' },
-      });
-    }
-  }, TEST_MS);
+      )) as Record<string, { url: string; mcp: { serverInfo: string } }>;
+      for (const entry of ['xswarm/server', 'xswarm']) {
+        expect(output[entry], entry).toEqual({
+          url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+          started: 201,
+          result: { status: 'completed', result: 'Go hiking.' },
+          // The version, read through the package's self-reference, is the installed package's.
+          mcp: { status: 200, serverInfo: JSON.stringify({ name: 'xswarm', version: manifest.version }) },
+          card: { status: 200, name: 'planner' },
+        });
+      }
+    },
+    TEST_MS,
+  );
 
-  it('xswarm/sqlite: a swarm committed to a file in the temporary folder is read back by another runtime', async () => {
-    const file = join(full, 'sqlite', 'state.db');
-    const output = await runProgram(
-      full,
-      'sqlite.mjs',
-      `import { createRuntime, defineSwarm, scriptedModel } from 'xswarm';
+  it(
+    'xswarm/sqlite: a swarm committed to a file in the temporary folder is read back by another runtime',
+    async () => {
+      const file = join(full, 'sqlite', 'state.db');
+      const output = await runProgram(
+        full,
+        'sqlite.mjs',
+        `import { createRuntime, defineSwarm, scriptedModel } from 'xswarm';
 import { sqliteStore } from 'xswarm/sqlite';
 const [file] = process.argv.slice(2);
 const planner = defineSwarm({ id: 'planner', instructions: 'Plan.' });
@@ -397,19 +426,23 @@ console.log(JSON.stringify({ result: await reader.forSwarm(planner, 'saturday').
 await reader.close();
 await second.close();
 `,
-      [file],
-    );
-    expect(output).toEqual({ result: { status: 'completed', result: 'Go hiking.' }, committed: true });
-    expect(existsSync(file)).toBe(true);
-  }, TEST_MS);
+        [file],
+      );
+      expect(output).toEqual({ result: { status: 'completed', result: 'Go hiking.' }, committed: true });
+      expect(existsSync(file)).toBe(true);
+    },
+    TEST_MS,
+  );
 
-  it('xswarm/openai: a swarm on the official client, against a local Chat Completions server', async () => {
-    const chat = await startOpenAIServer(() => ({ chunks: ['Go ', 'hiking.'], usage: { prompt_tokens: 5, completion_tokens: 2 } }));
-    try {
-      const output = await runProgram(
-        full,
-        'openai.mjs',
-        `import OpenAI from 'openai';
+  it(
+    'xswarm/openai: a swarm on the official client, against a local Chat Completions server',
+    async () => {
+      const chat = await startOpenAIServer(() => ({ chunks: ['Go ', 'hiking.'], usage: { prompt_tokens: 5, completion_tokens: 2 } }));
+      try {
+        const output = await runProgram(
+          full,
+          'openai.mjs',
+          `import OpenAI from 'openai';
 import { createRuntime, defineSwarm } from 'xswarm';
 import { openaiModel } from 'xswarm/openai';
 const [baseURL] = process.argv.slice(2);
@@ -428,22 +461,26 @@ for (const [name, model] of [
 }
 console.log(JSON.stringify(out));
 `,
-        [chat.url],
-      );
-      const completed = { status: 'completed', result: 'Go hiking.' };
-      expect(output).toEqual({ options: completed, client: completed });
-      expect(chat.requests).toHaveLength(2);
-      expect(chat.requests[0]).toMatchObject({ model: 'gpt-test', stream: true });
-    } finally {
-      await chat.close();
-    }
-  }, TEST_MS);
+          [chat.url],
+        );
+        const completed = { status: 'completed', result: 'Go hiking.' };
+        expect(output).toEqual({ options: completed, client: completed });
+        expect(chat.requests).toHaveLength(2);
+        expect(chat.requests[0]).toMatchObject({ model: 'gpt-test', stream: true });
+      } finally {
+        await chat.close();
+      }
+    },
+    TEST_MS,
+  );
 
-  it('xswarm/a2a: a swarm hands off over A2A to a swarm another runtime serves', async () => {
-    const output = await runProgram(
-      full,
-      'a2a.mjs',
-      `import { createRuntime, defineSwarm, handoff, scriptedModel } from 'xswarm';
+  it(
+    'xswarm/a2a: a swarm hands off over A2A to a swarm another runtime serves',
+    async () => {
+      const output = await runProgram(
+        full,
+        'a2a.mjs',
+        `import { createRuntime, defineSwarm, handoff, scriptedModel } from 'xswarm';
 import { a2aRemoteAgents } from 'xswarm/a2a';
 import { serve } from 'xswarm/server';
 const weather = defineSwarm({ id: 'weather', description: 'Answers weather questions', instructions: 'Forecast.' });
@@ -466,17 +503,21 @@ await local.close();
 await server.close();
 await remote.close();
 `,
-    );
-    expect(output).toEqual({ result: { status: 'completed', result: 'Plan: Sunny on Saturday' }, remote: 'completed' });
-  }, TEST_MS);
+      );
+      expect(output).toEqual({ result: { status: 'completed', result: 'Plan: Sunny on Saturday' }, remote: 'completed' });
+    },
+    TEST_MS,
+  );
 
-  it.skipIf(natsServerMissing)('xswarm/nats: a swarm on a real nats-server, read back by a runtime given nats: { servers }', async () => {
-    const nats = await startNatsServer();
-    try {
-      const output = await runProgram(
-        full,
-        'nats.mjs',
-        `import { createRuntime, defineSwarm, scriptedModel } from 'xswarm';
+  it.skipIf(natsServerMissing)(
+    'xswarm/nats: a swarm on a real nats-server, read back by a runtime given nats: { servers }',
+    async () => {
+      const nats = await startNatsServer();
+      try {
+        const output = await runProgram(
+          full,
+          'nats.mjs',
+          `import { createRuntime, defineSwarm, scriptedModel } from 'xswarm';
 import { connectNats, jetstreamStore, natsTransport } from 'xswarm/nats';
 const [servers] = process.argv.slice(2);
 const planner = defineSwarm({ id: 'planner', instructions: 'Plan.' });
@@ -499,61 +540,69 @@ await store.close();
 await connection.drain();
 console.log(JSON.stringify({ result, read }));
 `,
-        [nats.url],
-      );
-      const completed = { status: 'completed', result: 'Go hiking.' };
-      expect(output).toEqual({ result: completed, read: completed });
-    } finally {
-      await nats.stop();
-    }
-  }, TEST_MS);
+          [nats.url],
+        );
+        const completed = { status: 'completed', result: 'Go hiking.' };
+        expect(output).toEqual({ result: completed, read: completed });
+      } finally {
+        await nats.stop();
+      }
+    },
+    TEST_MS,
+  );
 
-  it('the xswarm binary: --help, and serve <module> until SIGTERM', async () => {
-    const bin = join(full, 'node_modules/.bin/xswarm');
-    const help = await exec(bin, ['--help'], full);
-    expect(help.stderr).toBe('');
-    expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/^Usage:\n {2}xswarm run <module>/m);
+  it(
+    'the xswarm binary: --help, and serve <module> until SIGTERM',
+    async () => {
+      const bin = join(full, 'node_modules/.bin/xswarm');
+      const help = await exec(bin, ['--help'], full);
+      expect(help.stderr).toBe('');
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/^Usage:\n {2}xswarm run <module>/m);
 
-    await writeFile(
-      join(full, 'swarms.mjs'),
-      `import { defineSwarm, scriptedModel } from 'xswarm';
+      await writeFile(
+        join(full, 'swarms.mjs'),
+        `import { defineSwarm, scriptedModel } from 'xswarm';
 export const swarms = [defineSwarm({ id: 'planner', instructions: 'Plan.' })];
 export const model = scriptedModel(() => ({ text: 'Go hiking.' }));
 `,
-    );
-    const db = join(full, 'cli', 'state.db');
-    const server = spawn(bin, ['serve', 'swarms.mjs', '--port', '0', '--db', db], { cwd: full, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    try {
-      const url = await serving(server);
-      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      const started = await fetch(`${url}/swarms/planner`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ input: 'Saturday', swarmId: 'saturday' }),
-      });
-      expect(started.status).toBe(201);
-      let result: unknown;
-      for (let i = 0; i < 200; i++) {
-        result = await (await fetch(`${url}/swarms/planner/saturday`)).json();
-        if ((result as { status: string }).status !== 'running') break;
-        await new Promise((r) => setTimeout(r, 25));
+      );
+      const db = join(full, 'cli', 'state.db');
+      const server = spawn(bin, ['serve', 'swarms.mjs', '--port', '0', '--db', db], { cwd: full, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      try {
+        const url = await serving(server);
+        expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+        const started = await fetch(`${url}/swarms/planner`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ input: 'Saturday', swarmId: 'saturday' }),
+        });
+        expect(started.status).toBe(201);
+        let result: unknown;
+        for (let i = 0; i < 200; i++) {
+          result = await (await fetch(`${url}/swarms/planner/saturday`)).json();
+          if ((result as { status: string }).status !== 'running') break;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+        expect(result).toEqual({ status: 'completed', result: 'Go hiking.' });
+        const exited = new Promise<number | null>((r) => server.once('exit', (code) => r(code)));
+        server.kill('SIGTERM');
+        expect(await exited).toBe(0);
+        expect(existsSync(db)).toBe(true);
+      } finally {
+        if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
       }
-      expect(result).toEqual({ status: 'completed', result: 'Go hiking.' });
-      const exited = new Promise<number | null>((r) => server.once('exit', (code) => r(code)));
-      server.kill('SIGTERM');
-      expect(await exited).toBe(0);
-      expect(existsSync(db)).toBe(true);
-    } finally {
-      if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
-    }
-  }, TEST_MS);
+    },
+    TEST_MS,
+  );
 
-  it('a TypeScript consumer of every subpath type-checks without skipLibCheck', async () => {
-    const { code, stdout } = await typecheck(
-      full,
-      'consumer-subpaths',
-      `import OpenAI from 'openai';
+  it(
+    'a TypeScript consumer of every subpath type-checks without skipLibCheck',
+    async () => {
+      const { code, stdout } = await typecheck(
+        full,
+        'consumer-subpaths',
+        `import OpenAI from 'openai';
 import { createRuntime, defineSwarm, handoff, scriptedModel } from 'xswarm';
 import { serve, type ServeOptions, type SwarmServer } from 'xswarm/server';
 import { DEFAULT_DB_PATH, sqliteStore, type SqliteStore, type SqliteStoreOptions } from 'xswarm/sqlite';
@@ -578,10 +627,12 @@ const jetstream: JetStreamStore = jetstreamStore(jetstreamOptions);
 createRuntime({ swarms: [planner], model, store: jetstream, transport: natsTransport(connection) });
 console.log(store.stats().writeMs);
 `,
-    );
-    expect(stdout).toBe('');
-    expect(code).toBe(0);
-  }, TEST_MS);
+      );
+      expect(stdout).toBe('');
+      expect(code).toBe(0);
+    },
+    TEST_MS,
+  );
 });
 
 /** Resolves with the URL `xswarm serve` prints once it serves; rejects if it exits first or takes over 30 s. */

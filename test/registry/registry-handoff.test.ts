@@ -8,18 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import {
-  createRuntime,
-  defineSwarm,
-  DefinitionError,
-  factOf,
-  handoff,
-  type Runtime,
-  sqliteStore,
-  type SwarmEvent,
-  type SwarmStore,
-  tool,
-} from '../../src/index.js';
+import { createRuntime, defineSwarm, DefinitionError, factOf, handoff, type Runtime, sqliteStore, type SwarmEvent, type SwarmStore, tool } from '../../src/index.js';
 import { createAgentRegistry, type AgentRegistry } from '../../src/registry/index.js';
 import { peersClosedBy, tickingClock } from '../support/registry-peers.js';
 import { call, collect, lastToolResult, queueModel, type Step } from '../support/script.js';
@@ -141,7 +130,11 @@ describe('handoff.toBestAgent(skill)', () => {
 
   it('no agent with the skill is a tool error the model reads; the swarm still completes', async () => {
     const { registry } = await forecasters();
-    const { client, model } = planner(registry, [call('handoff_to_best_cooking', { request: 'a recipe' }), (req) => ({ text: `Fallback: ${lastToolResult(req)}` })], 'cooking');
+    const { client, model } = planner(
+      registry,
+      [call('handoff_to_best_cooking', { request: 'a recipe' }), (req) => ({ text: `Fallback: ${lastToolResult(req)}` })],
+      'cooking',
+    );
     await client.run('Dinner?');
     expect(await client.wait()).toEqual({ status: 'completed', result: 'Fallback: No healthy agent has the skill "cooking"' });
     expect(model.requests[0]!.tools.find((t) => t.name === 'handoff_to_best_cooking')?.description).toBe('The best available agent for cooking');

@@ -62,7 +62,8 @@ describe('registry tools through the MCP SDK client', () => {
     const { mcp, a } = await setup();
     const all = await mcp.callTool({ name: 'list_agents', arguments: {} });
     expect(all.isError).toBeFalsy();
-    const agents = (all.structuredContent as { agents: { id: string; health: string; load: number; cardUrl: string; lastHealthy: number; skills: { name: string }[] }[] }).agents;
+    const agents = (all.structuredContent as { agents: { id: string; health: string; load: number; cardUrl: string; lastHealthy: number; skills: { name: string }[] }[] })
+      .agents;
     expect(agents.map((x) => [x.id, x.health, x.load])).toEqual([
       ['translator-a', 'healthy', 0],
       ['summarizer', 'healthy', 0],

@@ -76,7 +76,12 @@ describe('the registry kept in the runtime store', () => {
     await vi.waitFor(() => expect(a.model.seen).toEqual(['one', 'two']));
     await vi.waitFor(async () => {
       const record = await store1.load(registryRecordId('main'));
-      expect(record?.snapshot).toMatchObject({ tasks: [{ id: 'done', state: 'completed' }, { id: 'pending', state: 'working' }] });
+      expect(record?.snapshot).toMatchObject({
+        tasks: [
+          { id: 'done', state: 'completed' },
+          { id: 'pending', state: 'working' },
+        ],
+      });
     });
     await runtime1.close();
     await first.close();
@@ -111,10 +116,16 @@ describe('the registry kept in the runtime store', () => {
     const path = join(dir, 'state.db');
     const store1 = sqliteStore(path);
     const store2 = sqliteStore(path);
-    cleanups.push(() => store1.close(), () => store2.close());
+    cleanups.push(
+      () => store1.close(),
+      () => store2.close(),
+    );
     const first = createAgentRegistry({ id: 'shared', healthIntervalMs: 0 });
     const second = createAgentRegistry({ id: 'shared', healthIntervalMs: 0 });
-    cleanups.push(() => first.close(), () => second.close());
+    cleanups.push(
+      () => first.close(),
+      () => second.close(),
+    );
     await runtimeWith(first, store1, 150).start();
     // Long after one lease, with no change to write: the keeper renews its lease all the same.
     await sleep(500);
@@ -213,7 +224,10 @@ describe('the registry kept in the runtime store', () => {
     cleanups.push(() => store2.close());
     const first = createAgentRegistry({ id: 'lost', healthIntervalMs: 0 });
     const second = createAgentRegistry({ id: 'lost', healthIntervalMs: 0 });
-    cleanups.push(() => first.close(), () => second.close());
+    cleanups.push(
+      () => first.close(),
+      () => second.close(),
+    );
     await runtimeWith(first, store1, 150).start();
     // Refused (registry-in-use) until that lease has run out; then the second runtime takes the record.
     const runtime2 = runtimeWith(second, store2, 5000);

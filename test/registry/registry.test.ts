@@ -76,9 +76,15 @@ describe('registration and card validation', () => {
     expect(r.agents({ skill: 'cook' })).toEqual([]);
 
     // The same id or the same card again is refused; another id for another card is fine.
-    expect(await codeOf(r.register(a.cardUrl, { id: 'again' }))).toMatchObject({ code: 'duplicate-agent', message: expect.stringContaining('already registered as "translator"') });
+    expect(await codeOf(r.register(a.cardUrl, { id: 'again' }))).toMatchObject({
+      code: 'duplicate-agent',
+      message: expect.stringContaining('already registered as "translator"'),
+    });
     const b = await peer('B', 'translator');
-    expect(await codeOf(r.register(b.cardUrl))).toMatchObject({ code: 'duplicate-agent', message: expect.stringContaining('An agent "translator" is already registered') });
+    expect(await codeOf(r.register(b.cardUrl))).toMatchObject({
+      code: 'duplicate-agent',
+      message: expect.stringContaining('An agent "translator" is already registered'),
+    });
     expect((await r.register(b.cardUrl, { id: 'translator-b' })).order).toBe(1);
 
     expect(r.unregister('translator')).toBe(true);
@@ -317,8 +323,12 @@ describe('dispatch with dependencies', () => {
     };
     expect(refused({ id: 'x', skill: 's', message: 'm' })).toBe('duplicate-task: A task with id "x" already exists');
     expect(refused({ id: 'y', message: 'm' })).toBe('invalid-task: Task "y" names neither a skill nor an agent');
-    expect(refused({ id: 'y', skill: 's', message: 'm', dependsOn: [{ taskId: 'nope', kind: 'blocking' }] })).toBe('unknown-task: Task "y" depends on unknown task "nope"');
-    expect(refused({ id: 'y', skill: 's', message: 'm', dependsOn: [{ taskId: 'x', kind: 'soon' as 'blocking' }] })).toMatch(/^invalid-task: .*"soon" is not one of blocking, parallel, optional/);
+    expect(refused({ id: 'y', skill: 's', message: 'm', dependsOn: [{ taskId: 'nope', kind: 'blocking' }] })).toBe(
+      'unknown-task: Task "y" depends on unknown task "nope"',
+    );
+    expect(refused({ id: 'y', skill: 's', message: 'm', dependsOn: [{ taskId: 'x', kind: 'soon' as 'blocking' }] })).toMatch(
+      /^invalid-task: .*"soon" is not one of blocking, parallel, optional/,
+    );
     expect(refused({ id: 'y', agent: 'ghost', message: 'm' })).toBe('unknown-agent: Task "y" names agent "ghost", which is not registered');
     expect(await codeOf(r.wait('nope'))).toMatchObject({ code: 'unknown-task' });
     expect(await codeOf(r.message('nobody', 'hi'))).toMatchObject({ code: 'unknown-agent' });

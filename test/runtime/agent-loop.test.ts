@@ -3,16 +3,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  createRuntime,
-  defineAgent,
-  defineSwarm,
-  factOf,
-  handoff,
-  type Runtime,
-  type SwarmEvent,
-  tool,
-} from '../../src/index.js';
+import { createRuntime, defineAgent, defineSwarm, factOf, handoff, type Runtime, type SwarmEvent, tool } from '../../src/index.js';
 import { call, calls, collect, queueModel, toolMessages } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
 
@@ -517,7 +508,14 @@ describe('what a model says never crashes a swarm', () => {
   });
 
   it('a tool that throws, or returns something unserializable, is an error result', async () => {
-    const boom = tool({ name: 'boom', description: 'b', parameters: z.object({}), execute: () => { throw new Error('kaput'); } });
+    const boom = tool({
+      name: 'boom',
+      description: 'b',
+      parameters: z.object({}),
+      execute: () => {
+        throw new Error('kaput');
+      },
+    });
     const big = tool({ name: 'big', description: 'b', parameters: z.object({}), execute: () => 10n });
     const model = queueModel({ s: [calls(['boom', {}, 'x'], ['big', {}, 'y']), { text: 'ok' }] });
     const s = defineSwarm({ id: 's', instructions: 'go', tools: [boom, big] });

@@ -231,7 +231,11 @@ describe('a commit that went through but whose acknowledgement was lost', () => 
       return true;
     });
     const { model } = await startW1(store);
-    await until('a refused commit', async () => seen.refused.length, (n) => n > 0);
+    await until(
+      'a refused commit',
+      async () => seen.refused.length,
+      (n) => n > 0,
+    );
     await sleep(200);
     expect(seen).toMatchObject({ lost: 1, refused: [refusal] });
     // Nothing more was asked of the model once the commit was refused.
@@ -262,9 +266,19 @@ describe('a commit that went through but whose acknowledgement was lost', () => 
       answered = true;
       return { text: 'Go hiking.' };
     });
-    await runtime({ swarms: [s], model, store }).forSwarm(s, 'stream-1').run('x');
-    await until('a refused commit', async () => seen.refused.length, (n) => n > 0);
-    await until('the model to answer', async () => answered, (a) => a);
+    await runtime({ swarms: [s], model, store })
+      .forSwarm(s, 'stream-1')
+      .run('x');
+    await until(
+      'a refused commit',
+      async () => seen.refused.length,
+      (n) => n > 0,
+    );
+    await until(
+      'the model to answer',
+      async () => answered,
+      (a) => a,
+    );
     await sleep(200);
     expect(seen).toMatchObject({ lost: 1, refused: ['RevisionConflictError'] });
     expect(stored('stream-1').row?.status).toBe('running');
@@ -316,7 +330,12 @@ describe('a commit that keeps failing', () => {
     const { events: inStore, row } = stored('trip');
     expect(row?.status).toBe('awaitingHandoff');
     expect(events.slice(0, -1)).toEqual(inStore);
-    expect(events.at(-1)).toMatchObject({ seq: inStore.length + 1, kind: 'status-update', final: true, metadata: { type: 'failed', reason: result.status === 'failed' ? result.reason : '' } });
+    expect(events.at(-1)).toMatchObject({
+      seq: inStore.length + 1,
+      kind: 'status-update',
+      final: true,
+      metadata: { type: 'failed', reason: result.status === 'failed' ? result.reason : '' },
+    });
     // Nothing of the failed step was stored, and nothing after it ran.
     expect(inStore.length).toBeGreaterThanOrEqual(durable.events.length);
     await sleep(200);
@@ -333,7 +352,12 @@ describe('a commit that keeps failing', () => {
 
     // The store recovers: the failure is written as shown, with the same sequence number.
     broken = false;
-    await until('trip stored as failed', async () => stored('trip').row?.status, (status) => status === 'failed', { timeout: 3_000 });
+    await until(
+      'trip stored as failed',
+      async () => stored('trip').row?.status,
+      (status) => status === 'failed',
+      { timeout: 3_000 },
+    );
     const after = stored('trip');
     expect(JSON.parse(after.row!.result)).toEqual(result);
     expect(after.events).toEqual(events);
@@ -363,7 +387,12 @@ describe('a commit that keeps failing', () => {
     expect(result).toEqual({ status: 'failed', reason: expect.stringMatching(/database is locked/) });
     expect(inner.calls()).toEqual(W1_CALLS.slice(0, 5));
     locker.exec('COMMIT');
-    await until('trip stored as failed', async () => stored('trip').row?.status, (status) => status === 'failed', { timeout: 3_000 });
+    await until(
+      'trip stored as failed',
+      async () => stored('trip').row?.status,
+      (status) => status === 'failed',
+      { timeout: 3_000 },
+    );
     const { events, row } = stored('trip');
     expect(JSON.parse(row!.result)).toEqual(result);
     expect(seqs(events)).toEqual(oneToN(events.length));

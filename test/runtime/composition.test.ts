@@ -4,18 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  createRuntime,
-  defineAgent,
-  defineSwarm,
-  factOf,
-  handoff,
-  type ModelRequest,
-  type Runtime,
-  type SwarmEvent,
-  swarmRegistry,
-  tool,
-} from '../../src/index.js';
+import { createRuntime, defineAgent, defineSwarm, factOf, handoff, type ModelRequest, type Runtime, type SwarmEvent, swarmRegistry, tool } from '../../src/index.js';
 import { call, calls, collect, queueModel, toolMessages } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
@@ -28,7 +17,10 @@ afterEach(async () => {
 
 const tools = (req: ModelRequest) => req.tools.map((t) => t.name);
 const lifecycle = (events: SwarmEvent[]) =>
-  events.map((e) => factOf(e, 'child-swarm')).filter(Boolean).map((f) => `${f!.childSwarmId}:${f!.lifecycle}`);
+  events
+    .map((e) => factOf(e, 'child-swarm'))
+    .filter(Boolean)
+    .map((f) => `${f!.childSwarmId}:${f!.lifecycle}`);
 
 /** parent → child → grandchild, each with an agent handoff. */
 function threeLevels() {
@@ -367,7 +359,7 @@ describe('overrides, ad-hoc swarms, inline agents', () => {
 
   it('an ad-hoc swarm runs from parameters alone, with a typed result validated from its stored schema', async () => {
     const model = queueModel({
-      [ 'xswarm.adhoc' ]: [call('complete', { result: { items: 3 } }), call('complete', { result: { items: ['bread', 'cheese'] } })],
+      ['xswarm.adhoc']: [call('complete', { result: { items: 3 } }), call('complete', { result: { items: ['bread', 'cheese'] } })],
     });
     runtime = createRuntime({ model });
     const c = runtime.adhoc('picnic');
@@ -399,7 +391,12 @@ describe('registration', () => {
       leaf: [{ text: 'leaf done' }],
     });
     runtime = createRuntime({ swarms: [top], model });
-    expect(runtime.definitions().map((d) => d.id).sort()).toEqual(['leaf', 'mid', 'top']);
+    expect(
+      runtime
+        .definitions()
+        .map((d) => d.id)
+        .sort(),
+    ).toEqual(['leaf', 'mid', 'top']);
     const c = runtime.forSwarm(top, 'r');
     await c.run('x');
     expect(await c.wait()).toEqual({ status: 'completed', result: 'top done' });
@@ -443,7 +440,9 @@ describe('swarm registry', () => {
     expect(await c.wait()).toEqual({ status: 'completed', result: 'all booked' });
     expect(tools(model.requests[0]!)).toEqual(['swarm_registry_search', 'swarm_registry_handoff', 'complete', 'pause', 'fail']);
     expect(toolMessages(model.requests[1]!)[0]!.content).toMatch(/was not returned by swarm_registry_search/);
-    const found = JSON.parse(toolMessages(model.requests[2]!).at(-1)!.content) as { matches: { id: string; capabilities: string[]; customizable: boolean; inputSchema: unknown }[] };
+    const found = JSON.parse(toolMessages(model.requests[2]!).at(-1)!.content) as {
+      matches: { id: string; capabilities: string[]; customizable: boolean; inputSchema: unknown }[];
+    };
     expect(found.matches.map((m) => m.id)).toEqual(['ticketing']);
     expect(found.matches[0]).toMatchObject({ customizable: true, inputSchema: { type: 'string' } });
     const own = model.requests.filter((r) => r.agentId === 'task-planner');

@@ -20,17 +20,7 @@ import {
   tool,
 } from '../../src/index.js';
 import { exited, firstLine, killAll, startFixture, W1_FIXTURE } from '../support/crash-process.js';
-import {
-  forbiddenModel,
-  memoryEffects,
-  readLines,
-  stepLabel,
-  W1_CALLS,
-  W1_RESULT,
-  w1Definitions,
-  w1Model,
-  w1Respond,
-} from '../support/crash-w1.js';
+import { forbiddenModel, memoryEffects, readLines, stepLabel, W1_CALLS, W1_RESULT, w1Definitions, w1Model, w1Respond } from '../support/crash-w1.js';
 import { askerModel, call, calls, collect, queueModel } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
@@ -63,8 +53,7 @@ function storedRows(swarmId: string) {
  * A swarm whose model asks a human (`pause`) and then answers with what the human said.
  * Stateless, so any runtime can continue it.
  */
-const asker = (version?: number) =>
-  defineSwarm({ id: 'asker', ...(version !== undefined ? { version } : {}), instructions: 'Book a day.' });
+const asker = (version?: number) => defineSwarm({ id: 'asker', ...(version !== undefined ? { version } : {}), instructions: 'Book a day.' });
 
 describe('restart', () => {
   it('a runtime closed mid-run is finished by a new runtime on the same file: right result, one stream, each completed tool once', async () => {
@@ -108,11 +97,7 @@ describe('restart', () => {
     expect(modelA.calls()).toEqual(W1_CALLS.slice(0, 6));
     expect(modelB.calls()).toEqual(W1_CALLS.slice(5));
     expect([...effects.runs.values()]).toEqual([1, 1, 1]);
-    expect(effects.keys()).toEqual([
-      'trip:t1:h0:weather-agent:t1:t_weather',
-      'trip:t2:h1:calendar-agent:t1:t_calendar',
-      'trip:t3:h2:allergen-agent:t1:t_allergen',
-    ]);
+    expect(effects.keys()).toEqual(['trip:t1:h0:weather-agent:t1:t_weather', 'trip:t2:h1:calendar-agent:t1:t_calendar', 'trip:t3:h2:allergen-agent:t1:t_allergen']);
 
     // The restarted run replays from its journal like any other.
     const replayer = runtime({ swarms: [planner], agents, model: forbiddenModel(), store: storeB });
@@ -286,9 +271,7 @@ describe('replay', () => {
     const effects = memoryEffects();
     const { planner, agents } = w1Definitions(effects);
     const model = w1Model({
-      hold: (req) =>
-        (req.swarmId === 'stop-thinking' && stepLabel(req) === 'planner#0') ||
-        (req.swarmId === 'stop-handoff' && stepLabel(req) === 'calendar-agent#1'),
+      hold: (req) => (req.swarmId === 'stop-thinking' && stepLabel(req) === 'planner#0') || (req.swarmId === 'stop-handoff' && stepLabel(req) === 'calendar-agent#1'),
     });
     const asking = asker();
     const rt = runtime({ swarms: [planner, asking], agents, model, store: file.open() });
@@ -397,8 +380,7 @@ describe('replay', () => {
   // from the stored snapshot, so a definition change (tool schema, result schema) cannot
   // diverge. Expected: ReplayDivergenceError; actual: the replay succeeds.
   it('a tool whose schema now rejects the recorded arguments diverges', async () => {
-    const forecast = (day: z.ZodType) =>
-      tool({ name: 'forecast', description: 'f', parameters: z.object({ day }), execute: ({ day: d }) => `${String(d)}: sunny` });
+    const forecast = (day: z.ZodType) => tool({ name: 'forecast', description: 'f', parameters: z.object({ day }), execute: ({ day: d }) => `${String(d)}: sunny` });
     const v1 = defineSwarm({ id: 'weather', instructions: 'go', tools: [forecast(z.string())] });
     const model = queueModel({ weather: [call('forecast', { day: 'Saturday' }, 'f1'), { text: 'Sunny.' }] });
     const rt = runtime({ swarms: [v1], model, store: file.open() });
@@ -542,7 +524,10 @@ describe('one owner', () => {
     for (const id of ids) {
       const byB = modelB.calls(id);
       const byC = modelC.calls(id);
-      expect([byB, byC].filter((x) => x.length > 0), id).toHaveLength(1);
+      expect(
+        [byB, byC].filter((x) => x.length > 0),
+        id,
+      ).toHaveLength(1);
       expect([...byB, ...byC], id).toEqual(W1_CALLS.slice(5));
       const events = peek<{ seq: number }>(file.path, `SELECT seq FROM events WHERE swarm_id = ? ORDER BY seq`, id).map((r) => r.seq);
       expect(events, id).toEqual(oneToN(events.length));
@@ -559,7 +544,11 @@ describe('one owner', () => {
     await b.start();
     await c.start();
     await b.forSwarm(planner, 'mine').run('Plan my Saturday');
-    await expect(c.forSwarm(planner, 'mine').run('Plan my Sunday')).rejects.toMatchObject({ name: 'SwarmError', code: 'id-in-use', message: 'Swarm id "mine" is already in use' });
+    await expect(c.forSwarm(planner, 'mine').run('Plan my Sunday')).rejects.toMatchObject({
+      name: 'SwarmError',
+      code: 'id-in-use',
+      message: 'Swarm id "mine" is already in use',
+    });
     await modelB.held;
     expect(modelC.requests).toHaveLength(0);
     expect(peek(file.path, `SELECT count(*) AS n FROM swarms`)).toEqual([{ n: 1 }]);
@@ -602,11 +591,7 @@ describe('one owner', () => {
 
     expect(modelB.calls('orphan')).toEqual(W1_CALLS.slice(5));
     const keys = [...readLines(effectsFile), ...effects.keys()];
-    expect(keys).toEqual([
-      'orphan:t1:h0:weather-agent:t1:t_weather',
-      'orphan:t2:h1:calendar-agent:t1:t_calendar',
-      'orphan:t3:h2:allergen-agent:t1:t_allergen',
-    ]);
+    expect(keys).toEqual(['orphan:t1:h0:weather-agent:t1:t_weather', 'orphan:t2:h1:calendar-agent:t1:t_calendar', 'orphan:t3:h2:allergen-agent:t1:t_allergen']);
     const events = await collect(client.events());
     expect(seqs(events)).toEqual(oneToN(events.length));
     expect(peek(file.path, `SELECT owner FROM swarms WHERE swarm_id = 'orphan'`)).not.toEqual([{ owner }]);
@@ -668,9 +653,7 @@ describe('lease lost', () => {
 describe('prune', () => {
   it('finished swarms older than the cutoff lose result and events; unfinished ones are untouched', async () => {
     const echo = defineSwarm({ id: 'echo', instructions: 'Repeat.' });
-    const model = scriptedModel((req) =>
-      req.agentId === 'asker' ? askerModel().call(req) : { text: `echo ${req.messages.at(-1)!.content}` },
-    );
+    const model = scriptedModel((req) => (req.agentId === 'asker' ? askerModel().call(req) : { text: `echo ${req.messages.at(-1)!.content}` }));
     const rt = runtime({ swarms: [echo, asker()], model, store: file.open() });
     const run = async (def: typeof echo, id: string) => {
       const c = rt.forSwarm(def, id);

@@ -8,7 +8,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineSwarm, handoff, LeaseLostError, memoryStore, type Model, type ModelRequest, type RemoteAgentClient, type Runtime, type SwarmEvent, tool } from '../../src/index.js';
+import {
+  createRuntime,
+  defineSwarm,
+  handoff,
+  LeaseLostError,
+  memoryStore,
+  type Model,
+  type ModelRequest,
+  type RemoteAgentClient,
+  type Runtime,
+  type SwarmEvent,
+  tool,
+} from '../../src/index.js';
 import { CREW_RESULT, JOIN_RESULT, type JoinEffects, joinChildIdOf, joinDefinitions, joinModel } from '../support/crash-join.js';
 import { type RecordingOptions, recordingStore } from '../support/recording-store.js';
 import { memoryEffects, type SideEffects, stepLabel, W1_CALLS, W1_RESULT, w1Definitions, w1Model } from '../support/crash-w1.js';
@@ -100,7 +112,10 @@ describe('one commit per completed step', () => {
     expect(rec.commits).toHaveLength(14);
     for (const [i, c] of rec.commits.entries()) {
       // Exactly one completed step per commit, with its record and snapshot.
-      expect(c.kinds.filter((k) => k === 'internal:checkpoint'), `commit ${i + 1}: ${c.kinds.join(',')}`).toHaveLength(1);
+      expect(
+        c.kinds.filter((k) => k === 'internal:checkpoint'),
+        `commit ${i + 1}: ${c.kinds.join(',')}`,
+      ).toHaveLength(1);
       expect(c.record, `commit ${i + 1}`).toMatchObject({ revision: i + 1, lastSeq: c.seqs.at(-1), snapshot: true });
     }
     expect(rec.commits.at(-1)!.record!.status).toBe('completed');
@@ -153,10 +168,7 @@ describe('gate(): no step starts before the commits issued before it are durable
   it('a commit that fails twice, then goes through: nothing starts until the retry made it durable', async () => {
     const started = earlyStarts(true);
     // The fourth commit (the weather tool's result) fails twice, as a busy database would.
-    const { rec, result, calls, runs, events } = await runW1(
-      { inject: (n) => (n === 4 || n === 5 ? new Error('database is busy') : undefined) },
-      started,
-    );
+    const { rec, result, calls, runs, events } = await runW1({ inject: (n) => (n === 4 || n === 5 ? new Error('database is busy') : undefined) }, started);
     expect(result).toEqual({ status: 'completed', result: W1_RESULT });
     expect(rec.attempts()).toBe(16);
     expect(started.early).toEqual([]);

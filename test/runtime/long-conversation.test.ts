@@ -75,7 +75,9 @@ const toolResults = (req: ModelRequest) => req.messages.filter((m) => m.role ===
 function respond(req: ModelRequest): ModelResponse {
   const n = toolResults(req);
   if (req.agentId === 'delegator') {
-    return n === 0 ? { toolCalls: [{ id: 'h0', name: 'handoff_to_reader_agent', arguments: JSON.stringify({ request: 'Read it all.' }) }] } : { text: 'The agent read it.' };
+    return n === 0
+      ? { toolCalls: [{ id: 'h0', name: 'handoff_to_reader_agent', arguments: JSON.stringify({ request: 'Read it all.' }) }] }
+      : { text: 'The agent read it.' };
   }
   const pages = req.agentId === 'reader' ? TURNS : agentTurns;
   if (n < pages) return { toolCalls: [{ id: `p${n}`, name: 'read_page', arguments: JSON.stringify({ page: n }) }] };
@@ -228,7 +230,12 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
 
   it('closed at turn 100 and restored on a new runtime: the same events and result as an uninterrupted run, replay equal, still appending', async () => {
     const whole = await uninterrupted(reader, open('a.db'));
-    const cut = await interrupted(reader, open('b.db'), () => open('b.db'), (req) => req.agentId === 'reader' && toolResults(req) === 100);
+    const cut = await interrupted(
+      reader,
+      open('b.db'),
+      () => open('b.db'),
+      (req) => req.agentId === 'reader' && toolResults(req) === 100,
+    );
     expect(cut.result).toEqual(whole.result);
     expect(timeless(cut.events)).toEqual(timeless(whole.events));
     // The restored host appends to the stored lists: no step after the restore rewrote the
@@ -245,7 +252,12 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
   it("an agent's long conversation is stored as rows too, restored mid-way, and deleted once the agent is done", async () => {
     const whole = await uninterrupted(delegator, open('a.db'));
     expect(whole.result).toEqual({ status: 'completed', result: 'The agent read it.' });
-    const cut = await interrupted(delegator, open('b.db'), () => open('b.db'), (req) => req.agentId === 'reader-agent' && toolResults(req) === agentTurns / 2);
+    const cut = await interrupted(
+      delegator,
+      open('b.db'),
+      () => open('b.db'),
+      (req) => req.agentId === 'reader-agent' && toolResults(req) === agentTurns / 2,
+    );
     expect(cut.result).toEqual(whole.result);
     expect(timeless(cut.events)).toEqual(timeless(whole.events));
     expect(Math.max(...cut.commits.map((c) => c.messages))).toBeLessThanOrEqual(2);
@@ -259,7 +271,12 @@ describe('a conversation of 200 turns with 2 KB tool results', () => {
   it('the memory store takes the same commits: a runtime closed mid-way is continued by another one over the same store', async () => {
     const whole = await uninterrupted(reader, memoryStore());
     const shared = memoryStore();
-    const cut = await interrupted(reader, shared, () => shared, (req) => toolResults(req) === 100);
+    const cut = await interrupted(
+      reader,
+      shared,
+      () => shared,
+      (req) => toolResults(req) === 100,
+    );
     expect(cut.result).toEqual(whole.result);
     expect(timeless(cut.events)).toEqual(timeless(whole.events));
   });

@@ -7,16 +7,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import {
-  createRuntime,
-  defineSwarm,
-  factOf,
-  handoff,
-  type Runtime,
-  type RuntimeOptions,
-  scriptedModel,
-  type SwarmEvent,
-} from '../../src/index.js';
+import { createRuntime, defineSwarm, factOf, handoff, type Runtime, type RuntimeOptions, scriptedModel, type SwarmEvent } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import type { SwarmStore } from '../../src/store/types.js';
 import { askerModel, call, collect, lastToolResult, queueModel } from '../support/script.js';
@@ -182,9 +173,7 @@ describe('a parent awaiting a child swarm', () => {
   it('stopping a passivated parent stops its passivated child', async () => {
     const child = defineSwarm({ id: 'child', instructions: 'Ask a human.' });
     const parent = defineSwarm({ id: 'parent', instructions: 'Delegate.', handoffs: [handoff.toSwarm(child)] });
-    const model = scriptedModel((req) =>
-      req.agentId === 'child' ? call('pause', { reason: 'Which day?' }, 'p1') : call('handoff_to_child', { request: 'work' }, 'h1'),
-    );
+    const model = scriptedModel((req) => (req.agentId === 'child' ? call('pause', { reason: 'Which day?' }, 'p1') : call('handoff_to_child', { request: 'work' }, 'h1')));
     const rt = runtime({ swarms: [parent, child], model });
     const c = rt.forSwarm(parent, 'par-3');
     await c.run('go');

@@ -69,7 +69,12 @@ describe('redaction of secrets', () => {
     const swarm = defineSwarm({ id: 'pay', instructions: 'Charge, then report.', tools: [charge] });
     const model = scriptedModel((req) =>
       req.messages.some((m) => m.role === 'tool')
-        ? { text: `done: ${req.messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' ')}` }
+        ? {
+            text: `done: ${req.messages
+              .filter((m) => m.role === 'tool')
+              .map((m) => m.content)
+              .join(' ')}`,
+          }
         : { toolCalls: [{ id: 'c1', name: 'charge', arguments: '{"amount":5}' }] },
     );
     const runtime = createRuntime({ swarms: [swarm], model, store, redact: [TOKEN, 'short'] });

@@ -30,7 +30,10 @@ async function start(options: ServeOptions = {}): Promise<{ url: string; port: n
   // Every start pauses at once and waits for a human: a started swarm stays visible.
   const runtime = createRuntime({ swarms: [hitl], model: queueModel({ hitl: Array.from({ length: 20 }, () => call('pause', { reason: 'Which day?' })) }) });
   const server: SwarmServer = await serve(runtime, options);
-  cleanups.push(() => runtime.close(), () => server.close());
+  cleanups.push(
+    () => runtime.close(),
+    () => server.close(),
+  );
   return { url: server.url, port: Number(new URL(server.url).port), runtime };
 }
 
@@ -43,12 +46,15 @@ interface Raw {
 /** One request with exactly these headers (Host included when given). */
 function raw(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Raw> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port, method, path, headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -169,7 +175,11 @@ describe('media type', () => {
     const { port, runtime } = await start();
     const created = await raw(port, 'POST', '/swarms/hitl', { 'content-type': 'Application/JSON; charset=utf-8' }, restStart('typed'));
     expect(created.status).toBe(201);
-    await until('the swarm to be paused', () => runtime.list(), (list) => list[0]?.status === 'paused');
+    await until(
+      'the swarm to be paused',
+      () => runtime.list(),
+      (list) => list[0]?.status === 'paused',
+    );
     // curl -X POST …/stop: no body, no Content-Type.
     expect((await raw(port, 'POST', '/swarms/hitl/typed/stop')).status).toBe(200);
     // A declared non-JSON type is refused even without a body (an empty form post).
@@ -217,7 +227,9 @@ function slowUpload(port: number, path: string, total: number, declared: boolean
       done();
     });
     const framing = declared ? `content-length: ${total}` : 'transfer-encoding: chunked';
-    socket.write(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n${framing}\r\n\r\n`);
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n${framing}\r\n\r\n`,
+    );
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     void (async () => {
       while (!out.closed && out.sent < total) {

@@ -61,7 +61,11 @@ describe('REST', () => {
     expect(created).toMatchObject({ status: 201, body: { swarmId: 'run-1' } });
     expect(created.headers.get('location')).toBe('/swarms/steps/run-1');
 
-    const done = await until('run-1 to end', () => status(url, 'steps', 'run-1'), (r) => r.status !== 'running');
+    const done = await until(
+      'run-1 to end',
+      () => status(url, 'steps', 'run-1'),
+      (r) => r.status !== 'running',
+    );
     expect(done).toEqual({ status: 'completed', result: 'finished' });
 
     // A generated id when none is given; listings show both.
@@ -100,13 +104,21 @@ describe('REST', () => {
     const { url } = await start();
     const { body } = await request(url, 'POST', '/swarms/hitl', { input: 'Plan my weekend' });
     const id = body.swarmId as string;
-    const paused = await until('the hitl swarm to end', () => status(url, 'hitl', id), (r) => r.status !== 'running');
+    const paused = await until(
+      'the hitl swarm to end',
+      () => status(url, 'hitl', id),
+      (r) => r.status !== 'running',
+    );
     expect(paused).toMatchObject({ status: 'paused', reason: { type: 'HITL', message: 'Which day?' } });
 
     const resumed = await request(url, 'POST', `/swarms/hitl/${id}/resume`, { message: 'Sunday' });
     expect(resumed.status).toBe(200);
     expect(resumed.body.ok).toBe(true);
-    const done = await until('the hitl swarm to end', () => status(url, 'hitl', id), (r) => r.status !== 'running');
+    const done = await until(
+      'the hitl swarm to end',
+      () => status(url, 'hitl', id),
+      (r) => r.status !== 'running',
+    );
     expect(done).toEqual({ status: 'completed', result: 'Sunday it is' });
     // Resuming what is not paused does not fit its state.
     const again = await request(url, 'POST', `/swarms/hitl/${id}/resume`, { message: 'x' });
@@ -118,7 +130,11 @@ describe('REST', () => {
     const { url } = await start();
     const { body } = await request(url, 'POST', '/swarms/hitl', { input: 'x' });
     const id = body.swarmId as string;
-    await until('the hitl swarm to be paused', () => status(url, 'hitl', id), (r) => r.status === 'paused');
+    await until(
+      'the hitl swarm to be paused',
+      () => status(url, 'hitl', id),
+      (r) => r.status === 'paused',
+    );
     const pauseAgain = await request(url, 'POST', `/swarms/hitl/${id}/pause`, { reason: 'hold on' });
     expect(pauseAgain).toMatchObject({ status: 409, body: { error: `Swarm "${id}" is already paused` } });
     expect((await request(url, 'POST', `/swarms/hitl/${id}/pause`, { reason: 5 })).status).toBe(400);
@@ -142,7 +158,13 @@ describe('REST', () => {
     release();
     const resumed = await request(url, 'POST', '/swarms/slow/p1/resume', {});
     expect(resumed.status).toBe(200);
-    expect(await until('p1 to end', () => status(url, 'slow', 'p1'), (r) => r.status !== 'running')).toEqual({ status: 'completed', result: 'done' });
+    expect(
+      await until(
+        'p1 to end',
+        () => status(url, 'slow', 'p1'),
+        (r) => r.status !== 'running',
+      ),
+    ).toEqual({ status: 'completed', result: 'done' });
   });
 });
 
@@ -150,7 +172,11 @@ describe('Server-Sent Events', () => {
   it('streams a finished swarm: id = seq, event = kind, data = the event; ends after the final event', async () => {
     const { url, rt } = await start();
     await request(url, 'POST', '/swarms/steps', { input: 'x', swarmId: 'f1' });
-    await until('f1 to be completed', () => status(url, 'steps', 'f1'), (r) => r.status === 'completed');
+    await until(
+      'f1 to be completed',
+      () => status(url, 'steps', 'f1'),
+      (r) => r.status === 'completed',
+    );
     const stored = await collect(rt.forSwarm('steps', 'f1').events());
 
     const { events, ended, contentType } = await readSse(`${url}/swarms/steps/f1/events`);
@@ -210,7 +236,11 @@ describe('Server-Sent Events', () => {
   it('a client that disconnects stops its stream; the swarm and the server carry on', async () => {
     const { url } = await start();
     await request(url, 'POST', '/swarms/hitl', { input: 'x', swarmId: 'gone' });
-    await until('gone to be paused', () => status(url, 'hitl', 'gone'), (r) => r.status === 'paused');
+    await until(
+      'gone to be paused',
+      () => status(url, 'hitl', 'gone'),
+      (r) => r.status === 'paused',
+    );
     const controller = new AbortController();
     const res = await fetch(`${url}/swarms/hitl/gone/events`, { signal: controller.signal });
     const reader = res.body!.getReader();
@@ -219,7 +249,13 @@ describe('Server-Sent Events', () => {
     await reader.read().catch(() => undefined);
     const resumed = await request(url, 'POST', '/swarms/hitl/gone/resume', { message: 'ok' });
     expect(resumed.status).toBe(200);
-    expect(await until('gone to end', () => status(url, 'hitl', 'gone'), (r) => r.status !== 'running')).toMatchObject({ status: 'completed' });
+    expect(
+      await until(
+        'gone to end',
+        () => status(url, 'hitl', 'gone'),
+        (r) => r.status !== 'running',
+      ),
+    ).toMatchObject({ status: 'completed' });
   });
 });
 
@@ -294,7 +330,13 @@ describe('safety', () => {
 
     const created = await request(url, 'POST', '/swarms/typed', { input: { city: 'Oslo' } });
     expect(created.status).toBe(201);
-    expect(await until('the typed swarm to end', () => status(url, 'typed', created.body.swarmId), (r) => r.status !== 'running')).toEqual({
+    expect(
+      await until(
+        'the typed swarm to end',
+        () => status(url, 'typed', created.body.swarmId),
+        (r) => r.status !== 'running',
+      ),
+    ).toEqual({
       status: 'completed',
       result: 'planned',
     });

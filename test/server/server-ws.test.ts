@@ -73,7 +73,11 @@ describe('one swarm', () => {
   it('replays after `since`, then streams live events until the final one, then closes with 1000', async () => {
     const { url, ws, rt } = await start();
     await request(url, 'POST', '/swarms/hitl', { input: 'x', swarmId: 'h1' });
-    await until('h1 to be paused', () => status(url, 'hitl', 'h1'), (r) => r.status === 'paused');
+    await until(
+      'h1 to be paused',
+      () => status(url, 'hitl', 'h1'),
+      (r) => r.status === 'paused',
+    );
     const stored = await rt.store.readEvents('h1', 0);
     expect(stored.length).toBeGreaterThan(3);
 
@@ -112,7 +116,11 @@ describe('one swarm', () => {
   it('a finished swarm is replayed and closed; `definitionId` is checked when given', async () => {
     const { url, ws, rt } = await start();
     await request(url, 'POST', '/swarms/ticks', { input: 'go', swarmId: 'done' });
-    await until('done to be completed', () => status(url, 'ticks', 'done'), (r) => r.status === 'completed');
+    await until(
+      'done to be completed',
+      () => status(url, 'ticks', 'done'),
+      (r) => r.status === 'completed',
+    );
     const sub = await open(`${ws}/events?swarmId=done&definitionId=ticks`);
     expect((await sub.closed).code).toBe(1000);
     expect(sub.frames).toEqual(await collect(rt.forSwarm('ticks', 'done').events()));
@@ -125,10 +133,18 @@ describe('every swarm', () => {
     const { url, ws, rt } = await start();
     // A swarm that finished before the subscription: none of its events may appear.
     await request(url, 'POST', '/swarms/ticks', { input: 'old', swarmId: 'old' });
-    await until('old to be completed', () => status(url, 'ticks', 'old'), (r) => r.status === 'completed');
+    await until(
+      'old to be completed',
+      () => status(url, 'ticks', 'old'),
+      (r) => r.status === 'completed',
+    );
     // A swarm waiting since before: only what it does from now on.
     await request(url, 'POST', '/swarms/hitl', { input: 'x', swarmId: 'waiting' });
-    await until('waiting to be paused', () => status(url, 'hitl', 'waiting'), (r) => r.status === 'paused');
+    await until(
+      'waiting to be paused',
+      () => status(url, 'hitl', 'waiting'),
+      (r) => r.status === 'paused',
+    );
     const waitingBefore = (await rt.store.readEvents('waiting', 0)).length;
 
     const sub = await open(`${ws}/events`);
@@ -153,7 +169,11 @@ describe('every swarm', () => {
     await sub.waitFor((f) => f.length === 1);
     await request(url, 'POST', '/swarms/ticks', { input: 'a', swarmId: 'a' });
     await request(url, 'POST', '/swarms/hitl', { input: 'b', swarmId: 'b' });
-    await until('a to be completed', () => status(url, 'ticks', 'a'), (r) => r.status === 'completed');
+    await until(
+      'a to be completed',
+      () => status(url, 'ticks', 'a'),
+      (r) => r.status === 'completed',
+    );
     await sub.waitFor((f) => f.some((x) => isEvent(x) && factOf(x, 'paused') !== undefined));
     expect(new Set(sub.events.map((e) => e.swarmId))).toEqual(new Set(['b']));
     await expect(Subscriber.open(`${ws}/events?definitionId=nope`)).rejects.toMatchObject({ status: 404 });
@@ -164,7 +184,11 @@ describe('slow subscribers', () => {
   it('a subscriber that stops reading overflows and is closed with 1013; the swarm completes unaffected', async () => {
     const { url, ws, rt } = await start();
     await request(url, 'POST', '/swarms/big', { input: 'x', swarmId: 'big1' });
-    await until('big1 to be paused', () => status(url, 'big', 'big1'), (r) => r.status === 'paused');
+    await until(
+      'big1 to be paused',
+      () => status(url, 'big', 'big1'),
+      (r) => r.status === 'paused',
+    );
     const slow = await open(`${ws}/events?swarmId=big1`);
     await slow.waitFor((f) => f.length > 0 && (f.at(-1) as SwarmEvent).kind === 'internal:checkpoint');
     // The client stops reading from its socket: the server's writes back up.
@@ -200,7 +224,11 @@ describe('slow subscribers of every swarm', () => {
   it('one stalled subscriber overflows with its last seqs; another one and the swarm are unaffected', async () => {
     const { url, ws, rt } = await start();
     await request(url, 'POST', '/swarms/big', { input: 'x', swarmId: 'big2' });
-    await until('big2 to be paused', () => status(url, 'big', 'big2'), (r) => r.status === 'paused');
+    await until(
+      'big2 to be paused',
+      () => status(url, 'big', 'big2'),
+      (r) => r.status === 'paused',
+    );
     const stalled = await open(`${ws}/events`);
     const healthy = await open(`${ws}/events`);
     await stalled.waitFor((f) => f.length === 1);
@@ -211,7 +239,7 @@ describe('slow subscribers of every swarm', () => {
     expect(await rt.forSwarm('big', 'big2').wait()).toMatchObject({ status: 'completed' });
     await healthy.waitFor(hasFinal);
     const all = await collect(rt.forSwarm('big', 'big2').events());
-    const paused = (await rt.store.readEvents('big2', 0)).findIndex((e) => factOf(e, 'resumed')) ;
+    const paused = (await rt.store.readEvents('big2', 0)).findIndex((e) => factOf(e, 'resumed'));
     // The healthy subscriber got everything from the resume on, in order.
     expect(healthy.events).toEqual(all.slice(paused));
 

@@ -29,7 +29,11 @@ async function pausedSwarm(): Promise<{ url: string; rt: Runtime; lastSeq: numbe
   served.runtime = createRuntime({ swarms: [hitl], model: queueModel({ hitl: [call('pause', { reason: 'Which day?' }), { text: 'Sunday' }] }) });
   served.server = await serve(served.runtime);
   await request(served.server.url, 'POST', '/swarms/hitl', { input: 'plan', swarmId: 'quiet' });
-  await until('quiet to be paused', () => request(served.server!.url, 'GET', '/swarms/hitl/quiet').then((r) => r.body), (r) => r.status === 'paused');
+  await until(
+    'quiet to be paused',
+    () => request(served.server!.url, 'GET', '/swarms/hitl/quiet').then((r) => r.body),
+    (r) => r.status === 'paused',
+  );
   const lastSeq = (await served.runtime.store.readEvents('quiet', 0)).at(-1)!.seq;
   return { url: served.server.url, rt: served.runtime, lastSeq };
 }
@@ -72,10 +76,18 @@ async function churn(rt: Runtime, total: number, open: () => Promise<() => void>
   for (let done = 0; done < total; done += BATCH) {
     const n = Math.min(BATCH, total - done);
     const drops = await Promise.all(Array.from({ length: n }, open));
-    await until('every subscriber parked', async () => parked(rt, 'quiet'), (p) => p >= n);
+    await until(
+      'every subscriber parked',
+      async () => parked(rt, 'quiet'),
+      (p) => p >= n,
+    );
     for (const drop of drops) drop();
     // Released at once: not at the swarm's next commit, which never comes while it is paused.
-    await until('no reader parked', async () => parked(rt, 'quiet'), (p) => p === 0);
+    await until(
+      'no reader parked',
+      async () => parked(rt, 'quiet'),
+      (p) => p === 0,
+    );
   }
 }
 
@@ -118,7 +130,11 @@ describe('dropped subscribers of a paused swarm', () => {
     const reading = (async () => {
       for await (const e of rt.forSwarm('hitl', 'quiet').events({ since: lastSeq - 1, signal: controller.signal })) seen.push(e.seq);
     })();
-    await until('one reader parked', async () => parked(rt, 'quiet'), (p) => p === 1);
+    await until(
+      'one reader parked',
+      async () => parked(rt, 'quiet'),
+      (p) => p === 1,
+    );
     controller.abort();
     await reading;
     expect(seen).toEqual([lastSeq]);

@@ -56,7 +56,10 @@ async function seed(swarms: { echo?: string[]; asker?: string[] }): Promise<void
 async function restart(): Promise<{ base: string; rt: Runtime }> {
   const store = sqliteStore(dbPath);
   const rt = createRuntime({ swarms: [echo, asker], model: noModel, store });
-  cleanups.push(() => store.close(), () => rt.close());
+  cleanups.push(
+    () => store.close(),
+    () => rt.close(),
+  );
   await rt.start();
   const server = await serve(rt);
   cleanups.push(() => server.close());

@@ -19,7 +19,6 @@ const file = sqliteFilePerTest('xswarm-pipeline-');
 /** The end of the current event-loop turn: what queued in it has been posted. */
 const endOfTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-
 /** A batch posted to the held writer, answered when the test calls `answer` or `fail`. */
 interface Posted {
   /** `swarmId@revision` of each commit, in order. */
@@ -46,9 +45,7 @@ function held() {
     write(batch) {
       const ids = batch.map(name);
       log.push(`post ${ids.join(',')}`);
-      return new Promise((resolve, reject) =>
-        posted.push({ ids, answer: (failures = batch.map(() => undefined)) => resolve(failures), fail: reject }),
-      );
+      return new Promise((resolve, reject) => posted.push({ ids, answer: (failures = batch.map(() => undefined)) => resolve(failures), fail: reject }));
     },
     async close() {
       log.push('writer closed');

@@ -210,7 +210,11 @@ describe('group commit under kill -9', () => {
 
   /** The child's last logged store counters, if it logged any yet. */
   function lastStats(file: string): SqliteStoreStats | undefined {
-    const line = existsSync(file) ? readFileSync(file, 'utf8').split('\n').findLast((l) => l.startsWith('stats ') && l.endsWith('}')) : undefined;
+    const line = existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .split('\n')
+          .findLast((l) => l.startsWith('stats ') && l.endsWith('}'))
+      : undefined;
     return line ? (JSON.parse(line.slice('stats '.length)) as SqliteStoreStats) : undefined;
   }
 

@@ -150,7 +150,9 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       const store = await open();
       await store.commit(step('s1', 1, 1, 1));
       await store.commit(step('s1', 2, 2, 2));
-      const error = await Promise.resolve(store.commit({ swarmId: 's1', events: [], record: record('s1', 2, 2, { status: 'paused' }), lease: { owner: 'A', until: Date.now() + 1000 } })).catch((e: unknown) => e);
+      const error = await Promise.resolve(
+        store.commit({ swarmId: 's1', events: [], record: record('s1', 2, 2, { status: 'paused' }), lease: { owner: 'A', until: Date.now() + 1000 } }),
+      ).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RevisionConflictError);
       expect(error).toMatchObject({ swarmId: 's1', expected: 1, actual: 2 });
       expect((await store.load('s1'))?.status).toBe('running');
@@ -273,7 +275,10 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
     it('prune deletes only finished records older than the cutoff, with their events and messages', async () => {
       const store = await open();
       const at = (t: number) => ({ updatedAt: t });
-      await store.commit({ ...step('old-done', 1, 1, 3, 'A', { status: 'completed', ...at(1000) }), messages: [{ list: '', from: 0, items: [{ role: 'user', content: 'hi' }] }] });
+      await store.commit({
+        ...step('old-done', 1, 1, 3, 'A', { status: 'completed', ...at(1000) }),
+        messages: [{ list: '', from: 0, items: [{ role: 'user', content: 'hi' }] }],
+      });
       await store.commit(step('old-failed', 1, 1, 2, 'A', { status: 'failed', ...at(1500) }));
       await store.commit(step('old-running', 1, 1, 2, 'A', { status: 'running', ...at(1000) }));
       await store.commit(step('new-done', 1, 1, 2, 'A', { status: 'stopped', ...at(3000) }));
@@ -354,9 +359,19 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       const snap = (n: number, k = 0) => ({ context: { messages: ref('', n) }, children: k ? { x: { snapshot: { context: { messages: ref('x', k) } } } } : {} });
       await store.commit({ ...step('s1', 1, 1, 1), record: { ...record('s1', 1, 1), snapshot: snap(3) }, messages: [{ list: '', from: 0, items: list(3) }] });
       expect(await api.count('STREAM.PURGE')).toBe(0);
-      await store.commit({ ...step('s1', 2, 2, 2), record: { ...record('s1', 2, 2), snapshot: snap(2, 2) }, messages: [{ list: '', from: 0, items: list(2, 'r') }, { list: 'x', from: 0, items: list(2, 'x') }] });
+      await store.commit({
+        ...step('s1', 2, 2, 2),
+        record: { ...record('s1', 2, 2), snapshot: snap(2, 2) },
+        messages: [
+          { list: '', from: 0, items: list(2, 'r') },
+          { list: 'x', from: 0, items: list(2, 'x') },
+        ],
+      });
       expect(await api.count('STREAM.PURGE')).toBe(1);
-      expect((await (await open()).load('s1'))?.snapshot).toEqual({ context: { messages: list(2, 'r') }, children: { x: { snapshot: { context: { messages: list(2, 'x') } } } } });
+      expect((await (await open()).load('s1'))?.snapshot).toEqual({
+        context: { messages: list(2, 'r') },
+        children: { x: { snapshot: { context: { messages: list(2, 'x') } } } },
+      });
     });
   });
 
@@ -417,9 +432,20 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
         ],
       });
       const b = await open();
-      expect((await b.load('s1'))?.snapshot).toEqual({ ...snap(200, 3), context: { messages: all }, children: { a1: { snapshot: { context: { messages: all.slice(0, 3) } } } } });
+      expect((await b.load('s1'))?.snapshot).toEqual({
+        ...snap(200, 3),
+        context: { messages: all },
+        children: { a1: { snapshot: { context: { messages: all.slice(0, 3) } } } },
+      });
       // A rewrite replaces the list; a deletion removes it.
-      await a.commit({ ...step('s1', 3, 3, 3), record: { ...record('s1', 3, 3), snapshot: snap(2) }, messages: [{ list: '', from: 0, items: [msg(7), msg(8)] }, { list: '/a1', from: 0, items: [] }] });
+      await a.commit({
+        ...step('s1', 3, 3, 3),
+        record: { ...record('s1', 3, 3), snapshot: snap(2) },
+        messages: [
+          { list: '', from: 0, items: [msg(7), msg(8)] },
+          { list: '/a1', from: 0, items: [] },
+        ],
+      });
       expect((await b.load('s1'))?.snapshot).toEqual({ ...snap(2), context: { messages: [msg(7), msg(8)] } });
     });
   });
@@ -455,7 +481,11 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
 
     it('a commit whose KV write landed but whose publishes were lost: readers merge its outbox, claim republishes it once', async () => {
       const a = await open();
-      await a.commit({ ...step('s1', 1, 1, 2), record: { ...record('s1', 1, 2), snapshot: { context: { messages: { xswarm$messages: '', length: 2 } } } }, messages: [{ list: '', from: 0, items: ['m0', 'm1'] }] });
+      await a.commit({
+        ...step('s1', 1, 1, 2),
+        record: { ...record('s1', 1, 2), snapshot: { context: { messages: { xswarm$messages: '', length: 2 } } } },
+        messages: [{ list: '', from: 0, items: ['m0', 'm1'] }],
+      });
       await a.close();
       // A writer died between its KV update (revision 2: events 3..5, an appended message) and the publishes.
       const { kv, eventCount } = await raw();
@@ -529,7 +559,11 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       await server.kill();
       const error = await impatient.commit(step('s2', 1, 1, 1)).catch((e: unknown) => e);
       await server.start();
-      expect(error).toMatchObject({ name: 'SwarmError', code: 'unavailable', message: expect.stringMatching(/^Commit of swarm "s2": NATS has been unreachable for 1 s/) });
+      expect(error).toMatchObject({
+        name: 'SwarmError',
+        code: 'unavailable',
+        message: expect.stringMatching(/^Commit of swarm "s2": NATS has been unreachable for 1 s/),
+      });
     }, 20_000);
 
     it('a server restart with commits in flight: every commit resolves once it is back, and each event is stored once', async () => {
@@ -648,9 +682,13 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
 
       const storeC = await open();
       expect(await storeC.readEvents('doc', 0)).toEqual(events);
-      const c = runtime({ swarms: [reader], model: scriptedModel(async () => {
-        throw new Error('replay must not call the model');
-      }, 'none'), store: storeC });
+      const c = runtime({
+        swarms: [reader],
+        model: scriptedModel(async () => {
+          throw new Error('replay must not call the model');
+        }, 'none'),
+        store: storeC,
+      });
       expect(await collect(c.replay('doc'))).toEqual(events);
     }, 30_000);
   });

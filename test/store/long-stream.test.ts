@@ -69,7 +69,12 @@ async function writeLongSwarm(store: SwarmStore): Promise<void> {
     const to = Math.min(TOTAL, from + CHUNK - 1);
     const events: SwarmEvent[] = [];
     for (let s = from; s <= to; s++) events.push(event(s));
-    await store.commit({ swarmId: SWARM, events, record: record(++revision, to, to === TOTAL ? 'completed' : 'running'), lease: { owner: 'writer', until: Date.now() + 60_000 } });
+    await store.commit({
+      swarmId: SWARM,
+      events,
+      record: record(++revision, to, to === TOTAL ? 'completed' : 'running'),
+      lease: { owner: 'writer', until: Date.now() + 60_000 },
+    });
   }
 }
 

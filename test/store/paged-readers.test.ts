@@ -14,7 +14,18 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { taskFromEvents } from '../../src/a2a/mapping.js';
 import { eventsCommand } from '../../src/cli/events.js';
-import { CorruptEventError, createRuntime, defineSwarm, handoff, type Runtime, scriptedModel, sqliteStore, type SwarmEvent, type SwarmStore, tool } from '../../src/index.js';
+import {
+  CorruptEventError,
+  createRuntime,
+  defineSwarm,
+  handoff,
+  type Runtime,
+  scriptedModel,
+  sqliteStore,
+  type SwarmEvent,
+  type SwarmStore,
+  tool,
+} from '../../src/index.js';
 import { serve, type SwarmServer } from '../../src/server/index.js';
 import { PAGE_SIZE } from '../../src/store/pages.js';
 import { sdkClient } from '../support/a2a-peers.js';
@@ -171,7 +182,14 @@ describe('a stream of a few thousand stored events', () => {
       });
       try {
         const outcome = await eventsCommand([...args, '--db', db, '--json']).catch((e: unknown) => e);
-        return { outcome, events: printed.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as SwarmEvent) };
+        return {
+          outcome,
+          events: printed
+            .join('')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as SwarmEvent),
+        };
       } finally {
         write.mockRestore();
       }
@@ -216,13 +234,20 @@ describe('a stream of a few thousand stored events', () => {
     // a human; each answers from what its conversation holds, so a restarted runtime goes on.
     const delegating = scriptedModel((req) => {
       const results = req.messages.filter((m) => m.role === 'tool').length;
-      if (req.agentId === 'helper') return results === 0 ? { toolCalls: [{ id: 'p1', name: 'pause', arguments: JSON.stringify({ reason: 'Which day?' }) }] } : { text: 'Monday it is' };
+      if (req.agentId === 'helper')
+        return results === 0 ? { toolCalls: [{ id: 'p1', name: 'pause', arguments: JSON.stringify({ reason: 'Which day?' }) }] } : { text: 'Monday it is' };
       if (results < ROUNDS * WIDTH) return model.call(req);
-      return results === ROUNDS * WIDTH ? { toolCalls: [{ id: 'h1', name: 'handoff_to_helper', arguments: JSON.stringify({ request: 'Ask the day.' }) }] } : { text: 'delegated' };
+      return results === ROUNDS * WIDTH
+        ? { toolCalls: [{ id: 'h1', name: 'handoff_to_helper', arguments: JSON.stringify({ request: 'Ask the day.' }) }] }
+        : { text: 'delegated' };
     });
     const file = join(dir, 'child.db');
     const lifecycles = (events: SwarmEvent[]) =>
-      events.flatMap((e) => (e.kind === 'status-update' && e.metadata.type === 'child-swarm' ? [{ lifecycle: e.metadata.lifecycle, childSeq: e.metadata.childSeq, child: e.metadata.childSwarmId }] : []));
+      events.flatMap((e) =>
+        e.kind === 'status-update' && e.metadata.type === 'child-swarm'
+          ? [{ lifecycle: e.metadata.lifecycle, childSeq: e.metadata.childSeq, child: e.metadata.childSwarmId }]
+          : [],
+      );
 
     const before = sqliteStore(file);
     const first = createRuntime({ swarms: [boss, helper], model: delegating, store: before });

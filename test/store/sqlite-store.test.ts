@@ -5,12 +5,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import {
-  LeaseLostError,
-  RevisionConflictError,
-  type SwarmStatus,
-  sqliteStore,
-} from '../../src/index.js';
+import { LeaseLostError, RevisionConflictError, type SwarmStatus, sqliteStore } from '../../src/index.js';
 import { sqliteFilePerTest } from '../support/sqlite-file.js';
 import { event, expectNotHeldByFilter, record, step } from '../support/store-fixtures.js';
 
@@ -318,12 +313,29 @@ describe('layout', () => {
       CREATE TABLE events (swarm_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (swarm_id, seq)) WITHOUT ROWID;
       CREATE TABLE messages (swarm_id TEXT NOT NULL, list TEXT NOT NULL, idx INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (swarm_id, list, idx)) WITHOUT ROWID;
     `);
-    const messages = [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }];
+    const messages = [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+    ];
     const running = record('run', 3, 4, { snapshot: { status: 'active', value: 'thinking', context: { messages: { xswarm$messages: '', length: 3 } }, children: {} } });
     const done = record('done', 1, 2, { status: 'completed' });
     const insert = v1.prepare(`INSERT INTO swarms VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     for (const r of [running, done]) {
-      insert.run(r.swarmId, r.definitionId, r.definitionVersion, r.machineVersion, r.status, r.revision, JSON.stringify(r.snapshot), JSON.stringify(r.result), r.lastSeq, r.updatedAt, 'A', 0);
+      insert.run(
+        r.swarmId,
+        r.definitionId,
+        r.definitionVersion,
+        r.machineVersion,
+        r.status,
+        r.revision,
+        JSON.stringify(r.snapshot),
+        JSON.stringify(r.result),
+        r.lastSeq,
+        r.updatedAt,
+        'A',
+        0,
+      );
       for (let seq = 1; seq <= r.lastSeq; seq++) v1.prepare(`INSERT INTO events VALUES (?, ?, ?)`).run(r.swarmId, seq, JSON.stringify(event(r.swarmId, seq)));
     }
     v1.prepare(`UPDATE events SET body = 'garbage' WHERE swarm_id = 'done' AND seq = 2`).run();
@@ -336,7 +348,10 @@ describe('layout', () => {
     expect(await store.readEvents('run', 0)).toEqual([1, 2, 3, 4].map((seq) => event('run', seq)));
     // A row that could not be read before cannot be read now, at the same seq.
     await expect(store.readEvents('done', 0)).rejects.toMatchObject({ name: 'SwarmError', code: 'corrupt', swarmId: 'done', seq: 2 });
-    expect((await store.list()).map((r) => [r.swarmId, r.status])).toEqual([['run', 'running'], ['done', 'completed']]);
+    expect((await store.list()).map((r) => [r.swarmId, r.status])).toEqual([
+      ['run', 'running'],
+      ['done', 'completed'],
+    ]);
     // The migrated swarm goes on: its next step appends to its list and its events.
     await store.commit({ ...step('run', 4, 5, 5), messages: [{ list: '', from: 3, items: [{ role: 'user', content: 'more' }] }] });
     const next = (await store.load('run'))!.snapshot;
@@ -349,7 +364,9 @@ describe('layout', () => {
 
   it('a version 2 file (the same tables, configs held in snapshots) has its version raised on open and reads as before', async () => {
     const first = open();
-    const inline = record('s1', 1, 1, { snapshot: { status: 'active', value: 'thinking', context: { config: { instructions: 'be brief' }, messages: [] }, children: {} } });
+    const inline = record('s1', 1, 1, {
+      snapshot: { status: 'active', value: 'thinking', context: { config: { instructions: 'be brief' }, messages: [] }, children: {} },
+    });
     await first.commit({ swarmId: 's1', events: [event('s1', 1)], record: inline });
     await first.close();
     const v2 = new Database(file.path);

@@ -15,7 +15,10 @@ import { assembleSnapshot, CONFIG_LIST, MessageLists, type MessageWrite } from '
 import { sqliteStore } from '../../src/store/sqlite/store.js';
 import type { Commit } from '../../src/store/types.js';
 
-type Snap = { context: { config: { tools: unknown[]; handoffs: unknown[] }; messages: unknown[] }; children: Record<string, { snapshot: { input: Record<string, unknown> } }> };
+type Snap = {
+  context: { config: { tools: unknown[]; handoffs: unknown[] }; messages: unknown[] };
+  children: Record<string, { snapshot: { input: Record<string, unknown> } }>;
+};
 
 /** Applies `writes` to `lists` as a store does. */
 function apply(lists: Map<string, unknown[]>, writes: readonly MessageWrite[]): void {
@@ -46,7 +49,10 @@ describe('the stored config', () => {
     apply(lists, first.writes);
     const stored = JSON.parse(JSON.stringify(first.snapshot)) as Snap;
     expect(stored.context.config).toEqual({ xswarm$value: CONFIG_LIST });
-    expect(stored.children.model!.snapshot.input).toMatchObject({ tools: { xswarm$value: CONFIG_LIST, at: 'tools' }, handoffs: { xswarm$value: CONFIG_LIST, at: 'handoffs' } });
+    expect(stored.children.model!.snapshot.input).toMatchObject({
+      tools: { xswarm$value: CONFIG_LIST, at: 'tools' },
+      handoffs: { xswarm$value: CONFIG_LIST, at: 'handoffs' },
+    });
 
     const m2 = [...m1, { role: 'user', content: 'y' }];
     const second = writer.split(snapshot(cfg, m2));

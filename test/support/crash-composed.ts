@@ -123,18 +123,7 @@ export function composedRespond(req: ModelRequest): ModelResponse {
 }
 
 /** The model calls a full run makes, in order. */
-export const COMPOSED_CALLS = [
-  'trip#0',
-  'scout#0',
-  'scout#1',
-  'trip#1',
-  'booking#0',
-  'clerk#0',
-  'clerk#1',
-  'booking#1',
-  'booking#2',
-  'trip#2',
-];
+export const COMPOSED_CALLS = ['trip#0', 'scout#0', 'scout#1', 'trip#1', 'booking#0', 'clerk#0', 'clerk#1', 'booking#1', 'booking#2', 'trip#2'];
 
 /** The composed workload's model; every call is recorded in `requests`. */
 export function composedModel(): Model & { requests: ModelRequest[] } {
@@ -156,9 +145,7 @@ export interface CommitEntry {
 
 /** A commit as one JSON line: events by kind, checkpoint step or status-update type. */
 export function commitLine(c: Commit): string {
-  const events = c.events.map((e) =>
-    e.kind === 'internal:checkpoint' ? `checkpoint:${e.step}` : e.kind === 'status-update' ? `status:${e.metadata.type}` : e.kind,
-  );
+  const events = c.events.map((e) => (e.kind === 'internal:checkpoint' ? `checkpoint:${e.step}` : e.kind === 'status-update' ? `status:${e.metadata.type}` : e.kind));
   return JSON.stringify({ swarmId: c.swarmId, step: c.record !== undefined, events } satisfies CommitEntry);
 }
 

@@ -190,11 +190,7 @@ export interface StoredSwarm {
  * and their replays (through a runtime whose model refuses every call, so `modelCalls` must stay
  * 0), plus the swarms still unfinished and every swarm listed.
  */
-export async function readBack(
-  db: string,
-  definitions: { swarms: SwarmDefinition<any, any>[]; agents: AgentDefinition[] },
-  ids: readonly string[],
-) {
+export async function readBack(db: string, definitions: { swarms: SwarmDefinition<any, any>[]; agents: AgentDefinition[] }, ids: readonly string[]) {
   const store = sqliteStore(db);
   const model = forbiddenModel();
   const runtime = createRuntime({ ...definitions, model, store });

@@ -196,9 +196,7 @@ function completion(body: ChatCompletionRequestBody, reply: CompletionReply) {
           role: 'assistant',
           content: toolCalls.length > 0 && !textOf(reply) ? null : textOf(reply),
           refusal: null,
-          ...(toolCalls.length > 0
-            ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
-            : {}),
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
         },
         finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
         logprobs: null,
@@ -222,9 +220,7 @@ async function writeStream(res: ServerResponse, body: ChatCompletionRequestBody,
   const toolCalls = reply.toolCalls ?? [];
   const events: object[] = [chunk({ role: 'assistant', content: '' })];
   for (const text of reply.chunks ?? (reply.text ? [reply.text] : [])) events.push(chunk({ content: text }));
-  toolCalls.forEach((c, index) =>
-    events.push(chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] })),
-  );
+  toolCalls.forEach((c, index) => events.push(chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] })));
   const pieces = toolCalls.map((c) => split(c.arguments));
   for (let round = 0; round < Math.max(0, ...pieces.map((p) => p.length)); round++) {
     pieces.forEach((p, index) => {

@@ -49,9 +49,7 @@ export function recordingStore(base: SwarmStore, options: RecordingOptions = {})
       seqs: c.events.map((e) => e.seq),
       kinds: c.events.map((e) => e.kind),
       events: c.events,
-      ...(c.record
-        ? { record: { revision: c.record.revision, lastSeq: c.record.lastSeq, status: c.record.status, snapshot: c.record.snapshot !== undefined } }
-        : {}),
+      ...(c.record ? { record: { revision: c.record.revision, lastSeq: c.record.lastSeq, status: c.record.status, snapshot: c.record.snapshot !== undefined } } : {}),
     });
   };
 
@@ -89,8 +87,7 @@ export function recordingStore(base: SwarmStore, options: RecordingOptions = {})
     /** How many commit attempts were made (failed ones and retries included). */
     attempts: () => attempts,
     /** Whether `swarmId` (any swarm when omitted) has a commit that is not durable yet. */
-    pending: (swarmId?: string) =>
-      swarmId === undefined ? [...unsettled.values()].some((s) => s.size > 0) : (unsettled.get(swarmId)?.size ?? 0) > 0,
+    pending: (swarmId?: string) => (swarmId === undefined ? [...unsettled.values()].some((s) => s.size > 0) : (unsettled.get(swarmId)?.size ?? 0) > 0),
     /** Call ids named by events of commits not durable yet (tool calls, handoffs, their results), in any swarm. */
     pendingCallIds: () => {
       const ids = new Set<string>();

@@ -35,10 +35,7 @@ export function record(swarmId: string, revision: number, lastSeq: number, over:
     status,
     revision,
     snapshot: { status: 'active', value: { running: 'thinking' }, context: { turn: revision }, children: {} },
-    result:
-      status === 'completed'
-        ? { status: 'completed', result: `done ${swarmId}` }
-        : { status: 'running', currentTurn: revision, maxTurns: 10 },
+    result: status === 'completed' ? { status: 'completed', result: `done ${swarmId}` } : { status: 'running', currentTurn: revision, maxTurns: 10 },
     lastSeq,
     updatedAt: T0 + revision,
     ...over,

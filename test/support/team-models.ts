@@ -160,15 +160,15 @@ export const workerModel = fromTransition<WorkerModel, WorkerModelEvent, never, 
 /** The worker model's first state. */
 export function initialWorkerModel(): WorkerModel {
   return {
-  value: 'init',
-  assigned: 0,
-  held: null,
-  completed: 0,
-  failed: 0,
-  totalMs: 0,
-  beats: 0,
-  batches: [],
-  stopReason: null,
+    value: 'init',
+    assigned: 0,
+    held: null,
+    completed: 0,
+    failed: 0,
+    totalMs: 0,
+    beats: 0,
+    batches: [],
+    stopReason: null,
   };
 }
 
@@ -396,7 +396,15 @@ export function leaderEventFor(s: LeaderModel, e: LeaderModelEvent): import('../
     case 'IDLE_GHOST':
       return { type: 'WORKER_IDLE', at, workerId: 'ghost' };
     case 'DONE':
-      return { type: 'TASK_COMPLETED', at, workerId: w!.workerId, taskId: w!.taskId!, attemptKey: w!.attemptKey!, result: taskResult(w!.taskId!), durationMs: taskMs(w!.taskId!) };
+      return {
+        type: 'TASK_COMPLETED',
+        at,
+        workerId: w!.workerId,
+        taskId: w!.taskId!,
+        attemptKey: w!.attemptKey!,
+        result: taskResult(w!.taskId!),
+        durationMs: taskMs(w!.taskId!),
+      };
     case 'FAIL':
       return {
         type: 'TASK_FAILED',

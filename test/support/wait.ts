@@ -28,12 +28,7 @@ export interface WaitOptions {
  */
 export function until<T>(what: string, read: () => T | Promise<T>, options?: WaitOptions): Promise<T>;
 export function until<T>(what: string, read: () => T | Promise<T>, ok: (value: T) => boolean, options?: WaitOptions): Promise<T>;
-export async function until<T>(
-  what: string,
-  read: () => T | Promise<T>,
-  okOrOptions?: ((value: T) => boolean) | WaitOptions,
-  maybeOptions?: WaitOptions,
-): Promise<T> {
+export async function until<T>(what: string, read: () => T | Promise<T>, okOrOptions?: ((value: T) => boolean) | WaitOptions, maybeOptions?: WaitOptions): Promise<T> {
   const ok = typeof okOrOptions === 'function' ? okOrOptions : undefined;
   const { timeout = 5_000, interval = 10 } = (typeof okOrOptions === 'function' ? maybeOptions : okOrOptions) ?? {};
   // Made here, so that its stack points at the test that waited.

@@ -43,7 +43,10 @@ describe('team durability', () => {
     // One swarm per task, the first attempt's: the attempt in flight was re-attached, not redone.
     expect(out.swarms.map((s) => s.id).sort()).toEqual(['crashers:dashboard:1', 'crashers:endpoints:1', 'crashers:login:1', 'crashers:schema:1']);
     expect(out.swarms.every((s) => s.status === 'completed')).toBe(true);
-    const ends = readFileSync(log, 'utf8').trim().split('\n').filter((l) => l.startsWith('end '));
+    const ends = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('end '));
     expect(ends.sort()).toEqual(['end crashers:dashboard:1', 'end crashers:endpoints:1', 'end crashers:login:1', 'end crashers:schema:1']);
     // The stream continued across the crash: one ordered stream, each task completed once.
     expect(out.seqs).toEqual(out.seqs.map((_, i) => i + 1));
@@ -62,7 +65,11 @@ describe('team durability', () => {
     const team = defineTeam({ id: 'closers', workers: [{ type: 'any', swarm: worker }] });
     let store = sqliteStore(db);
     let runtime = createRuntime({ model: slow, store, teams: [team], owner: 'one' });
-    const tasks = [{ id: 'a', subject: 'a' }, { id: 'b', subject: 'b', dependencies: ['a'] }, { id: 'c', subject: 'c', dependencies: ['b'] }];
+    const tasks = [
+      { id: 'a', subject: 'a' },
+      { id: 'b', subject: 'b', dependencies: ['a'] },
+      { id: 'c', subject: 'c', dependencies: ['b'] },
+    ];
     await runtime.forTeam(team).run(tasks);
     await sleep(100);
     await runtime.close();
@@ -77,7 +84,10 @@ describe('team durability', () => {
     expect(summary.counts.completed).toBe(3);
     expect(client.board().tasks.map((t) => t.attempts)).toEqual([1, 1, 1]);
     expect(client.metrics().workers[0]!.completed).toBeGreaterThanOrEqual(1);
-    const swarms = (await runtime.list()).filter((s) => !s.definitionId.startsWith('xswarm.team.')).map((s) => s.swarmId).sort();
+    const swarms = (await runtime.list())
+      .filter((s) => !s.definitionId.startsWith('xswarm.team.'))
+      .map((s) => s.swarmId)
+      .sort();
     expect(swarms).toEqual(['closers:a:1', 'closers:b:1', 'closers:c:1']);
     await runtime.close();
     await store.close();

@@ -37,7 +37,12 @@ describe('team inbox: messages', () => {
     inbox.write(as('w1'), 'lead', 'idle_notification', { workerId: 'w1' });
     const { messages } = inbox.read(as('lead'));
     expect(messages.map((message) => message.type)).toEqual([...INBOX_MESSAGE_TYPES, 'task_completed', 'help_request', 'idle_notification']);
-    expect(messages.map((message) => message.payload)).toEqual([...INBOX_MESSAGE_TYPES.map((type) => VALID[type]), { taskId: 't2' }, { question: 'Anyone?' }, { workerId: 'w1' }]);
+    expect(messages.map((message) => message.payload)).toEqual([
+      ...INBOX_MESSAGE_TYPES.map((type) => VALID[type]),
+      { taskId: 't2' },
+      { question: 'Anyone?' },
+      { workerId: 'w1' },
+    ]);
   });
 
   it.each([
@@ -132,7 +137,9 @@ describe('team inbox: membership and isolation', () => {
     expect(teamError(() => a.inbox.read({ teamId: 'A', id: 'b7' }), 'not-a-member').message).toBe('b7 is not a member of team A');
     teamError(() => a.inbox.write({ teamId: 'A', id: 'b7' }, 'w1', 'help_request', { question: 'x' }), 'not-a-member');
     // Nor can a member of A write to someone who is not in A.
-    expect(teamError(() => a.inbox.write(a.as('lead'), 'b7', 'help_request', { question: 'x' }), 'not-a-member').message).toBe('cannot write to b7: not a member of team A');
+    expect(teamError(() => a.inbox.write(a.as('lead'), 'b7', 'help_request', { question: 'x' }), 'not-a-member').message).toBe(
+      'cannot write to b7: not a member of team A',
+    );
 
     // Nothing leaked either way: B's w1 sees none of A's messages, A got nothing from B.
     expect(b.inbox.read(b.as('w1')).messages).toEqual([]);

@@ -113,7 +113,7 @@ describe.skipIf(natsServerMissing)('team workers in other processes over NATS', 
     await exited(workers[1 - dead]!);
   }, 40_000);
 
-  it("a worker process killed mid-task: its attempt is taken over and finished by the other process, nothing released", async () => {
+  it('a worker process killed mid-task: its attempt is taken over and finished by the other process, nothing released', async () => {
     // Killed at b's second model call: its tool step (the side effect) is durable by then.
     const workers = [node('worker', [], { KILL_AT: 'b:2' }), node('worker', [], { KILL_AT: 'b:2' })];
     const pids = await Promise.all(workers.map(ready));

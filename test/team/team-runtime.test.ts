@@ -73,8 +73,7 @@ function teamModel(delayMs = 15, behave: (task: string, attempt: number) => 'ok'
 }
 
 const facts = (events: readonly TeamEvent[]) => events.map((e) => e.metadata);
-const ofType = <T extends TeamFact['type']>(events: readonly TeamEvent[], type: T) =>
-  facts(events).filter((f): f is Extract<TeamFact, { type: T }> => f.type === type);
+const ofType = <T extends TeamFact['type']>(events: readonly TeamEvent[], type: T) => facts(events).filter((f): f is Extract<TeamFact, { type: T }> => f.type === type);
 
 const board = [
   { id: 'schema', subject: 'schema', metadata: { type: 'api', complexity: 2 } },
@@ -86,7 +85,13 @@ const board = [
 describe('team runtime', () => {
   it('runs a board with dependencies in dependency order with two worker types', async () => {
     const { model, trace } = teamModel(20);
-    const team = defineTeam({ id: 'builders', workers: [{ type: 'api', swarm: api }, { type: 'frontend', swarm: frontend, specialty: 'React pages' }] });
+    const team = defineTeam({
+      id: 'builders',
+      workers: [
+        { type: 'api', swarm: api },
+        { type: 'frontend', swarm: frontend, specialty: 'React pages' },
+      ],
+    });
     runtime = createRuntime({ model, teams: [team] });
     const client = runtime.forTeam(team);
     await client.run(board);
@@ -103,7 +108,12 @@ describe('team runtime', () => {
     const events = await collect(client.events());
     const claimed = ofType(events, 'team-task-claimed');
     expect(claimed.map((c) => [c.taskId, c.workerId])).toEqual(
-      expect.arrayContaining([['schema', 'api-1'], ['endpoints', 'api-1'], ['login-page', 'frontend-1'], ['dashboard', 'frontend-1']]),
+      expect.arrayContaining([
+        ['schema', 'api-1'],
+        ['endpoints', 'api-1'],
+        ['login-page', 'frontend-1'],
+        ['dashboard', 'frontend-1'],
+      ]),
     );
     // A fresh swarm per task, named by the attempt key.
     const swarms = (await runtime.list()).filter((s) => !s.definitionId.startsWith('xswarm.team.'));
@@ -117,15 +127,23 @@ describe('team runtime', () => {
     expect(metrics.averageBatchMs).toBeGreaterThan(0);
     expect(metrics.messages).toBeGreaterThan(0);
     expect(metrics.durationMs).toBeGreaterThanOrEqual(60);
-    expect(metrics.workers.map((w) => [w.workerId, w.completed, w.failed])).toEqual([['api-1', 2, 0], ['frontend-1', 2, 0]]);
+    expect(metrics.workers.map((w) => [w.workerId, w.completed, w.failed])).toEqual([
+      ['api-1', 2, 0],
+      ['frontend-1', 2, 0],
+    ]);
     expect(metrics.workers.every((w) => w.avgDurationMs > 0)).toBe(true);
     expect(metrics.startedAt).not.toBeNull();
     expect(metrics.endedAt).toBeGreaterThanOrEqual(metrics.startedAt!);
     // The inbox holds what the workers told the leader and the shutdown handshake.
     expect(client.inbox().stats().byType).toMatchObject({ task_completed: 4, shutdown_request: 2, shutdown_approved: 2 });
-    expect(client.inbox().read('leader').messages.filter((m) => m.type === 'task_completed').map((m) => m.payload.taskId).sort()).toEqual(
-      ['dashboard', 'endpoints', 'login-page', 'schema'],
-    );
+    expect(
+      client
+        .inbox()
+        .read('leader')
+        .messages.filter((m) => m.type === 'task_completed')
+        .map((m) => m.payload.taskId)
+        .sort(),
+    ).toEqual(['dashboard', 'endpoints', 'login-page', 'schema']);
   });
 
   it('measures the speedup against the same board with one worker', async () => {
@@ -149,7 +167,13 @@ describe('team runtime', () => {
 
   it('pauses the team when a task fails 3 times; resume retries it, or skips it and the run stalls', async () => {
     const { model } = teamModel(5, (task, attempt) => (task === 'schema' && attempt <= 3 ? 'fail' : 'ok'));
-    const team = defineTeam({ id: 'flaky', workers: [{ type: 'api', swarm: api }, { type: 'frontend', swarm: frontend }] });
+    const team = defineTeam({
+      id: 'flaky',
+      workers: [
+        { type: 'api', swarm: api },
+        { type: 'frontend', swarm: frontend },
+      ],
+    });
     runtime = createRuntime({ model, teams: [team] });
     const client = runtime.forTeam(team);
     await client.run(board);
@@ -192,7 +216,10 @@ describe('team runtime', () => {
     const team = defineTeam({ id: 'stalls', workers: [{ type: 'any', swarm: api }], limits: { workerTimeoutMs: 150 } });
     runtime = createRuntime({ model, teams: [team] });
     const client = runtime.forTeam(team);
-    await client.run([{ id: 'slow', subject: 'slow' }, { id: 'after', subject: 'after', dependencies: ['slow'] }]);
+    await client.run([
+      { id: 'slow', subject: 'slow' },
+      { id: 'after', subject: 'after', dependencies: ['slow'] },
+    ]);
     const summary = await client.wait();
     expect(summary.status).toBe('completed');
     const events = await collect(client.events());
@@ -219,8 +246,16 @@ describe('team runtime', () => {
     const other = defineTeam({ id: 'other', workers: [{ type: 'a', swarm: api }], limits: { maxTeams: 1 } });
     runtime = createRuntime({ model, teams: [small, other] });
     const client = runtime.forTeam(small);
-    await expect(client.run([{ subject: 'a' }, { subject: 'b' }, { subject: 'c' }])).rejects.toMatchObject({ code: 'limit', message: expect.stringContaining('maxTasksPerBoard') });
-    await expect(client.run([{ id: 'a', subject: 'a', dependencies: ['b'] }, { id: 'b', subject: 'b', dependencies: ['a'] }])).rejects.toMatchObject({ code: 'cycle' });
+    await expect(client.run([{ subject: 'a' }, { subject: 'b' }, { subject: 'c' }])).rejects.toMatchObject({
+      code: 'limit',
+      message: expect.stringContaining('maxTasksPerBoard'),
+    });
+    await expect(
+      client.run([
+        { id: 'a', subject: 'a', dependencies: ['b'] },
+        { id: 'b', subject: 'b', dependencies: ['a'] },
+      ]),
+    ).rejects.toMatchObject({ code: 'cycle' });
     expect(client.board().counts.total).toBe(0);
 
     await client.run([{ id: 'one', subject: 'one' }]);
@@ -237,7 +272,13 @@ describe('team runtime', () => {
 
   it('streams ordered, replayable events in A2A form', async () => {
     const { model } = teamModel(10);
-    const team = defineTeam({ id: 'stream', workers: [{ type: 'api', swarm: api }, { type: 'frontend', swarm: frontend }] });
+    const team = defineTeam({
+      id: 'stream',
+      workers: [
+        { type: 'api', swarm: api },
+        { type: 'frontend', swarm: frontend },
+      ],
+    });
     runtime = createRuntime({ model, teams: [team] });
     const client = runtime.forTeam(team, 'stream-1');
     await client.run(board);
@@ -247,12 +288,25 @@ describe('team runtime', () => {
     expect(live.every((e) => e.kind === 'status-update' && e.taskId === 'stream-1' && e.contextId === 'stream-1' && e.swarmId === 'stream-1')).toBe(true);
     expect(live.every((e) => e.metadata.type.startsWith('team-') && !Number.isNaN(Date.parse(e.status.timestamp)))).toBe(true);
     const types = new Set(facts(live).map((f) => f.type));
-    for (const type of ['team-started', 'team-task-created', 'team-task-claimed', 'team-task-completed', 'team-worker-spawned', 'team-worker-idle', 'team-worker-shutdown', 'team-message-sent']) {
+    for (const type of [
+      'team-started',
+      'team-task-created',
+      'team-task-claimed',
+      'team-task-completed',
+      'team-worker-spawned',
+      'team-worker-idle',
+      'team-worker-shutdown',
+      'team-message-sent',
+    ]) {
       expect(types).toContain(type);
     }
     // Each task's facts in their order: created, claimed, completed.
     for (const task of board) {
-      expect(facts(live).filter((f) => 'taskId' in f && f.taskId === task.id).map((f) => f.type)).toEqual(['team-task-created', 'team-task-claimed', 'team-task-completed']);
+      expect(
+        facts(live)
+          .filter((f) => 'taskId' in f && f.taskId === task.id)
+          .map((f) => f.type),
+      ).toEqual(['team-task-created', 'team-task-claimed', 'team-task-completed']);
     }
     // Replay: the same events again, from the start or from any seq.
     expect(await collect(client.events())).toEqual(live);
@@ -262,7 +316,13 @@ describe('team runtime', () => {
   it('persists the team as a store record of its own: state, events and lease', async () => {
     const { model } = teamModel(5);
     const store = memoryStore();
-    const team = defineTeam({ id: 'kept', workers: [{ type: 'api', swarm: api }, { type: 'frontend', swarm: frontend }] });
+    const team = defineTeam({
+      id: 'kept',
+      workers: [
+        { type: 'api', swarm: api },
+        { type: 'frontend', swarm: frontend },
+      ],
+    });
     runtime = createRuntime({ model, store, teams: [team], owner: 'keeper' });
     const client = runtime.forTeam(team, 'kept-1');
     await client.run(board);
@@ -289,9 +349,15 @@ describe('team runtime', () => {
     expect((await again.wait()).status).toBe('completed');
   });
 
-  it('is not taken for a swarm by the runtime\'s adoption scan; runtime.list() lists its task swarms, not its record', async () => {
+  it("is not taken for a swarm by the runtime's adoption scan; runtime.list() lists its task swarms, not its record", async () => {
     const { model } = teamModel(60);
-    const team = defineTeam({ id: 'scanned', workers: [{ type: 'api', swarm: api }, { type: 'frontend', swarm: frontend }] });
+    const team = defineTeam({
+      id: 'scanned',
+      workers: [
+        { type: 'api', swarm: api },
+        { type: 'frontend', swarm: frontend },
+      ],
+    });
     // A short lease: the scan for swarms to adopt runs every 50 ms while the team works.
     runtime = createRuntime({ model, teams: [team], leaseMs: 100 });
     await runtime.start();
@@ -331,7 +397,12 @@ describe('team runtime', () => {
     }
     expect(refused).toBeInstanceOf(TeamError);
     expect(refused).toMatchObject({ code: 'not-a-member' });
-    expect(b.inbox().messages().every((m) => m.teamId === 'data')).toBe(true);
+    expect(
+      b
+        .inbox()
+        .messages()
+        .every((m) => m.teamId === 'data'),
+    ).toBe(true);
     // A team id belongs to its definition: another definition cannot open it.
     expect(() => runtime!.forTeam(data, 'web')).toThrowError(expect.objectContaining({ code: 'team-in-use' }));
   });
@@ -341,7 +412,11 @@ describe('team runtime', () => {
     const team = defineTeam({ id: 'ctl', workers: [{ type: 'any', swarm: api }] });
     runtime = createRuntime({ model, teams: [team] });
     const client = runtime.forTeam(team);
-    await client.run([{ id: 'a', subject: 'a' }, { id: 'b', subject: 'b' }, { id: 'c', subject: 'c' }]);
+    await client.run([
+      { id: 'a', subject: 'a' },
+      { id: 'b', subject: 'b' },
+      { id: 'c', subject: 'c' },
+    ]);
     await client.pause('coffee break');
     const paused = await client.wait();
     expect(paused).toMatchObject({ status: 'paused', reason: 'coffee break' });
@@ -373,7 +448,11 @@ describe('team runtime', () => {
     try {
       const driving = driver.forTeam(team, 'x');
       await driving.run([{ id: 't', subject: 't', metadata: { type: 'api' } }]);
-      await until('x stored as running', () => store.load('x'), (r) => r?.status === 'running');
+      await until(
+        'x stored as running',
+        () => store.load('x'),
+        (r) => r?.status === 'running',
+      );
       // Not started: no adoption scan reads the team again here, only its own client.
       runtime = createRuntime({ model, teams: [team], store, owner: 'reader', leaseMs: 400 });
       const reading = runtime.forTeam(team, 'x');
@@ -389,7 +468,11 @@ describe('team runtime', () => {
       const before = (await store.load('x'))!.revision;
       await reading.run([{ id: 'u', subject: 'u', metadata: { type: 'api' } }]);
       expect(await reading.wait()).toMatchObject({ status: 'completed', counts: { completed: 2 } });
-      const after = await until('x stored as completed', () => store.load('x'), (r) => r?.status === 'completed');
+      const after = await until(
+        'x stored as completed',
+        () => store.load('x'),
+        (r) => r?.status === 'completed',
+      );
       expect(after!.revision).toBeGreaterThan(before);
       expect((after!.snapshot as { board: { tasks: { id: string }[] } }).board.tasks.map((t) => t.id)).toEqual(['t', 'u']);
     } finally {
@@ -411,7 +494,11 @@ describe('team runtime', () => {
     await done.run([{ id: 't', subject: 't', metadata: { type: 'api' } }]);
     expect((await done.wait()).status).toBe('completed');
     await first.forTeam(team, 'open').run([{ id: 'hangs', subject: 'hangs', metadata: { type: 'api' } }]);
-    await until('open stored as running', () => firstStore.load('open'), (r) => r?.status === 'running');
+    await until(
+      'open stored as running',
+      () => firstStore.load('open'),
+      (r) => r?.status === 'running',
+    );
     await first.close();
     await firstStore.close();
     const db = new Database(path);
@@ -442,7 +529,11 @@ describe('team runtime', () => {
     const hanging = scriptedModel((req) => new Promise((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true })));
     const leaver = createRuntime({ model: hanging, teams: [team], store: sqliteStore(path), owner: 'leaver', leaseMs: 300 });
     await leaver.forTeam(team, 'x').run([{ id: 't', subject: 't', metadata: { type: 'api' } }]);
-    await until('x stored as running', () => base.load('x'), (r) => r?.status === 'running');
+    await until(
+      'x stored as running',
+      () => base.load('x'),
+      (r) => r?.status === 'running',
+    );
     await leaver.close();
     const before = (await base.load('x'))!;
     expect((await base.list()).find((r) => r.swarmId === 'x')?.lease).toBeUndefined();

@@ -53,9 +53,7 @@ export function swarmAgentCard(runtime: Runtime, definitionId: string, baseUrl: 
   const swarmSkill: AgentSkill = {
     id: def.id,
     name: def.name,
-    description: structuredInput
-      ? `${def.description}\n\nInput (a JSON data part, or JSON text): ${JSON.stringify(summary.inputSchema)}`
-      : def.description,
+    description: structuredInput ? `${def.description}\n\nInput (a JSON data part, or JSON text): ${JSON.stringify(summary.inputSchema)}` : def.description,
     tags: ['swarm'],
     examples: [],
     inputModes,

@@ -19,15 +19,26 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import type { AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetExtendedAgentCardRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
 import { Role, TaskState } from '@a2a-js/sdk';
-import {
-  PushNotificationNotSupportedError,
-  RequestMalformedError,
-  TaskNotCancelableError,
-  TaskNotFoundError,
-  UnsupportedOperationError,
-} from '@a2a-js/sdk/errors';
+import { PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { SwarmEvent } from '../../../machines/events.js';
 import { abortable, untilAborted } from '../../util/abort.js';
@@ -237,10 +248,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     throw new PushNotificationNotSupportedError();
   }
 
-  async listTaskPushNotificationConfigs(
-    _params: ListTaskPushNotificationConfigsRequest,
-    _context: ServerCallContext,
-  ): Promise<ListTaskPushNotificationConfigsResponse> {
+  async listTaskPushNotificationConfigs(_params: ListTaskPushNotificationConfigsRequest, _context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
     throw new PushNotificationNotSupportedError();
   }
 
@@ -299,9 +307,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
   private async resume(message: Message): Promise<Accepted> {
     const ids = await this.locate(message.taskId);
     if (message.contextId && message.contextId !== ids.contextId) {
-      throw new RequestMalformedError(
-        `contextId mismatch: message contextId '${message.contextId}' does not match task '${ids.taskId}' contextId '${ids.contextId}'`,
-      );
+      throw new RequestMalformedError(`contextId mismatch: message contextId '${message.contextId}' does not match task '${ids.taskId}' contextId '${ids.contextId}'`);
     }
     const client = this.runtime.forSwarm(this.definitionId, ids.taskId);
     const result = await client.getResult();
@@ -356,7 +362,10 @@ export class SwarmRequestHandler implements A2ARequestHandler {
       if (e.seq <= upTo) problem = e.message;
     }
     // Not even the task event can be read: the task as submitted, failed below for the problem.
-    const task: Task = events[0]?.kind === 'task' ? taskFromEvents(events) : { id: ids.taskId, contextId: ids.contextId, status: undefined, artifacts: [], history: [], metadata: undefined };
+    const task: Task =
+      events[0]?.kind === 'task'
+        ? taskFromEvents(events)
+        : { id: ids.taskId, contextId: ids.contextId, status: undefined, artifacts: [], history: [], metadata: undefined };
     // The swarm's reported result says what its events cannot (an unrestorable swarm reads
     // failed); it describes the task now, so it applies to a full snapshot, not to the task as
     // it was at an earlier cursor (the start of a stream).

@@ -21,7 +21,15 @@
  * @module
  */
 import { XSWARM_VERSION } from '../../util/version.js';
-import { McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, type CallToolResult, type ServerContext as McpContext } from '@modelcontextprotocol/server';
+import {
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  type CallToolResult,
+  type ServerContext as McpContext,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { errorText } from '../../../machines/error-text.js';
 import type { SwarmFact } from '../../../machines/events.js';

@@ -93,9 +93,7 @@ function nextValue(c: Commit, cur: Known): Omit<StoredValue, 'w'> {
   const once = (list: string) => writes.filter((m) => m.list === list).length === 1;
   const fresh = none ? writes.filter((m) => m.from === 0 && none[m.list] === undefined && once(m.list)).map((m) => m.list) : [];
   const outbox =
-    c.events.length > 0 || (c.messages?.length ?? 0) > 0
-      ? { events: c.events, messages: c.messages ?? [], ...(fresh.length > 0 ? { fresh } : {}) }
-      : undefined;
+    c.events.length > 0 || (c.messages?.length ?? 0) > 0 ? { events: c.events, messages: c.messages ?? [], ...(fresh.length > 0 ? { fresh } : {}) } : undefined;
   const lists: { lengths?: Record<string, number>; bad?: string } = c.messages?.length ? nextListLengths(stored, c.messages) : { lengths: stored };
   // The writer is wrong about what is stored: nothing of the step is written.
   if (lists.bad) throw new Error(`Swarm "${c.swarmId}": ${lists.bad}`);

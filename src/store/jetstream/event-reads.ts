@@ -66,7 +66,8 @@ export class EventReads {
         }
       };
       // Events published since the stream was read come before the outbox's.
-      if ((value.outbox?.events[0]?.seq ?? Infinity) > last + 1) append(await r.events.read(swarmId, subject, last, limit === undefined ? undefined : limit - events.length));
+      if ((value.outbox?.events[0]?.seq ?? Infinity) > last + 1)
+        append(await r.events.read(swarmId, subject, last, limit === undefined ? undefined : limit - events.length));
       append(value.outbox?.events ?? []);
       return events;
     } catch (e) {

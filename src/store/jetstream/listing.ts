@@ -82,7 +82,10 @@ export class Listing {
     if (this.complete) return;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new SwarmError('The JetStream store is unavailable: the listing of swarms is not loaded yet', 'unavailable')), Math.max(4 * this.timeoutMs, 10_000));
+      timer = setTimeout(
+        () => reject(new SwarmError('The JetStream store is unavailable: the listing of swarms is not loaded yet', 'unavailable')),
+        Math.max(4 * this.timeoutMs, 10_000),
+      );
     });
     try {
       await Promise.race([this.indexed, late]);

@@ -65,7 +65,8 @@ export function decodeValue(text: string): Decoded {
   if (typeof value !== 'object' || value === null || typeof r !== 'object' || r === null || typeof r.revision !== 'number' || typeof r.status !== 'string') {
     return { problem: 'stored record is corrupt (not a swarm record)' };
   }
-  if (value.v !== RECORD_FORMAT && value.v !== 1) return { problem: `stored in record format ${JSON.stringify(value.v)}; this xswarm reads formats 1 and ${RECORD_FORMAT}` };
+  if (value.v !== RECORD_FORMAT && value.v !== 1)
+    return { problem: `stored in record format ${JSON.stringify(value.v)}; this xswarm reads formats 1 and ${RECORD_FORMAT}` };
   if (typeof r.result !== 'object' || r.result === null) return { problem: 'stored result is corrupt (missing)' };
   return { value: value as StoredValue };
 }
@@ -130,4 +131,3 @@ export function applyWrites(lists: Map<string, unknown[]>, writes: readonly Mess
     else lists.delete(list);
   }
 }
-

@@ -40,7 +40,14 @@ export async function openBroker(nc: NatsConnection, names: Names, timeoutMs: nu
       // Another process created it first (with another config: it is used as it is). Racing
       // creations fail as "name in use" or as "subjects overlap", depending on timing: what
       // counts is that the stream exists now.
-      if (!(e instanceof JetStreamApiError) || !(await jsm.streams.info(name).then(() => true, () => false))) throw e;
+      if (
+        !(e instanceof JetStreamApiError) ||
+        !(await jsm.streams.info(name).then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw e;
     }
   }
   const kvm = new Kvm(js);

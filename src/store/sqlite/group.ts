@@ -13,15 +13,7 @@ import { Worker } from 'node:worker_threads';
 import { errorText } from '../../../machines/error-text.js';
 import type { Commit } from '../types.js';
 import type { SqliteStoreStats } from './stats.js';
-import {
-  type BatchFailures,
-  type ConnectionOptions,
-  failureError,
-  type SerializedCommit,
-  serializeCommit,
-  type WriteFailure,
-  type Writes,
-} from './writes.js';
+import { type BatchFailures, type ConnectionOptions, failureError, type SerializedCommit, serializeCommit, type WriteFailure, type Writes } from './writes.js';
 
 /** Zeroed {@link SqliteStoreStats}: what a store starts counting from. */
 export function newStoreStats(): SqliteStoreStats {

@@ -13,14 +13,7 @@ import type { SqliteStoreStats } from './stats.js';
 import { MAX_SEQ, openConnection, prepareLastKey, prepareWrites, SEQ_SPAN } from './writes.js';
 import { eventProblem, isFormat1 } from '../stored-event.js';
 import { isFinal, type SwarmResult } from '../result.js';
-import {
-  type Commit,
-  CorruptEventError,
-  type Lease,
-  type SwarmFilter,
-  type SwarmRecord,
-  type SwarmStore,
-} from '../types.js';
+import { type Commit, CorruptEventError, type Lease, type SwarmFilter, type SwarmRecord, type SwarmStore } from '../types.js';
 
 export type { SqliteStoreStats } from './stats.js';
 
@@ -233,7 +226,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
         if (typeof w?.list !== 'string' || typeof w.from !== 'number' || !Array.isArray(w.items)) {
           throw new Error(`the messages stored with event ${key - base} are not a list of writes`);
         }
-        const rows = w.from === 0 ? [] : lists.get(w.list) ?? [];
+        const rows = w.from === 0 ? [] : (lists.get(w.list) ?? []);
         if (rows.length !== w.from) throw new Error(`message ${rows.length} of list "${w.list}" is missing`);
         for (const item of w.items) rows.push(item);
         lists.set(w.list, rows);
@@ -451,8 +444,16 @@ function openSchema(db: Database.Database, path: string): void {
  */
 function migrateFrom1(db: Database.Database): void {
   // Files written before leases named their holder's host and process lack these two columns.
-  const columns = new Set(db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('swarms')`).all().map((c) => c.name));
-  for (const [name, type] of [['owner_host', 'TEXT'], ['owner_pid', 'INTEGER']] as const) {
+  const columns = new Set(
+    db
+      .prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('swarms')`)
+      .all()
+      .map((c) => c.name),
+  );
+  for (const [name, type] of [
+    ['owner_host', 'TEXT'],
+    ['owner_pid', 'INTEGER'],
+  ] as const) {
     if (!columns.has(name)) db.exec(`ALTER TABLE swarms ADD COLUMN ${name} ${type}`);
   }
   const kept = `swarm_id, definition_id, definition_version, machine_version, status, revision, snapshot, result, last_seq, updated_at, owner, lease_until, owner_host, owner_pid`;
@@ -539,4 +540,3 @@ function toRecord(row: Row, lists?: () => ReadonlyMap<string, readonly unknown[]
   }
   return record;
 }
-

@@ -61,9 +61,21 @@ describe('deeply nested JSON', () => {
         ['the whole body', 'echo', nestedArray],
         ['a body of nested objects', 'echo', nestedObject],
         ['a data part', 'data', `{"jsonrpc":"2.0","id":7,"method":"${v.send}","params":{"message":${message(`deep-${v.name}`, part(nestedObject))}}}`],
-        ['an array in a data part', 'data', `{"jsonrpc":"2.0","id":7,"method":"${v.send}","params":{"message":${message(`deeper-${v.name}`, part(`{"x":${nestedArray}}`))}}}`],
-        ['message metadata', 'echo', `{"jsonrpc":"2.0","id":7,"method":"${v.send}","params":{"message":${message(`meta-${v.name}`, part('{}'), `,"metadata":${nestedObject}`)}}}`],
-        ['request metadata', 'echo', `{"jsonrpc":"2.0","id":7,"method":"${v.send}","params":{"metadata":${nestedObject},"message":${message(`rmeta-${v.name}`, part('{}'))}}}`],
+        [
+          'an array in a data part',
+          'data',
+          `{"jsonrpc":"2.0","id":7,"method":"${v.send}","params":{"message":${message(`deeper-${v.name}`, part(`{"x":${nestedArray}}`))}}}`,
+        ],
+        [
+          'message metadata',
+          'echo',
+          `{"jsonrpc":"2.0","id":7,"method":"${v.send}","params":{"message":${message(`meta-${v.name}`, part('{}'), `,"metadata":${nestedObject}`)}}}`,
+        ],
+        [
+          'request metadata',
+          'echo',
+          `{"jsonrpc":"2.0","id":7,"method":"${v.send}","params":{"metadata":${nestedObject},"message":${message(`rmeta-${v.name}`, part('{}'))}}}`,
+        ],
         ['a streaming request', 'echo', `{"jsonrpc":"2.0","id":7,"method":"${v.stream}","params":{"message":${message(`s-${v.name}`, part(nestedObject))}}}`],
         ['the id', 'echo', `{"jsonrpc":"2.0","id":${nestedArray},"method":"GetTask","params":{"id":"x"}}`],
       ];
@@ -79,7 +91,12 @@ describe('deeply nested JSON', () => {
     }
     // Nothing was started, and the endpoint still answers normally.
     expect(await rt.list()).toEqual([]);
-    const ok = await post(base, 'data', { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', messageId: 'fine', role: 'user', parts: [{ kind: 'data', data: { a: { b: { c: [1, [2, [3]]] } } } }] } } });
+    const ok = await post(base, 'data', {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: { message: { kind: 'message', messageId: 'fine', role: 'user', parts: [{ kind: 'data', data: { a: { b: { c: [1, [2, [3]]] } } } }] } },
+    });
     expect(ok.body.result).toMatchObject({ kind: 'task', status: { state: 'completed' } });
   });
 });
@@ -94,7 +111,12 @@ describe('ids and params of the wrong type', () => {
     const { base } = await start();
     for (const { name, headers, methods } of TASK_METHODS) {
       for (const method of methods) {
-        for (const [id, kind] of [[123, 'number'], [['a'], 'array'], [{}, 'object'], [true, 'boolean']] as const) {
+        for (const [id, kind] of [
+          [123, 'number'],
+          [['a'], 'array'],
+          [{}, 'object'],
+          [true, 'boolean'],
+        ] as const) {
           const res = await post(base, 'echo', { jsonrpc: '2.0', id: 1, method, params: { id } }, headers);
           const label = `${name} ${method} id=${JSON.stringify(id)}`;
           expect(res.status, label).toBe(200);
@@ -140,7 +162,12 @@ describe('ids and params of the wrong type', () => {
   it('a request id that is not a string, an integer or null is an invalid request answered with id null', async () => {
     const { base } = await start();
     for (const v of VERSIONS) {
-      for (const [id, kind] of [[{}, 'object'], [true, 'boolean'], [[1], 'array'], [1.5, 'number']] as const) {
+      for (const [id, kind] of [
+        [{}, 'object'],
+        [true, 'boolean'],
+        [[1], 'array'],
+        [1.5, 'number'],
+      ] as const) {
         const res = await post(base, 'echo', { jsonrpc: '2.0', id, method: 'GetTask', params: { id: 'x' } }, v.headers);
         expect(res.status).toBe(200);
         expect(res.body, `${v.name} id=${JSON.stringify(id)}`).toEqual({

@@ -277,7 +277,9 @@ describe.each(MODES)('with an SDK client in %s mode', (mode) => {
     expect((restA.at(-1)!.payload!.value as any).status.state).toBe(TaskState.TASK_STATE_COMPLETED);
 
     // A finished task cannot be subscribed to (v0.3 gets the error as an SSE error event).
-    const refused = await drain(client.resubscribeTask({ tenant: '', id: task.id })).catch((e: unknown) => e as { envelopeCode?: number; cause?: { envelopeCode?: number } });
+    const refused = await drain(client.resubscribeTask({ tenant: '', id: task.id })).catch(
+      (e: unknown) => e as { envelopeCode?: number; cause?: { envelopeCode?: number } },
+    );
     expect((refused as { envelopeCode?: number }).envelopeCode ?? (refused as { cause?: { envelopeCode?: number } }).cause?.envelopeCode).toBe(-32004);
   });
 
@@ -316,7 +318,11 @@ describe('on the wire', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const events = (await sseData(res)).map((e) => e.result);
     expect(events[0]).toMatchObject({ kind: 'task', status: { state: 'submitted' } });
-    expect(events.at(-1)).toMatchObject({ kind: 'status-update', status: { state: 'input-required', message: { parts: [{ kind: 'text', text: 'Which day?' }] } }, final: true });
+    expect(events.at(-1)).toMatchObject({
+      kind: 'status-update',
+      status: { state: 'input-required', message: { parts: [{ kind: 'text', text: 'Which day?' }] } },
+      final: true,
+    });
     expect(events.slice(1, -1).every((e) => e.final === false)).toBe(true);
 
     const taskId = events[0].id;
@@ -430,11 +436,21 @@ describe('stream plumbing', () => {
       const res = await fetch(`${base}/a2a/echo`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'A2A-Version': '1.0', accept: 'text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: { messageId: 'gone', role: 'ROLE_USER', parts: [{ text: 'hi' }] } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendStreamingMessage',
+          params: { message: { messageId: 'gone', role: 'ROLE_USER', parts: [{ text: 'hi' }] } },
+        }),
         signal: aborted.signal,
       });
       const reader = res.body!.getReader();
-      const first = JSON.parse(new TextDecoder().decode((await reader.read()).value).split('\n\n')[0]!.slice('data: '.length));
+      const first = JSON.parse(
+        new TextDecoder()
+          .decode((await reader.read()).value)
+          .split('\n\n')[0]!
+          .slice('data: '.length),
+      );
       aborted.abort();
       gate.open();
       const id = first.result.task.id as string;

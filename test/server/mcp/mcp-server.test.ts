@@ -60,7 +60,11 @@ const text = (r: { content?: unknown }) => (r.content as { type: string; text: s
 /** A trip that hands off to the weather agent, then to the booking swarm, then completes. */
 const tripScript = () =>
   queueModel({
-    trip: [call('handoff_to_weather', { request: 'Forecast for Oslo?' }), call('handoff_to_booking', { request: 'Book a hotel' }), call('complete', { result: { plan: 'Hike, then museum' } })],
+    trip: [
+      call('handoff_to_weather', { request: 'Forecast for Oslo?' }),
+      call('handoff_to_booking', { request: 'Book a hotel' }),
+      call('complete', { result: { plan: 'Hike, then museum' } }),
+    ],
     weather: [{ text: 'Sunny' }],
     booking: [{ text: 'Booked' }],
   });
@@ -68,7 +72,11 @@ const tripScript = () =>
 /** A trip that first asks a human, then hands off to the weather agent and completes. */
 const hitlScript = () =>
   queueModel({
-    trip: [call('pause', { reason: 'Which day?' }), call('handoff_to_weather', { request: 'Forecast for Saturday?' }), call('complete', { result: { plan: 'Saturday hike' } })],
+    trip: [
+      call('pause', { reason: 'Which day?' }),
+      call('handoff_to_weather', { request: 'Forecast for Saturday?' }),
+      call('complete', { result: { plan: 'Saturday hike' } }),
+    ],
     weather: [{ text: 'Sunny' }],
   });
 
@@ -100,9 +108,7 @@ describe('MCP with the v2 client', () => {
 
     const prompts = await client.listPrompts();
     expect(prompts.prompts.find((p) => p.name === 'echo_instructions')!.arguments ?? []).toEqual([]);
-    expect(prompts.prompts.find((p) => p.name === 'trip_instructions')!.arguments).toEqual([
-      expect.objectContaining({ name: 'input', required: true }),
-    ]);
+    expect(prompts.prompts.find((p) => p.name === 'trip_instructions')!.arguments).toEqual([expect.objectContaining({ name: 'input', required: true })]);
   });
 
   it('runs a swarm to completed with <id>_run and <id>_get_result, and reads the result resource', async () => {
