@@ -114,10 +114,25 @@ try {
 }
 const verbose = options.values.verbose === true;
 
+/**
+ * xswarm supports Node 22 and 24. On an older Node (20, past its end of life) the SQLite driver
+ * (better-sqlite3 13) cannot load, so there the demo runs in memory and says so, rather than
+ * crash; what needs a database (`--db`, `--crash-after-turn`) is refused.
+ */
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+
 /** Runs the example the arguments name; resolves with the exit code. */
 async function main(): Promise<number> {
   const { values, positionals } = options;
   if (values.help) usage(EXIT.ok);
+  if (NODE_MAJOR < 22 && !values.memory) {
+    if (values.db !== undefined || values['crash-after-turn'] !== undefined) {
+      console.error(`Node ${process.version}: xswarm needs Node 22 or 24 for SQLite (--db, --crash-after-turn)`);
+      return EXIT.usage;
+    }
+    console.error(`Node ${process.version} is past its end of life; xswarm supports Node 22 and 24. The demo runs in memory here (no SQLite).`);
+    values.memory = true;
+  }
   const name = positionals[0] ?? Object.keys(EXAMPLES)[0]!;
   const crashTurn = values['crash-after-turn'] === undefined ? undefined : Number(values['crash-after-turn']);
   if (crashTurn !== undefined && !(Number.isInteger(crashTurn) && crashTurn > 0)) {
