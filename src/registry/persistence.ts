@@ -113,7 +113,10 @@ export class RegistryRecord {
     void this.registry.close(error);
   }
 
-  /** Stops writing once what is scheduled is written, and releases the record's lease. */
+  /**
+   * Stops writing once what is scheduled is written (the registry as it is at this call), and
+   * releases the record's lease.
+   */
   async close(): Promise<void> {
     // A start under way finishes first, so what it sets up is undone here.
     await this.#starting?.catch(() => undefined);
@@ -121,6 +124,10 @@ export class RegistryRecord {
     this.#unsubscribe = undefined;
     clearInterval(this.#renewal);
     if (!this.#journal) return;
+    // The write still to come takes the registry now, as a team's does at its close: the
+    // registry's own close leaves its tasks as they are (nothing it would write differs), but
+    // what the registry does after its record let go of its lease is not this record's.
+    this.#journal.seal();
     await this.#journal.flush();
     await this.port.store.release(this.port.lease().owner, [registryRecordId(this.registry.id)]).catch(() => undefined);
   }

@@ -24,10 +24,10 @@
  * team replays and ends; on a paused one it waits).
  *
  * Errors are JSON `{ error }` with the status `asHttpError` gives a `TeamError` (`./http.ts`):
- * 400 an invalid task, an unknown dependency, a cycle (the message names it), a malformed team
- * id or body; 404 an unknown definition or team; 405 with `Allow`; 409 a limit
- * (`maxTasksPerBoard`, `maxTeams`), a duplicate task id, a command that does not fit the team's
- * state, a team another runtime drives; 413 a body over the limit.
+ * 400 an invalid task, a run with no task, an unknown dependency, a cycle (the message names
+ * it), a malformed team id or body; 404 an unknown definition or team; 405 with `Allow`; 409 a
+ * limit (`maxTasksPerBoard`, `maxTeams`), a duplicate task id, a command that does not fit the
+ * team's state, a team another runtime drives; 413 a body over the limit.
  *
  * @module
  */

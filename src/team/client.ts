@@ -84,8 +84,8 @@ export class TeamClient {
 
   /**
    * Adds tasks (with their dependencies) to the board and runs them: a new run when none is
-   * under way, else the running one takes them. All or nothing: throws a `TeamError` (invalid
-   * task, duplicate id, unknown dependency, cycle, `maxTasksPerBoard`, `maxTeams`).
+   * under way, else the running one takes them. All or nothing: throws a `TeamError` (no task,
+   * invalid task, duplicate id, unknown dependency, cycle, `maxTasksPerBoard`, `maxTeams`).
    */
   run(tasks: readonly TaskSpec[]): Promise<Task[]> {
     return this.slot.use((host) => host.run(tasks));

@@ -21,8 +21,8 @@ import {
 } from '../../machines/team/leader.js';
 import { teamWorkerMachine } from '../../machines/team/worker.js';
 import { errorText } from '../../machines/error-text.js';
-import { createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
-import type { TeamDefinition, TeamWorkerDefinition } from '../define/team.js';
+import { attemptKey, createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
+import { workerSwarmId, type TeamDefinition, type TeamWorkerDefinition } from '../define/team.js';
 import { TeamError } from '../errors.js';
 import { TeamEventLog, type TeamFact } from './events.js';
 import { PendingStops } from './host-stops.js';
@@ -75,6 +75,10 @@ export class TeamHost {
   /** The load under way, if any (see `reload`). */
   #loading: Promise<void> | undefined;
   readonly #pollMs: number;
+  /** The leader's snapshot as the store held it, written back as it was while no leader runs here. */
+  #storedLeader: unknown = null;
+  /** A stored leader is being restored: an error now is its snapshot's, not the run's. */
+  #restoringLeader = false;
   /** The leader's context of the last run, for metrics when no leader actor runs. */
   #lastLeader: ReturnType<LeaderActor['getSnapshot']>['context'] | undefined;
   readonly #port: TeamRuntimePort;
@@ -218,12 +222,13 @@ export class TeamHost {
     // The stops a previous driver owed go on from here (a reader leaves them to the driver).
     if (drive) this.#stops.restore(snapshot.pendingStops ?? []);
     this.#wire({ revision, seq: this.log.lastSeq });
+    // Kept as stored while no leader of this runtime replaces it (see #persisted).
+    this.#storedLeader = snapshot.leader ?? null;
     const leaderSnapshot = snapshot.leader as ReturnType<LeaderActor['getSnapshot']> | null;
     if (leaderSnapshot) this.#lastLeader = leaderSnapshot.context;
-    if (!drive || !leaderSnapshot || (this.#status !== 'running' && this.#status !== 'paused')) return;
-    const leader = this.#createLeader(leaderSnapshot);
-    this.log.running = true;
-    leader.start();
+    if (!drive || (this.#status !== 'running' && this.#status !== 'paused')) return;
+    const leader = this.#startStoredLeader(snapshot.leader);
+    if (!leader) return;
     for (const w of leader.getSnapshot().context.workers) {
       if (w.status === 'shutdown') continue;
       const persisted = snapshot.workers[w.workerId];
@@ -247,6 +252,67 @@ export class TeamHost {
     this.#changed();
   }
 
+  /**
+   * Starts the stored leader of a run under way, or refuses the run when it cannot go on (no
+   * leader snapshot, one that is not active, one the machine cannot restore): the team is then
+   * failed with the reason, never left `running` with nothing to drive it.
+   */
+  #startStoredLeader(stored: unknown): LeaderActor | undefined {
+    const problem = storedLeaderProblem(stored);
+    if (problem) {
+      this.#cannotContinue(problem);
+      return undefined;
+    }
+    this.log.running = true;
+    // The machine reports a snapshot it cannot restore as an error of the starting actor (the
+    // leader's error handler ends the run then, see #createLeader), or throws.
+    this.#restoringLeader = true;
+    try {
+      this.#createLeader(stored as ReturnType<LeaderActor['getSnapshot']>).start();
+    } catch (error) {
+      this.#cannotContinue(`its stored leader cannot be restored (${errorText(error)})`);
+    } finally {
+      this.#restoringLeader = false;
+    }
+    const leader = this.#leader;
+    if (this.#status !== 'running' && this.#status !== 'paused') return undefined;
+    if (leader?.getSnapshot().status !== 'active') {
+      this.#cannotContinue(`its stored leader is ${leader?.getSnapshot().status ?? 'missing'} once restored, not active`);
+      return undefined;
+    }
+    return leader;
+  }
+
+  /**
+   * A restored run that cannot go on ends `failed`, with a reason naming `problem`, written to
+   * the team's record so every reader sees it. As when a leader fails its team, the tasks the
+   * run held go back to the board (a later run takes them) and their attempts are owed a stop,
+   * so nobody finishes them for a run that is over.
+   */
+  #cannotContinue(problem: string): void {
+    const reason = `team ${this.teamId} cannot continue its run: ${problem}`;
+    const leader = this.#leader;
+    this.#leader = undefined;
+    leader?.stop();
+    // Its metrics stay readable only from a context they can be read from.
+    try {
+      if (this.#lastLeader) teamMetrics(this.#lastLeader);
+    } catch {
+      this.#lastLeader = undefined;
+    }
+    for (const task of this.board.tasks()) {
+      if (task.status !== 'in_progress' || task.owner === undefined) continue;
+      const type = this.#specs.find((s) => s.workerId === task.owner)?.type;
+      const worker = this.definition.workers.find((w) => w.type === type);
+      if (worker) {
+        const swarmId = attemptKey(this.board.id, task.id, task.attempts);
+        this.#stops.add({ swarmId, definitionId: workerSwarmId(worker), taskId: task.id, attempt: task.attempts, reason });
+      }
+      this.board.release(task.id, task.owner, { reason });
+    }
+    this.#end('failed', reason);
+  }
+
   /** The team's state as JSON, as it is persisted. */
   #persisted(): TeamSnapshot {
     const leader = this.#leader;
@@ -259,7 +325,7 @@ export class TeamHost {
       status: this.#status,
       ...(this.#reason !== undefined ? { reason: this.#reason } : {}),
       ...(this.#escalation ? { escalation: this.#escalation } : {}),
-      leader: leader ? leader.getPersistedSnapshot() : null,
+      leader: leader ? leader.getPersistedSnapshot() : this.#storedLeader,
       workers: live ? Object.fromEntries([...this.#workers].map(([id, w]) => [id, w.actor.getPersistedSnapshot()])) : {},
       board: this.board.snapshot(),
       inbox: this.inbox.snapshot(),
@@ -290,9 +356,13 @@ export class TeamHost {
   /**
    * Adds tasks to the board and runs them: a new run when none is under way (the leader and
    * the workers start), else the running one takes them too. Throws a {@link TeamError} for
-   * invalid tasks, a cycle, `maxTasksPerBoard` or `maxTeams`, having changed nothing.
+   * no task (`invalid-task`), invalid tasks, a cycle, `maxTasksPerBoard` or `maxTeams`, having
+   * changed nothing.
    */
   run(tasks: readonly TaskSpec[]): Task[] {
+    // A run with nothing to do would never end (and hold a `maxTeams` slot meanwhile); adding
+    // nothing to a run under way is the same mistake.
+    if (tasks.length === 0) throw new TeamError(`team ${this.teamId}: a run needs at least one task`, 'invalid-task');
     if (this.#closing) throw new TeamError(`team ${this.teamId} is closed${this.#heldBy ? ` (${this.#heldBy})` : ''}`, 'wrong-team-state');
     if (this.#heldBy) throw new TeamError(`team ${this.teamId} is driven by another runtime (${this.#heldBy})`, 'team-in-use');
     const active = this.#status === 'running' || this.#status === 'paused';
@@ -345,7 +415,7 @@ export class TeamHost {
 
   /** A human answers: the run continues; an escalated task is retried (default) or skipped. */
   resume(options: { message?: string; decision?: 'retry' | 'skip' } = {}): void {
-    if (this.#status !== 'paused') throw new TeamError(`team ${this.teamId} is ${this.#status}, not paused`, 'wrong-team-state');
+    if (this.#status !== 'paused') throw new TeamError(`team ${this.teamId} is ${this.#where()}, not paused`, 'wrong-team-state');
     this.#status = 'running';
     this.#send({ type: 'RESUME', at: this.#clock(), ...options });
   }
@@ -451,8 +521,20 @@ export class TeamHost {
     return this.#closing;
   }
 
-  /** Stops driving the team (its task swarms are left to the runtime's store). */
+  /**
+   * Stops driving the team (its task swarms are left to the runtime's store). The write still to
+   * come (of changes the journal has not committed yet) keeps the team as it is now, before its
+   * leader and workers are stopped: the next runtime continues from there (`flush()` resolves
+   * once it is written).
+   */
   close(): void {
+    // Sealed before the teardown below: a commit reads the team when it begins (one commit for
+    // all the changes of a tick, see RecordJournal), so one scheduled but not begun would
+    // otherwise store the leader stopped and no workers, a team no runtime could continue.
+    // Sealing keeps that batching, where snapshotting at every change would read the whole team
+    // once per change; and close stays synchronous, where waiting for the writes first would
+    // leave the team running (assigning, starting attempts) while the runtime closes.
+    this.#journal?.seal();
     this.#closing = true;
     this.#stops.close();
     if (this.#timer) clearInterval(this.#timer);
@@ -492,7 +574,8 @@ export class TeamHost {
         this.#leaderChanged(s);
         this.#changed();
       },
-      error: (error) => this.#end('failed', errorText(error)),
+      error: (error) =>
+        this.#restoringLeader ? this.#cannotContinue(`its stored leader cannot be restored (${errorText(error)})`) : this.#end('failed', errorText(error)),
     });
     return leader;
   }
@@ -783,7 +866,12 @@ export class TeamHost {
   }
 
   #requireActive(what: string): void {
-    if (this.#status !== 'running' && this.#status !== 'paused') throw new TeamError(`cannot ${what} team ${this.teamId}: it is ${this.#status}`, 'wrong-team-state');
+    if (this.#status !== 'running' && this.#status !== 'paused') throw new TeamError(`cannot ${what} team ${this.teamId}: it is ${this.#where()}`, 'wrong-team-state');
+  }
+
+  /** The status, with the reason of a failure or a stop (what a refused command tells). */
+  #where(): string {
+    return (this.#status === 'failed' || this.#status === 'stopped') && this.#reason !== undefined ? `${this.#status} (${this.#reason})` : this.#status;
   }
 
   #fact(fact: TeamFact): void {
@@ -796,6 +884,19 @@ export class TeamHost {
     this.#settled = [];
     for (const resolve of settled) resolve();
   }
+}
+
+/**
+ * Why a stored leader snapshot cannot drive a run under way, if it cannot: there is none, or it
+ * is not an active actor's (a leader stored stopped is what a runtime closed right after a
+ * change wrote before its close sealed the team's record).
+ */
+function storedLeaderProblem(stored: unknown): string | undefined {
+  if (stored === null || stored === undefined) return 'it has no stored leader snapshot';
+  if (typeof stored !== 'object') return `its stored leader snapshot is not an object (${typeof stored})`;
+  const status = (stored as { status?: unknown }).status;
+  if (status !== 'active') return `its stored leader is ${typeof status === 'string' ? status : 'of no status'}, not active`;
+  return undefined;
 }
 
 /** A board fact as a team fact. */

@@ -2,7 +2,7 @@
  * Teams on `serve()`: the PRD-like team (api, frontend, database workers on a scripted model
  * that waits at a gate the test opens) driven over REST with real clients — runs, the event
  * stream over SSE (to the end, and resumed with Last-Event-ID) and WebSocket, board, summary,
- * inbox, pause/resume/stop, the escalation answer, and every refusal: 400 (a cycle, a bad body),
+ * inbox, pause/resume/stop, the escalation answer, and every refusal: 400 (a cycle, a bad body, no task),
  * 404, 405 + Allow, 409 (state, limit), 403 (foreign Origin), 401 (no token).
  */
 import { request as httpRequest } from 'node:http';
@@ -322,6 +322,23 @@ describe('teams over REST, SSE and WebSocket', () => {
     // The team that runs is the one kept.
     expect((await request(url, 'POST', '/teams/tiny/real/run', { tasks: [{ id: 't', subject: 't', metadata: { type: 'api' } }] })).status).toBe(201);
     expect(hostsKept(rt)).toBe(1);
+  });
+
+  it('refuses an empty run with a 400 that says why; six of them hold no maxTeams slot (5), a real run still starts', async () => {
+    const { url, rt } = await start();
+    for (let i = 1; i <= 6; i++) {
+      const empty = await request(url, 'POST', `/teams/builders/empty-${i}/run`, { tasks: [] });
+      expect(empty.status).toBe(400);
+      expect(empty.body.error).toBe(`team empty-${i}: a run needs at least one task`);
+      expect((await request(url, 'GET', `/teams/builders/empty-${i}`)).status).toBe(404);
+    }
+    expect(hostsKept(rt)).toBe(0);
+    const real = await request(url, 'POST', '/teams/builders/real/run', { tasks: BOARD });
+    expect(real.status).toBe(201);
+    expect(real.body.status).toBe('running');
+    // An empty addition to the run under way is refused too, and changes nothing.
+    expect((await request(url, 'POST', '/teams/builders/real/run', { tasks: [] })).status).toBe(400);
+    expect((await request(url, 'GET', '/teams/builders/real/board')).body.counts.total).toBe(BOARD.length);
   });
 
   it('reads what another runtime on the same SQLite file ran under an id it answered 404 to, and runs it on the stored team', async () => {

@@ -270,6 +270,27 @@ describe('team runtime', () => {
     expect(() => runtime!.forTeam(stray)).toThrowError(expect.objectContaining({ code: 'unknown-team' }));
   });
 
+  it('refuses an empty run with a TeamError: the team stays idle and holds no maxTeams slot', async () => {
+    const { model } = teamModel(5);
+    const solo = defineTeam({ id: 'solo', workers: [{ type: 'a', swarm: api }], limits: { maxTeams: 1 } });
+    runtime = createRuntime({ model, teams: [solo] });
+    // maxTeams 1: one empty run held as running would refuse every run after it.
+    for (let i = 1; i <= 3; i++) {
+      const empty = runtime.forTeam(solo, `empty-${i}`);
+      await expect(empty.run([])).rejects.toSatisfy(
+        (e) => e instanceof TeamError && e.code === 'invalid-task' && e.message === `team empty-${i}: a run needs at least one task`,
+      );
+      expect(empty.status).toBe('idle');
+      expect((await empty.wait()).status).toBe('idle');
+    }
+    const real = runtime.forTeam(solo, 'real');
+    await real.run([{ id: 'x', subject: 'x' }]);
+    // An empty addition to the run under way is refused too, changing nothing.
+    await expect(real.run([])).rejects.toMatchObject({ code: 'invalid-task' });
+    expect((await real.wait()).status).toBe('completed');
+    expect(real.board().counts).toMatchObject({ total: 1, completed: 1 });
+  });
+
   it('streams ordered, replayable events in A2A form', async () => {
     const { model } = teamModel(10);
     const team = defineTeam({
