@@ -6,12 +6,18 @@
  * do this: it decodes into ts-proto objects that fill every missing field with a default, so
  * a card without skills or version would pass unnoticed and never be selected.
  *
+ * The fetch is bounded (`./bounded-fetch.ts`): one deadline for headers and body, a byte limit
+ * on the body, redirects only within the card's origin. A card whose interfaces point where
+ * the registry may not go (`./endpoint-policy.ts`) is refused like an invalid one.
+ *
  * @module
  */
 import { z } from 'zod';
 import type { A2ARemoteOptions } from '../a2a/client.js';
 import { errorText } from '../../machines/error-text.js';
 import { TeamError } from '../errors.js';
+import { boundedFetch, DEFAULT_CARD_TIMEOUT_MS, DEFAULT_MAX_CARD_BYTES, FetchLimitError } from './bounded-fetch.js';
+import { type AllowedHosts, endpointProblem } from './endpoint-policy.js';
 
 /** A skill as the registry matches it (the card's own fields). */
 export interface RegistrySkill {
@@ -39,11 +45,38 @@ export interface CheckedCard {
   endpoint: AgentEndpoint;
 }
 
-/** How the registry reaches agents: the same `fetch` and `headers` options as our A2A client. */
-export interface CardFetchOptions {
+/** Where a card's interfaces may point (see `AgentRegistryOptions.allowedHosts`). */
+export interface CardPolicyOptions {
+  /** Hosts besides the card's own origin (default none: see `./endpoint-policy.ts`). */
+  allowedHosts?: AllowedHosts;
+}
+
+/**
+ * How the registry reaches agents: the same `fetch` and `headers` options as our A2A client,
+ * the bounds of each request, and where a card's interfaces may point.
+ */
+export interface CardFetchOptions extends CardPolicyOptions {
   fetch?: typeof fetch;
   headers?: A2ARemoteOptions['headers'];
+  /** Aborts the request too (the registry's close()). */
   signal?: AbortSignal;
+  /** The deadline of one request, headers and body together (default 5000 ms). */
+  timeoutMs?: number;
+  /** The largest card (or health-check answer) read, in bytes (default 1 MiB); a larger one is refused without reading further. */
+  maxCardBytes?: number;
+}
+
+/** The bindings the registry speaks: it can health-check them, and our A2A client can call them. */
+export const SPOKEN_BINDINGS: readonly string[] = ['JSONRPC', 'HTTP+JSON'];
+
+/** The bounds of one request made with `options`, for {@link boundedFetch}. */
+export function boundsOf(options: CardFetchOptions, what?: string) {
+  return {
+    timeoutMs: options.timeoutMs ?? DEFAULT_CARD_TIMEOUT_MS,
+    maxBytes: options.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES,
+    names: { maxBytes: 'maxCardBytes', timeoutMs: 'timeoutMs' },
+    ...(what ? { what } : {}),
+  };
 }
 
 const text = z.string().min(1, 'must not be empty');
@@ -66,6 +99,9 @@ const CARD = z.object({
   url: z.url().optional(),
   preferredTransport: z.string().optional(),
   protocolVersion: z.string().optional(),
+  // v0.3: further interfaces. Not required, but our client may call them, so they are checked
+  // against where the registry may go.
+  additionalInterfaces: z.array(z.object({ url: z.string(), transport: z.string() }).loose()).optional(),
 });
 
 /** Whether a card (read as JSON) lists no interface: neither v1.0 `supportedInterfaces` nor v0.3 `url`. */
@@ -77,9 +113,13 @@ function lacksInterface(json: unknown): boolean {
 
 /**
  * Validates a card's JSON. Throws a `TeamError('invalid-card')` that names the card's URL and
- * every field that is missing or wrong, e.g. `"version" is missing; "skills[0].tags": expected array`.
+ * every field that is missing or wrong, e.g. `"version" is missing; "skills[0].tags": expected array`;
+ * or, for a card whose interfaces point where the registry may not send requests (not http(s),
+ * or off the card's origin and not in `options.allowedHosts`: see `./endpoint-policy.ts`), one
+ * that says it is refused and names each such interface. Only interfaces of the bindings the
+ * registry speaks ({@link SPOKEN_BINDINGS}) are checked: no other is ever contacted.
  */
-export function validateAgentCard(cardUrl: string, json: unknown): CheckedCard {
+export function validateAgentCard(cardUrl: string, json: unknown, options: CardPolicyOptions = {}): CheckedCard {
   const parsed = CARD.safeParse(json);
   const problems = (parsed.success ? [] : parsed.error.issues).map((issue) => {
     const path = issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
@@ -92,22 +132,39 @@ export function validateAgentCard(cardUrl: string, json: unknown): CheckedCard {
     throw new TeamError(`The agent card at ${cardUrl} is invalid: ${problems.join('; ')}`, 'invalid-card');
   }
   const card = parsed.data;
+  const interfaces = interfacesOf(card);
+  // Every interface the registry or its client may contact, whichever the client picks; those of
+  // other bindings (gRPC) are never contacted, and a card may well list them on other hosts.
+  const refused = new Set<string>();
+  for (const i of interfaces.filter((x) => SPOKEN_BINDINGS.includes(x.binding))) {
+    const problem = endpointProblem(cardUrl, i.url, options.allowedHosts);
+    if (problem) refused.add(`its ${i.binding} interface ${problem}`);
+  }
+  if (refused.size > 0) throw new TeamError(`The agent card at ${cardUrl} is refused: ${[...refused].join('; ')}`, 'invalid-card');
   return {
     name: card.name,
     description: card.description,
     version: card.version,
     skills: card.skills.map((s) => ({ id: s.id, name: s.name, description: s.description, tags: [...s.tags] })),
-    endpoint: endpointOf(card),
+    endpoint: endpointOf(interfaces),
   };
+}
+
+/** Every interface a card lists: v1.0 `supportedInterfaces`, then v0.3 `url` and `additionalInterfaces`. */
+function interfacesOf(card: z.output<typeof CARD>): AgentEndpoint[] {
+  const listed: AgentEndpoint[] = (card.supportedInterfaces ?? []).map((i) => ({ url: i.url, binding: i.protocolBinding, protocolVersion: i.protocolVersion }));
+  const v03 = card.protocolVersion || '0.3';
+  if (card.url) listed.push({ url: card.url, binding: card.preferredTransport || 'JSONRPC', protocolVersion: v03 });
+  for (const i of card.additionalInterfaces ?? []) listed.push({ url: i.url, binding: i.transport, protocolVersion: v03 });
+  return listed;
 }
 
 /**
  * The interface to ping: JSON-RPC first (v1.0 before v0.3, the order our client prefers), then
- * HTTP+JSON, then whatever is listed first.
+ * HTTP+JSON, then whatever is listed first (a binding the registry does not speak, which makes
+ * the agent unhealthy: see `pingAgent`).
  */
-function endpointOf(card: z.output<typeof CARD>): AgentEndpoint {
-  const listed: AgentEndpoint[] = (card.supportedInterfaces ?? []).map((i) => ({ url: i.url, binding: i.protocolBinding, protocolVersion: i.protocolVersion }));
-  if (card.url) listed.push({ url: card.url, binding: card.preferredTransport || 'JSONRPC', protocolVersion: card.protocolVersion || '0.3' });
+function endpointOf(listed: readonly AgentEndpoint[]): AgentEndpoint {
   const rank = (e: AgentEndpoint) => (e.binding === 'JSONRPC' ? (e.protocolVersion.startsWith('0.') ? 1 : 0) : e.binding === 'HTTP+JSON' ? 2 : 3);
   return [...listed].sort((a, b) => rank(a) - rank(b))[0]!;
 }
@@ -121,19 +178,31 @@ export function requestHeaders(url: string, options: CardFetchOptions, own: Reco
 }
 
 /**
- * Fetches the card at `cardUrl` and validates it. Throws `TeamError('card-unreachable')` when
- * it cannot be read (network, HTTP status, not JSON) and `TeamError('invalid-card')` when it
- * lacks required fields.
+ * Fetches the card at `cardUrl` and validates it ({@link validateAgentCard}, with
+ * `options.allowedHosts`). The exchange is bounded: `options.timeoutMs` for headers and body
+ * together, `options.maxCardBytes` for the body, redirects followed only within the card's
+ * origin (at most 5). Throws `TeamError('card-unreachable')` when the card cannot be read
+ * (network, HTTP status, not JSON, not an http(s) URL, the deadline, a redirect elsewhere) and
+ * `TeamError('invalid-card')` when it is too large, lacks required fields, or points where the
+ * registry may not go.
  */
 export async function fetchAgentCard(cardUrl: string, options: CardFetchOptions = {}): Promise<CheckedCard> {
-  const doFetch = options.fetch ?? fetch;
+  // Looked up per call, so a fetch installed later (a test double, a proxy agent) is used.
+  const doFetch: typeof fetch = options.fetch ?? ((input, init) => fetch(input, init));
   let json: unknown;
   try {
-    const res = await doFetch(cardUrl, {
-      headers: requestHeaders(cardUrl, options, { 'A2A-Version': '1.0', accept: 'application/json' }),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    if (!res.ok) throw new Error(`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
+    const protocol = URL.canParse(cardUrl) ? new URL(cardUrl).protocol : undefined;
+    if (protocol !== 'http:' && protocol !== 'https:') throw new Error('only http: and https: card URLs are read');
+    const res = await boundedFetch(
+      doFetch,
+      cardUrl,
+      { headers: requestHeaders(cardUrl, options, { 'A2A-Version': '1.0', accept: 'application/json' }), ...(options.signal ? { signal: options.signal } : {}) },
+      boundsOf(options, `The agent card at ${cardUrl}`),
+    );
+    if (!res.ok) {
+      void res.body?.cancel().catch(() => undefined);
+      throw new Error(`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
+    }
     const body = await res.text();
     try {
       json = JSON.parse(body);
@@ -141,9 +210,10 @@ export async function fetchAgentCard(cardUrl: string, options: CardFetchOptions 
       throw new Error(`not JSON: ${body.slice(0, 100)}`);
     }
   } catch (e) {
+    if (e instanceof FetchLimitError && e.limit === 'size') throw new TeamError(e.message, 'invalid-card');
     throw new TeamError(`The agent card at ${cardUrl} could not be read: ${reasonOf(e)}`, 'card-unreachable');
   }
-  return validateAgentCard(cardUrl, json);
+  return validateAgentCard(cardUrl, json, options);
 }
 
 /** A readable reason: fetch failures carry the interesting part in `cause`. */

@@ -6,11 +6,16 @@
  * JSON-RPC response, typically the error "task not found". That costs the agent nothing (no
  * model call, no task) yet proves more than an open port: a proxy's error page, a 401 or a
  * crashed handler all fail it. An HTTP+JSON interface is asked `GET <url>/tasks/<probe>` and
- * must reply with JSON; other bindings (gRPC) are trusted once their card is readable.
+ * must reply with JSON. An agent offering only bindings the registry does not speak (gRPC) cannot
+ * be checked, so it is unhealthy: counting it healthy would send it tasks nobody can deliver.
+ *
+ * Pings are bounded like card fetches (`./bounded-fetch.ts`): one deadline for the exchange, the
+ * answer read up to `maxCardBytes`, redirects only within the endpoint's origin.
  *
  * @module
  */
-import { type AgentEndpoint, type CardFetchOptions, type CheckedCard, fetchAgentCard, reasonOf, requestHeaders } from './card-check.js';
+import { boundedFetch } from './bounded-fetch.js';
+import { type AgentEndpoint, boundsOf, type CardFetchOptions, type CheckedCard, fetchAgentCard, reasonOf, requestHeaders, SPOKEN_BINDINGS } from './card-check.js';
 
 /** The task id the probe asks for; no agent has it. */
 const PROBE_TASK_ID = 'xswarm-registry-health-probe';
@@ -23,8 +28,15 @@ export type HealthResult = { healthy: true; card: CheckedCard } | { healthy: fal
  * when it does, else with the reason; never rejects.
  */
 export async function pingAgent(endpoint: AgentEndpoint, options: CardFetchOptions = {}): Promise<string | undefined> {
-  const doFetch = options.fetch ?? fetch;
-  const signal = options.signal ? { signal: options.signal } : {};
+  if (!SPOKEN_BINDINGS.includes(endpoint.binding)) {
+    return `The agent offers no interface the registry speaks (${SPOKEN_BINDINGS.join(', ')}), only ${endpoint.binding} at ${endpoint.url}: it cannot be checked, so it is not healthy`;
+  }
+  const protocol = URL.canParse(endpoint.url) ? new URL(endpoint.url).protocol : undefined;
+  if (protocol !== 'http:' && protocol !== 'https:') return `${endpoint.url} is not an http: or https: URL: the registry does not go there`;
+  // Looked up per call, so a fetch installed later (a test double, a proxy agent) is used.
+  const base: typeof fetch = options.fetch ?? ((input, init) => fetch(input, init));
+  const bounds = boundsOf(options, 'its answer');
+  const doFetch = (url: string, init: RequestInit) => boundedFetch(base, url, { ...init, ...(options.signal ? { signal: options.signal } : {}) }, bounds);
   try {
     if (endpoint.binding === 'JSONRPC') {
       const v03 = endpoint.protocolVersion.startsWith('0.');
@@ -36,7 +48,6 @@ export async function pingAgent(endpoint: AgentEndpoint, options: CardFetchOptio
           ...(v03 ? {} : { 'A2A-Version': '1.0' }),
         }),
         body: JSON.stringify({ jsonrpc: '2.0', id: PROBE_TASK_ID, method: v03 ? 'tasks/get' : 'GetTask', params: { id: PROBE_TASK_ID } }),
-        ...signal,
       });
       const body = await res.text();
       let reply: unknown;
@@ -49,18 +60,16 @@ export async function pingAgent(endpoint: AgentEndpoint, options: CardFetchOptio
       if (r?.jsonrpc === '2.0' && (r.result !== undefined || r.error !== undefined)) return undefined;
       return `${endpoint.url} answered HTTP ${res.status} without a JSON-RPC response: ${body.slice(0, 100)}`;
     }
-    if (endpoint.binding === 'HTTP+JSON') {
-      const url = `${endpoint.url.replace(/\/$/, '')}/tasks/${PROBE_TASK_ID}`;
-      const res = await doFetch(url, { headers: requestHeaders(url, options, { 'A2A-Version': '1.0', accept: 'application/json' }), ...signal });
-      const body = await res.text();
-      try {
-        JSON.parse(body);
-        return res.status === 401 || res.status === 403 ? `${url} refused the registry: HTTP ${res.status}` : undefined;
-      } catch {
-        return `${url} answered HTTP ${res.status} without JSON: ${body.slice(0, 100)}`;
-      }
+    // HTTP+JSON, the other binding spoken.
+    const url = `${endpoint.url.replace(/\/$/, '')}/tasks/${PROBE_TASK_ID}`;
+    const res = await doFetch(url, { headers: requestHeaders(url, options, { 'A2A-Version': '1.0', accept: 'application/json' }) });
+    const body = await res.text();
+    try {
+      JSON.parse(body);
+      return res.status === 401 || res.status === 403 ? `${url} refused the registry: HTTP ${res.status}` : undefined;
+    } catch {
+      return `${url} answered HTTP ${res.status} without JSON: ${body.slice(0, 100)}`;
     }
-    return undefined;
   } catch (e) {
     return `${endpoint.url} did not answer: ${reasonOf(e)}`;
   }

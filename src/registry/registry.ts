@@ -5,6 +5,11 @@
  * - **Registering** a remote agent reads and validates its card (`./card-check.ts`) and checks
  *   its health at once; a card that cannot be read or lacks required fields is refused with a
  *   `TeamError` naming the URL and what is wrong.
+ * - **Bounds** (`./bounded-fetch.ts`, `./endpoint-policy.ts`): every card fetch, the registry's
+ *   and the one its A2A client makes before each call (`./client-fetch.ts`), has one deadline
+ *   for headers and body (`timeoutMs`) and a byte limit (`maxCardBytes`), and follows redirects
+ *   only within the card's origin; health checks and calls go only to http(s) interfaces on the
+ *   card's origin or on `allowedHosts`, a card naming others being refused.
  * - **Health** (`./health.ts`): every `healthIntervalMs` (a timer that does not keep the
  *   process alive, stopped by `close()`), on demand with `checkHealth()`, and right after a
  *   send to the agent failed. Each check re-reads the card, so changed skills are picked up.
@@ -36,7 +41,10 @@ import type { CallResult } from '../../machines/calls/kind.js';
 import type { RemoteAgentClient, RemoteHooks } from '../a2a/remote.js';
 import { a2aRemoteAgents } from '../a2a/lazy.js';
 import { TeamError } from '../errors.js';
+import { DEFAULT_CARD_TIMEOUT_MS, DEFAULT_MAX_CARD_BYTES } from './bounded-fetch.js';
 import { type CardFetchOptions, type CheckedCard, fetchAgentCard, reasonOf, type RegistrySkill } from './card-check.js';
+import { agentClientFetch } from './client-fetch.js';
+import { type AllowedHosts, checkAllowedHosts } from './endpoint-policy.js';
 import { answeredTask, askTask, awaitDependencies, checkDispatch, endTask, isTerminal, newTask, startTask } from './dispatch.js';
 import { checkAgentHealth, type HealthResult, pingAgent } from './health.js';
 import { type Outcome, sendWithRetry } from './retry.js';
@@ -50,15 +58,43 @@ export type LocalAgentRun = (message: string, signal: AbortSignal) => Promise<st
 export interface AgentRegistryOptions {
   /** How often every remote agent is checked (default 30 000 ms; 0 turns periodic checks off). */
   healthIntervalMs?: number;
-  /** How long one card fetch or ping may take before the agent counts as unhealthy (default 5000 ms). */
+  /**
+   * How long one card fetch or ping may take, from the request to the last byte of the answer
+   * (default 5000 ms). Past it the request is aborted: a registration fails (`card-unreachable`),
+   * a health check finds the agent unhealthy, a call fails. It bounds the card the A2A client
+   * reads before each call too, but not the call itself.
+   */
   timeoutMs?: number;
+  /**
+   * The largest agent card the registry reads, in bytes, counted as the body arrives (after
+   * decompression); default 1 MiB (1 048 576). A larger card is refused (`invalid-card`, the
+   * message naming this limit) and the request aborted at the limit, without buffering more.
+   * Health-check answers are held to it too, and the card the A2A client reads before each call.
+   */
+  maxCardBytes?: number;
+  /**
+   * Hosts an agent card may point health checks and calls at besides its own origin. A card
+   * names its service URLs (A2A `supportedInterfaces`, v0.3 `url` and `additionalInterfaces`)
+   * and the registry sends requests there, with `headers`; so every interface of a binding the
+   * registry speaks (JSON-RPC, HTTP+JSON) must be an `http:` or `https:` URL (always) and either
+   * on the origin of the card URL (same scheme, host and port; `localhost`, `127.0.0.0/8` and
+   * `[::1]` counting as one host) or on a host listed here, else the card is refused
+   * (`invalid-card`, naming the interface) or, when it changes later, the agent is unhealthy and
+   * calls to it are refused before anything is sent. Entries: `host` (any port), `host:port`,
+   * `[ipv6]`, `[ipv6]:port`, or `*` (any host). Default: none, the card's origin only. Calls
+   * made by a custom {@link AgentRegistryOptions.client} are that client's to guard.
+   */
+  allowedHosts?: AllowedHosts;
   /** The clock (ms since the epoch), default `Date.now`. */
   now?: () => number;
   /** Headers for every request to agents (typically `authorization`), as for our A2A client. */
   headers?: A2ARemoteOptions['headers'];
   /** The fetch for cards and health checks, and for the default client (default: the global one). */
   fetch?: typeof fetch;
-  /** The A2A client tasks are sent with (default: {@link a2aRemoteAgents} with `headers` and `fetch`). */
+  /**
+   * The A2A client tasks are sent with (default: {@link a2aRemoteAgents} with `headers` and
+   * `fetch`, one per agent, whose card fetches and destinations are bounded as above).
+   */
   client?: RemoteAgentClient;
   /**
    * This registry's id, the prefix of the A2A message ids it sends (`<id>:<taskId>`), so a
@@ -188,7 +224,6 @@ const NO_ANSWERS: RemoteHooks = {
 };
 
 const DEFAULT_HEALTH_INTERVAL_MS = 30_000;
-const DEFAULT_TIMEOUT_MS = 5000;
 
 /**
  * Creates an agent registry (see the module doc).
@@ -202,10 +237,38 @@ const DEFAULT_TIMEOUT_MS = 5000;
  */
 export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRegistry {
   const now = options.now ?? Date.now;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CARD_TIMEOUT_MS;
+  const maxCardBytes = options.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES;
+  if (!Number.isSafeInteger(maxCardBytes) || maxCardBytes <= 0) {
+    throw new TypeError(`createAgentRegistry: maxCardBytes must be a positive integer, not ${String(maxCardBytes)}`);
+  }
+  const allowedHosts = [...(options.allowedHosts ?? [])];
+  checkAllowedHosts(allowedHosts, 'createAgentRegistry: allowedHosts');
   const registryId = options.id ?? options.restore?.registryId ?? randomUUID();
-  const client = options.client ?? a2aRemoteAgents({ ...(options.headers ? { headers: options.headers } : {}), ...(options.fetch ? { fetch: options.fetch } : {}) });
   const closing = new AbortController();
+  /** Options of every network request: our fetch and headers, the bounds, where cards may point; close() aborts them. */
+  const fetchOptions: CardFetchOptions = {
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
+    signal: closing.signal,
+    timeoutMs,
+    maxCardBytes,
+    allowedHosts,
+  };
+  /**
+   * The default A2A client of each agent, by card URL: its fetch knows the agent's card URL,
+   * which the bounds and the destination rule need (`./client-fetch.ts`).
+   */
+  const clients = new Map<string, RemoteAgentClient>();
+  const clientFor = (cardUrl: string): RemoteAgentClient => {
+    if (options.client) return options.client;
+    let client = clients.get(cardUrl);
+    if (!client) {
+      client = a2aRemoteAgents({ ...(options.headers ? { headers: options.headers } : {}), fetch: agentClientFetch(cardUrl, fetchOptions) });
+      clients.set(cardUrl, client);
+    }
+    return client;
+  };
 
   const agents = new Map<string, Agent>();
   const tasks = new Map<string, RegistryTask>();
@@ -223,12 +286,6 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
   let nextOrder = options.restore?.nextOrder ?? 0;
 
   const copy = <T>(value: T): T => structuredClone(value);
-  /** Options of one network request: our fetch and headers, bounded by the timeout and by close(). */
-  const requestOptions = (): CardFetchOptions => ({
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-    ...(options.headers ? { headers: options.headers } : {}),
-    signal: AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]),
-  });
   const assertOpen = () => {
     closing.signal.throwIfAborted();
   };
@@ -262,7 +319,7 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
       agent.info.lastChecked = agent.info.lastHealthy = now();
       return Promise.resolve();
     }
-    agent.checking ??= checkAgentHealth(agent.info.cardUrl!, requestOptions())
+    agent.checking ??= checkAgentHealth(agent.info.cardUrl!, fetchOptions)
       .then((result) => {
         // Unregistered or closed meanwhile: the result concerns nobody.
         if (agents.get(agent.info.id) === agent && !closing.signal.aborted) applyHealth(agent.info, result);
@@ -306,7 +363,11 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
         outcome = { ok: true, result: await abortable(agent.run(message.text, signal), signal) };
       } else {
         const { swarmId, callId, key, text } = message;
-        const answer = await client.send({ swarmId, callId, agentId: agent.info.id, url: agent.info.cardUrl!, request: text, key }, hooks, signal);
+        const answer = await clientFor(agent.info.cardUrl!).send(
+          { swarmId, callId, agentId: agent.info.id, url: agent.info.cardUrl!, request: text, key },
+          hooks,
+          signal,
+        );
         outcome = answer.ok ? { ok: true, result: answer.content } : { ok: false, error: answer.content };
       }
       signal.throwIfAborted();
@@ -476,7 +537,7 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
         }
       };
       assertFree(opts.id);
-      const card = await fetchAgentCard(cardUrl, requestOptions());
+      const card = await fetchAgentCard(cardUrl, fetchOptions);
       const id = opts.id ?? card.name;
       assertFree(id);
       const at = now();
@@ -496,7 +557,7 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
       const agent: Agent = { info };
       agents.set(id, agent);
       // The card was just read: only the ping is left to do.
-      const problem = await pingAgent(card.endpoint, requestOptions());
+      const problem = await pingAgent(card.endpoint, fetchOptions);
       applyHealth(info, problem === undefined ? { healthy: true, card } : { healthy: false, card, error: problem });
       return copy(info);
     },
@@ -527,7 +588,9 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
     },
 
     unregister(agentId) {
+      const cardUrl = agents.get(agentId)?.info.cardUrl;
       const removed = agents.delete(agentId);
+      if (cardUrl) clients.delete(cardUrl);
       if (removed) announce();
       return removed;
     },
