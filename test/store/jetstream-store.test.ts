@@ -5,6 +5,7 @@
  * landed but whose publishes were lost, a server restart with commits in flight, and a runtime
  * run finished by a second runtime on another connection.
  */
+import { spawn } from 'node:child_process';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
@@ -36,6 +37,7 @@ import { event, expectNotHeldByFilter, record, step, T0 } from '../support/store
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
 import { oneToN, seqs } from '../support/seqs.js';
+import { REPO_ROOT } from '../support/repo-root.js';
 
 let server: NatsServer;
 let cleanup: (() => Promise<unknown>)[] = [];
@@ -691,5 +693,27 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       });
       expect(await collect(c.replay('doc'))).toEqual(events);
     }, 30_000);
+  });
+
+  describe('its connection', () => {
+    it('a process whose connection is closed without closing the store still exits: the bucket watch ends with the connection', async () => {
+      const code = `
+        const { connect } = await import('@nats-io/transport-node');
+        const { jetstreamStore } = await import('./src/store/jetstream/store.ts');
+        const nc = await connect({ servers: ${JSON.stringify(server.url)} });
+        const store = jetstreamStore({ connection: nc, prefix: ${JSON.stringify(`${prefix}x`)} });
+        await store.list();
+        await nc.drain();
+        console.log('drained');`;
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+      // Before, the watch retried every 500 ms for ever and the process never ended.
+      const ended = await Promise.race([exited, sleep(10_000).then(() => 'still running' as const)]);
+      if (ended === 'still running') child.kill('SIGKILL');
+      expect(out.trim()).toBe('drained');
+      expect(ended).toBe(0);
+    }, 20_000);
   });
 });

@@ -104,7 +104,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
     const nc = await options.connection;
     outages.follow(nc);
     const broker = await openBroker(nc, names, timeoutMs);
-    bucketWatch.start(broker.kv);
+    bucketWatch.start(broker.kv, nc);
     return broker;
   });
   const watchers = new Watchers(setup, names);

@@ -8,6 +8,7 @@
  * @module
  */
 import type { KV, KvEntry } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { delay } from '../../util/abort.js';
 import type { Listing } from './listing.js';
 import type { Names } from './names.js';
@@ -95,9 +96,9 @@ export class BucketWatch {
     private readonly watchers: Watchers,
   ) {}
 
-  /** Starts watching the bucket (once the store is set up). */
-  start(kv: KV): void {
-    void this.run(kv);
+  /** Starts watching the bucket (once the store is set up) for as long as `nc` is open. */
+  start(kv: KV, nc: Pick<NatsConnection, 'isClosed'>): void {
+    void this.run(kv, nc);
   }
 
   /** Stops watching (the store is closed). */
@@ -106,8 +107,10 @@ export class BucketWatch {
     this.stopWatch?.();
   }
 
-  private async run(kv: KV): Promise<void> {
-    while (!this.stopped) {
+  private async run(kv: KV, nc: Pick<NatsConnection, 'isClosed'>): Promise<void> {
+    // A closed connection never comes back: watching on would only retry (and keep the process
+    // alive) for a store its owner closed the connection of without closing the store.
+    while (!this.stopped && !nc.isClosed()) {
       try {
         const it = await kv.watch();
         this.stopWatch = () => it.stop();
@@ -120,7 +123,7 @@ export class BucketWatch {
       } catch {
         // NATS unreachable while (re)starting the watch: tried again below.
       }
-      if (!this.stopped) await delay(500);
+      if (!this.stopped && !nc.isClosed()) await delay(500);
     }
   }
 
