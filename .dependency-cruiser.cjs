@@ -28,7 +28,7 @@ const LAYERS = [
   ['models', 'src/models/', 'the Model interface, the scripted model and the OpenAI Chat Completions model'],
   ['define', 'src/define/', 'definitions as plain values: agents, swarms, tools, handoffs, ids'],
   ['store', 'src/store/', 'the store interface and its memory, SQLite and JetStream stores'],
-  ['a2a', 'src/a2a/', 'remote agents: the RemoteAgentClient seam, the A2A client, A2A mapping'],
+  ['a2a', 'src/a2a/', 'remote agents: the RemoteAgentClient seam, the A2A client, A2A mapping, bounded card fetches and the endpoint policy'],
   ['leases', 'src/leases/', "a runtime's identity in a shared store and the renewal of its leases"],
   ['registry', 'src/registry/', 'the agent registry: cards, health, selection, dispatch, its MCP tools'],
   ['catalog', 'src/catalog/', "a runtime's definitions checked together and found by id"],

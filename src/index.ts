@@ -44,7 +44,7 @@ export type { Transport, TransportMessage, TransportStatus, TransportSubscriptio
 export type { NatsOptions } from './nats/options.js';
 export { createAgentRegistry } from './registry/registry.js';
 export type { AgentRegistry, AgentRegistryOptions, LocalAgentRun } from './registry/registry.js';
-export type { AllowedHosts } from './registry/endpoint-policy.js';
+export type { AllowedHosts } from './a2a/endpoint-policy.js';
 export type {
   AgentHealth,
   AgentInfo,

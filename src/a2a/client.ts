@@ -9,6 +9,13 @@
  * a v1.0 method is asked again with the v0.3 one, and from then on spoken to in v0.3; and
  * text streamed in appended chunks reads as one text.
  *
+ * It is not liberal in what a card may make it do (`./agent-fetch.ts`): the card fetches, the
+ * one before a run and the re-read before each call, have one deadline for headers and body
+ * (`timeoutMs`) and a byte limit (`maxCardBytes`), and follow redirects only within the card's
+ * origin; a card naming an interface the client could call that is not `http(s)` on the card's
+ * origin or on `allowedHosts` (`./endpoint-policy.ts`) is refused as soon as it is read. Either
+ * way the call is a tool error naming the rule, and nothing is sent where the card pointed.
+ *
  * @module
  */
 import { Role, TaskState, type AgentCard, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
@@ -25,6 +32,9 @@ import { errorText } from '../../machines/error-text.js';
 import type { RemoteAgentInput } from '../../machines/calls/remote.js';
 import type { CallResult } from '../../machines/calls/kind.js';
 import { abortable, delay } from '../util/abort.js';
+import { agentFetch, cardLimits, type CardLimits } from './agent-fetch.js';
+import { urlOf } from './bounded-fetch.js';
+import { type AllowedHosts, refusedInterfaces } from './endpoint-policy.js';
 import type { RemoteAgentClient, RemoteCard, RemoteHooks } from './remote.js';
 import { partsText, RESULT_ARTIFACT_ID, TERMINAL_STATES, textPart } from './mapping.js';
 
@@ -45,6 +55,34 @@ export interface A2ARemoteOptions {
   maxResubscribes?: number;
   /** How often a peer without streaming is polled while its task works (default 1000 ms). */
   pollIntervalMs?: number;
+  /**
+   * How long one agent-card fetch may take, from the request to the last byte of the card
+   * (default 5000 ms): the card read before a run, and the one re-read before each call. Past
+   * it the request is aborted and the call is a tool error (`… no complete answer within
+   * 5000 ms (timeoutMs)`). The call itself (the message and its stream) is bounded only by its
+   * caller.
+   */
+  timeoutMs?: number;
+  /**
+   * The largest agent card read, in bytes, counted as the body arrives (after decompression);
+   * default 1 MiB (1 048 576). A larger card is refused, the request aborted at the limit without
+   * buffering more, and the call is a tool error (`the agent card at … is too large: more than
+   * 1048576 bytes (maxCardBytes)`).
+   */
+  maxCardBytes?: number;
+  /**
+   * Hosts an agent card may point calls at besides its own origin. A card names its service
+   * URLs (A2A `supportedInterfaces`, v0.3 `url` and `additionalInterfaces`) and the client sends
+   * the call there, with `headers`; so every interface of a binding the client speaks (JSON-RPC,
+   * HTTP+JSON) must be an `http:` or `https:` URL (always) and either on the origin of the card
+   * URL (same scheme, host and port; `localhost`, `127.0.0.0/8` and `[::1]` counting as one host)
+   * or on a host listed here. A card breaking the rule is refused when read, and the call is a
+   * tool error naming each such interface; nothing is sent there. Entries: `host` (any port),
+   * `host:port`, `[ipv6]`, `[ipv6]:port`, or `*` (any host). Default: none, the card's origin
+   * only. Redirects, of the card or of a call, are followed only within the origin asked for
+   * (at most 5), whatever this says.
+   */
+  allowedHosts?: AllowedHosts;
 }
 
 /**
@@ -72,7 +110,12 @@ const CANCEL_GRACE_MS = 5000;
  * result as text (text parts as they are, data parts as JSON). A remote `input-required` asks
  * our human through `hooks.askHuman` (which pauses our swarm) and forwards the answer on the
  * same task. An unreachable, failing or canceled remote is `{ ok: false }` with the reason,
- * never a thrown error; an aborted call cancels the remote task (best effort) and rejects.
+ * never a thrown error; an aborted call cancels the remote task (best effort) and rejects. A
+ * card breaking one of the rules of `timeoutMs`, `maxCardBytes` and `allowedHosts` is
+ * `{ ok: false }` too, naming the rule (and `card(url)` rejects with it).
+ *
+ * Throws a `TypeError` for a `timeoutMs`, `maxCardBytes` or `allowedHosts` entry that is not
+ * valid.
  *
  * @example
  * import { a2aRemoteAgents, createRuntime } from 'xswarm';
@@ -82,21 +125,25 @@ const CANCEL_GRACE_MS = 5000;
  * });
  */
 export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClient {
+  const limits = cardLimits(options, 'a2aRemoteAgents');
   // Looked up per call, so a fetch installed later (a test double, a proxy agent) is used.
   const baseFetch: typeof fetch = options.fetch ?? ((input, init) => fetch(input, init));
   const maxResubscribes = options.maxResubscribes ?? 5;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
 
-  /** A fetch with our headers; `signal` (when given) aborts it too. */
-  const fetchWith =
-    (signal?: AbortSignal): typeof fetch =>
-    async (input, init) => {
-      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+  /**
+   * A fetch for the agent whose card is at `cardUrl`, with our headers, bounded and kept where
+   * that card may send us (`./agent-fetch.ts`); `signal` (when given) aborts it too.
+   */
+  const fetchWith = (cardUrl: string, signal?: AbortSignal): typeof fetch => {
+    const guarded = agentFetch(cardUrl, baseFetch, limits);
+    return async (input, init) => {
+      const url = urlOf(input);
       const extra = typeof options.headers === 'function' ? options.headers(url) : options.headers;
       const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
       for (const [k, v] of Object.entries(extra ?? {})) if (!headers.has(k)) headers.set(k, v);
       const signals = [init?.signal, signal].filter((s): s is AbortSignal => !!s);
-      const res = await baseFetch(input, { ...init, headers, ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}) });
+      const res = await guarded(input, { ...init, headers, ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}) });
       if (res.ok || res.status === 304) return res;
       // JSON-RPC errors (the SDK server sends some with HTTP 500) are the SDK's to read. Any
       // other HTTP error becomes one that names its status: the SDK would mistake a body like
@@ -108,8 +155,17 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
       if (/"jsonrpc"\s*:/.test(body)) return res;
       throw new Error(`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''} from ${url}${body ? `: ${body.slice(0, 300)}` : ''}`);
     };
+  };
 
-  const resolver = (signal?: AbortSignal) => new DefaultAgentCardResolver({ fetchImpl: fetchWith(signal), legacyCompat: LEGACY });
+  /**
+   * Reads the card at `url` (bounded: see the module doc) and refuses it when an interface the
+   * client could call breaks the destination rule ({@link checkInterfaces}).
+   */
+  const readCard = async (url: string, signal?: AbortSignal): Promise<AgentCard> => {
+    const card = await new DefaultAgentCardResolver({ fetchImpl: fetchWith(url, signal), legacyCompat: LEGACY }).resolve(url, '');
+    checkInterfaces(url, card, limits);
+    return card;
+  };
 
   /** Card URLs of peers that turned out to speak only v0.3 although their card said v1.0. */
   const speaksV03 = new Set<string>();
@@ -120,13 +176,13 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
    * need it.
    */
   const connect = (url: string, signal: AbortSignal): Promise<Client> => {
-    const inner = resolver(signal);
+    // The factory asks for `url` itself (a full card URL with an empty path, below).
     const cardResolver: AgentCardResolver = {
-      resolve: async (baseUrl, path) => withInterfaceVersions(await inner.resolve(baseUrl, path), speaksV03.has(url)),
+      resolve: async () => withInterfaceVersions(await readCard(url, signal), speaksV03.has(url)),
     };
     // Transports get no send-wide signal: each call passes its own, and the best-effort
     // cancel after an abort must still go out.
-    const transportFetch = fetchWith();
+    const transportFetch = fetchWith(url);
     const factory = new ClientFactory(
       ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
         transports: [
@@ -143,7 +199,7 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
 
   return {
     async card(url, signal): Promise<RemoteCard> {
-      const card: AgentCard = await resolver(signal).resolve(url, '');
+      const card = await readCard(url, signal);
       if (!card?.name) throw new Error(`The agent card at ${url} has no name`);
       return { name: card.name, description: card.description || card.name };
     },
@@ -391,6 +447,24 @@ function appendParts(parts: Part[], chunk: readonly Part[]): void {
   } else {
     parts.push(...chunk);
   }
+}
+
+/** The bindings of the client's transports; the SDK matches a card's bindings to them case-insensitively. */
+const SPOKEN_BINDINGS = new Set(['JSONRPC', 'HTTP+JSON']);
+
+/**
+ * Refuses the card read at `cardUrl` when an interface the client could call (one of a binding
+ * it speaks, whatever the case: the SDK picks among those) breaks the destination rule of
+ * `./endpoint-policy.ts`: the error names each. The card as the SDK normalized it lists them
+ * all, a v0.3 card's `url` and `additionalInterfaces` included. Interfaces of other bindings are
+ * never contacted, so not checked.
+ */
+function checkInterfaces(cardUrl: string, card: AgentCard, limits: CardLimits): void {
+  const callable = (card.supportedInterfaces ?? [])
+    .filter((i) => SPOKEN_BINDINGS.has((i.protocolBinding ?? '').toUpperCase()))
+    .map((i) => ({ url: i.url, binding: i.protocolBinding }));
+  const refused = refusedInterfaces(cardUrl, callable, limits.allowedHosts);
+  if (refused.length > 0) throw new Error(`the agent card at ${cardUrl} is refused: ${refused.join('; ')}`);
 }
 
 /**

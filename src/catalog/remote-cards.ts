@@ -7,7 +7,11 @@
 import type { RemoteAgentClient, RemoteCard } from '../a2a/remote.js';
 import type { Handoff } from '../define/handoff.js';
 
-/** How long fetching one agent card may take before the swarm starts without it. */
+/**
+ * How long fetching one agent card may take before the swarm starts without it: the bound for
+ * any `remote` client. The A2A client's own `timeoutMs` (default 5000 ms) cuts a card sooner,
+ * and its `maxCardBytes` bounds what is read meanwhile.
+ */
 const CARD_TIMEOUT_MS = 10_000;
 
 /** The remote agents' cards one runtime has fetched. */

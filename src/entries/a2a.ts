@@ -1,7 +1,8 @@
 /**
  * `xswarm/a2a`: the A2A client behind remote-agent handoffs (`handoff.toRemoteAgent(url)`), to
- * configure it (headers, fetch). Needs the optional package @a2a-js/sdk; importing this entry
- * point without it fails.
+ * configure it (headers, fetch, what an agent card may make it do: `timeoutMs`, `maxCardBytes`,
+ * `allowedHosts`). Needs the optional package @a2a-js/sdk; importing this entry point without it
+ * fails.
  *
  * @example
  * import { createRuntime } from 'xswarm';

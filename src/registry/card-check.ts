@@ -6,9 +6,10 @@
  * do this: it decodes into ts-proto objects that fill every missing field with a default, so
  * a card without skills or version would pass unnoticed and never be selected.
  *
- * The fetch is bounded (`./bounded-fetch.ts`): one deadline for headers and body, a byte limit
- * on the body, redirects only within the card's origin. A card whose interfaces point where
- * the registry may not go (`./endpoint-policy.ts`) is refused like an invalid one.
+ * The fetch is bounded (`src/a2a/bounded-fetch.ts`, shared with the A2A client): one deadline
+ * for headers and body, a byte limit on the body, redirects only within the card's origin. A
+ * card whose interfaces point where the registry may not go (`src/a2a/endpoint-policy.ts`) is
+ * refused like an invalid one.
  *
  * @module
  */
@@ -16,8 +17,8 @@ import { z } from 'zod';
 import type { A2ARemoteOptions } from '../a2a/client.js';
 import { errorText } from '../../machines/error-text.js';
 import { TeamError } from '../errors.js';
-import { boundedFetch, DEFAULT_CARD_TIMEOUT_MS, DEFAULT_MAX_CARD_BYTES, FetchLimitError } from './bounded-fetch.js';
-import { type AllowedHosts, endpointProblem } from './endpoint-policy.js';
+import { boundedFetch, cardBounds, FetchLimitError } from '../a2a/bounded-fetch.js';
+import { type AllowedHosts, refusedInterfaces } from '../a2a/endpoint-policy.js';
 
 /** A skill as the registry matches it (the card's own fields). */
 export interface RegistrySkill {
@@ -47,7 +48,7 @@ export interface CheckedCard {
 
 /** Where a card's interfaces may point (see `AgentRegistryOptions.allowedHosts`). */
 export interface CardPolicyOptions {
-  /** Hosts besides the card's own origin (default none: see `./endpoint-policy.ts`). */
+  /** Hosts besides the card's own origin (default none: see `src/a2a/endpoint-policy.ts`). */
   allowedHosts?: AllowedHosts;
 }
 
@@ -68,16 +69,6 @@ export interface CardFetchOptions extends CardPolicyOptions {
 
 /** The bindings the registry speaks: it can health-check them, and our A2A client can call them. */
 export const SPOKEN_BINDINGS: readonly string[] = ['JSONRPC', 'HTTP+JSON'];
-
-/** The bounds of one request made with `options`, for {@link boundedFetch}. */
-export function boundsOf(options: CardFetchOptions, what?: string) {
-  return {
-    timeoutMs: options.timeoutMs ?? DEFAULT_CARD_TIMEOUT_MS,
-    maxBytes: options.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES,
-    names: { maxBytes: 'maxCardBytes', timeoutMs: 'timeoutMs' },
-    ...(what ? { what } : {}),
-  };
-}
 
 const text = z.string().min(1, 'must not be empty');
 
@@ -115,7 +106,7 @@ function lacksInterface(json: unknown): boolean {
  * Validates a card's JSON. Throws a `TeamError('invalid-card')` that names the card's URL and
  * every field that is missing or wrong, e.g. `"version" is missing; "skills[0].tags": expected array`;
  * or, for a card whose interfaces point where the registry may not send requests (not http(s),
- * or off the card's origin and not in `options.allowedHosts`: see `./endpoint-policy.ts`), one
+ * or off the card's origin and not in `options.allowedHosts`: see `src/a2a/endpoint-policy.ts`), one
  * that says it is refused and names each such interface. Only interfaces of the bindings the
  * registry speaks ({@link SPOKEN_BINDINGS}) are checked: no other is ever contacted.
  */
@@ -135,12 +126,12 @@ export function validateAgentCard(cardUrl: string, json: unknown, options: CardP
   const interfaces = interfacesOf(card);
   // Every interface the registry or its client may contact, whichever the client picks; those of
   // other bindings (gRPC) are never contacted, and a card may well list them on other hosts.
-  const refused = new Set<string>();
-  for (const i of interfaces.filter((x) => SPOKEN_BINDINGS.includes(x.binding))) {
-    const problem = endpointProblem(cardUrl, i.url, options.allowedHosts);
-    if (problem) refused.add(`its ${i.binding} interface ${problem}`);
-  }
-  if (refused.size > 0) throw new TeamError(`The agent card at ${cardUrl} is refused: ${[...refused].join('; ')}`, 'invalid-card');
+  const refused = refusedInterfaces(
+    cardUrl,
+    interfaces.filter((x) => SPOKEN_BINDINGS.includes(x.binding)),
+    options.allowedHosts,
+  );
+  if (refused.length > 0) throw new TeamError(`The agent card at ${cardUrl} is refused: ${refused.join('; ')}`, 'invalid-card');
   return {
     name: card.name,
     description: card.description,
@@ -197,7 +188,7 @@ export async function fetchAgentCard(cardUrl: string, options: CardFetchOptions 
       doFetch,
       cardUrl,
       { headers: requestHeaders(cardUrl, options, { 'A2A-Version': '1.0', accept: 'application/json' }), ...(options.signal ? { signal: options.signal } : {}) },
-      boundsOf(options, `The agent card at ${cardUrl}`),
+      cardBounds(options, `The agent card at ${cardUrl}`),
     );
     if (!res.ok) {
       void res.body?.cancel().catch(() => undefined);

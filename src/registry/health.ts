@@ -9,13 +9,13 @@
  * must reply with JSON. An agent offering only bindings the registry does not speak (gRPC) cannot
  * be checked, so it is unhealthy: counting it healthy would send it tasks nobody can deliver.
  *
- * Pings are bounded like card fetches (`./bounded-fetch.ts`): one deadline for the exchange, the
+ * Pings are bounded like card fetches (`src/a2a/bounded-fetch.ts`): one deadline for the exchange, the
  * answer read up to `maxCardBytes`, redirects only within the endpoint's origin.
  *
  * @module
  */
-import { boundedFetch } from './bounded-fetch.js';
-import { type AgentEndpoint, boundsOf, type CardFetchOptions, type CheckedCard, fetchAgentCard, reasonOf, requestHeaders, SPOKEN_BINDINGS } from './card-check.js';
+import { boundedFetch, cardBounds } from '../a2a/bounded-fetch.js';
+import { type AgentEndpoint, type CardFetchOptions, type CheckedCard, fetchAgentCard, reasonOf, requestHeaders, SPOKEN_BINDINGS } from './card-check.js';
 
 /** The task id the probe asks for; no agent has it. */
 const PROBE_TASK_ID = 'xswarm-registry-health-probe';
@@ -35,7 +35,7 @@ export async function pingAgent(endpoint: AgentEndpoint, options: CardFetchOptio
   if (protocol !== 'http:' && protocol !== 'https:') return `${endpoint.url} is not an http: or https: URL: the registry does not go there`;
   // Looked up per call, so a fetch installed later (a test double, a proxy agent) is used.
   const base: typeof fetch = options.fetch ?? ((input, init) => fetch(input, init));
-  const bounds = boundsOf(options, 'its answer');
+  const bounds = cardBounds(options, 'its answer');
   const doFetch = (url: string, init: RequestInit) => boundedFetch(base, url, { ...init, ...(options.signal ? { signal: options.signal } : {}) }, bounds);
   try {
     if (endpoint.binding === 'JSONRPC') {

@@ -7,7 +7,7 @@
 export { createAgentRegistry, type AgentRegistry, type AgentRegistryOptions, type LocalAgentRun } from './registry.js';
 export { fetchAgentCard, validateAgentCard, type AgentEndpoint, type CheckedCard, type RegistrySkill } from './card-check.js';
 export { checkAgentHealth, pingAgent, type HealthResult } from './health.js';
-export type { AllowedHosts } from './endpoint-policy.js';
+export type { AllowedHosts } from '../a2a/endpoint-policy.js';
 export { hasSkill, selectAgent } from './selection.js';
 export { registerRegistryTools } from './mcp-tools.js';
 export type {

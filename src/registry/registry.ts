@@ -5,8 +5,9 @@
  * - **Registering** a remote agent reads and validates its card (`./card-check.ts`) and checks
  *   its health at once; a card that cannot be read or lacks required fields is refused with a
  *   `TeamError` naming the URL and what is wrong.
- * - **Bounds** (`./bounded-fetch.ts`, `./endpoint-policy.ts`): every card fetch, the registry's
- *   and the one its A2A client makes before each call (`./client-fetch.ts`), has one deadline
+ * - **Bounds** (`src/a2a/bounded-fetch.ts`, `src/a2a/endpoint-policy.ts`, shared with the A2A
+ *   client): every card fetch, the registry's and the one its A2A client makes before each call
+ *   (the client given the same `timeoutMs`, `maxCardBytes` and `allowedHosts`), has one deadline
  *   for headers and body (`timeoutMs`) and a byte limit (`maxCardBytes`), and follows redirects
  *   only within the card's origin; health checks and calls go only to http(s) interfaces on the
  *   card's origin or on `allowedHosts`, a card naming others being refused.
@@ -41,10 +42,9 @@ import type { CallResult } from '../../machines/calls/kind.js';
 import type { RemoteAgentClient, RemoteHooks } from '../a2a/remote.js';
 import { a2aRemoteAgents } from '../a2a/lazy.js';
 import { TeamError } from '../errors.js';
-import { DEFAULT_CARD_TIMEOUT_MS, DEFAULT_MAX_CARD_BYTES } from './bounded-fetch.js';
+import { DEFAULT_CARD_TIMEOUT_MS, DEFAULT_MAX_CARD_BYTES } from '../a2a/bounded-fetch.js';
+import { type AllowedHosts, checkAllowedHosts } from '../a2a/endpoint-policy.js';
 import { type CardFetchOptions, type CheckedCard, fetchAgentCard, reasonOf, type RegistrySkill } from './card-check.js';
-import { agentClientFetch } from './client-fetch.js';
-import { type AllowedHosts, checkAllowedHosts } from './endpoint-policy.js';
 import { answeredTask, askTask, awaitDependencies, checkDispatch, endTask, isTerminal, newTask, startTask } from './dispatch.js';
 import { checkAgentHealth, type HealthResult, pingAgent } from './health.js';
 import { type Outcome, sendWithRetry } from './retry.js';
@@ -92,8 +92,9 @@ export interface AgentRegistryOptions {
   /** The fetch for cards and health checks, and for the default client (default: the global one). */
   fetch?: typeof fetch;
   /**
-   * The A2A client tasks are sent with (default: {@link a2aRemoteAgents} with `headers` and
-   * `fetch`, one per agent, whose card fetches and destinations are bounded as above).
+   * The A2A client tasks are sent with (default: {@link a2aRemoteAgents} with `headers`, `fetch`,
+   * `timeoutMs`, `maxCardBytes` and `allowedHosts`, whose card fetches and destinations are
+   * bounded as above).
    */
   client?: RemoteAgentClient;
   /**
@@ -256,15 +257,25 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
     allowedHosts,
   };
   /**
-   * The default A2A client of each agent, by card URL: its fetch knows the agent's card URL,
-   * which the bounds and the destination rule need (`./client-fetch.ts`).
+   * The default A2A client of each agent, by card URL (what it learnt of a peer, such as
+   * speaking only v0.3, goes with the agent at `unregister`). It reads the agent's card again
+   * before each call and calls the interface that card names: given the registry's bounds and
+   * `allowedHosts`, it holds the card to the rules of registration (`src/a2a/agent-fetch.ts`).
+   * Made at the first call: the client refuses a `timeoutMs` the registry has always taken, and
+   * creating a registry must not start failing over it (such a registry reaches no agent anyway).
    */
   const clients = new Map<string, RemoteAgentClient>();
   const clientFor = (cardUrl: string): RemoteAgentClient => {
     if (options.client) return options.client;
     let client = clients.get(cardUrl);
     if (!client) {
-      client = a2aRemoteAgents({ ...(options.headers ? { headers: options.headers } : {}), fetch: agentClientFetch(cardUrl, fetchOptions) });
+      client = a2aRemoteAgents({
+        ...(options.headers ? { headers: options.headers } : {}),
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+        timeoutMs,
+        maxCardBytes,
+        allowedHosts,
+      });
       clients.set(cardUrl, client);
     }
     return client;

@@ -1,20 +1,22 @@
 /**
- * Where an agent card may send the registry. A card names its own service URLs (A2A
+ * Where an agent card may send whoever follows it: the agent registry (`src/registry/`), and
+ * the A2A client of remote handoffs (`./client.ts`). A card names its own service URLs (A2A
  * `supportedInterfaces`, v0.3 `url` and `additionalInterfaces`), and health checks and calls go
- * there; left unchecked, whoever serves a card chooses where the registry sends requests,
- * with its headers (an `authorization` meant for the agent), `file:` URLs included. The rule:
+ * there; left unchecked, whoever serves a card chooses where requests go, with their headers
+ * (an `authorization` meant for the agent), `file:` URLs included. The rule:
  *
  * 1. only `http:` and `https:` URLs, always;
  * 2. on the card's own origin: the scheme, host and port of the card URL. The loopback names
  *    (`localhost`, `127.0.0.0/8`, `[::1]`) count as one host there, same scheme and port still
  *    required: a local agent often names itself `localhost` while registered as `127.0.0.1`;
- * 3. or on a host the operator allows ({@link AllowedHosts}, the registry's `allowedHosts`).
+ * 3. or on a host the operator allows ({@link AllowedHosts}: the `allowedHosts` option of the
+ *    registry and of the A2A client).
  *
  * @module
  */
 
 /**
- * Hosts a card may point health checks and calls at besides its own origin. Each entry is
+ * Hosts a card may point health checks and calls at besides its own origin (default: none). Each entry is
  * `host` (any port, http or https), `host:port` (that port only; the default port of the
  * scheme when a URL has none), an IPv6 address in brackets (`[::1]`, `[::1]:8080`), or `*`
  * for any host (the scheme rule still holds). Host names compare case-insensitively and
@@ -56,8 +58,8 @@ function hostnameOf(host: string): string | undefined {
 }
 
 /**
- * Why the registry may not send requests to `url`, named by the card at `cardUrl` (see the
- * module doc), or undefined when it may. The reason starts with the URL.
+ * Why no request may go to `url`, named by the card at `cardUrl` (see the module doc), or
+ * undefined when it may. The reason starts with the URL.
  */
 export function endpointProblem(cardUrl: string, url: string, allowedHosts: AllowedHosts = []): string | undefined {
   let target: URL;
@@ -72,6 +74,21 @@ export function endpointProblem(cardUrl: string, url: string, allowedHosts: Allo
   const port = portOf(target);
   const allowed = parseAllowedHosts(allowedHosts).some((e) => e.hostname === undefined || (e.hostname === target.hostname && (e.port === undefined || e.port === port)));
   return allowed ? undefined : `${url} is on another origin than the card (${card.origin}) and not in allowedHosts`;
+}
+
+/**
+ * The refusals of a card's interfaces that break the rule, one per interface (duplicates
+ * once), each `its <binding> interface <reason>`; empty when every one may be contacted. The
+ * caller passes the interfaces it may contact: those of bindings nobody speaks are never
+ * contacted, and a card may well list them elsewhere.
+ */
+export function refusedInterfaces(cardUrl: string, interfaces: readonly { url: string; binding: string }[], allowedHosts: AllowedHosts = []): string[] {
+  const refused = new Set<string>();
+  for (const i of interfaces) {
+    const problem = endpointProblem(cardUrl, i.url, allowedHosts);
+    if (problem) refused.add(`its ${i.binding} interface ${problem}`);
+  }
+  return [...refused];
 }
 
 function sameOrigin(a: URL, b: URL): boolean {

@@ -1,17 +1,20 @@
 /**
- * The registry's HTTP requests, bounded: every request goes out through {@link guardedFetch},
- * which follows redirects itself and only within the origin it started from; an agent card
- * (or a health-check answer) goes through {@link boundedFetch}, which also gives the whole
- * exchange, headers *and* body, one deadline and the body a byte limit.
+ * HTTP requests whose peer is not trusted, bounded: every request goes out through
+ * {@link guardedFetch}, which follows redirects itself and only within the origin it started
+ * from; an agent card (or a registry's health-check answer) goes through {@link boundedFetch},
+ * which also gives the whole exchange, headers *and* body, one deadline and the body a byte
+ * limit. The agent registry (`src/registry/`) and the A2A client of remote handoffs
+ * (`./client.ts`, through `./agent-fetch.ts`) share them, so a card is read the same way
+ * wherever it is read.
  *
- * The bounds are enforced here, not left to the `fetch` underneath: a custom fetch (the
- * registry's `fetch` option) may ignore `signal` or `redirect`, and the global one buffers a
- * body as fast as the peer sends it (an endless card filled memory at hundreds of MB per
- * second before the 5 s timeout fired). So the wait for the headers is raced against the
- * deadline, and the body is handed on as a stream that is read one chunk at a time, counts
- * the bytes (after decompression: a small gzip bomb counts at its real size), races each read
- * against the deadline, and on either limit cancels the body and aborts the request. Whoever
- * reads the body (our card check, or the A2A SDK's card resolver calling `response.json()`)
+ * The bounds are enforced here, not left to the `fetch` underneath: a custom fetch (a `fetch`
+ * option) may ignore `signal` or `redirect`, and the global one buffers a body as fast as the
+ * peer sends it (an endless card filled memory at hundreds of MB per second before a 5 s
+ * timeout fired). So the wait for the headers is raced against the deadline, and the body is
+ * handed on as a stream that is read one chunk at a time, counts the bytes (after
+ * decompression: a small gzip bomb counts at its real size), races each read against the
+ * deadline, and on either limit cancels the body and aborts the request. Whoever reads the
+ * body (the registry's card check, or the A2A SDK's card resolver calling `response.json()`)
  * gets the error at the limit; nothing past it is buffered.
  *
  * @module
@@ -27,7 +30,7 @@ export const DEFAULT_CARD_TIMEOUT_MS = 5000;
 /** How many redirects (within the origin) one request follows. */
 export const MAX_REDIRECTS = 5;
 
-/** A request stopped by one of the registry's bounds; the message says which. */
+/** A request stopped by one of these bounds; the message says which. */
 export class FetchLimitError extends Error {
   override readonly name = 'FetchLimitError';
   constructor(
@@ -49,6 +52,19 @@ export interface FetchBounds {
   names?: { maxBytes?: string; timeoutMs?: string };
   /** What is fetched, for the size error (default: `the answer`). */
   what?: string;
+}
+
+/**
+ * The bounds of one card fetch made with these options (each default when absent), naming the
+ * options in its errors; `what` is the card as the size error names it.
+ */
+export function cardBounds(options: { timeoutMs?: number; maxCardBytes?: number }, what?: string): FetchBounds {
+  return {
+    timeoutMs: options.timeoutMs ?? DEFAULT_CARD_TIMEOUT_MS,
+    maxBytes: options.maxCardBytes ?? DEFAULT_MAX_CARD_BYTES,
+    names: { maxBytes: 'maxCardBytes', timeoutMs: 'timeoutMs' },
+    ...(what ? { what } : {}),
+  };
 }
 
 /** The URL a fetch input names. */
