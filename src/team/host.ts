@@ -26,7 +26,7 @@ import { workerSwarmId, type TeamDefinition, type TeamWorkerDefinition } from '.
 import { TeamError } from '../errors.js';
 import { TeamEventLog, type TeamFact } from './events.js';
 import { PendingStops } from './host-stops.js';
-import { taskRunner } from './host-task.js';
+import { isUnavailable, taskRunner } from './host-task.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from './host-types.js';
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
 import { TeamJournal, type TeamSnapshot } from './host-journal.js';
@@ -837,21 +837,51 @@ export class TeamHost {
    * A worker beats while it makes progress: idle (waiting for work), or its task attempt active
    * (see {@link #observe}). One silent past `workerTimeoutMs` is reported to the leader, which
    * releases its task and respawns it: a whole attempt redone, so a false positive must cost no
-   * more than a second look. The silent ones are looked at again once the I/O already due has
-   * been handled (a commit's acknowledgement or a heartbeat queued behind a busy event loop,
-   * which the timer ran before), and reported only when they are silent still.
+   * more than a second look ({@link #recheck}).
    */
   #tick(): void {
     if (!this.#beat()) return;
     const suspects = this.#silent();
     if (suspects.length === 0 || this.#rechecking) return;
     this.#rechecking = true;
-    setImmediate(() => {
-      this.#rechecking = false;
-      if (!this.#beat()) return;
-      const still = new Set(this.#silent());
-      for (const workerId of suspects) if (still.has(workerId)) this.#send({ type: 'WORKER_SILENT', at: this.#clock(), workerId });
-    });
+    void this.#recheck(suspects)
+      .catch(() => undefined)
+      .finally(() => (this.#rechecking = false));
+  }
+
+  /**
+   * The second look at workers found silent, before any is reported: once the I/O already due has
+   * been handled (a commit's acknowledgement or a heartbeat queued behind a busy event loop, which
+   * the timer ran before), their progress is taken in again; then the attempt of each one still
+   * silent is looked up by its key. One whose swarm has paused or ended is not silent: its outcome
+   * is on its way (its wait may be held by a read that an outage left to run out its timeout),
+   * and releasing it would have its work done again. One that cannot be looked up because the
+   * store is unreachable cannot be told from the outage: not reported either. The others are.
+   */
+  async #recheck(suspects: readonly string[]): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (!this.#beat()) return;
+    for (const workerId of suspects) {
+      if (!this.#silent().includes(workerId)) continue;
+      const swarmId = [...this.#running].find(([, w]) => w === workerId)?.[0];
+      if (swarmId !== undefined && !(await this.#stillRunning(swarmId))) {
+        this.#progress.set(workerId, this.#clock());
+        continue;
+      }
+      // Looked again after the look-up: the worker may have beaten, or its attempt ended, meanwhile.
+      if (!this.#beat() || !this.#silent().includes(workerId) || (swarmId !== undefined && this.#running.get(swarmId) !== workerId)) continue;
+      this.#send({ type: 'WORKER_SILENT', at: this.#clock(), workerId });
+    }
+  }
+
+  /** Whether the attempt's swarm is stored as still running (or not there at all); false when it cannot be read now for an outage. */
+  async #stillRunning(swarmId: string): Promise<boolean> {
+    try {
+      const result = await this.#port.stored(swarmId);
+      return result === undefined || result.status === 'running';
+    } catch (error) {
+      return !isUnavailable(error);
+    }
   }
 
   /** Takes the workers' progress in and beats for those that made some; false when no leader runs. */

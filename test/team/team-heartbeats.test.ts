@@ -3,10 +3,15 @@
  * commits are slow (each one acknowledged later than `workerTimeoutMs`, as a full fsync on a
  * loaded machine or a group commit can be), a working worker is never declared silent, so no
  * attempt is released and redone. A worker that really stalls (its model hangs, nothing numbered
- * and nothing committing) is still declared silent and respawned on that same store.
+ * and nothing committing) is still declared silent and respawned on that same store. And a
+ * worker found silent is looked at again before it is reported: one whose attempt's swarm has
+ * ended (its wait held up, as by a read an outage left to run out its timeout) is not.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, defineSwarm, defineTeam, memoryStore, type Runtime, scriptedModel, type TeamEvent, type TeamFact } from '../../src/index.js';
+import { TeamHost } from '../../src/team/host.js';
+import type { TeamRuntimePort } from '../../src/team/host-types.js';
+import type { SwarmResult } from '../../src/store/result.js';
 import { recordingStore } from '../support/recording-store.js';
 import { collect } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
@@ -77,5 +82,37 @@ describe('team heartbeats on a slow store', () => {
       ['slow', 2],
       ['after', 1],
     ]);
+  });
+
+  it('a worker whose attempt has ended is not declared silent while its wait is held up', async () => {
+    // The attempt's swarm runs elsewhere and completes at once; its wait here answers only
+    // after six worker timeouts, and no heartbeat or event tells anything meanwhile.
+    let result: SwarmResult | undefined;
+    const looked: string[] = [];
+    const port: TeamRuntimePort = {
+      startSwarm: async () => {
+        result = { status: 'completed', result: 'built' };
+      },
+      stored: async (id) => (looked.push(id), result),
+      wait: () => new Promise((resolve) => setTimeout(() => resolve(result!), 6 * WORKER_TIMEOUT_MS)),
+      stop: async () => {},
+      subscribe: () => () => {},
+      follow: () => {},
+      activity: () => undefined,
+      reachable: () => true,
+    };
+    const team = defineTeam({ id: 'held', workers: [{ type: 'dev', swarm: 'elsewhere' }], limits: { workerTimeoutMs: WORKER_TIMEOUT_MS } });
+    const host = new TeamHost({ definition: team, teamId: 'held', port });
+    try {
+      host.run([{ id: 'x', subject: 'x' }]);
+      const summary = await host.wait();
+      expect(summary.status).toBe('completed');
+      expect(summary.metrics.respawns).toBe(0);
+      expect(host.board.tasks().map((t) => [t.id, t.status, t.attempts])).toEqual([['x', 'completed', 1]]);
+      // Found silent, looked up by its key (beyond the attempt's own look-up before its start), kept.
+      expect(looked.filter((id) => id === 'held:x:1').length).toBeGreaterThan(1);
+    } finally {
+      host.close();
+    }
   });
 });
