@@ -150,6 +150,20 @@ export class SwarmHost {
     return this.unrecorded;
   }
 
+  /**
+   * How many events this host has numbered so far, durable or not: the swarm's activity as it
+   * happens, ahead of its commits (a team's watchdog reads it, so a slow store does not make a
+   * working swarm look silent). A field read: nothing is counted on the hot path for it.
+   */
+  get numbered(): number {
+    return this.seq;
+  }
+
+  /** Whether a commit of this host is in flight (written but not acknowledged yet): it is still working. */
+  get committing(): boolean {
+    return this.pending !== undefined;
+  }
+
   /** The machine's context (read-only). */
   context(): SwarmContext {
     return this.actor.getSnapshot().context;

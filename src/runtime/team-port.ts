@@ -11,7 +11,7 @@ import type { HostRequest } from '../distribution/protocol.js';
 import { isFinal } from '../store/result.js';
 import { summaryOf } from '../store/summary.js';
 import type { SwarmStore } from '../store/types.js';
-import type { TeamRuntimePort } from '../team/host-types.js';
+import type { SwarmActivity, TeamRuntimePort } from '../team/host-types.js';
 import type { Commands } from './commands.js';
 import type { Launcher } from './launch.js';
 import type { Leases } from './leases.js';
@@ -56,5 +56,18 @@ export function teamPort(parts: TeamPortParts): TeamRuntimePort {
       const unwatch = store.watch?.(swarmId, onProgress);
       if (unwatch) signal.addEventListener('abort', unwatch, { once: true });
     },
+    // Read a few times a second per busy worker: a walk of the hosts in memory, no store call.
+    activity: (swarmId) => {
+      const children = `${swarmId}:`;
+      let activity: SwarmActivity | undefined;
+      for (const [id, host] of live.hosts) {
+        if (id !== swarmId && !id.startsWith(children)) continue;
+        activity ??= { events: 0, committing: false };
+        activity.events += host.numbered;
+        activity.committing ||= host.committing;
+      }
+      return activity;
+    },
+    reachable: () => store.connected?.() !== false,
   };
 }

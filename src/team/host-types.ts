@@ -34,6 +34,27 @@ export interface TeamRuntimePort {
    * events are its progress): a no-op.
    */
   follow(definitionId: string, swarmId: string, input: unknown, onProgress: () => void, signal: AbortSignal): void;
+  /**
+   * The activity of a swarm driven by this runtime, with the child swarms it hands off to here:
+   * how many events their hosts numbered so far, durable or not, and whether a commit of theirs
+   * is in flight. Undefined when none of them is live here (a swarm hosted in another process:
+   * its heartbeats are its progress, see `follow`). Read by the team's watchdog, so that a slow
+   * store (its commits, hence its durable events, late) does not make a working worker silent.
+   */
+  activity(swarmId: string): SwarmActivity | undefined;
+  /**
+   * Whether the store can be reached now: false while NATS is down (the JetStream store), when
+   * no heartbeat or stored change of an attempt can reach the team, so nobody's silence shows.
+   */
+  reachable(): boolean;
+}
+
+/** What {@link TeamRuntimePort.activity} reports. */
+export interface SwarmActivity {
+  /** Events numbered so far by the swarm's host and its local children's. */
+  events: number;
+  /** A commit of one of them is in flight. */
+  committing: boolean;
 }
 
 /** Where a team is: not run yet, running a batch, paused for a human, or how its last run ended. */

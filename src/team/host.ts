@@ -26,7 +26,7 @@ import { workerSwarmId, type TeamDefinition, type TeamWorkerDefinition } from '.
 import { TeamError } from '../errors.js';
 import { TeamEventLog, type TeamFact } from './events.js';
 import { PendingStops } from './host-stops.js';
-import { taskRunner } from './host-task.js';
+import { isUnavailable, taskRunner } from './host-task.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from './host-types.js';
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
 import { TeamJournal, type TeamSnapshot } from './host-journal.js';
@@ -88,9 +88,15 @@ export class TeamHost {
   readonly #workers = new Map<string, { actor: WorkerActor; off: () => void }>();
   /** Task swarms in flight → the worker running each. */
   readonly #running = new Map<string, string>();
-  /** When each worker last made progress (an event of its task swarm, or going idle). */
+  /** When each worker last made progress (its task swarm active or emitting events, a heartbeat of a hosted attempt, or going idle). */
   readonly #progress = new Map<string, number>();
   readonly #lastBeat = new Map<string, number>();
+  /** The events each running task swarm (with its local children) had numbered at the last look (see `#observe`). */
+  readonly #activity = new Map<string, number>();
+  /** The running task swarms whose attempt waits on the runtime (its look-up, its start, an outage). */
+  readonly #waiting = new Set<string>();
+  /** Silent workers are being looked at again before they are reported (see `#tick`). */
+  #rechecking = false;
   #leader: LeaderActor | undefined;
   #status: TeamStatus = 'idle';
   #reason: string | undefined;
@@ -715,9 +721,19 @@ export class TeamHost {
         if (workerId) {
           this.#running.set(swarmId, workerId);
           this.#progress.set(workerId, this.#clock());
-        } else this.#running.delete(swarmId);
+        } else {
+          this.#running.delete(swarmId);
+          this.#activity.delete(swarmId);
+        }
       },
       progressed: (workerId) => this.#progress.set(workerId, this.#clock()),
+      waiting: (swarmId, waiting) => {
+        if (waiting) this.#waiting.add(swarmId);
+        else this.#waiting.delete(swarmId);
+        // Its end counts too: the silence is measured from there.
+        const workerId = this.#running.get(swarmId);
+        if (workerId !== undefined) this.#progress.set(workerId, this.#clock());
+      },
       closing: () => this.#closing,
       released: (stop) => this.#stops.add(stop),
     });
@@ -818,14 +834,62 @@ export class TeamHost {
   // ---- heartbeats and the board ------------------------------------------------------------
 
   /**
-   * A worker beats while it makes progress: idle (waiting for work) or its task swarm emitting
-   * events. One silent past `workerTimeoutMs` is reported to the leader, which releases its
-   * task and respawns it.
+   * A worker beats while it makes progress: idle (waiting for work), or its task attempt active
+   * (see {@link #observe}). One silent past `workerTimeoutMs` is reported to the leader, which
+   * releases its task and respawns it: a whole attempt redone, so a false positive must cost no
+   * more than a second look ({@link #recheck}).
    */
   #tick(): void {
+    if (!this.#beat()) return;
+    const suspects = this.#silent();
+    if (suspects.length === 0 || this.#rechecking) return;
+    this.#rechecking = true;
+    void this.#recheck(suspects)
+      .catch(() => undefined)
+      .finally(() => (this.#rechecking = false));
+  }
+
+  /**
+   * The second look at workers found silent, before any is reported: once the I/O already due has
+   * been handled (a commit's acknowledgement or a heartbeat queued behind a busy event loop, which
+   * the timer ran before), their progress is taken in again; then the attempt of each one still
+   * silent is looked up by its key. One whose swarm has paused or ended is not silent: its outcome
+   * is on its way (its wait may be held by a read that an outage left to run out its timeout),
+   * and releasing it would have its work done again. One that cannot be looked up because the
+   * store is unreachable cannot be told from the outage: not reported either. The others are.
+   */
+  async #recheck(suspects: readonly string[]): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (!this.#beat()) return;
+    for (const workerId of suspects) {
+      if (!this.#silent().includes(workerId)) continue;
+      const swarmId = [...this.#running].find(([, w]) => w === workerId)?.[0];
+      if (swarmId !== undefined && !(await this.#stillRunning(swarmId))) {
+        this.#progress.set(workerId, this.#clock());
+        continue;
+      }
+      // Looked again after the look-up: the worker may have beaten, or its attempt ended, meanwhile.
+      if (!this.#beat() || !this.#silent().includes(workerId) || (swarmId !== undefined && this.#running.get(swarmId) !== workerId)) continue;
+      this.#send({ type: 'WORKER_SILENT', at: this.#clock(), workerId });
+    }
+  }
+
+  /** Whether the attempt's swarm is stored as still running (or not there at all); false when it cannot be read now for an outage. */
+  async #stillRunning(swarmId: string): Promise<boolean> {
+    try {
+      const result = await this.#port.stored(swarmId);
+      return result === undefined || result.status === 'running';
+    } catch (error) {
+      return !isUnavailable(error);
+    }
+  }
+
+  /** Takes the workers' progress in and beats for those that made some; false when no leader runs. */
+  #beat(): boolean {
     const leader = this.#leader;
-    if (leader?.getSnapshot().status !== 'active') return;
+    if (this.#closing || leader?.getSnapshot().status !== 'active') return false;
     const now = this.#clock();
+    this.#observe(now);
     for (const w of leader.getSnapshot().context.workers) {
       if (w.status === 'shutdown') continue;
       const progress = this.#progress.get(w.workerId) ?? 0;
@@ -836,8 +900,33 @@ export class TeamHost {
       this.#workers.get(w.workerId)?.actor.send({ type: 'HEARTBEAT', at });
       this.#send({ type: 'HEARTBEAT', at, workerId: w.workerId });
     }
-    const context = leader.getSnapshot().context;
-    for (const workerId of silentWorkers(context, now, this.definition.limits.workerTimeoutMs)) this.#send({ type: 'WORKER_SILENT', at: now, workerId });
+    return true;
+  }
+
+  /** The workers the leader would find silent now. */
+  #silent(): string[] {
+    const context = this.#leader!.getSnapshot().context;
+    return silentWorkers(context, this.#clock(), this.definition.limits.workerTimeoutMs);
+  }
+
+  /**
+   * The progress of the running attempts that no event tells: a task swarm driven here is active
+   * when its host numbered events since the last look or has a commit in flight — its activity,
+   * not its durability, since a slow store (a full fsync on a loaded machine, a group commit)
+   * delivers the durable events late, and a worker waiting on its commit is working. While the
+   * store cannot be reached (NATS down), no heartbeat or stored change of any attempt can arrive:
+   * every running attempt counts as active, its silence cannot be told from the outage. An
+   * attempt waiting on the runtime (its swarm's look-up or start, a retry through an outage) is
+   * active too: its swarm cannot show anything before.
+   */
+  #observe(now: number): void {
+    const reachable = this.#port.reachable();
+    for (const [swarmId, workerId] of this.#running) {
+      const activity = this.#port.activity(swarmId);
+      const active = !reachable || this.#waiting.has(swarmId) || (activity && (activity.committing || activity.events !== this.#activity.get(swarmId)));
+      if (active) this.#progress.set(workerId, now);
+      if (activity) this.#activity.set(swarmId, activity.events);
+    }
   }
 
   /** Tells the leader the board once per burst of changes (after the change that caused it). */
