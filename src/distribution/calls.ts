@@ -32,6 +32,8 @@ export interface OtherRuntimesDeps {
 export const REQUEST_TIMEOUT_MS = 5_000;
 /** Pause between attempts while nobody answers for a definition. */
 const RETRY_MS = 200;
+/** How often a call waiting out an outage looks at the connection again. */
+const RECONNECT_POLL_MS = 50;
 
 /** The calling side of one runtime. */
 export class OtherRuntimes {
@@ -55,12 +57,36 @@ export class OtherRuntimes {
 
   /**
    * Asks the runtimes hosting `request.definitionId` to start or attach to the swarm; resolves
-   * once one accepted it. Keeps asking until `deadlineMs` while nobody answers, then throws.
+   * once one accepted it. Keeps asking until `deadlineMs` while nobody answers, then throws. A
+   * call (`attach`) also waits out an outage of NATS, and a runtime working on it that is slow to
+   * answer (see {@link ask}): neither means that nobody hosts the definition.
    */
   async host(request: HostRequest, signal?: AbortSignal, deadlineMs = this.deps.timings.deadlineMs): Promise<void> {
+    const subject = this.subject('host', request.definitionId);
+    const nobody = `No runtime hosts "${request.definitionId}"`;
     // A request that got no answer in time may have been taken: only a call (attach) is sent
     // again then; a client's start would find its own swarm and read "id in use".
-    await this.ask(this.subject('host', request.definitionId), request, deadlineMs, signal, `No runtime hosts "${request.definitionId}"`, request.attach === true);
+    if (request.attach !== true) {
+      await this.ask(subject, request, deadlineMs, signal, nobody);
+      return;
+    }
+    // The swarm's heartbeats tell a runtime working on the call (starting it, slow to answer)
+    // from a subscriber that never answers (any process may listen on the subject).
+    let heard = Number.NEGATIVE_INFINITY;
+    const transport = await this.deps.transport;
+    let beats: TransportSubscription | undefined;
+    try {
+      beats = transport.subscribe(this.subject('beat', request.swarmId), () => {
+        heard = Date.now();
+      });
+    } catch {
+      // The transport is closed: the request says so.
+    }
+    try {
+      await this.ask(subject, request, deadlineMs, signal, nobody, { working: () => Date.now() - heard < this.deps.timings.heartbeatTimeoutMs });
+    } finally {
+      beats?.unsubscribe();
+    }
   }
 
   /** The card of a definition hosted elsewhere, or undefined when nobody answers (asked once). */
@@ -133,6 +159,8 @@ export class OtherRuntimes {
     if (signal.aborted) return;
     const { heartbeatTimeoutMs } = this.deps.timings;
     let last = Date.now();
+    /** A request sent again is under way: it may wait out an outage, and one is enough. */
+    let asking = false;
     let sub: TransportSubscription | undefined;
     void this.deps.transport
       .then((t) => {
@@ -146,11 +174,15 @@ export class OtherRuntimes {
       .catch(() => undefined);
     const check = setInterval(
       () => {
-        if (Date.now() - last < heartbeatTimeoutMs) return;
+        if (asking || Date.now() - last < heartbeatTimeoutMs) return;
         last = Date.now();
+        asking = true;
         void ended()
           .then((done) => (done || signal.aborted ? undefined : this.host(request, signal, heartbeatTimeoutMs)))
-          .catch(() => undefined);
+          .catch(() => undefined)
+          .finally(() => {
+            asking = false;
+          });
       },
       Math.max(50, Math.min(1_000, heartbeatTimeoutMs / 4)),
     );
@@ -165,12 +197,29 @@ export class OtherRuntimes {
     );
   }
 
-  /** Sends `body` on `subject` until one answers or `deadlineMs` passed; an error answer is raised. */
-  private async ask(subject: string, body: unknown, deadlineMs: number, signal: AbortSignal | undefined, nobody: string, idempotent: boolean): Promise<Reply> {
-    const until = Date.now() + deadlineMs;
+  /**
+   * Sends `body` on `subject` until one answers or `deadlineMs` passed; an error answer is raised.
+   *
+   * The deadline measures how long no runtime hosting the definition can be reached. So a `call`
+   * (a request that attaches to the swarm it names when it exists, sent again at will) waits out
+   * an outage of NATS: while the connection is down, and after a request in flight was cut by the
+   * drop (its answer is lost: the swarm may have started), it waits for the connection and asks
+   * again with the whole deadline. And it is sent again with the whole deadline when it got no
+   * answer in time while a runtime says it is `working` on it (its heartbeats: it is starting the
+   * swarm, whose first step is not recorded yet). Another request fails at once after a timeout
+   * (the caller must read the swarm's result before starting it again).
+   */
+  private async ask(subject: string, body: unknown, deadlineMs: number, signal: AbortSignal | undefined, nobody: string, call?: { working(): boolean }): Promise<Reply> {
+    const idempotent = call !== undefined;
+    let until = Date.now() + deadlineMs;
     for (;;) {
       signal?.throwIfAborted();
       const transport = await this.deps.transport;
+      if (idempotent && transport.status() === 'disconnected') {
+        await this.reconnected(transport, signal);
+        until = Date.now() + deadlineMs;
+        continue;
+      }
       let lastError: unknown;
       if (transport.status() === 'connected') {
         try {
@@ -191,6 +240,16 @@ export class OtherRuntimes {
               'unavailable',
             );
           }
+          if (call) {
+            // A runtime is working on it but did not answer in time (the first step is not
+            // recorded yet: its store is slow, or waits for NATS): asked again, with the whole deadline.
+            if (e.code === 'timeout' && call.working()) {
+              until = Date.now() + deadlineMs;
+              continue;
+            }
+            // Cut by the connection's drop: asked again once NATS is back (above), whatever the deadline.
+            if (e.code === 'unavailable' && transport.status() === 'disconnected') continue;
+          }
           lastError = e;
         }
       }
@@ -203,6 +262,20 @@ export class OtherRuntimes {
         );
       }
       await delay(Math.min(RETRY_MS, Math.max(1, until - Date.now())), signal);
+    }
+  }
+
+  /**
+   * Resolves once `transport` is connected again; rejects with `signal`'s reason when it aborts,
+   * and with the `unavailable` error when the transport is closed for good (the runtime closes).
+   */
+  private async reconnected(transport: Transport, signal: AbortSignal | undefined): Promise<void> {
+    for (;;) {
+      signal?.throwIfAborted();
+      const status = transport.status();
+      if (status === 'connected') return;
+      if (status === 'closed') throw unavailable(status);
+      await delay(RECONNECT_POLL_MS, signal);
     }
   }
 

@@ -12,7 +12,9 @@
  * whose write of the record is refused (another runtime took the record: this one's lease ran
  * out) closes the registry with `TeamError('registry-in-use')` (its
  * {@link AgentRegistry.closeReason}, and what its calls throw from then on): its unfinished tasks
- * are left to the runtime that holds the record, so no task runs in both.
+ * are left to the runtime that holds the record, so no task runs in both. A write the store could
+ * not make because NATS is unreachable is no such refusal: the registry and its tasks go on, and
+ * the write is made (or found made) once the store answers again.
  *
  * @module
  */
@@ -83,6 +85,10 @@ export class RegistryRecord {
       () => ({ snapshot: this.registry.snapshot(), events: [] }),
       (reason) => this.#lose(reason),
       from,
+      // An outage of the store is not a lost record: the registry goes on (its tasks with it) and
+      // the record is written once the store answers, so no task is sent again after a restart
+      // for want of a write NATS could not take.
+      { waitForStore: true },
     );
     this.#journal = journal;
     this.#unsubscribe = this.registry.onChange(() => journal.changed());

@@ -6,6 +6,14 @@
  * again from where its stream left off once restored; a passivated child is restored to be
  * paused, resumed or stopped.
  *
+ * The child's id is the call's idempotency key, and an outage of the store (NATS down or
+ * restarting) is never the call's outcome: every read the call makes (whether the child exists,
+ * what the parent relayed, the child's events, its result) waits for the store to answer again
+ * and goes on from where it was, and a hosted child whose start could not be confirmed is
+ * looked up by its id before the call reports that it could not start. So a child that started,
+ * or even completed, while NATS was down is followed to its result, never started again under
+ * another call.
+ *
  * @module
  */
 import { statusUpdate } from '../../machines/event-builders.js';
@@ -19,6 +27,7 @@ import { isFinal, type SwarmResult, type SwarmStatus } from '../store/result.js'
 import { storedPages } from '../store/pages.js';
 import { summaryOf } from '../store/summary.js';
 import type { SwarmStore } from '../store/types.js';
+import { untilReachable } from '../store/reachable.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { OtherRuntimes } from '../distribution/calls.js';
 import type { Customization } from '../../machines/calls/swarm.js';
@@ -96,12 +105,15 @@ export class ChildSwarms {
     const parent = deps.live.hosts.get(input.parentId);
     await parent?.durable();
     const id = input.childSwarmId;
-    const known = deps.live.hosts.has(id) || (await summaryOf(deps.store, id)) !== undefined;
+    /** A read of the store, waited out while the store cannot be reached (see the module doc). */
+    const reading = <T>(read: () => Promise<T>) => untilReachable(deps.store, read, lifetime);
+    const exists = async () => deps.live.hosts.has(id) || (await reading(() => summaryOf(deps.store, id))) !== undefined;
+    const known = await exists();
     // The parent was stopped while the step that called the child was being made durable: a
     // child not started yet never is (one that exists is stopped below).
     if (!known && signal.aborted) throw signal.reason;
     // Re-attaching after a restart: relay what the parent has not stored yet, exactly once.
-    const since = known ? await this.relayedUpTo(input.parentId, id) : 0;
+    const since = known ? await reading(() => this.relayedUpTo(input.parentId, id)) : 0;
     const hosted = deps.hosted && !deps.hosted.catalog.has(input.definitionId) ? deps.hosted.others : undefined;
     if (hosted) {
       const request: HostRequest = {
@@ -118,7 +130,10 @@ export class ChildSwarms {
           await hosted.host(request, signal);
         } catch (e) {
           // Stopped during the request: the child may have started, and is stopped below.
-          if (!signal.aborted && !known) return { ok: false, content: `${targetName(input.definitionId)} could not start: ${errorText(e)}` };
+          // Otherwise the request may have reached a runtime that started the child although its
+          // answer was lost (NATS went down meanwhile): the child is looked up by its id, the
+          // call's key, before the call is said to have failed.
+          if (!signal.aborted && !known && !(await exists())) return { ok: false, content: `${targetName(input.definitionId)} could not start: ${errorText(e)}` };
           // A child that exists goes on being followed: its heartbeats' silence asks again.
         }
       }
@@ -160,24 +175,30 @@ export class ChildSwarms {
     // Settled when the call ends: nobody awaits it then.
     aborted.catch(() => undefined);
     const follow = async (): Promise<CallResult> => {
-      // With the call's lifetime: a parent passivated (or stopped) lets go of its child's stream at once.
-      for await (const event of deps.reading.events(id, since, lifetime)) {
-        if (lifetime.aborted) break;
-        const fact = event.kind === 'status-update' ? lifecycleOf(event.metadata) : undefined;
-        if (fact) {
-          parent?.publish(
-            statusUpdate('working', {
-              type: 'child-swarm',
-              childSwarmId: id,
-              definitionId: input.definitionId,
-              callId: input.callId,
-              ...fact,
-              childSeq: event.seq,
-            }),
-          );
+      // The child's seq relayed last: a read cut by an outage starts again after it, so each
+      // lifecycle step is relayed once.
+      let cursor = since;
+      await reading(async () => {
+        // With the call's lifetime: a parent passivated (or stopped) lets go of its child's stream at once.
+        for await (const event of deps.reading.events(id, cursor, lifetime)) {
+          if (lifetime.aborted) break;
+          cursor = event.seq;
+          const fact = event.kind === 'status-update' ? lifecycleOf(event.metadata) : undefined;
+          if (fact) {
+            parent?.publish(
+              statusUpdate('working', {
+                type: 'child-swarm',
+                childSwarmId: id,
+                definitionId: input.definitionId,
+                callId: input.callId,
+                ...fact,
+                childSeq: event.seq,
+              }),
+            );
+          }
         }
-      }
-      return outcome(`${targetName(input.definitionId)} (${id})`, await deps.reading.result(id));
+      });
+      return outcome(`${targetName(input.definitionId)} (${id})`, await reading(() => deps.reading.result(id)));
     };
     return Promise.race([follow(), aborted]);
   }

@@ -68,6 +68,12 @@ export class Serving {
   /** Swarms this runtime was asked to host (or is taking over): their heartbeats go out. */
   private readonly beating = new Set<string>();
   private readonly adopting = new Set<string>();
+  /**
+   * Starts under way here for other runtimes' requests, by swarm id: a request sent again
+   * meanwhile (its answer was lost to an outage, or it timed out) waits for the start to settle
+   * and then attaches, instead of finding neither a live swarm nor a stored one.
+   */
+  private readonly startingHere = new Map<string, Promise<void>>();
   /** Stops accepted for swarms being taken over here (see `HostRequest.stop`): swarm id → reason. */
   private readonly stops = new Map<string, string>();
   private beatTimer: NodeJS.Timeout | undefined;
@@ -126,17 +132,27 @@ export class Serving {
     const { live } = this.deps;
     const id = request.swarmId;
     if (request.stop !== undefined) return this.takeToStop(id, request.stop);
+    await this.startingHere.get(id);
     if (live.hosts.has(id) || live.passivated.has(id) || this.adopting.has(id)) {
       if (!request.attach) throw new SwarmError(`Swarm id "${id}" is already in use`, 'id-in-use');
       this.beating.add(id);
       return { ok: true };
     }
     try {
+      // Heard from now on: the caller tells a runtime working on its call from one that never
+      // answers, and waits for an answer that is slow to come (the first step not recorded yet).
+      this.beating.add(id);
       // Starting checks that no such swarm exists (one read, on the path of every new call).
-      await this.deps.launcher.startDerived(definitionId, id, request.input, {
+      const starting = this.deps.launcher.startDerived(definitionId, id, request.input, {
         ...(request.customization ? { customization: request.customization } : {}),
         ...(request.contextId ? { contextId: request.contextId } : {}),
       });
+      const settled = starting.catch(() => undefined);
+      this.startingHere.set(id, settled);
+      void settled.then(() => {
+        if (this.startingHere.get(id) === settled) this.startingHere.delete(id);
+      });
+      await starting;
       this.beating.add(id);
       return { ok: true };
     } catch (e) {
@@ -235,7 +251,7 @@ export class Serving {
     if (transport.status() !== 'connected') return;
     const { live } = this.deps;
     for (const id of this.beating) {
-      if (live.hosts.has(id) || live.passivated.has(id) || live.starting.has(id)) {
+      if (live.hosts.has(id) || live.passivated.has(id) || live.starting.has(id) || this.startingHere.has(id)) {
         transport.publish(this.subject('beat', id), '');
       } else if (!this.adopting.has(id)) {
         this.beating.delete(id);

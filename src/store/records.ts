@@ -9,8 +9,9 @@
 import { errorText } from '../../machines/error-text.js';
 import type { SwarmEvent } from '../../machines/events.js';
 import { REGISTRY_RECORD_DEFINITION, TEAM_RECORD_PREFIX } from '../define/ids.js';
+import { isUnavailable, pauseForStore, untilReachable } from './reachable.js';
 import type { SwarmResult, SwarmStatus } from './result.js';
-import type { Lease, SwarmRecord, SwarmStore } from './types.js';
+import { type Lease, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
 
 /** Whether a stored record of this definition id is a team's or the registry's, not a swarm. */
 export function isRuntimeRecord(definitionId: string): boolean {
@@ -34,6 +35,22 @@ export interface RecordShape<S> {
   machineVersion: number;
   status(snapshot: S): SwarmStatus;
   result(snapshot: S): SwarmResult;
+}
+
+/** Options of a {@link RecordJournal}. */
+export interface RecordJournalOptions {
+  /**
+   * Whether a commit the store could not make because it cannot reach its server (a `SwarmError`
+   * code `unavailable`: NATS down for longer than the store's own retries) is waited out instead
+   * of ending the journal: once the store is connected again, the commit is made again, with the
+   * state as it is by then. A failed attempt may have landed all the same (a write that timed
+   * out): when the store then refuses the revision as written, the record is read back, and the
+   * journal goes on from it when it is that write (this revision, this runtime's lease); it stops
+   * (`lost`) when another runtime wrote the record. After {@link RecordJournal.seal} the outage
+   * gets one more attempt, so a close does not wait for NATS. Default false: every failed commit
+   * is final.
+   */
+  waitForStore?: boolean;
 }
 
 /** The state a commit writes: the snapshot and the events so far. */
@@ -62,6 +79,8 @@ export class RecordJournal<S> {
   #sealed = false;
   /** The state the commit still to come writes, read by {@link seal} (else read when it begins). */
   #pending: RecordState<S> | undefined;
+  /** Aborted by {@link seal}: a commit waiting for the store makes its last attempt (see `waitForStore`). */
+  readonly #sealing = new AbortController();
 
   constructor(
     private readonly port: RecordStorePort,
@@ -71,6 +90,7 @@ export class RecordJournal<S> {
     /** Called once when a write fails for good (another runtime took the record, or the store refuses). */
     private readonly lost: (reason: string) => void,
     from: { revision: number; seq: number } = { revision: 0, seq: 0 },
+    private readonly options: RecordJournalOptions = {},
   ) {
     this.#revision = from.revision;
     this.#seq = from.seq;
@@ -100,6 +120,7 @@ export class RecordJournal<S> {
   seal(): void {
     if (this.#sealed) return;
     this.#sealed = true;
+    this.#sealing.abort();
     if (this.#scheduled && !this.#failure) {
       const { snapshot, events } = this.state();
       // A copy of the list: events appended later (the teardown's) are not this state's.
@@ -114,29 +135,84 @@ export class RecordJournal<S> {
 
   async #commit(): Promise<void> {
     if (this.#failure) return;
-    const { snapshot, events } = this.#pending ?? this.state();
+    let state = this.#pending ?? this.state();
     this.#pending = undefined;
-    const fresh = events.filter((e) => e.seq > this.#seq);
-    const lastSeq = events.at(-1)?.seq ?? this.#seq;
-    const record: SwarmRecord = {
-      swarmId: this.recordId,
-      definitionId: this.shape.definitionId,
-      definitionVersion: 1,
-      machineVersion: this.shape.machineVersion,
-      status: this.shape.status(snapshot),
-      revision: this.#revision + 1,
-      snapshot,
-      result: this.shape.result(snapshot),
-      lastSeq,
-      updatedAt: Date.now(),
-    };
-    try {
-      await this.port.store.commit({ swarmId: this.recordId, events: fresh as unknown as SwarmEvent[], record, lease: this.port.lease() });
-      this.#revision = record.revision;
-      this.#seq = lastSeq;
-    } catch (error) {
-      this.#failure = errorText(error);
-      this.lost(this.#failure);
+    /** Attempts of this commit that failed with the store unreachable (each may have landed all the same). */
+    let uncertain = 0;
+    for (;;) {
+      // An attempt begun once sealed is the last one the store's outage gets (see #afterFailure).
+      const last = this.#sealed;
+      const { snapshot, events } = state;
+      const fresh = events.filter((e) => e.seq > this.#seq);
+      const lastSeq = events.at(-1)?.seq ?? this.#seq;
+      const record: SwarmRecord = {
+        swarmId: this.recordId,
+        definitionId: this.shape.definitionId,
+        definitionVersion: 1,
+        machineVersion: this.shape.machineVersion,
+        status: this.shape.status(snapshot),
+        revision: this.#revision + 1,
+        snapshot,
+        result: this.shape.result(snapshot),
+        lastSeq,
+        updatedAt: Date.now(),
+      };
+      try {
+        await this.port.store.commit({ swarmId: this.recordId, events: fresh as unknown as SwarmEvent[], record, lease: this.port.lease() });
+        this.#revision = record.revision;
+        this.#seq = lastSeq;
+        return;
+      } catch (error) {
+        const next = this.options.waitForStore ? await this.#afterFailure(error, record.revision, uncertain, last) : undefined;
+        if (next === 'again') {
+          if (isUnavailable(error)) uncertain++;
+          // Made again with the state as it is now; once sealed, with the state the seal took (a
+          // commit still scheduled writes it too: a commit more, never a state after the teardown).
+          state = this.#sealed ? (this.#pending ?? state) : this.state();
+          continue;
+        }
+        if (next === 'sealed') {
+          // Sealed while the store could not be reached: the record keeps what it held, as when
+          // the store is down at close; nothing more is written, and no runtime took the record.
+          this.#failure = errorText(error);
+          return;
+        }
+        this.#failure = errorText(error);
+        this.lost(this.#failure);
+        return;
+      }
     }
+  }
+
+  /**
+   * What follows a failed commit of `revision` when the journal waits for its store (see
+   * {@link RecordJournalOptions.waitForStore}): `again` once the store may take it (it could not
+   * be reached: after a pause until it can; or it refused the revision as written, and an earlier
+   * attempt that may have landed turns out to have: the record is at `revision` under this
+   * runtime's lease, and the state is written once more on top of it). `sealed` when the attempt
+   * was the `last` one (begun once sealed: the owner is closing) or the store could not tell.
+   * Undefined when the failure is final: the store refused the record (another runtime wrote it).
+   */
+  async #afterFailure(error: unknown, revision: number, uncertain: number, last: boolean): Promise<'again' | 'sealed' | undefined> {
+    const { store } = this.port;
+    if (isUnavailable(error)) {
+      // Once sealed, one more attempt, whose commit the store retries for as long as it retries
+      // any: NATS may be back by then. Before, the pause ends at the seal.
+      if (last) return 'sealed';
+      await pauseForStore(store, uncertain, this.#sealing.signal);
+      return 'again';
+    }
+    // Refused: when an earlier attempt may have landed, this may be that attempt's own write.
+    if (uncertain === 0 || !(error instanceof RevisionConflictError)) return undefined;
+    let stored: SwarmRecord | undefined;
+    try {
+      stored = await untilReachable(store, () => store.load(this.recordId), this.#sealing.signal);
+    } catch (e) {
+      return isUnavailable(e) || this.#sealing.signal.aborted ? 'sealed' : undefined;
+    }
+    if (stored?.revision !== revision || stored.lease?.owner !== this.port.lease().owner) return undefined;
+    this.#revision = revision;
+    this.#seq = stored.lastSeq;
+    return 'again';
   }
 }

@@ -23,6 +23,7 @@ import { attemptKey, type TaskBoard } from './board.js';
 import type { TeamWorkerDefinition } from '../define/team.js';
 import { workerSwarmId } from '../define/team.js';
 import { SwarmError } from '../errors.js';
+import { isUnavailable } from '../store/reachable.js';
 import type { SwarmResult } from '../store/result.js';
 import { TransportError } from '../transport/types.js';
 import { delay } from '../util/abort.js';
@@ -67,8 +68,8 @@ const MAX_RETRY_MS = 2_000;
  * name, as the NATS transport does, so no NATS code is loaded here; a closed connection is not
  * among them: it does not come back).
  */
-export function isUnavailable(error: unknown): boolean {
-  if (error instanceof SwarmError) return error.code === 'unavailable';
+export function isOutage(error: unknown): boolean {
+  if (isUnavailable(error)) return true;
   if (error instanceof TransportError) return error.code !== 'no-responders';
   if (!(error instanceof Error)) return false;
   // JetStream not answering yet after a server restart.
@@ -187,10 +188,10 @@ async function attemptResult(a: AttemptSwarm): Promise<SwarmResult> {
       return await port.wait(swarmId, a.following);
     } catch (error) {
       if (signal.aborted) throw error;
-      let outage = isUnavailable(error);
+      let outage = isOutage(error);
       if (!outage) {
         // Not an outage: what the key says decides. Its look-up may meet one, waited out too.
-        const known = await waitingOn(() => port.stored(swarmId)).catch((e: unknown) => (isUnavailable(e) ? 'unreachable' : undefined));
+        const known = await waitingOn(() => port.stored(swarmId)).catch((e: unknown) => (isOutage(e) ? 'unreachable' : undefined));
         if (signal.aborted) throw error;
         if (known === undefined) throw error;
         if (known === 'unreachable') outage = true;

@@ -26,7 +26,7 @@ import { workerSwarmId, type TeamDefinition, type TeamWorkerDefinition } from '.
 import { TeamError } from '../errors.js';
 import { TeamEventLog, type TeamFact } from './events.js';
 import { PendingStops } from './host-stops.js';
-import { isUnavailable, taskRunner } from './host-task.js';
+import { isOutage, taskRunner } from './host-task.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from './host-types.js';
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
 import { TeamJournal, type TeamSnapshot } from './host-journal.js';
@@ -880,7 +880,7 @@ export class TeamHost {
       const result = await this.#port.stored(swarmId);
       return result === undefined || result.status === 'running';
     } catch (error) {
-      return !isUnavailable(error);
+      return !isOutage(error);
     }
   }
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { SwarmError } from '../../src/errors.js';
 import { defineTeam } from '../../src/define/team.js';
 import { createBoard } from '../../src/team/board.js';
-import { isUnavailable, taskRunner } from '../../src/team/host-task.js';
+import { isOutage, taskRunner } from '../../src/team/host-task.js';
 import type { TeamRuntimePort } from '../../src/team/host-types.js';
 import type { PendingStop } from '../../src/team/host-stops.js';
 import type { SwarmResult } from '../../src/store/result.js';
@@ -72,14 +72,14 @@ function attempt(p: TeamRuntimePort, signal?: AbortSignal) {
 
 describe('a task attempt', () => {
   it('tells an outage from other errors', () => {
-    expect(isUnavailable(down())).toBe(true);
-    expect(isUnavailable(new TransportError('NATS is disconnected', 'unavailable'))).toBe(true);
-    expect(isUnavailable(new TransportError('no answer', 'timeout'))).toBe(true);
-    expect(isUnavailable(Object.assign(new Error('timeout'), { name: 'TimeoutError' }))).toBe(true);
-    expect(isUnavailable(new TransportError('nobody listens', 'no-responders'))).toBe(false);
-    expect(isUnavailable(Object.assign(new Error('closed'), { name: 'ClosedConnectionError' }))).toBe(false);
-    expect(isUnavailable(new SwarmError('No runtime hosts "builder"', 'unknown-definition'))).toBe(false);
-    expect(isUnavailable(new Error('boom'))).toBe(false);
+    expect(isOutage(down())).toBe(true);
+    expect(isOutage(new TransportError('NATS is disconnected', 'unavailable'))).toBe(true);
+    expect(isOutage(new TransportError('no answer', 'timeout'))).toBe(true);
+    expect(isOutage(Object.assign(new Error('timeout'), { name: 'TimeoutError' }))).toBe(true);
+    expect(isOutage(new TransportError('nobody listens', 'no-responders'))).toBe(false);
+    expect(isOutage(Object.assign(new Error('closed'), { name: 'ClosedConnectionError' }))).toBe(false);
+    expect(isOutage(new SwarmError('No runtime hosts "builder"', 'unknown-definition'))).toBe(false);
+    expect(isOutage(new Error('boom'))).toBe(false);
   });
 
   it('waits out the store unavailable at its look-up, its start and its wait, and completes under its first key', async () => {

@@ -70,12 +70,17 @@ export class Outages {
   }
 }
 
-/** Whether a failure may pass once NATS is reachable again (so the operation is retried). */
+/**
+ * Whether a failure may pass once NATS is reachable again (so the operation is retried). A read's
+ * consumer that is not found any more is one: the store's consumers are ephemeral, kept in the
+ * server's memory, so a server restart in the middle of a read takes its consumer away, and the
+ * read made again makes a new one.
+ */
 export function isTransient(e: unknown): boolean {
   if (!(e instanceof Error)) return false;
   if (e.name === 'ClosedConnectionError') return false;
-  if (e instanceof JetStreamApiError) return e.status === 503;
-  return /Timeout|Request|NoResponders|Connection|JetStreamNotEnabled/.test(e.name) || /disconnect|no responders|timeout/i.test(e.message);
+  if (e instanceof JetStreamApiError) return e.status === 503 || e.code === JetStreamApiCodes.ConsumerNotFound;
+  return /Timeout|Request|NoResponders|Connection|JetStreamNotEnabled/.test(e.name) || /disconnect|no responders|timeout|consumer not found/i.test(e.message);
 }
 
 /** A compare-and-set that lost: the key's revision is not the expected one. */
