@@ -16,6 +16,7 @@ import { closeConnection } from '../../src/nats/connection.js';
 import { connectNats, jetstreamStore, natsTransport } from '../../src/entries/nats.js';
 import type { Transport } from '../../src/transport/types.js';
 import { memoryEffects, stepLabel, W1_AGENTS, w1Definitions, w1Respond } from '../support/crash-w1.js';
+import { faultPoints } from '../support/fault-points.js';
 import { natsFaultFixtures } from '../support/nats-faults.js';
 import { natsServerMissing } from '../support/nats-server.js';
 import { toolMessages } from '../support/script.js';
@@ -40,7 +41,7 @@ const HOSTING = { deadlineMs: 2_000, heartbeatMs: 250, heartbeatTimeoutMs: 2_000
 const ANSWER = W1_AGENTS.map((a) => `${a}: Saturday looks fine.`).join(' | ');
 
 /** Where in the calls the server goes down. */
-type Point = 'request received' | 'child running' | 'child answering' | 'parent step';
+type Point = 'request received' | 'child running' | 'child answering' | 'parent step' | 'random';
 
 /**
  * Kills the server once, the first time `trigger` is called after `arm()`, and starts it again
@@ -64,6 +65,9 @@ function outage() {
     get done(): Promise<void> | undefined {
       return done;
     },
+    get armed(): boolean {
+      return armed;
+    },
   };
 }
 
@@ -84,16 +88,24 @@ function watchedTransport(inner: Transport, onDelivery: (subject: string) => voi
 }
 
 describe.skipIf(natsServerMissing)('hosted calls through a NATS outage (distributed W1)', () => {
-  const points: Point[] = ['request received', 'child running', 'child answering', 'parent step'];
+  const points: Point[] = ['request received', 'child running', 'child answering', 'parent step', 'random'];
   for (const point of points) {
     it(`server down ~3 s at "${point}": every run completes with its agents' answers, every side effect and step once`, async () => {
       const down = outage();
+      // At a random point: the batch's moments are its model calls (40), its side effects (12) and
+      // the host requests reaching the worker (12), counted once the batch is under way; the
+      // fault is drawn among the first 40, which every batch reaches.
+      const random = point === 'random' ? faultPoints('distributed W1 batch', 40, 1) : undefined;
+      const moment = () => {
+        if (down.armed && random?.moment(true)) down.trigger();
+      };
       const effects = memoryEffects();
       /** Model calls by swarm and step (`<swarm id> <speaker>#<tool results seen>`). */
       const steps = new Map<string, number>();
       const { agents } = w1Definitions({
         execute(agent, key) {
           effects.execute(agent, key);
+          moment();
           if (point === 'child running' && agent === 'calendar') down.trigger();
         },
       });
@@ -102,6 +114,7 @@ describe.skipIf(natsServerMissing)('hosted calls through a NATS outage (distribu
       const model = scriptedModel(async (req: ModelRequest): Promise<ModelResponse> => {
         const step = `${req.swarmId} ${stepLabel(req)}`;
         steps.set(step, (steps.get(step) ?? 0) + 1);
+        moment();
         if (point === 'child answering' && stepLabel(req) === 'weather-agent#1') down.trigger();
         if (point === 'parent step' && stepLabel(req) === 'planner#2') down.trigger();
         // Model latency: the runs of the batch overlap.
@@ -122,6 +135,7 @@ describe.skipIf(natsServerMissing)('hosted calls through a NATS outage (distribu
       const connection = await connectNats({ servers: nats.server.url });
       const store = jetstreamStore({ connection });
       const transport = watchedTransport(natsTransport(connection), (subject) => {
+        if (subject.includes('.host.')) moment();
         if (point === 'request received' && subject.includes('.host.')) down.trigger();
       });
       const worker = createRuntime({ agents, model, transport, store, hosting: HOSTING });
@@ -142,7 +156,7 @@ describe.skipIf(natsServerMissing)('hosted calls through a NATS outage (distribu
       for (const r of runs) results.push(await r.wait());
 
       // The outage happened, during the batch.
-      expect(down.done).toBeDefined();
+      expect(down.done, random?.label).toBeDefined();
       await down.done;
       expect(results).toEqual(runs.map(() => ({ status: 'completed', result: ANSWER })));
       // Each run's three tools ran once each, under their idempotency keys.

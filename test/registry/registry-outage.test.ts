@@ -19,6 +19,7 @@ import { connectNats, jetstreamStore, natsTransport } from '../../src/entries/na
 import { type AgentRegistry, createAgentRegistry } from '../../src/registry/index.js';
 import { registryRecordId } from '../../src/registry/persistence.js';
 import type { RegistrySnapshot } from '../../src/registry/types.js';
+import { faultPoints } from '../support/fault-points.js';
 import { natsFaultFixtures } from '../support/nats-faults.js';
 import { natsServerMissing } from '../support/nats-server.js';
 import { type SdkPeer, startSdkPeer } from '../support/sdk-peer.js';
@@ -151,4 +152,49 @@ describe.skipIf(natsServerMissing)('a registry dispatch through a NATS outage', 
       expect(Object.fromEntries(agent.received)).toEqual({ [`${REGISTRY_ID}:before`]: 1, [`${REGISTRY_ID}:during`]: 1 });
     }, 60_000);
   }
+
+  it('the server killed at a random point of a dispatch of six tasks: each completes once, its message sent once, nothing sent again after a restart', async () => {
+    const agent = await peer();
+    const registry = createAgentRegistry({ id: REGISTRY_ID, healthIntervalMs: 0 });
+    const runtime = await runtimeKeeping(registry);
+    await runtime.start();
+    await registry.register(agent.cardUrl, { id: 'translator' });
+    const words = ['un', 'deux', 'trois', 'quatre', 'cinq', 'six'];
+    // The dispatch's moments: each task reaching the peer, and each completed by it (12).
+    const points = faultPoints('registry dispatch', 12, 1);
+    let outage: Promise<void> | undefined;
+    const moment = () => {
+      if (!points.moment(outage === undefined)) return;
+      outage = (async () => {
+        await nats.server.kill();
+        await sleep(DOWN_MS);
+        await nats.server.start();
+      })();
+    };
+    for (const [i, word] of words.entries()) registry.dispatch({ id: `t${i}`, skill: 'translate', message: word });
+    for (const word of words) {
+      await agent.working(word);
+      moment();
+      await sleep(20);
+      agent.release(word);
+      moment();
+    }
+    for (const [i, word] of words.entries()) {
+      const task = await registry.wait(`t${i}`);
+      expect(task, points.label).toMatchObject({ state: 'completed', result: `done: ${word}` });
+      expect(task.history.map((h) => h.state)).toEqual(['submitted', 'working', 'completed']);
+    }
+    expect(outage, points.label).toBeDefined();
+    await outage;
+    const sent = Object.fromEntries(words.map((_, i) => [`${REGISTRY_ID}:t${i}`, 1]));
+    expect(Object.fromEntries(agent.received), points.label).toEqual(sent);
+    const ids = words.map((_, i) => `t${i}`);
+    expect(await storedTasks(ids, 'completed')).toEqual(Object.fromEntries(ids.map((id) => [id, 'completed'])));
+    await runtime.close();
+    const next = createAgentRegistry({ id: REGISTRY_ID, healthIntervalMs: 0 });
+    await (await runtimeKeeping(next)).start();
+    expect(next.tasks().map((t) => [t.id, t.state])).toEqual(ids.map((id) => [id, 'completed']));
+    await sleep(200);
+    expect(Object.fromEntries(agent.received)).toEqual(sent);
+  }, 60_000);
 });

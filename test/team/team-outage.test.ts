@@ -19,6 +19,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, defineSwarm, type Runtime, scriptedModel, type TeamClient, type TeamFact, tool } from '../../src/index.js';
 import { exited, startFixture } from '../support/crash-process.js';
+import { faultPoints } from '../support/fault-points.js';
 import { jsonLine, natsFaultFixtures } from '../support/nats-faults.js';
 import { natsServerMissing } from '../support/nats-server.js';
 import { sleep } from '../support/sleep.js';
@@ -156,6 +157,45 @@ describe.skipIf(natsServerMissing)('team attempts through NATS outages', () => {
     await expectExactlyOnce(client, 'solo', effects);
     expect(down.started).toHaveLength(3);
     expect((await runtime.list()).map((s) => [s.swarmId, s.status]).sort()).toEqual(TASKS.map((id) => [`solo:${id}:1`, 'completed']).sort());
+  }, 90_000);
+
+  it('on one runtime, the server killed at two random points of the run: each task done once, in its first attempt', async () => {
+    const down = outages();
+    // The run's moments: each task's two model calls and its side effect (24). The faults are
+    // drawn among the first 20, so both fall inside the run.
+    const points = faultPoints('team run', 20, 2);
+    const moment = () => {
+      if (points.moment(down.over(down.started.length))) down.begin(down.started.length + 1, true);
+    };
+    const effects = new Map<string, number>();
+    const recordWork = tool({
+      name: 'record_work',
+      description: 'Records the work done for the task',
+      parameters: z.object({ task: z.string() }),
+      execute: async ({ task }, ctx) => {
+        effects.set(ctx.swarmId, (effects.get(ctx.swarmId) ?? 0) + 1);
+        moment();
+        return { recorded: task };
+      },
+    });
+    const builder = defineSwarm({ id: 'builder', instructions: 'Build the task.', tools: [recordWork] });
+    const model = scriptedModel(async (req) => {
+      const n = 1 + req.messages.filter((m) => m.role === 'tool').length;
+      moment();
+      await sleep(100, req.signal);
+      const taskId = req.swarmId.split(':')[1]!;
+      return n === 1 ? { toolCalls: [{ id: `w${n}`, name: 'record_work', arguments: JSON.stringify({ task: taskId }) }] } : { text: `built ${taskId}` };
+    });
+    const runtime: Runtime = createRuntime({ swarms: [builder], teams: [crewTeam(2_000)], model, nats: { servers: nats.server.url }, leaseMs: 60_000 });
+    nats.runtimes.push(runtime);
+    await runtime.start();
+    const client = runtime.forTeam('crew', 'random');
+    await client.run(BOARD);
+    await until('two outages, or the run over', () => down.started.length === 2 || client.status !== 'running', { timeout: 60_000 });
+    await Promise.all(down.started);
+
+    expect(down.started.length, points.label).toBe(2);
+    await expectExactlyOnce(client, 'random', effects);
   }, 90_000);
 
   it('with the task swarms in worker processes: the team completes through three outages, each task done once, in its first attempt', async () => {
