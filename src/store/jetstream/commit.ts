@@ -1,8 +1,9 @@
 /**
  * Committing a swarm's step to JetStream (the protocol is described at `jetstreamStore`): a commit
  * with a record is one compare-and-set KV update whose value holds the record, the lease and
- * the commit's outbox, then the outbox's publishes, awaited; a commit without a record
- * publishes its events after any outbox of the swarm not known to be published. A record is
+ * the commit's outbox, then the outbox's one publish (see `./batch.ts`), awaited; a commit
+ * without a record publishes its events (one message) after any outbox of the swarm not known
+ * to be published. A record is
  * refused as the SQLite store refuses it (a new swarm that exists, a lease another owner holds,
  * a revision that does not follow the stored one).
  *
@@ -44,14 +45,15 @@ export class Committer {
 
   private async commitRecord(r: Broker, c: Commit): Promise<void> {
     const written = await this.writer.update(r, c.swarmId, `Commit of swarm "${c.swarmId}"`, (cur) => nextValue(c, cur));
-    const outbox = written?.decoded?.value?.outbox;
-    if (!written || !outbox) return;
+    const value = written?.decoded?.value;
+    const outbox = value?.outbox;
+    if (!written || !value || !outbox) return;
     let retry = false;
     await this.outages.retry(`Commit of swarm "${c.swarmId}"`, async () => {
       // A retry after the value was replaced: its next writer published this outbox first.
       if (retry && (await this.seen.read(r.kv, c.swarmId)).rev !== written.rev) return;
       retry = true;
-      await this.outbox.publish(r.ctx, c.swarmId, outbox);
+      await this.outbox.publish(r.ctx, c.swarmId, outbox, written.rev, value.record.lastSeq);
     });
     written.published = true;
     // A re-read meanwhile remembered the same revision as another object.
@@ -63,11 +65,12 @@ export class Committer {
     await this.outages.retry(`Commit of swarm "${c.swarmId}"`, async () => {
       // The record's outbox first, so the stream keeps the events in order.
       const cur = this.seen.get(c.swarmId);
-      if (cur && !cur.published && cur.decoded?.value?.outbox) {
-        await this.outbox.publish(r.ctx, c.swarmId, cur.decoded.value.outbox);
+      const value = cur?.decoded?.value;
+      if (cur && !cur.published && value?.outbox) {
+        await this.outbox.publish(r.ctx, c.swarmId, value.outbox, cur.rev, value.record.lastSeq);
         cur.published = true;
       }
-      await Promise.all(this.outbox.events(r.ctx, c.swarmId, c.events));
+      await this.outbox.events(r.ctx, c.swarmId, c.events);
     });
   }
 }

@@ -112,8 +112,8 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   const recent = new RecentValues();
   const seen = new Seen(names, recent, listing);
   const bucketWatch = new BucketWatch(names, seen, recent, listing, watchers);
-  const lists = new MessageLists(names, timeoutMs);
-  const outbox = new OutboxPublisher(names, lists, timeoutMs);
+  const lists = new MessageLists(names);
+  const outbox = new OutboxPublisher(names, timeoutMs);
   const writer = new KeyWriter(names, seen, outbox, outages, timeoutMs);
   const committer = new Committer(setup, writer, seen, outbox, outages);
   const leases = new Leases(setup, writer);
