@@ -15,6 +15,7 @@ import { subjectToken } from '../../src/transport/types.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from '../support/nats-server.js';
 import { oneToN, seqs } from '../support/seqs.js';
 import { event, record, step } from '../support/store-fixtures.js';
+import { until } from '../support/wait.js';
 
 let server: NatsServer;
 let cleanup: (() => Promise<unknown>)[] = [];
@@ -67,10 +68,17 @@ async function raw() {
         await js.publish(`${prefix}.msg.${subjectToken(swarmId)}.m${subjectToken(list)}`, JSON.stringify(item), { headers: h });
       }
     },
-    /** How many messages the events stream holds for a swarm. */
-    async eventCount(swarmId: string) {
-      const info = await jsm.streams.info(`${prefix}_events`, { subjects_filter: eventSubject(swarmId) });
-      return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
+    /**
+     * Expects the events stream to hold `n` messages of a swarm: a commit's publish follows its
+     * KV update in the background, so the count is awaited, then checked to be exact.
+     */
+    async expectMessages(swarmId: string, n: number) {
+      const count = async () => {
+        const info = await jsm.streams.info(`${prefix}_events`, { subjects_filter: eventSubject(swarmId) });
+        return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
+      };
+      await until(`${n} messages of ${swarmId}`, count, (c) => c >= n);
+      expect(await count()).toBe(n);
     },
   };
 }
@@ -81,11 +89,11 @@ const rows = (n: number) => Array.from({ length: n }, (_, i) => `m${i}`);
 describe.skipIf(natsServerMissing)('jetstreamStore stream layout', () => {
   it('a commit with several events and list writes is one message; the events read back in order, in pages', async () => {
     const store = await open();
-    const { eventCount } = await raw();
+    const { expectMessages } = await raw();
     await store.commit({ ...step('s1', 1, 1, 5), record: { ...record('s1', 1, 5), snapshot: ref(3) }, messages: [{ list: '', from: 0, items: rows(3) }] });
     await store.commit({ swarmId: 's1', events: [event('s1', 6), event('s1', 7)] });
     await store.commit({ ...step('s1', 2, 8, 12), record: { ...record('s1', 2, 12), snapshot: ref(3) } });
-    expect(await eventCount('s1')).toBe(3);
+    await expectMessages('s1', 3);
     const reader = await open();
     expect(seqs(await reader.readEvents('s1', 0))).toEqual(oneToN(12));
     expect(seqs(await reader.readEvents('s1', 3, 4))).toEqual([4, 5, 6, 7]);
@@ -95,7 +103,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore stream layout', () => {
   });
 
   it('a swarm written in the old layout reads, and continues in the new one over it', async () => {
-    const { kv, oldEvents, oldRows, eventCount } = await raw();
+    const { kv, oldEvents, oldRows, expectMessages } = await raw();
     await oldEvents('s1', 1, 3);
     await oldRows('s1', '', 0, rows(2));
     const old: Omit<StoredValue, 'v'> & { v: 2 } = {
@@ -114,7 +122,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore stream layout', () => {
 
     // The next commit is written in the new layout: one message, a format 3 value.
     await a.commit({ ...step('s1', 2, 4, 6), record: { ...record('s1', 2, 6), snapshot: ref(3) }, messages: [{ list: '', from: 2, items: ['m2'] }] });
-    expect(await eventCount('s1')).toBe(4);
+    await expectMessages('s1', 4);
     expect((await kv.get(subjectToken('s1')))!.json<StoredValue>()).toMatchObject({ v: 3, legacyRows: true });
 
     const b = await open();
@@ -130,7 +138,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore stream layout', () => {
   });
 
   it('an outbox an older writer left unpublished is merged by readers, and published once, as one message, by the next writer', async () => {
-    const { kv, oldEvents, oldRows, eventCount } = await raw();
+    const { kv, oldEvents, oldRows, expectMessages } = await raw();
     await oldEvents('s1', 1, 2);
     await oldRows('s1', '', 0, rows(2));
     const old = {
@@ -146,10 +154,10 @@ describe.skipIf(natsServerMissing)('jetstreamStore stream layout', () => {
     expect(seqs(await b.readEvents('s1', 0))).toEqual(oneToN(5));
     expect((await b.load('s1'))?.snapshot).toEqual({ context: { messages: rows(3) } });
     expect(await b.claim('s1', { owner: 'B', until: Date.now() + 60_000 }, Date.now())).toBe(true);
-    expect(await eventCount('s1')).toBe(3);
+    await expectMessages('s1', 3);
     // Claimed again: nothing published twice.
     expect(await (await open()).claim('s1', { owner: 'B', until: Date.now() + 60_000 }, Date.now())).toBe(true);
-    expect(await eventCount('s1')).toBe(3);
+    await expectMessages('s1', 3);
     await b.commit({ ...step('s1', 3, 6, 6, 'B'), record: { ...record('s1', 3, 6), snapshot: ref(4) }, messages: [{ list: '', from: 3, items: ['m3'] }] });
     const c = await open();
     expect(await c.readEvents('s1', 0)).toEqual(oneToN(6).map((n) => event('s1', n)));

@@ -82,7 +82,19 @@ async function raw() {
     const info = await jsm.streams.info(`${prefix}_events`, { subjects_filter: `${prefix}.ev.${subjectToken(swarmId)}` });
     return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
   };
-  return { nc, js, jsm, kv, eventCount };
+  /**
+   * Expects the events stream to hold `n` messages of a swarm: a commit's publish follows its
+   * KV update in the background, so the count is awaited, then checked to be exact.
+   */
+  const expectMessages = async (swarmId: string, n: number) => {
+    await until(
+      `${n} messages of ${swarmId}`,
+      () => eventCount(swarmId),
+      (c) => c >= n,
+    );
+    expect(await eventCount(swarmId), swarmId).toBe(n);
+  };
+  return { nc, js, jsm, kv, eventCount, expectMessages };
 }
 
 /**
@@ -137,7 +149,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       expect((await store.load('s1'))?.revision).toBe(2);
       expect(store.stats()).toEqual({ commits: 3, transactions: 3 });
       // Each commit is one message of the stream, whatever number of events it holds.
-      expect(await (await raw()).eventCount('s1')).toBe(3);
+      await (await raw()).expectMessages('s1', 3);
     });
 
     it('a refused commit leaves neither its events nor its record', async () => {
@@ -376,13 +388,13 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       const list = (n: number, tag = 'm') => Array.from({ length: n }, (_, i) => ({ role: 'user', content: `${tag}${i}` }));
       const ref = (list: string, length: number) => ({ xswarm$messages: list, length });
       const snap = (n: number, k = 0) => ({ context: { messages: ref('', n) }, children: k ? { x: { snapshot: { context: { messages: ref('x', k) } } } } : {} });
-      const { eventCount, nc } = await raw();
+      const { expectMessages, nc } = await raw();
       const published = collectPublishes(nc);
       await published.ready;
       await store.commit({ ...step('s1', 1, 1, 3), record: { ...record('s1', 1, 3), snapshot: snap(3) }, messages: [{ list: '', from: 0, items: list(3) }] });
       expect(await api.count('STREAM.PURGE')).toBe(0);
       // Three events and three rows: one publish, nothing on the messages stream.
-      expect(await eventCount('s1')).toBe(1);
+      await expectMessages('s1', 1);
       expect(await published.count()).toEqual({ events: 1, messages: 0 });
       await store.commit({
         ...step('s1', 2, 4, 4),
@@ -393,6 +405,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
         ],
       });
       expect(await api.count('STREAM.PURGE')).toBe(0);
+      await expectMessages('s1', 2);
       expect(await published.count()).toEqual({ events: 2, messages: 0 });
       expect((await (await open()).load('s1'))?.snapshot).toEqual({
         context: { messages: list(2, 'r') },
@@ -514,7 +527,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       });
       await a.close();
       // A writer died between its KV update (revision 2: events 3..5, an appended message) and the publishes.
-      const { kv, eventCount } = await raw();
+      const { kv, eventCount, expectMessages } = await raw();
       const entry = await kv.get(subjectToken('s1'));
       const stored = entry!.json<StoredValue>();
       const next: StoredValue = {
@@ -541,7 +554,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       const c = await open();
       expect(await c.claim('s1', { owner: 'B', until: Date.now() + 60_000 }, Date.now())).toBe(true);
       await b.commit({ ...step('s1', 3, 6, 6, 'B'), record: { ...record('s1', 3, 6), snapshot: { context: { messages: { xswarm$messages: '', length: 3 } } } } });
-      expect(await eventCount('s1')).toBe(3);
+      await expectMessages('s1', 3);
       expect(seqs(await c.readEvents('s1', 0))).toEqual(oneToN(6));
       expect((await c.load('s1'))?.snapshot).toEqual({ context: { messages: ['m0', 'm1', 'm2'] } });
     });
@@ -560,11 +573,11 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
         process.kill(pid, 'SIGCONT');
       }
       await pending;
-      const { eventCount } = await raw();
+      const { expectMessages } = await raw();
       expect((await store.load('s1'))?.revision).toBe(2);
       expect(seqs(await store.readEvents('s1', 0))).toEqual([1, 2, 3]);
       // One message per commit: the retried publish was not stored twice.
-      expect(await eventCount('s1')).toBe(2);
+      await expectMessages('s1', 2);
       await store.commit(step('s1', 3, 4, 4));
       expect(store.stats().commits).toBe(3);
     });
@@ -626,12 +639,12 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       expect(before).toBeGreaterThan(3);
       expect(resolvedAfter).toBeGreaterThan(swarms.length);
       expect(store.stats().commits).toBe(3 + 3 * 29);
-      const { eventCount } = await raw();
+      const { expectMessages } = await raw();
       for (const id of swarms) {
         expect(seqs(await store.readEvents(id, 0)), id).toEqual(oneToN(59));
         expect(await store.readEvents(id, 0), id).toEqual(Array.from({ length: 59 }, (_, i) => event(id, i + 1)));
         // One message per commit, none twice.
-        expect(await eventCount(id), id).toBe(30);
+        await expectMessages(id, 30);
         expect((await store.load(id))?.revision, id).toBe(30);
       }
       // The other process's index (a KV watch) followed across the restart.

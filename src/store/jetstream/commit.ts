@@ -1,7 +1,8 @@
 /**
  * Committing a swarm's step to JetStream (the protocol is described at `jetstreamStore`): a commit
  * with a record is one compare-and-set KV update whose value holds the record, the lease and
- * the commit's outbox, then the outbox's one publish (see `./batch.ts`), awaited; a commit
+ * the commit's outbox, then the outbox's one publish (see `./batch.ts`), in the background: the
+ * swarm's next write awaits it (see `./outbox.ts`); a commit
  * without a record publishes its events (one message) after any outbox of the swarm not known
  * to be published. A record is
  * refused as the SQLite store refuses it (a new swarm that exists, a lease another owner holds,
@@ -31,7 +32,10 @@ export class Committer {
     private readonly outages: Outages,
   ) {}
 
-  /** Writes `c`; resolves once its KV update (if any) and its publishes are acknowledged. */
+  /**
+   * Writes `c`; resolves once its KV update is acknowledged (its outbox's publish follows, before
+   * the swarm's next write), or for a commit without a record once its events' publish is.
+   */
   commit(c: Commit): Promise<void> {
     const p = (async () => {
       // While NATS is unreachable at the start too, the commit waits for it.
@@ -49,19 +53,26 @@ export class Committer {
     const outbox = value?.outbox;
     if (!written || !value || !outbox) return;
     let retry = false;
-    await this.outages.retry(`Commit of swarm "${c.swarmId}"`, async () => {
-      // A retry after the value was replaced: its next writer published this outbox first.
-      if (retry && (await this.seen.read(r.kv, c.swarmId)).rev !== written.rev) return;
-      retry = true;
-      await this.outbox.publish(r.ctx, c.swarmId, outbox, written.rev, value.record.lastSeq);
-    });
-    written.published = true;
-    // A re-read meanwhile remembered the same revision as another object.
-    const now = this.seen.get(c.swarmId);
-    if (now?.rev === written.rev) now.published = true;
+    // The commit is durable (its outbox is in the value): the publish goes on in the background,
+    // and the swarm's next write waits for it (see OutboxPublisher.inBackground).
+    const publishing = this.outages
+      .retry(`Commit of swarm "${c.swarmId}"`, async () => {
+        // A retry after the value was replaced: its next writer published this outbox first.
+        if (retry && (await this.seen.read(r.kv, c.swarmId)).rev !== written.rev) return;
+        retry = true;
+        await this.outbox.publish(r.ctx, c.swarmId, outbox, written.rev, value.record.lastSeq);
+      })
+      .then(() => {
+        written.published = true;
+        // A re-read meanwhile remembered the same revision as another object.
+        const now = this.seen.get(c.swarmId);
+        if (now?.rev === written.rev) now.published = true;
+      });
+    this.writer.track(this.outbox.inBackground(c.swarmId, publishing));
   }
 
   private async commitEvents(r: Broker, c: Commit): Promise<void> {
+    await this.outbox.settled(c.swarmId);
     await this.outages.retry(`Commit of swarm "${c.swarmId}"`, async () => {
       // The record's outbox first, so the stream keeps the events in order.
       const cur = this.seen.get(c.swarmId);

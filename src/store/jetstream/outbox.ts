@@ -6,8 +6,11 @@
  * what lets a writer that finds an outbox not known to be published (its writer died after the
  * KV update) publish it again before replacing the value.
  *
- * A publish is sent at once and its acknowledgement awaited apart: the commits of different
- * swarms are in flight together (one swarm's commits stay in order, each awaiting the one before).
+ * A commit resolves once its KV update (the commit point, holding the outbox) is acknowledged;
+ * its publish goes on in the background, pipelined with the swarm's next step, and the swarm's
+ * next write waits for its acknowledgement first. So one swarm's commits stay in order in the
+ * stream, the commits of different swarms are in flight together, and a step waits for one
+ * broker round trip, not two.
  *
  * @module
  */
@@ -20,10 +23,34 @@ import type { Outbox } from './records.js';
 
 /** Publishes outboxes and events. */
 export class OutboxPublisher {
+  /** Per swarm, the publish of its latest outbox while it is in flight (see {@link OutboxPublisher.inBackground}). */
+  private readonly inFlight = new Map<string, Promise<void>>();
+
   constructor(
     private readonly names: Names,
     private readonly timeoutMs: number,
   ) {}
+
+  /**
+   * Keeps `publishing` (the publish of a swarm's latest outbox, made after its commit resolved)
+   * until it settles, so that the swarm's next write waits for it ({@link OutboxPublisher.settled}):
+   * a value is not replaced, and no later event is published, before its outbox is in the stream.
+   * Returns it, settled without failing (the next writer publishes an outbox not known to be).
+   */
+  inBackground(swarmId: string, publishing: Promise<void>): Promise<void> {
+    const p: Promise<void> = publishing
+      .catch(() => undefined)
+      .then(() => {
+        if (this.inFlight.get(swarmId) === p) this.inFlight.delete(swarmId);
+      });
+    this.inFlight.set(swarmId, p);
+    return p;
+  }
+
+  /** Settles once the swarm's outbox publish in flight, if any, has (acknowledged or failed). */
+  async settled(swarmId: string): Promise<void> {
+    await this.inFlight.get(swarmId);
+  }
 
   /**
    * Publishes the outbox of the value at KV revision `rev` whose record's last event seq is

@@ -80,6 +80,8 @@ export class KeyWriter {
         if (!value && cached) continue;
         if (!value) return undefined;
         const before = cur.decoded?.value;
+        // This store's own publish of it may be in flight: awaited rather than made again.
+        if (before?.outbox && !cur.published) await this.outbox.settled(swarmId);
         if (before?.outbox && !cur.published) {
           await this.outbox.publish(r.ctx, swarmId, before.outbox, cur.rev, before.record.lastSeq);
           cur.published = true;
