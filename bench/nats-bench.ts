@@ -233,7 +233,7 @@ export interface Seen {
 
 /** The record revision a stored value holds, read by a cheap scan (the log must not cost the runs much). */
 function revisionOf(data: Uint8Array): number | undefined {
-  const m = /"record":\{[^]*?"revision":(\d+)/.exec(new TextDecoder().decode(data));
+  const m = /"record":\{[\s\S]*?"revision":(\d+)/.exec(new TextDecoder().decode(data));
   return m ? Number(m[1]) : undefined;
 }
 
