@@ -12,7 +12,7 @@ import type { Lease, SwarmRecord, SwarmSummary } from '../types.js';
 
 /**
  * One KV value. `outbox` is what the commit that wrote it still had to publish (its events and
- * message rows): the KV update is the commit point, so until the publishes are acknowledged
+ * message rows): the KV update is the commit point, so until its publish is acknowledged
  * the outbox is the only durable copy. Readers merge it; `claim` and the next writer publish it
  * again (idempotent) before replacing the value.
  */
