@@ -60,10 +60,12 @@ interface Marks {
   resumed?: bigint;
 }
 
-/** JetStream API request kinds, from `$JS.API.<KIND>…` (a KV get is a `DIRECT.GET`). */
+/** JetStream API request kinds, from `$JS.API.<KIND>…` (a KV get is a `DIRECT.GET` of the bucket's stream). */
 function apiKind(subject: string): string {
   const parts = subject.split('.');
-  if (parts[2] === 'DIRECT' || parts[2] === 'STREAM' || parts[2] === 'CONSUMER') return `${parts[2]}.${parts[3]}${parts[4] === 'NEXT' ? '.NEXT' : ''}`;
+  // A direct get names its stream: the bucket's (a KV get) or the events stream.
+  if (parts[2] === 'DIRECT') return `${parts[2]}.${parts[3]} ${parts[4]}`;
+  if (parts[2] === 'STREAM' || parts[2] === 'CONSUMER') return `${parts[2]}.${parts[3]}${parts[4] === 'NEXT' ? '.NEXT' : ''}`;
   return parts[2] ?? subject;
 }
 

@@ -99,15 +99,9 @@ function nextValue(c: Commit, cur: Known): Omit<StoredValue, 'w'> {
   // As in the SQLite store: the writer's lease is extended, never shortened.
   const lease = c.lease ? { ...c.lease, until: Math.max(c.lease.until, held?.owner === c.lease.owner ? held.until : 0) } : held;
   const stored = record.revision === 1 ? undefined : cur.decoded?.value?.lists;
-  // Lists with no stored rows: the value's lengths name every list that has rows (its outbox
-  // is published before it is replaced), and a key never written (revision 0) has none. A
-  // deleted key (a pruned swarm, id used again) may have rows its prune did not purge.
-  const none = record.revision === 1 ? (cur.rev === 0 ? {} : undefined) : (stored ?? {});
-  const writes = c.messages ?? [];
-  const once = (list: string) => writes.filter((m) => m.list === list).length === 1;
-  const fresh = none ? writes.filter((m) => m.from === 0 && none[m.list] === undefined && once(m.list)).map((m) => m.list) : [];
-  const outbox =
-    c.events.length > 0 || (c.messages?.length ?? 0) > 0 ? { events: c.events, messages: c.messages ?? [], ...(fresh.length > 0 ? { fresh } : {}) } : undefined;
+  // No `fresh` lists: a commit message's list writes are applied in order, so a rewrite
+  // replaces what came before it without a purge (see `./lists.ts`).
+  const outbox = c.events.length > 0 || (c.messages?.length ?? 0) > 0 ? { events: c.events, messages: c.messages ?? [] } : undefined;
   const lists: { lengths?: Record<string, number>; bad?: string } = c.messages?.length ? nextListLengths(stored, c.messages) : { lengths: stored };
   // The writer is wrong about what is stored: nothing of the step is written.
   if (lists.bad) throw new Error(`Swarm "${c.swarmId}": ${lists.bad}`);

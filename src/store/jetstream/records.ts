@@ -49,7 +49,8 @@ export interface Outbox {
   messages: MessageWrite[];
   /**
    * Lists this commit writes from 0 that had no stored rows before it (a new swarm's, or a list
-   * new to the swarm): their rows need no purge before they are published.
+   * new to the swarm): their rows needed no purge before they were published. Written before
+   * record format 3 only (a commit message's list writes need no purge); read and ignored.
    */
   fresh?: string[];
 }
