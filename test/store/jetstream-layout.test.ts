@@ -68,6 +68,16 @@ async function raw() {
         await js.publish(`${prefix}.msg.${subjectToken(swarmId)}.m${subjectToken(list)}`, JSON.stringify(item), { headers: h });
       }
     },
+    /** The `Xswarm-Commit` headers of a swarm's messages, in stream order (direct gets). */
+    async commitHeaders(swarmId: string) {
+      const out: string[] = [];
+      for (let pos = 1; ; ) {
+        const m = await jsm.direct.getMessage(`${prefix}_events`, { next_by_subj: eventSubject(swarmId), seq: pos });
+        if (!m) return out;
+        out.push(m.header.get('Xswarm-Commit'));
+        pos = m.seq + 1;
+      }
+    },
     /**
      * Expects the events stream to hold `n` messages of a swarm: a commit's publish follows its
      * KV update in the background, so the count is awaited, then checked to be exact.
@@ -100,6 +110,44 @@ describe.skipIf(natsServerMissing)('jetstreamStore stream layout', () => {
     expect(seqs(await reader.readEvents('s1', 7, 2))).toEqual([8, 9]);
     expect(seqs(await reader.readEvents('s1', 9))).toEqual([10, 11, 12]);
     expect((await reader.load('s1'))?.snapshot).toEqual({ context: { messages: rows(3) } });
+  });
+
+  it('commits resolve at their KV update, their publishes pipelined: each swarm’s messages stay in commit order, once each, while swarms commit together', async () => {
+    const store = await open();
+    const { commitHeaders, expectMessages, kv } = await raw();
+    const swarms = Array.from({ length: 8 }, (_, i) => `p${i}`);
+    await Promise.all(
+      swarms.map(async (id) => {
+        for (let r = 1; r <= 15; r++) {
+          await store.commit({
+            ...step(id, r, 2 * r - 1, 2 * r),
+            record: { ...record(id, r, 2 * r), snapshot: ref(r) },
+            messages: [{ list: '', from: r - 1, items: [`m${r - 1}`] }],
+          });
+          // Every third step, an events-only commit: it waits for the outbox before it.
+          if (r % 3 === 0) await store.commit({ swarmId: id, events: [] });
+        }
+      }),
+    );
+    for (const id of swarms) {
+      await expectMessages(id, 15);
+      const headers = await commitHeaders(id);
+      const revs = headers.map((h) => Number(h.split(' ')[2]));
+      expect(
+        headers.map((h) => h.split(' ').slice(0, 2).join(' ')),
+        id,
+      ).toEqual(Array.from({ length: 15 }, (_, i) => `${2 * i + 1} ${2 * i + 2}`));
+      expect(
+        [...revs].sort((a, b) => a - b),
+        id,
+      ).toEqual(revs);
+      expect(revs.at(-1), id).toBe((await kv.get(subjectToken(id)))!.revision);
+    }
+    const reader = await open();
+    for (const id of swarms) {
+      expect(seqs(await reader.readEvents(id, 0)), id).toEqual(oneToN(30));
+      expect((await reader.load(id))?.snapshot, id).toEqual({ context: { messages: rows(15) } });
+    }
   });
 
   it('a swarm written in the old layout reads, and continues in the new one over it', async () => {
