@@ -227,6 +227,14 @@ export interface Seen {
   at: bigint;
   subject: string;
   bytes: number;
+  /** For a write to the bucket, the record revision its value holds (undefined: none, or not JSON). */
+  revision?: number;
+}
+
+/** The record revision a stored value holds, read by a cheap scan (the log must not cost the runs much). */
+function revisionOf(data: Uint8Array): number | undefined {
+  const m = /"record":\{[\s\S]*?"revision":(\d+)/.exec(new TextDecoder().decode(data));
+  return m ? Number(m[1]) : undefined;
 }
 
 /**
@@ -255,7 +263,9 @@ export class WriteLog {
       this.subscriptions.push(
         this.nc.subscribe(subject, {
           callback: (_e, m) => {
-            this.seen.push({ at: process.hrtime.bigint(), subject: m.subject, bytes: m.data.length });
+            const at = process.hrtime.bigint();
+            const kv = m.subject.startsWith('$KV.');
+            this.seen.push({ at, subject: m.subject, bytes: m.data.length, ...(kv ? { revision: revisionOf(m.data) } : {}) });
           },
         }),
       );

@@ -29,6 +29,8 @@ const RAW_OPS = 300;
 /** Sequential W1 runs over JetStream, after the warm-up ones (each run makes three cross-process handoffs). */
 const W1_RUNS = 200;
 const W1_WARMUP = 20;
+/** Sequential W1 runs made with the write log on, after the timed ones. */
+const W1_COUNTED = 20;
 /** Hosting timings for the rows: a loaded machine must not turn a slow answer into a resent call. */
 const HOSTING = { deadlineMs: 120_000, heartbeatTimeoutMs: 60_000 };
 /** What the handoff row's parent asks its agent. */
@@ -58,10 +60,12 @@ interface Marks {
   resumed?: bigint;
 }
 
-/** JetStream API request kinds, from `$JS.API.<KIND>…` (a KV get is a `DIRECT.GET`). */
+/** JetStream API request kinds, from `$JS.API.<KIND>…` (a KV get is a `DIRECT.GET` of the bucket's stream). */
 function apiKind(subject: string): string {
   const parts = subject.split('.');
-  if (parts[2] === 'DIRECT' || parts[2] === 'STREAM' || parts[2] === 'CONSUMER') return `${parts[2]}.${parts[3]}${parts[4] === 'NEXT' ? '.NEXT' : ''}`;
+  // A direct get names its stream: the bucket's (a KV get) or the events stream.
+  if (parts[2] === 'DIRECT') return `${parts[2]}.${parts[3]} ${parts[4]}`;
+  if (parts[2] === 'STREAM' || parts[2] === 'CONSUMER') return `${parts[2]}.${parts[3]}${parts[4] === 'NEXT' ? '.NEXT' : ''}`;
   return parts[2] ?? subject;
 }
 
@@ -87,7 +91,9 @@ function apiKind(subject: string): string {
  * wrote for the child is counted, whichever code path wrote it. That log runs during the
  * warm-up (for the sizes) and during {@link COUNTED} handoffs after the timed ones (for the
  * counts, the JetStream API calls by kind, and where the time went), never during the timed
- * ones. CPU time per run of each process (orchestrator, worker, nats-server) is reported too:
+ * ones; the broker round trips per handoff are the host request plus every store write (KV
+ * update, stream publish) and JetStream API request any process made in the handoff's window.
+ * CPU time per run of each process (orchestrator, worker, nats-server) is reported too:
  * on a shared 2-core machine it tells load from work.
  */
 export async function handoffCrossProcess(): Promise<Figures> {
@@ -200,6 +206,7 @@ export async function handoffCrossProcess(): Promise<Figures> {
       pubBytes: w.pubBytes,
       childWritesAfter: w.after,
       parentRelays: w.relays,
+      brokerRoundTrips: w.roundTrips,
       hostAnswerP50Us: percentile(
         timed.map((m) => us(m.sent!, m.answered!)),
         0.5,
@@ -239,6 +246,7 @@ function writesOf(log: WriteLog, done: readonly Marks[]) {
   let pubBytes = 0;
   let after = 0;
   let relays = 0;
+  let roundTrips = 0;
   const api: Record<string, number> = {};
   const lastWrites: bigint[] = [];
   done.forEach((m, i) => {
@@ -247,7 +255,10 @@ function writesOf(log: WriteLog, done: readonly Marks[]) {
     const child = (s: Seen) => s.subject === kvSubject || s.subject === `${PREFIX}.ev.${tok}` || s.subject.startsWith(`${PREFIX}.msg.${tok}.`);
     const window = log.between(m.sent!, m.held!);
     let last = m.answered!;
+    // The host request, then every acknowledged store write and JetStream API request.
+    roundTrips++;
     for (const s of window) {
+      roundTrips++;
       if (s.subject.startsWith('$JS.API.')) {
         const kind = apiKind(s.subject);
         api[kind] = (api[kind] ?? 0) + 1;
@@ -275,6 +286,7 @@ function writesOf(log: WriteLog, done: readonly Marks[]) {
     pubBytes: publishes ? pubBytes / publishes : 0,
     after: after / n,
     relays: relays / n,
+    roundTrips: roundTrips / n,
     api,
     lastWrites,
   };
@@ -318,20 +330,83 @@ export async function w1JetStreamSequential(): Promise<Figures> {
   if (missing()) return {};
   const setup = await startSetup(2, { kind: 'w1', latencyMs: 0 });
   const { runtime, counts } = w1Orchestrator(setup.server.url, 0);
+  const opened: { close(): Promise<unknown> }[] = [];
   let failed = false;
   try {
     await runtime.start();
     const cpu = cpuMeter(setup);
     const t = await timeSequential(() => runW1(runtime), W1_WARMUP, W1_RUNS);
-    return { ...t, usPerModelCall: t.usPerRun / W1_MODEL_CALLS, ...cpu.perRun(W1_WARMUP + W1_RUNS) };
+    const cpuPerRun = cpu.perRun(W1_WARMUP + W1_RUNS);
+    // Counted apart from the timed runs (they do not pay for the log): the store's writes per
+    // run, by every process, and their mean sizes, for the floor's raw operations.
+    const log = await WriteLog.open(setup.server.url, PREFIX);
+    opened.push(log);
+    await log.start();
+    const from = now();
+    for (let i = 0; i < W1_COUNTED; i++) await runW1(runtime);
+    await log.stop();
+    const w = storeWrites(log.between(from, now()), W1_COUNTED);
+    const raw = await RawOps.open(setup.server.url);
+    opened.push(raw);
+    const kv = await raw.kvUpdate(w.kvBytes, RAW_OPS);
+    const pub = await raw.publish(w.pubBytes, RAW_OPS);
+    return {
+      ...t,
+      usPerModelCall: t.usPerRun / W1_MODEL_CALLS,
+      commitsPerRun: w.commits,
+      kvUpdatesPerRun: w.kvUpdates,
+      publishesPerRun: w.publishes,
+      apiPerRun: w.api,
+      kvBytes: w.kvBytes,
+      pubBytes: w.pubBytes,
+      rawKvUpdateUs: kv.meanUs,
+      rawPublishUs: pub.meanUs,
+      ...cpuPerRun,
+    };
   } catch (e) {
     failed = true;
     throw e;
   } finally {
     await runtime.close();
+    for (const o of opened.reverse()) await o.close().catch(() => undefined);
     const workerCounts = await setup.stop();
-    if (!failed) checkW1Counts(counts, workerCounts, W1_WARMUP + W1_RUNS);
+    if (!failed) checkW1Counts(counts, workerCounts, W1_WARMUP + W1_RUNS + W1_COUNTED);
   }
+}
+
+/**
+ * The store's writes among `seen`, per run: commits (bucket writes holding a record revision
+ * its key did not hold before), all bucket writes (lease writes too), stream publishes, JetStream
+ * API requests, and the mean sizes of the bucket writes and publishes.
+ */
+function storeWrites(seen: readonly Seen[], runs: number) {
+  const revisions = new Map<string, number>();
+  let commits = 0;
+  let kvUpdates = 0;
+  let publishes = 0;
+  let api = 0;
+  let kvBytes = 0;
+  let pubBytes = 0;
+  for (const s of seen) {
+    if (s.subject.startsWith('$JS.API.')) api++;
+    else if (s.subject.startsWith('$KV.')) {
+      kvUpdates++;
+      kvBytes += s.bytes;
+      if (s.revision !== undefined && s.revision !== revisions.get(s.subject)) commits++;
+      if (s.revision !== undefined) revisions.set(s.subject, s.revision);
+    } else {
+      publishes++;
+      pubBytes += s.bytes;
+    }
+  }
+  return {
+    commits: commits / runs,
+    kvUpdates: kvUpdates / runs,
+    publishes: publishes / runs,
+    api: api / runs,
+    kvBytes: kvUpdates ? kvBytes / kvUpdates : 0,
+    pubBytes: publishes ? pubBytes / publishes : 0,
+  };
 }
 
 /**

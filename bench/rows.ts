@@ -75,7 +75,12 @@ export const ROWS: RowSpec[] = [
   { workload: W1_RAW_STEP, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: rawCommitPerStep },
   { workload: W1_NORMAL, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: sqliteSequential('NORMAL') },
   { workload: W1_FULL, mode: CONCURRENT, needs: [name(W1_MEMORY, CONCURRENT)], repeated: true, measure: sqliteConcurrent },
-  { workload: W1_JETSTREAM, mode: SEQUENTIAL, needs: [name(W1_FULL, SEQUENTIAL)], measure: async () => (await nats()).w1JetStreamSequential() },
+  {
+    workload: W1_JETSTREAM,
+    mode: SEQUENTIAL,
+    needs: [name(W1_MEMORY, SEQUENTIAL), name(W1_FULL, SEQUENTIAL)],
+    measure: async () => (await nats()).w1JetStreamSequential(),
+  },
   { workload: W1_JETSTREAM, mode: CONCURRENT, needs: [name(W1_FULL, CONCURRENT)], measure: async () => (await nats()).w1JetStreamConcurrent() },
   { workload: HANDOFF, mode: CROSS_PROCESS, repeated: true, measure: async () => (await nats()).handoffCrossProcess() },
   { workload: LONG, mode: LONG_MODE, measure: longConversation },

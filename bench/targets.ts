@@ -203,14 +203,29 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('commits per run', f.commitsPerRun, '');
         info('transactions per run', f.transactionsPerRun, '');
         break;
-      case `${W1_JETSTREAM}|${SEQUENTIAL}`:
+      case `${W1_JETSTREAM}|${SEQUENTIAL}`: {
+        // The floor: the memory row's run plus, per commit, one raw KV update and one raw
+        // stream publish (of the store's mean sizes), measured in this row's process.
+        const memory = figures(W1_MEMORY, SEQUENTIAL)?.usPerRun;
+        const floor =
+          memory != null && f.commitsPerRun != null && f.rawKvUpdateUs != null && f.rawPublishUs != null
+            ? memory + f.commitsPerRun * (f.rawKvUpdateUs + f.rawPublishUs)
+            : null;
+        ratio('µs per run', f.usPerRun, 'µs', 'memory + commits × (KV update + publish)', floor, 1.5);
         beside('µs per run', f.usPerRun, 'µs', 'sqlite FULL', figures(W1_FULL, SEQUENTIAL)?.usPerRun);
         info('p50 run', f.p50Us, 'µs');
         info('p99 run', f.p99Us, 'µs');
+        info('commits per run', f.commitsPerRun, '');
+        info('KV updates per run', f.kvUpdatesPerRun, `× ${num(f.kvBytes)} B`);
+        info('stream publishes per run', f.publishesPerRun, `× ${num(f.pubBytes)} B`);
+        info('JetStream API requests per run', f.apiPerRun, '');
+        info('raw KV update', f.rawKvUpdateUs, 'µs');
+        info('raw stream publish', f.rawPublishUs, 'µs');
         cpu();
         break;
+      }
       case `${W1_JETSTREAM}|${CONCURRENT}`:
-        beside('wall, 1000 runs', f.wallMs, 'ms', 'sqlite FULL', figures(W1_FULL, CONCURRENT)?.wallMs);
+        ratio('wall, 1000 runs', f.wallMs, 'ms', 'sqlite FULL', figures(W1_FULL, CONCURRENT)?.wallMs, 2);
         info('peak RSS (orchestrator)', f.peakRssMb, 'MB');
         cpu();
         break;
@@ -228,6 +243,7 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('where: answered → child last write p50', f.childDoneP50Us, 'µs');
         info('where: child last write → parent holds result p50', f.followP50Us, 'µs');
         info('parent relay publishes per handoff', f.parentRelays, '');
+        info('broker round trips per handoff (host request, writes, API requests)', f.brokerRoundTrips, '');
         info(
           'JetStream API requests per handoff',
           Object.entries(f)

@@ -75,11 +75,12 @@ describe('the stored config', () => {
     expect(restored.split(snapshot(other, m2)).writes.filter((w) => w.list === CONFIG_LIST)).toEqual([{ list: CONFIG_LIST, from: 0, items: [other] }]);
   });
 
-  it('JetStream records say their format: 2 with config references, 1 (config inline) still read, others refused', () => {
+  it('JetStream records say their format: 3 with list writes in commit messages, 2 (config references, rows in the messages stream) and 1 (config inline) still read, others refused', () => {
     const value = (v: unknown) => JSON.stringify({ v, w: 'w1', record: { swarmId: 's', revision: 1, status: 'running', result: { status: 'running' } } });
-    expect(decodeValue(value(RECORD_FORMAT)).value?.v).toBe(2);
+    expect(decodeValue(value(RECORD_FORMAT)).value?.v).toBe(3);
+    expect(decodeValue(value(2)).value?.v).toBe(2);
     expect(decodeValue(value(1)).value?.v).toBe(1);
-    expect(decodeValue(value(3)).problem).toBe('stored in record format 3; this xswarm reads formats 1 and 2');
+    expect(decodeValue(value(4)).problem).toBe('stored in record format 4; this xswarm reads formats 1 to 3');
   });
 
   it('leaves empty tool lists as they are, and names a missing config when loading', () => {

@@ -1,8 +1,10 @@
 /**
  * Committing a swarm's step to JetStream (the protocol is described at `jetstreamStore`): a commit
  * with a record is one compare-and-set KV update whose value holds the record, the lease and
- * the commit's outbox, then the outbox's publishes, awaited; a commit without a record
- * publishes its events after any outbox of the swarm not known to be published. A record is
+ * the commit's outbox, then the outbox's one publish (see `./batch.ts`), in the background: the
+ * swarm's next write awaits it (see `./outbox.ts`); a commit
+ * without a record publishes its events (one message) after any outbox of the swarm not known
+ * to be published. A record is
  * refused as the SQLite store refuses it (a new swarm that exists, a lease another owner holds,
  * a revision that does not follow the stored one).
  *
@@ -30,7 +32,10 @@ export class Committer {
     private readonly outages: Outages,
   ) {}
 
-  /** Writes `c`; resolves once its KV update (if any) and its publishes are acknowledged. */
+  /**
+   * Writes `c`; resolves once its KV update is acknowledged (its outbox's publish follows, before
+   * the swarm's next write), or for a commit without a record once its events' publish is.
+   */
   commit(c: Commit): Promise<void> {
     const p = (async () => {
       // While NATS is unreachable at the start too, the commit waits for it.
@@ -44,30 +49,39 @@ export class Committer {
 
   private async commitRecord(r: Broker, c: Commit): Promise<void> {
     const written = await this.writer.update(r, c.swarmId, `Commit of swarm "${c.swarmId}"`, (cur) => nextValue(c, cur));
-    const outbox = written?.decoded?.value?.outbox;
-    if (!written || !outbox) return;
+    const value = written?.decoded?.value;
+    const outbox = value?.outbox;
+    if (!written || !value || !outbox) return;
     let retry = false;
-    await this.outages.retry(`Commit of swarm "${c.swarmId}"`, async () => {
-      // A retry after the value was replaced: its next writer published this outbox first.
-      if (retry && (await this.seen.read(r.kv, c.swarmId)).rev !== written.rev) return;
-      retry = true;
-      await this.outbox.publish(r.ctx, c.swarmId, outbox);
-    });
-    written.published = true;
-    // A re-read meanwhile remembered the same revision as another object.
-    const now = this.seen.get(c.swarmId);
-    if (now?.rev === written.rev) now.published = true;
+    // The commit is durable (its outbox is in the value): the publish goes on in the background,
+    // and the swarm's next write waits for it (see OutboxPublisher.inBackground).
+    const publishing = this.outages
+      .retry(`Commit of swarm "${c.swarmId}"`, async () => {
+        // A retry after the value was replaced: its next writer published this outbox first.
+        if (retry && (await this.seen.read(r.kv, c.swarmId)).rev !== written.rev) return;
+        retry = true;
+        await this.outbox.publish(r.ctx, c.swarmId, outbox, written.rev, value.record.lastSeq);
+      })
+      .then(() => {
+        written.published = true;
+        // A re-read meanwhile remembered the same revision as another object.
+        const now = this.seen.get(c.swarmId);
+        if (now?.rev === written.rev) now.published = true;
+      });
+    this.writer.track(this.outbox.inBackground(c.swarmId, publishing));
   }
 
   private async commitEvents(r: Broker, c: Commit): Promise<void> {
+    await this.outbox.settled(c.swarmId);
     await this.outages.retry(`Commit of swarm "${c.swarmId}"`, async () => {
       // The record's outbox first, so the stream keeps the events in order.
       const cur = this.seen.get(c.swarmId);
-      if (cur && !cur.published && cur.decoded?.value?.outbox) {
-        await this.outbox.publish(r.ctx, c.swarmId, cur.decoded.value.outbox);
+      const value = cur?.decoded?.value;
+      if (cur && !cur.published && value?.outbox) {
+        await this.outbox.publish(r.ctx, c.swarmId, value.outbox, cur.rev, value.record.lastSeq);
         cur.published = true;
       }
-      await Promise.all(this.outbox.events(r.ctx, c.swarmId, c.events));
+      await this.outbox.events(r.ctx, c.swarmId, c.events);
     });
   }
 }
@@ -85,15 +99,9 @@ function nextValue(c: Commit, cur: Known): Omit<StoredValue, 'w'> {
   // As in the SQLite store: the writer's lease is extended, never shortened.
   const lease = c.lease ? { ...c.lease, until: Math.max(c.lease.until, held?.owner === c.lease.owner ? held.until : 0) } : held;
   const stored = record.revision === 1 ? undefined : cur.decoded?.value?.lists;
-  // Lists with no stored rows: the value's lengths name every list that has rows (its outbox
-  // is published before it is replaced), and a key never written (revision 0) has none. A
-  // deleted key (a pruned swarm, id used again) may have rows its prune did not purge.
-  const none = record.revision === 1 ? (cur.rev === 0 ? {} : undefined) : (stored ?? {});
-  const writes = c.messages ?? [];
-  const once = (list: string) => writes.filter((m) => m.list === list).length === 1;
-  const fresh = none ? writes.filter((m) => m.from === 0 && none[m.list] === undefined && once(m.list)).map((m) => m.list) : [];
-  const outbox =
-    c.events.length > 0 || (c.messages?.length ?? 0) > 0 ? { events: c.events, messages: c.messages ?? [], ...(fresh.length > 0 ? { fresh } : {}) } : undefined;
+  // No `fresh` lists: a commit message's list writes are applied in order, so a rewrite
+  // replaces what came before it without a purge (see `./lists.ts`).
+  const outbox = c.events.length > 0 || (c.messages?.length ?? 0) > 0 ? { events: c.events, messages: c.messages ?? [] } : undefined;
   const lists: { lengths?: Record<string, number>; bad?: string } = c.messages?.length ? nextListLengths(stored, c.messages) : { lengths: stored };
   // The writer is wrong about what is stored: nothing of the step is written.
   if (lists.bad) throw new Error(`Swarm "${c.swarmId}": ${lists.bad}`);

@@ -1,6 +1,7 @@
 /**
- * Reading a subject of a JetStream stream in order (the JetStream store's events and message
- * rows): an ephemeral consumer filtered on the subject, starting at a known stream position,
+ * Reading a subject of a JetStream stream in order (the JetStream store's events, in commit
+ * messages or, in streams written before format 3, a message per event; message rows): an
+ * ephemeral consumer filtered on the subject, starting at a known stream position,
  * pulled in batches of what it says is pending, so a read never waits for messages that are
  * not there. Events are checked as the SQLite store checks its rows, and a reader remembers
  * where in the stream each swarm's events continue, so paging through a long stream does not
@@ -13,6 +14,7 @@ import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, 
 import { nanos } from '@nats-io/transport-node';
 import { EVENT_FORMAT, type SwarmEvent } from '../../../machines/events.js';
 import { eventProblem, isFormat1 } from '../stored-event.js';
+import { COMMIT_HEADER, readCommitBody, readCommitHeader } from './batch.js';
 import { CorruptEventError } from '../types.js';
 
 /** How many messages one pull asks for. */
@@ -77,12 +79,20 @@ function storedSeq(id: string | undefined): number | undefined {
   return Number.isInteger(n) ? n : undefined;
 }
 
-function seqOf(m: JsMsg): number | undefined {
-  return storedSeq(m.headers?.get('Nats-Msg-Id'));
+/**
+ * The events a message of a swarm's subject holds, from its headers alone: a commit message's
+ * (format 3, see `./batch.ts`; none when `first > last`), or the one event of a message of the
+ * older layout (its seq in its message id; undefined when the id does not name it).
+ */
+function heldBy(header: (name: string) => string | undefined): { first: number; last: number; commit: boolean } | undefined {
+  const commit = readCommitHeader(header(COMMIT_HEADER));
+  if (commit) return { first: commit.first, last: commit.last, commit: true };
+  const seq = storedSeq(header('Nats-Msg-Id'));
+  return seq === undefined ? undefined : { first: seq, last: seq, commit: false };
 }
 
-/** A stored event read: the event, or why it cannot be read. */
-type Read = { event: SwarmEvent; pos: number } | { problem: string; code: 'corrupt' | 'incompatible-version'; pos: number };
+/** A stored event read (its seq, and the stream position of its message): the event, or why it cannot be read. */
+type Read = { seq: number; pos: number } & ({ event: SwarmEvent } | { problem: string; code: 'corrupt' | 'incompatible-version' });
 
 /**
  * Reads swarms' events from the events stream. Each swarm's subject is read from the position
@@ -109,9 +119,12 @@ export class EventReader {
     let next = since + 1;
     const start = this.anchor(swarmId, since) ?? (await this.seek(subject, since));
     const end = await scanSubject(this.ctx, this.stream, subject, start, (m) => {
-      const seq = seqOf(m) ?? next;
-      if (seq < next || found.has(seq)) return true;
-      found.set(seq, parse(m, swarmId, seq));
+      const held = heldBy((name) => m.headers?.get(name)) ?? { first: next, last: next, commit: false };
+      // Events read already (a copy published again), or a commit without events: not parsed.
+      if (held.last < next || held.first > held.last) return true;
+      if (held.commit) {
+        for (const r of parseCommit(m, swarmId, held.first, held.last)) if (r.seq >= next && !found.has(r.seq)) found.set(r.seq, r);
+      } else if (!found.has(held.first)) found.set(held.first, parse(m, swarmId, held.first));
       for (let r = found.get(next); r; r = found.get(next)) {
         if (!('event' in r)) throw new CorruptEventError(swarmId, next, r.problem, out, r.code);
         out.push(r.event);
@@ -135,7 +148,7 @@ export class EventReader {
    */
   async lastStored(subject: string): Promise<number | undefined> {
     const m = await this.ctx.jsm.direct.getMessage(this.stream, { last_by_subj: subject });
-    return m ? storedSeq(m.header.get('Nats-Msg-Id')) : 0;
+    return m ? heldBy((name) => m.header.get(name))?.last : 0;
   }
 
   /**
@@ -153,12 +166,15 @@ export class EventReader {
       const m = await this.ctx.jsm.direct.getMessage(this.stream, { next_by_subj: subject, seq: pos });
       if (!m) return undefined;
       pos = m.seq + 1;
-      const seq = storedSeq(m.header.get('Nats-Msg-Id'));
-      if (seq === undefined) return undefined;
-      if (seq <= since || seq > upTo || found.has(seq)) continue;
-      const read = parse(m, swarmId, seq);
-      if (!('event' in read)) return undefined;
-      found.set(seq, read.event);
+      const held = heldBy((name) => m.header.get(name));
+      if (held === undefined) return undefined;
+      if (held.last <= since || held.first > upTo || held.first > held.last) continue;
+      const reads = held.commit ? parseCommit(m, swarmId, held.first, held.last) : [parse(m, swarmId, held.first)];
+      for (const read of reads) {
+        if (read.seq <= since || read.seq > upTo || found.has(read.seq)) continue;
+        if (!('event' in read)) return undefined;
+        found.set(read.seq, read.event);
+      }
       if (found.size === upTo - since) {
         const out: SwarmEvent[] = [];
         for (let s = since + 1; s <= upTo; s++) out.push(found.get(s)!);
@@ -206,7 +222,8 @@ export class EventReader {
     while (lo <= hi) {
       const mid = Math.floor((lo + hi) / 2);
       const m = await jsm.direct.getMessage(this.stream, { next_by_subj: subject, seq: mid }).catch(() => null);
-      const seq = m ? storedSeq(m.header.get('Nats-Msg-Id')) : undefined;
+      // A commit message by its last event: every event it holds is then at most the target.
+      const seq = m ? heldBy((name) => m.header.get(name))?.last : undefined;
       if (!m || seq === undefined) break;
       if (seq <= target) {
         found = m.seq;
@@ -229,17 +246,36 @@ export class EventReader {
   }
 }
 
-/** A stored event message, checked as the SQLite store checks an event row. */
+/** A stored event message of the older layout, checked as the SQLite store checks an event row. */
 function parse(m: Pick<JsMsg, 'seq' | 'string'>, swarmId: string, seq: number): Read {
   let event: unknown;
   try {
     event = JSON.parse(m.string());
   } catch (e) {
-    return { problem: (e as Error).message, code: 'corrupt', pos: m.seq };
+    return { seq, problem: (e as Error).message, code: 'corrupt', pos: m.seq };
   }
+  return check(event, swarmId, seq, m.seq);
+}
+
+/** The events `first` to `last` of a commit message, each checked as {@link parse} checks one. */
+function parseCommit(m: Pick<JsMsg, 'seq' | 'string'>, swarmId: string, first: number, last: number): Read[] {
+  const body = readCommitBody(m.string());
+  const out: Read[] = [];
+  for (let seq = first; seq <= last; seq++) {
+    if (typeof body === 'string') out.push({ seq, problem: `its commit message is corrupt (${body})`, code: 'corrupt', pos: m.seq });
+    else {
+      const event = body.events?.[seq - first];
+      out.push(event === undefined ? { seq, problem: 'missing from its commit message', code: 'corrupt', pos: m.seq } : check(event, swarmId, seq, m.seq));
+    }
+  }
+  return out;
+}
+
+/** An event as stored, checked as the SQLite store checks an event row. */
+function check(event: unknown, swarmId: string, seq: number, pos: number): Read {
   if (isFormat1(event)) {
-    return { problem: `stored in event format 1; this runtime reads format ${EVENT_FORMAT}`, code: 'incompatible-version', pos: m.seq };
+    return { seq, problem: `stored in event format 1; this runtime reads format ${EVENT_FORMAT}`, code: 'incompatible-version', pos };
   }
   const problem = eventProblem(event, swarmId, seq);
-  return problem ? { problem, code: 'corrupt', pos: m.seq } : { event: event as SwarmEvent, pos: m.seq };
+  return problem ? { seq, problem, code: 'corrupt', pos } : { seq, event: event as SwarmEvent, pos };
 }

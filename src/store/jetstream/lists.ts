@@ -1,49 +1,64 @@
 /**
- * A swarm's message lists on JetStream: rows of the messages stream, a subject per list, one
- * message per row with its index in a header (see `MessageWrite`). Rows are published from a
- * commit's outbox (a rewrite purges the list's old rows first) and read back by `load`, which
- * puts the lists back into the snapshot that names them.
+ * A swarm's message lists on JetStream, read back by `load`, which puts them into the snapshot
+ * that names them. Since record format 3 a commit's list writes are in its commit message on
+ * the swarm's event subject (see `./batch.ts`), applied in order; before, each row was a
+ * message of the messages stream, a subject per list, its index in a header (a rewrite purged
+ * the list's old rows first). A swarm written in both layouts reads both, the older first.
  *
  * @module
  */
-import { headers } from '@nats-io/transport-node';
-import type { MessageWrite } from '../messages.js';
+import { COMMIT_HEADER, readCommitBody, readCommitHeader } from './batch.js';
 import { scanSubject, type StreamContext } from './events.js';
 import { INDEX_HEADER, type Names } from './names.js';
-import { applyWrites } from './records.js';
+import { applyWrites, RECORD_FORMAT, type StoredValue } from './records.js';
 
-/** Writes and reads the rows of swarms' message lists. */
+/** Reads the rows of swarms' message lists. */
 export class MessageLists {
-  constructor(
-    private readonly names: Names,
-    private readonly timeoutMs: number,
-  ) {}
+  constructor(private readonly names: Names) {}
 
   /**
-   * Publishes one write's rows, each with its index (idempotent: a row published again is the
-   * same message at the same index). `fresh`: the list had no stored rows, so a write from 0
-   * needs no purge.
+   * Reads a swarm's message lists as stored for its value `value` at KV revision `rev`: the rows
+   * of the messages stream (written before format 3: by index, the last of an index winning),
+   * then the list writes of its commit messages in order (a copy of one landing late, and those
+   * of later revisions, skipped), then the value's outbox (perhaps not published yet). Returns a
+   * function giving the lists, which throws naming a missing or unreadable row.
    */
-  async publish(ctx: StreamContext, swarmId: string, { list, from, items }: MessageWrite, fresh: boolean): Promise<void> {
-    const subject = this.names.listSubject(swarmId, list);
-    // A rewrite replaces the list: its old rows go first (a list that had none needs no purge).
-    if (from === 0 && !fresh) await ctx.jsm.streams.purge(this.names.messageStream, { filter: subject });
-    await Promise.all(
-      items.map((m, i) => {
-        const h = headers();
-        h.set(INDEX_HEADER, String(from + i));
-        return ctx.js.publish(subject, JSON.stringify(m), { headers: h, timeout: this.timeoutMs });
-      }),
-    );
+  async read(ctx: StreamContext, swarmId: string, value: StoredValue, rev: number): Promise<() => Map<string, unknown[]>> {
+    const lists = new Map<string, unknown[]>();
+    if (value.v < RECORD_FORMAT || value.legacyRows) await this.readRows(ctx, swarmId, lists);
+    let broken: string | undefined;
+    // A value naming no list with rows needs no read (its outbox holds whatever it writes).
+    if (value.v === RECORD_FORMAT && Object.keys(value.lists ?? {}).length > 0) {
+      let applied = 0;
+      await scanSubject(ctx, this.names.eventStream, this.names.eventSubject(swarmId), 1, (m) => {
+        const h = readCommitHeader(m.headers?.get(COMMIT_HEADER));
+        if (!h || h.writes === 0 || h.rev <= applied || h.rev > rev) return true;
+        const body = readCommitBody(m.string());
+        if (typeof body === 'string') {
+          broken = `the list writes of revision ${h.rev} cannot be read (${body})`;
+          return false;
+        }
+        applyWrites(lists, body.messages ?? []);
+        applied = h.rev;
+        return true;
+      });
+    }
+    applyWrites(lists, value.outbox?.messages ?? []);
+    return () => {
+      if (broken) throw new Error(broken);
+      for (const [list, rows] of lists) {
+        for (let i = 0; i < rows.length; i++) {
+          if (!(i in rows)) throw new Error(`message ${i} of list "${list}" is missing`);
+          const row = rows[i];
+          if (row instanceof Unreadable) throw new Error(row.detail);
+        }
+      }
+      return lists;
+    };
   }
 
-  /**
-   * Reads a swarm's message lists as the stream holds them (rows by index, the last of an index
-   * winning), then applies `pending` (the current value's outbox: rows perhaps not published
-   * yet). Returns a function giving the lists, which throws naming a missing or unreadable row.
-   */
-  async read(ctx: StreamContext, swarmId: string, pending: readonly MessageWrite[]): Promise<() => Map<string, unknown[]>> {
-    const lists = new Map<string, unknown[]>();
+  /** The rows a swarm's lists have in the messages stream (a message per row, by index). */
+  private async readRows(ctx: StreamContext, swarmId: string, lists: Map<string, unknown[]>): Promise<void> {
     await scanSubject(ctx, this.names.messageStream, this.names.allLists(swarmId), 1, (m) => {
       const list = this.names.listOf(m.subject);
       const idx = Number(m.headers?.get(INDEX_HEADER));
@@ -57,17 +72,6 @@ export class MessageLists {
       }
       return true;
     });
-    applyWrites(lists, pending);
-    return () => {
-      for (const [list, rows] of lists) {
-        for (let i = 0; i < rows.length; i++) {
-          if (!(i in rows)) throw new Error(`message ${i} of list "${list}" is missing`);
-          const row = rows[i];
-          if (row instanceof Unreadable) throw new Error(row.detail);
-        }
-      }
-      return lists;
-    };
   }
 }
 

@@ -32,7 +32,7 @@ export class Loader {
         const cur = await this.seen.read(r.kv, swarmId);
         if (!cur.decoded) return undefined;
         if (!cur.decoded.value) return toRecord(swarmId, cur.decoded, cur.at);
-        const lists = await this.lists.read(r.ctx, swarmId, cur.decoded.value.outbox?.messages ?? []);
+        const lists = await this.lists.read(r.ctx, swarmId, cur.decoded.value, cur.rev);
         // Written meanwhile: the rows read may be the next commit's; read both again.
         const again = await r.kv.get(this.names.key(swarmId));
         if ((again?.revision ?? 0) !== cur.rev && attempt < 5) continue;

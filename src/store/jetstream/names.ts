@@ -56,6 +56,15 @@ export class Names {
     return `${swarmId}:${seq}`;
   }
 
+  /**
+   * The message id of a commit message (see `./batch.ts`): the swarm and the KV revision whose
+   * outbox it is, or for an events-only commit (revision 0) its events' seqs. A publish made again
+   * has the same id, so the events stream drops it within its duplicate window.
+   */
+  commitId(swarmId: string, rev: number, first: number, last: number): string {
+    return rev > 0 ? `${swarmId}@${rev}` : `${swarmId}:${first}-${last}`;
+  }
+
   /** The subject of one of a swarm's message lists. */
   listSubject(swarmId: string, list: string): string {
     // A list token never empty (the swarm machine's own list is ''): `m` + the id's token.

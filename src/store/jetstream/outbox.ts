@@ -1,38 +1,82 @@
 /**
- * Publishing a commit's outbox to the streams: its events (each with its message id, so the
- * events stream drops a copy published again within its duplicate window) and its message
- * list rows (by index). Publishing is idempotent, which is what lets a writer that finds an
- * outbox not known to be published (its writer died after the KV update) publish it again
- * before replacing the value.
+ * Publishing a commit's outbox to the events stream: its events and its message-list writes as
+ * one commit message on the swarm's event subject (see `./batch.ts`), acknowledged once. Its
+ * message id names the swarm and the KV revision whose outbox it is, so the stream drops a copy
+ * published again within its duplicate window, and readers skip one landing later. That is
+ * what lets a writer that finds an outbox not known to be published (its writer died after the
+ * KV update) publish it again before replacing the value.
+ *
+ * A commit resolves once its KV update (the commit point, holding the outbox) is acknowledged;
+ * its publish goes on in the background, pipelined with the swarm's next step, and the swarm's
+ * next write waits for its acknowledgement first. So one swarm's commits stay in order in the
+ * stream, the commits of different swarms are in flight together, and a step waits for one
+ * broker round trip, not two.
  *
  * @module
  */
+import { headers } from '@nats-io/transport-node';
 import type { SwarmEvent } from '../../../machines/events.js';
+import { COMMIT_HEADER, commitHeader } from './batch.js';
 import type { StreamContext } from './events.js';
-import type { MessageLists } from './lists.js';
 import type { Names } from './names.js';
 import type { Outbox } from './records.js';
 
 /** Publishes outboxes and events. */
 export class OutboxPublisher {
+  /** Per swarm, the publish of its latest outbox while it is in flight (see {@link OutboxPublisher.inBackground}). */
+  private readonly inFlight = new Map<string, Promise<void>>();
+
   constructor(
     private readonly names: Names,
-    private readonly lists: MessageLists,
     private readonly timeoutMs: number,
   ) {}
 
-  /** Publishes an outbox (idempotent: events by message id, message rows by index); resolves once every publish is acknowledged. */
-  async publish(ctx: StreamContext, swarmId: string, outbox: Outbox | undefined): Promise<void> {
-    if (!outbox) return;
-    const acks: Promise<unknown>[] = this.events(ctx, swarmId, outbox.events);
-    const fresh = new Set(outbox.fresh);
-    for (const w of outbox.messages) acks.push(this.lists.publish(ctx, swarmId, w, fresh.has(w.list)));
-    await Promise.all(acks);
+  /**
+   * Keeps `publishing` (the publish of a swarm's latest outbox, made after its commit resolved)
+   * until it settles, so that the swarm's next write waits for it ({@link OutboxPublisher.settled}):
+   * a value is not replaced, and no later event is published, before its outbox is in the stream.
+   * Returns it, settled without failing (the next writer publishes an outbox not known to be).
+   */
+  inBackground(swarmId: string, publishing: Promise<void>): Promise<void> {
+    const p: Promise<void> = publishing
+      .catch(() => undefined)
+      .then(() => {
+        if (this.inFlight.get(swarmId) === p) this.inFlight.delete(swarmId);
+      });
+    this.inFlight.set(swarmId, p);
+    return p;
   }
 
-  /** Publishes events, all at once: the acknowledgement of each. */
-  events(ctx: StreamContext, swarmId: string, events: readonly SwarmEvent[]): Promise<unknown>[] {
-    const subject = this.names.eventSubject(swarmId);
-    return events.map((e) => ctx.js.publish(subject, JSON.stringify(e), { msgID: this.names.eventId(swarmId, e.seq), timeout: this.timeoutMs }));
+  /** Settles once the swarm's outbox publish in flight, if any, has (acknowledged or failed). */
+  async settled(swarmId: string): Promise<void> {
+    await this.inFlight.get(swarmId);
+  }
+
+  /**
+   * Publishes the outbox of the value at KV revision `rev` whose record's last event seq is
+   * `lastSeq` as one message (idempotent: its id names the revision); resolves once acknowledged.
+   */
+  async publish(ctx: StreamContext, swarmId: string, outbox: Outbox | undefined, rev: number, lastSeq: number): Promise<void> {
+    if (!outbox || (outbox.events.length === 0 && outbox.messages.length === 0)) return;
+    await this.send(ctx, swarmId, outbox.events, outbox.messages, rev, lastSeq);
+  }
+
+  /** Publishes the events of an events-only commit as one message; resolves once acknowledged. */
+  async events(ctx: StreamContext, swarmId: string, events: readonly SwarmEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.send(ctx, swarmId, events, [], 0, events.at(-1)!.seq);
+  }
+
+  private async send(ctx: StreamContext, swarmId: string, events: readonly SwarmEvent[], messages: Outbox['messages'], rev: number, lastSeq: number): Promise<void> {
+    const first = events[0]?.seq ?? lastSeq + 1;
+    const last = events.at(-1)?.seq ?? lastSeq;
+    const h = headers();
+    h.set(COMMIT_HEADER, commitHeader({ first, last, rev, writes: messages.length }));
+    const body = messages.length > 0 ? { events, messages } : { events };
+    await ctx.js.publish(this.names.eventSubject(swarmId), JSON.stringify(body), {
+      msgID: this.names.commitId(swarmId, rev, first, last),
+      headers: h,
+      timeout: this.timeoutMs,
+    });
   }
 }

@@ -12,7 +12,7 @@ import type { Lease, SwarmRecord, SwarmSummary } from '../types.js';
 
 /**
  * One KV value. `outbox` is what the commit that wrote it still had to publish (its events and
- * message rows): the KV update is the commit point, so until the publishes are acknowledged
+ * message rows): the KV update is the commit point, so until its publish is acknowledged
  * the outbox is the only durable copy. Readers merge it; `claim` and the next writer publish it
  * again (idempotent) before replacing the value.
  */
@@ -20,9 +20,11 @@ export interface StoredValue {
   /**
    * The record format: 2 since snapshots may hold the swarm's config as a reference to its
    * one-row list (see `ConfigRef` in src/store/messages.ts), which a reader of format 1 would
-   * not put back; a format 1 value (config inline) reads the same.
+   * not put back; a format 1 value (config inline) reads the same. 3 since a commit's outbox is
+   * published as one message on the swarm's event subject (see `./batch.ts`): the rows of its
+   * message lists are read from those messages, which a reader of format 2 would not do.
    */
-  v: typeof RECORD_FORMAT | 1;
+  v: typeof RECORD_FORMAT | 2 | 1;
   /** The id of the write that stored this value: a timed-out update that landed is recognised by it. */
   w: string;
   record: Omit<SwarmRecord, 'lease' | 'problem'>;
@@ -33,6 +35,12 @@ export interface StoredValue {
    * what is stored is refused, as in the SQLite store).
    */
   lists?: Record<string, number>;
+  /**
+   * Rows of the swarm's message lists are in the messages stream too (written before format 3,
+   * a row per message): they are read before the commit messages. Set on the first format 3
+   * value over an older one, and kept.
+   */
+  legacyRows?: true;
 }
 
 /** A commit's events and message writes, as published after its KV update. */
@@ -41,13 +49,14 @@ export interface Outbox {
   messages: MessageWrite[];
   /**
    * Lists this commit writes from 0 that had no stored rows before it (a new swarm's, or a list
-   * new to the swarm): their rows need no purge before they are published.
+   * new to the swarm): their rows needed no purge before they were published. Written before
+   * record format 3 only (a commit message's list writes need no purge); read and ignored.
    */
   fresh?: string[];
 }
 
-/** The record format this xswarm writes (it reads it and format 1). */
-export const RECORD_FORMAT = 2;
+/** The record format this xswarm writes (it reads it and formats 1 and 2). */
+export const RECORD_FORMAT = 3;
 
 /** A KV value as read: parsed, or why it could not be. */
 export type Decoded = { value: StoredValue; problem?: undefined } | { value?: undefined; problem: string };
@@ -65,8 +74,8 @@ export function decodeValue(text: string): Decoded {
   if (typeof value !== 'object' || value === null || typeof r !== 'object' || r === null || typeof r.revision !== 'number' || typeof r.status !== 'string') {
     return { problem: 'stored record is corrupt (not a swarm record)' };
   }
-  if (value.v !== RECORD_FORMAT && value.v !== 1)
-    return { problem: `stored in record format ${JSON.stringify(value.v)}; this xswarm reads formats 1 and ${RECORD_FORMAT}` };
+  if (value.v !== RECORD_FORMAT && value.v !== 2 && value.v !== 1)
+    return { problem: `stored in record format ${JSON.stringify(value.v)}; this xswarm reads formats 1 to ${RECORD_FORMAT}` };
   if (typeof r.result !== 'object' || r.result === null) return { problem: 'stored result is corrupt (missing)' };
   return { value: value as StoredValue };
 }

@@ -1,17 +1,20 @@
 /**
  * The JetStream store: swarm state shared by runtimes in several processes over NATS.
  * Records live in a KV bucket (one value per swarm: record, lease, outbox; the KV revision
- * compare-and-set is what keeps one writer per swarm), events in a stream with a subject per
- * swarm (message ids `${swarmId}:${seq}` make republishing idempotent), message lists as rows
- * in a second stream (a subject per list). See the commit protocol in {@link jetstreamStore}.
+ * compare-and-set is what keeps one writer per swarm), each commit's events and message-list
+ * writes in one message of a stream with a subject per swarm (its message id, the swarm and
+ * KV revision, makes republishing idempotent; see `batch.ts`). Streams written before record
+ * format 3 (a message per event; list rows in a second stream) still read. See the commit
+ * protocol in {@link jetstreamStore}.
  *
  * This file only builds the store from its parts, each in a file named for its job:
  * - `names.ts`: the bucket, streams, subjects, keys and message ids (the stored names);
  * - `setup.ts`: creating or opening the streams and the bucket on first use;
  * - `records.ts`: what a KV value holds, and how it reads back as a record or a summary;
  * - `writer.ts`: the compare-and-set write of a swarm's key, one operation per swarm at a time;
- * - `commit.ts`: commits (a record's KV update and its outbox's publishes, or events alone);
- * - `outbox.ts` and `lists.ts`: publishing a commit's events and message rows, reading rows back;
+ * - `commit.ts`: commits (a record's KV update and its outbox's publish, or events alone);
+ * - `batch.ts`: a commit's message (its header, its body); `outbox.ts`: publishing it;
+ *   `lists.ts`: reading message lists back;
  * - `leases.ts`: claim, renew, release;
  * - `loading.ts`: `load` and `summary`; `event-reads.ts`: `readEvents` (over `events.ts`,
  *   which reads a stream subject in order);
@@ -70,12 +73,15 @@ export interface JetStreamStore extends SwarmStore {
  *
  * Commit protocol: a commit with a record is one KV update, compare-and-set on the revision this
  * store last saw (create for a new swarm), whose value holds the record, the lease and the
- * commit's outbox (its events and message writes); that update is the commit point. The outbox
- * is then published (events with their message id, rows of message lists) and the commit
- * resolves once every publish is acknowledged, so each commit's events are in the stream before
- * the next commit starts. A crash in between leaves the outbox in the KV value: readers merge
- * it, and `claim` (or the next writer) publishes it again, idempotently. A commit without a
- * record publishes its events and awaits their acknowledgements. Readers of a swarm's latest
+ * commit's outbox (its events and message writes); that update is the commit point, and the
+ * commit resolves once it is acknowledged. The outbox is then published as one message of the
+ * events stream (its id names the swarm and the KV revision), in the background: the swarm's
+ * next write awaits its acknowledgement first, so each commit's events are in the stream before
+ * the next commit's, while other swarms' commits go on. A crash in between leaves the outbox in
+ * the KV value: readers merge it, and `claim` (or the next writer) publishes it again,
+ * idempotently. A commit without a record publishes its events as one message and awaits its
+ * acknowledgement. `load` reads a swarm's message lists back from its commit messages (and,
+ * for a swarm stored before record format 3, from the rows of the messages stream). Readers of a swarm's latest
  * events are answered from the outbox of its latest value seen here (every process sees every
  * value through the listing's KV watch) with one direct get checking that the stream holds
  * nothing after it; other reads go through the stream. A timed-out update is never
@@ -112,8 +118,8 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   const recent = new RecentValues();
   const seen = new Seen(names, recent, listing);
   const bucketWatch = new BucketWatch(names, seen, recent, listing, watchers);
-  const lists = new MessageLists(names, timeoutMs);
-  const outbox = new OutboxPublisher(names, lists, timeoutMs);
+  const lists = new MessageLists(names);
+  const outbox = new OutboxPublisher(names, timeoutMs);
   const writer = new KeyWriter(names, seen, outbox, outages, timeoutMs);
   const committer = new Committer(setup, writer, seen, outbox, outages);
   const leases = new Leases(setup, writer);

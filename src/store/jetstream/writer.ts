@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Names } from './names.js';
 import { isWrongSequence, type Outages } from './outage.js';
 import type { OutboxPublisher } from './outbox.js';
-import type { StoredValue } from './records.js';
+import { RECORD_FORMAT, type StoredValue } from './records.js';
 import type { Known, Seen } from './seen.js';
 import type { Broker } from './setup.js';
 
@@ -79,11 +79,18 @@ export class KeyWriter {
         // A write the compare-and-set checks; a refusal is decided on a fresh read.
         if (!value && cached) continue;
         if (!value) return undefined;
-        if (cur.decoded?.value?.outbox && !cur.published) {
-          await this.outbox.publish(r.ctx, swarmId, cur.decoded.value.outbox);
+        const before = cur.decoded?.value;
+        // This store's own publish of it may be in flight: awaited rather than made again.
+        if (before?.outbox && !cur.published) await this.outbox.settled(swarmId);
+        if (before?.outbox && !cur.published) {
+          await this.outbox.publish(r.ctx, swarmId, before.outbox, cur.rev, before.record.lastSeq);
           cur.published = true;
         }
-        const stored: StoredValue = { ...value, w };
+        // Every value written is in this format; one over an older value (a row per message in
+        // the messages stream) says that the rows there are read too.
+        const legacy = before && (before.legacyRows || (before.v < RECORD_FORMAT && (before.lists === undefined || Object.keys(before.lists).length > 0)));
+        const { legacyRows: _l, ...rest } = value;
+        const stored: StoredValue = { ...rest, v: RECORD_FORMAT, ...(legacy ? { legacyRows: true } : {}), w };
         const key = this.names.key(swarmId);
         let rev: number;
         try {
