@@ -118,6 +118,17 @@ describe('group commit while the writer is starting', () => {
     expect(log.slice(5)).toEqual(['inline c@1', 'ack c@1', 'post a@2,b@2', 'ack a@2', 'ack b@2']);
   });
 
+  it('meanwhile, a queue longer than a batch is written one batch a turn (timers and I/O run between two), not all in one go', async () => {
+    const { log, commit } = held({ ready: () => false });
+    const all = [commit('lead', 1), ...Array.from({ length: MAX_BATCH + 10 }, (_, i) => commit(`s${i}`, 1))];
+    const batches = () => log.filter((l) => l.startsWith('inline batch')).map((l) => l.split(',').length);
+    await endOfTurn();
+    expect(batches()).toEqual([MAX_BATCH]);
+    await endOfTurn();
+    expect(batches()).toEqual([MAX_BATCH, 10]);
+    await Promise.all(all);
+  });
+
   it('a refusal or a failed transaction written meanwhile fails as it would from the thread: alone, or the whole group', async () => {
     let outcome: 'refuse b' | 'busy' = 'refuse b';
     const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });

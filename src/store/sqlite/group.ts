@@ -206,7 +206,12 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
       // with it (a team's first tasks, their workers' heartbeats). Written here, it costs this
       // thread one transaction, as a turn's first commit does, and waits for nothing.
       failQueued(settle(batch, writeHere(serialized)));
-      send();
+      // What is left of a long queue goes at the end of the next turn, not in a loop here: this
+      // thread's timers and I/O (heartbeats among them) run between two such transactions.
+      if (queue.length > 0 && !turnOpen) {
+        turnOpen = true;
+        setImmediate(endTurn);
+      }
       return;
     }
     // A writer that throws instead of rejecting fails the batch the same way.
