@@ -7,6 +7,7 @@
 import { longConversation, TURNS } from './rows-long.js';
 import { PASSIVATE_AFTER_MS, pausedSwarms, SWARMS } from './rows-paused.js';
 import { EVENTS, longStream } from './rows-stream.js';
+import { LOADED_RUNS, teamSpeedup, teamUnderLoad } from './rows-team.js';
 import {
   bareConcurrent,
   bareSequential,
@@ -32,6 +33,7 @@ export const PAUSED = `${SWARMS / 1000}k paused swarms / sqlite NORMAL`;
 export const STREAM = 'long stream / sqlite NORMAL';
 export const W1_JETSTREAM = 'W1 / JetStream';
 export const HANDOFF = 'Handoff';
+export const TEAM = 'team example (PRD board)';
 
 /** Modes. */
 export const SEQUENTIAL = 'sequential';
@@ -43,6 +45,8 @@ export const PASSIVATED = `passivateAfterMs ${PASSIVATE_AFTER_MS}`;
 export const PAUSED_CONTROL = 'control: none left waiting';
 export const STREAM_MODE = `events({ since: 0 }) of ${EVENTS / 1000}k`;
 export const CROSS_PROCESS = 'cross-process';
+export const TEAM_SPEEDUP = 'sqlite FULL and memory, alternating';
+export const TEAM_LOADED = `sqlite FULL, ${LOADED_RUNS} runs under a CPU load`;
 /**
  * The sequential W1 rows again in a node started with V8's allocation-site pretenuring off, for
  * reading what it does to their collections (see bench/README.md, "Where the time goes").
@@ -88,4 +92,6 @@ export const ROWS: RowSpec[] = [
   { workload: PAUSED, mode: PAUSED_CONTROL, measure: pausedSwarms('control') },
   { workload: PAUSED, mode: PASSIVATED, needs: [name(PAUSED, LIVE), name(PAUSED, PAUSED_CONTROL)], measure: pausedSwarms(PASSIVATE_AFTER_MS) },
   { workload: STREAM, mode: STREAM_MODE, measure: longStream },
+  { workload: TEAM, mode: TEAM_SPEEDUP, measure: teamSpeedup },
+  { workload: TEAM, mode: TEAM_LOADED, measure: teamUnderLoad },
 ];

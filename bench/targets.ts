@@ -19,6 +19,9 @@ import {
   SEQUENTIAL_NO_PRETENURING,
   STREAM,
   STREAM_MODE,
+  TEAM,
+  TEAM_LOADED,
+  TEAM_SPEEDUP,
   W1_BARE,
   W1_FULL,
   W1_JETSTREAM,
@@ -292,6 +295,36 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
       case `${STREAM}|${STREAM_MODE}`:
         limit('peak RSS growth while reading', f.peakGrowthMb, 'MB', STREAM_GROWTH_MB, { label: 'RSS before', value: f.rssBeforeMb, noRatio: true });
         info('events per second', f.eventsPerSec, '/s');
+        break;
+      case `${TEAM}|${TEAM_SPEEDUP}`: {
+        // A floor, not a ceiling: the speedup on SQLite at least 0.9 × the one in memory.
+        const r = f.speedupSqlite != null && f.speedupMemory ? f.speedupSqlite / f.speedupMemory : null;
+        lines.push({
+          ...at,
+          figure: 'speedup on SQLite (median)',
+          value: f.speedupSqlite ?? null,
+          unit: '×',
+          reference: { label: 'speedup in memory', value: f.speedupMemory ?? null },
+          ratio: r,
+          target: '≥ 0.9×',
+          ok: r === null ? null : r >= 0.9,
+        });
+        beside('team of 5 (median)', f.teamMsSqlite, 'ms', 'in memory', f.teamMsMemory);
+        beside('one worker (median)', f.soloMsSqlite, 'ms', 'in memory', f.soloMsMemory);
+        info('workers respawned beyond the stalled one', f.falseRespawns, `in ${f.runs} + ${f.runs} runs`);
+        break;
+      }
+      case `${TEAM}|${TEAM_LOADED}`:
+        lines.push({
+          ...at,
+          figure: 'workers respawned beyond the stalled one',
+          value: f.falseRespawns ?? null,
+          unit: `in ${f.runs} runs`,
+          target: '= 0',
+          ok: f.falseRespawns == null ? null : f.falseRespawns === 0,
+        });
+        info('speedup (median)', f.speedupMedian, '×');
+        info('speedup (lowest)', f.speedupMin, '×');
         break;
       default:
         for (const [figure, value] of Object.entries(f)) info(figure, value, '');

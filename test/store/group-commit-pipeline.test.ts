@@ -27,8 +27,13 @@ interface Posted {
   fail(error: Error): void;
 }
 
-/** A group commit over a writer the test answers by hand, and a log of what reached either connection, in order. */
-function held() {
+/**
+ * A group commit over a writer the test answers by hand, and a log of what reached either
+ * connection, in order. With `ready`, the writer says through it whether it is up (a thread
+ * still starting is not), and groups written on the store's connection meanwhile are logged
+ * and written by `writeBatch` (all written, by default).
+ */
+function held(starting: { ready?: () => boolean; writeBatch?: (batch: readonly SerializedCommit[]) => BatchFailures } = {}) {
   const log: string[] = [];
   const posted: Posted[] = [];
   const name = (c: SerializedCommit) => `${c.swarmId}@${c.record?.revision}`;
@@ -37,8 +42,10 @@ function held() {
       log.push(`inline ${name(c)}`);
       return 0;
     },
-    writeBatch() {
-      throw new Error('groups go to the writer');
+    writeBatch(batch) {
+      if (!starting.ready) throw new Error('groups go to the writer');
+      log.push(`inline batch ${batch.map(name).join(',')}`);
+      return starting.writeBatch ? starting.writeBatch(batch) : batch.map(() => undefined);
     },
   };
   const writer: BatchWriter = {
@@ -50,6 +57,7 @@ function held() {
     async close() {
       log.push('writer closed');
     },
+    ...(starting.ready ? { ready: starting.ready } : {}),
   };
   const group = groupCommit(inline, writer, newStoreStats());
   /** Commits `c` and logs its outcome when it settles. */
@@ -89,6 +97,73 @@ function held() {
   };
   return { group, log, posted, commit, twoOut, xOutWithNextQueued };
 }
+
+describe('group commit while the writer is starting', () => {
+  it('a group is written on the store’s connection at once rather than wait for the writer; once it is up, groups are posted to it', async () => {
+    let up = false;
+    let asked = 0;
+    const { log, posted, commit } = held({ ready: () => (asked++, up) });
+    const all = [commit('lead', 1), commit('a', 1), commit('b', 1)];
+    await endOfTurn();
+    // Written, and acknowledged, in the turn that queued it: no wait for the thread to start.
+    expect(log).toEqual(['inline lead@1', 'ack lead@1', 'inline batch a@1,b@1', 'ack a@1', 'ack b@1']);
+    expect(asked).toBeGreaterThan(0);
+    expect(posted).toEqual([]);
+    up = true;
+    all.push(commit('c', 1), commit('a', 2), commit('b', 2));
+    await endOfTurn();
+    expect(posted.map((p) => p.ids)).toEqual([['a@2', 'b@2']]);
+    posted[0]!.answer();
+    await Promise.all(all);
+    expect(log.slice(5)).toEqual(['inline c@1', 'ack c@1', 'post a@2,b@2', 'ack a@2', 'ack b@2']);
+  });
+
+  it('meanwhile, a queue longer than a batch is written one batch a turn (timers and I/O run between two), not all in one go', async () => {
+    const { log, commit } = held({ ready: () => false });
+    const all = [commit('lead', 1), ...Array.from({ length: MAX_BATCH + 10 }, (_, i) => commit(`s${i}`, 1))];
+    const batches = () => log.filter((l) => l.startsWith('inline batch')).map((l) => l.split(',').length);
+    await endOfTurn();
+    expect(batches()).toEqual([MAX_BATCH]);
+    await endOfTurn();
+    expect(batches()).toEqual([MAX_BATCH, 10]);
+    await Promise.all(all);
+  });
+
+  it('a refusal or a failed transaction written meanwhile fails as it would from the thread: alone, or the whole group', async () => {
+    let outcome: 'refuse b' | 'busy' = 'refuse b';
+    const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    const { log, commit } = held({
+      ready: () => false,
+      writeBatch: (batch) => {
+        if (outcome === 'busy') throw busy;
+        return batch.map((c) => (c.swarmId === 'b' ? new Error('refused b') : undefined));
+      },
+    });
+    const first = [commit('lead', 1), commit('a', 1), commit('b', 1)];
+    await endOfTurn();
+    await Promise.all(first);
+    expect(log).toEqual(['inline lead@1', 'ack lead@1', 'inline batch a@1,b@1', 'ack a@1', 'refused b@1: refused b']);
+    outcome = 'busy';
+    const second = [commit('lead', 2), commit('c', 1), commit('d', 1)];
+    await endOfTurn();
+    await Promise.all(second);
+    expect(log.slice(5)).toEqual(['inline lead@2', 'ack lead@2', 'inline batch c@1,d@1', 'refused c@1: database is locked', 'refused d@1: database is locked']);
+  });
+
+  it('while a batch is out to the writer, a group waits for it even when the writer says it is not up (a thread replacing one that died): the store’s connection would wait on its lock', async () => {
+    let up = true;
+    const { log, posted, commit } = held({ ready: () => up });
+    const all = [commit('lead', 1), commit('a', 1), commit('b', 1)];
+    await endOfTurn();
+    up = false;
+    all.push(commit('c', 1));
+    await endOfTurn();
+    expect(posted.map((p) => p.ids)).toEqual([['a@1', 'b@1'], ['c@1']]);
+    for (const p of posted) p.answer();
+    await Promise.all(all);
+    expect(log.filter((l) => l.startsWith('inline batch'))).toEqual([]);
+  });
+});
 
 describe('group commit, batches in flight', () => {
   it(`posts up to ${MAX_IN_FLIGHT} batches before the first is answered; the commits queued behind them go when one is`, async () => {

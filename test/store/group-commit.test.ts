@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { SwarmEvent } from '../../machines/events.js';
 import { scriptedModel } from '../../src/models/scripted.js';
 import { createRuntime } from '../../src/runtime/index.js';
-import { type SqliteStoreStats, sqliteStore } from '../../src/store/sqlite/store.js';
+import { type SqliteStoreStats, sqliteStore, writerReady } from '../../src/store/sqlite/store.js';
 import { type Commit, LeaseLostError, RevisionConflictError, type SwarmRecord } from '../../src/store/types.js';
 import { exited, firstLine, killAll, startFixture } from '../support/crash-process.js';
 import { memoryEffects, W1_RESULT, w1Definitions, w1Respond } from '../support/crash-w1.js';
@@ -113,6 +113,8 @@ describe('group commit', () => {
       expect(syncMs).toBeGreaterThan(0);
       expect(serializeMs).toBeGreaterThan(0);
       expect(syncMs + serializeMs).toBeLessThan(lone);
+      // The group below goes to the writer thread once it is up (until then, it would be written here).
+      await until('the writer thread to be up', () => writerReady(store), { timeout: 15_000 });
       await new Promise((resolve) => setImmediate(resolve));
       const first = store.commit(step('s2', 1, 1, 2));
       const afterFirst = store.stats().writeMs;

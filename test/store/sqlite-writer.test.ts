@@ -13,14 +13,22 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { type Commit, LeaseLostError, RevisionConflictError, sqliteStore } from '../../src/index.js';
 import { MAX_BATCH, newStoreStats, threadWriter, writerThread } from '../../src/store/sqlite/group.js';
+import { writerReady } from '../../src/store/sqlite/store.js';
 import { prepareWrites, serializeCommit } from '../../src/store/sqlite/writes.js';
 
 import { sqliteFilePerTest } from '../support/sqlite-file.js';
 import { event, step } from '../support/store-fixtures.js';
 import { REPO_ROOT } from '../support/repo-root.js';
+import { until } from '../support/wait.js';
 
 const file = sqliteFilePerTest('xswarm-writer-');
 const { open } = file;
+
+/**
+ * Resolves once `store`'s writer thread is up (starting it): until then its groups are written
+ * on the store's own connection, and these tests are about the thread's.
+ */
+const threadUp = (store: ReturnType<typeof sqliteStore>) => until('the writer thread to be up', () => writerReady(store), { timeout: 15_000 });
 
 /** The end of the current event-loop turn: the store has posted what queued in it as one batch. */
 const endOfTurn = () => new Promise((resolve) => setImmediate(resolve));
@@ -48,8 +56,29 @@ function openHandles(path: string): number | undefined {
 }
 
 describe('the writer thread', () => {
+  it('while it starts, a store’s groups are written on the store’s connection, acknowledged in the turn that queued them; once it is up, they go to it', async () => {
+    const store = open();
+    const other = open();
+    const acked: string[] = [];
+    const commit = (id: string) => store.commit(step(id, 1, 1, 1)).then(() => void acked.push(id));
+    const first = [commit('lead'), commit('a'), commit('b')];
+    expect(writerReady(store)).toBe(false); // not started yet: this starts it
+    await endOfTurn();
+    // The group's turn has ended, and no thread can have said it is up within it.
+    expect(acked).toEqual(['lead', 'a', 'b']);
+    await Promise.all(first);
+    expect(store.stats()).toMatchObject({ commits: 3, transactions: 2, writerMs: 0 });
+    expect((await other.load('b'))?.revision).toBe(1);
+    await threadUp(store);
+    await Promise.all([commit('c'), commit('d'), commit('e')]);
+    expect(store.stats()).toMatchObject({ commits: 6, transactions: 4 });
+    expect(store.stats().writerMs).toBeGreaterThan(0);
+    expect(storedSwarms(file.path)).toEqual(['a', 'b', 'c', 'd', 'e', 'lead']);
+  });
+
   it('writes a group in one transaction; a refused commit fails alone with its class and fields, and so do its swarm’s later commits', async () => {
     const store = open();
+    await threadUp(store);
     await store.commit(step('stale', 1, 1, 1));
     await store.commit(step('taken', 1, 1, 1, 'A'));
     expect(await store.claim('taken', { owner: 'B', until: Date.now() + 60_000 }, Date.now() + 120_000)).toBe(true);
@@ -97,6 +126,7 @@ describe('the writer thread', () => {
 
   it(`a batch holds at most ${MAX_BATCH} commits; a refusal in one fails the same swarm's commits queued behind it`, async () => {
     const store = open();
+    await threadUp(store);
     await store.commit(step('stale', 1, 1, 1));
     await endOfTurn();
     const before = store.stats();
@@ -119,6 +149,7 @@ describe('the writer thread', () => {
 
   it('a commit that cannot be serialized fails at once, and so do its swarm’s later commits in the same group', async () => {
     const store = open();
+    await threadUp(store);
     const lead = store.commit(step('lead', 1, 1, 1));
     const bad = store.commit(step('c', 1, 1, 1, 'A', { snapshot: { big: 1n } }));
     const later = store.commit(step('c', 2, 2, 2));
@@ -133,6 +164,7 @@ describe('the writer thread', () => {
 
   it('a commit acknowledged by the writer thread is seen by reads on the store and by another connection', async () => {
     const store = open();
+    await threadUp(store);
     const other = open();
     await store.commit(step('lead', 1, 1, 1));
     // Two queued commits: a group (a lone one would be written here, like a turn's first).
@@ -146,6 +178,7 @@ describe('the writer thread', () => {
 
   it('while a group is being written, commits queue for the next group and claim/renew wait for it (no deadlock, no reordering)', async () => {
     const store = open();
+    await threadUp(store);
     const other = open();
     await store.commit(step('lead', 1, 1, 1));
     const first = store.commit(step('x', 1, 1, 1, 'A'));
@@ -177,6 +210,7 @@ describe('the writer thread', () => {
 
   it('close() waits for the group being written and writes what queued behind it', async () => {
     const store = sqliteStore(file.path);
+    await threadUp(store);
     const lead = store.commit(step('lead', 1, 1, 1));
     const grouped = [store.commit(step('q1', 1, 1, 1)), store.commit(step('q2', 1, 1, 1))];
     await endOfTurn();
@@ -196,6 +230,7 @@ describe('the writer thread', () => {
 
   it('a group whose transaction fails (the file locked past the busy timeout) fails whole, with SQLite’s code', async () => {
     const store = open({ busyTimeoutMs: 50 });
+    await threadUp(store);
     await store.commit(step('lead', 1, 1, 1));
     await endOfTurn();
     const locker = new Database(file.path);
@@ -244,9 +279,11 @@ describe('the writer thread', () => {
       await store.commit(step('first', 1, 1, 1));
       await endOfTurn();
       process.chdir(elsewhere);
-      // The thread starts with this group, now that the cwd is another directory.
+      // The thread starts now that the cwd is another directory, and writes the group.
+      await threadUp(store);
       await Promise.all([store.commit(step('x', 1, 1, 1)), store.commit(step('y', 1, 1, 1)), store.commit(step('z', 1, 1, 1))]);
       expect(store.stats().transactions).toBe(3);
+      expect(store.stats().writerMs).toBeGreaterThan(0);
       expect(storedSwarms(join(file.dir, '.xswarm/state.db'))).toEqual(['first', 'x', 'y', 'z']);
       expect(readdirSync(elsewhere)).toEqual([]);
     } finally {
@@ -257,6 +294,7 @@ describe('the writer thread', () => {
 
   it('a grouped commit that cannot be stored (its snapshot serializes to nothing) fails alone, and the next group is written', async () => {
     const store = open();
+    await threadUp(store);
     await store.commit(step('lead', 1, 1, 1));
     await endOfTurn();
     const outcomes = await Promise.allSettled([
@@ -371,8 +409,9 @@ describe('the writer thread', () => {
 
   it('does not keep the process alive: a process that never closes its store exits once its groups are written', async () => {
     const code = `
-      const { sqliteStore } = await import('./src/store/sqlite/store.ts');
+      const { sqliteStore, writerReady } = await import('./src/store/sqlite/store.ts');
       const store = sqliteStore(${JSON.stringify(file.path)});
+      while (!writerReady(store)) await new Promise((resolve) => setTimeout(resolve, 10));
       const step = (id) => ({ swarmId: id, events: [], record: { swarmId: id, definitionId: 'p', definitionVersion: 1, machineVersion: 1, status: 'running', revision: 1, snapshot: {}, result: { status: 'running', currentTurn: 1, maxTurns: 1 }, lastSeq: 0, updatedAt: 1 } });
       await Promise.all([store.commit(step('p1')), store.commit(step('p2')), store.commit(step('p3'))]);
       console.log(JSON.stringify(store.stats()));`;

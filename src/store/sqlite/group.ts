@@ -31,9 +31,18 @@ export type WriterRequest = SerializedCommit[] | 'close';
  */
 export type WriterReply = { outcomes: (null | number | WriteFailure)[]; ms: number } | { error: WriteFailure; ms: number; ended?: true };
 
+/** What the writer thread posts once, before any reply, when its connection is open and prepared: it can write a batch at once. */
+export type WriterReady = { ready: true };
+
 /** Where grouped commits are written: resolves once the batch's transaction has committed, rejects when it failed whole. */
 export interface BatchWriter {
   write(batch: SerializedCommit[]): Promise<BatchFailures>;
+  /**
+   * False while a batch posted now would wait for the writer itself to start (its thread is
+   * still loading), which it then starts if it has not; the group writes such a batch on the
+   * store's own connection instead. A writer without it is always ready.
+   */
+  ready?(): boolean;
   close(): Promise<void>;
 }
 
@@ -82,9 +91,11 @@ export const MAX_IN_FLIGHT = 2;
  * {@link MAX_IN_FLIGHT} batches out at a time, and when a batch is acknowledged the commits
  * queued meanwhile go as the next one. A queue of one commit (a lone swarm's next step) when
  * nothing is out is written on the store's connection instead: a thread hop would cost it more
- * than the write. Each commit's promise settles only after the transaction holding it has
- * committed. (The end of the turn is `setImmediate`, after every timer and I/O callback due: a
- * microtask would run after each callback and group almost nothing.)
+ * than the write. So is a batch while the writer is not yet ready (its thread still starting):
+ * it would wait for the thread, not for its transaction. Each commit's promise settles only
+ * after the transaction holding it has committed. (The end of the turn is `setImmediate`,
+ * after every timer and I/O callback due: a microtask would run after each callback and group
+ * almost nothing.)
  *
  * A swarm has commits in at most one batch out at a time: its commits queued while one is out
  * wait for that batch's answer, so a refusal still reaches them before they are written (a
@@ -189,6 +200,20 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
       }
       failQueued(unwritable);
     }
+    if (inFlight === 0 && writer.ready?.() === false) {
+      // The writer thread is still starting (a few hundred ms under a TypeScript loader, more
+      // on a loaded machine): posted now, the batch would wait for it, and every swarm in it
+      // with it (a team's first tasks, their workers' heartbeats). Written here, it costs this
+      // thread one transaction, as a turn's first commit does, and waits for nothing.
+      failQueued(settle(batch, writeHere(serialized)));
+      // What is left of a long queue goes at the end of the next turn, not in a loop here: this
+      // thread's timers and I/O (heartbeats among them) run between two such transactions.
+      if (queue.length > 0 && !turnOpen) {
+        turnOpen = true;
+        setImmediate(endTurn);
+      }
+      return;
+    }
     // A writer that throws instead of rejecting fails the batch the same way.
     let written: Promise<BatchFailures>;
     try {
@@ -199,30 +224,48 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
     inFlight++;
     for (const q of batch) out.add(q.commit.swarmId);
     written.then(
-      (failures) => {
-        stats.transactions++;
-        const failed = new Map<string, unknown>();
-        for (let i = 0; i < batch.length; i++) {
-          const q = batch[i]!;
-          const error = failures[i];
-          if (error !== undefined) {
-            failed.set(q.commit.swarmId, error);
-            q.reject(error);
-          } else {
-            stats.commits++;
-            q.resolve();
-          }
-        }
-        answered(batch, failed);
-      },
-      (error: unknown) => {
-        // The transaction itself failed (busy, full, I/O, the thread died): nothing of it was written.
-        for (const q of batch) q.reject(error);
-        answered(batch, new Map(batch.map((q) => [q.commit.swarmId, error])));
-      },
+      (failures) => answered(batch, settle(batch, { failures })),
+      // The transaction itself failed (busy, full, I/O, the thread died): nothing of it was written.
+      (error: unknown) => answered(batch, settle(batch, { error })),
     );
     // Several batches may go in one turn (a long queue): the next one waits for no answer.
     send();
+  };
+  /** Writes `serialized` as one transaction on the store's connection (see `send`). */
+  const writeHere = (serialized: SerializedCommit[]): BatchOutcome => {
+    const start = performance.now();
+    try {
+      return { failures: inline.writeBatch(serialized) };
+    } catch (error) {
+      return { error };
+    } finally {
+      stats.writeMs += performance.now() - start;
+    }
+  };
+  /** Settles each commit of `batch` by the outcome of its transaction; answers the swarms that failed, with their error. */
+  const settle = (batch: Queued[], outcome: BatchOutcome): Map<string, unknown> => {
+    const failed = new Map<string, unknown>();
+    if ('error' in outcome) {
+      // The transaction itself failed: nothing of it was written.
+      for (const q of batch) {
+        failed.set(q.commit.swarmId, outcome.error);
+        q.reject(outcome.error);
+      }
+      return failed;
+    }
+    stats.transactions++;
+    for (let i = 0; i < batch.length; i++) {
+      const q = batch[i]!;
+      const error = outcome.failures[i];
+      if (error !== undefined) {
+        failed.set(q.commit.swarmId, error);
+        q.reject(error);
+      } else {
+        stats.commits++;
+        q.resolve();
+      }
+    }
+    return failed;
   };
   /** A batch was answered: its swarms' queued commits may go (or fail with it); writes that waited run once none is out. */
   const answered = (batch: Queued[], failed: Map<string, unknown>) => {
@@ -289,6 +332,9 @@ export function notOpen(): TypeError {
   return new TypeError('The database connection is not open');
 }
 
+/** How a batch's transaction ended: each commit's failure (undefined: written), or the failure of the whole. */
+type BatchOutcome = { failures: BatchFailures } | { error: unknown };
+
 /** A queued commit and its caller's promise. */
 interface Queued {
   commit: Commit;
@@ -318,9 +364,10 @@ export function localWriter(writes: Writes, stats: SqliteStoreStats): BatchWrite
 export type StartWriterThread = (workerData: { path: string; options: ConnectionOptions }) => Worker;
 
 /**
- * Writes batches on the writer thread, started with the first batch, holding its own connection
- * to `path` (resolved now: the thread opens it later, maybe after a `process.chdir`) with the
- * same `options`. It does not keep the process alive while no batch is out. Batches posted
+ * Writes batches on the writer thread, started with the first batch or when asked whether it
+ * is {@link BatchWriter.ready} (it is once the thread says its connection is open), holding its
+ * own connection to `path` (resolved now: the thread opens it later, maybe after a
+ * `process.chdir`) with the same `options`. It does not keep the process alive while no batch is out. Batches posted
  * before the last is answered queue in the thread, which writes and answers them in order. A
  * thread that fails is forgotten at once, and the next batch starts a fresh one; each thread
  * settles only the batches it was posted (all of them when it fails: one it had not answered
@@ -333,7 +380,7 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
   let closed = false;
   const start = (): Thread => {
     const worker = startThread({ path: file, options });
-    const thread: Thread = { worker, pending: [] };
+    const thread: Thread = { worker, pending: [], ready: false };
     /** The oldest batch this thread was posted, now answered: the thread may idle once none is left. */
     const settle = () => {
       const p = thread.pending.shift();
@@ -348,7 +395,11 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
     const forget = () => {
       if (current === thread) current = undefined;
     };
-    worker.on('message', (reply: WriterReply) => {
+    worker.on('message', (reply: WriterReply | WriterReady) => {
+      if ('ready' in reply) {
+        thread.ready = true;
+        return;
+      }
       stats.writerMs += reply.ms;
       const p = settle();
       if ('error' in reply) {
@@ -378,6 +429,9 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
       forget();
       settleAll(new Error(`The SQLite writer thread exited (code ${code}) before the transaction was acknowledged`));
     });
+    // Ref'd only while a batch is out: a thread started ahead of its first batch keeps nothing
+    // alive. (After the listeners: adding a 'message' listener refs the worker's port again.)
+    worker.unref();
     return thread;
   };
   return {
@@ -391,6 +445,17 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
         thread.worker.ref();
         thread.pending.push({ resolve, reject });
       });
+    },
+    ready() {
+      if (current === undefined && !closed) {
+        try {
+          current = start();
+        } catch {
+          // Not startable now: the batch is written on the store's connection, the next one tries again.
+          return false;
+        }
+      }
+      return current?.ready === true;
     },
     async close() {
       closed = true;
@@ -422,6 +487,8 @@ export function threadError(error: unknown): Error {
 /** A writer thread and the batches posted to it and not yet answered, oldest first (it answers them in order). */
 interface Thread {
   worker: Worker;
+  /** Whether the thread has said its connection is open (a {@link WriterReady}): a batch posted now is written at once. */
+  ready: boolean;
   pending: { resolve(failures: BatchFailures): void; reject(error: unknown): void }[];
 }
 

@@ -8,7 +8,7 @@ import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EVENT_FORMAT, type SwarmEvent } from '../../../machines/events.js';
 import { assembleSnapshot, type MessageWrite } from '../messages.js';
-import { groupCommit, localWriter, newStoreStats, threadWriter, writerThread } from './group.js';
+import { type BatchWriter, groupCommit, localWriter, newStoreStats, threadWriter, writerThread } from './group.js';
 import type { SqliteStoreStats } from './stats.js';
 import { MAX_SEQ, openConnection, prepareLastKey, prepareWrites, SEQ_SPAN } from './writes.js';
 import { eventProblem, isFormat1 } from '../stored-event.js';
@@ -241,7 +241,8 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   const startThread = path !== ':memory:' && path !== '' ? writerThread() : undefined;
   // Only what the thread needs crosses to it (the options object may hold more).
   const connection = { synchronous: options.synchronous, busyTimeoutMs: options.busyTimeoutMs };
-  const group = groupCommit(writes, startThread ? threadWriter(startThread, path, connection, stats) : localWriter(writes, stats), stats);
+  const writer = startThread ? threadWriter(startThread, path, connection, stats) : localWriter(writes, stats);
+  const group = groupCommit(writes, writer, stats);
 
   const store = {
     path,
@@ -356,7 +357,21 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       if (db.open) db.close();
     },
   };
+  writers.set(store, writer);
   return store;
+}
+
+/** Each open store's batch writer, for {@link writerReady}. */
+const writers = new WeakMap<object, BatchWriter>();
+
+/**
+ * Whether `store`'s groups go to its writer thread now (starting the thread if it has not
+ * started): until it is up, they are written on the store's own connection. For tests and
+ * benchmarks that measure the thread's path (not exported by the package); true for a store
+ * without a thread.
+ */
+export function writerReady(store: SqliteStore): boolean {
+  return writers.get(store)?.ready?.() ?? true;
 }
 
 /** The lease stored in a row's owner columns. */

@@ -10,7 +10,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { type ConnectionOptions, failureData, openConnection, prepareWrites, type SerializedCommit, type WriteFailure, type Writes } from './writes.js';
-import type { WriterReply, WriterRequest } from './group.js';
+import type { WriterReady, WriterReply, WriterRequest } from './group.js';
 
 const port = parentPort!;
 const { path, options } = workerData as { path: string; options: ConnectionOptions };
@@ -26,6 +26,8 @@ let broken: WriteFailure | undefined;
 try {
   db = openConnection(path, options);
   writes = prepareWrites(db);
+  // The store writes its groups on its own connection until this thread can take them at once.
+  port.postMessage({ ready: true } satisfies WriterReady);
 } catch (e) {
   broken = failureData(e);
   db?.close();
