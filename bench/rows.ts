@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { boardScale, LARGE as BOARD_LARGE, SMALL as BOARD_SMALL } from './rows-board.js';
 import { longConversation, TURNS } from './rows-long.js';
 import { PASSIVATE_AFTER_MS, pausedSwarms, SWARMS } from './rows-paused.js';
 import { EVENTS, longStream } from './rows-stream.js';
@@ -32,6 +33,7 @@ export const PAUSED = `${SWARMS / 1000}k paused swarms / sqlite NORMAL`;
 export const STREAM = 'long stream / sqlite NORMAL';
 export const W1_JETSTREAM = 'W1 / JetStream';
 export const HANDOFF = 'Handoff';
+export const BOARD = 'team board / sqlite NORMAL';
 
 /** Modes. */
 export const SEQUENTIAL = 'sequential';
@@ -43,6 +45,7 @@ export const PASSIVATED = `passivateAfterMs ${PASSIVATE_AFTER_MS}`;
 export const PAUSED_CONTROL = 'control: none left waiting';
 export const STREAM_MODE = `events({ since: 0 }) of ${EVENTS / 1000}k`;
 export const CROSS_PROCESS = 'cross-process';
+export const BOARD_MODE = `${BOARD_LARGE / 1000}k tasks vs ${BOARD_SMALL}`;
 /**
  * The sequential W1 rows again in a node started with V8's allocation-site pretenuring off, for
  * reading what it does to their collections (see bench/README.md, "Where the time goes").
@@ -83,4 +86,5 @@ export const ROWS: RowSpec[] = [
   { workload: PAUSED, mode: PAUSED_CONTROL, measure: pausedSwarms('control') },
   { workload: PAUSED, mode: PASSIVATED, needs: [name(PAUSED, LIVE), name(PAUSED, PAUSED_CONTROL)], measure: pausedSwarms(PASSIVATE_AFTER_MS) },
   { workload: STREAM, mode: STREAM_MODE, measure: longStream },
+  { workload: BOARD, mode: BOARD_MODE, measure: boardScale },
 ];

@@ -6,6 +6,8 @@
  * @module
  */
 import {
+  BOARD,
+  BOARD_MODE,
   CONCURRENT,
   CROSS_PROCESS,
   HANDOFF,
@@ -28,6 +30,9 @@ import {
   W1_RAW_STEP,
 } from './rows.js';
 import { type BenchRow, type Figures, num, type TableLine } from './table.js';
+
+/** The longest event-loop block allowed while a team's tasks complete (issue 28, boards). */
+export const BOARD_LOOP_BLOCK_MS = 50;
 
 /** Peak RSS growth allowed while reading the long stream (bounded memory: pages, not the whole stream). */
 export const STREAM_GROWTH_MB = 64;
@@ -276,6 +281,12 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
       case `${STREAM}|${STREAM_MODE}`:
         limit('peak RSS growth while reading', f.peakGrowthMb, 'MB', STREAM_GROWTH_MB, { label: 'RSS before', value: f.rssBeforeMb, noRatio: true });
         info('events per second', f.eventsPerSec, '/s');
+        break;
+      case `${BOARD}|${BOARD_MODE}`:
+        ratio('µs per completed task, large board', f.largeUsPerTask, 'µs', 'small board', f.smallUsPerTask, 1.5);
+        limit('longest event-loop block, large board', f.largeLoopMaxMs, 'ms', BOARD_LOOP_BLOCK_MS);
+        beside('bytes committed per task, large board', f.largeBytesPerTask, 'B', 'small board', f.smallBytesPerTask);
+        info('longest event-loop block, small board', f.smallLoopMaxMs, 'ms');
         break;
       default:
         for (const [figure, value] of Object.entries(f)) info(figure, value, '');

@@ -112,6 +112,11 @@ export class TaskBoard {
     return this.#state.tasks.get(id);
   }
 
+  /** The task's place in creation order (0 for the first task), if it is on the board. */
+  position(id: string): number | undefined {
+    return this.#state.order.get(id);
+  }
+
   /** All tasks, in creation order (a new array: O(n)). */
   tasks(): readonly Task[] {
     return [...this.#state.tasks.values()];

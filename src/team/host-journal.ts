@@ -26,7 +26,7 @@ import type { RecordState } from '../store/records.js';
 import type { TeamEvent } from './events.js';
 import type { TeamStatus } from './host-types.js';
 import type { InboxSnapshot } from './inbox.js';
-import { replayRows } from './host-rows.js';
+import { replayRows, type RowsBatch, type RowsPlace } from './host-rows.js';
 import type { PendingStop } from './host-stops.js';
 import type { Escalation } from '../../machines/team/leader.js';
 
@@ -57,40 +57,59 @@ export type InboxHead = Omit<InboxSnapshot, 'messages'> & { messages: number; ke
 /**
  * What a team record's snapshot holds (format 2): {@link TeamSnapshot} with heads in place of
  * the board and the inbox, whose tasks and messages are the rows of the list `context.messages`
- * names (the store puts the rows there on load, as for a swarm's conversation).
+ * names, after those of the list `children.previous.snapshot.context.messages` names while a
+ * compaction is under way (the store puts the rows of both there on load, as for a swarm's
+ * conversations; see host-rows.ts). `rows` names the lists, which a loaded snapshot no longer does.
  */
 export type TeamRecordSnapshot = Omit<TeamSnapshot, 'format' | 'board' | 'inbox'> & {
   format: 2;
   board: BoardHead;
   inbox: InboxHead;
+  rows: { list: string; previous?: string };
   context: { messages: MessagesRef };
+  children?: { previous: { snapshot: { context: { messages: MessagesRef } } } };
 };
 
 /**
- * A team's state as a stored snapshot (format 1 or 2) holds it, with `rows`: how many rows the
- * store holds (format 2), which the next commit appends to. Throws a {@link TeamError}
+ * A team's state as a stored snapshot (format 1 or 2) holds it, with `place`: where the store
+ * holds its rows (format 2), which the next commit appends to. Throws a {@link TeamError}
  * `invalid-snapshot` when it holds no team state.
  */
-export function readTeamSnapshot(teamId: string, stored: unknown): { state: TeamSnapshot; rows?: number } {
+export function readTeamSnapshot(teamId: string, stored: unknown): { state: TeamSnapshot; place?: RowsPlace } {
   const snapshot = stored as Partial<TeamRecordSnapshot> | Partial<TeamSnapshot> | undefined;
   if (snapshot?.format === 1) return { state: snapshot as TeamSnapshot };
   if (snapshot?.format !== 2) throw new TeamError(`team "${teamId}" has no readable snapshot in the store`, 'invalid-snapshot');
-  const { context, board, inbox, ...rest } = snapshot as TeamRecordSnapshot & { context: { messages: unknown } };
-  const rows = context?.messages;
-  if (!Array.isArray(rows) || typeof board !== 'object' || typeof inbox !== 'object') {
+  const { context, children, board, inbox, rows: lists, ...rest } = snapshot as TeamRecordSnapshot;
+  const current: unknown = context?.messages;
+  const previous: unknown = lists?.previous === undefined ? [] : children?.previous?.snapshot?.context?.messages;
+  if (!Array.isArray(current) || !Array.isArray(previous) || typeof lists?.list !== 'string' || typeof board !== 'object' || typeof inbox !== 'object') {
     throw new TeamError(`team "${teamId}" has no readable snapshot in the store (its board's rows are missing)`, 'invalid-snapshot');
   }
   let replayed: ReturnType<typeof replayRows>;
   try {
-    replayed = replayRows(rows, inbox.keptFrom);
+    replayed = replayRows(previous.length > 0 ? [...previous, ...current] : current, inbox.keptFrom);
   } catch (error) {
     throw new TeamError(`team "${teamId}": ${(error as Error).message}`, 'invalid-snapshot');
   }
   const { tasks: _t, ...boardHead } = board;
   const { messages: _m, keptFrom: _k, ...inboxHead } = inbox;
+  const place: RowsPlace = {
+    list: lists.list,
+    stored: current.length,
+    ...(lists.previous !== undefined ? { previous: { list: lists.previous, stored: previous.length } } : {}),
+  };
   return {
     state: { ...rest, format: 1, board: { ...boardHead, tasks: replayed.tasks }, inbox: { ...inboxHead, messages: replayed.messages } },
-    rows: rows.length,
+    place,
+  };
+}
+
+/** The part of a team record's snapshot that names its rows, for a batch of `rows` (see host-rows.ts). */
+export function rowsRef(ref: RowsBatch['ref']): Pick<TeamRecordSnapshot, 'rows' | 'context' | 'children'> {
+  return {
+    rows: { list: ref.list, ...(ref.previous ? { previous: ref.previous.xswarm$messages } : {}) },
+    context: { messages: ref.current },
+    ...(ref.previous ? { children: { previous: { snapshot: { context: { messages: ref.previous } } } } } : {}),
   };
 }
 

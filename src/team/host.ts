@@ -29,8 +29,8 @@ import { PendingStops } from './host-stops.js';
 import { isOutage, taskRunner } from './host-task.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from './host-types.js';
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
-import { readTeamSnapshot, TeamJournal, type TeamRecordSnapshot, type TeamSnapshot } from './host-journal.js';
-import { TeamRows } from './host-rows.js';
+import { readTeamSnapshot, rowsRef, TeamJournal, type TeamRecordSnapshot, type TeamSnapshot } from './host-journal.js';
+import { TEAM_ROWS_LIST, TeamRows, type RowsBatch, type RowsPlace } from './host-rows.js';
 import { TEAM_RECORD_PREFIX } from '../define/ids.js';
 import type { RecordStorePort } from '../store/records.js';
 import { isFinal } from '../store/result.js';
@@ -139,7 +139,7 @@ export class TeamHost {
       changed: () => this.#changed(),
       completedAnyway: (stop) => this.#fact({ type: 'team-released-attempt-completed', taskId: stop.taskId, attempt: stop.attempt, swarmId: stop.swarmId }),
     });
-    this.#wire({ revision: 0, seq: 0 }, undefined);
+    this.#wire({ revision: 0, seq: 0 }, { list: TEAM_ROWS_LIST, stored: 0 });
     this.#portOff = this.#port.subscribe((event) => {
       // A task swarm's own events, or those of the child swarms it hands off to (`<id>:t<n>:<i>`).
       for (const [swarmId, workerId] of this.#running) {
@@ -149,11 +149,11 @@ export class TeamHost {
   }
 
   /**
-   * Listens to the board and the inbox, and journals every change from `from` on. `rows`: how
-   * many rows of the board and the inbox the store holds (see host-rows.ts); absent when none
-   * can be appended to.
+   * Listens to the board and the inbox, and journals every change from `from` on. `rows`: where
+   * the store holds the rows of the board and the inbox (see host-rows.ts); absent when it holds
+   * none that can be appended to (a record written whole).
    */
-  #wire(from: { revision: number; seq: number }, rows: number | undefined): void {
+  #wire(from: { revision: number; seq: number }, rows: RowsPlace | undefined): void {
     for (const off of this.#offs) off();
     this.#offs = [
       this.board.onFact((fact) => this.#fact(boardFact(fact))),
@@ -205,7 +205,7 @@ export class TeamHost {
       throw new TeamError(`team "${this.teamId}" is stored as ${record.definitionId}, not team ${this.definition.id}`, 'team-in-use');
     }
     // Format 2 (the board and the inbox as rows) or 1 (written whole, by an earlier version).
-    const { state: snapshot, rows } = readTeamSnapshot(this.teamId, record.snapshot);
+    const { state: snapshot, place } = readTeamSnapshot(this.teamId, record.snapshot);
     // An unfinished team's leader snapshot is restored into this runtime's machine: another
     // version's context may not fit it (as for swarms, refused rather than misread). A finished
     // team stays readable: its board, inbox and events do not depend on the machine.
@@ -233,10 +233,10 @@ export class TeamHost {
     if (this.#closing) return;
     this.#stored = true;
     const events = (stored as unknown as TeamEvent[]).filter((e) => e.seq <= record.lastSeq);
-    this.#restore(snapshot, events, record.revision, drive, rows);
+    this.#restore(snapshot, events, record.revision, drive, place);
   }
 
-  #restore(snapshot: TeamSnapshot, events: readonly TeamEvent[], revision: number, drive: boolean, rows: number | undefined): void {
+  #restore(snapshot: TeamSnapshot, events: readonly TeamEvent[], revision: number, drive: boolean, rows: RowsPlace | undefined): void {
     if (this.#closing) return;
     // A leader of an earlier run here is over; the stored one (if driven) replaces it.
     this.#leader = undefined;
@@ -341,7 +341,7 @@ export class TeamHost {
   }
 
   /** The team's record snapshot, whose board and inbox rows are those `rows` names (see host-journal.ts). */
-  #persisted(rows: TeamRecordSnapshot['context']['messages']): TeamRecordSnapshot {
+  #persisted(rows: RowsBatch['ref']): TeamRecordSnapshot {
     const leader = this.#leader;
     const stops = this.#stops.list();
     const live = leader && leader.getSnapshot().status === 'active';
@@ -359,7 +359,7 @@ export class TeamHost {
       board: { ...board, tasks: this.board.size },
       inbox: { format: 1, ...inbox, messages: this.inbox.stats().retained, keptFrom: this.inbox.keptFrom },
       ...(stops.length > 0 ? { pendingStops: stops } : {}),
-      context: { messages: rows },
+      ...rowsRef(rows),
     };
   }
 
