@@ -75,7 +75,8 @@ export interface ClaimableTask {
  * of its tasks as it has workers, and as many of the tasks any worker takes as there are
  * workers): the leader's plan is the same, and the summary (which the leader keeps in its
  * context, persisted at every change) stays the size of the team, not of the board. It is empty
- * only when no task is claimable.
+ * only when no task is claimable. `blocked` may likewise name only the first blocked tasks (the
+ * runtime names 100 at most, and reports a stall with all of them).
  */
 export interface BoardSummary {
   claimable: ClaimableTask[];

@@ -40,6 +40,9 @@ import type { TeamEvent } from './events.js';
 /** The leader's id in the team's inbox. */
 const LEADER_ID = 'leader';
 
+/** How many of the blocked tasks the leader's summary names (`BoardSummary.blocked`). */
+const SUMMARY_BLOCKED = 100;
+
 type LeaderActor = Actor<typeof teamLeaderMachine>;
 type WorkerActor = Actor<typeof teamWorkerMachine>;
 
@@ -619,7 +622,9 @@ export class TeamHost {
   #leaderChanged(snapshot: ReturnType<LeaderActor['getSnapshot']>): void {
     if (snapshot.status === 'done') {
       const outcome = snapshot.output!.outcome;
-      this.#end(outcome.status, 'reason' in outcome ? outcome.reason : undefined, outcome.status === 'stalled' ? outcome.blocked : undefined);
+      // A stall is reported with every blocked task: the board's list (the leader was told the first ones only).
+      const blocked = outcome.status === 'stalled' ? this.board.blocked().map((b) => b.taskId) : undefined;
+      this.#end(outcome.status, 'reason' in outcome ? outcome.reason : undefined, blocked);
     } else if (snapshot.matches({ active: 'paused' }) && this.#status === 'running') {
       this.#status = 'paused';
       this.#wake();
@@ -971,7 +976,8 @@ export class TeamHost {
   #summary(): BoardSummary {
     const counts = this.board.counts();
     const blocked = this.board.blocked();
-    if (this.#blockedIds?.from !== blocked) this.#blockedIds = { from: blocked, ids: blocked.map((b) => b.taskId) };
+    // The first ones only: the leader keeps them in its context, written with every change.
+    if (this.#blockedIds?.from !== blocked) this.#blockedIds = { from: blocked, ids: blocked.slice(0, SUMMARY_BLOCKED).map((b) => b.taskId) };
     return {
       claimable: this.board.claimableFor(this.#workerTypes).map((t) => ({
         taskId: t.id,
