@@ -287,6 +287,9 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         limit('longest event-loop block, large board', f.largeLoopMaxMs, 'ms', BOARD_LOOP_BLOCK_MS);
         beside('bytes committed per task, large board', f.largeBytesPerTask, 'B', 'small board', f.smallBytesPerTask);
         info('longest event-loop block, small board', f.smallLoopMaxMs, 'ms');
+        // For reading: creating the large board, once (the caller's run(tasks), then its first commit).
+        info('run(100k tasks), large board', f.largeCreateMs, 'ms');
+        info('first commit (every task once), large board', f.largeFirstCommitMs, 'ms');
         break;
       default:
         for (const [figure, value] of Object.entries(f)) info(figure, value, '');
