@@ -63,7 +63,7 @@ export class BoardState {
   readonly order = new Map<string, number>();
   /** The tasks that depend on each task. */
   readonly dependents = new Map<string, string[]>();
-  /** How many of each task's dependencies are not completed. */
+  /** How many of each task's dependencies are not completed (absent: none). */
   readonly open = new Map<string, number>();
   /** The ready tasks (pending, every dependency completed) by bucket (type). */
   readonly ready = new Map<string, ReadyHeap>();
@@ -153,7 +153,8 @@ export class BoardState {
     // Its dependents wait on one task less; those waiting on none now are ready.
     for (const id of this.dependents.get(taskId) ?? []) {
       const left = (this.open.get(id) ?? 1) - 1;
-      this.open.set(id, left);
+      if (left > 0) this.open.set(id, left);
+      else this.open.delete(id);
       const dependent = this.tasks.get(id)!;
       if (left === 0 && dependent.status === 'pending') this.#enter(dependent);
     }
@@ -228,7 +229,8 @@ export class BoardState {
         list.push(task.id);
         if (this.tasks.get(dependency)?.status !== 'completed') open++;
       }
-      this.open.set(task.id, open);
+      // Kept for tasks still waiting only: most tasks of a large board wait on nothing.
+      if (open > 0) this.open.set(task.id, open);
       if (this.isReady(task)) this.#enter(task);
     }
   }

@@ -62,7 +62,7 @@ export function createBoard(options: BoardOptions): TaskBoard {
  */
 export function restoreBoard(snapshot: unknown, options: RestoreBoardOptions = {}): TaskBoard {
   const parsed = parseBoardSnapshot(snapshot);
-  const cycle = findCycle(new Map(parsed.tasks.map((task) => [task.id, task.dependencies])));
+  const cycle = findCycle(new Map(parsed.tasks.filter((task) => task.dependencies.length > 0).map((task) => [task.id, task.dependencies])));
   if (cycle) throw new TeamError(`board snapshot holds a dependency cycle: ${cycle.join(' → ')}`, 'invalid-snapshot');
   const limits = options.limits ? resolveTeamLimits({ ...parsed.limits, ...options.limits }) : parsed.limits;
   const { format: _format, ...context } = parsed;
@@ -157,7 +157,9 @@ export class TaskBoard {
         }
       }
     }
-    const cycle = findCycle(new Map([...batch].map(([id, spec]) => [id, spec.dependencies ?? []])));
+    // Only tasks with dependencies can be on a cycle: a batch of independent tasks needs no search.
+    const dependent = [...batch].filter(([, spec]) => (spec.dependencies?.length ?? 0) > 0);
+    const cycle = dependent.length === 0 ? undefined : findCycle(new Map(dependent.map(([id, spec]) => [id, spec.dependencies ?? []])));
     if (cycle) throw new TeamError(`dependency cycle: ${cycle.join(' → ')}`, 'cycle');
     const at = this.#clock();
     const tasks: Task[] = [...batch].map(([id, spec]) => ({
