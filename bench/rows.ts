@@ -87,5 +87,5 @@ export const ROWS: RowSpec[] = [
   { workload: PAUSED, mode: PASSIVATED, needs: [name(PAUSED, LIVE), name(PAUSED, PAUSED_CONTROL)], measure: pausedSwarms(PASSIVATE_AFTER_MS) },
   { workload: STREAM, mode: STREAM_MODE, measure: longStream },
   // --expose-gc: the creation's garbage is collected before the row watches the event loop.
-  { workload: BOARD, mode: BOARD_MODE, nodeOptions: ['--expose-gc'], measure: boardScale },
+  { workload: BOARD, mode: BOARD_MODE, repeated: true, nodeOptions: ['--expose-gc'], measure: boardScale },
 ];
