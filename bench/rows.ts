@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { boardScale, LARGE as BOARD_LARGE, SMALL as BOARD_SMALL } from './rows-board.js';
 import { longConversation, TURNS } from './rows-long.js';
 import { PASSIVATE_AFTER_MS, pausedSwarms, SWARMS } from './rows-paused.js';
 import { EVENTS, longStream } from './rows-stream.js';
@@ -34,6 +35,7 @@ export const STREAM = 'long stream / sqlite NORMAL';
 export const W1_JETSTREAM = 'W1 / JetStream';
 export const HANDOFF = 'Handoff';
 export const TEAM = 'team example (PRD board)';
+export const BOARD = 'team board / sqlite NORMAL';
 
 /** Modes. */
 export const SEQUENTIAL = 'sequential';
@@ -47,6 +49,7 @@ export const STREAM_MODE = `events({ since: 0 }) of ${EVENTS / 1000}k`;
 export const CROSS_PROCESS = 'cross-process';
 export const TEAM_SPEEDUP = 'sqlite FULL and memory, alternating';
 export const TEAM_LOADED = `sqlite FULL, ${LOADED_RUNS} runs under a CPU load`;
+export const BOARD_MODE = `${BOARD_LARGE / 1000}k tasks vs ${BOARD_SMALL}`;
 /**
  * The sequential W1 rows again in a node started with V8's allocation-site pretenuring off, for
  * reading what it does to their collections (see bench/README.md, "Where the time goes").
@@ -94,4 +97,6 @@ export const ROWS: RowSpec[] = [
   { workload: STREAM, mode: STREAM_MODE, measure: longStream },
   { workload: TEAM, mode: TEAM_SPEEDUP, measure: teamSpeedup },
   { workload: TEAM, mode: TEAM_LOADED, measure: teamUnderLoad },
+  // --expose-gc: the creation's garbage is collected before the row watches the event loop.
+  { workload: BOARD, mode: BOARD_MODE, repeated: true, nodeOptions: ['--expose-gc'], measure: boardScale },
 ];

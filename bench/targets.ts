@@ -6,6 +6,8 @@
  * @module
  */
 import {
+  BOARD,
+  BOARD_MODE,
   CONCURRENT,
   CROSS_PROCESS,
   HANDOFF,
@@ -31,6 +33,9 @@ import {
   W1_RAW_STEP,
 } from './rows.js';
 import { type BenchRow, type Figures, num, type TableLine } from './table.js';
+
+/** The longest event-loop block allowed while a team's tasks complete (issue 28, boards). */
+export const BOARD_LOOP_BLOCK_MS = 50;
 
 /** Peak RSS growth allowed while reading the long stream (bounded memory: pages, not the whole stream). */
 export const STREAM_GROWTH_MB = 64;
@@ -325,6 +330,15 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         });
         info('speedup (median)', f.speedupMedian, '×');
         info('speedup (lowest)', f.speedupMin, '×');
+        break;
+      case `${BOARD}|${BOARD_MODE}`:
+        ratio('µs per completed task, large board', f.largeUsPerTask, 'µs', 'small board', f.smallUsPerTask, 1.5);
+        limit('longest event-loop block, large board', f.largeLoopMaxMs, 'ms', BOARD_LOOP_BLOCK_MS);
+        beside('bytes committed per task, large board', f.largeBytesPerTask, 'B', 'small board', f.smallBytesPerTask);
+        info('longest event-loop block, small board', f.smallLoopMaxMs, 'ms');
+        // For reading: creating the large board, once (the caller's run(tasks), then its first commit).
+        info('run(100k tasks), large board', f.largeCreateMs, 'ms');
+        info('first commit (every task once), large board', f.largeFirstCommitMs, 'ms');
         break;
       default:
         for (const [figure, value] of Object.entries(f)) info(figure, value, '');

@@ -63,12 +63,20 @@ export type TeamWorkerEvent =
 export interface ClaimableTask {
   taskId: string;
   type?: string;
+  /** The attempt a claim of the task starts now (the board's count + 1); absent: the leader counts. */
+  attempt?: number;
 }
 
 /**
  * What the leader knows of the board, as the runtime tells it (`BOARD_CHANGED`). `remaining`
  * counts tasks not settled yet (pending, in progress, blocked); `blocked` names the tasks that
- * wait on a failed or unfinished dependency.
+ * wait on a failed or unfinished dependency. `claimable` need not list every claimable task,
+ * only those the team's workers could start now (in board order: for each worker type, as many
+ * of its tasks as it has workers, and as many of the tasks any worker takes as there are
+ * workers): the leader's plan is the same, and the summary (which the leader keeps in its
+ * context, persisted at every change) stays the size of the team, not of the board. It is empty
+ * only when no task is claimable. `blocked` may likewise name only the first blocked tasks (the
+ * runtime names 100 at most, and reports a stall with all of them).
  */
 export interface BoardSummary {
   claimable: ClaimableTask[];

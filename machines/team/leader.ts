@@ -115,7 +115,10 @@ export interface TeamLeaderContext {
    * completed or stalled until the next `BOARD_CHANGED`.
    */
   boardStale: boolean;
-  /** Attempts started per task: the attempt number in each attempt key. */
+  /**
+   * Attempts started per task: the attempt number in each attempt key, for tasks whose summary
+   * does not carry the board's number ({@link ClaimableTask.attempt}); empty otherwise.
+   */
   attempts: Record<string, number>;
   /** Escalations waiting for a human, the one being asked about first. */
   escalations: Escalation[];
@@ -362,11 +365,14 @@ export const teamLeaderMachine = setup({
     takeBoard: assign(({ context, event }) => (event.type === 'BOARD_CHANGED' ? { now: clock(context, event), board: event.board, boardStale: false } : {})),
     assignTasks: enqueueActions(({ context, enqueue }) => {
       const plan = planAssignments(context);
-      const attempts = { ...context.attempts };
+      const attempts = plan.every((p) => p.task.attempt !== undefined) ? context.attempts : { ...context.attempts };
       let workers = context.workers;
       for (const { task, worker } of plan) {
-        const attempt = (attempts[task.taskId] ?? 0) + 1;
-        attempts[task.taskId] = attempt;
+        // The board numbers attempts (its summary says which one a claim starts): the leader then
+        // keeps no count per task, so its context, persisted at every change, stays as small on a
+        // board of 100,000 tasks as on one of 10. Counted here only for a summary that does not say.
+        const attempt = task.attempt ?? (attempts[task.taskId] ?? 0) + 1;
+        if (task.attempt === undefined) attempts[task.taskId] = attempt;
         const attemptKey = `${context.teamId}:${task.taskId}:${attempt}`;
         enqueue({ type: 'assignTask', params: { workerId: worker.workerId, taskId: task.taskId, attemptKey } });
         workers = workers.map((w) => (w.workerId === worker.workerId ? { ...w, status: 'working' as const, taskId: task.taskId, attemptKey } : w));

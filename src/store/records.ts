@@ -10,6 +10,7 @@ import { errorText } from '../../machines/error-text.js';
 import type { SwarmEvent } from '../../machines/events.js';
 import { REGISTRY_RECORD_DEFINITION, TEAM_RECORD_PREFIX } from '../define/ids.js';
 import { isUnavailable, pauseForStore, untilReachable } from './reachable.js';
+import type { MessageWrite } from './messages.js';
 import type { SwarmResult, SwarmStatus } from './result.js';
 import { type Lease, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
 
@@ -51,12 +52,28 @@ export interface RecordJournalOptions {
    * is final.
    */
   waitForStore?: boolean;
+  /**
+   * Called when the journal goes on from a stored record it finds its own write made (an
+   * attempt that may have landed, see `waitForStore`): the message rows that attempt wrote are
+   * then in the store, so an owner writing rows ({@link RecordState.messages}) rewrites its
+   * lists whole with the next commit instead of appending at a length it no longer knows.
+   */
+  resync?: () => void;
 }
 
-/** The state a commit writes: the snapshot and the events so far. */
-interface RecordState<S> {
+/**
+ * The state a commit writes: the snapshot and the events so far (in seq order; only those after
+ * the last commit are written, found in O(log n)). With `messages`, the writes to the record's
+ * stored lists that go with this snapshot (see `Commit.messages`): what changed since the state
+ * before, for a state too large to write whole each time (a team's board). Such an owner counts
+ * the rows as written when it hands them out (commits go one at a time, in order); `failed` is
+ * called when an attempt with them fails, so that the owner's next state rewrites its lists whole.
+ */
+export interface RecordState<S> {
   snapshot: S;
   events: readonly { seq: number }[];
+  messages?: MessageWrite[];
+  failed?: () => void;
 }
 
 /**
@@ -122,9 +139,9 @@ export class RecordJournal<S> {
     this.#sealed = true;
     this.#sealing.abort();
     if (this.#scheduled && !this.#failure) {
-      const { snapshot, events } = this.state();
-      // A copy of the list: events appended later (the teardown's) are not this state's.
-      this.#pending = { snapshot, events: [...events] };
+      const state = this.state();
+      // A copy of the fresh part of the list: events appended later (the teardown's) are not this state's.
+      this.#pending = { ...state, events: state.events.slice(firstAfter(state.events, this.#seq)) };
     }
   }
 
@@ -142,8 +159,8 @@ export class RecordJournal<S> {
     for (;;) {
       // An attempt begun once sealed is the last one the store's outage gets (see #afterFailure).
       const last = this.#sealed;
-      const { snapshot, events } = state;
-      const fresh = events.filter((e) => e.seq > this.#seq);
+      const { snapshot, events, messages } = state;
+      const fresh = events.slice(firstAfter(events, this.#seq));
       const lastSeq = events.at(-1)?.seq ?? this.#seq;
       const record: SwarmRecord = {
         swarmId: this.recordId,
@@ -158,11 +175,18 @@ export class RecordJournal<S> {
         updatedAt: Date.now(),
       };
       try {
-        await this.port.store.commit({ swarmId: this.recordId, events: fresh as unknown as SwarmEvent[], record, lease: this.port.lease() });
+        await this.port.store.commit({
+          swarmId: this.recordId,
+          events: fresh as unknown as SwarmEvent[],
+          record,
+          lease: this.port.lease(),
+          ...(messages && messages.length > 0 ? { messages } : {}),
+        });
         this.#revision = record.revision;
         this.#seq = lastSeq;
         return;
       } catch (error) {
+        state.failed?.();
         const next = this.options.waitForStore ? await this.#afterFailure(error, record.revision, uncertain, last) : undefined;
         if (next === 'again') {
           if (isUnavailable(error)) uncertain++;
@@ -213,6 +237,19 @@ export class RecordJournal<S> {
     if (stored?.revision !== revision || stored.lease?.owner !== this.port.lease().owner) return undefined;
     this.#revision = revision;
     this.#seq = stored.lastSeq;
+    this.options.resync?.();
     return 'again';
   }
+}
+
+/** The index of the first of `events` (in seq order) whose seq is above `seq`. */
+function firstAfter(events: readonly { seq: number }[], seq: number): number {
+  let lo = 0;
+  let hi = events.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (events[mid]!.seq > seq) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }

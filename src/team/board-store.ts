@@ -1,23 +1,27 @@
 /**
- * The `@xstate/store` behind a task board: the single source of truth of its tasks. Its
- * transitions only apply changes the board has already validated (so a refused operation
- * changes nothing), bump the version and emit one `fact` per task changed. Time comes in the
- * events (`at`), never from a clock, so replaying the same events gives the same state.
+ * The state behind a task board, indexed so that a change costs the same on a board of any size:
+ * tasks by id (in creation order), the dependents of each task and how many of its own
+ * dependencies are not completed yet, the claimable ("ready") tasks in heaps by type, and the
+ * counts by status. Its transitions only apply changes the board has already validated (so a
+ * refused operation changes nothing), bump the version and report one fact per task changed.
+ * Time comes in the calls (`at`), never from a clock, so replaying the same changes gives the
+ * same state. A change replaces the task's object (tasks are never mutated), so a task handed
+ * out stays as it was, and a writer can tell by identity whether a task changed since it wrote it.
  *
  * @module
  */
-import { createStore } from '@xstate/store';
-import { z } from 'zod';
 import type { BoardFact } from './board-types.js';
 import type { Task } from '../define/team.js';
 import type { TeamLimits } from '../define/team-limits.js';
+import { ReadyHeap } from './board-ready.js';
 
-/** The store's context: a board snapshot without its format tag. */
+/** What a board starts from: a board snapshot without its format tag. */
 export interface BoardContext {
   readonly boardId: string;
   readonly limits: TeamLimits;
   readonly version: number;
   readonly nextId: number;
+  /** In creation order; dependencies name tasks of the list. */
   readonly tasks: readonly Task[];
 }
 
@@ -36,93 +40,248 @@ export function failureOutcome(task: Pick<Task, 'failures'>, limits: Pick<TeamLi
   return { failures, escalates: retry && failures >= limits.maxAttempts };
 }
 
-/** A store holding `context`, with the board's transitions. */
-export function createBoardStore(context: BoardContext) {
-  return createStore({
-    schemas: { emitted: { fact: z.object({ fact: z.custom<BoardFact>() }) } },
-    context,
-    on: {
-      created: (ctx, event: { tasks: readonly Task[]; nextId: number; at: number }, enq) => {
-        const next = { ...ctx, version: ctx.version + 1, nextId: event.nextId, tasks: [...ctx.tasks, ...event.tasks] };
-        for (const task of event.tasks) {
-          const { subject, metadata, dependencies } = task;
-          enq.emit.fact({ fact: { type: 'task-created', ...base(next, task.id, event.at), subject, metadata, dependencies } });
-        }
-        return next;
-      },
-      claimed: (ctx, event: { taskId: string; owner: string; at: number }, enq) => {
-        const task = find(ctx, event.taskId);
-        if (task?.status !== 'pending' || task.owner !== undefined) return ctx;
-        const attempt = task.attempts + 1;
-        const next = replace(ctx, { ...task, status: 'in_progress', owner: event.owner, attempts: attempt, claimedAt: event.at, updatedAt: event.at });
-        const key = attemptKey(ctx.boardId, task.id, attempt);
-        enq.emit.fact({ fact: { type: 'task-claimed', ...base(next, task.id, event.at), owner: event.owner, attempt, key } });
-        return next;
-      },
-      completed: (ctx, event: { taskId: string; result: unknown; at: number }, enq) => {
-        const task = find(ctx, event.taskId);
-        if (task?.status !== 'in_progress' || task.owner === undefined) return ctx;
-        const { owner, ...rest } = task;
-        const done: Task =
-          event.result === undefined
-            ? { ...rest, status: 'completed', updatedAt: event.at }
-            : { ...rest, status: 'completed', result: event.result, updatedAt: event.at };
-        const next = replace(ctx, done);
-        const fact = { type: 'task-completed' as const, ...base(next, task.id, event.at), owner, attempt: task.attempts };
-        enq.emit.fact({ fact: event.result === undefined ? fact : { ...fact, result: event.result } });
-        return next;
-      },
-      failed: (ctx, event: { taskId: string; error: string; retry: boolean; at: number }, enq) => {
-        const task = find(ctx, event.taskId);
-        if (task?.status !== 'in_progress' || task.owner === undefined) return ctx;
-        const { owner, ...rest } = task;
-        const { failures, escalates: escalate } = failureOutcome(task, ctx.limits, event.retry);
-        const status = !event.retry ? 'failed' : escalate ? 'escalated' : 'pending';
-        const next = replace(ctx, { ...rest, status, failures, lastError: event.error, updatedAt: event.at });
-        const retry = status === 'pending';
-        enq.emit.fact({ fact: { type: 'task-failed', ...base(next, task.id, event.at), owner, attempt: task.attempts, error: event.error, failures, retry } });
-        if (escalate) enq.emit.fact({ fact: { type: 'task-escalated', ...base(next, task.id, event.at), failures, lastError: event.error } });
-        return next;
-      },
-      released: (ctx, event: { taskId: string; reason: string; at: number }, enq) => {
-        const task = find(ctx, event.taskId);
-        if (task?.status !== 'in_progress' || task.owner === undefined) return ctx;
-        const { owner, ...rest } = task;
-        const next = replace(ctx, { ...rest, status: 'pending', updatedAt: event.at });
-        enq.emit.fact({ fact: { type: 'task-released', ...base(next, task.id, event.at), owner, attempt: task.attempts, reason: event.reason } });
-        return next;
-      },
-      retried: (ctx, event: { taskId: string; at: number }, enq) => {
-        const task = find(ctx, event.taskId);
-        if (task?.status !== 'escalated' && task?.status !== 'failed') return ctx;
-        // A fresh round of attempts; `attempts` keeps counting so attempt keys stay unique.
-        const next = replace(ctx, { ...task, status: 'pending', failures: 0, updatedAt: event.at });
-        enq.emit.fact({ fact: { type: 'task-retried', ...base(next, task.id, event.at) } });
-        return next;
-      },
-      abandoned: (ctx, event: { taskId: string; reason: string; at: number }, enq) => {
-        const task = find(ctx, event.taskId);
-        if (task?.status !== 'escalated') return ctx;
-        const next = replace(ctx, { ...task, status: 'failed', updatedAt: event.at });
-        enq.emit.fact({ fact: { type: 'task-abandoned', ...base(next, task.id, event.at), reason: event.reason } });
-        return next;
-      },
-    },
-  });
+/** The bucket of ready tasks without a type (a type is a non-empty string). */
+export const UNTYPED = '';
+
+/** A task's bucket of ready tasks: its type, or {@link UNTYPED}. */
+export function bucketOf(task: Task): string {
+  const type = task.metadata.type;
+  return typeof type === 'string' && type.length > 0 ? type : UNTYPED;
 }
 
-/** The store of a board. */
-export type BoardStore = ReturnType<typeof createBoardStore>;
+const DEAD = new Set<Task['status']>(['failed', 'escalated']);
 
-function base(ctx: BoardContext, taskId: string, at: number) {
-  return { boardId: ctx.boardId, taskId, version: ctx.version, at };
+/** The indexed, mutable state of one board (see the module doc). */
+export class BoardState {
+  readonly boardId: string;
+  limits: TeamLimits;
+  version: number;
+  nextId: number;
+  /** Every task by id, in creation order (a Map keeps the order of first insertion). */
+  readonly tasks = new Map<string, Task>();
+  /** Creation index of each task: the order claimers are offered tasks in. */
+  readonly order = new Map<string, number>();
+  /** The tasks that depend on each task. */
+  readonly dependents = new Map<string, string[]>();
+  /** How many of each task's dependencies are not completed (absent: none). */
+  readonly open = new Map<string, number>();
+  /** The ready tasks (pending, every dependency completed) by bucket (type). */
+  readonly ready = new Map<string, ReadyHeap>();
+  /** How many tasks are ready. */
+  readyCount = 0;
+  /** The tasks in progress (few: at most one per worker). */
+  readonly inProgress = new Set<string>();
+  /** Tasks by status. */
+  readonly byStatus: Record<Task['status'], number> = { pending: 0, in_progress: 0, completed: 0, failed: 0, escalated: 0 };
+  /**
+   * Grows whenever the set of blocked tasks may have changed: a task failed or escalated, was
+   * retried from there, or tasks were created. Completions, claims and releases never change it
+   * (a task claimed had its dependencies completed, and completed tasks stay completed).
+   */
+  blockedEpoch = 0;
+  readonly #facts: ((fact: BoardFact) => void)[] = [];
+  readonly #changes: ((task: Task) => void)[] = [];
+  readonly #ends: (() => void)[] = [];
+
+  constructor(context: BoardContext) {
+    this.boardId = context.boardId;
+    this.limits = context.limits;
+    this.version = context.version;
+    this.nextId = context.nextId;
+    this.#add(context.tasks);
+  }
+
+  /** Calls `listener` with every fact; returns the unsubscribe. */
+  onFact(listener: (fact: BoardFact) => void): () => void {
+    this.#facts.push(listener);
+    return () => remove(this.#facts, listener);
+  }
+
+  /** Calls `listener` with every task's new state, after each change; returns the unsubscribe. */
+  onTask(listener: (task: Task) => void): () => void {
+    this.#changes.push(listener);
+    return () => remove(this.#changes, listener);
+  }
+
+  /** Calls `listener` once after each change, after its facts and tasks; returns the unsubscribe. */
+  onChange(listener: () => void): () => void {
+    this.#ends.push(listener);
+    return () => remove(this.#ends, listener);
+  }
+
+  /** Whether `task` can be claimed now. */
+  isReady(task: Task): boolean {
+    return task.status === 'pending' && (this.open.get(task.id) ?? 0) === 0;
+  }
+
+  /** The dead (failed or escalated) tasks: when none, no task is blocked. */
+  get dead(): number {
+    return this.byStatus.failed + this.byStatus.escalated;
+  }
+
+  created(tasks: readonly Task[], nextId: number, at: number): void {
+    this.version++;
+    this.nextId = nextId;
+    this.#add(tasks);
+    this.blockedEpoch++;
+    for (const task of tasks) {
+      const { subject, metadata, dependencies } = task;
+      this.#fact({ type: 'task-created', ...this.#base(task.id, at), subject, metadata, dependencies });
+    }
+    for (const task of tasks) this.#changed(task);
+    this.#end();
+  }
+
+  claimed(taskId: string, owner: string, at: number): void {
+    const task = this.tasks.get(taskId);
+    if (task?.status !== 'pending' || task.owner !== undefined) return;
+    const attempt = task.attempts + 1;
+    this.version++;
+    const next = this.#replace(task, { ...task, status: 'in_progress', owner, attempts: attempt, claimedAt: at, updatedAt: at });
+    this.#fact({ type: 'task-claimed', ...this.#base(task.id, at), owner, attempt, key: attemptKey(this.boardId, task.id, attempt) });
+    this.#changed(next);
+    this.#end();
+  }
+
+  completed(taskId: string, result: unknown, at: number): void {
+    const task = this.tasks.get(taskId);
+    if (task?.status !== 'in_progress' || task.owner === undefined) return;
+    const { owner, ...rest } = task;
+    this.version++;
+    const done: Task = result === undefined ? { ...rest, status: 'completed', updatedAt: at } : { ...rest, status: 'completed', result, updatedAt: at };
+    this.#replace(task, done);
+    // Its dependents wait on one task less; those waiting on none now are ready.
+    for (const id of this.dependents.get(taskId) ?? []) {
+      const left = (this.open.get(id) ?? 1) - 1;
+      if (left > 0) this.open.set(id, left);
+      else this.open.delete(id);
+      const dependent = this.tasks.get(id)!;
+      if (left === 0 && dependent.status === 'pending') this.#enter(dependent);
+    }
+    const fact = { type: 'task-completed' as const, ...this.#base(taskId, at), owner, attempt: task.attempts };
+    this.#fact(result === undefined ? fact : { ...fact, result });
+    this.#changed(done);
+    this.#end();
+  }
+
+  failed(taskId: string, error: string, retry: boolean, at: number): void {
+    const task = this.tasks.get(taskId);
+    if (task?.status !== 'in_progress' || task.owner === undefined) return;
+    const { owner, ...rest } = task;
+    const { failures, escalates } = failureOutcome(task, this.limits, retry);
+    const status = !retry ? 'failed' : escalates ? 'escalated' : 'pending';
+    this.version++;
+    const next = this.#replace(task, { ...rest, status, failures, lastError: error, updatedAt: at });
+    if (status !== 'pending') this.blockedEpoch++;
+    this.#fact({ type: 'task-failed', ...this.#base(taskId, at), owner, attempt: task.attempts, error, failures, retry: status === 'pending' });
+    if (escalates) this.#fact({ type: 'task-escalated', ...this.#base(taskId, at), failures, lastError: error });
+    this.#changed(next);
+    this.#end();
+  }
+
+  released(taskId: string, reason: string, at: number): void {
+    const task = this.tasks.get(taskId);
+    if (task?.status !== 'in_progress' || task.owner === undefined) return;
+    const { owner, ...rest } = task;
+    this.version++;
+    const next = this.#replace(task, { ...rest, status: 'pending', updatedAt: at });
+    this.#fact({ type: 'task-released', ...this.#base(taskId, at), owner, attempt: task.attempts, reason });
+    this.#changed(next);
+    this.#end();
+  }
+
+  retried(taskId: string, at: number): void {
+    const task = this.tasks.get(taskId);
+    if (task?.status !== 'escalated' && task?.status !== 'failed') return;
+    this.version++;
+    // A fresh round of attempts; `attempts` keeps counting so attempt keys stay unique.
+    const next = this.#replace(task, { ...task, status: 'pending', failures: 0, updatedAt: at });
+    this.blockedEpoch++;
+    this.#fact({ type: 'task-retried', ...this.#base(taskId, at) });
+    this.#changed(next);
+    this.#end();
+  }
+
+  abandoned(taskId: string, reason: string, at: number): void {
+    const task = this.tasks.get(taskId);
+    if (task?.status !== 'escalated') return;
+    this.version++;
+    const next = this.#replace(task, { ...task, status: 'failed', updatedAt: at });
+    this.#fact({ type: 'task-abandoned', ...this.#base(taskId, at), reason });
+    this.#changed(next);
+    this.#end();
+  }
+
+  /** Indexes `tasks` (new ones, in creation order; their dependencies are known tasks or among them). */
+  #add(tasks: readonly Task[]): void {
+    for (const task of tasks) {
+      this.order.set(task.id, this.order.size);
+      this.tasks.set(task.id, task);
+      this.byStatus[task.status]++;
+      if (task.status === 'in_progress') this.inProgress.add(task.id);
+    }
+    // Dependencies second: a batch may list a dependency after its dependent.
+    for (const task of tasks) {
+      let open = 0;
+      for (const dependency of task.dependencies) {
+        let list = this.dependents.get(dependency);
+        if (!list) this.dependents.set(dependency, (list = []));
+        list.push(task.id);
+        if (this.tasks.get(dependency)?.status !== 'completed') open++;
+      }
+      // Kept for tasks still waiting only: most tasks of a large board wait on nothing.
+      if (open > 0) this.open.set(task.id, open);
+      if (this.isReady(task)) this.#enter(task);
+    }
+  }
+
+  /** `next` in place of `task` (same id), with the indexes kept. */
+  #replace(task: Task, next: Task): Task {
+    const wasReady = this.isReady(task);
+    this.tasks.set(task.id, next);
+    this.byStatus[task.status]--;
+    this.byStatus[next.status]++;
+    if (next.status === 'in_progress') this.inProgress.add(next.id);
+    else this.inProgress.delete(next.id);
+    const isReady = this.isReady(next);
+    if (wasReady && !isReady) this.readyCount--;
+    // The heap keeps its entry: it is dropped when found no longer ready (see ReadyHeap).
+    else if (!wasReady && isReady) this.#enter(next);
+    return next;
+  }
+
+  /** Offers a task that just became ready to claimers. */
+  #enter(task: Task): void {
+    this.readyCount++;
+    const bucket = bucketOf(task);
+    let heap = this.ready.get(bucket);
+    if (!heap) this.ready.set(bucket, (heap = new ReadyHeap()));
+    heap.push(this.order.get(task.id)!, task.id);
+  }
+
+  #base(taskId: string, at: number) {
+    return { boardId: this.boardId, taskId, version: this.version, at };
+  }
+
+  #fact(fact: BoardFact): void {
+    for (const listener of [...this.#facts]) listener(fact);
+  }
+
+  #end(): void {
+    for (const listener of [...this.#ends]) listener();
+  }
+
+  #changed(task: Task): void {
+    for (const listener of [...this.#changes]) listener(task);
+  }
 }
 
-function find(ctx: BoardContext, taskId: string): Task | undefined {
-  return ctx.tasks.find((task) => task.id === taskId);
+/** Whether `task` is dead (failed or escalated): its dependents are blocked. */
+export function isDead(task: Task): boolean {
+  return DEAD.has(task.status);
 }
 
-/** The context with `task` in place of the task of the same id, one version on. */
-function replace(ctx: BoardContext, task: Task): BoardContext {
-  return { ...ctx, version: ctx.version + 1, tasks: ctx.tasks.map((old) => (old.id === task.id ? task : old)) };
+function remove<T>(list: T[], item: T): void {
+  const i = list.indexOf(item);
+  if (i >= 0) list.splice(i, 1);
 }

@@ -1,16 +1,18 @@
 /**
  * The task board of a team (seed 004): tasks with dependencies that workers claim, complete,
- * fail or release. Every operation validates against the current state and then triggers one
- * store event, so a refused operation changes nothing and an accepted one changes the state in
- * one step; claims are therefore atomic (the first claimer wins, the second is refused or
- * offered another task). The state is JSON ({@link TaskBoard.snapshot}) and a board rebuilt
+ * fail or release. Every operation validates against the current state and then applies one
+ * change, so a refused operation changes nothing and an accepted one changes the state in one
+ * step; claims are therefore atomic (the first claimer wins, the second is refused or offered
+ * another task). A change costs the same on a board of any size (the state is indexed, see
+ * `board-store.ts`): a claim, a completion and its dependents, the counts; only the queries
+ * that list the whole board (`tasks`, `claimable`, `snapshot`) are O(n). The state is JSON ({@link TaskBoard.snapshot}) and a board rebuilt
  * from it ({@link restoreBoard}) behaves exactly like the original; each change yields facts
  * ({@link TaskBoard.onFact}) for the team's event stream.
  *
  * @module
  */
 import { findBlocked, findCycle } from './board-graph.js';
-import { attemptKey, createBoardStore, failureOutcome, type BoardContext, type BoardStore } from './board-store.js';
+import { attemptKey, BoardState, bucketOf, failureOutcome, UNTYPED, type BoardContext } from './board-store.js';
 import { parseBoardSnapshot, parseTaskSpec, type BlockedTask, type BoardCounts, type BoardFact, type BoardSnapshot, type Claim } from './board-types.js';
 import type { Task, TaskSpec } from '../define/team.js';
 import { TeamError } from '../errors.js';
@@ -60,7 +62,7 @@ export function createBoard(options: BoardOptions): TaskBoard {
  */
 export function restoreBoard(snapshot: unknown, options: RestoreBoardOptions = {}): TaskBoard {
   const parsed = parseBoardSnapshot(snapshot);
-  const cycle = findCycle(new Map(parsed.tasks.map((task) => [task.id, task.dependencies])));
+  const cycle = findCycle(new Map(parsed.tasks.filter((task) => task.dependencies.length > 0).map((task) => [task.id, task.dependencies])));
   if (cycle) throw new TeamError(`board snapshot holds a dependency cycle: ${cycle.join(' → ')}`, 'invalid-snapshot');
   const limits = options.limits ? resolveTeamLimits({ ...parsed.limits, ...options.limits }) : parsed.limits;
   const { format: _format, ...context } = parsed;
@@ -69,38 +71,55 @@ export function restoreBoard(snapshot: unknown, options: RestoreBoardOptions = {
 
 /** A team's task board. Create one with {@link createBoard} or {@link restoreBoard}. */
 export class TaskBoard {
-  readonly #store: BoardStore;
+  readonly #state: BoardState;
   readonly #clock: () => number;
+  /** The blocked tasks as of `#state.blockedEpoch` (see there), when computed. */
+  #blocked: { epoch: number; list: BlockedTask[] } | undefined;
 
   /** @internal Use {@link createBoard} or {@link restoreBoard}. */
   constructor(context: BoardContext, clock: () => number) {
-    this.#store = createBoardStore(context);
+    this.#state = new BoardState(context);
     this.#clock = clock;
   }
 
   /** The board's id. */
   get id(): string {
-    return this.#context.boardId;
+    return this.#state.boardId;
   }
 
   /** The limits the board enforces. */
   get limits(): TeamLimits {
-    return this.#context.limits;
+    return this.#state.limits;
   }
 
   /** Changes applied so far (one per accepted operation). */
   get version(): number {
-    return this.#context.version;
+    return this.#state.version;
+  }
+
+  /** The counter for generated task ids (what a snapshot stores as `nextId`). */
+  get nextId(): number {
+    return this.#state.nextId;
+  }
+
+  /** How many tasks the board holds. */
+  get size(): number {
+    return this.#state.tasks.size;
   }
 
   /** The task with this id, if any. */
   task(id: string): Task | undefined {
-    return index(this.#context.tasks).get(id);
+    return this.#state.tasks.get(id);
   }
 
-  /** All tasks, in creation order. */
+  /** The task's place in creation order (0 for the first task), if it is on the board. */
+  position(id: string): number | undefined {
+    return this.#state.order.get(id);
+  }
+
+  /** All tasks, in creation order (a new array: O(n)). */
   tasks(): readonly Task[] {
-    return this.#context.tasks;
+    return [...this.#state.tasks.values()];
   }
 
   /**
@@ -111,23 +130,23 @@ export class TaskBoard {
    */
   create(specs: TaskSpec | readonly TaskSpec[]): Task[] {
     const list = Array.isArray(specs) ? (specs as readonly TaskSpec[]) : [specs as TaskSpec];
-    const context = this.#context;
-    const existing = index(context.tasks);
-    checkLimit(context.limits, 'maxTasksPerBoard', context.tasks.length, list.length);
+    const state = this.#state;
+    const existing = state.tasks;
+    checkLimit(state.limits, 'maxTasksPerBoard', existing.size, list.length);
     const parsed = list.map((spec, i) => parseTaskSpec(spec, i));
-    let nextId = context.nextId;
-    const taken = new Set(existing.keys());
-    for (const spec of parsed) if (spec.id !== undefined) taken.add(spec.id);
+    let nextId = state.nextId;
+    const named = new Set<string>();
+    for (const spec of parsed) if (spec.id !== undefined) named.add(spec.id);
+    const taken = (id: string) => existing.has(id) || named.has(id);
     const batch = new Map<string, TaskSpec>();
     for (const spec of parsed) {
       let id = spec.id;
       if (id === undefined) {
         // Generated ids skip those in use, so a caller's `task-3` is never shadowed.
         do id = `task-${nextId++}`;
-        while (taken.has(id));
-        taken.add(id);
+        while (taken(id) || batch.has(id));
       } else if (existing.has(id) || batch.has(id)) {
-        throw new TeamError(`task ${id} already exists on board ${context.boardId}`, 'duplicate-task');
+        throw new TeamError(`task ${id} already exists on board ${state.boardId}`, 'duplicate-task');
       }
       batch.set(id, spec);
     }
@@ -138,7 +157,9 @@ export class TaskBoard {
         }
       }
     }
-    const cycle = findCycle(new Map([...batch].map(([id, spec]) => [id, spec.dependencies ?? []])));
+    // Only tasks with dependencies can be on a cycle: a batch of independent tasks needs no search.
+    const dependent = [...batch].filter(([, spec]) => (spec.dependencies?.length ?? 0) > 0);
+    const cycle = dependent.length === 0 ? undefined : findCycle(new Map(dependent.map(([id, spec]) => [id, spec.dependencies ?? []])));
     if (cycle) throw new TeamError(`dependency cycle: ${cycle.join(' → ')}`, 'cycle');
     const at = this.#clock();
     const tasks: Task[] = [...batch].map(([id, spec]) => ({
@@ -153,7 +174,7 @@ export class TaskBoard {
       createdAt: at,
       updatedAt: at,
     }));
-    if (tasks.length > 0) this.#store.trigger.created({ tasks, nextId, at });
+    if (tasks.length > 0) state.created(tasks, nextId, at);
     return tasks.map((task) => this.task(task.id)!);
   }
 
@@ -172,11 +193,11 @@ export class TaskBoard {
 
   /**
    * Claims the first claimable task (in creation order) that matches `filter`, or returns
-   * undefined when there is none; never throws for lack of work.
+   * undefined when there is none; never throws for lack of work. O(log n).
    */
   claimNext(worker: string, filter: ClaimFilter = {}): Claim | undefined {
     checkWorker(worker);
-    const task = this.claimable(filter)[0];
+    const task = this.firstClaimable(1, filter)[0];
     return task ? this.#claim(worker, task) : undefined;
   }
 
@@ -188,7 +209,7 @@ export class TaskBoard {
   complete(taskId: string, worker: string, options: { readonly result?: unknown; readonly attempt?: number } = {}): Task {
     this.#requireOwned(taskId, worker, options.attempt);
     const result = options.result === undefined ? undefined : json(options.result, `the result of task ${taskId}`);
-    this.#store.trigger.completed({ taskId, result, at: this.#clock() });
+    this.#state.completed(taskId, result, this.#clock());
     return this.task(taskId)!;
   }
 
@@ -200,7 +221,7 @@ export class TaskBoard {
   fail(taskId: string, worker: string, options: { readonly error: string; readonly attempt?: number; readonly retry?: boolean }): Task {
     this.#requireOwned(taskId, worker, options.attempt);
     if (typeof options.error !== 'string') throw new TeamError(`failing task ${taskId} needs an error message`, 'invalid-task');
-    this.#store.trigger.failed({ taskId, error: options.error, retry: options.retry ?? true, at: this.#clock() });
+    this.#state.failed(taskId, options.error, options.retry ?? true, this.#clock());
     return this.task(taskId)!;
   }
 
@@ -210,7 +231,7 @@ export class TaskBoard {
    * so the board stays the one counter of failures.
    */
   failureOutcome(taskId: string): { failures: number; escalates: boolean } {
-    return failureOutcome(this.#require(taskId), this.#context.limits);
+    return failureOutcome(this.#require(taskId), this.#state.limits);
   }
 
   /**
@@ -219,14 +240,20 @@ export class TaskBoard {
    */
   release(taskId: string, worker: string, options: { readonly reason?: string; readonly attempt?: number } = {}): Task {
     this.#requireOwned(taskId, worker, options.attempt);
-    this.#store.trigger.released({ taskId, reason: options.reason ?? 'released', at: this.#clock() });
+    this.#state.released(taskId, options.reason ?? 'released', this.#clock());
     return this.task(taskId)!;
   }
 
   /** Releases every task `worker` holds (a worker that stalled or crashed), in board order. */
   releaseAll(worker: string, reason = 'worker released'): Task[] {
-    const held = this.#context.tasks.filter((task) => task.status === 'in_progress' && task.owner === worker);
+    const held = this.inProgress().filter((task) => task.owner === worker);
     return held.map((task) => this.release(task.id, worker, { reason }));
+  }
+
+  /** The tasks in progress, in board order (few: O(workers)). */
+  inProgress(): Task[] {
+    const state = this.#state;
+    return [...state.inProgress].sort((a, b) => state.order.get(a)! - state.order.get(b)!).map((id) => state.tasks.get(id)!);
   }
 
   /** A human's decision: an escalated or failed task gets a fresh round of `maxAttempts`. */
@@ -235,7 +262,7 @@ export class TaskBoard {
     if (task.status !== 'escalated' && task.status !== 'failed') {
       throw new TeamError(`task ${taskId} is ${task.status}; only an escalated or failed task can be retried`, 'wrong-state');
     }
-    this.#store.trigger.retried({ taskId, at: this.#clock() });
+    this.#state.retried(taskId, this.#clock());
     return this.task(taskId)!;
   }
 
@@ -243,42 +270,81 @@ export class TaskBoard {
   abandon(taskId: string, reason = 'abandoned'): Task {
     const task = this.#require(taskId);
     if (task.status !== 'escalated') throw new TeamError(`task ${taskId} is ${task.status}; only an escalated task can be abandoned`, 'wrong-state');
-    this.#store.trigger.abandoned({ taskId, reason, at: this.#clock() });
+    this.#state.abandoned(taskId, reason, this.#clock());
     return this.task(taskId)!;
   }
 
-  /** Tasks that could be claimed now (matching `filter`), in the order claimers get them. */
+  /** Tasks that could be claimed now (matching `filter`), in the order claimers get them. O(n): a listing. */
   claimable(filter: ClaimFilter = {}): Task[] {
-    const types = filter.types;
-    const byId = index(this.#context.tasks);
-    return this.#context.tasks.filter(
-      (task) =>
-        task.status === 'pending' &&
-        task.dependencies.every((id) => byId.get(id)?.status === 'completed') &&
-        (types === undefined || task.metadata.type === undefined || types.includes(task.metadata.type)),
-    );
+    const state = this.#state;
+    const fits = matcher(filter);
+    const out: Task[] = [];
+    for (const task of state.tasks.values()) if (state.isReady(task) && fits(task)) out.push(task);
+    return out;
   }
 
-  /** Pending tasks that a failed or escalated task upstream keeps from ever running. */
-  blocked(): BlockedTask[] {
-    return findBlocked(this.#context.tasks, index(this.#context.tasks));
+  /**
+   * The first `limit` tasks of {@link claimable} (the same order), found without going through
+   * the board: O(limit · log n) for few task types. What a claimer or the team's leader needs.
+   */
+  firstClaimable(limit: number, filter: ClaimFilter = {}): Task[] {
+    const state = this.#state;
+    if (limit <= 0 || state.readyCount === 0) return [];
+    const buckets = filter.types === undefined ? [...state.ready.keys()] : [UNTYPED, ...new Set(filter.types)];
+    const valid = (id: string) => state.isReady(state.tasks.get(id)!);
+    const found: { order: number; id: string }[] = [];
+    for (const bucket of buckets) found.push(...(state.ready.get(bucket)?.first(limit, valid) ?? []));
+    found.sort((a, b) => a.order - b.order);
+    return found.slice(0, limit).map(({ id }) => state.tasks.get(id)!);
   }
 
-  /** How many tasks are where. */
-  counts(): BoardCounts {
-    const counts = { total: 0, pending: 0, in_progress: 0, completed: 0, failed: 0, escalated: 0, claimable: 0, blocked: 0 };
-    for (const task of this.#context.tasks) {
-      counts.total++;
-      counts[task.status]++;
+  /**
+   * The claimable tasks a team whose workers are `workers` (how many of each type) could start
+   * now, in board order: for each worker type, its first tasks (as many as it has workers), and
+   * the first tasks any worker takes (untyped, or of a type no worker has; as many as there are
+   * workers). Planning over these assigns what planning over all of {@link claimable} would
+   * (see `BoardSummary` in machines/team/events.ts), in O(workers · log n). Empty only when no
+   * task is claimable.
+   */
+  claimableFor(workers: ReadonlyMap<string, number>): Task[] {
+    const state = this.#state;
+    if (state.readyCount === 0) return [];
+    let all = 0;
+    for (const n of workers.values()) all += n;
+    const valid = (id: string) => state.isReady(state.tasks.get(id)!);
+    const found: { order: number; id: string }[] = [];
+    for (const [bucket, heap] of state.ready) {
+      const n = bucket !== UNTYPED && workers.has(bucket) ? workers.get(bucket)! : all;
+      for (const entry of heap.first(Math.max(1, n), valid)) found.push(entry);
     }
-    counts.claimable = this.claimable().length;
-    counts.blocked = this.blocked().length;
-    return counts;
+    found.sort((a, b) => a.order - b.order);
+    return found.map(({ id }) => state.tasks.get(id)!);
+  }
+
+  /**
+   * Pending tasks that a failed or escalated task upstream keeps from ever running. Computed
+   * once per change that can alter it (a task failing, escalating or retried, tasks created):
+   * O(1) while no task has failed.
+   */
+  blocked(): BlockedTask[] {
+    const state = this.#state;
+    if (state.dead === 0) return [];
+    if (this.#blocked?.epoch !== state.blockedEpoch) {
+      const tasks = this.tasks();
+      this.#blocked = { epoch: state.blockedEpoch, list: findBlocked(tasks, state.tasks) };
+    }
+    return this.#blocked.list;
+  }
+
+  /** How many tasks are where. O(1) while no task has failed (see {@link blocked}). */
+  counts(): BoardCounts {
+    const state = this.#state;
+    return { total: state.tasks.size, ...state.byStatus, claimable: state.readyCount, blocked: this.blocked().length };
   }
 
   /** Every task completed (true for an empty board). */
   isDone(): boolean {
-    return this.#context.tasks.every((task) => task.status === 'completed');
+    return this.#state.byStatus.completed === this.#state.tasks.size;
   }
 
   /**
@@ -286,32 +352,46 @@ export class TaskBoard {
    * then completed, failed, escalated or blocked (dependencies cannot form a cycle).
    */
   isSettled(): boolean {
-    return !this.#context.tasks.some((task) => task.status === 'in_progress') && this.claimable().length === 0;
+    return this.#state.inProgress.size === 0 && this.#state.readyCount === 0;
   }
 
-  /** The board as JSON, for persistence; {@link restoreBoard} takes it back. */
+  /** The board as JSON, for persistence; {@link restoreBoard} takes it back. O(n). */
   snapshot(): BoardSnapshot {
-    return { format: 1, ...this.#context };
+    return { ...this.head(), tasks: this.tasks() };
   }
 
-  /** Calls `listener` with the new snapshot after every change; returns the unsubscribe. */
+  /** The board's snapshot without its tasks: id, limits, version and id counter. O(1). */
+  head(): Omit<BoardSnapshot, 'tasks'> {
+    const { boardId, limits, version, nextId } = this.#state;
+    return { format: 1, boardId, limits, version, nextId };
+  }
+
+  /**
+   * Calls `listener` with the new snapshot after every change; returns the unsubscribe. Each
+   * call builds the whole snapshot (O(n)): to follow changes on a large board, use
+   * {@link onTask} or {@link onChange}.
+   */
   subscribe(listener: (snapshot: BoardSnapshot) => void): () => void {
-    const subscription = this.#store.subscribe((snapshot) => listener({ format: 1, ...snapshot.context }));
-    return () => subscription.unsubscribe();
+    return this.#state.onChange(() => listener(this.snapshot()));
+  }
+
+  /** Calls `listener` after every change (once per change, after its facts); returns the unsubscribe. */
+  onChange(listener: () => void): () => void {
+    return this.#state.onChange(listener);
+  }
+
+  /** Calls `listener` with the new state of every task a change touched, in order; returns the unsubscribe. */
+  onTask(listener: (task: Task) => void): () => void {
+    return this.#state.onTask(listener);
   }
 
   /** Calls `listener` with every fact, in order, as changes happen; returns the unsubscribe. */
   onFact(listener: (fact: BoardFact) => void): () => void {
-    const subscription = this.#store.on('fact', (event) => listener(event.fact));
-    return () => subscription.unsubscribe();
-  }
-
-  get #context(): BoardContext {
-    return this.#store.getSnapshot().context;
+    return this.#state.onFact(listener);
   }
 
   #claim(worker: string, task: Task): Claim {
-    this.#store.trigger.claimed({ taskId: task.id, owner: worker, at: this.#clock() });
+    this.#state.claimed(task.id, worker, this.#clock());
     const claimed = this.task(task.id)!;
     return { task: claimed, attempt: claimed.attempts, key: attemptKey(this.id, claimed.id, claimed.attempts) };
   }
@@ -319,7 +399,7 @@ export class TaskBoard {
   /** Why `task` cannot be claimed now, or undefined when it can. */
   #unclaimable(task: Task): string | undefined {
     if (task.status !== 'pending') return task.owner ? `it is ${task.status} (held by ${task.owner})` : `it is ${task.status}`;
-    const byId = index(this.#context.tasks);
+    const byId = this.#state.tasks;
     const open = task.dependencies.filter((id) => byId.get(id)?.status !== 'completed');
     if (open.length === 0) return undefined;
     const dead = open.filter((id) => ['failed', 'escalated'].includes(byId.get(id)!.status));
@@ -347,15 +427,14 @@ export class TaskBoard {
   }
 }
 
-/** Id → task for one task list, built once per state (states are immutable). */
-const indexes = new WeakMap<readonly Task[], Map<string, Task>>();
-function index(tasks: readonly Task[]): ReadonlyMap<string, Task> {
-  let byId = indexes.get(tasks);
-  if (!byId) {
-    byId = new Map(tasks.map((task) => [task.id, task]));
-    indexes.set(tasks, byId);
-  }
-  return byId;
+/** Whether a task matches a claim filter (a task without a type matches any claimer). */
+function matcher(filter: ClaimFilter): (task: Task) => boolean {
+  const types = filter.types;
+  if (types === undefined) return () => true;
+  return (task) => {
+    const bucket = bucketOf(task);
+    return bucket === UNTYPED || types.includes(bucket);
+  };
 }
 
 function checkWorker(worker: string): void {

@@ -143,7 +143,9 @@ export class TeamEventLog {
     let next = since;
     for (;;) {
       if (signal?.aborted) return;
-      const fresh = this.#events.filter((e) => e.seq > next);
+      // Seqs are contiguous from the first event's: the fresh ones start at a known index.
+      const first = this.#events[0]?.seq ?? 1;
+      const fresh = this.#events.slice(Math.max(0, next + 1 - first));
       for (const event of fresh) {
         next = event.seq;
         yield event;

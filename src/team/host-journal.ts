@@ -1,11 +1,17 @@
 /**
- * The durability of a team: its whole state (leader and worker snapshots, board, inbox, status)
- * is one record of the runtime's store, `swarmId` = the team id and `definitionId`
+ * The durability of a team: its state (leader and worker snapshots, board, inbox, status) is one
+ * record of the runtime's store, `swarmId` = the team id and `definitionId`
  * `xswarm.team.<definition>`, whose events are the team's events. Every change schedules one
  * commit (changes of one tick are written together); commits go one at a time, each with the
  * events appended since the previous one and the record of that same moment, under this
  * runtime's lease, like a swarm's steps. The writing itself ({@link RecordJournal}) also keeps
  * the agent registry's record (`src/registry/persistence.ts`).
+ *
+ * The record's snapshot (format 2) holds what is small: the status, the leader's and workers'
+ * snapshots, the board's and the inbox's heads (ids, limits, counters, members). The tasks and
+ * messages are rows of a stored list that each commit appends what changed to (`host-rows.ts`),
+ * so a commit writes O(change), not O(board). Format 1 (the board and the inbox inside the
+ * snapshot, written whole at every change) still reads: its first commit here writes the rows.
  *
  * @module
  */
@@ -14,13 +20,17 @@ import { TEAM_RECORD_PREFIX } from '../define/ids.js';
 import { RecordJournal, type RecordShape, type RecordStorePort } from '../store/records.js';
 import type { SwarmResult, SwarmStatus } from '../store/result.js';
 import type { BoardSnapshot } from './board-types.js';
+import { TeamError } from '../errors.js';
+import type { MessagesRef } from '../store/messages.js';
+import type { RecordState } from '../store/records.js';
 import type { TeamEvent } from './events.js';
 import type { TeamStatus } from './host-types.js';
 import type { InboxSnapshot } from './inbox.js';
+import { replayRows, type RowsBatch, type RowsPlace } from './host-rows.js';
 import type { PendingStop } from './host-stops.js';
 import type { Escalation } from '../../machines/team/leader.js';
 
-/** What a team record's snapshot holds. */
+/** What a team record's snapshot held in format 1, and what a team's state is once read. */
 export interface TeamSnapshot {
   format: 1;
   teamId: string;
@@ -38,13 +48,78 @@ export interface TeamSnapshot {
   pendingStops?: PendingStop[];
 }
 
+/** The board of a format 2 snapshot: its snapshot without the tasks, and how many it has. */
+export type BoardHead = Omit<BoardSnapshot, 'tasks'> & { tasks: number };
+
+/** The inbox of a format 2 snapshot: its snapshot without the messages; those from seq `keptFrom` on are kept. */
+export type InboxHead = Omit<InboxSnapshot, 'messages'> & { messages: number; keptFrom: number };
+
+/**
+ * What a team record's snapshot holds (format 2): {@link TeamSnapshot} with heads in place of
+ * the board and the inbox, whose tasks and messages are the rows of the list `context.messages`
+ * names, after those of the list `children.previous.snapshot.context.messages` names while a
+ * compaction is under way (the store puts the rows of both there on load, as for a swarm's
+ * conversations; see host-rows.ts). `rows` names the lists, which a loaded snapshot no longer does.
+ */
+export type TeamRecordSnapshot = Omit<TeamSnapshot, 'format' | 'board' | 'inbox'> & {
+  format: 2;
+  board: BoardHead;
+  inbox: InboxHead;
+  rows: { list: string; previous?: string };
+  context: { messages: MessagesRef };
+  children?: { previous: { snapshot: { context: { messages: MessagesRef } } } };
+};
+
+/**
+ * A team's state as a stored snapshot (format 1 or 2) holds it, with `place`: where the store
+ * holds its rows (format 2), which the next commit appends to. Throws a {@link TeamError}
+ * `invalid-snapshot` when it holds no team state.
+ */
+export function readTeamSnapshot(teamId: string, stored: unknown): { state: TeamSnapshot; place?: RowsPlace } {
+  const snapshot = stored as Partial<TeamRecordSnapshot> | Partial<TeamSnapshot> | undefined;
+  if (snapshot?.format === 1) return { state: snapshot as TeamSnapshot };
+  if (snapshot?.format !== 2) throw new TeamError(`team "${teamId}" has no readable snapshot in the store`, 'invalid-snapshot');
+  const { context, children, board, inbox, rows: lists, ...rest } = snapshot as TeamRecordSnapshot;
+  const current: unknown = context?.messages;
+  const previous: unknown = lists?.previous === undefined ? [] : children?.previous?.snapshot?.context?.messages;
+  if (!Array.isArray(current) || !Array.isArray(previous) || typeof lists?.list !== 'string' || typeof board !== 'object' || typeof inbox !== 'object') {
+    throw new TeamError(`team "${teamId}" has no readable snapshot in the store (its board's rows are missing)`, 'invalid-snapshot');
+  }
+  let replayed: ReturnType<typeof replayRows>;
+  try {
+    replayed = replayRows(previous.length > 0 ? [...previous, ...current] : current, inbox.keptFrom);
+  } catch (error) {
+    throw new TeamError(`team "${teamId}": ${(error as Error).message}`, 'invalid-snapshot');
+  }
+  const { tasks: _t, ...boardHead } = board;
+  const { messages: _m, keptFrom: _k, ...inboxHead } = inbox;
+  const place: RowsPlace = {
+    list: lists.list,
+    stored: current.length,
+    ...(lists.previous !== undefined ? { previous: { list: lists.previous, stored: previous.length } } : {}),
+  };
+  return {
+    state: { ...rest, format: 1, board: { ...boardHead, tasks: replayed.tasks }, inbox: { ...inboxHead, messages: replayed.messages } },
+    place,
+  };
+}
+
+/** The part of a team record's snapshot that names its rows, for a batch of `rows` (see host-rows.ts). */
+export function rowsRef(ref: RowsBatch['ref']): Pick<TeamRecordSnapshot, 'rows' | 'context' | 'children'> {
+  return {
+    rows: { list: ref.list, ...(ref.previous ? { previous: ref.previous.xswarm$messages } : {}) },
+    context: { messages: ref.current },
+    ...(ref.previous ? { children: { previous: { snapshot: { context: { messages: ref.previous } } } } } : {}),
+  };
+}
+
 /** The store's status for a team status: unfinished while a run is under way. */
 function recordStatus(status: TeamStatus): SwarmStatus {
   if (status === 'running' || status === 'paused') return status;
   return status === 'failed' ? 'failed' : status === 'stopped' ? 'stopped' : 'completed';
 }
 
-function recordResult(snapshot: TeamSnapshot): SwarmResult {
+function recordResult(snapshot: Pick<TeamSnapshot, 'status' | 'reason'>): SwarmResult {
   const { status, reason } = snapshot;
   if (status === 'running') return { status: 'running', currentTurn: 0, maxTurns: 0 };
   if (status === 'paused') return { status: 'paused', reason: { type: 'HITL', message: reason ?? 'paused' }, currentTurn: 0, maxTurns: 0 };
@@ -53,21 +128,23 @@ function recordResult(snapshot: TeamSnapshot): SwarmResult {
 }
 
 /** Writes a team's state after its changes, one commit at a time. */
-export class TeamJournal extends RecordJournal<TeamSnapshot> {
+export class TeamJournal extends RecordJournal<TeamRecordSnapshot> {
   constructor(
     port: RecordStorePort,
     teamId: string,
     definitionId: string,
-    state: () => { snapshot: TeamSnapshot; events: readonly TeamEvent[] },
+    state: () => RecordState<TeamRecordSnapshot> & { events: readonly TeamEvent[] },
     lost: (reason: string) => void,
     from: { revision: number; seq: number } = { revision: 0, seq: 0 },
+    /** Called when the rows must be written whole next (see `RecordJournalOptions.resync`). */
+    resync?: () => void,
   ) {
-    const shape: RecordShape<TeamSnapshot> = {
+    const shape: RecordShape<TeamRecordSnapshot> = {
       definitionId: `${TEAM_RECORD_PREFIX}${definitionId}`,
       machineVersion: TEAM_LEADER_MACHINE_VERSION,
       status: (snapshot) => recordStatus(snapshot.status),
       result: recordResult,
     };
-    super(port, teamId, shape, state, lost, from);
+    super(port, teamId, shape, state, lost, from, resync ? { resync } : {});
   }
 }

@@ -29,7 +29,8 @@ import { PendingStops } from './host-stops.js';
 import { isOutage, taskRunner } from './host-task.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from './host-types.js';
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
-import { TeamJournal, type TeamSnapshot } from './host-journal.js';
+import { readTeamSnapshot, rowsRef, TeamJournal, type TeamRecordSnapshot, type TeamSnapshot } from './host-journal.js';
+import { TEAM_ROWS_LIST, TeamRows, type RowsBatch, type RowsPlace } from './host-rows.js';
 import { TEAM_RECORD_PREFIX } from '../define/ids.js';
 import type { RecordStorePort } from '../store/records.js';
 import { isFinal } from '../store/result.js';
@@ -38,6 +39,9 @@ import type { TeamEvent } from './events.js';
 
 /** The leader's id in the team's inbox. */
 const LEADER_ID = 'leader';
+
+/** How many of the blocked tasks the leader's summary names (`BoardSummary.blocked`). */
+const SUMMARY_BLOCKED = 100;
 
 type LeaderActor = Actor<typeof teamLeaderMachine>;
 type WorkerActor = Actor<typeof teamWorkerMachine>;
@@ -68,6 +72,8 @@ export class TeamHost {
   ready: Promise<void> = Promise.resolve();
   readonly #storePort: RecordStorePort | undefined;
   #journal: TeamJournal | undefined;
+  /** The board's and the inbox's changes the journal writes next (see host-rows.ts). */
+  #rows: TeamRows | undefined;
   /** Another live runtime drives this team: this one only reads it. */
   #heldBy: string | undefined;
   /** Whether `load` found the team in the store. */
@@ -109,6 +115,10 @@ export class TeamHost {
   #portOff: () => void = () => {};
   /** Stops owed to the attempts this team gave up, until their swarms have ended. */
   readonly #stops: PendingStops;
+  /** How many workers the team has of each type (what the leader's summary is sized by). */
+  readonly #workerTypes = new Map<string, number>();
+  /** The ids of the board's blocked tasks, for the list they were taken from (the board keeps it until it changes). */
+  #blockedIds: { from: readonly unknown[]; ids: string[] } | undefined;
 
   constructor(options: TeamHostOptions) {
     const { definition, teamId } = options;
@@ -120,6 +130,7 @@ export class TeamHost {
     this.#specs = definition.workers.flatMap((w) =>
       Array.from({ length: w.count }, (_, i) => ({ workerId: `${w.type}-${i + 1}`, type: w.type, specialty: w.specialty })),
     );
+    for (const spec of this.#specs) this.#workerTypes.set(spec.type, (this.#workerTypes.get(spec.type) ?? 0) + 1);
     this.board = createBoard({ id: teamId, limits: definition.limits, clock: this.#clock });
     this.inbox = createInbox({ teamId, limits: definition.limits, members: [LEADER_ID, ...this.#specs.map((s) => s.workerId)], clock: this.#clock });
     this.log = new TeamEventLog(teamId, [], this.#clock);
@@ -131,7 +142,7 @@ export class TeamHost {
       changed: () => this.#changed(),
       completedAnyway: (stop) => this.#fact({ type: 'team-released-attempt-completed', taskId: stop.taskId, attempt: stop.attempt, swarmId: stop.swarmId }),
     });
-    this.#wire({ revision: 0, seq: 0 });
+    this.#wire({ revision: 0, seq: 0 }, { list: TEAM_ROWS_LIST, stored: 0 });
     this.#portOff = this.#port.subscribe((event) => {
       // A task swarm's own events, or those of the child swarms it hands off to (`<id>:t<n>:<i>`).
       for (const [swarmId, workerId] of this.#running) {
@@ -140,26 +151,39 @@ export class TeamHost {
     });
   }
 
-  /** Listens to the board and the inbox, and journals every change from `from` on. */
-  #wire(from: { revision: number; seq: number }): void {
+  /**
+   * Listens to the board and the inbox, and journals every change from `from` on. `rows`: where
+   * the store holds the rows of the board and the inbox (see host-rows.ts); absent when it holds
+   * none that can be appended to (a record written whole).
+   */
+  #wire(from: { revision: number; seq: number }, rows: RowsPlace | undefined): void {
     for (const off of this.#offs) off();
     this.#offs = [
       this.board.onFact((fact) => this.#fact(boardFact(fact))),
-      this.board.subscribe(() => {
+      this.board.onChange(() => {
         this.#boardChanged();
         this.#changed();
       }),
       this.inbox.onMessage((m) => this.#fact({ type: 'team-message-sent', messageSeq: m.seq, from: m.from, to: m.to, messageType: m.type })),
-      this.inbox.subscribe(() => this.#changed()),
+      this.inbox.onChange(() => this.#changed()),
     ];
+    this.#rows?.close();
+    this.#rows = undefined;
     if (this.#storePort) {
+      const teamRows = new TeamRows(this.board, this.inbox, rows);
+      this.#rows = teamRows;
+      this.#offs.push(() => teamRows.close());
       this.#journal = new TeamJournal(
         this.#storePort,
         this.teamId,
         this.definition.id,
-        () => ({ snapshot: this.#persisted(), events: this.log.all() }),
+        () => {
+          const batch = teamRows.take();
+          return { snapshot: this.#persisted(batch.ref), events: this.log.all(), messages: batch.writes, failed: batch.failed };
+        },
         (reason) => this.#lose(reason),
         from,
+        () => teamRows.resync(),
       );
     }
   }
@@ -183,8 +207,8 @@ export class TeamHost {
     if (record.definitionId !== `${TEAM_RECORD_PREFIX}${this.definition.id}`) {
       throw new TeamError(`team "${this.teamId}" is stored as ${record.definitionId}, not team ${this.definition.id}`, 'team-in-use');
     }
-    const snapshot = record.snapshot as TeamSnapshot | undefined;
-    if (snapshot?.format !== 1) throw new TeamError(`team "${this.teamId}" has no readable snapshot in the store`, 'invalid-snapshot');
+    // Format 2 (the board and the inbox as rows) or 1 (written whole, by an earlier version).
+    const { state: snapshot, place } = readTeamSnapshot(this.teamId, record.snapshot);
     // An unfinished team's leader snapshot is restored into this runtime's machine: another
     // version's context may not fit it (as for swarms, refused rather than misread). A finished
     // team stays readable: its board, inbox and events do not depend on the machine.
@@ -212,10 +236,10 @@ export class TeamHost {
     if (this.#closing) return;
     this.#stored = true;
     const events = (stored as unknown as TeamEvent[]).filter((e) => e.seq <= record.lastSeq);
-    this.#restore(snapshot, events, record.revision, drive);
+    this.#restore(snapshot, events, record.revision, drive, place);
   }
 
-  #restore(snapshot: TeamSnapshot, events: readonly TeamEvent[], revision: number, drive: boolean): void {
+  #restore(snapshot: TeamSnapshot, events: readonly TeamEvent[], revision: number, drive: boolean, rows: RowsPlace | undefined): void {
     if (this.#closing) return;
     // A leader of an earlier run here is over; the stored one (if driven) replaces it.
     this.#leader = undefined;
@@ -227,7 +251,7 @@ export class TeamHost {
     this.#escalation = snapshot.escalation;
     // The stops a previous driver owed go on from here (a reader leaves them to the driver).
     if (drive) this.#stops.restore(snapshot.pendingStops ?? []);
-    this.#wire({ revision, seq: this.log.lastSeq });
+    this.#wire({ revision, seq: this.log.lastSeq }, rows);
     // Kept as stored while no leader of this runtime replaces it (see #persisted).
     this.#storedLeader = snapshot.leader ?? null;
     const leaderSnapshot = snapshot.leader as ReturnType<LeaderActor['getSnapshot']> | null;
@@ -306,8 +330,8 @@ export class TeamHost {
     } catch {
       this.#lastLeader = undefined;
     }
-    for (const task of this.board.tasks()) {
-      if (task.status !== 'in_progress' || task.owner === undefined) continue;
+    for (const task of this.board.inProgress()) {
+      if (task.owner === undefined) continue;
       const type = this.#specs.find((s) => s.workerId === task.owner)?.type;
       const worker = this.definition.workers.find((w) => w.type === type);
       if (worker) {
@@ -319,13 +343,15 @@ export class TeamHost {
     this.#end('failed', reason);
   }
 
-  /** The team's state as JSON, as it is persisted. */
-  #persisted(): TeamSnapshot {
+  /** The team's record snapshot, whose board and inbox rows are those `rows` names (see host-journal.ts). */
+  #persisted(rows: RowsBatch['ref']): TeamRecordSnapshot {
     const leader = this.#leader;
     const stops = this.#stops.list();
     const live = leader && leader.getSnapshot().status === 'active';
+    const board = this.board.head();
+    const inbox = this.inbox.head();
     return {
-      format: 1,
+      format: 2,
       teamId: this.teamId,
       definitionId: this.definition.id,
       status: this.#status,
@@ -333,9 +359,10 @@ export class TeamHost {
       ...(this.#escalation ? { escalation: this.#escalation } : {}),
       leader: leader ? leader.getPersistedSnapshot() : this.#storedLeader,
       workers: live ? Object.fromEntries([...this.#workers].map(([id, w]) => [id, w.actor.getPersistedSnapshot()])) : {},
-      board: this.board.snapshot(),
-      inbox: this.inbox.snapshot(),
+      board: { ...board, tasks: this.board.size },
+      inbox: { format: 1, ...inbox, messages: this.inbox.stats().retained, keptFrom: this.inbox.keptFrom },
       ...(stops.length > 0 ? { pendingStops: stops } : {}),
+      ...rowsRef(rows),
     };
   }
 
@@ -595,7 +622,9 @@ export class TeamHost {
   #leaderChanged(snapshot: ReturnType<LeaderActor['getSnapshot']>): void {
     if (snapshot.status === 'done') {
       const outcome = snapshot.output!.outcome;
-      this.#end(outcome.status, 'reason' in outcome ? outcome.reason : undefined, outcome.status === 'stalled' ? outcome.blocked : undefined);
+      // A stall is reported with every blocked task: the board's list (the leader was told the first ones only).
+      const blocked = outcome.status === 'stalled' ? this.board.blocked().map((b) => b.taskId) : undefined;
+      this.#end(outcome.status, 'reason' in outcome ? outcome.reason : undefined, blocked);
     } else if (snapshot.matches({ active: 'paused' }) && this.#status === 'running') {
       this.#status = 'paused';
       this.#wake();
@@ -939,13 +968,25 @@ export class TeamHost {
     });
   }
 
+  /**
+   * What the leader is told of the board: the claimable tasks its workers could start now (not
+   * all of them, see `BoardSummary`), with the attempt a claim starts, and counts. O(workers ·
+   * log n) while no task failed: the board keeps its counts and claimable tasks indexed.
+   */
   #summary(): BoardSummary {
-    const tasks = this.board.tasks();
+    const counts = this.board.counts();
+    const blocked = this.board.blocked();
+    // The first ones only: the leader keeps them in its context, written with every change.
+    if (this.#blockedIds?.from !== blocked) this.#blockedIds = { from: blocked, ids: blocked.slice(0, SUMMARY_BLOCKED).map((b) => b.taskId) };
     return {
-      claimable: this.board.claimable().map((t) => ({ taskId: t.id, ...(t.metadata.type !== undefined ? { type: t.metadata.type } : {}) })),
-      inProgress: tasks.filter((t) => t.status === 'in_progress').length,
-      blocked: this.board.blocked().map((b) => b.taskId),
-      remaining: tasks.filter((t) => t.status === 'pending' || t.status === 'in_progress' || t.status === 'escalated').length,
+      claimable: this.board.claimableFor(this.#workerTypes).map((t) => ({
+        taskId: t.id,
+        ...(t.metadata.type !== undefined ? { type: t.metadata.type } : {}),
+        attempt: t.attempts + 1,
+      })),
+      inProgress: counts.in_progress,
+      blocked: this.#blockedIds.ids,
+      remaining: counts.pending + counts.in_progress + counts.escalated,
     };
   }
 

@@ -3,12 +3,11 @@
  * teammate or broadcast to all, read in order from a cursor. An inbox belongs to one team and
  * knows its members; anyone else (a worker of another team included) is refused, whether
  * writing or reading. Messages older than `inboxRetentionMs` are dropped and never returned.
- * The state lives in an `@xstate/store`, is JSON ({@link Inbox.snapshot}) and comes back
- * exactly with {@link restoreInbox}.
+ * The state is JSON ({@link Inbox.snapshot}) and comes back exactly with {@link restoreInbox};
+ * a delivery, a read and a prune cost the same however many messages the inbox keeps.
  *
  * @module
  */
-import { createStore } from '@xstate/store';
 import { z } from 'zod';
 import { TeamError } from '../errors.js';
 import { resolveTeamLimits, type TeamLimits } from '../define/team-limits.js';
@@ -128,30 +127,52 @@ export function restoreInbox(snapshot: unknown, options: { readonly clock?: () =
 
 /** A team's inbox. Create one with {@link createInbox} or {@link restoreInbox}. */
 export class Inbox {
-  readonly #store: InboxStore;
   readonly #clock: () => number;
+  readonly #teamId: string;
+  readonly #retentionMs: number;
+  #members: string[];
+  #nextSeq: number;
+  #sent: number;
+  readonly #byType: Record<InboxMessageType, number>;
+  #expired: number;
+  /** The messages kept are `#messages` from `#head` on (those before were dropped), in seq order. */
+  #messages: InboxMessage[];
+  #head = 0;
+  /** Each recipient's messages, in seq order (dropped ones too, until `#messages` is compacted). */
+  #byRecipient = new Map<string, InboxMessage[]>();
+  readonly #onMessage: ((message: InboxMessage) => void)[] = [];
+  readonly #onChange: (() => void)[] = [];
 
   /** @internal Use {@link createInbox} or {@link restoreInbox}. */
   constructor(context: InboxContext, clock: () => number) {
-    this.#store = createInboxStore(context);
     this.#clock = clock;
+    this.#teamId = context.teamId;
+    this.#retentionMs = context.retentionMs;
+    this.#members = [...context.members];
+    this.#nextSeq = context.nextSeq;
+    this.#sent = context.sent;
+    this.#byType = { ...context.byType };
+    this.#expired = context.expired;
+    this.#messages = [...context.messages];
+    this.#index();
   }
 
   /** The team this inbox belongs to. */
   get teamId(): string {
-    return this.#context.teamId;
+    return this.#teamId;
   }
 
   /** The members, in the order they joined. */
   members(): readonly string[] {
-    return this.#context.members;
+    return this.#members;
   }
 
   /** Registers a member of the team; an id already in use is refused (`duplicate-member`). */
   join(member: string): void {
     if (typeof member !== 'string' || member.length === 0) throw new TeamError('a member id must be a non-empty string', 'not-a-member');
-    if (this.#context.members.includes(member)) throw new TeamError(`${member} is already a member of team ${this.teamId}`, 'duplicate-member');
-    this.#store.trigger.joined({ member });
+    if (this.#members.includes(member)) throw new TeamError(`${member} is already a member of team ${this.teamId}`, 'duplicate-member');
+    this.#members = [...this.#members, member];
+    this.#changed();
   }
 
   /**
@@ -160,8 +181,9 @@ export class Inbox {
    * under the same id (a respawn) reads them.
    */
   leave(member: string): void {
-    if (!this.#context.members.includes(member)) throw new TeamError(`${member} is not a member of team ${this.teamId}`, 'not-a-member');
-    this.#store.trigger.left({ member });
+    if (!this.#members.includes(member)) throw new TeamError(`${member} is not a member of team ${this.teamId}`, 'not-a-member');
+    this.#members = this.#members.filter((m) => m !== member);
+    this.#changed();
   }
 
   /**
@@ -170,8 +192,7 @@ export class Inbox {
    */
   write<T extends InboxMessageType>(from: TeamMember, to: string, type: T, payload: InboxPayloads[T]): InboxMessage {
     const sender = this.#member(from, 'write to');
-    if (typeof to !== 'string' || !this.#context.members.includes(to))
-      throw new TeamError(`cannot write to ${String(to)}: not a member of team ${this.teamId}`, 'not-a-member');
+    if (typeof to !== 'string' || !this.#members.includes(to)) throw new TeamError(`cannot write to ${String(to)}: not a member of team ${this.teamId}`, 'not-a-member');
     const checked = checkPayload(type, payload);
     return this.#deliver(sender, [to], type, checked)[0]!;
   }
@@ -182,7 +203,7 @@ export class Inbox {
     const checked = checkPayload(type, payload);
     return this.#deliver(
       sender,
-      this.#context.members.filter((member) => member !== sender),
+      this.#members.filter((member) => member !== sender),
       type,
       checked,
     );
@@ -191,50 +212,98 @@ export class Inbox {
   /**
    * The messages to `member` after `since` (a seq; 0 or absent: from the start), oldest first,
    * leaving out those past retention. Reading does not consume: the same cursor reads the same
-   * messages again, so a reader that crashed before acting on them loses nothing.
+   * messages again, so a reader that crashed before acting on them loses nothing. O(log n) plus
+   * the messages returned.
    */
   read(member: TeamMember, options: { readonly since?: number } = {}): InboxRead {
     const reader = this.#member(member, 'read');
     const since = options.since ?? 0;
     if (!Number.isSafeInteger(since) || since < 0) throw new TeamError(`since must be a seq (a non-negative integer), not ${String(since)}`, 'invalid-message');
     this.prune();
-    const messages = this.#context.messages.filter((message) => message.to === reader && message.seq > since);
+    const mine = this.#byRecipient.get(reader) ?? [];
+    // Dropped messages have the lowest seqs: starting after both cursors skips them.
+    const from = Math.max(since, this.keptFrom - 1);
+    const messages = mine.slice(firstAfter(mine, from));
     return { messages, cursor: messages.at(-1)?.seq ?? since };
   }
 
   /** Drops the messages older than the retention at `now`; returns how many. */
   prune(now: number = this.#clock()): number {
-    const before = now - this.#context.retentionMs;
-    const count = this.#context.messages.filter((message) => message.at < before).length;
-    if (count > 0) this.#store.trigger.pruned({ before });
+    const before = now - this.#retentionMs;
+    // Messages are kept in delivery order, which is time order: the old ones are at the front.
+    let head = this.#head;
+    while (head < this.#messages.length && this.#messages[head]!.at < before) head++;
+    const count = head - this.#head;
+    if (count === 0) return 0;
+    this.#head = head;
+    this.#expired += count;
+    // The dropped front is cut once it is half the list, so dropping costs O(1) per message.
+    if (this.#head * 2 >= this.#messages.length) {
+      this.#messages = this.#messages.slice(this.#head);
+      this.#head = 0;
+      this.#index();
+    }
+    this.#changed();
     return count;
   }
 
   /** Counts for metrics. */
   stats(): InboxStats {
-    const { sent, byType, expired, messages } = this.#context;
-    return { sent, byType, expired, retained: messages.length };
+    return { sent: this.#sent, byType: { ...this.#byType }, expired: this.#expired, retained: this.#messages.length - this.#head };
   }
 
-  /** The inbox as JSON, for persistence; {@link restoreInbox} takes it back. */
+  /** The seq of the first message kept (those before were dropped), or the next seq when none is. */
+  get keptFrom(): number {
+    return this.#messages[this.#head]?.seq ?? this.#nextSeq;
+  }
+
+  /** The seq the next message gets. */
+  get nextSeq(): number {
+    return this.#nextSeq;
+  }
+
+  /** The inbox as JSON, for persistence; {@link restoreInbox} takes it back. O(messages kept). */
   snapshot(): InboxSnapshot {
-    return { format: 1, ...this.#context };
+    return { format: 1, ...this.head(), messages: this.#messages.slice(this.#head) };
   }
 
-  /** Calls `listener` with the new snapshot after every change; returns the unsubscribe. */
+  /** The inbox's snapshot without its messages: its members, counters and the seq of the next message. O(members). */
+  head(): Omit<InboxSnapshot, 'format' | 'messages'> {
+    return {
+      teamId: this.#teamId,
+      retentionMs: this.#retentionMs,
+      members: this.#members,
+      nextSeq: this.#nextSeq,
+      sent: this.#sent,
+      byType: { ...this.#byType },
+      expired: this.#expired,
+    };
+  }
+
+  /** The messages kept, oldest first (a new array). */
+  messages(): InboxMessage[] {
+    return this.#messages.slice(this.#head);
+  }
+
+  /**
+   * Calls `listener` with the new snapshot after every change; returns the unsubscribe. Each
+   * call builds the whole snapshot: to follow changes of a busy inbox, use {@link onMessage} and
+   * {@link onChange}.
+   */
   subscribe(listener: (snapshot: InboxSnapshot) => void): () => void {
-    const subscription = this.#store.subscribe((snapshot) => listener({ format: 1, ...snapshot.context }));
-    return () => subscription.unsubscribe();
+    return this.onChange(() => listener(this.snapshot()));
+  }
+
+  /** Calls `listener` after every change (a delivery, a member joining or leaving, a prune); returns the unsubscribe. */
+  onChange(listener: () => void): () => void {
+    this.#onChange.push(listener);
+    return () => remove(this.#onChange, listener);
   }
 
   /** Calls `listener` with every delivered message, in seq order; returns the unsubscribe. */
   onMessage(listener: (message: InboxMessage) => void): () => void {
-    const subscription = this.#store.on('message', (event) => listener(event.message));
-    return () => subscription.unsubscribe();
-  }
-
-  get #context(): InboxContext {
-    return this.#store.getSnapshot().context;
+    this.#onMessage.push(listener);
+    return () => remove(this.#onMessage, listener);
   }
 
   /** The member's id, when it names a member of this team; otherwise `not-a-member`. */
@@ -244,7 +313,7 @@ export class Inbox {
     if (teamId !== this.teamId) {
       throw new TeamError(`${String(memberId)} of team ${String(teamId)} cannot ${action} the inbox of team ${this.teamId}`, 'not-a-member');
     }
-    if (typeof memberId !== 'string' || !this.#context.members.includes(memberId)) {
+    if (typeof memberId !== 'string' || !this.#members.includes(memberId)) {
       throw new TeamError(`${String(memberId)} is not a member of team ${this.teamId}`, 'not-a-member');
     }
     return memberId;
@@ -253,49 +322,61 @@ export class Inbox {
   #deliver(from: string, recipients: readonly string[], type: InboxMessageType, payload: unknown): InboxMessage[] {
     const at = this.#clock();
     this.prune(at);
-    const { teamId, nextSeq } = this.#context;
+    const teamId = this.#teamId;
+    const nextSeq = this.#nextSeq;
     const messages = recipients.map((to, i) => {
       const seq = nextSeq + i;
       return { id: `${teamId}:${seq}`, seq, teamId, from, to, type, payload, at } as InboxMessage;
     });
-    if (messages.length > 0) this.#store.trigger.delivered({ messages });
+    if (messages.length === 0) return messages;
+    this.#nextSeq += messages.length;
+    this.#sent += messages.length;
+    for (const message of messages) {
+      this.#byType[message.type]++;
+      this.#messages.push(message);
+      this.#add(message);
+    }
+    for (const message of messages) for (const listener of [...this.#onMessage]) listener(message);
+    this.#changed();
     return messages;
+  }
+
+  /** Rebuilds the per-recipient lists from the messages kept. */
+  #index(): void {
+    this.#byRecipient = new Map();
+    for (let i = this.#head; i < this.#messages.length; i++) this.#add(this.#messages[i]!);
+  }
+
+  #add(message: InboxMessage): void {
+    let list = this.#byRecipient.get(message.to);
+    if (!list) this.#byRecipient.set(message.to, (list = []));
+    list.push(message);
+  }
+
+  #changed(): void {
+    for (const listener of [...this.#onChange]) listener();
   }
 }
 
 /** The store's context: an inbox snapshot without its format tag. */
 type InboxContext = Omit<InboxSnapshot, 'format'>;
 
-function createInboxStore(context: InboxContext) {
-  return createStore({
-    schemas: { emitted: { message: z.object({ message: z.custom<InboxMessage>() }) } },
-    context,
-    on: {
-      joined: (ctx, event: { member: string }) => ({ ...ctx, members: [...ctx.members, event.member] }),
-      left: (ctx, event: { member: string }) => ({ ...ctx, members: ctx.members.filter((member) => member !== event.member) }),
-      delivered: (ctx, event: { messages: readonly InboxMessage[] }, enq) => {
-        const byType = { ...ctx.byType };
-        for (const message of event.messages) {
-          byType[message.type]++;
-          enq.emit.message({ message });
-        }
-        return {
-          ...ctx,
-          nextSeq: ctx.nextSeq + event.messages.length,
-          messages: [...ctx.messages, ...event.messages],
-          sent: ctx.sent + event.messages.length,
-          byType,
-        };
-      },
-      pruned: (ctx, event: { before: number }) => {
-        const messages = ctx.messages.filter((message) => message.at >= event.before);
-        return { ...ctx, messages, expired: ctx.expired + ctx.messages.length - messages.length };
-      },
-    },
-  });
+/** The index of the first message of `list` (in seq order) whose seq is above `seq`. */
+function firstAfter(list: readonly InboxMessage[], seq: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid]!.seq > seq) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
-type InboxStore = ReturnType<typeof createInboxStore>;
+function remove<T>(list: T[], item: T): void {
+  const i = list.indexOf(item);
+  if (i >= 0) list.splice(i, 1);
+}
 
 /** The payload checked against its type's schema and copied as JSON (detached from the caller). */
 function checkPayload(type: InboxMessageType, payload: unknown): unknown {

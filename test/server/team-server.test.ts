@@ -14,6 +14,7 @@ import { collect } from '../support/script.js';
 import { readSse, request, Subscriber } from '../support/server-clients.js';
 import { tempDirs } from '../support/temp-dirs.js';
 import { until } from '../support/wait.js';
+import { readTeamSnapshot } from '../../src/team/host-journal.js';
 
 const tempDir = tempDirs();
 
@@ -369,7 +370,7 @@ describe('teams over REST, SSE and WebSocket', () => {
         () => store.load('ghost'),
         (r) => r?.status === 'completed' && r.revision > before.revision,
       );
-      expect((after!.snapshot as { board: { tasks: { id: string; status: string }[] } }).board.tasks.map((t) => [t.id, t.status])).toEqual([
+      expect(readTeamSnapshot('x', after!.snapshot).state.board.tasks.map((t) => [t.id, t.status])).toEqual([
         ['t', 'completed'],
         ['u', 'completed'],
       ]);

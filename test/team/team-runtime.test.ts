@@ -23,6 +23,7 @@ import { collect } from '../support/script.js';
 import { tempDirs } from '../support/temp-dirs.js';
 import { until } from '../support/wait.js';
 import { sleep } from '../support/sleep.js';
+import { readTeamSnapshot } from '../../src/team/host-journal.js';
 
 const tempDir = tempDirs();
 
@@ -354,7 +355,9 @@ describe('team runtime', () => {
 
     const record = await store.load('kept-1');
     expect(record).toMatchObject({ swarmId: 'kept-1', definitionId: 'xswarm.team.kept', status: 'completed', lastSeq: events.length });
-    const snapshot = record!.snapshot as { status: string; board: { tasks: { id: string; status: string }[] }; inbox: { teamId: string } };
+    // The board and the inbox are rows of the record's list (format 2), read back as a state.
+    expect((record!.snapshot as { format: number }).format).toBe(2);
+    const snapshot = readTeamSnapshot('kept-1', record!.snapshot).state;
     expect(snapshot.status).toBe('completed');
     expect(snapshot.board.tasks.map((t) => t.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
     expect(snapshot.inbox.teamId).toBe('kept-1');
@@ -495,7 +498,7 @@ describe('team runtime', () => {
         (r) => r?.status === 'completed',
       );
       expect(after!.revision).toBeGreaterThan(before);
-      expect((after!.snapshot as { board: { tasks: { id: string }[] } }).board.tasks.map((t) => t.id)).toEqual(['t', 'u']);
+      expect(readTeamSnapshot('x', after!.snapshot).state.board.tasks.map((t) => t.id)).toEqual(['t', 'u']);
     } finally {
       open();
       await driver.close();
