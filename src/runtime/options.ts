@@ -20,6 +20,7 @@ import type { AgentRegistry } from '../registry/registry.js';
 import type { SwarmStore } from '../store/types.js';
 import { teamSwarms, type TeamDefinition } from '../define/team.js';
 import { type Redactor, redactor } from '../util/redact.js';
+import { guardedObserver } from './inspect.js';
 import type { InspectObserver, RuntimeOptions } from './types.js';
 
 /** How long a lease lasts without renewal unless `leaseMs` says otherwise. */
@@ -137,7 +138,7 @@ export function resolveOptions(options: RuntimeOptions): ResolvedOptions {
     passivateAfterMs: options.passivateAfterMs,
     reach: reachOf(options.nats, options.transport, prefix, !options.store),
     hosting,
-    inspect: options.inspect,
+    inspect: options.inspect && guardedObserver(options.inspect),
   };
 }
 

@@ -105,7 +105,8 @@ export interface RuntimeOptions {
    * adopted from another process). Any observer XState takes works: a plain function,
    * `createWebSocketInspector(...).inspect` or `createBrowserInspector().inspect` of
    * `@statelyai/inspect`, or `inspectRelay(...).inspect` of `xswarm/inspect`, which shows the
-   * swarms in the Stately inspector. Undefined (the default): no inspection wiring at all.
+   * swarms in the Stately inspector. It is called inside the actors' steps (keep it quick); an
+   * error it throws is ignored. Undefined (the default): no inspection wiring at all.
    * See docs/inspect.md.
    *
    * @example

@@ -104,6 +104,28 @@ describe('createRuntime({ inspect }) with a plain function', () => {
     await rt.close();
   });
 
+  it('a throwing observer changes nothing for the swarms (its errors are its own)', async () => {
+    const asker = defineSwarm({ id: 'asker', instructions: 'Book a day.' });
+    let calls = 0;
+    const rt = track(
+      createRuntime({
+        swarms: [asker],
+        model: askerModel(),
+        inspect: () => {
+          calls++;
+          throw new Error('observer bug');
+        },
+      }),
+    );
+    const c = rt.forSwarm(asker, 'book');
+    await c.run('Book me in');
+    expect((await c.wait()).status).toBe('paused');
+    await c.resume('Friday');
+    expect(await c.wait()).toEqual({ status: 'completed', result: 'Booked for Friday.' });
+    expect(calls).toBeGreaterThan(10);
+    await rt.close();
+  });
+
   it('refuses an observer that is not one, naming the option', () => {
     const model = scriptedModel(() => ({ text: 'ok' }));
     for (const bad of [42, 'log', {}, { next: 1 }]) {
