@@ -12,6 +12,8 @@ export type Verdict = 'relay' | 'repeat' | 'invalid';
 
 interface Kept {
   rootId: string | undefined;
+  /** The client that registered it (undefined: this process). */
+  owner: object | undefined;
   actor: string;
   snapshot?: string;
 }
@@ -36,8 +38,8 @@ export class LiveActors {
     }
   }
 
-  /** Takes one frame's text into the state. */
-  accept(text: string): Verdict {
+  /** Takes one frame's text into the state; `owner` is the client that sent it (none: this process). */
+  accept(text: string, owner?: object): Verdict {
     let frame: unknown;
     try {
       frame = JSON.parse(text);
@@ -56,13 +58,21 @@ export class LiveActors {
       if (kept?.actor === text) return 'repeat';
       this.#actors.delete(sessionId);
       if (ended) this.#drop(sessionId);
-      else this.#actors.set(sessionId, { rootId: typeof rootId === 'string' ? rootId : undefined, actor: text });
+      else this.#actors.set(sessionId, { rootId: typeof rootId === 'string' ? rootId : undefined, owner, actor: text });
     } else if (type === '@xstate.snapshot') {
       if (kept?.snapshot === text) return 'repeat';
       if (ended) this.#drop(sessionId);
       else if (kept) kept.snapshot = text;
     }
     return 'relay';
+  }
+
+  /**
+   * Forgets the actors a client registered: it disconnected, and a process that is gone has no
+   * live actors (one that reconnects registers them again).
+   */
+  dropOwner(owner: object): void {
+    for (const [id, kept] of this.#actors) if (kept.owner === owner) this.#actors.delete(id);
   }
 
   /** Forgets an actor, and the actors of its system when it is a root. */

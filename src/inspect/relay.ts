@@ -102,7 +102,7 @@ export async function inspectRelay(options: InspectRelayOptions = {}): Promise<I
   };
   /** A frame from this process or a client: kept as state, relayed unless it repeats what is kept. */
   const accept = (text: string, from?: WebSocket): boolean => {
-    const verdict = live.accept(text);
+    const verdict = live.accept(text, from);
     if (verdict === 'invalid') return false;
     if (verdict === 'relay') send(text, from);
     return true;
@@ -111,11 +111,12 @@ export async function inspectRelay(options: InspectRelayOptions = {}): Promise<I
     // The current state first, once per live actor: a late viewer sees everything at once.
     for (const text of live.frames()) ws.send(text);
     ws.on('message', (data, binary) => {
-      if (binary || !accept(data.toString())) {
+      if (binary || !accept(data.toString(), ws)) {
         ws.close(INVALID_PAYLOAD, 'xswarm inspect relay: expected JSON text frames of @statelyai/inspect events');
       }
     });
     ws.on('error', () => ws.terminate());
+    ws.on('close', () => live.dropOwner(ws));
   };
 
   // This process's actors: converted by the package's own inspector, then kept and relayed.

@@ -145,7 +145,7 @@ describe('the inspection relay, read by @statelyai/inspect', () => {
     await until('the restored actors to end', () => relay.liveActors() === 0);
   });
 
-  it("takes another process's frames (createWebSocketInspector); a frame repeated word for word is not relayed again", async () => {
+  it("takes another process's frames (createWebSocketInspector); a frame repeated word for word is not relayed again; a closed sender's actors go", async () => {
     const relay = await relayOf();
     const viewer = await receiver(relay);
     // A producer as another process would use it.
@@ -157,8 +157,8 @@ describe('the inspection relay, read by @statelyai/inspect', () => {
       ['@xstate.actor', 'remote-1'],
       ['@xstate.snapshot', 'remote-1'],
     ]);
-    producer.stop();
-    // What createWebSocketInspector does when it opens again: its buffer re-sent as it was.
+    // Frames sent again word for word (what createWebSocketInspector does when it opens again: its
+    // buffer re-sent as it was) are not relayed twice.
     const again = new WebSocket(relay.wsUrl);
     const kept: string[] = [];
     again.on('message', (m) => kept.push(m.toString()));
@@ -169,6 +169,10 @@ describe('the inspection relay, read by @statelyai/inspect', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(viewer.map((f) => f.snapshot?.value)).toEqual(['idle', 'busy', 'later']);
     expect(relay.liveActors()).toBe(1);
+    // Its sender gone, the actor is not live any more: a viewer connecting now is not told of it.
+    producer.stop();
+    await until('the closed producer’s actors to be dropped', () => relay.liveActors() === 0);
+    expect(await receiver(relay)).toEqual([]);
     again.close();
   });
 });
