@@ -38,13 +38,14 @@ const LAYERS = [
   ['client', 'src/client/', 'SwarmClient, the handle on one swarm'],
   ['team', 'src/team/', 'team mode: the board, inboxes, the team host and client'],
   ['runtime', 'src/runtime/', 'createRuntime and its parts: hosting, launching, passivation, replay'],
+  ['inspect', 'src/inspect/', "the inspection relay: the Stately inspector's wire protocol on 127.0.0.1, live actors kept for late viewers"],
   ['http', 'src/http/', 'HTTP plumbing of the servers: bodies, JSON, errors, auth, SSE'],
   ['server', 'src/server/', 'serve(): REST + SSE, WebSocket, A2A and MCP'],
   ['cli', 'src/cli/', 'the xswarm command line'],
   // The entry points (package.json "exports") sit on top. `no-entry-point-imports` keeps every
   // other module off them, so the layer rules stop below them and do not report an import twice.
   ['index', 'src/index.ts', "the package's main entry point"],
-  ['entries', 'src/entries/', 'the subpath entry points: xswarm/server, /sqlite, /a2a, /openai, /nats'],
+  ['entries', 'src/entries/', 'the subpath entry points: xswarm/server, /sqlite, /a2a, /openai, /nats, /inspect'],
 ];
 const ENTRY_POINTS = new Set(['index', 'entries']);
 

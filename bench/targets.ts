@@ -26,6 +26,7 @@ import {
   TEAM_SPEEDUP,
   W1_BARE,
   W1_FULL,
+  W1_INSPECTED,
   W1_JETSTREAM,
   W1_MACHINE,
   W1_MEMORY,
@@ -129,6 +130,15 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         // For reading: what the runtime adds to its own machine (host, events, store, client).
         beside('µs per model call', f.usPerModelCall, 'µs', 'swarm machine alone', figures(W1_MACHINE, SEQUENTIAL)?.usPerModelCall);
         gc();
+        break;
+      case `${W1_INSPECTED}|${SEQUENTIAL}`:
+        // For reading: what an inspection observer costs per model call (none attached: the row above).
+        beside('µs per model call', f.usPerModelCall, 'µs', 'W1 / memory, no observer', figures(W1_MEMORY, SEQUENTIAL)?.usPerModelCall);
+        info(
+          'µs per model call added by inspection',
+          f.usPerModelCall != null && figures(W1_MEMORY, SEQUENTIAL)?.usPerModelCall != null ? f.usPerModelCall - figures(W1_MEMORY, SEQUENTIAL)!.usPerModelCall! : null,
+          'µs',
+        );
         break;
       case `${W1_MACHINE}|${SEQUENTIAL}`:
         // For reading: how much of the runtime row's distance from bare the machine itself takes.

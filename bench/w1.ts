@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRuntime, defineAgent, defineSwarm, handoff, scriptedModel } from '../src/index.js';
-import type { ChatMessage, ModelResponse, Runtime, SwarmDefinition, SwarmStore } from '../src/index.js';
+import type { ChatMessage, ModelResponse, Runtime, RuntimeOptions, SwarmDefinition, SwarmStore } from '../src/index.js';
 
 /** The swarm definition id; the orchestrator's requests carry it as `agentId`. */
 export const W1_SWARM_ID = 'planner';
@@ -92,7 +92,7 @@ export interface W1Runtime {
  * @example
  * const { runtime, swarm, counts } = createW1Runtime(0);
  */
-export function createW1Runtime(latencyMs: number, store?: SwarmStore): W1Runtime {
+export function createW1Runtime(latencyMs: number, store?: SwarmStore, inspect?: RuntimeOptions['inspect']): W1Runtime {
   const counts = newCounts();
   const agents = W1_AGENTS.map((id) => defineAgent({ id, instructions: `You are the ${id}. Answer briefly.` }));
   const swarm = defineSwarm({
@@ -102,6 +102,6 @@ export function createW1Runtime(latencyMs: number, store?: SwarmStore): W1Runtim
   });
   // Sync script when there is no latency: an extra await per call would be bench overhead.
   const model = scriptedModel(latencyMs > 0 ? (req) => w1Call(req, counts, latencyMs) : (req) => w1Respond(req, counts));
-  const runtime = createRuntime({ swarms: [swarm], agents, model, ...(store ? { store } : {}) });
+  const runtime = createRuntime({ swarms: [swarm], agents, model, ...(store ? { store } : {}), ...(inspect ? { inspect } : {}) });
   return { runtime, swarm, counts };
 }

@@ -35,11 +35,13 @@ Usage:
       after xswarm run exited at a pause); resume then drives the swarm like run.
   xswarm serve <module> [--port N] [--host H] [--token-file PATH | --token T]
                [--allowed-origin O]... [--allowed-host H]... [--insecure-no-token]
+               [--inspect [--inspect-port N]]
       Serves the module's swarms over REST + SSE, WebSocket, A2A and MCP; unfinished swarms
       resume on start. The bearer token comes from --token-file or XSWARM_TOKEN (preferred:
       --token shows it in the process list). Bound to 127.0.0.1 by default; another --host
       needs a token unless --insecure-no-token. Browser pages of other origins need
-      --allowed-origin.
+      --allowed-origin. --inspect also runs the Stately inspector's relay on 127.0.0.1 (a free
+      port unless --inspect-port; needs @statelyai/inspect): open the printed INSPECT URL.
   xswarm replay <id> [--json]
       Re-runs a finished swarm from its journal with zero model and tool calls and prints its
       events; exits 1 if the replay diverges from the recording.

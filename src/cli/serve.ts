@@ -2,13 +2,17 @@
  * `xswarm serve <module>`: serves a module's swarms over REST + SSE, WebSocket, A2A and MCP
  * until SIGINT or SIGTERM; unfinished swarms of the database resume on start. With `--nats`
  * the state is in JetStream: every swarm there can be read and commanded through this server,
- * whichever process drives it, and handoffs reach the definitions other runtimes host.
+ * whichever process drives it, and handoffs reach the definitions other runtimes host. With
+ * `--inspect` every actor reports to a relay on 127.0.0.1 that the Stately inspector and
+ * `@statelyai/inspect`'s receivers read (`--inspect-port`, default: a free port, printed).
  *
  * @module
  */
 import { parseArgs } from 'node:util';
 import type { Runtime } from '../runtime/types.js';
 import { serve } from '../server/lazy.js';
+import { importOptional, OPTIONAL_PEERS } from '../util/optional.js';
+import type { InspectRelay } from '../inspect/relay.js';
 import { CliError, EXIT, loadModule, moduleRuntime, openState, readToken, STATE_OPTIONS, untilStopped } from './module.js';
 
 /** `xswarm serve`; resolves with the exit code once stopped by a signal. */
@@ -25,6 +29,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       'insecure-no-token': { type: 'boolean' },
       'allowed-origin': { type: 'string', multiple: true },
       'allowed-host': { type: 'string', multiple: true },
+      inspect: { type: 'boolean' },
+      'inspect-port': { type: 'string' },
     },
   });
   // Read before anything starts, so a bad token source fails fast.
@@ -33,12 +39,20 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (!path) throw new CliError('which module? xswarm serve <module>', EXIT.usage);
   const port = values.port === undefined ? 4000 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port takes a port number, not "${values.port}"`, EXIT.usage);
+  const inspectPort = values['inspect-port'] === undefined ? 0 : Number(values['inspect-port']);
+  if (!Number.isInteger(inspectPort) || inspectPort < 0 || inspectPort > 65535) {
+    throw new CliError(`--inspect-port takes a port number, not "${values['inspect-port']}"`, EXIT.usage);
+  }
+  if (values['inspect-port'] !== undefined && !values.inspect) throw new CliError('--inspect-port goes with --inspect', EXIT.usage);
   const mod = await loadModule(path, 'served');
   const state = await openState(values, 'serve');
   let runtime: Runtime | undefined;
   let server: Awaited<ReturnType<typeof serve>>;
+  let relay: InspectRelay | undefined;
   try {
-    runtime = await moduleRuntime(state, mod);
+    // The relay first: the swarms resumed by start() report to it from their first step.
+    if (values.inspect) relay = await startRelay(inspectPort, token);
+    runtime = await moduleRuntime(state, mod, state.store, relay ? { inspect: relay.inspect } : {});
     await runtime.start();
     server = await serve(runtime, {
       port,
@@ -51,6 +65,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   } catch (e) {
     // A refused bind (non-loopback without a token, port in use) must not leave swarms running.
     await runtime?.close();
+    await relay?.close();
     await state.close();
     throw e;
   }
@@ -61,9 +76,20 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   for (const t of mod.teams) process.stdout.write(`  REST  POST ${server.url}/teams/${t.id}/<teamId>/run\n`);
   process.stdout.write(`  MCP   ${server.url}/mcp\n  WS    ${server.url.replace('http', 'ws')}/events\n`);
+  if (relay) process.stdout.write(`  INSPECT ${relay.url} (Stately inspector; @statelyai/inspect receivers: ${relay.wsUrl})\n`);
   await untilStopped();
   await server.close();
   await runtime.close();
+  await relay?.close();
   await state.close();
   return EXIT.ok;
+}
+
+/**
+ * `--inspect`: the relay of the Stately inspector's protocol on 127.0.0.1 (see
+ * `src/inspect/relay.ts`), behind the server's token when there is one. Its packages load only here.
+ */
+async function startRelay(port: number, token: string | undefined): Promise<InspectRelay> {
+  const { inspectRelay } = await importOptional('xswarm serve --inspect', OPTIONAL_PEERS.inspect, () => import('../inspect/relay.js'));
+  return inspectRelay({ port, ...(token ? { token } : {}) });
 }

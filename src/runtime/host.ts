@@ -12,6 +12,7 @@ import type { SwarmEvent, SwarmEventBody } from '../../machines/events.js';
 import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmConfig, type SwarmContext, type SwarmInput } from '../../machines/swarm.js';
 import type { createSwarmLogic } from '../../actors/index.js';
 import type { Redactor } from '../util/redact.js';
+import type { InspectObserver } from './types.js';
 import { CHUNK_WINDOW_MS, isChunk, mergeChunks } from '../events/chunks.js';
 import { isoTime, stampEvent } from '../events/stamp.js';
 import { isFinal, resultOf, type SwarmResult, type SwarmStatus, topState } from '../store/result.js';
@@ -24,6 +25,14 @@ type SwarmLogic = ReturnType<typeof createSwarmLogic>;
 
 /** Where a host starts from: a fresh input, or a stored record to restore. */
 export type HostStart = { input: SwarmInput } | { record: SwarmRecord; lastSeq: number };
+
+/**
+ * The actor options of an inspected swarm: the observer, and the swarm id as the actor's id (the
+ * name inspectors list it under). Nothing without an observer.
+ */
+function inspected(meta: { swarmId: string; inspect?: InspectObserver | undefined }): { inspect?: InspectObserver; id?: string } {
+  return meta.inspect ? { inspect: meta.inspect, id: meta.swarmId } : {};
+}
 
 /** One live swarm. */
 export class SwarmHost {
@@ -70,6 +79,8 @@ export class SwarmHost {
       committed: (events: SwarmEvent[]) => void;
       /** Removes known secrets from everything this host writes or answers. */
       redact?: Redactor | undefined;
+      /** The runtime's inspection observer (`createRuntime({ inspect })`), told of this swarm's actor and its children. */
+      inspect?: InspectObserver | undefined;
     },
     from: HostStart,
     private readonly onEnd: (host: SwarmHost) => void,
@@ -92,6 +103,8 @@ export class SwarmHost {
         snapshot: from.record.snapshot as never,
         input: undefined as never,
         systemId: meta.swarmId,
+        // Only when given: without an observer the actor is made exactly as before.
+        ...inspected(meta),
       });
       const restored = this.actor.getSnapshot();
       // XState reports a snapshot it cannot restore as an error snapshot instead of throwing.
@@ -102,7 +115,7 @@ export class SwarmHost {
       this.seq = 0;
       this.revision = 0;
       this.inStore = { seq: 0, revision: 0, snapshot: undefined };
-      this.actor = createActor(logic, { input: from.input, systemId: meta.swarmId });
+      this.actor = createActor(logic, { input: from.input, systemId: meta.swarmId, ...inspected(meta) });
     }
     this.contextId = this.actor.getSnapshot().context.contextId;
     this.actor.on('swarm.events', (e) => {

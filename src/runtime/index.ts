@@ -111,7 +111,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     // through `calls`, bound below once the runners exist (a swarm's calls start swarms).
     const calls = new CallRunners();
     const logic = createSwarmLogic(createPorts({ catalog, specs, model: o.model, hosts, calls }));
-    const live = (this.live = new LiveSwarms({ store, catalog, logic, hosts, owner, redact: o.redact }));
+    const live = (this.live = new LiveSwarms({ store, catalog, logic, hosts, owner, redact: o.redact, inspect: o.inspect }));
     const leases = (this.leases = new Leases(live, catalog, owner));
     const questions = new HumanQuestions();
     const rehydration = o.passivateAfterMs === undefined ? withoutPassivation(live) : new Passivation(live, o.passivateAfterMs, questions, leases);
@@ -132,12 +132,17 @@ class ComposedRuntime implements Runtime, SwarmControl {
       reach &&
       others &&
       new Serving({ transport: reach.transport, prefix: reach.prefix, owner: owner.id, timings: o.hosting, catalog, live, others, launcher, leases, commands });
-    this.teams = new Teams(o.teams, teamPort({ store, catalog, live, leases, reading, commands, launcher, others }), (id) => catalog.has(id) || reach !== undefined, {
-      store,
-      lease: () => owner.lease(),
-      owner: owner.id,
-      leaseMs: owner.leaseMs,
-    });
+    this.teams = new Teams(
+      o.teams,
+      teamPort({ store, catalog, live, leases, reading, commands, launcher, others, inspect: o.inspect }),
+      (id) => catalog.has(id) || reach !== undefined,
+      {
+        store,
+        lease: () => owner.lease(),
+        owner: owner.id,
+        leaseMs: owner.leaseMs,
+      },
+    );
     this.registryRecord = o.registry && !store.volatile ? new RegistryRecord(o.registry, { store, lease: () => owner.lease() }) : undefined;
   }
 

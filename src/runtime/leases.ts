@@ -73,7 +73,7 @@ export class Leases {
       const candidate = await live.store.load(id);
       if (!candidate || isFinal(candidate.status)) continue;
       // Check that it can be restored before claiming it: a broken row is left untouched.
-      const dryRun = this.restored(candidate, candidate.lastSeq);
+      const dryRun = this.restored(candidate, candidate.lastSeq, true);
       if (!dryRun) continue;
       dryRun.discard();
       // Two adoption passes may run at once (start's timer, a parent re-attaching a child).
@@ -116,14 +116,14 @@ export class Leases {
    * dry run when it is discarded), or undefined when it cannot be restored here: it is then
    * reported failed with the reason (its stored data stays exactly as it is).
    */
-  private restored(record: SwarmRecord, lastSeq: number): SwarmHost | undefined {
+  private restored(record: SwarmRecord, lastSeq: number, dryRun = false): SwarmHost | undefined {
     // An unreadable record already reads failed, naming its problem, wherever it is read.
     if (record.problem) return undefined;
     let problem =
       this.restoreProblem(record) ?? (record.snapshot === undefined ? 'no snapshot was stored (the runtime that ran it on a volatile store did not close)' : undefined);
     if (!problem) {
       try {
-        return this.live.createHost(record.swarmId, record.definitionId, { record, lastSeq });
+        return this.live.createHost(record.swarmId, record.definitionId, { record, lastSeq }, { dryRun });
       } catch (e) {
         problem = errorText(e);
       }

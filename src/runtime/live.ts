@@ -15,6 +15,7 @@ import type { Owner } from '../leases/owner.js';
 import { Renewal } from '../leases/renewal.js';
 import type { SwarmStore } from '../store/types.js';
 import type { Redactor } from '../util/redact.js';
+import type { InspectObserver } from './types.js';
 import { type HostStart, SwarmHost } from './host.js';
 
 /** What the live swarms are built with. */
@@ -31,6 +32,8 @@ export interface LiveOptions {
   /** The lease every commit of this runtime holds. */
   owner: Owner;
   redact: Redactor | undefined;
+  /** The inspection observer every host's actor reports to (`createRuntime({ inspect })`). */
+  inspect?: InspectObserver | undefined;
 }
 
 /**
@@ -91,7 +94,7 @@ export class LiveSwarms {
    * restored from a stored record (building one is a restore's dry run; it throws when the
    * record cannot be restored).
    */
-  createHost(swarmId: string, definitionId: string, from: HostStart): SwarmHost {
+  createHost(swarmId: string, definitionId: string, from: HostStart, { dryRun = false }: { dryRun?: boolean } = {}): SwarmHost {
     const def = this.options.catalog.swarm(definitionId)!;
     const host: SwarmHost = new SwarmHost(
       this.options.logic,
@@ -102,6 +105,8 @@ export class LiveSwarms {
         definitionVersion: def.version,
         lease: () => this.options.owner.lease(),
         redact: this.options.redact,
+        // A dry run's actor is never started nor stopped: an inspector would keep it as live.
+        inspect: dryRun ? undefined : this.options.inspect,
         committed: (events) => {
           this.deliver(events);
           this.observer?.committed(host, events);

@@ -20,7 +20,8 @@ import type { AgentRegistry } from '../registry/registry.js';
 import type { SwarmStore } from '../store/types.js';
 import { teamSwarms, type TeamDefinition } from '../define/team.js';
 import { type Redactor, redactor } from '../util/redact.js';
-import type { RuntimeOptions } from './types.js';
+import { guardedObserver } from './inspect.js';
+import type { InspectObserver, RuntimeOptions } from './types.js';
 
 /** How long a lease lasts without renewal unless `leaseMs` says otherwise. */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -47,6 +48,8 @@ export interface ResolvedOptions {
   /** The reach to other runtimes (`nats` or `transport`); undefined: a runtime on its own. */
   reach: ReachOptions | undefined;
   hosting: HostingTimings;
+  /** The inspection observer of every actor; undefined: no inspection wiring at all. */
+  inspect: InspectObserver | undefined;
 }
 
 /** A function, checked by type only: zod 4's `z.function()` is a schema of its own, not a value check. */
@@ -77,6 +80,10 @@ const optionsSchema = z.looseObject({
   transport: z.object({ request: fn, subscribe: fn, publish: fn }).loose().optional(),
   hosting: z.looseObject({ deadlineMs: ms.optional(), heartbeatMs: ms.optional(), heartbeatTimeoutMs: ms.optional(), serve: z.boolean().optional() }).optional(),
   teams: list.optional(),
+  // A function, or an observer with at least one of its callbacks (XState's `Observer`).
+  inspect: z
+    .union([fn, z.looseObject({ next: fn.optional(), error: fn.optional(), complete: fn.optional() }).refine((o) => ['next', 'error', 'complete'].some((k) => k in o))])
+    .optional(),
 });
 
 /** What each option must be, for the error that names it. */
@@ -93,6 +100,7 @@ const EXPECTED: Record<string, string> = {
   transport: 'transport must be a Transport (request, subscribe, publish)',
   hosting: 'hosting must be { deadlineMs?, heartbeatMs?, heartbeatTimeoutMs?, serve? }',
   'hosting.serve': 'hosting.serve must be a boolean',
+  inspect: 'inspect must be an inspection observer: a function, or an object with next (e.g. createWebSocketInspector().inspect)',
 };
 
 /**
@@ -130,6 +138,7 @@ export function resolveOptions(options: RuntimeOptions): ResolvedOptions {
     passivateAfterMs: options.passivateAfterMs,
     reach: reachOf(options.nats, options.transport, prefix, !options.store),
     hosting,
+    inspect: options.inspect && guardedObserver(options.inspect),
   };
 }
 

@@ -17,6 +17,7 @@ import type { Launcher } from './launch.js';
 import type { Leases } from './leases.js';
 import type { LiveSwarms } from './live.js';
 import type { Reading } from './reading.js';
+import type { InspectObserver } from './types.js';
 
 /** The parts a team port is made of. */
 export interface TeamPortParts {
@@ -28,6 +29,8 @@ export interface TeamPortParts {
   commands: Commands;
   launcher: Launcher;
   others: OtherRuntimes | undefined;
+  /** The runtime's inspection observer, for the teams' leaders and workers. */
+  inspect?: InspectObserver | undefined;
 }
 
 /** The team port of a runtime made of `parts`. */
@@ -36,6 +39,7 @@ export function teamPort(parts: TeamPortParts): TeamRuntimePort {
   // A task swarm whose definition this runtime lacks runs in a worker process (over NATS).
   const remoteTask = (definitionId: string) => (others && !catalog.has(definitionId) ? others : undefined);
   return {
+    ...(parts.inspect ? { inspect: parts.inspect } : {}),
     // The attempt's swarm id is the hosted call's idempotency key: sent again (a leader
     // restarted), it attaches to the attempt instead of reading "id in use".
     startSwarm: (definitionId, swarmId, input) =>

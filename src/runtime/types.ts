@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { InspectionEvent, Observer } from 'xstate';
 import type { z } from 'zod';
 import type { SwarmEvent } from '../../machines/events.js';
 import type { Model } from '../../actors/index.js';
@@ -97,7 +98,30 @@ export interface RuntimeOptions {
    * run are registered beside `swarms`.
    */
   teams?: readonly TeamDefinition[];
+  /**
+   * An XState inspection observer every actor of this runtime reports to: each swarm with its
+   * agents' model steps, tool, child-swarm and remote calls, and each team's leader and workers,
+   * from their start and again when restored (a restart, a passivated swarm woken, a swarm
+   * adopted from another process). Any observer XState takes works: a plain function,
+   * `createWebSocketInspector(...).inspect` or `createBrowserInspector().inspect` of
+   * `@statelyai/inspect`, or `inspectRelay(...).inspect` of `xswarm/inspect`, which shows the
+   * swarms in the Stately inspector. It is called inside the actors' steps (keep it quick); an
+   * error it throws is ignored. Undefined (the default): no inspection wiring at all.
+   * See docs/inspect.md.
+   *
+   * @example
+   * import { createRuntime, scriptedModel, type RuntimeOptions } from 'xswarm';
+   * const seen = new Set<string>();
+   * const inspect: RuntimeOptions['inspect'] = (e) => {
+   *   if (e.type === '@xstate.actor') seen.add(e.actorRef.id);
+   * };
+   * const runtime = createRuntime({ swarms, model: scriptedModel(() => ({ text: 'ok' })), inspect });
+   */
+  inspect?: InspectObserver;
 }
+
+/** What {@link RuntimeOptions.inspect} takes: an XState inspection observer, or a function of each event. */
+export type InspectObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 
 /** Timings of cross-runtime calls (see {@link RuntimeOptions.hosting}). */
 export interface HostingOptions {

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { InspectionEvent, Observer } from 'xstate';
 import type { SwarmEvent } from '../../machines/events.js';
 import type { Escalation, TeamMetrics } from '../../machines/team/leader.js';
 import type { SwarmResult } from '../store/result.js';
@@ -11,6 +12,11 @@ import type { BlockedTask, BoardCounts } from './board-types.js';
 
 /** The runtime as a team host uses it. */
 export interface TeamRuntimePort {
+  /**
+   * The runtime's inspection observer (`createRuntime({ inspect })`): the team's leader and
+   * workers report to it. Absent: their actors are made without one.
+   */
+  readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   startSwarm(definitionId: string, swarmId: string, input: unknown): Promise<void>;
   /**
    * The swarm's result once it is paused or has ended; rejects when `signal` aborts (the attempt

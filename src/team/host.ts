@@ -599,6 +599,8 @@ export class TeamHost {
     const leader = createActor(logic, {
       input: { teamId: this.teamId, workers: this.#specs, limits: { maxRespawns: DEFAULT_MAX_RESPAWNS } },
       ...(snapshot ? { snapshot } : {}),
+      // Inspected: named for the inspector's list (nothing changes without an observer).
+      ...(this.#port.inspect ? { inspect: this.#port.inspect, id: `${this.teamId}/leader` } : {}),
     });
     this.#leader = leader;
     leader.subscribe({
@@ -769,6 +771,7 @@ export class TeamHost {
     const actor = createActor(teamWorkerMachine.provide({ actors: { runTask } }), {
       input: { workerId: spec.workerId, type: spec.type, specialty: spec.specialty, teamId: this.teamId, respawns },
       ...(snapshot ? { snapshot: snapshot as ReturnType<WorkerActor['getSnapshot']> } : {}),
+      ...(this.#port.inspect ? { inspect: this.#port.inspect, id: `${this.teamId}/${spec.workerId}` } : {}),
     });
     const sub = actor.on('team.worker.facts', (event) => this.#workerFacts(event));
     const changes = actor.subscribe({ next: () => this.#changed(), error: () => undefined });

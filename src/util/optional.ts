@@ -17,6 +17,7 @@ export const OPTIONAL_PEERS = {
   a2a: ['@a2a-js/sdk'],
   openai: ['openai'],
   nats: ['@nats-io/transport-node', '@nats-io/jetstream', '@nats-io/kv'],
+  inspect: ['@statelyai/inspect', 'ws'],
 } as const satisfies Record<string, readonly string[]>;
 
 // Resolved from this file, so a package installed in the application that depends on xswarm is found.

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/repo-root.js';
 
 /** The heavy packages, as the path segment that marks a file of theirs. */
-const HEAVY = ['express', 'ws', 'better-sqlite3', '@a2a-js/sdk', '@modelcontextprotocol/'] as const;
+const HEAVY = ['express', 'ws', 'better-sqlite3', '@a2a-js/sdk', '@modelcontextprotocol/', '@statelyai/inspect'] as const;
 type Heavy = (typeof HEAVY)[number];
 
 /** Runs in the child (an ES module, cwd = the repository): prints what was loaded at each stage. */
@@ -104,7 +104,7 @@ describe('lazy loading of the core entry (src/index.ts)', () => {
     expect(stages.import.some((f) => f.includes('/node_modules/zod/'))).toBe(true);
   });
 
-  it('importing the core loads none of express, ws, better-sqlite3, @a2a-js/sdk, @modelcontextprotocol/*', () => {
+  it('importing the core loads none of express, ws, better-sqlite3, @a2a-js/sdk, @modelcontextprotocol/*, @statelyai/inspect', () => {
     expect(heavyIn(stages.import)).toEqual([]);
   });
 
@@ -116,7 +116,7 @@ describe('lazy loading of the core entry (src/index.ts)', () => {
     expect(heavyIn(stages.sqlite)).toEqual(['better-sqlite3']);
   });
 
-  it('serve() loads the servers’ packages on first use', () => {
-    expect(heavyIn(stages.serve)).toEqual([...HEAVY]);
+  it('serve() loads the servers’ packages on first use (not the inspector relay’s)', () => {
+    expect(heavyIn(stages.serve)).toEqual(HEAVY.filter((p) => p !== '@statelyai/inspect'));
   });
 });
