@@ -28,6 +28,7 @@ import {
   W1_RAW_STEP,
 } from './rows.js';
 import { type BenchRow, type Figures, num, type TableLine } from './table.js';
+import { scaleLines } from './targets-scale.js';
 
 /** Peak RSS growth allowed while reading the long stream (bounded memory: pages, not the whole stream). */
 export const STREAM_GROWTH_MB = 64;
@@ -113,6 +114,8 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
       info('mean scavenge', f.scavengeMeanMs, 'ms');
     };
 
+    // The scale-out rows' lines are in their own file.
+    if (scaleLines(row.workload, row.mode, f, figures, { info, ratio, beside })) continue;
     const name = `${row.workload}|${row.mode}`;
     switch (name) {
       case `${W1_MEMORY}|${SEQUENTIAL}`:
