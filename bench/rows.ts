@@ -39,6 +39,9 @@ export const W1_JETSTREAM = 'W1 / JetStream';
 export const HANDOFF = 'Handoff';
 export const TEAM = 'team example (PRD board)';
 export const BOARD = 'team board / sqlite NORMAL';
+/** The scale-out rows (rows-scale.ts). */
+export const W1_NATS = 'W1 / NATS';
+export const REST_500 = 'REST 500';
 
 /** Modes. */
 export const SEQUENTIAL = 'sequential';
@@ -53,6 +56,14 @@ export const CROSS_PROCESS = 'cross-process';
 export const TEAM_SPEEDUP = 'sqlite FULL and memory, alternating';
 export const TEAM_LOADED = `sqlite FULL, ${LOADED_RUNS} runs under a CPU load`;
 export const BOARD_MODE = `${BOARD_LARGE / 1000}k tasks vs ${BOARD_SMALL}`;
+/** Runs started at once in the scale-out throughput rows, and in the large one (the issue's 1,000). */
+export const SCALE_RUNS = 300;
+export const SCALE_RUNS_LARGE = 1000;
+export const ONE_WORKER = `1 worker, ${SCALE_RUNS} at once`;
+export const TWO_WORKERS = `2 workers, ${SCALE_RUNS} at once`;
+export const TWO_WORKERS_LARGE = `2 workers, ${SCALE_RUNS_LARGE} at once`;
+export const REST_SQLITE = 'one process, SQLite';
+export const REST_DISTRIBUTED = 'distributed, 2 workers';
 /**
  * The sequential W1 rows again in a node started with V8's allocation-site pretenuring off, for
  * reading what it does to their collections (see bench/README.md, "Where the time goes").
@@ -64,6 +75,8 @@ const name = (workload: string, mode: string) => `${workload} / ${mode}`;
 
 /** The NATS rows, loaded by their own process only (no other row loads the NATS client). */
 const nats = () => import('./rows-nats.js');
+/** The scale-out rows, loaded the same way (they use the NATS client too). */
+const scale = () => import('./rows-scale.js');
 
 export const ROWS: RowSpec[] = [
   { workload: W1_MEMORY, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL), name(W1_MACHINE, SEQUENTIAL)], repeated: true, measure: runtimeSequential },
@@ -94,6 +107,11 @@ export const ROWS: RowSpec[] = [
   },
   { workload: W1_JETSTREAM, mode: CONCURRENT, needs: [name(W1_FULL, CONCURRENT)], measure: async () => (await nats()).w1JetStreamConcurrent() },
   { workload: HANDOFF, mode: CROSS_PROCESS, repeated: true, measure: async () => (await nats()).handoffCrossProcess() },
+  { workload: W1_NATS, mode: ONE_WORKER, measure: async () => (await scale()).w1NatsScale(1, SCALE_RUNS)() },
+  { workload: W1_NATS, mode: TWO_WORKERS, needs: [name(W1_NATS, ONE_WORKER)], measure: async () => (await scale()).w1NatsScale(2, SCALE_RUNS)() },
+  { workload: W1_NATS, mode: TWO_WORKERS_LARGE, needs: [name(W1_NATS, TWO_WORKERS)], measure: async () => (await scale()).w1NatsScale(2, SCALE_RUNS_LARGE)() },
+  { workload: REST_500, mode: REST_SQLITE, repeated: true, measure: async () => (await scale()).restScale('sqlite')() },
+  { workload: REST_500, mode: REST_DISTRIBUTED, needs: [name(REST_500, REST_SQLITE)], repeated: true, measure: async () => (await scale()).restScale('nats')() },
   { workload: LONG, mode: LONG_MODE, measure: longConversation },
   { workload: PAUSED, mode: LIVE, measure: pausedSwarms(undefined) },
   { workload: PAUSED, mode: PAUSED_CONTROL, measure: pausedSwarms('control') },

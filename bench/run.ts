@@ -91,6 +91,9 @@ function selected(only: string | undefined): RowSpec[] {
 const FIXTURES: Record<string, (path: string) => Promise<string>> = {
   stream: writeStream,
   'nats-worker': async (spec) => (await import('./nats-worker.js')).natsWorker(spec),
+  // The scale-out rows' REST server and activity workers (rows-scale.ts).
+  'rest-server': async (spec) => (await import('./scale-fixtures.js')).restServer(spec),
+  'activity-worker': async (spec) => (await import('./scale-fixtures.js')).activityWorker(spec),
 };
 
 const single = option('--row');

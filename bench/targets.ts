@@ -34,6 +34,7 @@ import {
   W1_RAW_STEP,
 } from './rows.js';
 import { type BenchRow, type Figures, num, type TableLine } from './table.js';
+import { scaleLines } from './targets-scale.js';
 
 /** The longest event-loop block allowed while a team's tasks complete (issue 28, boards). */
 export const BOARD_LOOP_BLOCK_MS = 50;
@@ -122,6 +123,8 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
       info('mean scavenge', f.scavengeMeanMs, 'ms');
     };
 
+    // The scale-out rows' lines are in their own file.
+    if (scaleLines(row.workload, row.mode, f, figures, { info, ratio, beside })) continue;
     const name = `${row.workload}|${row.mode}`;
     switch (name) {
       case `${W1_MEMORY}|${SEQUENTIAL}`:

@@ -1,0 +1,260 @@
+/**
+ * The scale-out rows: how throughput grows with worker processes, and the distributed example
+ * under a REST load against the same load on one process with SQLite.
+ *
+ * - W1 over NATS: the orchestrator in the row's process, the three agents in 1 or 2 worker
+ *   processes (`nats-worker.ts`), state in JetStream; a batch of runs started at once, 20 ms
+ *   per model call. It reports runs per second and, per process (orchestrator, each worker,
+ *   nats-server), CPU per run and the cores it kept busy, beside the whole machine's: what
+ *   limits the throughput (see docs/scale-out.md).
+ * - REST 500: the distributed example served over REST (`scale-fixtures.ts`, set up as
+ *   `xswarm serve` and `xswarm worker` set it up), 500 runs posted at once by a real HTTP
+ *   client (this process, `fetch`), each followed to its end on its event stream (SSE): with
+ *   the agents in 2 worker processes and state in JetStream, or in one process with SQLite.
+ *
+ * @module
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRuntime, defineSwarm, handoff, type Runtime, scriptedModel } from '../src/index.js';
+import { type NatsServer, natsServerMissing, startNatsServer } from '../test/support/nats-server.js';
+import { CONCURRENT_LATENCY_MS, percentile } from './measure.js';
+import { cpuUs, startSetup } from './nats-bench.js';
+import { type Child, startChild } from './scale-children.js';
+import type { Figures } from './table.js';
+import { type CallCounts, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID, w1Call } from './w1.js';
+
+/** Runs posted at once in the REST rows (the workload's name says it: rows.ts). */
+const REST_RUNS = 500;
+/** Sequential W1 runs before the batch (JIT, connections, streams and consumers in place). */
+const W1_WARMUP = 20;
+/** REST runs before the timed ones, started together (the same reasons). */
+const REST_WARMUP = 10;
+/** Hosting timings of the W1 rows, as in rows-nats.ts: a loaded machine must not turn a slow answer into a resent call. */
+const HOSTING = { deadlineMs: 120_000, heartbeatTimeoutMs: 60_000 };
+/** The served swarm definition of the REST rows (`examples/distributed/planner.ts`). */
+const PLANNER = 'day-planner';
+/** Model calls per REST run: the planner's 4 (three handoffs, then `complete`), each agent's 2 (its tool, then its answer). */
+const PLANNER_CALLS = 4;
+const AGENT_CALLS = 2;
+
+/** Whether nats-server is missing here (said on stderr; the row's figures then read n/a). */
+function missing(): boolean {
+  if (natsServerMissing) process.stderr.write(`skipping the NATS row: ${natsServerMissing}\n`);
+  return natsServerMissing !== undefined;
+}
+
+const now = () => process.hrtime.bigint();
+const msSince = (t: bigint) => Number(now() - t) / 1e6;
+
+/** The whole machine's busy CPU time so far (every process, neighbours included), in µs; null without `/proc`. */
+function machineBusyUs(): number | null {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
+    const busy = cpu.slice(0, 8).reduce((a, v, i) => (i === 3 || i === 4 ? a : a + v), 0);
+    return (busy / 100) * 1e6;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Counts, from now on, the CPU time of named processes (`self` is this one) and of the whole
+ * machine; `figures(runs, wallMs)` gives each process's µs per run and the cores it kept busy
+ * over the wall time (`<name>Cores`), and the machine's busy cores (`machineCores`).
+ */
+function processMeter(pids: Record<string, number | 'self'>) {
+  const read = (pid: number | 'self') => {
+    if (pid !== 'self') return cpuUs(pid);
+    const u = process.cpuUsage();
+    return u.user + u.system;
+  };
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, read(pid)]));
+  const machine0 = machineBusyUs();
+  return {
+    figures(runs: number, wallMs: number): Figures {
+      const f: Figures = {};
+      for (const [name, pid] of Object.entries(pids)) {
+        const t0 = before[name];
+        const t = read(pid);
+        const used = t === null || t0 === null || t0 === undefined ? null : t - t0;
+        f[`cpu ${name} µs/run`] = used === null ? null : used / runs;
+        f[`cores ${name}`] = used === null ? null : used / 1000 / wallMs;
+      }
+      const m = machineBusyUs();
+      f['cores machine'] = m === null || machine0 === null ? null : (m - machine0) / 1000 / wallMs;
+      return f;
+    },
+  };
+}
+
+/** Completion times (ms) of runs started at once: p50, p90, max. */
+function spread(doneMs: readonly number[]): Figures {
+  return { p50Ms: percentile(doneMs, 0.5), p90Ms: percentile(doneMs, 0.9), maxMs: Math.max(...doneMs) };
+}
+
+/** W1's orchestrator on the nats-server at `url`, its agents hosted by the workers (20 ms per model call). */
+function w1Orchestrator(url: string): { runtime: Runtime; counts: CallCounts } {
+  const counts = newCounts();
+  const swarm = defineSwarm({
+    id: W1_SWARM_ID,
+    instructions: 'Plan the user’s weekend. Ask the agents, then answer in one sentence.',
+    handoffs: W1_AGENTS.map((id) => handoff.toAgent(id)),
+  });
+  const model = scriptedModel((req) => w1Call(req, counts, CONCURRENT_LATENCY_MS));
+  const runtime = createRuntime({ swarms: [swarm], model, nats: { servers: url, name: 'bench-orchestrator' }, hosting: HOSTING });
+  return { runtime, counts };
+}
+
+/**
+ * W1 over NATS with its agents in `workers` worker processes: {@link W1_WARMUP} runs one at a
+ * time, then `runs` runs started at once; the figures are the batch's runs per second, its
+ * completion times, and each process's CPU (see {@link processMeter}). Every agent must have
+ * been called once per run, summed over the workers.
+ */
+export function w1NatsScale(workers: number, runs: number): () => Promise<Figures> {
+  return async () => {
+    if (missing()) return {};
+    const setup = await startSetup(workers, { kind: 'w1', latencyMs: CONCURRENT_LATENCY_MS });
+    const { runtime, counts } = w1Orchestrator(setup.server.url);
+    let failed = false;
+    try {
+      await runtime.start();
+      const once = async () => {
+        const client = runtime.forSwarm(W1_SWARM_ID);
+        await client.run(W1_INPUT);
+        const result = await client.wait();
+        if (result.status !== 'completed' || result.result !== W1_RESULT) throw new Error(`unexpected W1 result: ${JSON.stringify(result)}`);
+      };
+      for (let i = 0; i < W1_WARMUP; i++) await once();
+      const pids: Record<string, number | 'self'> = { orchestrator: 'self', 'nats-server': setup.server.pid };
+      setup.workers.forEach((w, i) => {
+        pids[`worker ${i + 1}`] = w.pid;
+      });
+      const meter = processMeter(pids);
+      const started = now();
+      const done = await Promise.all(
+        Array.from({ length: runs }, async () => {
+          await once();
+          return msSince(started);
+        }),
+      );
+      const wallMs = msSince(started);
+      const cpu = meter.figures(runs, wallMs);
+      const workersUs = setup.workers.reduce<number | null>((a, _w, i) => {
+        const v = cpu[`cpu worker ${i + 1} µs/run`];
+        return a === null || v == null ? null : a + v;
+      }, 0);
+      return { runs, wallMs, runsPerSec: runs / (wallMs / 1000), ...spread(done), ...cpu, 'cpu workers µs/run': workersUs };
+    } catch (e) {
+      failed = true;
+      throw e;
+    } finally {
+      await runtime.close();
+      const workerCounts = await setup.stop();
+      if (!failed) checkW1Counts(counts, workerCounts, W1_WARMUP + runs);
+    }
+  };
+}
+
+/** Throws unless each agent (summed over the workers) and the orchestrator answered as W1 does in `total` runs. */
+function checkW1Counts(orchestrator: CallCounts, workers: CallCounts, total: number): void {
+  for (const agent of W1_AGENTS) if (workers[agent] !== total) throw new Error(`${agent} was called ${workers[agent]} times in ${total} runs`);
+  const expected = (W1_MODEL_CALLS - W1_AGENTS.length) * total;
+  if (orchestrator[W1_SWARM_ID] !== expected) throw new Error(`orchestrator was called ${orchestrator[W1_SWARM_ID]} times in ${total} runs, expected ${expected}`);
+}
+
+/** One REST run as a client makes it: the POST, then its event stream read to the end. */
+async function restRun(url: string, started: bigint): Promise<{ swarmId: string; postedMs: number; doneMs: number }> {
+  const posted = await fetch(`${url}/swarms/${PLANNER}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ input: 'Plan my Saturday' }),
+  });
+  if (posted.status !== 201) throw new Error(`POST answered ${posted.status}: ${await posted.text()}`);
+  const { swarmId } = (await posted.json()) as { swarmId: string };
+  const postedMs = msSince(started);
+  // The stream ends after the swarm's final event.
+  const stream = await fetch(`${url}/swarms/${PLANNER}/${encodeURIComponent(swarmId)}/events`);
+  const text = await stream.text();
+  const doneMs = msSince(started);
+  if (!text.includes('"final":true')) throw new Error(`the event stream of ${swarmId} ended without a final event`);
+  return { swarmId, postedMs, doneMs };
+}
+
+/**
+ * {@link REST_RUNS} runs of the distributed example posted at once over REST (see the module
+ * comment): on `'nats'`, the REST server (the orchestrator) and two workers in processes of
+ * their own on the row's nats-server; on `'sqlite'`, one server process with the agents and a
+ * SQLite file. The figures: completion times (from the batch's start to the end of each run's
+ * event stream), the POSTs' answer times, each process's CPU, and model calls per run (more
+ * than 10 means calls were made again, e.g. a hosted call resent after a silent heartbeat).
+ * Every run must end completed.
+ */
+export function restScale(kind: 'nats' | 'sqlite'): () => Promise<Figures> {
+  return async () => {
+    if (kind === 'nats' && missing()) return {};
+    const children: Child[] = [];
+    let nats: NatsServer | undefined;
+    const dir = kind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'xswarm-bench-rest-')) : undefined;
+    try {
+      const pids: Record<string, number | 'self'> = {};
+      if (kind === 'nats') {
+        nats = await startNatsServer();
+        const workers = await Promise.all([1, 2].map(() => startChild('activity-worker', { nats: nats!.url })));
+        children.push(...workers);
+        pids['nats-server'] = nats.pid;
+        workers.forEach((w, i) => {
+          pids[`worker ${i + 1}`] = w.pid;
+        });
+      }
+      const server = await startChild('rest-server', kind === 'nats' ? { nats: nats!.url } : { dir });
+      children.push(server);
+      pids.server = server.pid;
+      pids.client = 'self';
+      const url = server.ready.url as string;
+      const warm = now();
+      await Promise.all(Array.from({ length: REST_WARMUP }, () => restRun(url, warm)));
+
+      const meter = processMeter(pids);
+      const started = now();
+      const runs = await Promise.all(Array.from({ length: REST_RUNS }, () => restRun(url, started)));
+      const wallMs = msSince(started);
+      const cpu = meter.figures(REST_RUNS, wallMs);
+      // Every run's result, read as a client would once its stream ended.
+      for (let i = 0; i < runs.length; i += 50) {
+        await Promise.all(
+          runs.slice(i, i + 50).map(async ({ swarmId }) => {
+            const r = (await (await fetch(`${url}/swarms/${PLANNER}/${encodeURIComponent(swarmId)}`)).json()) as { status: string };
+            if (r.status !== 'completed') throw new Error(`run ${swarmId} ended ${r.status}`);
+          }),
+        );
+      }
+      const counts: Record<string, number> = {};
+      for (const c of await Promise.all(children.splice(0).map((c) => c.stop()))) {
+        for (const [speaker, n] of Object.entries(c)) counts[speaker] = (counts[speaker] ?? 0) + n;
+      }
+      const total = REST_WARMUP + REST_RUNS;
+      const calls = Object.values(counts).reduce((a, n) => a + n, 0);
+      return {
+        runs: REST_RUNS,
+        ...spread(runs.map((r) => r.doneMs)),
+        postP50Ms: percentile(
+          runs.map((r) => r.postedMs),
+          0.5,
+        ),
+        wallMs,
+        runsPerSec: REST_RUNS / (wallMs / 1000),
+        modelCallsPerRun: calls / total,
+        expectedModelCallsPerRun: PLANNER_CALLS + 3 * AGENT_CALLS,
+        ...cpu,
+      };
+    } finally {
+      for (const c of children) await c.stop().catch(() => undefined);
+      await nats?.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
