@@ -5,10 +5,12 @@
  * wall time per completed task over the same number of completions on both boards (all of the
  * small one, the first {@link MEASURED} of the large one), the bytes the team's record commits
  * carried per completed task, and the longest event-loop block while tasks were completing
- * (`monitorEventLoopDelay`). The window opens at the first completion once the board's creation
- * is written and its garbage collected: creating the board (`run(tasks)` checks every task, the
- * first commit writes every task once) is the caller's one call, O(board), not per-task work;
- * its figures are printed for reading (`createMs`, `firstCommitMs`).
+ * (`monitorEventLoopDelay`) over the board's whole life: from the caller's `run(tasks)` (the
+ * tasks checked, added and written in slices, see `TaskBoard.createInSlices`) until it resolves
+ * with the board durable, then from the first completion on. Between the two the creation's
+ * garbage is collected (`gc()`, the bench's own call, outside both windows), so that the time per
+ * task is the completions' only. The creation's figures are printed too (`createMs`, the
+ * caller's wait; `createLoopMaxMs`; `createCommitMs`, the longest commit call of the creation).
  *
  * @module
  */
@@ -43,26 +45,24 @@ const model = scriptedModel(async () => {
 async function runBoard(
   size: number,
   measured: number,
-): Promise<{ usPerTask: number; bytesPerTask: number; loopMaxMs: number; createMs: number; firstCommitMs: number }> {
+): Promise<{ usPerTask: number; bytesPerTask: number; loopMaxMs: number; createMs: number; createLoopMaxMs: number; createCommitMs: number }> {
   const scratch = scratchDir();
   const sqlite = sqliteStore(join(scratch.dir, 'board.db'), { synchronous: 'NORMAL' });
   const teamId = `board-${size}`;
   let bytes = 0;
   let counting = false;
-  let firstCommitMs = 0;
-  let created: () => void = () => {};
-  const written = new Promise<void>((resolve) => (created = resolve));
+  let creating = false;
+  let createCommitMs = 0;
   // The team record's commits, sized as the store serializes them (record, events, rows).
   const store: SwarmStore = {
     ...sqlite,
     commit: (c: Commit) => {
       if (counting && c.swarmId === teamId) bytes += JSON.stringify(c).length;
-      if (c.swarmId !== teamId || !c.messages?.some((w) => w.from === 0)) return sqlite.commit(c);
-      // The creation's commit: every task, once.
+      if (c.swarmId !== teamId || !creating) return sqlite.commit(c);
+      // A commit of the creation (a slice of its tasks): the longest call is printed.
       const began = process.hrtime.bigint();
       const done = sqlite.commit(c);
-      firstCommitMs = Number(process.hrtime.bigint() - began) / 1e6;
-      void Promise.resolve(done).then(created, created);
+      createCommitMs = Math.max(createCommitMs, Number(process.hrtime.bigint() - began) / 1e6);
       return done;
     },
   };
@@ -70,15 +70,22 @@ async function runBoard(
   gate = new Promise((resolve) => (open = resolve));
   const runtime = createRuntime({ model, store, teams: [team] });
   const loop = monitorEventLoopDelay({ resolution: 5 });
+  const createLoop = monitorEventLoopDelay({ resolution: 5 });
   try {
     const client = runtime.forTeam(team, teamId);
+    await client.ready();
     const tasks = Array.from({ length: size }, (_, i) => ({ id: `t${i + 1}`, subject: `task ${i + 1}` }));
+    // The window opens with the creation: run(tasks) resolves once every task is written. (Two
+    // histograms: one enabled again would count the time it was disabled as one long delay.)
+    createLoop.enable();
+    creating = true;
     const began = process.hrtime.bigint();
     await client.run(tasks);
     // (The creation's events are skipped below: the run's start is after them.)
     const createMs = Number(process.hrtime.bigint() - began) / 1e6;
-    await written;
-    // The creation's garbage (its tasks' specs, the first commit's text) is collected before the window opens.
+    creating = false;
+    createLoop.disable();
+    // The creation's garbage (its tasks' specs, its commits' text) is collected between the two windows.
     (globalThis as { gc?: () => void }).gc?.();
     open();
     let completed = 0;
@@ -107,7 +114,14 @@ async function runBoard(
     }
     const counted = completed === size ? completed - 1 : measured;
     if (client.summary().status === 'idle') await client.stop().catch(() => undefined);
-    return { usPerTask: Number(end - start) / 1000 / counted, bytesPerTask: bytes / counted, loopMaxMs: loop.max / 1e6, createMs, firstCommitMs };
+    return {
+      usPerTask: Number(end - start) / 1000 / counted,
+      bytesPerTask: bytes / counted,
+      loopMaxMs: Math.max(loop.max, createLoop.max) / 1e6,
+      createMs,
+      createLoopMaxMs: createLoop.max / 1e6,
+      createCommitMs,
+    };
   } finally {
     await runtime.close();
     await sqlite.close();
@@ -129,6 +143,7 @@ export async function boardScale(): Promise<Figures> {
     smallLoopMaxMs: small.loopMaxMs,
     largeLoopMaxMs: large.loopMaxMs,
     largeCreateMs: large.createMs,
-    largeFirstCommitMs: large.firstCommitMs,
+    largeCreateLoopMaxMs: large.createLoopMaxMs,
+    largeCreateCommitMs: large.createCommitMs,
   };
 }

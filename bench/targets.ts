@@ -346,12 +346,14 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         break;
       case `${BOARD}|${BOARD_MODE}`:
         ratio('µs per completed task, large board', f.largeUsPerTask, 'µs', 'small board', f.smallUsPerTask, 1.5);
-        limit('longest event-loop block, large board', f.largeLoopMaxMs, 'ms', BOARD_LOOP_BLOCK_MS);
+        // Over the board's whole life: its creation (run(100k) until durable) and its completions.
+        limit('longest event-loop block, large board (creation included)', f.largeLoopMaxMs, 'ms', BOARD_LOOP_BLOCK_MS);
         beside('bytes committed per task, large board', f.largeBytesPerTask, 'B', 'small board', f.smallBytesPerTask);
         info('longest event-loop block, small board', f.smallLoopMaxMs, 'ms');
-        // For reading: creating the large board, once (the caller's run(tasks), then its first commit).
-        info('run(100k tasks), large board', f.largeCreateMs, 'ms');
-        info('first commit (every task once), large board', f.largeFirstCommitMs, 'ms');
+        // For reading: creating the large board, once (the caller's run(tasks) until durable, in slices).
+        info('run(100k tasks) until durable, large board', f.largeCreateMs, 'ms');
+        info('longest event-loop block during run(100k tasks)', f.largeCreateLoopMaxMs, 'ms');
+        info('longest commit call of the creation (a slice)', f.largeCreateCommitMs, 'ms');
         break;
       default:
         for (const [figure, value] of Object.entries(f)) info(figure, value, '');

@@ -14,7 +14,8 @@ import { heldByOther } from '../leases/holder.js';
 import type { Owner } from '../leases/owner.js';
 import { isRuntimeRecord } from '../store/records.js';
 import { isFinal, UNFINISHED_STATUSES } from '../store/result.js';
-import { CorruptEventError, type SwarmRecord } from '../store/types.js';
+import { summaryOf } from '../store/summary.js';
+import { CorruptEventError, type SwarmRecord, type SwarmSummary } from '../store/types.js';
 import type { SwarmHost } from './host.js';
 import type { LiveSwarms } from './live.js';
 
@@ -58,28 +59,47 @@ export class Leases {
     const filter = scan === 'others' ? { status: UNFINISHED_STATUSES, notHeldBy: { owner: this.owner, at: now } } : { status: UNFINISHED_STATUSES };
     for (const listed of await live.store.list(filter)) {
       if (live.closed) return;
-      const id = listed.swarmId;
-      if (live.hosts.has(id) || live.passivated.has(id) || live.starting.has(id) || live.unrestorable.has(id)) continue;
-      // A team's record is its team host's to restore (see src/team/teams.ts), the agent
-      // registry's is the runtime's (src/registry/persistence.ts): neither is a swarm.
-      if (isRuntimeRecord(listed.definitionId)) continue;
-      // Among runtimes serving each other, a swarm of a definition this one lacks is another's to take.
-      if (this.catalog.elsewhere && !this.catalog.has(listed.definitionId)) continue;
-      // A live lease of a process of this host that has died (a crash, then a restart) is not
-      // waited out: the claim takes it from that very owner, or fails if someone else took it.
-      const held = heldByOther(listed.lease, this.owner, now);
-      const takeover = held?.takeover;
-      if (held && !takeover) continue;
-      const candidate = await live.store.load(id);
-      if (!candidate || isFinal(candidate.status)) continue;
-      // Check that it can be restored before claiming it: a broken row is left untouched.
-      const dryRun = this.restored(candidate, candidate.lastSeq, true);
-      if (!dryRun) continue;
-      dryRun.discard();
-      // Two adoption passes may run at once (start's timer, a parent re-attaching a child).
-      if (live.starting.has(id) || live.passivated.has(id)) continue;
-      await this.restore(id, takeover);
+      await this.consider(listed, now);
     }
+  }
+
+  /**
+   * Adopts one swarm, as {@link adopt} would if it listed it: what a caller waiting on that one
+   * swarm needs (a team's attempt whose swarm a previous process left), in O(1) store reads
+   * instead of a listing of every unfinished swarm.
+   */
+  async adoptOne(swarmId: string): Promise<void> {
+    const { live } = this;
+    if (live.closed || live.hosts.has(swarmId) || live.passivated.has(swarmId) || live.starting.has(swarmId) || live.unrestorable.has(swarmId)) return;
+    const summary = await summaryOf(live.store, swarmId);
+    if (!summary || isFinal(summary.status) || live.closed) return;
+    await this.consider(summary, Date.now());
+  }
+
+  /** Adopts the listed swarm when nobody else may drive it and it can be restored here. */
+  private async consider(listed: SwarmSummary, now: number): Promise<void> {
+    const { live } = this;
+    const id = listed.swarmId;
+    if (live.hosts.has(id) || live.passivated.has(id) || live.starting.has(id) || live.unrestorable.has(id)) return;
+    // A team's record is its team host's to restore (see src/team/teams.ts), the agent
+    // registry's is the runtime's (src/registry/persistence.ts): neither is a swarm.
+    if (isRuntimeRecord(listed.definitionId)) return;
+    // Among runtimes serving each other, a swarm of a definition this one lacks is another's to take.
+    if (this.catalog.elsewhere && !this.catalog.has(listed.definitionId)) return;
+    // A live lease of a process of this host that has died (a crash, then a restart) is not
+    // waited out: the claim takes it from that very owner, or fails if someone else took it.
+    const held = heldByOther(listed.lease, this.owner, now);
+    const takeover = held?.takeover;
+    if (held && !takeover) return;
+    const candidate = await live.store.load(id);
+    if (!candidate || isFinal(candidate.status)) return;
+    // Check that it can be restored before claiming it: a broken row is left untouched.
+    const dryRun = this.restored(candidate, candidate.lastSeq, true);
+    if (!dryRun) return;
+    dryRun.discard();
+    // Two adoption passes may run at once (start's timer, a parent re-attaching a child).
+    if (live.starting.has(id) || live.passivated.has(id)) return;
+    await this.restore(id, takeover);
   }
 
   /**

@@ -44,9 +44,10 @@ export function teamPort(parts: TeamPortParts): TeamRuntimePort {
     // restarted), it attaches to the attempt instead of reading "id in use".
     startSwarm: (definitionId, swarmId, input) =>
       remoteTask(definitionId)?.host({ swarmId, definitionId, input, attach: true }) ?? launcher.start(definitionId, swarmId, input),
-    // A task swarm left by a previous process is adopted first (a team restored on first use).
+    // A task swarm left by a previous process is adopted first (a team restored on first use):
+    // that one swarm, looked up by id (a listing of every unfinished swarm per attempt is O(n)).
     wait: async (swarmId, signal) => {
-      if (!live.hosts.has(swarmId)) await leases.adopt().catch(() => undefined);
+      if (!live.hosts.has(swarmId)) await leases.adoptOne(swarmId).catch(() => undefined);
       return reading.wait(swarmId, signal);
     },
     stop: (swarmId, reason) => commands.stop(swarmId, reason),

@@ -16,6 +16,20 @@ import type { Task } from '../define/team.js';
  * order, so the cycle named for a given batch is always the same.
  */
 export function findCycle(nodes: ReadonlyMap<string, readonly string[]>): string[] | undefined {
+  const steps = findCycleSteps(nodes, Number.POSITIVE_INFINITY);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * {@link findCycle} in steps: the generator yields after every `budget` nodes it finished, so a
+ * caller can let the event loop run between two (a creation of 100,000 tasks with dependencies),
+ * and returns the cycle (or undefined).
+ */
+export function* findCycleSteps(nodes: ReadonlyMap<string, readonly string[]>, budget: number): Generator<void, string[] | undefined, void> {
+  let spent = 0;
   const done = new Set<string>();
   const onPath = new Map<string, number>();
   const path: string[] = [];
@@ -41,6 +55,10 @@ export function findCycle(nodes: ReadonlyMap<string, readonly string[]>): string
         path.pop();
         onPath.delete(frame.id);
         done.add(frame.id);
+        if (++spent >= budget) {
+          spent = 0;
+          yield;
+        }
       }
     }
   }
@@ -94,4 +112,37 @@ export function findBlocked(tasks: readonly Task[], byId: ReadonlyMap<string, Ta
     blocked.push({ taskId: task.id, blockedBy: [...upstream].sort((a, b) => order.get(a)! - order.get(b)!) });
   }
   return blocked;
+}
+
+/**
+ * {@link findBlocked} found from the other end: downstream of each dead task (`dead`, failed or
+ * escalated) through its pending dependents, so the cost is that of the tasks found (and their
+ * dependents), not of the board. A pending task is blocked by the dead tasks it reaches through
+ * pending tasks only: a dead task stops the walk (its own upstream is not its dependents'), and
+ * a completed or running task blocks nothing (a running task's dependencies are all completed).
+ * The same list as {@link findBlocked}: in board order, each with its dead tasks in board order.
+ */
+export function findBlockedFrom(
+  dead: Iterable<string>,
+  byId: ReadonlyMap<string, Task>,
+  dependents: ReadonlyMap<string, readonly string[]>,
+  order: ReadonlyMap<string, number>,
+): BlockedTask[] {
+  const roots = new Map<string, string[]>();
+  for (const root of dead) {
+    const seen = new Set<string>([root]);
+    const queue = [root];
+    for (let i = 0; i < queue.length; i++) {
+      for (const id of dependents.get(queue[i]!) ?? []) {
+        if (seen.has(id) || byId.get(id)?.status !== 'pending') continue;
+        seen.add(id);
+        queue.push(id);
+        let list = roots.get(id);
+        if (!list) roots.set(id, (list = []));
+        list.push(root);
+      }
+    }
+  }
+  const byOrder = (a: string, b: string) => order.get(a)! - order.get(b)!;
+  return [...roots.keys()].sort(byOrder).map((taskId) => ({ taskId, blockedBy: roots.get(taskId)!.sort(byOrder) }));
 }

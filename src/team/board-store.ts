@@ -79,6 +79,15 @@ export class BoardState {
    * (a task claimed had its dependencies completed, and completed tasks stay completed).
    */
   blockedEpoch = 0;
+  /** The dead (failed or escalated) tasks: where the blocked tasks are found from (downstream). */
+  readonly deadIds = new Set<string>();
+  /**
+   * While a creation is written in slices (`TaskBoard.createInSlices`): the creation index of its
+   * first task and the id counter before it. Its tasks (indexes from `from` on) are on the board
+   * but claimable by nobody until {@link release}, so that a creation a crash cut short is
+   * dropped whole on restore, never half run.
+   */
+  holding: { from: number; nextId: number } | undefined;
   readonly #facts: ((fact: BoardFact) => void)[] = [];
   readonly #changes: ((task: Task) => void)[] = [];
   readonly #ends: (() => void)[] = [];
@@ -111,7 +120,33 @@ export class BoardState {
 
   /** Whether `task` can be claimed now. */
   isReady(task: Task): boolean {
-    return task.status === 'pending' && (this.open.get(task.id) ?? 0) === 0;
+    return task.status === 'pending' && (this.open.get(task.id) ?? 0) === 0 && !this.isHeld(task.id);
+  }
+
+  /** Whether the task belongs to a creation still being written (see {@link holding}). */
+  isHeld(taskId: string): boolean {
+    return this.holding !== undefined && this.order.get(taskId)! >= this.holding.from;
+  }
+
+  /** Holds the tasks created from now on (see {@link holding}); no change of its own. */
+  hold(): void {
+    this.holding = { from: this.tasks.size, nextId: this.nextId };
+  }
+
+  /**
+   * Ends the hold of `held` (the tasks created since {@link hold}): those that are ready are
+   * offered to claimers, as one change. O(held) with O(1) work each (their creation indexes are
+   * the highest, so a heap push does not sift).
+   */
+  release(held: readonly Task[]): void {
+    if (!this.holding) return;
+    this.holding = undefined;
+    this.version++;
+    for (const { id } of held) {
+      const task = this.tasks.get(id)!;
+      if (this.isReady(task)) this.#enter(task);
+    }
+    this.#end();
   }
 
   /** The dead (failed or escalated) tasks: when none, no task is blocked. */
@@ -123,7 +158,8 @@ export class BoardState {
     this.version++;
     this.nextId = nextId;
     this.#add(tasks);
-    this.blockedEpoch++;
+    // New tasks may be blocked only by a dead task upstream.
+    if (this.deadIds.size > 0) this.blockedEpoch++;
     for (const task of tasks) {
       const { subject, metadata, dependencies } = task;
       this.#fact({ type: 'task-created', ...this.#base(task.id, at), subject, metadata, dependencies });
@@ -156,7 +192,7 @@ export class BoardState {
       if (left > 0) this.open.set(id, left);
       else this.open.delete(id);
       const dependent = this.tasks.get(id)!;
-      if (left === 0 && dependent.status === 'pending') this.#enter(dependent);
+      if (left === 0 && this.isReady(dependent)) this.#enter(dependent);
     }
     const fact = { type: 'task-completed' as const, ...this.#base(taskId, at), owner, attempt: task.attempts };
     this.#fact(result === undefined ? fact : { ...fact, result });
@@ -219,6 +255,7 @@ export class BoardState {
       this.tasks.set(task.id, task);
       this.byStatus[task.status]++;
       if (task.status === 'in_progress') this.inProgress.add(task.id);
+      if (DEAD.has(task.status)) this.deadIds.add(task.id);
     }
     // Dependencies second: a batch may list a dependency after its dependent.
     for (const task of tasks) {
@@ -243,6 +280,8 @@ export class BoardState {
     this.byStatus[next.status]++;
     if (next.status === 'in_progress') this.inProgress.add(next.id);
     else this.inProgress.delete(next.id);
+    if (DEAD.has(next.status)) this.deadIds.add(next.id);
+    else this.deadIds.delete(next.id);
     const isReady = this.isReady(next);
     if (wasReady && !isReady) this.readyCount--;
     // The heap keeps its entry: it is dropped when found no longer ready (see ReadyHeap).

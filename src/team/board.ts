@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { findBlocked, findCycle } from './board-graph.js';
+import { findBlockedFrom, findCycle, findCycleSteps } from './board-graph.js';
 import { attemptKey, BoardState, bucketOf, failureOutcome, UNTYPED, type BoardContext } from './board-store.js';
 import { parseBoardSnapshot, parseTaskSpec, type BlockedTask, type BoardCounts, type BoardFact, type BoardSnapshot, type Claim } from './board-types.js';
 import type { Task, TaskSpec } from '../define/team.js';
@@ -48,6 +48,14 @@ export interface ClaimFilter {
   readonly types?: readonly string[];
 }
 
+/** Tasks a creation in slices adds per macrotask (see {@link TaskBoard.createInSlices}). */
+export const CREATE_SLICE = 1_000;
+
+/** One macrotask later: timers and I/O run meanwhile. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** A new, empty board. Throws a {@link TeamError} for an empty id or invalid limits. */
 export function createBoard(options: BoardOptions): TaskBoard {
   if (typeof options.id !== 'string' || options.id.length === 0) throw new TeamError('a board needs a non-empty id', 'invalid-task');
@@ -73,6 +81,10 @@ export function restoreBoard(snapshot: unknown, options: RestoreBoardOptions = {
 export class TaskBoard {
   readonly #state: BoardState;
   readonly #clock: () => number;
+  /** A creation in slices is under way (see {@link createInSlices}): {@link create} waits for none. */
+  #slicing = false;
+  /** The creations in slices, one after the other. */
+  #queue: Promise<void> = Promise.resolve();
   /** The blocked tasks as of `#state.blockedEpoch` (see there), when computed. */
   #blocked: { epoch: number; list: BlockedTask[] } | undefined;
 
@@ -129,14 +141,87 @@ export class TaskBoard {
    * (`limit`) refuses the whole batch. Tasks of a batch may depend on each other in any order.
    */
   create(specs: TaskSpec | readonly TaskSpec[]): Task[] {
+    if (this.#slicing) throw new TeamError(`board ${this.id} is writing a creation in slices; create once it is written`, 'wrong-state');
     const list = Array.isArray(specs) ? (specs as readonly TaskSpec[]) : [specs as TaskSpec];
+    const steps = this.#prepare(list, Number.POSITIVE_INFINITY);
+    let step = steps.next();
+    while (!step.done) step = steps.next();
+    const { tasks, nextId, at } = step.value;
+    if (tasks.length > 0) this.#state.created(tasks, nextId, at);
+    return tasks.map((task) => this.task(task.id)!);
+  }
+
+  /**
+   * {@link create} for a batch of any size without blocking the event loop: the batch is
+   * checked (with the same errors, nothing changed) and then added in slices of `slice` tasks
+   * (default {@link CREATE_SLICE}), the event loop running between two (`between`, default one macrotask; a
+   * team host writes each slice there). A batch of more than one slice is held while it is
+   * added: its tasks are on the board but nobody can claim them until the last slice is in
+   * ({@link creating} says from which creation index), and the board then offers them as one
+   * more change. Creations are taken one at a time; {@link create} is refused meanwhile. When
+   * `between` throws, the creation stops there and its tasks added so far stay held (a team
+   * host's store refused a write: the host is closed).
+   */
+  async createInSlices(specs: readonly TaskSpec[], options: { readonly slice?: number; readonly between?: () => Promise<void> } = {}): Promise<Task[]> {
+    const previous = this.#queue;
+    let done!: () => void;
+    this.#queue = new Promise<void>((resolve) => (done = resolve));
+    await previous;
+    this.#slicing = true;
+    try {
+      const slice = Math.max(1, options.slice ?? CREATE_SLICE);
+      const between = options.between ?? nextTurn;
+      const steps = this.#prepare(specs, slice);
+      let step = steps.next();
+      while (!step.done) {
+        await nextTurn();
+        step = steps.next();
+      }
+      const { tasks, nextId, at } = step.value;
+      const state = this.#state;
+      if (tasks.length > slice) state.hold();
+      for (let i = 0; i < tasks.length; i += slice) {
+        state.created(tasks.slice(i, i + slice), nextId, at);
+        await between();
+      }
+      if (state.holding) {
+        state.release(tasks);
+        await between();
+      }
+      return tasks.map((task) => this.task(task.id)!);
+    } finally {
+      this.#slicing = false;
+      done();
+    }
+  }
+
+  /**
+   * While a creation is added in slices and held (see {@link createInSlices}): the creation
+   * index of its first task and the id counter before it; what a crash would drop.
+   */
+  get creating(): { readonly from: number; readonly nextId: number } | undefined {
+    return this.#state.holding;
+  }
+
+  /**
+   * Checks a batch and makes its tasks (see {@link create}), yielding after every `slice` specs
+   * (and cycle-search nodes) so a caller can let the event loop run; changes nothing.
+   */
+  *#prepare(list: readonly TaskSpec[], slice: number): Generator<void, { tasks: Task[]; nextId: number; at: number }, void> {
     const state = this.#state;
     const existing = state.tasks;
     checkLimit(state.limits, 'maxTasksPerBoard', existing.size, list.length);
-    const parsed = list.map((spec, i) => parseTaskSpec(spec, i));
+    const parsed: TaskSpec[] = [];
+    for (const [i, spec] of list.entries()) {
+      parsed.push(parseTaskSpec(spec, i));
+      if ((i + 1) % slice === 0) yield;
+    }
     let nextId = state.nextId;
     const named = new Set<string>();
-    for (const spec of parsed) if (spec.id !== undefined) named.add(spec.id);
+    for (const [i, spec] of parsed.entries()) {
+      if (spec.id !== undefined) named.add(spec.id);
+      if ((i + 1) % slice === 0) yield;
+    }
     const taken = (id: string) => existing.has(id) || named.has(id);
     const batch = new Map<string, TaskSpec>();
     for (const spec of parsed) {
@@ -149,33 +234,41 @@ export class TaskBoard {
         throw new TeamError(`task ${id} already exists on board ${state.boardId}`, 'duplicate-task');
       }
       batch.set(id, spec);
+      if (batch.size % slice === 0) yield;
     }
+    // Only tasks with dependencies can be on a cycle: a batch of independent tasks needs no search.
+    const dependent = new Map<string, readonly string[]>();
+    let checked = 0;
     for (const [id, spec] of batch) {
-      for (const dependency of spec.dependencies ?? []) {
+      const dependencies = spec.dependencies ?? [];
+      for (const dependency of dependencies) {
         if (!existing.has(dependency) && !batch.has(dependency)) {
           throw new TeamError(`task ${id} depends on unknown task ${dependency}`, 'unknown-dependency');
         }
       }
+      if (dependencies.length > 0) dependent.set(id, dependencies);
+      if (++checked % slice === 0) yield;
     }
-    // Only tasks with dependencies can be on a cycle: a batch of independent tasks needs no search.
-    const dependent = [...batch].filter(([, spec]) => (spec.dependencies?.length ?? 0) > 0);
-    const cycle = dependent.length === 0 ? undefined : findCycle(new Map(dependent.map(([id, spec]) => [id, spec.dependencies ?? []])));
+    const cycle = dependent.size === 0 ? undefined : yield* findCycleSteps(dependent, slice);
     if (cycle) throw new TeamError(`dependency cycle: ${cycle.join(' → ')}`, 'cycle');
     const at = this.#clock();
-    const tasks: Task[] = [...batch].map(([id, spec]) => ({
-      id,
-      subject: spec.subject,
-      description: spec.description ?? '',
-      metadata: json(spec.metadata ?? {}, `metadata of task ${id}`),
-      dependencies: [...new Set(spec.dependencies ?? [])],
-      status: 'pending',
-      attempts: 0,
-      failures: 0,
-      createdAt: at,
-      updatedAt: at,
-    }));
-    if (tasks.length > 0) state.created(tasks, nextId, at);
-    return tasks.map((task) => this.task(task.id)!);
+    const tasks: Task[] = [];
+    for (const [id, spec] of batch) {
+      tasks.push({
+        id,
+        subject: spec.subject,
+        description: spec.description ?? '',
+        metadata: json(spec.metadata ?? {}, `metadata of task ${id}`),
+        dependencies: [...new Set(spec.dependencies ?? [])],
+        status: 'pending',
+        attempts: 0,
+        failures: 0,
+        createdAt: at,
+        updatedAt: at,
+      });
+      if (tasks.length % slice === 0) yield;
+    }
+    return { tasks, nextId, at };
   }
 
   /**
@@ -323,15 +416,15 @@ export class TaskBoard {
 
   /**
    * Pending tasks that a failed or escalated task upstream keeps from ever running. Computed
-   * once per change that can alter it (a task failing, escalating or retried, tasks created):
-   * O(1) while no task has failed.
+   * once per change that can alter it (a task failing, escalating or retried, tasks created
+   * while a task is dead), downstream of the dead tasks: O(1) while no task has failed, else
+   * O(the tasks found and their dependents), not O(board).
    */
   blocked(): BlockedTask[] {
     const state = this.#state;
     if (state.dead === 0) return [];
     if (this.#blocked?.epoch !== state.blockedEpoch) {
-      const tasks = this.tasks();
-      this.#blocked = { epoch: state.blockedEpoch, list: findBlocked(tasks, state.tasks) };
+      this.#blocked = { epoch: state.blockedEpoch, list: findBlockedFrom(state.deadIds, state.tasks, state.dependents, state.order) };
     }
     return this.#blocked.list;
   }
@@ -399,10 +492,12 @@ export class TaskBoard {
   /** Why `task` cannot be claimed now, or undefined when it can. */
   #unclaimable(task: Task): string | undefined {
     if (task.status !== 'pending') return task.owner ? `it is ${task.status} (held by ${task.owner})` : `it is ${task.status}`;
+    if (this.#state.isHeld(task.id)) return 'its creation is still being written';
     const byId = this.#state.tasks;
     const open = task.dependencies.filter((id) => byId.get(id)?.status !== 'completed');
     if (open.length === 0) return undefined;
-    const dead = open.filter((id) => ['failed', 'escalated'].includes(byId.get(id)!.status));
+    // (A dependency of a creation being added in slices may not be on the board yet.)
+    const dead = open.filter((id) => ['failed', 'escalated'].includes(byId.get(id)?.status ?? 'pending'));
     if (dead.length > 0) return `blocked by ${dead.join(', ')} (${dead.map((id) => byId.get(id)!.status).join(', ')})`;
     const blockedBy = this.blocked().find((blocked) => blocked.taskId === task.id);
     if (blockedBy) return `blocked by ${blockedBy.blockedBy.join(', ')} upstream`;

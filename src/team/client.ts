@@ -60,7 +60,7 @@ export interface TeamSlot {
    * Runs `act` on the team's host (made and kept if there is none), brought up to date first; a
    * host made for it that is left idle (`act` threw) is not kept.
    */
-  use<T>(act: (host: TeamHost) => T): Promise<T>;
+  use<T>(act: (host: TeamHost) => T | Promise<T>): Promise<T>;
 }
 
 /** The handle on one team. */
@@ -88,7 +88,7 @@ export class TeamClient {
    * invalid task, duplicate id, unknown dependency, cycle, `maxTasksPerBoard`, `maxTeams`).
    */
   run(tasks: readonly TaskSpec[]): Promise<Task[]> {
-    return this.slot.use((host) => host.run(tasks));
+    return this.slot.use((host) => host.runInSlices(tasks));
   }
 
   /**

@@ -30,6 +30,12 @@ export type TeamFact =
   | { type: 'team-message-sent'; messageSeq: number; from: string; to: string; messageType: InboxMessageType }
   | { type: 'team-escalation'; taskId: string; workerId: string; error: string; failures: number }
   | { type: 'team-started'; tasks: number }
+  /**
+   * A creation written in slices that a crash cut short was dropped on restore: the tasks of
+   * the `team-task-created` events since `fromTask` (the creation index of its first task) are
+   * not on the board; a run of them can be made again.
+   */
+  | { type: 'team-creation-dropped'; fromTask: number; tasks: number; reason: string }
   | { type: 'team-paused'; reason: string }
   | { type: 'team-resumed'; message?: string }
   | { type: 'team-ended'; status: 'completed' | 'stalled' | 'failed' | 'stopped'; reason?: string; blocked?: readonly string[] };
@@ -73,6 +79,8 @@ function said(fact: TeamFact): string | undefined {
       return `Attempt ${fact.attempt} of task ${fact.taskId} (swarm ${fact.swarmId}) completed after the team had released it: its work was done twice; its result is not the task's.`;
     case 'team-ended':
       return fact.reason ?? `Team ${fact.status}.`;
+    case 'team-creation-dropped':
+      return fact.reason;
     default:
       return undefined;
   }

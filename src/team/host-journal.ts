@@ -48,6 +48,16 @@ export interface TeamSnapshot {
   pendingStops?: PendingStop[];
 }
 
+/**
+ * A creation written in slices, not written whole yet (see `TaskBoard.createInSlices`): the
+ * creation index of its first task and the board's id counter before it. A record that holds
+ * one was written mid-creation: on restore its tasks (rows from `from` on) are dropped.
+ */
+export interface CreationMark {
+  from: number;
+  nextId: number;
+}
+
 /** The board of a format 2 snapshot: its snapshot without the tasks, and how many it has. */
 export type BoardHead = Omit<BoardSnapshot, 'tasks'> & { tasks: number };
 
@@ -66,6 +76,8 @@ export type TeamRecordSnapshot = Omit<TeamSnapshot, 'format' | 'board' | 'inbox'
   board: BoardHead;
   inbox: InboxHead;
   rows: { list: string; previous?: string };
+  /** A creation under way when the record was written (absent: none). */
+  creating?: CreationMark;
   context: { messages: MessagesRef };
   children?: { previous: { snapshot: { context: { messages: MessagesRef } } } };
 };
@@ -75,11 +87,11 @@ export type TeamRecordSnapshot = Omit<TeamSnapshot, 'format' | 'board' | 'inbox'
  * holds its rows (format 2), which the next commit appends to. Throws a {@link TeamError}
  * `invalid-snapshot` when it holds no team state.
  */
-export function readTeamSnapshot(teamId: string, stored: unknown): { state: TeamSnapshot; place?: RowsPlace } {
+export function readTeamSnapshot(teamId: string, stored: unknown): { state: TeamSnapshot; place?: RowsPlace; dropped?: CreationMark & { tasks: number } } {
   const snapshot = stored as Partial<TeamRecordSnapshot> | Partial<TeamSnapshot> | undefined;
   if (snapshot?.format === 1) return { state: snapshot as TeamSnapshot };
   if (snapshot?.format !== 2) throw new TeamError(`team "${teamId}" has no readable snapshot in the store`, 'invalid-snapshot');
-  const { context, children, board, inbox, rows: lists, ...rest } = snapshot as TeamRecordSnapshot;
+  const { context, children, board, inbox, rows: lists, creating, ...rest } = snapshot as TeamRecordSnapshot;
   const current: unknown = context?.messages;
   const previous: unknown = lists?.previous === undefined ? [] : children?.previous?.snapshot?.context?.messages;
   if (!Array.isArray(current) || !Array.isArray(previous) || typeof lists?.list !== 'string' || typeof board !== 'object' || typeof inbox !== 'object') {
@@ -87,21 +99,27 @@ export function readTeamSnapshot(teamId: string, stored: unknown): { state: Team
   }
   let replayed: ReturnType<typeof replayRows>;
   try {
-    replayed = replayRows(previous.length > 0 ? [...previous, ...current] : current, inbox.keptFrom);
+    // Mid-creation (a crash between two slices of one), the creation is dropped whole: its tasks' places on.
+    const count = creating && typeof creating.from === 'number' ? creating.from : typeof board.tasks === 'number' ? board.tasks : undefined;
+    replayed = replayRows(previous.length > 0 ? [...previous, ...current] : current, inbox.keptFrom, count);
   } catch (error) {
     throw new TeamError(`team "${teamId}": ${(error as Error).message}`, 'invalid-snapshot');
   }
   const { tasks: _t, ...boardHead } = board;
   const { messages: _m, keptFrom: _k, ...inboxHead } = inbox;
+  const state: TeamSnapshot = { ...rest, format: 1, board: { ...boardHead, tasks: replayed.tasks }, inbox: { ...inboxHead, messages: replayed.messages } };
   const place: RowsPlace = {
     list: lists.list,
     stored: current.length,
     ...(lists.previous !== undefined ? { previous: { list: lists.previous, stored: previous.length } } : {}),
   };
-  return {
-    state: { ...rest, format: 1, board: { ...boardHead, tasks: replayed.tasks }, inbox: { ...inboxHead, messages: replayed.messages } },
-    place,
-  };
+  if (creating && typeof creating.from === 'number' && typeof creating.nextId === 'number') {
+    // Written mid-creation: the id counter goes back too. The dropped tasks' rows stay in the
+    // list, past the board's count, where the next tasks created take their places again.
+    state.board = { ...state.board, nextId: creating.nextId };
+    return { state, place, dropped: { ...creating, tasks: board.tasks - creating.from } };
+  }
+  return { state, place };
 }
 
 /** The part of a team record's snapshot that names its rows, for a batch of `rows` (see host-rows.ts). */

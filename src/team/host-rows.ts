@@ -161,16 +161,20 @@ export class TeamRows {
 
 /**
  * The tasks and messages a team's stored rows hold (the previous list's rows first, while a
- * compaction was under way): each task in its last state, in creation order; the messages from
- * seq `keptFrom` on, in seq order. Throws on a row that is neither.
+ * compaction was under way): the board's first `count` tasks (by creation index `n`), each in
+ * its last state, in creation order; the messages from seq `keptFrom` on, in seq order. Throws
+ * on a row that is neither. A task's place is its own for good, except after a creation a crash
+ * cut short (see `TaskBoard.createInSlices`): its rows stay in the list, and the tasks created
+ * after it take their places again, with rows that come later; so the last row of each place
+ * wins, and the places from `count` on (such a creation's that nothing took again) are dropped.
  */
-export function replayRows(rows: readonly unknown[], keptFrom: number): { tasks: Task[]; messages: InboxMessage[] } {
-  const tasks = new Map<string, { task: Task; n: number }>();
+export function replayRows(rows: readonly unknown[], keptFrom: number, count = Number.POSITIVE_INFINITY): { tasks: Task[]; messages: InboxMessage[] } {
+  const tasks = new Map<number, { task: Task; n: number }>();
   const messages = new Map<number, InboxMessage>();
   for (const [i, row] of rows.entries()) {
     const value = row as Partial<{ task: Task; n: number; message: InboxMessage }> | null;
     if (value && typeof value === 'object' && value.task && typeof value.task.id === 'string' && typeof value.n === 'number') {
-      tasks.set(value.task.id, { task: value.task, n: value.n });
+      if (value.n < count) tasks.set(value.n, { task: value.task, n: value.n });
     } else if (value && typeof value === 'object' && value.message && typeof value.message.seq === 'number') {
       if (value.message.seq >= keptFrom) messages.set(value.message.seq, value.message);
     } else throw new Error(`row ${i} of the team's list is neither a task nor a message`);

@@ -21,7 +21,7 @@ import {
 } from '../../machines/team/leader.js';
 import { teamWorkerMachine } from '../../machines/team/worker.js';
 import { errorText } from '../../machines/error-text.js';
-import { attemptKey, createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
+import { attemptKey, CREATE_SLICE, createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
 import { workerSwarmId, type TeamDefinition, type TeamWorkerDefinition } from '../define/team.js';
 import { TeamError } from '../errors.js';
 import { TeamEventLog, type TeamFact } from './events.js';
@@ -119,6 +119,10 @@ export class TeamHost {
   readonly #workerTypes = new Map<string, number>();
   /** The ids of the board's blocked tasks, for the list they were taken from (the board keeps it until it changes). */
   #blockedIds: { from: readonly unknown[]; ids: string[] } | undefined;
+  /** A creation dropped on restore, not told in the events yet (see #noteDropped). */
+  #dropped: TeamFact | undefined;
+  /** The runs of {@link runInSlices}, one after the other. */
+  #runs: Promise<unknown> = Promise.resolve();
 
   constructor(options: TeamHostOptions) {
     const { definition, teamId } = options;
@@ -208,7 +212,7 @@ export class TeamHost {
       throw new TeamError(`team "${this.teamId}" is stored as ${record.definitionId}, not team ${this.definition.id}`, 'team-in-use');
     }
     // Format 2 (the board and the inbox as rows) or 1 (written whole, by an earlier version).
-    const { state: snapshot, place } = readTeamSnapshot(this.teamId, record.snapshot);
+    const { state: snapshot, place, dropped } = readTeamSnapshot(this.teamId, record.snapshot);
     // An unfinished team's leader snapshot is restored into this runtime's machine: another
     // version's context may not fit it (as for swarms, refused rather than misread). A finished
     // team stays readable: its board, inbox and events do not depend on the machine.
@@ -236,7 +240,24 @@ export class TeamHost {
     if (this.#closing) return;
     this.#stored = true;
     const events = (stored as unknown as TeamEvent[]).filter((e) => e.seq <= record.lastSeq);
+    // A creation a crash cut short is dropped (see readTeamSnapshot); its event goes with the next write of a driver.
+    this.#dropped = dropped && {
+      type: 'team-creation-dropped',
+      fromTask: dropped.from,
+      tasks: dropped.tasks,
+      reason: `the creation of ${dropped.tasks} task(s) was not written whole before the process stopped: run them again`,
+    };
     this.#restore(snapshot, events, record.revision, drive, place);
+    if (drive) this.#noteDropped();
+  }
+
+  /** Tells the events of a creation dropped on restore (once, by the runtime that writes the team next). */
+  #noteDropped(): void {
+    const fact = this.#dropped;
+    if (!fact || this.#heldBy !== undefined || this.#closing) return;
+    this.#dropped = undefined;
+    this.#fact(fact);
+    this.#changed();
   }
 
   #restore(snapshot: TeamSnapshot, events: readonly TeamEvent[], revision: number, drive: boolean, rows: RowsPlace | undefined): void {
@@ -362,6 +383,7 @@ export class TeamHost {
       board: { ...board, tasks: this.board.size },
       inbox: { format: 1, ...inbox, messages: this.inbox.stats().retained, keptFrom: this.inbox.keptFrom },
       ...(stops.length > 0 ? { pendingStops: stops } : {}),
+      ...(this.board.creating ? { creating: { ...this.board.creating } } : {}),
       ...rowsRef(rows),
     };
   }
@@ -404,9 +426,63 @@ export class TeamHost {
       return this.board.create(tasks);
     }
     this.#admit?.(this);
+    this.#noteDropped();
     const created = this.board.create(tasks);
     this.#startLeader();
     return created;
+  }
+
+  /**
+   * {@link run} for a batch of any size without blocking the event loop, resolving once the
+   * whole batch is durable (written to the store, when the team has one). The batch is checked
+   * in slices (the same errors, nothing changed), then added and written in slices of
+   * `CREATE_SLICE` tasks, one commit each (see `TaskBoard.createInSlices`): a batch of more
+   * than one slice is held (nobody claims its tasks) and each commit's record marks the
+   * creation as under way, so a crash between two slices restores the team without any of
+   * it. A new run's leader starts once the batch is written. Runs are taken one at a time.
+   */
+  runInSlices(tasks: readonly TaskSpec[]): Promise<Task[]> {
+    const run = this.#runs.then(() => this.#runInSlices(tasks));
+    this.#runs = run.catch(() => undefined);
+    return run;
+  }
+
+  async #runInSlices(tasks: readonly TaskSpec[]): Promise<Task[]> {
+    if (tasks.length === 0) throw new TeamError(`team ${this.teamId}: a run needs at least one task`, 'invalid-task');
+    if (tasks.length <= CREATE_SLICE) {
+      // One slice: the run as it always was, then its commit.
+      const created = this.run(tasks);
+      await this.#durable();
+      return created;
+    }
+    const check = () => {
+      if (this.#closing) throw new TeamError(`team ${this.teamId} is closed${this.#heldBy ? ` (${this.#heldBy})` : ''}`, 'wrong-team-state');
+      if (this.#heldBy) throw new TeamError(`team ${this.teamId} is driven by another runtime (${this.#heldBy})`, 'team-in-use');
+    };
+    check();
+    const active = this.#status === 'running' || this.#status === 'paused';
+    if (active && this.#leader?.getSnapshot().matches('draining'))
+      throw new TeamError(`team ${this.teamId} is finishing its run; run again once it ended`, 'wrong-team-state');
+    if (!active) this.#admit?.(this);
+    this.#noteDropped();
+    const created = await this.board.createInSlices(tasks, {
+      between: async () => {
+        await this.#durable();
+        check();
+        await new Promise((resolve) => setImmediate(resolve));
+      },
+    });
+    // A run that ended meanwhile (stopped) or none under way: this batch starts one.
+    if (this.#status !== 'running' && this.#status !== 'paused') this.#startLeader();
+    await this.#durable();
+    return created;
+  }
+
+  /** Resolves once every change so far is written; throws when the store refused it (the team was lost). */
+  async #durable(): Promise<void> {
+    await this.flush();
+    const failure = this.#journal?.failure;
+    if (failure) throw new TeamError(`team ${this.teamId} could not be written: ${failure}`, 'team-in-use');
   }
 
   /** Resolves when the run is paused for a human or has ended (at once when it is not running). */
@@ -987,7 +1063,9 @@ export class TeamHost {
         ...(t.metadata.type !== undefined ? { type: t.metadata.type } : {}),
         attempt: t.attempts + 1,
       })),
-      inProgress: counts.in_progress,
+      // A creation being written counts as work under way: its tasks are remaining but nobody
+      // can claim them yet, which the leader would otherwise take for a stall.
+      inProgress: counts.in_progress + (this.board.creating ? 1 : 0),
       blocked: this.#blockedIds.ids,
       remaining: counts.pending + counts.in_progress + counts.escalated,
     };

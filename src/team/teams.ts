@@ -144,7 +144,8 @@ export class Teams {
           await this.#load(host);
           if (host.closed && !this.#closed) continue;
           try {
-            return act(host);
+            // Awaited: a run refused after a turn (a batch checked in slices) drops its host too.
+            return await act(host);
           } catch (error) {
             if (host.status === 'idle') this.#drop(host);
             throw error;

@@ -3,13 +3,18 @@
  * tasks after any sequence of changes; a team's commit writes what changed (bytes per
  * completion do not grow with the board); a large board restores from its rows after a crash
  * mid-run, and a team record written whole (format 1, by earlier versions) still restores.
+ * Creating a large board (`run(tasks)`) is checked, added and written in slices: it never
+ * blocks the event loop long, resolves once durable, is not taken for a stall while written,
+ * and a crash between two slices restores the board without any of it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { findBlocked } from '../../src/team/board-graph.js';
 import { createRuntime, defineSwarm, defineTeam, scriptedModel, sqliteStore, type SwarmStore, type TeamFact } from '../../src/index.js';
-import { createBoard, type Task, type TaskBoard } from '../../src/team/board.js';
+import { CREATE_SLICE, createBoard, type Task, type TaskBoard } from '../../src/team/board.js';
 import { readTeamSnapshot, rowsRef } from '../../src/team/host-journal.js';
 import { COPY_CHUNK, replayRows, type RowsBatch, TEAM_ROWS_LIST, TeamRows } from '../../src/team/host-rows.js';
 import { createInbox } from '../../src/team/inbox.js';
@@ -71,6 +76,8 @@ describe('board indexes', () => {
       for (const t of all) counts[t.status]++;
       expect(b.counts()).toMatchObject({ ...counts, claimable: expected.length });
       expect(b.isSettled()).toBe(counts.in_progress === 0 && expected.length === 0);
+      // Found downstream of the dead tasks: the same list as a pass over the whole board.
+      expect(b.blocked()).toEqual(findBlocked(all, byId));
     };
     for (let step = 0; step < 600; step++) {
       const r = random();
@@ -261,9 +268,11 @@ describe('team records that scale', () => {
         await completions(client.events(), 60);
         const from = commits.findIndex((c) => c.events.some((e) => (e as unknown as { metadata: TeamFact }).metadata.type === 'team-task-completed'));
         const measured = commits.slice(from, -1);
-        // The first commit wrote every task as rows; those after append what changed.
+        // The creation wrote every task as rows, in slices of at most CREATE_SLICE; the commits after append what changed.
         expect(commits[0]!.messages).toEqual([expect.objectContaining({ list: TEAM_ROWS_LIST, from: 0 })]);
-        expect(commits[0]!.messages![0]!.items).toHaveLength(size);
+        const creation = commits.slice(0, from).flatMap((c) => c.messages ?? []);
+        expect(new Set(creation.flatMap((w) => w.items.map((row) => (row as { task?: Task }).task?.id))).size).toBeGreaterThanOrEqual(size);
+        for (const c of commits.slice(0, from)) expect(c.messages?.[0]?.items.length ?? 0).toBeLessThanOrEqual(CREATE_SLICE + 50);
         for (const c of measured) for (const w of c.messages ?? []) expect(w.from).toBeGreaterThan(0);
         const bytes = measured.reduce((sum, c) => sum + JSON.stringify(c).length, 0);
         const completed = measured.flatMap((c) => c.events).filter((e) => (e as unknown as { metadata: TeamFact }).metadata.type === 'team-task-completed').length;
@@ -368,6 +377,165 @@ describe('team records that scale', () => {
       }
     } finally {
       await store.close();
+    }
+  }, 60_000);
+});
+
+describe('creating a large board', () => {
+  it('a 50,000-task run never blocks the event loop long, commits in slices, and resolves once the whole board is durable', async () => {
+    const teamId = 'create-50k';
+    const base = sqliteStore(join(dir, `${teamId}.db`), { synchronous: 'NORMAL' });
+    const { store, commits } = watched(base, teamId);
+    const runtime = createRuntime({ model, store, teams: [team] });
+    const loop = monitorEventLoopDelay({ resolution: 5 });
+    try {
+      const client = runtime.forTeam(team, teamId);
+      await client.ready();
+      loop.enable();
+      const created = await client.run(tasks(50_000));
+      loop.disable();
+      expect(created).toHaveLength(50_000);
+      // Durable when run resolves: the stored record holds every task, and no creation under way.
+      const stored = await base.load(teamId);
+      expect((stored!.snapshot as { creating?: unknown }).creating).toBeUndefined();
+      expect(readTeamSnapshot(teamId, stored!.snapshot).state.board.tasks).toHaveLength(50_000);
+      // No commit wrote the whole board: slices of at most CREATE_SLICE tasks.
+      expect(commits.length).toBeGreaterThanOrEqual(25);
+      for (const c of commits) for (const w of c.messages ?? []) expect(w.items.length).toBeLessThanOrEqual(CREATE_SLICE + 50);
+      // The bench holds the 50 ms target; a loaded test machine gets a wide margin (one call was ~1 s).
+      expect(loop.max / 1e6).toBeLessThan(250);
+      await client.stop();
+    } finally {
+      await runtime.close();
+      await base.close();
+    }
+  }, 60_000);
+
+  it('a batch added in slices to a run under way is work under way, not a stall, until it is written', async () => {
+    const base = sqliteStore(join(dir, 'grow.db'));
+    // Task a runs once the batch's first slice is written, and the second slice's commit waits
+    // until a's swarm ended (and a while more): a completes while the batch is held, with
+    // nothing else claimable and nothing running.
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let ended: () => void = () => {};
+    const aEnded = new Promise<void>((resolve) => (ended = resolve));
+    const gated = scriptedModel(async () => {
+      await gate;
+      return { text: 'done' };
+    });
+    let slices = 0;
+    const store: SwarmStore = {
+      ...base,
+      commit: async (c: Commit) => {
+        if (c.swarmId !== 'grow' && c.record?.status === 'completed') ended();
+        if (c.swarmId === 'grow' && c.messages?.some((w) => w.items.length >= CREATE_SLICE) && ++slices === 2) {
+          await aEnded;
+          await new Promise((resolve) => setTimeout(resolve, 300));
+        }
+        const done = base.commit(c);
+        if (slices === 1) open();
+        return done;
+      },
+    };
+    const runtime = createRuntime({ model: gated, store, teams: [team] });
+    try {
+      const client = runtime.forTeam(team, 'grow');
+      await client.run([{ id: 'a', subject: 'a' }]);
+      expect((await client.run(tasks(2_500))).length).toBe(2_500);
+      // The run goes on with the batch: the same run, never ended as stalled (with nothing claimable but a held batch).
+      const done: string[] = [];
+      const ends: TeamFact[] = [];
+      for await (const event of client.events()) {
+        if (event.metadata.type === 'team-ended') ends.push(event.metadata);
+        if (event.metadata.type === 'team-task-completed') done.push(event.metadata.taskId);
+        if (done.length >= 6) break;
+      }
+      expect(ends).toEqual([]);
+      expect(done[0]).toBe('a');
+      expect(client.summary().counts.total).toBe(2_501);
+      await client.stop();
+    } finally {
+      await runtime.close();
+      await base.close();
+    }
+  }, 60_000);
+
+  it('checks a large batch in slices with the same errors, changing nothing', async () => {
+    const board = createBoard({ id: 'v', limits: { maxTasksPerBoard: 50_000 } });
+    const many = tasks(10_000);
+    await expect(board.createInSlices([...many, { id: 't5', subject: 'again' }])).rejects.toMatchObject({ code: 'duplicate-task' });
+    await expect(board.createInSlices([...many, { id: 'x', subject: 'x', dependencies: ['nowhere'] }])).rejects.toMatchObject({ code: 'unknown-dependency' });
+    const chain = many.map((t, i) => ({ ...t, dependencies: [`t${((i + 1) % many.length) + 1}`] }));
+    await expect(board.createInSlices(chain)).rejects.toMatchObject({ code: 'cycle' });
+    expect(board.size).toBe(0);
+    // Held while added: nothing claimable until the last slice is in, then all of it at once.
+    const seen: number[] = [];
+    const created = await board.createInSlices(many, { slice: 3_000, between: async () => void seen.push(board.counts().claimable) });
+    expect(created).toHaveLength(10_000);
+    expect(seen).toEqual([0, 0, 0, 0, 10_000]);
+    expect(board.creating).toBeUndefined();
+    expect(board.claimNext('w')?.task.id).toBe('t1');
+  });
+
+  it('a crash between two slices of a creation restores the board without any of it, and the run can be made again', async () => {
+    const teamId = 'cut-creation';
+    const file = join(dir, `${teamId}.db`);
+    let base = sqliteStore(file);
+    let teamCommits = 0;
+    let failAfter = Number.POSITIVE_INFINITY;
+    const store: SwarmStore = {
+      ...base,
+      commit: (c: Commit) => {
+        if (c.swarmId === teamId && ++teamCommits > failAfter) throw new Error('the process is gone');
+        return base.commit(c);
+      },
+    };
+    const runtime = createRuntime({ model, store, teams: [team], owner: 'cut' });
+    const client = runtime.forTeam(team, teamId);
+    await client.run([{ id: 'first', subject: 'first' }]);
+    await client.wait();
+    // The next batch's third slice never reaches the store.
+    failAfter = teamCommits + 2;
+    await expect(client.run(tasks(10_000))).rejects.toThrow();
+    await runtime.close().catch(() => undefined);
+    await base.close();
+
+    base = sqliteStore(file);
+    try {
+      const stored = await base.load(teamId);
+      expect((stored!.snapshot as { creating?: unknown }).creating).toMatchObject({ from: 1 });
+      const read = readTeamSnapshot(teamId, stored!.snapshot);
+      expect(read.state.board.tasks.map((t) => t.id)).toEqual(['first']);
+      expect(read.dropped).toMatchObject({ from: 1, tasks: expect.any(Number) });
+      expect(read.dropped!.tasks).toBeGreaterThan(0);
+      const again = createRuntime({ model, store: base, teams: [team], owner: 'cut' });
+      try {
+        const resumed = again.forTeam(team, teamId);
+        await resumed.ready();
+        expect(resumed.board().tasks.map((t) => t.id)).toEqual(['first']);
+        // Its ids are free again. A smaller batch first: the dropped tasks' rows past it stay in
+        // the list (nothing is written whole), and are not read back.
+        await resumed.run(tasks(500));
+        let reread = readTeamSnapshot(teamId, (await base.load(teamId))!.snapshot);
+        expect(reread.dropped).toBeUndefined();
+        expect(reread.state.board.tasks.map((t) => t.id)).toEqual(['first', ...tasks(500).map((t) => t.id)]);
+        // Then the rest, added in slices to the run under way: the board holds each task once.
+        await resumed.run(tasks(5_000).slice(500));
+        const board = resumed.board();
+        expect(board.tasks).toHaveLength(5_001);
+        expect(new Set(board.tasks.map((t) => t.id)).size).toBe(5_001);
+        reread = readTeamSnapshot(teamId, (await base.load(teamId))!.snapshot);
+        expect(reread.state.board.tasks.map((t) => t.id)).toEqual(board.tasks.map((t) => t.id));
+        await resumed.stop();
+        const facts: TeamFact[] = [];
+        for await (const event of resumed.events()) facts.push(event.metadata);
+        expect(facts.filter((f) => f.type === 'team-creation-dropped')).toEqual([expect.objectContaining({ fromTask: 1 })]);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await base.close();
     }
   }, 60_000);
 });
