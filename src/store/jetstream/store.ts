@@ -128,6 +128,8 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   const pruner = new Pruner(setup, names, listing, seen);
 
   return {
+    // A new swarm's first write is a create, refused on a key that holds a value (`commit.ts`).
+    refusesExisting: true,
     load: (swarmId) => loader.load(swarmId),
     summary: (swarmId) => loader.summary(swarmId),
     commit: (c) => committer.commit(c),
