@@ -217,7 +217,7 @@ export class ChildSwarms {
 
   /** Whether `parent` (live here, never restored) begins its call of child `id` for the first time; notes that it has. */
   private beginsFresh(parent: LiveSwarm | undefined, id: string): boolean {
-    if (!parent || parent.restored !== false) return false;
+    if (parent?.restored !== false) return false;
     let ids = this.begun.get(parent);
     if (!ids) this.begun.set(parent, (ids = new Set()));
     if (ids.has(id)) return false;
