@@ -195,10 +195,10 @@ export class SwarmHost {
    * Publishes an event that comes from outside a machine step (a streamed text chunk, a child
    * swarm's lifecycle). Chunks arriving within {@link CHUNK_WINDOW_MS} are merged into one
    * event and committed together, so a streaming model costs a write per window, not per
-   * token; every event a reader sees is still durable. A child's last lifecycle step waits the
-   * same window: the step recording the call's result follows at once and commits it, so a
-   * handoff does not cost a write of its own for it (a parent that dies before relays it again
-   * once restored: the relay goes on from what its stored stream holds).
+   * token; every event a reader sees is still durable. A child's last lifecycle step is
+   * committed with the swarm's next commit, the step recording the call's result (which follows
+   * at once), so a handoff does not cost a write of its own for it: a parent that dies before
+   * relays it again once restored (the relay goes on from what its stored stream holds).
    */
   publish(body: SwarmEventBody): void {
     if (this.isEnded() || this.failure) return;
@@ -208,7 +208,10 @@ export class SwarmHost {
     } else {
       this.buffer.push(body);
     }
-    if (!isChunk(body) && !endsChildCall(body)) return this.flush(false);
+    // A child's last lifecycle step goes with the parent's next commit: the step recording the
+    // call's result, which follows at once.
+    if (endsChildCall(body)) return;
+    if (!isChunk(body)) return this.flush(false);
     this.chunkTimer ??= setTimeout(() => {
       this.chunkTimer = undefined;
       this.flush(false);
