@@ -89,4 +89,24 @@ describe.skipIf(natsServerMissing)('a handoff’s broker round trips', () => {
     expect(kinds.host, JSON.stringify(kinds)).toBe(1);
     expect(kinds.kvGets, JSON.stringify(kinds)).toBeLessThanOrEqual(1);
   }, 30_000);
+
+  it('refuses to start a swarm whose id is in use, with no read first: its first commit is refused, nothing of it runs or is written', async () => {
+    const calls: string[] = [];
+    const counting = scriptedModel((req) => {
+      calls.push(req.agentId ?? 'hop');
+      return { text: 'done' };
+    });
+    const first = createRuntime({ swarms: [hop], model: counting, nats: { servers: server.url } });
+    const second = createRuntime({ swarms: [hop], model: counting, nats: { servers: server.url } });
+    runtimes.push(first, second);
+    await Promise.all([first.start(), second.start()]);
+    await first.forSwarm(hop, 'taken').run('Ask.');
+    expect(await first.forSwarm(hop, 'taken').wait()).toEqual({ status: 'completed', result: 'done' });
+    // Another runtime, and the same one, starting the id again.
+    await expect(second.forSwarm(hop, 'taken').run('Again.')).rejects.toMatchObject({ code: 'id-in-use' });
+    await expect(first.forSwarm(hop, 'taken').run('Again.')).rejects.toMatchObject({ code: 'id-in-use' });
+    expect(calls).toEqual(['hop']);
+    expect(await second.forSwarm(hop, 'taken').getResult()).toEqual({ status: 'completed', result: 'done' });
+    expect((await second.list()).filter((s) => s.swarmId === 'taken')).toMatchObject([{ status: 'completed', revision: 2 }]);
+  }, 30_000);
 });
