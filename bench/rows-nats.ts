@@ -48,6 +48,8 @@ function missing(): boolean {
 
 /** The marks of one handoff, in this process's clock. */
 interface Marks {
+  /** The run began (the parent's `run`): what the whole run's round trips are counted from. */
+  begun?: bigint;
   childId?: string;
   requestBytes?: number;
   /** The parent sent its host request for the child (the handoff leaves the parent). */
@@ -153,7 +155,7 @@ export async function handoffCrossProcess(): Promise<Figures> {
 
     const done: Marks[] = [];
     const once = async () => {
-      marks = {};
+      marks = { begun: now() };
       const client = runtime!.forSwarm(parent);
       await client.run('Ask.');
       const result = await client.wait();
@@ -207,6 +209,7 @@ export async function handoffCrossProcess(): Promise<Figures> {
       childWritesAfter: w.after,
       parentRelays: w.relays,
       brokerRoundTrips: w.roundTrips,
+      runRoundTrips: w.runRoundTrips,
       hostAnswerP50Us: percentile(
         timed.map((m) => us(m.sent!, m.answered!)),
         0.5,
@@ -247,6 +250,7 @@ function writesOf(log: WriteLog, done: readonly Marks[]) {
   let after = 0;
   let relays = 0;
   let roundTrips = 0;
+  let runRoundTrips = 0;
   const api: Record<string, number> = {};
   const lastWrites: bigint[] = [];
   done.forEach((m, i) => {
@@ -276,6 +280,9 @@ function writesOf(log: WriteLog, done: readonly Marks[]) {
     lastWrites.push(last);
     const next = done[i + 1]?.sent ?? process.hrtime.bigint();
     after += log.between(m.held! + 1n, next).filter(child).length;
+    // The whole run, up to the next one's start: its host request and everything logged (the
+    // parent's own steps' writes too, and the last one's pipelined publish).
+    runRoundTrips += 1 + log.between(m.begun!, (done[i + 1]?.begun ?? process.hrtime.bigint()) - 1n).length;
   });
   const n = done.length;
   for (const k of Object.keys(api)) api[k]! /= n;
@@ -287,6 +294,7 @@ function writesOf(log: WriteLog, done: readonly Marks[]) {
     after: after / n,
     relays: relays / n,
     roundTrips: roundTrips / n,
+    runRoundTrips: runRoundTrips / n,
     api,
     lastWrites,
   };

@@ -274,6 +274,7 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         );
         for (const [k, v] of Object.entries(f)) if (k.startsWith('api ')) info(`  ${k.slice(4)}`, v, '');
         info('whole run (2 parent steps + handoff)', f.runUs, 'µs');
+        info('broker round trips per whole run', f.runRoundTrips, '');
         cpu();
         break;
       }

@@ -181,6 +181,7 @@ function familyStore(store: SwarmStore, root: string): SwarmStore {
   const inFamily = (id: string) => id === root || id.startsWith(`${root}:`);
   return {
     ...(store.volatile ? { volatile: true } : {}),
+    ...(store.refusesExisting ? { refusesExisting: true } : {}),
     load: (id) => store.load(id),
     commit: (c) => store.commit(c),
     readEvents: (id, since, limit) => store.readEvents(id, since, limit),

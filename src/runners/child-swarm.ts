@@ -42,6 +42,8 @@ export interface LiveSwarm {
   /** Publishes an event body into the swarm's stream (recorded with its next commit). */
   publish(body: SwarmEventBody): void;
   context(): SwarmContext;
+  /** Whether it was restored from the store (see {@link ChildSwarms.run}); absent: it may have been. */
+  readonly restored?: boolean;
 }
 
 /** What running child swarms needs from the runtime. */
@@ -77,6 +79,12 @@ export interface HostedChildren {
 
 /** The child swarms of one runtime's swarms. */
 export class ChildSwarms {
+  /**
+   * Per parent host started here from a fresh input (never restored), the ids of the children
+   * its calls have begun: a child id is its call's, so a child it has not begun cannot exist.
+   */
+  private readonly begun = new WeakMap<LiveSwarm, Set<string>>();
+
   constructor(private readonly deps: ChildSwarmDeps) {}
 
   /**
@@ -108,7 +116,11 @@ export class ChildSwarms {
     /** A read of the store, waited out while the store cannot be reached (see the module doc). */
     const reading = <T>(read: () => Promise<T>) => untilReachable(deps.store, read, lifetime);
     const exists = async () => deps.live.hosts.has(id) || (await reading(() => summaryOf(deps.store, id))) !== undefined;
-    const known = await exists();
+    // A call of a parent that has lived only in this host, begun for the first time: its child
+    // cannot exist yet (only this call starts it, and the call waited for its step to be
+    // durable first), so no read of the store (a broker round trip on a network store) is made.
+    // A parent restored from the store, or a call begun again (resumed with its parent), reads.
+    const known = this.beginsFresh(parent, id) ? false : await exists();
     // The parent was stopped while the step that called the child was being made durable: a
     // child not started yet never is (one that exists is stopped below).
     if (!known && signal.aborted) throw signal.reason;
@@ -201,6 +213,16 @@ export class ChildSwarms {
       return outcome(`${targetName(input.definitionId)} (${id})`, await reading(() => deps.reading.result(id)));
     };
     return Promise.race([follow(), aborted]);
+  }
+
+  /** Whether `parent` (live here, never restored) begins its call of child `id` for the first time; notes that it has. */
+  private beginsFresh(parent: LiveSwarm | undefined, id: string): boolean {
+    if (parent?.restored !== false) return false;
+    let ids = this.begun.get(parent);
+    if (!ids) this.begun.set(parent, (ids = new Set()));
+    if (ids.has(id)) return false;
+    ids.add(id);
+    return true;
   }
 
   /** The child's `seq` up to which the parent's stored stream already relays its lifecycle. */

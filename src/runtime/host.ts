@@ -40,6 +40,12 @@ export class SwarmHost {
   readonly definitionId: string;
   /** The swarm's session, stamped on its events (kept in the machine's context, so it survives restarts). */
   readonly contextId: string;
+  /**
+   * Whether the host was restored from a stored record (a restart, an adoption, a passivated
+   * swarm brought back) rather than started from a fresh input: only then may calls it has in
+   * flight have begun before it existed (a child swarm started by an earlier holder).
+   */
+  readonly restored: boolean;
   private readonly actor: Actor<SwarmLogic>;
   private buffer: SwarmEventBody[] = [];
   private seq: number;
@@ -88,6 +94,7 @@ export class SwarmHost {
     this.swarmId = meta.swarmId;
     this.definitionId = meta.definitionId;
     this.ended = new Promise((resolve) => (this.endResolve = resolve));
+    this.restored = 'record' in from;
     if ('record' in from) {
       const snap = from.record.snapshot as { value?: unknown; context?: unknown } | null | undefined;
       if (!snap || typeof snap !== 'object' || snap.value === undefined || !snap.context || typeof snap.context !== 'object') {
@@ -201,7 +208,10 @@ export class SwarmHost {
    * Publishes an event that comes from outside a machine step (a streamed text chunk, a child
    * swarm's lifecycle). Chunks arriving within {@link CHUNK_WINDOW_MS} are merged into one
    * event and committed together, so a streaming model costs a write per window, not per
-   * token; every event a reader sees is still durable.
+   * token; every event a reader sees is still durable. A child's last lifecycle step is
+   * committed with the swarm's next commit, the step recording the call's result (which follows
+   * at once), so a handoff does not cost a write of its own for it: a parent that dies before
+   * relays it again once restored (the relay goes on from what its stored stream holds).
    */
   publish(body: SwarmEventBody): void {
     if (this.isEnded() || this.failure) return;
@@ -211,6 +221,9 @@ export class SwarmHost {
     } else {
       this.buffer.push(body);
     }
+    // A child's last lifecycle step goes with the parent's next commit: the step recording the
+    // call's result, which follows at once.
+    if (endsChildCall(body)) return;
     if (!isChunk(body)) return this.flush(false);
     this.chunkTimer ??= setTimeout(() => {
       this.chunkTimer = undefined;
@@ -589,3 +602,10 @@ export const COMMIT_RETRY_DELAYS_MS: readonly number[] = [25, 100, 400, 1000];
 /** First and longest delay between attempts to record a failure the store refused. */
 const FAILURE_RETRY_FIRST_MS = 500;
 const FAILURE_RETRY_MAX_MS = 10_000;
+
+/** Whether `body` relays the end of a child swarm (its call's result comes next). */
+function endsChildCall(body: SwarmEventBody): boolean {
+  if (body.kind !== 'status-update' || body.metadata.type !== 'child-swarm') return false;
+  const { lifecycle } = body.metadata;
+  return lifecycle === 'completed' || lifecycle === 'failed' || lifecycle === 'stopped';
+}

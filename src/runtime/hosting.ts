@@ -142,7 +142,7 @@ export class Serving {
       // Heard from now on: the caller tells a runtime working on its call from one that never
       // answers, and waits for an answer that is slow to come (the first step not recorded yet).
       this.beating.add(id);
-      // Starting checks that no such swarm exists (one read, on the path of every new call).
+      // Starting refuses an id that exists (its first commit, a create, is the check: no read).
       const starting = this.deps.launcher.startDerived(definitionId, id, request.input, {
         ...(request.customization ? { customization: request.customization } : {}),
         ...(request.contextId ? { contextId: request.contextId } : {}),

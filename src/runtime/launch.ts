@@ -16,6 +16,7 @@ import { validate } from '../define/tool.js';
 import type { OtherRuntimes } from '../distribution/calls.js';
 import { SwarmError } from '../errors.js';
 import { summaryOf } from '../store/summary.js';
+import { ownerLost } from './host.js';
 import type { LiveSwarms } from './live.js';
 
 /** What starting a swarm needs. */
@@ -69,10 +70,14 @@ export class Launcher {
     if (!def) throw new SwarmError(`Unknown swarm definition "${definitionId}"`, 'unknown-definition');
     const parsed = validate(def.input, input);
     if (!parsed.ok) throw new SwarmError(`Invalid input for swarm "${definitionId}": ${parsed.error}`, 'invalid-input');
-    if (live.hosts.has(swarmId) || live.starting.has(swarmId)) throw inUse(swarmId);
+    if (live.hosts.has(swarmId) || live.starting.has(swarmId) || live.passivated.has(swarmId)) throw inUse(swarmId);
     live.starting.add(swarmId);
     try {
-      if (await summaryOf(live.store, swarmId)) throw inUse(swarmId);
+      // A store that refuses the first record of a swarm that exists needs no read first (a
+      // broker round trip on a network store, on the path of every handoff): the first commit
+      // is the check. Nothing of the swarm runs before it is durable, and a refused host stops
+      // without writing anything.
+      if (!live.store.refusesExisting && (await summaryOf(live.store, swarmId))) throw inUse(swarmId);
       const value = parsed.value;
       const handoffs = resolveFromInput(options.overrides?.handoffs ?? def.handoffs, value);
       await deps.cards.fetch(handoffs);
@@ -91,6 +96,9 @@ export class Launcher {
         }),
       );
       await host.durable().catch(() => undefined);
+      // Refused as a revision or lease conflict (by a store that checks at the first commit):
+      // the id is taken in the store.
+      if (host.error && ownerLost(host.error)) throw inUse(swarmId);
       if (host.error) throw new SwarmError(`Swarm "${swarmId}" could not be recorded: ${host.error.message}`, 'store');
     } finally {
       live.starting.delete(swarmId);

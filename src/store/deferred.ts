@@ -14,6 +14,10 @@ export function deferredStore(opening: Promise<SwarmStore>): SwarmStore {
   // Reported by the first call that needs the store, not as an unhandled rejection.
   ready.catch(() => undefined);
   return {
+    // Known once the store is open: until then a start reads first, as with any store.
+    get refusesExisting() {
+      return store?.refusesExisting === true;
+    },
     load: async (id) => (await ready).load(id),
     commit: async (c) => (await ready).commit(c),
     readEvents: async (id, since, limit) => (await ready).readEvents(id, since, limit),

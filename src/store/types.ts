@@ -111,6 +111,14 @@ export interface SwarmStore {
    * closes, instead of after every step; records in between carry no snapshot.
    */
   readonly volatile?: boolean;
+  /**
+   * True for a store that refuses the first record of a swarm that exists (revision 1) with a
+   * {@link RevisionConflictError} or {@link LeaseLostError} before writing anything of the
+   * commit: the runtime then starts a swarm without reading the store first (the first commit
+   * is the check), which saves a network store a round trip per start. Optional: without it,
+   * the runtime reads the swarm's summary before starting it.
+   */
+  readonly refusesExisting?: boolean;
   load(swarmId: string): Promise<SwarmRecord | undefined>;
   commit(commit: Commit): void | Promise<void>;
   /**

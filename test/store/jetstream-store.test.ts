@@ -204,6 +204,27 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
     });
   });
 
+  describe('a new swarm’s first commit', () => {
+    it('is a create with no read first; on a swarm that exists it is refused after one read, and writes nothing', async () => {
+      const calls = await apiCalls();
+      const a = await open();
+      await a.commit(step('s1', 1, 1, 2, 'A', { definitionId: 'first' }));
+      expect(await calls.count('DIRECT.GET')).toBe(0);
+      // Another process (nothing of s1 known to it) starting the same id: its create is refused,
+      // then decided on one read of the key.
+      const b = await open();
+      await expect(b.commit(step('s1', 1, 1, 2, 'B', { definitionId: 'second' }))).rejects.toThrow(RevisionConflictError);
+      expect(await calls.count('DIRECT.GET')).toBe(1);
+      expect(await a.load('s1')).toMatchObject({ definitionId: 'first', revision: 1, lease: { owner: 'A' } });
+      await (await raw()).expectMessages('s1', 1);
+      // A key that was deleted (a pruned swarm) holds a marker: the create falls back to a read.
+      await a.commit(step('s1', 2, 3, 3, 'A', { status: 'completed', updatedAt: 1000 }));
+      expect(await a.prune(2000)).toBe(1);
+      await b.commit(step('s1', 1, 1, 1, 'B', { definitionId: 'second' }));
+      expect(await a.load('s1')).toMatchObject({ definitionId: 'second', revision: 1 });
+    });
+  });
+
   describe('leases', () => {
     it('claim is refused while another owner’s lease is live, granted once expired, or to a takeover', async () => {
       const store = await open();

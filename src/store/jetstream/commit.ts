@@ -48,7 +48,8 @@ export class Committer {
   }
 
   private async commitRecord(r: Broker, c: Commit): Promise<void> {
-    const written = await this.writer.update(r, c.swarmId, `Commit of swarm "${c.swarmId}"`, (cur) => nextValue(c, cur));
+    // A new swarm's first record is written as a create, without reading the key first.
+    const written = await this.writer.update(r, c.swarmId, `Commit of swarm "${c.swarmId}"`, (cur) => nextValue(c, cur), c.record!.revision === 1);
     const value = written?.decoded?.value;
     const outbox = value?.outbox;
     if (!written || !value || !outbox) return;

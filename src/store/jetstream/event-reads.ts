@@ -9,12 +9,16 @@
  * @module
  */
 import type { SwarmEvent } from '../../../machines/events.js';
+import { isFinal } from '../result.js';
 import type { Listing } from './listing.js';
 import type { Names } from './names.js';
 import { unavailable } from './outage.js';
+import { decodeValue } from './records.js';
 import type { RecentValues, Seen } from './seen.js';
 import type { Broker, Setup } from './setup.js';
 import type { Watchers } from './watching.js';
+
+const utf8 = new TextDecoder();
 
 /** How many stored events before a known outbox a read fetches with direct gets (more: a stream read). */
 const FEW_EVENTS = 8;
@@ -36,8 +40,9 @@ export class EventReads {
     try {
       const r = await this.setup.ready();
       const subject = this.names.eventSubject(swarmId);
-      // A swarm followed here whose latest value is not known yet: one KV get makes it known.
-      if (this.watchers.has(swarmId) && !this.recent.has(swarmId)) await this.seen.read(r.kv, swarmId);
+      // A swarm followed here whose latest value is not known yet: the value the index watch
+      // delivered before it was followed (kept unparsed a moment), else one KV get makes it known.
+      if (this.watchers.has(swarmId) && !this.recent.has(swarmId) && !this.fromIndex(swarmId)) await this.seen.read(r.kv, swarmId);
       let latest = await this.fromOutbox(r, swarmId, subject, since, limit);
       if (latest === 'newer') {
         // The index watch may not have delivered the latest value yet: one KV get reads it
@@ -76,6 +81,21 @@ export class EventReads {
   }
 
   /**
+   * Notes the value of `swarmId` the index watch delivered and the listing keeps unparsed as
+   * its latest seen here; false when the listing has none (parsed already, or none came yet).
+   * It may be older than the key's current value: {@link fromOutbox} checks the stream for
+   * events after it, as for any value seen here.
+   */
+  private fromIndex(swarmId: string): boolean {
+    const v = this.listing.unparsedValue(swarmId);
+    if (!v) return false;
+    const decoded = decodeValue(utf8.decode(v.raw));
+    if (!decoded.value) return false;
+    this.recent.note(swarmId, v.rev, v.at, decoded.value);
+    return this.recent.has(swarmId);
+  }
+
+  /**
    * The last event seq of `swarmId`'s latest record known here (own writes, the index): a stream
    * read that ends before it may be missing an outbox not published yet.
    */
@@ -105,7 +125,13 @@ export class EventReads {
     // replaced): a few of them are read with direct gets.
     const gap = since < record.lastSeq ? first - 1 - since : 0;
     if (gap > FEW_EVENTS) return undefined;
-    const [stored, before] = await Promise.all([r.events.lastStored(subject), gap > 0 ? r.events.readFew(swarmId, subject, since, first - 1, 2 * gap) : []]);
+    // A final record's last seq is its swarm's last event (a swarm that ended writes nothing
+    // more): no stream read is needed to know that nothing follows it.
+    const ended = isFinal(record.status);
+    const [stored, before] = await Promise.all([
+      ended ? record.lastSeq : r.events.lastStored(subject),
+      gap > 0 ? r.events.readFew(swarmId, subject, since, first - 1, 2 * gap) : [],
+    ]);
     if (stored !== undefined && stored > record.lastSeq) return 'newer';
     if (stored === undefined || !before) return undefined;
     const after = [...before, ...events.filter((e) => e.seq > since)];

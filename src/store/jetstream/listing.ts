@@ -116,6 +116,15 @@ export class Listing {
   }
 
   /**
+   * The value of `swarmId` the index holds unparsed (see {@link Listing.setLater}), with its KV
+   * revision and when it was written; undefined once parsed (or none).
+   */
+  unparsedValue(swarmId: string): { rev: number; raw: Uint8Array; at: number } | undefined {
+    const entry = this.index.get(swarmId);
+    return entry?.raw && entry.at !== undefined ? { rev: entry.rev, raw: entry.raw, at: entry.at } : undefined;
+  }
+
+  /**
    * The last event seq of `swarmId`'s latest value indexed here (0 when none): a stream read that
    * ends before it may be missing an outbox not published yet.
    */

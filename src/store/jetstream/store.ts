@@ -84,7 +84,8 @@ export interface JetStreamStore extends SwarmStore {
  * for a swarm stored before record format 3, from the rows of the messages stream). Readers of a swarm's latest
  * events are answered from the outbox of its latest value seen here (every process sees every
  * value through the listing's KV watch) with one direct get checking that the stream holds
- * nothing after it; other reads go through the stream. A timed-out update is never
+ * nothing after it (none for a final value: a swarm that ended writes nothing more); other
+ * reads go through the stream. A timed-out update is never
  * assumed lost: the key is read again and the write recognised by its id. While NATS is
  * unreachable, commits wait and retry (up to `outageMs`); reads fail (within `timeoutMs`) with a
  * `SwarmError` code `unavailable`.
@@ -128,6 +129,8 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   const pruner = new Pruner(setup, names, listing, seen);
 
   return {
+    // A new swarm's first write is a create, refused on a key that holds a value (`commit.ts`).
+    refusesExisting: true,
     load: (swarmId) => loader.load(swarmId),
     summary: (swarmId) => loader.summary(swarmId),
     commit: (c) => committer.commit(c),

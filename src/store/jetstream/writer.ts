@@ -58,13 +58,18 @@ export class KeyWriter {
    * concurrent write (re-read, `next` decides again) and on transient failures (re-read: a
    * write that timed out may have landed, recognised by its id). `next` returns undefined to
    * write nothing. The current value's outbox is published before it is replaced.
+   *
+   * `create`: the write makes a new swarm (its record's first revision). With nothing of the key
+   * known here, it is written without a read first, as a create (compare-and-set on "no value"):
+   * a key that holds a value (or a deletion marker) fails that, and `next` decides again on a
+   * fresh read, so an existing swarm is refused as before, one broker round trip sooner.
    */
-  async update(r: Broker, swarmId: string, what: string, next: (cur: Known) => Omit<StoredValue, 'w'> | undefined): Promise<Known | undefined> {
+  async update(r: Broker, swarmId: string, what: string, next: (cur: Known) => Omit<StoredValue, 'w'> | undefined, create = false): Promise<Known | undefined> {
     const w = randomUUID();
     let fresh = false;
     return this.outages.retry(what, async () => {
       for (;;) {
-        const cached = !fresh ? this.seen.get(swarmId) : undefined;
+        const cached = !fresh ? (this.seen.get(swarmId) ?? (create ? absent() : undefined)) : undefined;
         const cur = cached ?? (await this.seen.read(r.kv, swarmId));
         fresh = true;
         if (cur.decoded?.value?.w === w) return cur;
@@ -106,4 +111,9 @@ export class KeyWriter {
       }
     });
   }
+}
+
+/** A key assumed to hold nothing (never written): what a new swarm's first write starts from. */
+function absent(): Known {
+  return { rev: 0, at: 0, published: true };
 }
