@@ -11,7 +11,7 @@ import { delay } from '../util/abort.js';
 import { assertCursor } from '../events/cursor.js';
 import { SwarmError } from '../errors.js';
 import { isFinal, type SwarmResult, type SwarmStatus } from '../store/result.js';
-import { readPage } from '../store/pages.js';
+import { PAGE_SIZE, readPage } from '../store/pages.js';
 import { summaryOf } from '../store/summary.js';
 import { leftOutBy, type SwarmFilter, type SwarmSummary } from '../store/types.js';
 import type { LiveSwarms } from './live.js';
@@ -171,6 +171,9 @@ export class Reading {
     const leave = () => parked?.abort();
     signal?.addEventListener('abort', leave, { once: true });
     const changes = this.changes(swarmId);
+    // The host of the swarm live here whose committed events this reader keeps in memory (see
+    // `SwarmHost.keepCommitted`), and how to let go of them.
+    let kept: { host: SwarmHost; release: () => void } | undefined;
     try {
       for (;;) {
         if (signal?.aborted) return;
@@ -178,9 +181,23 @@ export class Reading {
         parked = new AbortController();
         // Taken before reading, so a commit landing during the read still wakes us.
         const next = changes.next(parked.signal);
-        // One page at a time (a long stream is never held whole); at a corrupt event, the
-        // events before it, and the next read, which starts at it, throws.
-        const batch = await readPage(live.store, swarmId, cursor);
+        const host = live.hosts.get(swarmId);
+        if (host && host !== kept?.host) {
+          kept?.release();
+          kept = { host, release: host.keepCommitted() };
+        }
+        // A swarm live here: its latest durable events from memory, exactly as stored (a host
+        // that has just ended, too: what it committed last). Else, or when the cursor is older
+        // than those, one page of the store at a time (a long stream is never held whole); at a
+        // corrupt event, the events before it, and the next read, which starts at it, throws.
+        let batch = kept?.host.committedAfter(cursor, PAGE_SIZE);
+        if (kept && kept.host !== host && !batch?.length) {
+          // Ended: another process may write after it (it lost its lease), the store says.
+          kept.release();
+          kept = undefined;
+          batch = undefined;
+        }
+        batch ??= await readPage(live.store, swarmId, cursor);
         if (signal?.aborted) return;
         if (batch.length > 0) {
           // Not waiting this time: let the wait go before handing events out.
@@ -221,6 +238,7 @@ export class Reading {
       signal?.removeEventListener('abort', leave);
       parked?.abort();
       changes.close();
+      kept?.release();
     }
   }
 

@@ -20,8 +20,12 @@ import type { Watchers } from './watching.js';
 
 const utf8 = new TextDecoder();
 
-/** How many stored events before a known outbox a read fetches with direct gets (more: a stream read). */
-const FEW_EVENTS = 8;
+/**
+ * How many stored messages a read of the events before a known outbox walks with direct gets
+ * (more: a stream read). A message is a commit, whatever number of events it holds: a swarm of
+ * a few commits is read this way from its start.
+ */
+const FEW_MESSAGES = 12;
 
 /** Reads swarms' events (see `SwarmStore.readEvents`). */
 export class EventReads {
@@ -106,8 +110,8 @@ export class EventReads {
   /**
    * The events after `since` answered from the outbox of the swarm's latest value known here,
    * with a few direct gets instead of a stream read (a consumer); undefined when that cannot be
-   * exact. It is when the outbox holds the events up to the record's `lastSeq` (those before it,
-   * at most {@link FEW_EVENTS}, are stored and read one by one) and the stream holds none after
+   * exact. It is when the outbox holds the events up to the record's `lastSeq` (those before it
+   * are stored: read with at most {@link FEW_MESSAGES} direct gets) and the stream holds none after
    * `lastSeq`: the event stored last is at most `lastSeq` (`'newer'` when it is after it: the
    * value known here is not the latest). That says so, since
    * events after `lastSeq` are published only once the outbox is acknowledged, so they follow
@@ -122,15 +126,15 @@ export class EventReads {
     if (events.length === 0 || events.at(-1)!.seq !== record.lastSeq) return undefined;
     const first = events[0]!.seq;
     // Events before the outbox's are stored (an outbox is published before its value is
-    // replaced): a few of them are read with direct gets.
+    // replaced): the messages holding them are read with a few direct gets.
     const gap = since < record.lastSeq ? first - 1 - since : 0;
-    if (gap > FEW_EVENTS) return undefined;
     // A final record's last seq is its swarm's last event (a swarm that ended writes nothing
-    // more): no stream read is needed to know that nothing follows it.
+    // more): no stream read is needed to know that nothing follows it. Else the last message
+    // is the latest commit's (the value is recent): where it is is worth remembering.
     const ended = isFinal(record.status);
     const [stored, before] = await Promise.all([
-      ended ? record.lastSeq : r.events.lastStored(subject),
-      gap > 0 ? r.events.readFew(swarmId, subject, since, first - 1, 2 * gap) : [],
+      ended ? record.lastSeq : r.events.lastStored(subject, swarmId),
+      gap > 0 ? r.events.readFew(swarmId, subject, since, first - 1, FEW_MESSAGES) : [],
     ]);
     if (stored !== undefined && stored > record.lastSeq) return 'newer';
     if (stored === undefined || !before) return undefined;
