@@ -381,7 +381,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       stop();
     });
 
-    it('a follower reads a swarm of a few commits from its start, and catches up on several commits, with direct gets however many events a commit holds; a swarm of many commits takes a stream read', async () => {
+    it('a follower reads a swarm of a few commits from its start, and catches up on several commits and events-only commits, with direct gets however many events a commit holds; a swarm of many commits takes a stream read', async () => {
       const a = await open();
       const b = await open();
       const c = await open();
@@ -401,6 +401,12 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       // A follower three commits behind; a reader that read nothing before (from the subject's start).
       expect(await b.readEvents('s1', 30)).toEqual(oneToN(30).map((n) => event('s1', 30 + n)));
       expect(seqs(await c.readEvents('s1', 25, 10))).toEqual(oneToN(10).map((n) => 25 + n));
+      // Events-only commits after the record (a streamed text's chunks): not in any KV value.
+      const chunks = (from: number) => ({ swarmId: 's1', events: oneToN(5).map((n) => event('s1', from + n)) });
+      await a.commit(chunks(60));
+      await a.commit(chunks(65));
+      expect(await b.readEvents('s1', 60)).toEqual(oneToN(10).map((n) => event('s1', 60 + n)));
+      expect(seqs(await c.readEvents('s1', 55))).toEqual(oneToN(15).map((n) => 55 + n));
       expect(await api.count('READER')).toBe(0);
       expect(await api.count('DIRECT.GET')).toBeGreaterThan(0);
 

@@ -111,9 +111,10 @@ export class EventReads {
    * The events after `since` answered from the outbox of the swarm's latest value known here,
    * with a few direct gets instead of a stream read (a consumer); undefined when that cannot be
    * exact. It is when the outbox holds the events up to the record's `lastSeq` (those before it
-   * are stored: read with at most {@link FEW_MESSAGES} direct gets) and the stream holds none after
-   * `lastSeq`: the event stored last is at most `lastSeq` (`'newer'` when it is after it: the
-   * value known here is not the latest). That says so, since
+   * are stored: read with at most {@link FEW_MESSAGES} direct gets) and the event stored last
+   * says what follows: none when it is at most `lastSeq`; else the events up to it, stored after
+   * the outbox, read with direct gets too (`'newer'` when they are more: the value known here
+   * may not be the latest). That says so, since
    * events after `lastSeq` are published only once the outbox is acknowledged, so they follow
    * it in the stream, and a republished copy of the outbox landing after them (once the
    * duplicate window has passed) is ruled out while the value is recent.
@@ -136,9 +137,17 @@ export class EventReads {
       ended ? record.lastSeq : r.events.lastStored(subject, swarmId),
       gap > 0 ? r.events.readFew(swarmId, subject, since, first - 1, FEW_MESSAGES) : [],
     ]);
-    if (stored !== undefined && stored > record.lastSeq) return 'newer';
-    if (stored === undefined || !before) return undefined;
+    if (stored === undefined || !before) return stored !== undefined && stored > record.lastSeq ? 'newer' : undefined;
     const after = [...before, ...events.filter((e) => e.seq > since)];
+    if (stored > record.lastSeq && (limit === undefined || after.length < limit)) {
+      // Events after the record's are stored (an events-only commit's: a streamed text's
+      // chunks; or a later value's outbox): the outbox is then stored too, since they are
+      // published after it. The messages holding them follow it: a few direct gets too.
+      const from = Math.max(since, record.lastSeq);
+      const tail = from < stored ? await r.events.readFew(swarmId, subject, from, stored, FEW_MESSAGES) : [];
+      if (!tail) return 'newer';
+      after.push(...tail);
+    }
     return limit === undefined ? after : after.slice(0, limit);
   }
 }
