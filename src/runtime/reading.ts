@@ -26,6 +26,13 @@ const POLL_MS = 200;
  */
 const WATCHED_POLL_MS = 2_000;
 
+/**
+ * The reason a reader's internal wait is let go with (nobody reads it): given, so that an abort
+ * does not build a `DOMException` with its stack each time, which a reader following a busy
+ * swarm does at every commit.
+ */
+const LEFT = new Error('the wait is no longer needed');
+
 /** A reader's wake-ups for one swarm: `next` resolves at its next change; `close` lets go. */
 interface Changes {
   next(signal: AbortSignal): Promise<void>;
@@ -134,7 +141,7 @@ export class Reading {
         // The poll is released as soon as it is not needed: a timer left behind per wait would
         // outlive the swarm by a poll interval.
         const parked = new AbortController();
-        const leave = () => parked.abort();
+        const leave = () => parked.abort(LEFT);
         signal?.addEventListener('abort', leave, { once: true });
         changes ??= this.changes(swarmId);
         try {
@@ -146,7 +153,7 @@ export class Reading {
           await next;
         } finally {
           signal?.removeEventListener('abort', leave);
-          parked.abort();
+          parked.abort(LEFT);
         }
       }
     } finally {
@@ -168,7 +175,7 @@ export class Reading {
     // One controller per wait, aborted when the wait is not needed any more (events were read
     // instead, the caller's signal fired, the consumer left): it unregisters the wait.
     let parked: AbortController | undefined;
-    const leave = () => parked?.abort();
+    const leave = () => parked?.abort(LEFT);
     signal?.addEventListener('abort', leave, { once: true });
     const changes = this.changes(swarmId);
     // The host of the swarm live here whose committed events this reader keeps in memory (see
@@ -177,7 +184,7 @@ export class Reading {
     try {
       for (;;) {
         if (signal?.aborted) return;
-        parked?.abort();
+        parked?.abort(LEFT);
         parked = new AbortController();
         // Taken before reading, so a commit landing during the read still wakes us.
         const next = changes.next(parked.signal);
@@ -201,7 +208,7 @@ export class Reading {
         if (signal?.aborted) return;
         if (batch.length > 0) {
           // Not waiting this time: let the wait go before handing events out.
-          parked.abort();
+          parked.abort(LEFT);
           for (const event of batch) {
             yield event;
             yielded = true;
@@ -236,7 +243,7 @@ export class Reading {
       }
     } finally {
       signal?.removeEventListener('abort', leave);
-      parked?.abort();
+      parked?.abort(LEFT);
       changes.close();
       kept?.release();
     }
