@@ -70,6 +70,14 @@ export class SwarmHost {
   /** When that failure was decided (ms since the epoch). */
   private failedAt = 0;
   private recordTimer: NodeJS.Timeout | undefined;
+  /**
+   * The events committed since the window opened, while readers of this process follow the
+   * swarm (see {@link SwarmHost.keepCommitted}): `base` is the seq durable when it opened (or
+   * the last one dropped from its front), `events` the durable ones after it, in order.
+   */
+  private window: { base: number; events: SwarmEvent[] } | undefined;
+  /** How many readers keep {@link window} open. */
+  private windowReaders = 0;
   private readonly ended: Promise<void>;
   private endResolve!: () => void;
 
@@ -229,6 +237,37 @@ export class SwarmHost {
       this.chunkTimer = undefined;
       this.flush(false);
     }, CHUNK_WINDOW_MS);
+  }
+
+  /**
+   * Keeps the events this host commits from now on in memory, for a reader in this process that
+   * follows the swarm (its event stream): it is answered from them ({@link committedAfter})
+   * instead of reading them back from the store at every commit. Returns the function that lets
+   * go (the window closes with its last reader). At most {@link COMMITTED_WINDOW} events are
+   * kept: a reader further behind reads the store.
+   */
+  keepCommitted(): () => void {
+    if (this.windowReaders++ === 0) this.window = { base: this.inStore.seq, events: [] };
+    let kept = true;
+    return () => {
+      if (!kept) return;
+      kept = false;
+      if (--this.windowReaders === 0) this.window = undefined;
+    };
+  }
+
+  /**
+   * The durable events after `cursor`, in order, the first `limit` of them, exactly as written
+   * (redacted) to the store, which holds them: what `readEvents(cursor, limit)` returns, answered
+   * from memory. Undefined when they are not all known here (no reader keeps the window open,
+   * or `cursor` is older than its first event): the store answers then. None when nothing after
+   * `cursor` is durable yet.
+   */
+  committedAfter(cursor: number, limit: number): SwarmEvent[] | undefined {
+    const w = this.window;
+    if (!w || cursor < w.base) return undefined;
+    const from = cursor - w.base;
+    return w.events.slice(from, from + limit);
   }
 
   /** Resolves once every commit issued so far is durable; actors await it before working. */
@@ -461,7 +500,10 @@ export class SwarmHost {
   /** A commit is durable: tell readers and listeners. */
   private committed(c: Commit, finished: boolean): void {
     const last = c.events.at(-1);
-    if (last) this.inStore.seq = last.seq;
+    if (last) {
+      this.inStore.seq = last.seq;
+      this.keep(c.events);
+    }
     if (c.record) {
       this.inStore.revision = c.record.revision;
       if (c.record.snapshot !== undefined) this.inStore.snapshot = c.record.snapshot;
@@ -469,6 +511,24 @@ export class SwarmHost {
     this.meta.committed(c.events);
     this.wake();
     if (finished) this.end();
+  }
+
+  /** Adds the events of a durable commit to the readers' window, if one is open. */
+  private keep(events: readonly SwarmEvent[]): void {
+    const w = this.window;
+    if (!w) return;
+    // Commits are durable in order, so they follow on; should one not, the window starts over
+    // after it (the events before are in the store).
+    if (events[0]!.seq !== w.base + w.events.length + 1) {
+      this.window = { base: events.at(-1)!.seq, events: [] };
+      return;
+    }
+    for (const e of events) w.events.push(e);
+    const over = w.events.length - COMMITTED_WINDOW;
+    if (over > 0) {
+      w.events.splice(0, over);
+      w.base += over;
+    }
   }
 
   /** The commit as it may be persisted: without known secrets. */
@@ -598,6 +658,13 @@ export function ownerLost(error: unknown): error is LeaseLostError | RevisionCon
  * error): about 1.5 s in all, then the swarm fails with the storage error.
  */
 export const COMMIT_RETRY_DELAYS_MS: readonly number[] = [25, 100, 400, 1000];
+
+/**
+ * How many of its latest committed events a host keeps while readers of its process follow it
+ * (see `SwarmHost.keepCommitted`): a page of the store (`PAGE_SIZE`), so a reader behind by
+ * less than a page never reads the store.
+ */
+const COMMITTED_WINDOW = 500;
 
 /** First and longest delay between attempts to record a failure the store refused. */
 const FAILURE_RETRY_FIRST_MS = 500;

@@ -11,7 +11,7 @@ import { delay } from '../util/abort.js';
 import { assertCursor } from '../events/cursor.js';
 import { SwarmError } from '../errors.js';
 import { isFinal, type SwarmResult, type SwarmStatus } from '../store/result.js';
-import { readPage } from '../store/pages.js';
+import { PAGE_SIZE, readPage } from '../store/pages.js';
 import { summaryOf } from '../store/summary.js';
 import { leftOutBy, type SwarmFilter, type SwarmSummary } from '../store/types.js';
 import type { LiveSwarms } from './live.js';
@@ -25,6 +25,13 @@ const POLL_MS = 200;
  * safety net, the announcement wakes readers.
  */
 const WATCHED_POLL_MS = 2_000;
+
+/**
+ * The reason a reader's internal wait is let go with (nobody reads it): given, so that an abort
+ * does not build a `DOMException` with its stack each time, which a reader following a busy
+ * swarm does at every commit.
+ */
+const LEFT = new Error('the wait is no longer needed');
 
 /** A reader's wake-ups for one swarm: `next` resolves at its next change; `close` lets go. */
 interface Changes {
@@ -134,7 +141,7 @@ export class Reading {
         // The poll is released as soon as it is not needed: a timer left behind per wait would
         // outlive the swarm by a poll interval.
         const parked = new AbortController();
-        const leave = () => parked.abort();
+        const leave = () => parked.abort(LEFT);
         signal?.addEventListener('abort', leave, { once: true });
         changes ??= this.changes(swarmId);
         try {
@@ -146,7 +153,7 @@ export class Reading {
           await next;
         } finally {
           signal?.removeEventListener('abort', leave);
-          parked.abort();
+          parked.abort(LEFT);
         }
       }
     } finally {
@@ -168,23 +175,40 @@ export class Reading {
     // One controller per wait, aborted when the wait is not needed any more (events were read
     // instead, the caller's signal fired, the consumer left): it unregisters the wait.
     let parked: AbortController | undefined;
-    const leave = () => parked?.abort();
+    const leave = () => parked?.abort(LEFT);
     signal?.addEventListener('abort', leave, { once: true });
     const changes = this.changes(swarmId);
+    // The host of the swarm live here whose committed events this reader keeps in memory (see
+    // `SwarmHost.keepCommitted`), and how to let go of them.
+    let kept: { host: SwarmHost; release: () => void } | undefined;
     try {
       for (;;) {
         if (signal?.aborted) return;
-        parked?.abort();
+        parked?.abort(LEFT);
         parked = new AbortController();
         // Taken before reading, so a commit landing during the read still wakes us.
         const next = changes.next(parked.signal);
-        // One page at a time (a long stream is never held whole); at a corrupt event, the
-        // events before it, and the next read, which starts at it, throws.
-        const batch = await readPage(live.store, swarmId, cursor);
+        const host = live.hosts.get(swarmId);
+        if (host && host !== kept?.host) {
+          kept?.release();
+          kept = { host, release: host.keepCommitted() };
+        }
+        // A swarm live here: its latest durable events from memory, exactly as stored (a host
+        // that has just ended, too: what it committed last). Else, or when the cursor is older
+        // than those, one page of the store at a time (a long stream is never held whole); at a
+        // corrupt event, the events before it, and the next read, which starts at it, throws.
+        let batch = kept?.host.committedAfter(cursor, PAGE_SIZE);
+        if (kept && kept.host !== host && !batch?.length) {
+          // Ended: another process may write after it (it lost its lease), the store says.
+          kept.release();
+          kept = undefined;
+          batch = undefined;
+        }
+        batch ??= await readPage(live.store, swarmId, cursor);
         if (signal?.aborted) return;
         if (batch.length > 0) {
           // Not waiting this time: let the wait go before handing events out.
-          parked.abort();
+          parked.abort(LEFT);
           for (const event of batch) {
             yield event;
             yielded = true;
@@ -219,8 +243,9 @@ export class Reading {
       }
     } finally {
       signal?.removeEventListener('abort', leave);
-      parked?.abort();
+      parked?.abort(LEFT);
       changes.close();
+      kept?.release();
     }
   }
 

@@ -30,7 +30,8 @@ import { PAUSE_TYPES } from '../../machines/pause.js';
 import { assertCursor } from '../events/cursor.js';
 import { isFinalEvent } from '../events/helpers.js';
 import { SWARM_STATUSES, type SwarmStatus } from '../store/result.js';
-import type { SwarmRecord } from '../store/types.js';
+import type { SwarmSummary } from '../store/types.js';
+import { summaryOf } from '../store/summary.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../define/swarm-id.js';
 import {
   asHttpError,
@@ -83,9 +84,12 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
   setMaxListeners(0, closing.signal);
   const { runtime } = ctx;
 
-  /** The swarm's record, or a 404 when the swarm does not exist under this definition. */
-  async function findSwarm(definitionId: string, swarmId: string): Promise<SwarmRecord> {
-    const record = await runtime.store.load(swarmId);
+  /**
+   * The swarm's summary, or a 404 when the swarm does not exist under this definition: its
+   * record without the snapshot (a swarm's conversations are not read to answer that).
+   */
+  async function findSwarm(definitionId: string, swarmId: string): Promise<SwarmSummary> {
+    const record = await summaryOf(runtime.store, swarmId);
     // A swarm of another definition is "not found" here: the URL names a resource that does not exist.
     if (!record || record.definitionId !== definitionId) {
       throw new HttpError(404, `Unknown swarm "${swarmId}" of swarm definition "${definitionId}"`);

@@ -82,11 +82,12 @@ const commitEntries = (file: string) => readLines(file).map((l) => JSON.parse(l)
 /** The step commits (snapshot records) of one swarm, each as its events, sorted: branches interleave. */
 // The turn ends with whichever branch's result is committed last (timing: commits are
 // acknowledged per group), so the commit carrying `turn-completed` may differ between runs;
-// the hub's event shapes check that it happened once.
+// so does the one carrying the crew's relayed end (the hub's next commit: another branch's
+// result may come before the crew's). The hub's event shapes check that each happened once.
 const stepCommits = (entries: CommitEntry[], swarmId: string) =>
   entries
     .filter((e) => e.step && e.swarmId === swarmId)
-    .map((e) => e.events.filter((k) => k !== 'status:turn-completed').join(','))
+    .map((e) => e.events.filter((k) => k !== 'status:turn-completed' && k !== 'status:child-swarm').join(','))
     .sort();
 
 /**

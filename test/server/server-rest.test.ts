@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineSwarm, isFinalEvent, type Runtime, type SwarmEvent, tool } from '../../src/index.js';
+import { createRuntime, defineSwarm, isFinalEvent, memoryStore, type Runtime, type SwarmEvent, tool } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import { call, collect, queueModel } from '../support/script.js';
 import { readSse, request, servedPerTest } from '../support/server-clients.js';
@@ -186,6 +186,36 @@ describe('Server-Sent Events', () => {
     expect(events.map((e) => e.id)).toEqual(stored.map((e) => String(e.seq)));
     expect(events.map((e) => e.event)).toEqual(stored.map((e) => e.kind));
     expect(isFinalEvent(events.at(-1)!.data)).toBe(true);
+  });
+
+  it('a stream, a result and a command find the swarm by its summary when the store reads one: its snapshot and conversations are not loaded', async () => {
+    // A store that reads summaries alone (as the JetStream store does), counting full loads.
+    const store = memoryStore();
+    const loads: string[] = [];
+    const load = store.load.bind(store);
+    store.load = (swarmId) => {
+      loads.push(swarmId);
+      return load(swarmId);
+    };
+    store.summary = async (swarmId) => {
+      const record = await load(swarmId);
+      if (!record) return undefined;
+      const { snapshot: _s, ...summary } = record;
+      return summary;
+    };
+    served.runtime = createRuntime({ swarms: [steps, hitl, typed], model: model(), store });
+    served.server = await serve(served.runtime, { keepAliveMs: KEEPALIVE_MS });
+    const { url } = served.server;
+    await request(url, 'POST', '/swarms/hitl', { input: 'x', swarmId: 'h1' });
+    const paused = await readSse(`${url}/swarms/hitl/h1/events`, { stopAfter: (e) => e.data.kind === 'status-update' && e.data.metadata.type === 'paused' });
+    expect(paused.events.length).toBeGreaterThan(0);
+    expect(await status(url, 'hitl', 'h1')).toMatchObject({ status: 'paused' });
+    expect((await request(url, 'POST', '/swarms/hitl/h1/resume', { message: 'Sunday' })).status).toBe(200);
+    const { events, ended } = await readSse(`${url}/swarms/hitl/h1/events?since=${paused.events.at(-1)!.id}`);
+    expect(ended).toBe(true);
+    expect(isFinalEvent(events.at(-1)!.data)).toBe(true);
+    expect((await request(url, 'GET', '/swarms/hitl/nope/events')).status).toBe(404);
+    expect(loads).toEqual([]);
   });
 
   it('streams a live swarm through pause and resume, with keep-alive comments while it waits', async () => {

@@ -381,6 +381,46 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       stop();
     });
 
+    it('a follower reads a swarm of a few commits from its start, and catches up on several commits and events-only commits, with direct gets however many events a commit holds; a swarm of many commits takes a stream read', async () => {
+      const a = await open();
+      const b = await open();
+      const c = await open();
+      const stops = [b.watch('s1', () => undefined), c.watch('s1', () => undefined)];
+      const api = await apiCalls();
+      const seen = (store: typeof b, lastSeq: number) =>
+        until(`s1 listed at seq ${lastSeq}`, async () => (await store.list()).find((x) => x.swarmId === 's1')?.lastSeq === lastSeq);
+      const ten = (rev: number) => step('s1', rev, 10 * rev - 9, 10 * rev);
+      for (const rev of [1, 2, 3]) await a.commit(ten(rev));
+      await seen(b, 30);
+      // 20 events before the latest outbox, in two messages.
+      expect(await b.readEvents('s1', 0)).toEqual(oneToN(30).map((n) => event('s1', n)));
+      expect(await b.readEvents('s1', 30)).toEqual([]);
+      for (const rev of [4, 5, 6]) await a.commit(ten(rev));
+      await seen(b, 60);
+      await seen(c, 60);
+      // A follower three commits behind; a reader that read nothing before (from the subject's start).
+      expect(await b.readEvents('s1', 30)).toEqual(oneToN(30).map((n) => event('s1', 30 + n)));
+      expect(seqs(await c.readEvents('s1', 25, 10))).toEqual(oneToN(10).map((n) => 25 + n));
+      // Events-only commits after the record (a streamed text's chunks): not in any KV value.
+      const chunks = (from: number) => ({ swarmId: 's1', events: oneToN(5).map((n) => event('s1', from + n)) });
+      await a.commit(chunks(60));
+      await a.commit(chunks(65));
+      expect(await b.readEvents('s1', 60)).toEqual(oneToN(10).map((n) => event('s1', 60 + n)));
+      expect(seqs(await c.readEvents('s1', 55))).toEqual(oneToN(15).map((n) => 55 + n));
+      expect(await api.count('READER')).toBe(0);
+      expect(await api.count('DIRECT.GET')).toBeGreaterThan(0);
+
+      // Twenty commits of one event, followed once written (the reader holds only the latest
+      // outbox): more messages than a read walks with direct gets.
+      for (let rev = 1; rev <= 20; rev++) await a.commit(step('s2', rev, rev, rev));
+      await until('s2 listed at seq 20', async () => (await b.list()).find((x) => x.swarmId === 's2')?.lastSeq === 20);
+      const stop = b.watch('s2', () => undefined);
+      api.reset();
+      expect(await b.readEvents('s2', 0)).toEqual(oneToN(20).map((n) => event('s2', n)));
+      expect(await api.count('READER')).toBe(1);
+      for (const f of [...stops, stop]) f();
+    });
+
     it('summary reads one KV value: the record without its snapshot, with its lease, its message lists left in the stream', async () => {
       const a = await open();
       const until = Date.now() + 60_000;

@@ -20,8 +20,12 @@ import type { Watchers } from './watching.js';
 
 const utf8 = new TextDecoder();
 
-/** How many stored events before a known outbox a read fetches with direct gets (more: a stream read). */
-const FEW_EVENTS = 8;
+/**
+ * How many stored messages a read of the events before a known outbox walks with direct gets
+ * (more: a stream read). A message is a commit, whatever number of events it holds: a swarm of
+ * a few commits is read this way from its start.
+ */
+const FEW_MESSAGES = 12;
 
 /** Reads swarms' events (see `SwarmStore.readEvents`). */
 export class EventReads {
@@ -106,10 +110,11 @@ export class EventReads {
   /**
    * The events after `since` answered from the outbox of the swarm's latest value known here,
    * with a few direct gets instead of a stream read (a consumer); undefined when that cannot be
-   * exact. It is when the outbox holds the events up to the record's `lastSeq` (those before it,
-   * at most {@link FEW_EVENTS}, are stored and read one by one) and the stream holds none after
-   * `lastSeq`: the event stored last is at most `lastSeq` (`'newer'` when it is after it: the
-   * value known here is not the latest). That says so, since
+   * exact. It is when the outbox holds the events up to the record's `lastSeq` (those before it
+   * are stored: read with at most {@link FEW_MESSAGES} direct gets) and the event stored last
+   * says what follows: none when it is at most `lastSeq`; else the events up to it, stored after
+   * the outbox, read with direct gets too (`'newer'` when they are more: the value known here
+   * may not be the latest). That says so, since
    * events after `lastSeq` are published only once the outbox is acknowledged, so they follow
    * it in the stream, and a republished copy of the outbox landing after them (once the
    * duplicate window has passed) is ruled out while the value is recent.
@@ -122,19 +127,27 @@ export class EventReads {
     if (events.length === 0 || events.at(-1)!.seq !== record.lastSeq) return undefined;
     const first = events[0]!.seq;
     // Events before the outbox's are stored (an outbox is published before its value is
-    // replaced): a few of them are read with direct gets.
+    // replaced): the messages holding them are read with a few direct gets.
     const gap = since < record.lastSeq ? first - 1 - since : 0;
-    if (gap > FEW_EVENTS) return undefined;
     // A final record's last seq is its swarm's last event (a swarm that ended writes nothing
-    // more): no stream read is needed to know that nothing follows it.
+    // more): no stream read is needed to know that nothing follows it. Else the last message
+    // is the latest commit's (the value is recent): where it is is worth remembering.
     const ended = isFinal(record.status);
     const [stored, before] = await Promise.all([
-      ended ? record.lastSeq : r.events.lastStored(subject),
-      gap > 0 ? r.events.readFew(swarmId, subject, since, first - 1, 2 * gap) : [],
+      ended ? record.lastSeq : r.events.lastStored(subject, swarmId),
+      gap > 0 ? r.events.readFew(swarmId, subject, since, first - 1, FEW_MESSAGES) : [],
     ]);
-    if (stored !== undefined && stored > record.lastSeq) return 'newer';
-    if (stored === undefined || !before) return undefined;
+    if (stored === undefined || !before) return stored !== undefined && stored > record.lastSeq ? 'newer' : undefined;
     const after = [...before, ...events.filter((e) => e.seq > since)];
+    if (stored > record.lastSeq && (limit === undefined || after.length < limit)) {
+      // Events after the record's are stored (an events-only commit's: a streamed text's
+      // chunks; or a later value's outbox): the outbox is then stored too, since they are
+      // published after it. The messages holding them follow it: a few direct gets too.
+      const from = Math.max(since, record.lastSeq);
+      const tail = from < stored ? await r.events.readFew(swarmId, subject, from, stored, FEW_MESSAGES) : [];
+      if (!tail) return 'newer';
+      after.push(...tail);
+    }
     return limit === undefined ? after : after.slice(0, limit);
   }
 }

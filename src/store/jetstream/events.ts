@@ -145,29 +145,44 @@ export class EventReader {
   /**
    * The seq of the event stored last on `subject` (0 when none): one direct get. Undefined when
    * that message does not name its event.
+   *
+   * `swarmId` given, and the message a commit message (see `./batch.ts`), where it is is
+   * remembered: every event after the ones it holds is published after it, since one swarm's
+   * commit messages land in order (each waits for the one before), so a later read of them
+   * starts there. The caller vouches that the message is the swarm's latest commit, not a copy
+   * republished after later ones (it knows the swarm's latest value, written within the
+   * stream's duplicate window).
    */
-  async lastStored(subject: string): Promise<number | undefined> {
+  async lastStored(subject: string, swarmId?: string): Promise<number | undefined> {
     const m = await this.ctx.jsm.direct.getMessage(this.stream, { last_by_subj: subject });
-    return m ? heldBy((name) => m.header.get(name))?.last : 0;
+    if (!m) return 0;
+    const held = heldBy((name) => m.header.get(name));
+    if (held?.commit && swarmId !== undefined) this.remember(swarmId, held.last, m.seq + 1);
+    return held?.last;
   }
 
   /**
-   * The events `since + 1` to `upTo` of `swarmId` when a few direct gets find them all (each
-   * gives the next message on the subject), in order; undefined when they do not (more
-   * messages in the way than `maxGets`, no known position to start from, one unreadable): a
-   * stream read then answers. For a short read whose events are known to be stored, this is
-   * cheaper than the consumer a stream read makes.
+   * The events `since + 1` to `upTo` of `swarmId` when at most `maxGets` direct gets find them
+   * all (each gives the next message on the subject: a commit's, whatever number of events it
+   * holds), in order; undefined when they do not (more messages in the way, one unreadable): a
+   * stream read then answers. A read starts where an earlier one found the events after
+   * `since` to be, else at the subject's first message. For a short read whose events are
+   * known to be stored, this is cheaper than the consumer a stream read makes; where the
+   * events after `upTo` follow is remembered, as a stream read does.
    */
   async readFew(swarmId: string, subject: string, since: number, upTo: number, maxGets: number): Promise<SwarmEvent[] | undefined> {
-    let pos = this.anchor(swarmId, since);
-    if (pos === undefined) return undefined;
+    let pos = this.anchor(swarmId, since) ?? 1;
     const found = new Map<number, SwarmEvent>();
+    // Whether every message read is a commit message: they land in order (see `lastStored`),
+    // so the position after the one holding `upTo` is where the later events follow.
+    let commits = true;
     for (let gets = 0; gets < maxGets; gets++) {
       const m = await this.ctx.jsm.direct.getMessage(this.stream, { next_by_subj: subject, seq: pos });
       if (!m) return undefined;
       pos = m.seq + 1;
       const held = heldBy((name) => m.header.get(name));
       if (held === undefined) return undefined;
+      commits &&= held.commit;
       if (held.last <= since || held.first > upTo || held.first > held.last) continue;
       const reads = held.commit ? parseCommit(m, swarmId, held.first, held.last) : [parse(m, swarmId, held.first)];
       for (const read of reads) {
@@ -178,6 +193,8 @@ export class EventReader {
       if (found.size === upTo - since) {
         const out: SwarmEvent[] = [];
         for (let s = since + 1; s <= upTo; s++) out.push(found.get(s)!);
+        // The message holding `upTo` holds later events too: they are read again from it.
+        if (commits) this.remember(swarmId, upTo, held.last > upTo ? m.seq : m.seq + 1);
         return out;
       }
     }
