@@ -82,11 +82,11 @@ async function factsOf(runtime: Runtime, teamId: string): Promise<TeamFact[]> {
 }
 
 describe.skipIf(natsServerMissing)('team workers in other processes over NATS', () => {
-  it('a worker process killed mid-task: its task is released, the worker respawned, attempt 2 done in the other process; attempt 1 stopped', async () => {
+  it('a worker process killed mid-task: its task is done once, in the other process (released and redone as attempt 2, or attempt 1 sent again there); nothing is lost or done twice', async () => {
     // Both would die at task b's first model call; the marker lets only the first do so.
     const workers = [node('worker', [], { KILL_AT: 'b:1' }), node('worker', [], { KILL_AT: 'b:1' })];
     const pids = await Promise.all(workers.map(ready));
-    // Heartbeats of the attempt are not waited on long: the team notices the silence first.
+    // A short worker timeout: the team may notice the silence before the start is asked again.
     const leader = leaderRuntime({ workerTimeoutMs: 1_500, heartbeatTimeoutMs: 30_000 });
     await leader.start();
     const client = leader.forTeam('crew', 'tl');
@@ -99,16 +99,31 @@ describe.skipIf(natsServerMissing)('team workers in other processes over NATS', 
     expect(dead).toBeGreaterThanOrEqual(0);
     const survivor = pids[1 - dead]!;
     const facts = await factsOf(leader, 'tl');
-    expect(facts).toContainEqual(expect.objectContaining({ type: 'team-task-released', taskId: 'b', attempt: 1, reason: 'worker silent' }));
-    expect(facts.some((f) => f.type === 'team-worker-respawned')).toBe(true);
     expect(facts.filter((f) => f.type === 'team-task-completed').map((f) => (f as { taskId: string }).taskId)).toEqual(['a', 'b', 'c']);
-
-    // The released attempt ended (stopped by the process that took it over), its work never done.
-    expect(await leader.forSwarm('builder', 'tl:b:1').wait()).toMatchObject({ status: 'stopped' });
     const work = workByTask();
     expect([...work.keys()].sort()).toEqual(['a', 'b', 'c']);
-    expect(work.get('b')).toEqual({ swarmId: 'tl:b:2', pid: survivor });
     expect(work.get('c')!.pid).toBe(survivor);
+    // Two outcomes are correct, and which one comes depends on the machine's load: the team
+    // declares the dead process's worker silent first (b released, its worker respawned, attempt
+    // 2 done by the survivor, attempt 1 stopped), or the start request, which the dead process
+    // never answered, is sent again and the survivor starts attempt 1 itself (its key: nothing
+    // of it had been written). Either way b's work is done once, by the survivor.
+    const released = facts.some((f) => f.type === 'team-task-released');
+    if (released) {
+      expect(facts).toContainEqual(expect.objectContaining({ type: 'team-task-released', taskId: 'b', attempt: 1, reason: 'worker silent' }));
+      expect(facts.some((f) => f.type === 'team-worker-respawned')).toBe(true);
+      // The released attempt ended (stopped by the process that took it over), its work never done.
+      expect(await leader.forSwarm('builder', 'tl:b:1').wait()).toMatchObject({ status: 'stopped' });
+      expect(work.get('b')).toEqual({ swarmId: 'tl:b:2', pid: survivor });
+    } else {
+      expect(client.board().tasks.map((t) => [t.id, t.attempts])).toEqual([
+        ['a', 1],
+        ['b', 1],
+        ['c', 1],
+      ]);
+      expect(await leader.forSwarm('builder', 'tl:b:1').wait()).toMatchObject({ status: 'completed' });
+      expect(work.get('b')).toEqual({ swarmId: 'tl:b:1', pid: survivor });
+    }
     workers[1 - dead]!.kill('SIGTERM');
     await exited(workers[1 - dead]!);
   }, 40_000);
