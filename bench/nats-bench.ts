@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -15,6 +14,7 @@ import { connectNats } from '../src/entries/nats.js';
 import { type NatsServer, startNatsServer } from '../test/support/nats-server.js';
 import { percentile } from './measure.js';
 import { ECHO_SUBJECT, type WorkerSpec } from './nats-worker.js';
+import { startChild } from './scale-children.js';
 import type { Figures } from './table.js';
 import type { CallCounts } from './w1.js';
 
@@ -30,49 +30,8 @@ export interface Worker {
  * process ends, however it ends, the worker's stdin ends and it exits.
  */
 export async function startWorker(spec: WorkerSpec): Promise<Worker> {
-  const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, '--fixture', 'nats-worker', JSON.stringify(spec)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const lines: Record<string, unknown>[] = [];
-  const waiting = new Set<() => void>();
-  let buffer = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    buffer += d.toString();
-    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-      lines.push(JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>);
-      buffer = buffer.slice(nl + 1);
-      for (const w of waiting) w();
-    }
-  });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  void exited.then(() => {
-    for (const w of waiting) w();
-  });
-  /** The first line with `key`, or an error once the process exited without one. */
-  const line = async (key: string): Promise<unknown> => {
-    for (;;) {
-      const found = lines.find((l) => key in l);
-      if (found) return found[key];
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`worker exited (${child.exitCode ?? child.signalCode}) before a "${key}" line`);
-      await new Promise<void>((r) => {
-        const done = () => {
-          waiting.delete(done);
-          r();
-        };
-        waiting.add(done);
-      });
-    }
-  };
-  await line('ready');
-  return {
-    pid: child.pid!,
-    async stop() {
-      child.stdin!.end();
-      const counts = (await line('counts')) as CallCounts;
-      await exited;
-      return counts;
-    },
-  };
+  const child = await startChild('nats-worker', spec);
+  return { pid: child.pid, stop: async () => (await child.stop()) as CallCounts };
 }
 
 /** A row's server, its workers, and the end of both (the server's directory removed). */
