@@ -9,13 +9,13 @@
  * "Another host" is another port of 127.0.0.1 here: the servers listen on 127.0.0.1 only, and
  * an origin is scheme, host *and* port (the loopback names count as one host).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { a2aRemoteAgents, createRuntime, defineSwarm, handoff, scriptedModel, type A2ARemoteOptions } from '../../src/index.js';
 import { agentFetch, cardLimits } from '../../src/a2a/agent-fetch.js';
 import { a2aRemoteAgents as sdkRemoteAgents } from '../../src/a2a/client.js';
 import { serve } from '../../src/server/index.js';
 import { call, lastToolResult, queueModel } from '../support/script.js';
+import { endlessBody, startRecordingServer, stalled, trickle, type RecordingHandler, type RecordingServer } from '../support/hostile-http.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -27,40 +27,14 @@ const MiB = 1024 * 1024;
 /** Where every card of these tests is served: its last segment names the agent even when the card is refused. */
 const CARD_PATH = '/a2a/weather/.well-known/agent-card.json';
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+type Handler = RecordingHandler;
 
-/** A server on 127.0.0.1 recording what it was asked (`METHOD path`), closed after the test. */
-interface TestServer {
-  base: string;
-  port: number;
-  cardUrl: string;
-  requests: string[];
-  /** How many answers were cut because the client went away before they were complete. */
-  clientAborts: number;
-  /** The most bytes written in one answer. */
-  mostBytesSent: number;
-}
+/** A recording server and the URL of the card it would serve at {@link CARD_PATH}. */
+type TestServer = RecordingServer & { cardUrl: string };
 
 async function startServer(handle: Handler): Promise<TestServer> {
-  const s: TestServer = { base: '', port: 0, cardUrl: '', requests: [], clientAborts: 0, mostBytesSent: 0 };
-  const server = createServer((req, res) => {
-    s.requests.push(`${req.method} ${req.url}`);
-    res.on('close', () => {
-      if (!res.writableFinished) s.clientAborts++;
-      s.mostBytesSent = Math.max(s.mostBytesSent, req.socket.bytesWritten);
-    });
-    handle(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  s.port = (server.address() as { port: number }).port;
-  s.base = `http://127.0.0.1:${s.port}`;
-  s.cardUrl = `${s.base}${CARD_PATH}`;
-  cleanups.push(async () => {
-    // Endless and stalled answers keep their connections open: cut them.
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return s;
+  const s = await startRecordingServer(handle, (close) => cleanups.push(close));
+  return Object.assign(s, { cardUrl: `${s.base}${CARD_PATH}` });
 }
 
 /** Serves `card()` as JSON at {@link CARD_PATH}; anything else is a 404. */
@@ -127,34 +101,12 @@ async function handOff(cardUrl: string, options?: A2ARemoteOptions): Promise<str
 
 const unreachable = (cardUrl: string, why: string) => `Could not reach the remote agent at ${cardUrl}: ${why}`;
 
-/** Writes `{"name":"` then spaces, 64 KiB every 5 ms while the client keeps up, forever. */
-const endlessBody: Handler = (req, res) => {
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.write('{"name":"');
-  const chunk = Buffer.alloc(64 * 1024, 0x20);
-  // Paced, so that a client without a byte limit fills its memory slowly, not at the speed of loopback.
-  const timer = setInterval(() => {
-    if (!res.destroyed && !res.writableNeedDrain) res.write(chunk);
-  }, 5);
-  req.on('close', () => clearInterval(timer));
-  res.on('close', () => clearInterval(timer));
-};
-
-/** Answers nothing, ever: no status line, no headers. */
-const stalled: Handler = () => undefined;
-
-/** Sends headers and `{`, then one space every 50 ms, forever. */
-const trickle: Handler = (req, res) => {
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.write('{');
-  const timer = setInterval(() => res.write(' '), 50);
-  req.on('close', () => clearInterval(timer));
-  res.on('close', () => clearInterval(timer));
-};
+// Paced, so that a client without a byte limit fills its memory slowly, not at the speed of loopback.
+const endless = endlessBody(5);
 
 describe('the card fetches of a remote handoff are bounded in bytes and time', () => {
   it('a card whose body never ends is cut at maxCardBytes: the call is a tool error naming the limit, each request cut early', async () => {
-    const s = await startServer((req, res) => (req.url === CARD_PATH ? endlessBody(req, res) : res.writeHead(404).end()));
+    const s = await startServer((req, res, self) => (req.url === CARD_PATH ? endless(req, res, self) : res.writeHead(404).end()));
     const started = Date.now();
     const answer = await handOff(s.cardUrl, { timeoutMs: 4000 });
 
@@ -218,9 +170,9 @@ describe('redirects of a card stay within its origin', () => {
 
   it('a call whose service URL redirects to another origin is refused there; the other origin receives nothing', async () => {
     const other = await startServer((_req, res) => res.writeHead(500).end());
-    const s = await startServer((req, res) => {
+    const s = await startServer((req, res, self) => {
       if (req.url === '/rpc') return void res.writeHead(307, { location: `${other.base}/rpc` }).end();
-      serving(() => card([{ url: `${s.base}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }]))(req, res);
+      serving(() => card([{ url: `${self.base}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }]))(req, res, self);
     });
     expect(await handOff(s.cardUrl)).toBe(
       `The remote agent "weather" (${s.cardUrl}) failed: it redirects to ${other.base}/rpc, another origin (redirects are followed only within ${s.base})`,

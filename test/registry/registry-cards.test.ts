@@ -5,11 +5,12 @@
  * kept within the card's origin, health checks and calls only to http(s) endpoints the
  * operator allows, and an agent the registry cannot check never counted healthy.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgentRegistry, type AgentRegistry, type AgentRegistryOptions } from '../../src/registry/index.js';
 import { TeamError } from '../../src/errors.js';
 import { tickingClock } from '../support/registry-peers.js';
+import { endlessBody, startRecordingServer, stalled, trickle, type RecordingServer } from '../support/hostile-http.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -24,37 +25,16 @@ function registry(options: AgentRegistryOptions = {}): AgentRegistry {
   return r;
 }
 
+/** A recording server that also keeps the JSON-RPC methods its agent endpoint was called with. */
+type TestServer = RecordingServer & { rpcMethods: string[] };
 type Handler = (req: IncomingMessage, res: ServerResponse, server: TestServer) => void;
 
-/** A server on 127.0.0.1: what it was asked (`METHOD path`, and each JSON-RPC method), closed after the test. */
-interface TestServer {
-  base: string;
-  port: number;
-  requests: string[];
-  rpcMethods: string[];
-  /** How many requests ended because the client went away before the answer was complete. */
-  clientAborts: number;
-  handle: Handler;
-}
-
 async function startServer(handle: Handler): Promise<TestServer> {
-  const s: TestServer = { base: '', port: 0, requests: [], rpcMethods: [], clientAborts: 0, handle };
-  const server = createServer((req, res) => {
-    s.requests.push(`${req.method} ${req.url}`);
-    res.on('close', () => {
-      if (!res.writableFinished) s.clientAborts++;
-    });
-    s.handle(req, res, s);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  s.port = (server.address() as { port: number }).port;
-  s.base = `http://127.0.0.1:${s.port}`;
-  cleanups.push(async () => {
-    // Endless and stalled answers keep their connections open: cut them.
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return s;
+  const s = await startRecordingServer(
+    (req, res, self) => handle(req, res, self as TestServer),
+    (close) => cleanups.push(close),
+  );
+  return Object.assign(s, { rpcMethods: [] });
 }
 
 /** A valid v1.0 card whose JSON-RPC interface is `endpoint`. */
@@ -112,34 +92,11 @@ const deafFetch: typeof fetch = (input, init) => {
   return fetch(input, rest);
 };
 
-/** Writes `{"name":"` then spaces as fast as the client reads them, forever. */
-const endlessBody: Handler = (req, res) => {
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.write('{"name":"');
-  const chunk = Buffer.alloc(64 * 1024, 0x20);
-  const pump = () => {
-    while (!res.destroyed && res.write(chunk));
-  };
-  res.on('drain', pump);
-  req.on('close', () => res.destroy());
-  pump();
-};
-
-/** Answers nothing, ever: no status line, no headers. */
-const stalled: Handler = () => undefined;
-
-/** Sends headers and `{`, then one space every 50 ms, forever. */
-const trickle: Handler = (req, res) => {
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.write('{');
-  const timer = setInterval(() => res.write(' '), 50);
-  req.on('close', () => clearInterval(timer));
-  res.on('close', () => clearInterval(timer));
-};
+const endless = endlessBody();
 
 describe('card fetches are bounded in bytes and time', () => {
   it('a card whose body never ends is refused at the byte limit, without buffering it: the request is cut, memory stays flat', async () => {
-    const s = await startServer(endlessBody);
+    const s = await startServer(endless);
     const r = registry({ timeoutMs: 1500 });
     const before = process.memoryUsage.rss();
     let peak = before;
