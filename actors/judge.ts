@@ -143,7 +143,8 @@ function planTool(call: ToolCall, a: Record<string, unknown>, input: ModelStepIn
   if (!input.tools.includes(call.name)) return invalidCall(call, `Unknown tool "${call.name}". Available tools: ${availableNames(input)}.`);
   const checked = ports.checkToolArgs(call.name, a);
   if (!checked.ok) return invalidCall(call, `Invalid arguments for "${call.name}": ${checked.error}`);
-  return { id: call.id, name: call.name, kind: 'tool', arguments: call.arguments };
+  const timeoutMs = ports.toolTimeoutMs(call.name);
+  return { id: call.id, name: call.name, kind: 'tool', arguments: call.arguments, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
 }
 
 /** `calls` with the verdict, once the verdict is decided. */

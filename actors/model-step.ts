@@ -5,6 +5,7 @@
  */
 import { fromPromise } from 'xstate';
 import type { ModelStepInput, ModelStepOutput } from '../machines/contracts.js';
+import { withinDeadline } from './call-timeout.js';
 import { passDurableGate } from './durable-gate.js';
 import { guardInput } from './guardrails.js';
 import { judgeResponse, normalizeResponse } from './judge.js';
@@ -23,18 +24,29 @@ export function createModelStep(ports: SwarmPorts) {
     const model = ports.modelFor(input.definitionId, input.speaker);
     const started = performance.now();
     let first = true;
-    const raw = await model.call({
-      agentId: input.speaker,
-      swarmId: input.swarmId,
-      messages: input.messages,
-      tools: ports.toolSpecs(input),
+    // Each attempt of a model call gets the whole `modelTimeoutMs` (a restart asks again, afresh).
+    const limit = ports.modelTimeoutMs;
+    const timeout = limit === undefined ? undefined : { ms: limit, deadline: Date.now() + limit };
+    const raw = await withinDeadline(
+      timeout,
       signal,
-      onText: (chunk) => {
-        if (signal.aborted || chunk === '') return;
-        ports.onText(input.swarmId, input.speaker, input.turn, chunk, first);
-        first = false;
+      (bounded) =>
+        model.call({
+          agentId: input.speaker,
+          swarmId: input.swarmId,
+          messages: input.messages,
+          tools: ports.toolSpecs(input),
+          signal: bounded,
+          onText: (chunk) => {
+            if (bounded.aborted || chunk === '') return;
+            ports.onText(input.swarmId, input.speaker, input.turn, chunk, first);
+            first = false;
+          },
+        }),
+      (e) => {
+        throw new Error(`${model.name}: the model call timed out after ${e.timeoutMs} ms (modelTimeoutMs)`);
       },
-    });
+    );
     const durationMs = performance.now() - started;
     let response: ModelStepOutput['response'];
     try {
@@ -44,6 +56,6 @@ export function createModelStep(ports: SwarmPorts) {
     }
     const judged = judgeResponse(response, input, ports);
     const { calls, verdict } = judged instanceof Promise ? await judged : judged;
-    return { response, calls, verdict, durationMs };
+    return { response, calls, verdict, durationMs, at: Date.now() };
   });
 }

@@ -11,7 +11,11 @@ import type { ModelStepInput } from '../machines/contracts.js';
 import type { ToolCall } from '../machines/messages.js';
 import type { Customization } from '../machines/calls/swarm.js';
 import type { PlannedCall } from '../machines/calls/index.js';
+import type { HandoffTarget } from '../machines/plan.js';
 import type { SwarmPorts } from './ports.js';
+
+/** What planning a child swarm handoff needs of its target. */
+type ChildTarget = Pick<Extract<HandoffTarget, { kind: 'swarm' }>, 'definitionId' | 'structured' | 'customizable' | 'timeoutMs'>;
 
 /** The swarm registry's search tool: a regular tool whose results a registry handoff may name. */
 export const REGISTRY_SEARCH = 'swarm_registry_search';
@@ -34,9 +38,17 @@ export function planHandoff(call: ToolCall, args: Record<string, unknown>, input
     if (typeof args.request !== 'string' || !args.request.trim()) return invalid(`${call.name} needs a non-empty "request" string.`);
     return handoff.kind === 'agent'
       ? { id: call.id, name: call.name, kind: 'agent', agentId: handoff.agentId, request: args.request }
-      : { id: call.id, name: call.name, kind: 'remote', agentId: handoff.agentId, url: handoff.url, request: args.request };
+      : {
+          id: call.id,
+          name: call.name,
+          kind: 'remote',
+          agentId: handoff.agentId,
+          url: handoff.url,
+          request: args.request,
+          ...(handoff.timeoutMs !== undefined ? { timeoutMs: handoff.timeoutMs } : {}),
+        };
   }
-  if (handoff?.kind === 'swarm') return planSwarmHandoff(call, args, handoff.definitionId, handoff.structured, handoff.customizable, ports);
+  if (handoff?.kind === 'swarm') return planSwarmHandoff(call, args, handoff, ports);
   if (call.name === REGISTRY_HANDOFF && input.tools.includes(call.name)) {
     // An agent's round runs tools only (machines/agent.ts): a child swarm is the orchestrator's to start.
     if (!input.orchestrator) return invalid(`${REGISTRY_HANDOFF} is for the orchestrator; an agent cannot hand off.`);
@@ -51,14 +63,8 @@ export function invalidCall(call: ToolCall, error: string): PlannedCall {
 }
 
 /** Plans a handoff to a child swarm: its input from the arguments, plus any customization. */
-function planSwarmHandoff(
-  call: ToolCall,
-  args: Record<string, unknown>,
-  definitionId: string,
-  structured: boolean,
-  customizable: boolean,
-  ports: SwarmPorts,
-): PlannedCall {
+function planSwarmHandoff(call: ToolCall, args: Record<string, unknown>, target: ChildTarget, ports: SwarmPorts): PlannedCall {
+  const { definitionId, structured, customizable, timeoutMs } = target;
   const invalid = (error: string) => invalidCall(call, error);
   const { customization, ...rest } = args;
   let childInput: unknown;
@@ -70,7 +76,7 @@ function planSwarmHandoff(
     if (typeof rest.request !== 'string' || !rest.request.trim()) return invalid(`${call.name} needs a non-empty "request" string.`);
     childInput = rest.request;
   }
-  const planned: PlannedCall = { id: call.id, name: call.name, kind: 'swarm', definitionId, input: childInput };
+  const planned: PlannedCall = { id: call.id, name: call.name, kind: 'swarm', definitionId, input: childInput, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
   if (customization === undefined) return planned;
   if (!customizable) return invalid(`Swarm "${definitionId}" cannot be customized; call ${call.name} without "customization".`);
   const checked = ports.checkCustomization(customization);
@@ -111,5 +117,11 @@ function planRegistryHandoff(call: ToolCall, args: Record<string, unknown>, inpu
     structured !== undefined && structured !== null && typeof structured === 'object' ? { ...(structured as object) } : { request };
   if (customization !== undefined) forwarded.customization = customization;
   const isText = structured === undefined;
-  return planSwarmHandoff(call, forwarded, id, !isText, ports.isCustomizable(id), ports);
+  const timeoutMs = ports.swarmTimeoutMs(id);
+  return planSwarmHandoff(
+    call,
+    forwarded,
+    { definitionId: id, structured: !isText, customizable: ports.isCustomizable(id), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+    ports,
+  );
 }

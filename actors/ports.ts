@@ -71,6 +71,15 @@ export interface SwarmPorts {
   checkCustomization(value: unknown): Checked;
   /** Whether a swarm definition accepts customization through the swarm registry. */
   isCustomizable(definitionId: string): boolean;
+  /** A tool's `timeoutMs`, if it has one. */
+  toolTimeoutMs(name: string): number | undefined;
+  /** A swarm definition's own `timeoutMs` as a child (a definition of this runtime), if it has one. */
+  swarmTimeoutMs(definitionId: string): number | undefined;
+  /**
+   * How long one model call may take (the runtime's `modelTimeoutMs`), if bounded: past it the
+   * call's signal aborts and the call fails.
+   */
+  readonly modelTimeoutMs?: number;
   /** Starts (or re-attaches to) a child swarm and resolves with its outcome. */
   runChild(input: ChildSwarmInput, signal: AbortSignal): Promise<CallResult>;
   /** Sends a request to a remote A2A agent and resolves with its answer. */

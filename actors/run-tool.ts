@@ -7,13 +7,15 @@ import { fromPromise } from 'xstate';
 import { errorText } from '../machines/error-text.js';
 import type { ToolRunInput } from '../machines/calls/tool.js';
 import type { CallResult } from '../machines/calls/kind.js';
+import { type CallTimeoutError, isCallTimeout, withinDeadline } from './call-timeout.js';
 import { passDurableGate } from './durable-gate.js';
 import type { SwarmPorts } from './ports.js';
 
 /**
- * Creates the `runTool` actor logic. A failing tool, invalid arguments or a result that cannot
- * be serialized become `{ ok: false }` results for the model to read; it rejects only when its
- * swarm was stopped before the tool began, which nobody reads.
+ * Creates the `runTool` actor logic. A failing tool, invalid arguments, a result that cannot
+ * be serialized or a call past its deadline (the tool's `timeoutMs`) become `{ ok: false }`
+ * results for the model to read; it rejects only when its swarm was stopped before the tool
+ * began, which nobody reads.
  */
 export function createRunTool(ports: SwarmPorts) {
   return fromPromise<CallResult, ToolRunInput>(async ({ input, signal }) => {
@@ -26,12 +28,22 @@ export function createRunTool(ports: SwarmPorts) {
     }
     const checked = ports.checkToolArgs(input.name, args);
     if (!checked.ok) return { ok: false, content: `Invalid arguments for "${input.name}": ${checked.error}` };
-    try {
-      const value = await ports.executeTool(input, checked.value, signal);
-      return { ok: true, content: toContent(value) };
-    } catch (e) {
-      return { ok: false, content: `Tool "${input.name}" failed: ${errorText(e)}` };
-    }
+    const timedOut = (e: CallTimeoutError): CallResult => ({ ok: false, content: `Tool "${input.name}" ${e.message}` });
+    return withinDeadline(
+      input.timeout,
+      signal,
+      async (bounded) => {
+        try {
+          const value = await ports.executeTool(input, checked.value, bounded);
+          return { ok: true, content: toContent(value) };
+        } catch (e) {
+          // A tool that rejects with its aborted signal's reason at the deadline timed out.
+          if (isCallTimeout(e)) return timedOut(e);
+          return { ok: false, content: `Tool "${input.name}" failed: ${errorText(e)}` };
+        }
+      },
+      timedOut,
+    );
   });
 }
 

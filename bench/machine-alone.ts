@@ -53,6 +53,8 @@ function immediatePorts(counts: CallCounts, latencyMs: number): SwarmPorts {
     childInput: refuse,
     checkCustomization: refuse,
     isCustomizable: () => false,
+    toolTimeoutMs: () => undefined,
+    swarmTimeoutMs: () => undefined,
     runChild: unused,
     runRemote: unused,
     guardInput: () => undefined,

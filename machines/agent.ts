@@ -128,7 +128,7 @@ export const agentMachine = setup({
       const outbox = [...context.outbox, llmCallEvent(context.agentId, context.scope, turn, step)];
       const next: Partial<AgentContext> = { turn, messages, outbox };
       if (params.then === 'round') {
-        next.round = openRound(turn, step.calls);
+        next.round = openRound(turn, step.calls, '', step.at);
         outbox.push(...roundStartEvents(context.agentId, next.round));
       } else if (params.then === 'answer') {
         next.answer = { ok: true, content: step.response.text ?? '' };
@@ -152,6 +152,7 @@ export const agentMachine = setup({
           definitionId: context.definitionId,
           speaker: context.agentId,
           key: toolKey(`${context.scope}:${context.agentId}`, round.turn, call.id),
+          ...(round.openedAt !== undefined ? { openedAt: round.openedAt } : {}),
         });
         enqueue.spawnChild('runTool', { id: call.childId, input: input as ToolRunInput });
       }

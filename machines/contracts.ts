@@ -39,6 +39,11 @@ export interface ModelStepOutput {
   calls: PlannedCall[];
   verdict: StepVerdict;
   durationMs: number;
+  /**
+   * When the response was taken (ms since the epoch): the calls it plans count their deadlines
+   * (`timeoutMs`) from it. Carried into the round, so a restored call keeps its deadline.
+   */
+  at?: number;
 }
 
 /** The actor logic behind each key the swarm machine declares, as `actors/` implements it. */

@@ -24,6 +24,8 @@ export type HandoffTarget =
       /** Where its agent card is. */
       url: string;
       description: string;
+      /** How long each call may take (the handoff's `timeoutMs`). */
+      timeoutMs?: number;
     }
   | {
       toolName: string;
@@ -35,6 +37,8 @@ export type HandoffTarget =
       structured: boolean;
       /** The tool has a `customization` argument. */
       customizable: boolean;
+      /** How long each run may take (the handoff's `timeoutMs`, else the child definition's). */
+      timeoutMs?: number;
     };
 
 /**

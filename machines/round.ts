@@ -18,11 +18,19 @@ import type { ChatMessage, ModelResponse } from './messages.js';
 export interface Round {
   turn: number;
   calls: RoundCall[];
+  /**
+   * When the response that opened the round was taken (ms since the epoch), what its calls'
+   * deadlines count from; persisted with the round, so a restart keeps the same deadlines.
+   * Absent in rounds stored before timeouts existed (their calls then count from their restart).
+   */
+  openedAt?: number;
 }
 
 /** Builds the round for planned calls (each opened by its kind, see `calls/`). */
-export function openRound(turn: number, planned: readonly PlannedCall[], swarmId = ''): Round {
-  return { turn, calls: planned.map((call, index) => openCall(call, turn, index, swarmId)) };
+export function openRound(turn: number, planned: readonly PlannedCall[], swarmId = '', openedAt?: number): Round {
+  const round: Round = { turn, calls: planned.map((call, index) => openCall(call, turn, index, swarmId)) };
+  if (openedAt !== undefined) round.openedAt = openedAt;
+  return round;
 }
 
 /** Whether a call still waits for its child actor (pause calls wait for a human, not a child). */

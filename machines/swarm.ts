@@ -258,7 +258,7 @@ export const swarmMachine = setup({
       const turn = context.turn + 1;
       const next: Partial<SwarmContext> = { turn, messages, usage: addUsage(context.usage, out.response.usage) };
       const verdict = out.verdict;
-      if (params.then === 'round') next.round = openRound(turn, out.calls, context.swarmId);
+      if (params.then === 'round') next.round = openRound(turn, out.calls, context.swarmId, out.at);
       else if (params.then === 'correct') messages.push({ role: 'user', content: verdict.type === 'correct' ? verdict.message : 'Continue.' });
       else if (params.then === 'complete') next.outcome = { status: 'completed', result: verdict.type === 'complete' ? verdict.result : undefined };
       else next.outcome = { status: 'failed', reason: verdict.type === 'fail' ? verdict.reason : 'The model response ended the swarm.' };
@@ -300,6 +300,7 @@ export const swarmMachine = setup({
           speaker: context.definitionId,
           key: toolKey(context.swarmId, round.turn, call.id),
           swarm: context,
+          ...(round.openedAt !== undefined ? { openedAt: round.openedAt } : {}),
         });
         enqueue.spawnChild(src, { id: call.childId, input: input as never });
       }

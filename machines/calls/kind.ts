@@ -28,11 +28,28 @@ export interface CallSite {
   speaker: string;
   /** The call's idempotency key (see `toolKey` in `round.ts`): stable across restarts. */
   key: string;
+  /** When the call's round opened (see `Round.openedAt`): what the call's deadline counts from. */
+  openedAt?: number;
   /**
    * The orchestrator's configuration and session, which an agent handoff starts the agent with.
    * Absent when an agent makes the call (agents only call tools).
    */
   swarm?: { config: SwarmConfig; session: SessionEntry[] } | undefined;
+}
+
+/** A call's timeout: how long it may take, and the absolute deadline that makes (ms since the epoch). */
+export interface CallTimeout {
+  ms: number;
+  deadline: number;
+}
+
+/**
+ * A call's timeout: its round's opening plus its `timeoutMs`, both stored with the round, so a
+ * restored call keeps the deadline it had. Undefined when the call has no timeout (or its round
+ * was stored before timeouts existed).
+ */
+export function timeoutOf(site: CallSite, timeoutMs: number | undefined): CallTimeout | undefined {
+  return timeoutMs === undefined || site.openedAt === undefined ? undefined : { ms: timeoutMs, deadline: site.openedAt + timeoutMs };
 }
 
 /** The keys of `setup({ actors })` that run calls (see `CALL_SLOTS` in `index.ts`, and the agent machine). */

@@ -7,7 +7,7 @@
  */
 import { fromPromise } from 'xstate';
 import { handoffResultEvent, statusUpdate } from '../event-builders.js';
-import { type CallKind, type CallResult, childIdFor } from './kind.js';
+import { type CallKind, type CallResult, type CallTimeout, childIdFor, timeoutOf } from './kind.js';
 
 /** A handoff to a remote agent as the judge planned it. */
 export interface PlannedRemoteCall {
@@ -17,6 +17,8 @@ export interface PlannedRemoteCall {
   agentId: string;
   url: string;
   request: string;
+  /** The handoff's `timeoutMs`, when it has one. */
+  timeoutMs?: number;
 }
 
 /** A handoff to an agent served over A2A in a round, run by a `remoteAgent` child. */
@@ -29,6 +31,8 @@ export interface RemoteRoundCall {
   /** Where the remote agent's card is. */
   url: string;
   request: string;
+  /** Counted from the round's opening; past it the A2A task is canceled and the handoff fails. */
+  timeoutMs?: number;
   result?: CallResult;
 }
 
@@ -41,6 +45,8 @@ export interface RemoteAgentInput {
   request: string;
   /** Stable across restarts: usable as the A2A message id. */
   key: string;
+  /** When the handoff times out, if it has a `timeoutMs`. */
+  timeout?: CallTimeout;
 }
 
 /** Slot of a handoff to an agent served by another process over A2A; the runtime provides the logic. */
@@ -51,15 +57,26 @@ export const remoteAgentSlot = fromPromise<CallResult, RemoteAgentInput>(async (
 /** The remote-agent handoff kind. */
 export const remoteCall = {
   handoff: true,
-  open: ({ id, name, agentId, url, request }, turn, index) => ({ id, name, kind: 'remote', childId: childIdFor('remote', turn, index), agentId, url, request }),
+  open: ({ id, name, agentId, url, request, timeoutMs }, turn, index) => ({
+    id,
+    name,
+    kind: 'remote',
+    childId: childIdFor('remote', turn, index),
+    agentId,
+    url,
+    request,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+  }),
   announce(speaker, call, events) {
     events.push(statusUpdate('working', { type: 'agent-handoff', from: speaker, to: call.agentId, callId: call.id, request: call.request }));
   },
   run: {
-    spawn: (call, site) => ({
-      src: 'remoteAgent',
-      input: { swarmId: site.swarmId, callId: call.id, agentId: call.agentId, url: call.url, request: call.request, key: site.key } satisfies RemoteAgentInput,
-    }),
+    spawn: (call, site) => {
+      const input: RemoteAgentInput = { swarmId: site.swarmId, callId: call.id, agentId: call.agentId, url: call.url, request: call.request, key: site.key };
+      const timeout = timeoutOf(site, call.timeoutMs);
+      if (timeout) input.timeout = timeout;
+      return { src: 'remoteAgent', input };
+    },
     done: (speaker, call, result, key) => handoffResultEvent(speaker, call, result.agentId ?? call.agentId, result, key),
   },
 } satisfies CallKind<PlannedRemoteCall, RemoteRoundCall>;

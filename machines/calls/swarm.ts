@@ -7,7 +7,7 @@
  */
 import { fromPromise } from 'xstate';
 import { handoffResultEvent, statusUpdate } from '../event-builders.js';
-import { type CallKind, type CallResult, childIdFor } from './kind.js';
+import { type CallKind, type CallResult, type CallTimeout, childIdFor, timeoutOf } from './kind.js';
 
 /**
  * How a parent's model may extend a customizable child swarm for one run. It only ever adds
@@ -28,6 +28,8 @@ export interface PlannedSwarmCall {
   definitionId: string;
   input: unknown;
   customization?: Customization;
+  /** The handoff's (or the child definition's) `timeoutMs`, when it has one. */
+  timeoutMs?: number;
 }
 
 /** A handoff to a child swarm in a round, run by a `childSwarm` child. */
@@ -41,6 +43,8 @@ export interface SwarmRoundCall {
   childSwarmId: string;
   input: unknown;
   customization?: Customization;
+  /** Counted from the round's opening; past it the child is stopped and the handoff fails. */
+  timeoutMs?: number;
   result?: CallResult;
 }
 
@@ -54,6 +58,8 @@ export interface ChildSwarmInput {
   definitionId: string;
   input: unknown;
   customization?: Customization;
+  /** When the handoff times out, if it has a `timeoutMs`. */
+  timeout?: CallTimeout;
 }
 
 /**
@@ -78,6 +84,7 @@ export const swarmCall = {
     childSwarmId: `${swarmId}:t${turn}:${index}`,
     input: call.input,
     ...(call.customization ? { customization: call.customization } : {}),
+    ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
   }),
   announce(speaker, call, events) {
     events.push(
@@ -102,6 +109,8 @@ export const swarmCall = {
         input: call.input,
         ...(call.customization ? { customization: call.customization } : {}),
       };
+      const timeout = timeoutOf(site, call.timeoutMs);
+      if (timeout) input.timeout = timeout;
       return { src: 'childSwarm', input };
     },
     done: (speaker, call, result, key) => handoffResultEvent(speaker, call, call.definitionId, result, key),

@@ -6,7 +6,7 @@
  */
 import { fromPromise } from 'xstate';
 import { statusUpdate } from '../event-builders.js';
-import { type CallKind, type CallResult, childIdFor } from './kind.js';
+import { type CallKind, type CallResult, type CallTimeout, childIdFor, timeoutOf } from './kind.js';
 
 /** A tool call as the model response's judge planned it: raw JSON arguments. */
 export interface PlannedToolCall {
@@ -14,6 +14,8 @@ export interface PlannedToolCall {
   name: string;
   kind: 'tool';
   arguments: string;
+  /** The tool's `timeoutMs`, when it has one. */
+  timeoutMs?: number;
 }
 
 /** A regular tool call in a round, run by a `runTool` child. */
@@ -25,6 +27,8 @@ export interface ToolRoundCall {
   childId: string;
   /** Raw JSON arguments, as the tool actor receives them. */
   arguments: string;
+  /** The tool's `timeoutMs`, when it has one (counted from the round's opening). */
+  timeoutMs?: number;
   result?: CallResult;
 }
 
@@ -36,6 +40,8 @@ export interface ToolRunInput {
   name: string;
   arguments: string;
   idempotencyKey: string;
+  /** When the call times out, if the tool has a `timeoutMs`. */
+  timeout?: CallTimeout;
 }
 
 /** Slot of one regular tool call (swarm and agent machines); the runtime provides the logic. */
@@ -46,7 +52,14 @@ export const runToolSlot = fromPromise<CallResult, ToolRunInput>(async () => {
 /** The tool call kind. */
 export const toolCall = {
   handoff: false,
-  open: ({ id, name, arguments: args }, turn, index) => ({ id, name, kind: 'tool', childId: childIdFor('tool', turn, index), arguments: args }),
+  open: ({ id, name, arguments: args, timeoutMs }, turn, index) => ({
+    id,
+    name,
+    kind: 'tool',
+    childId: childIdFor('tool', turn, index),
+    arguments: args,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+  }),
   announce(speaker, call, events) {
     events.push(statusUpdate('working', { type: 'tool-call', agent: speaker, toolName: call.name, callId: call.id }), {
       kind: 'internal:tool-start',
@@ -57,17 +70,19 @@ export const toolCall = {
     });
   },
   run: {
-    spawn: (call, site) => ({
-      src: 'runTool',
-      input: {
+    spawn: (call, site) => {
+      const input: ToolRunInput = {
         swarmId: site.swarmId,
         agentId: site.speaker,
         toolCallId: call.id,
         name: call.name,
         arguments: call.arguments,
         idempotencyKey: site.key,
-      } satisfies ToolRunInput,
-    }),
+      };
+      const timeout = timeoutOf(site, call.timeoutMs);
+      if (timeout) input.timeout = timeout;
+      return { src: 'runTool', input };
+    },
     done: (speaker, call, result, key) => ({
       kind: 'internal:tool-complete',
       agent: speaker,

@@ -32,6 +32,7 @@ import { errorText } from '../../machines/error-text.js';
 import type { RemoteAgentInput } from '../../machines/calls/remote.js';
 import type { CallResult } from '../../machines/calls/kind.js';
 import { abortable, delay } from '../util/abort.js';
+import { isCallTimeout } from '../../actors/call-timeout.js';
 import { agentFetch, cardLimits, type CardLimits } from './agent-fetch.js';
 import { urlOf } from './bounded-fetch.js';
 import { type AllowedHosts, refusedInterfaces } from './endpoint-policy.js';
@@ -223,7 +224,8 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
       // that task, and stop.
       const onAbort = () =>
         queueMicrotask(() => {
-          if (hooks.swarmEnded?.() === false) exchange.stop();
+          // A call past its deadline is over for good: its remote task is canceled.
+          if (hooks.swarmEnded?.() === false && !isCallTimeout(signal.reason)) exchange.stop();
           else exchange.cancel();
         });
       signal.addEventListener('abort', onAbort, { once: true });

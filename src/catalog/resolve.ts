@@ -90,6 +90,7 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
           agentId: card.name,
           url: h.url,
           description: h.description ?? card.description,
+          ...(h.timeoutMs !== undefined ? { timeoutMs: h.timeoutMs } : {}),
         };
       }
       case 'best':
@@ -109,8 +110,10 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
             description: h.description ?? card?.description ?? `Swarm "${id}"`,
             structured: card?.structured ?? false,
             customizable: h.isCustomizable,
+            ...(h.timeoutMs !== undefined ? { timeoutMs: h.timeoutMs } : {}),
           };
         }
+        const timeoutMs = h.timeoutMs ?? child.timeoutMs;
         return {
           toolName: handoffToolName(id),
           kind: 'swarm',
@@ -118,6 +121,7 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
           description: h.description ?? child.description,
           structured: !(child.input instanceof z.ZodString),
           customizable: h.isCustomizable,
+          ...(timeoutMs !== undefined ? { timeoutMs } : {}),
         };
       }
     }

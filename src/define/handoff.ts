@@ -13,6 +13,17 @@
 import { DEFAULT_MAX_TURNS, type SwarmDefinition } from './swarm.js';
 import type { AgentDefinition } from './agent.js';
 import type { Tool } from './tool.js';
+import { checkTimeoutMs } from './timeout.js';
+
+/** Options of the handoff builders that run a call elsewhere (a child swarm, a remote agent). */
+export interface HandoffOptions {
+  /**
+   * How long the handoff may take, in ms, counted from the model response that asked for it:
+   * past it a child swarm is stopped (a remote agent's task canceled) and the model reads the
+   * timeout as the handoff's result. The deadline is stored with the call, so a restart keeps it.
+   */
+  timeoutMs?: number;
+}
 
 /** A handoff to an agent, by definition or by registered id. */
 export interface AgentHandoff {
@@ -34,6 +45,8 @@ export interface SwarmHandoff {
   readonly description?: string;
   /** Whether the parent's model may pass a `customization` argument. */
   readonly isCustomizable: boolean;
+  /** This handoff's timeout (see {@link HandoffOptions}); else the child definition's `timeoutMs`. */
+  readonly timeoutMs?: number;
   withDescription(text: string): SwarmHandoff;
   /**
    * Adds a `customization` argument to the handoff tool: `additional_instructions`,
@@ -61,6 +74,8 @@ export interface RemoteHandoff {
   readonly kind: 'remote';
   readonly url: string;
   readonly description?: string;
+  /** This handoff's timeout (see {@link HandoffOptions}). */
+  readonly timeoutMs?: number;
   withDescription(text: string): RemoteHandoff;
 }
 
@@ -89,12 +104,13 @@ function bestAgentHandoff(skill: string, description?: string): BestAgentHandoff
   });
 }
 
-function remoteHandoff(url: string, description?: string): RemoteHandoff {
+function remoteHandoff(url: string, description: string | undefined, timeoutMs: number | undefined): RemoteHandoff {
   return Object.freeze({
     kind: 'remote' as const,
     url,
     ...(description !== undefined ? { description } : {}),
-    withDescription: (text: string) => remoteHandoff(url, text),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    withDescription: (text: string) => remoteHandoff(url, text, timeoutMs),
   });
 }
 
@@ -107,15 +123,21 @@ function agentHandoff(agent: AgentDefinition | string, description?: string): Ag
   });
 }
 
-function swarmHandoff(swarm: SwarmDefinition | string, description: string | undefined, isCustomizable: boolean): SwarmHandoff {
+function swarmHandoff(swarm: SwarmDefinition | string, description: string | undefined, isCustomizable: boolean, timeoutMs: number | undefined): SwarmHandoff {
   return Object.freeze({
     kind: 'swarm' as const,
     swarm,
     ...(description !== undefined ? { description } : {}),
     isCustomizable,
-    withDescription: (text: string) => swarmHandoff(swarm, text, isCustomizable),
-    customizable: () => swarmHandoff(swarm, description, true),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    withDescription: (text: string) => swarmHandoff(swarm, text, isCustomizable, timeoutMs),
+    customizable: () => swarmHandoff(swarm, description, true, timeoutMs),
   });
+}
+
+/** The `timeoutMs` of a builder's options, checked (`DefinitionError` when invalid). */
+function timeoutOption(options: HandoffOptions | undefined, target: string): number | undefined {
+  return checkTimeoutMs(options?.timeoutMs, `The handoff to ${target}`);
 }
 
 /**
@@ -127,7 +149,7 @@ function swarmHandoff(swarm: SwarmDefinition | string, description: string | und
  * defineSwarm({ id: 'planner', instructions: '…', handoffs: [
  *   handoff.toAgent(weather),
  *   handoff.toAgent('calendar-agent').withDescription('Free/busy lookups'),
- *   handoff.toSwarm(ticketing).withDescription('Books tickets').customizable(),
+ *   handoff.toSwarm(ticketing, { timeoutMs: 60_000 }).withDescription('Books tickets').customizable(),
  *   handoff.inline({ id: 'critic', description: 'Reviews a plan', instructions: 'Find flaws.' }),
  *   handoff.toRemoteAgent('http://127.0.0.1:4001/a2a/weather/.well-known/agent-card.json'),
  *   handoff.toBestAgent('forecast'), // with createRuntime({ registry })
@@ -138,13 +160,17 @@ export const handoff = {
   toAgent(agent: AgentDefinition | string): AgentHandoff {
     return agentHandoff(agent);
   },
-  /** Hand off to a child swarm (its definition, or the id of one registered with the runtime). */
-  toSwarm(swarm: SwarmDefinition<any, any> | string): SwarmHandoff {
-    return swarmHandoff(swarm as SwarmDefinition | string, undefined, false);
+  /**
+   * Hand off to a child swarm (its definition, or the id of one registered with the runtime);
+   * `timeoutMs` bounds each run of it (default: the child definition's own `timeoutMs`).
+   */
+  toSwarm(swarm: SwarmDefinition<any, any> | string, options?: HandoffOptions): SwarmHandoff {
+    const target = swarm as SwarmDefinition | string;
+    return swarmHandoff(target, undefined, false, timeoutOption(options, `swarm "${typeof target === 'string' ? target : target.id}"`));
   },
-  /** Hand off to a remote A2A agent by the URL of its agent card. */
-  toRemoteAgent(agentCardUrl: string): RemoteHandoff {
-    return remoteHandoff(agentCardUrl);
+  /** Hand off to a remote A2A agent by the URL of its agent card; `timeoutMs` bounds each call. */
+  toRemoteAgent(agentCardUrl: string, options?: HandoffOptions): RemoteHandoff {
+    return remoteHandoff(agentCardUrl, undefined, timeoutOption(options, agentCardUrl));
   },
   /**
    * Hand off to the best available agent for `skill` in the runtime's agent registry, chosen

@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from 'zod';
+import { checkTimeoutMs } from './timeout.js';
 import type { Handoff } from './handoff.js';
 import type { SwarmRegistryTools } from './swarm-registry.js';
 import type { Tool } from './tool.js';
@@ -41,6 +42,12 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
   readonly maxTurns: FromInput<number, z.output<I>>;
   /** Whether parents may customize it when they reach it through the swarm registry. */
   readonly customizable: boolean;
+  /**
+   * How long a run of it as a child swarm may take, in ms, unless the parent's handoff says
+   * otherwise (`handoff.toSwarm(child, { timeoutMs })`): past it the child is stopped and the
+   * parent's model reads the timeout as the handoff's result. Not a limit on top-level runs.
+   */
+  readonly timeoutMs?: number;
   readonly guardrails: {
     readonly input: readonly Guardrail<z.output<I>>[];
     readonly output: readonly Guardrail<z.output<R>>[];
@@ -81,7 +88,9 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
   maxTurns?: FromInput<number, z.output<I>>;
   customizable?: boolean;
   guardrails?: { input?: readonly Guardrail<z.output<I>>[]; output?: readonly Guardrail<z.output<R>>[] };
+  timeoutMs?: number;
 }): SwarmDefinition<I, R> {
+  const timeoutMs = checkTimeoutMs(spec.timeoutMs, `Swarm "${spec.id}"`);
   return Object.freeze({
     kind: 'swarm' as const,
     id: spec.id,
@@ -96,6 +105,7 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
     maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
     customizable: spec.customizable ?? false,
     guardrails: Object.freeze({ input: spec.guardrails?.input ?? [], output: spec.guardrails?.output ?? [] }),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
   });
 }
 

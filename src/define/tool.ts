@@ -4,6 +4,7 @@
  * @module
  */
 import { z } from 'zod';
+import { checkTimeoutMs } from './timeout.js';
 
 /**
  * What a tool's `execute` receives besides its arguments. `idempotencyKey` is the same when a
@@ -24,6 +25,12 @@ export interface Tool<P extends z.ZodObject = z.ZodObject> {
   readonly name: string;
   readonly description: string;
   readonly parameters: P;
+  /**
+   * How long one call may take, in ms, counted from the model response that asked for it: past
+   * it the call's `signal` aborts and the model reads a timeout as the tool's result. The
+   * deadline is stored with the call, so a swarm restored after a crash keeps it.
+   */
+  readonly timeoutMs?: number;
   execute(args: z.output<P>, ctx: ToolContext): unknown;
 }
 
@@ -32,7 +39,8 @@ export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
  * Defines a tool. The name must match `^[a-zA-Z0-9_-]{1,64}$`; the runtime checks this (and
- * uniqueness) when it is created.
+ * uniqueness) when it is created. A `timeoutMs` that is not a whole number of milliseconds from
+ * 1 up is refused here (`DefinitionError`).
  *
  * @example
  * import { z } from 'zod';
@@ -42,6 +50,7 @@ export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  *   description: 'Weather forecast for a day',
  *   parameters: z.object({ day: z.string() }),
  *   execute: async ({ day }, ctx) => ({ day, sky: 'sunny', key: ctx.idempotencyKey }),
+ *   timeoutMs: 10_000, // the model reads a timeout after 10 s; ctx.signal aborts then
  * });
  */
 export function tool<P extends z.ZodObject>(spec: {
@@ -49,7 +58,9 @@ export function tool<P extends z.ZodObject>(spec: {
   description: string;
   parameters: P;
   execute: (args: z.output<P>, ctx: ToolContext) => unknown;
+  timeoutMs?: number;
 }): Tool<P> {
+  checkTimeoutMs(spec.timeoutMs, `Tool "${spec.name}"`);
   return Object.freeze({ kind: 'tool' as const, ...spec });
 }
 

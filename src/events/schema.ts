@@ -139,11 +139,14 @@ const customization = z.strictObject({
 });
 
 const callHead = { id: z.string(), name: z.string() };
+/** A call's `timeoutMs`, when it has one. */
+const timeoutMs = z.number().int().positive().optional();
+
 const plannedCall = z.discriminatedUnion('kind', [
-  z.strictObject({ ...callHead, kind: z.literal('tool'), arguments: z.string() }),
+  z.strictObject({ ...callHead, kind: z.literal('tool'), arguments: z.string(), timeoutMs }),
   z.strictObject({ ...callHead, kind: z.literal('agent'), agentId: z.string(), request: z.string() }),
-  z.strictObject({ ...callHead, kind: z.literal('remote'), agentId: z.string(), url: z.string(), request: z.string() }),
-  z.strictObject({ ...callHead, kind: z.literal('swarm'), definitionId: z.string(), input: z.unknown(), customization: customization.optional() }),
+  z.strictObject({ ...callHead, kind: z.literal('remote'), agentId: z.string(), url: z.string(), request: z.string(), timeoutMs }),
+  z.strictObject({ ...callHead, kind: z.literal('swarm'), definitionId: z.string(), input: z.unknown(), customization: customization.optional(), timeoutMs }),
   z.strictObject({ ...callHead, kind: z.literal('pause'), reason: pauseReason }),
   z.strictObject({ ...callHead, kind: z.literal('invalid'), error: z.string() }),
 ]);

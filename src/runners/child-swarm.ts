@@ -33,6 +33,7 @@ import type { OtherRuntimes } from '../distribution/calls.js';
 import type { Customization } from '../../machines/calls/swarm.js';
 import { targetName } from '../catalog/hosted.js';
 import type { HostRequest } from '../distribution/protocol.js';
+import { CallTimeoutError } from '../../actors/call-timeout.js';
 
 /** What child swarms need of a live swarm (the runtime's host of a parent or a child). */
 export interface LiveSwarm {
@@ -124,6 +125,10 @@ export class ChildSwarms {
     // The parent was stopped while the step that called the child was being made durable: a
     // child not started yet never is (one that exists is stopped below).
     if (!known && signal.aborted) throw signal.reason;
+    // Restored past the handoff's deadline before its child began: it never does.
+    if (!known && input.timeout && Date.now() >= input.timeout.deadline) {
+      return { ok: false, content: `${targetName(input.definitionId)} (${id}) ${new CallTimeoutError(input.timeout.ms).message}` };
+    }
     // Re-attaching after a restart: relay what the parent has not stored yet, exactly once.
     const since = known ? await reading(() => this.relayedUpTo(input.parentId, id)) : 0;
     const hosted = deps.hosted && !deps.hosted.catalog.has(input.definitionId) ? deps.hosted.others : undefined;
@@ -163,13 +168,15 @@ export class ChildSwarms {
         await deps.leases.adopt();
       }
     }
+    const stop = (reason: string) => {
+      // A child hosted elsewhere is stopped by the runtime holding it (the command goes there).
+      const stopping = hosted ? deps.commands.stop(id, reason) : deps.rehydration.rehydrate(id).then((child) => child && deps.commands.stop(id, reason));
+      void stopping.catch(() => undefined);
+    };
     const stopChild = () =>
       queueMicrotask(() => {
         if (deps.live.closed || !parent || !isFinal(parent.status())) return;
-        const reason = `parent swarm "${input.parentId}" ${parent.status()}`;
-        // A child hosted elsewhere is stopped by the runtime holding it (the command goes there).
-        const stopping = hosted ? deps.commands.stop(id, reason) : deps.rehydration.rehydrate(id).then((child) => child && deps.commands.stop(id, reason));
-        void stopping.catch(() => undefined);
+        stop(`parent swarm "${input.parentId}" ${parent.status()}`);
       });
     // Only while the call runs: a parent ending afterwards has nothing of this child to stop.
     signal.addEventListener('abort', stopChild, { once: true });
@@ -183,6 +190,18 @@ export class ChildSwarms {
     );
     // Stopped during the awaits above (a parent restored and stopped at once): stop the child now.
     if (signal.aborted) stopChild();
+    // At the handoff's deadline (stored with the call: a restored call keeps it) the child is
+    // stopped; its outcome, "stopped: timed out …", is then the handoff's result, as any stop's.
+    const { timeout } = input;
+    if (timeout) {
+      const expire = setTimeout(
+        () => {
+          if (!lifetime.aborted && !deps.live.closed) stop(new CallTimeoutError(timeout.ms).message);
+        },
+        Math.max(0, timeout.deadline - Date.now()),
+      );
+      lifetime.addEventListener('abort', () => clearTimeout(expire), { once: true });
+    }
     const aborted = new Promise<never>((_, reject) => lifetime.addEventListener('abort', () => reject(signal.reason), { once: true }));
     // Settled when the call ends: nobody awaits it then.
     aborted.catch(() => undefined);

@@ -16,6 +16,7 @@ import { callBestAgent } from './best-agent.js';
 import type { RemoteAgentClient, RemoteHooks } from '../a2a/remote.js';
 import { isFinal, type SwarmStatus } from '../store/result.js';
 import type { HumanQuestions } from './questions.js';
+import { withinDeadline } from '../../actors/call-timeout.js';
 
 /** What running remote handoffs needs from the runtime. */
 export interface RemoteAgentDeps {
@@ -41,7 +42,14 @@ export class RemoteAgents {
   async run(input: RemoteAgentInput, signal: AbortSignal): Promise<CallResult> {
     const hooks: RemoteHooks = { askHuman: (question) => this.askHuman(input.swarmId, question), swarmEnded: this.endedProbe(input.swarmId) };
     const skill = registrySkill(input.url);
-    return skill === undefined ? this.deps.client.send(input, hooks, signal) : callBestAgent(this.deps.registry, skill, input, hooks, signal);
+    // At the handoff's deadline the call's signal aborts with a CallTimeoutError: the remote
+    // task is canceled (see the client's abort), and the model reads the timeout.
+    return withinDeadline(
+      input.timeout,
+      signal,
+      (bounded) => (skill === undefined ? this.deps.client.send(input, hooks, bounded) : callBestAgent(this.deps.registry, skill, input, hooks, bounded)),
+      (e) => ({ ok: false, content: `The remote agent "${input.agentId}" (${input.url}) ${e.message}` }),
+    );
   }
 
   /**

@@ -110,7 +110,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     // The live swarms. Their actors reach the runners of child-swarm and remote-agent calls
     // through `calls`, bound below once the runners exist (a swarm's calls start swarms).
     const calls = new CallRunners();
-    const logic = createSwarmLogic(createPorts({ catalog, specs, model: o.model, hosts, calls }));
+    const logic = createSwarmLogic(createPorts({ catalog, specs, model: o.model, hosts, calls, modelTimeoutMs: o.modelTimeoutMs }));
     const live = (this.live = new LiveSwarms({ store, catalog, logic, hosts, owner, redact: o.redact, inspect: o.inspect }));
     const leases = (this.leases = new Leases(live, catalog, owner));
     const questions = new HumanQuestions();

@@ -19,6 +19,7 @@ import { type NatsOptions, natsPrefix, natsSecrets } from '../nats/options.js';
 import type { AgentRegistry } from '../registry/registry.js';
 import type { SwarmStore } from '../store/types.js';
 import { teamSwarms, type TeamDefinition } from '../define/team.js';
+import { MAX_TIMEOUT_MS } from '../define/timeout.js';
 import { type Redactor, redactor } from '../util/redact.js';
 import { guardedObserver } from './inspect.js';
 import type { InspectObserver, RuntimeOptions } from './types.js';
@@ -45,6 +46,8 @@ export interface ResolvedOptions {
   /** Removes every known secret (the caller's, the models', the NATS credentials); undefined: none. */
   redact: Redactor | undefined;
   passivateAfterMs: number | undefined;
+  /** How long one model call may take; undefined: unbounded. */
+  modelTimeoutMs: number | undefined;
   /** The reach to other runtimes (`nats` or `transport`); undefined: a runtime on its own. */
   reach: ReachOptions | undefined;
   hosting: HostingTimings;
@@ -73,6 +76,7 @@ const optionsSchema = z.looseObject({
   registry: z.object({ callBest: fn }).loose().optional(),
   redact: z.array(z.string()).readonly().optional(),
   passivateAfterMs: z.number().finite().min(0).optional(),
+  modelTimeoutMs: z.number().int().min(1).max(MAX_TIMEOUT_MS).optional(),
   nats: z
     .object({ servers: z.union([z.string(), z.array(z.string()).readonly()]) })
     .loose()
@@ -96,6 +100,7 @@ const EXPECTED: Record<string, string> = {
   registry: 'registry must be an AgentRegistry (createAgentRegistry())',
   redact: 'redact must be a list of strings',
   passivateAfterMs: 'passivateAfterMs must be a finite number of milliseconds (0 or more)',
+  modelTimeoutMs: `modelTimeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}`,
   nats: 'nats must be NATS options with `servers`',
   transport: 'transport must be a Transport (request, subscribe, publish)',
   hosting: 'hosting must be { deadlineMs?, heartbeatMs?, heartbeatTimeoutMs?, serve? }',
@@ -136,6 +141,7 @@ export function resolveOptions(options: RuntimeOptions): ResolvedOptions {
       ...natsSecrets(options.nats),
     ]),
     passivateAfterMs: options.passivateAfterMs,
+    modelTimeoutMs: options.modelTimeoutMs,
     reach: reachOf(options.nats, options.transport, prefix, !options.store),
     hosting,
     inspect: options.inspect && guardedObserver(options.inspect),

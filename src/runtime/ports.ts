@@ -30,6 +30,8 @@ export interface PortsDeps {
   hosts: ReadonlyMap<string, PortsHost>;
   /** The runners of child-swarm and remote-agent calls. */
   calls: Pick<CallRunners, 'runChild' | 'runRemote'>;
+  /** How long one model call may take (`createRuntime({ modelTimeoutMs })`); undefined: unbounded. */
+  modelTimeoutMs?: number | undefined;
 }
 
 /** Builds the ports the actors use. */
@@ -42,6 +44,7 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
   };
   const hostedModels = new Map<string, Model>();
   return {
+    ...(deps.modelTimeoutMs !== undefined ? { modelTimeoutMs: deps.modelTimeoutMs } : {}),
     modelFor(definitionId, speaker) {
       if (speaker !== definitionId) return catalog.agent(speaker)?.model ?? deps.model;
       // An agent run for another runtime speaks as that agent, through its own model.
@@ -62,6 +65,8 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     resultIsText: (definitionId, swarmId) => resultIsText(swarm(definitionId), deps.hosts.get(swarmId)?.config()),
     childInput: (definitionId, args) => childInput(catalog, definitionId, args),
     checkCustomization: (value) => checkCustomization(catalog, value),
+    toolTimeoutMs: (name) => catalog.tool(name)?.timeoutMs,
+    swarmTimeoutMs: (definitionId) => catalog.swarm(definitionId)?.timeoutMs,
     isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,
     runChild: (input, signal) => deps.calls.runChild(input, signal),
     runRemote: (input, signal) => deps.calls.runRemote(input, signal),

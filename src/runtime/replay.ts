@@ -113,7 +113,7 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
   const results = new Map<string, CallResult>();
   for (const e of recorded) {
     if (e.kind === 'internal:llm-call') {
-      steps.set(stepKey(e.agent, e.scope, e.turn), { response: e.response, calls: e.calls, verdict: e.verdict, durationMs: e.durationMs });
+      steps.set(stepKey(e.agent, e.scope, e.turn), { response: e.response, calls: e.calls, verdict: e.verdict, durationMs: e.durationMs, at: e.timestamp });
     } else if (e.kind === 'internal:tool-complete' && e.key) {
       results.set(e.key, { ok: e.ok, content: e.content });
     } else if (e.kind === 'status-update' && e.metadata.type === 'handoff-result') {

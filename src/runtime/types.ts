@@ -77,6 +77,12 @@ export interface RuntimeOptions {
    */
   passivateAfterMs?: number;
   /**
+   * How long one model call may take, in ms (a whole number from 1 up): past it the call's
+   * signal aborts and the call fails (the swarm fails, naming the timeout). Each attempt gets
+   * the whole time: a call made again after a restart starts afresh. Default: unbounded.
+   */
+  modelTimeoutMs?: number;
+  /**
    * Distribution over NATS: this runtime keeps its state in JetStream (unless given a `store`),
    * serves every swarm and agent definition it has to the other runtimes on the same NATS (and
    * prefix), and sends handoffs to definitions it does not have to them. `handoff.toAgent(id)` and

@@ -43,6 +43,8 @@ function ports(options: { rejectOutput?: string } = {}): SwarmPorts & { guarded:
     checkCustomization: (value) =>
       check(z.strictObject({ additional_instructions: z.string().optional(), max_turns_override: z.number().int().min(1).optional() }), value),
     isCustomizable: (definitionId) => definitionId === 'tickets',
+    toolTimeoutMs: () => undefined,
+    swarmTimeoutMs: () => undefined,
     runChild: unused,
     runRemote: unused,
     guardInput: unused,
