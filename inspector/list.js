@@ -166,7 +166,7 @@ export class SwarmList {
     if (item.type === 'team') {
       const t = item.team;
       const counts = Object.entries(t.counts)
-        .filter(([, n]) => n > 0)
+        .filter(([state, n]) => n > 0 && state !== 'total')
         .map(([state, n]) => `${n} ${state.replace('_', ' ')}`)
         .join(' · ');
       return h(
