@@ -3,7 +3,8 @@
  * The swarm machine's state chart, drawn as SVG from `swarm-chart.json` (laid out by elkjs from
  * machines/swarm.ts when the package is built: no layout here, only drawing). Each state is a
  * `g` (`chart-state`, `data-state` its dotted path); the active state and its ancestors carry
- * `data-active="true"`.
+ * `data-active="true"`, the transitions out of them `data-next="true"`, and the transition
+ * just taken `data-taken="true"`.
  *
  * @module
  */
@@ -122,7 +123,11 @@ export class ChartView {
       );
       if (n.initial) {
         // The initial state's marker: a dot with an arrow into it, as statecharts draw it.
-        g.append(s('circle', { class: 'initial-dot', cx: n.x - 12, cy: n.y + n.height / 2, r: 3.5 }));
+        const cy = n.y + Math.min(n.height / 2, 20);
+        g.append(
+          s('circle', { class: 'initial-dot', cx: n.x - 16, cy, r: 3.5 }),
+          s('line', { class: 'initial-line', x1: n.x - 13, y1: cy, x2: n.x - 1, y2: cy, 'marker-end': 'url(#arrow)' }),
+        );
       }
       this.states.set(n.id, g);
       (isCompound ? containers : leaves).append(g);
@@ -168,6 +173,9 @@ export class ChartView {
     for (const [edge, g] of this.edges) {
       if (sources.has(edge.source) && targets.has(edge.target)) g.setAttribute('data-taken', 'true');
       else g.removeAttribute('data-taken');
+      // The transitions the swarm can take next stand out; the others recede.
+      if (targets.has(edge.source)) g.setAttribute('data-next', 'true');
+      else g.removeAttribute('data-next');
     }
     const on = new Set(activeStates(state));
     // A state value deeper than the chart draws (or not drawn at all) still lights its ancestors.
