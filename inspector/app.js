@@ -13,7 +13,7 @@ import { ChartView } from './chart.js';
 import { renderConversation } from './conversation.js';
 import { Controls } from './controls.js';
 import { diffFolds } from './diff.js';
-import { byTestId, svgByTestId } from './dom.js';
+import { byTestId, h, svgByTestId } from './dom.js';
 import { countThrough, Folder } from './fold.js';
 import { count, duration } from './format.js';
 import { SwarmList } from './list.js';
@@ -289,9 +289,9 @@ function draw(force = false) {
   let diff;
   if (step === null) {
     view = s.live;
-    diff = s.previous && s.previous.seq !== s.live.seq ? diffFolds(s.previous, s.live, events) : (stepCache?.diff ?? null);
-    if (!s.previous || s.previous.seq === s.live.seq) {
-      // The diff of the last step, once (playback's fold of it), when nothing newer came.
+    if (s.previous && s.previous.seq !== s.live.seq) diff = diffFolds(s.previous, s.live, events);
+    else {
+      // Nothing new since the last draw (a forced one): the diff of the last step, folded once.
       if (!stepCache || stepCache.seq !== last || stepCache.count !== events.length) stepCache = { seq: last, count: events.length, ...stepAt(events, last) };
       diff = stepCache.diff;
     }
@@ -328,15 +328,7 @@ function draw(force = false) {
  * @param {string} value
  */
 function figure(caption, value) {
-  const f = document.createElement('span');
-  f.className = 'figure';
-  const c = document.createElement('span');
-  c.className = 'caption';
-  c.textContent = caption;
-  const v = document.createElement('b');
-  v.textContent = value;
-  f.append(c, v);
-  return f;
+  return h('span', { class: 'figure' }, h('span', { class: 'caption' }, caption), h('b', {}, value));
 }
 
 /**
