@@ -12,7 +12,7 @@
 import { h } from './dom.js';
 import { diffFolds } from './diff.js';
 import { countThrough, Folder } from './fold.js';
-import { describe } from './format.js';
+import { describe, duration } from './format.js';
 
 /** @import { FoldResult } from './fold.js' */
 /** @import { FoldDiff } from './diff.js' */
@@ -133,6 +133,8 @@ export function renderDiff(el, diff) {
             n.before && n.before.inputTokens + n.before.outputTokens !== n.after.inputTokens + n.after.outputTokens
               ? `tokens +${n.after.inputTokens + n.after.outputTokens - n.before.inputTokens - n.before.outputTokens}`
               : '',
+            n.before && n.before.open !== n.after.open ? (n.after.open > n.before.open ? 'call started' : 'call ended') : '',
+            n.before && n.before.latencyMs !== n.after.latencyMs ? `+${duration(n.after.latencyMs - n.before.latencyMs)}` : '',
           ]
             .filter(Boolean)
             .join(', ') || 'updated';
