@@ -63,6 +63,7 @@ export type { TeamDefinition, TeamDefinitionInput, TeamWorkerDefinition } from '
 export { TeamClient } from './team/client.js';
 export type { TeamBoardView, TeamInboxView, TeamSummary } from './team/client.js';
 export type { TeamEvent, TeamFact } from './team/events.js';
+export type { TeamListing } from './team/teams.js';
 export type { TeamRunMetrics, TeamRunSummary, TeamStatus } from './team/host-types.js';
 export { DEFAULT_TEAM_LIMITS } from './define/team-limits.js';
 export type { TeamLimits } from './define/team-limits.js';

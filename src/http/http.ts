@@ -95,6 +95,47 @@ export function authorized(req: IncomingMessage, token: string | undefined): boo
   return timingSafeEqual(digest(presented), digest(token));
 }
 
+/** The WebSocket subprotocol of `serve()`'s sockets: what the server answers an upgrade with. */
+export const WS_PROTOCOL = 'xswarm';
+
+/**
+ * The prefix of the subprotocol that carries the bearer token on a WebSocket upgrade:
+ * `xswarm.bearer.<base64url(token)>`. A browser cannot set headers on a WebSocket, but it sends
+ * its subprotocol list (`new WebSocket(url, ['xswarm', 'xswarm.bearer.' + b64url])`).
+ */
+export const WS_BEARER_PREFIX = 'xswarm.bearer.';
+
+/** The subprotocols a WebSocket upgrade offers (`Sec-WebSocket-Protocol`, comma-separated). */
+export function offeredProtocols(req: IncomingMessage): string[] {
+  const header = req.headers['sec-websocket-protocol'];
+  if (header === undefined) return [];
+  return header
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+}
+
+/**
+ * Whether a WebSocket upgrade carries the bearer token: in the `Authorization` header, as every
+ * request may, or as the subprotocol `xswarm.bearer.<base64url(token)>` (how a browser page
+ * passes it). Compared in constant time like {@link authorized}.
+ */
+export function upgradeAuthorized(req: IncomingMessage, token: string | undefined): boolean {
+  if (authorized(req, token)) return true;
+  const offered = offeredProtocols(req).find((p) => p.startsWith(WS_BEARER_PREFIX));
+  if (offered === undefined) return false;
+  const presented = Buffer.from(offered.slice(WS_BEARER_PREFIX.length), 'base64url').toString('utf8');
+  return timingSafeEqual(digest(presented), digest(token!));
+}
+
+/**
+ * The subprotocol a WebSocket server answers with (`ws`'s `handleProtocols`): `xswarm` when
+ * the client offers it, else none. Never the bearer one: echoing it would send the token back.
+ */
+export function chooseProtocol(protocols: Set<string>): string | false {
+  return protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false;
+}
+
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }

@@ -35,7 +35,7 @@ import type { SwarmResult } from '../store/result.js';
 import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
 import type { TeamClient } from '../team/client.js';
 import type { TeamDefinition } from '../define/team.js';
-import { Teams } from '../team/teams.js';
+import { type TeamListing, Teams } from '../team/teams.js';
 import { CallRunners } from './calls.js';
 import { Commands } from './commands.js';
 import type { SwarmHost } from './host.js';
@@ -165,6 +165,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   teamDefinitions(): TeamDefinition[] {
     return this.teams.definitions();
+  }
+
+  listTeams(options?: { definitionId?: string; limit?: number }): Promise<TeamListing[]> {
+    return this.teams.list(options);
   }
 
   definition(id: string): SwarmDefinition | undefined {

@@ -20,6 +20,7 @@ import type { Tool } from '../define/tool.js';
 import type { NatsOptions } from '../nats/options.js';
 import type { Transport } from '../transport/types.js';
 import type { TeamClient } from '../team/client.js';
+import type { TeamListing } from '../team/teams.js';
 import type { TeamDefinition } from '../define/team.js';
 
 /** Options of `createRuntime`. */
@@ -200,6 +201,12 @@ export interface Runtime {
   definition(id: string): SwarmDefinition | undefined;
   /** Every team definition this runtime knows (`createRuntime({ teams })` and those given to `forTeam`). */
   teamDefinitions(): TeamDefinition[];
+  /**
+   * The teams the store holds (of the definitions this runtime knows, or of `definitionId`),
+   * most recently written first, at most `limit`: their ids, the store's status of each and when
+   * it was last written. Read a team's board and counts with `forTeam(definitionId, teamId)`.
+   */
+  listTeams(options?: { definitionId?: string; limit?: number }): Promise<TeamListing[]>;
   /**
    * Calls `listener` with every event of every swarm this runtime drives, in commit order,
    * once it is durable. Returns the unsubscribe function. A throwing listener is ignored.

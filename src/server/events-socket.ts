@@ -56,7 +56,7 @@ import { storedPages } from '../store/pages.js';
 import type { SwarmSummary } from '../store/types.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../define/swarm-id.js';
 import type { TeamClient } from '../team/client.js';
-import { asHttpError, HttpError, type HttpHandler, type ServerContext } from '../http/http.js';
+import { asHttpError, chooseProtocol, HttpError, type HttpHandler, type ServerContext } from '../http/http.js';
 import { parseCursor, type StreamedEvent } from '../http/sse.js';
 import { findTeam } from './teams.js';
 import type { EventSocketOptions } from './options.js';
@@ -76,7 +76,8 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
   };
   const { runtime } = ctx;
   // Subscribers send nothing meaningful; a small cap keeps a client from making us buffer much.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  // Answers `xswarm` when offered (a browser page offers it with its token's subprotocol).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, handleProtocols: chooseProtocol });
   const pumps = new Set<AbortController>();
   let feed: AllSwarmsFeed | undefined;
   let closed = false;

@@ -4,8 +4,11 @@
  *
  * Every request passes, in this order: the cross-origin policy (`./policy.ts`: Host and
  * Origin, 403), the bearer token when one is set (401), and the media-type rule (415); only
- * then does a protocol handler see it. `/health` skips all three; agent cards skip the token.
- * A server bound to a non-loopback address needs a token, or `insecureNoToken: true`.
+ * then does a protocol handler see it. `/health` skips all three; agent cards and the
+ * inspector page's files (`/inspector/…`, not its API) skip the token. A WebSocket upgrade may
+ * carry the token as the subprotocol `xswarm.bearer.<base64url(token)>` instead of the
+ * `Authorization` header (a browser cannot set headers on a WebSocket). A server bound to a
+ * non-loopback address needs a token, or `insecureNoToken: true`.
  *
  * @module
  */
@@ -16,10 +19,12 @@ import type { Runtime } from '../runtime/types.js';
 import { createA2AHandler } from './a2a/server.js';
 import { createMcpHandler, MCP_PATH } from './mcp/server.js';
 import { createEventSocketHandler } from './events-socket.js';
-import { authorized, HttpError, type HttpHandler, MAX_BODY_BYTES, sendJson, type ServerContext } from '../http/http.js';
+import { authorized, HttpError, upgradeAuthorized, type HttpHandler, MAX_BODY_BYTES, sendJson, type ServerContext } from '../http/http.js';
 import { isLoopbackHost, requestPolicy } from './policy.js';
 import { createRestHandler } from './rest.js';
 import { createTeamHandler } from './teams.js';
+import { createInspectorApiHandler } from './inspector/api.js';
+import { createInspectorStaticHandler, isInspectorFile } from './inspector/static.js';
 import type { ServeOptions, SwarmServer } from './options.js';
 
 export type { ServeOptions, SwarmServer } from './options.js';
@@ -35,14 +40,18 @@ function errorBody(pathname: string, status: number, message: string): unknown {
   return { error: message };
 }
 
-/** Agent cards stay readable without a token: discovery must work before authentication. */
+/**
+ * Agent cards stay readable without a token: discovery must work before authentication. So do
+ * the inspector page's files: they hold no data, and the page must load to ask for a token.
+ */
 function isPublic(url: URL): boolean {
-  return /^\/a2a\/[^/]+\/\.well-known\/(agent-card|agent)\.json$/.test(url.pathname) || url.pathname === '/health';
+  return /^\/a2a\/[^/]+\/\.well-known\/(agent-card|agent)\.json$/.test(url.pathname) || url.pathname === '/health' || isInspectorFile(url.pathname);
 }
 
 /**
  * Serves a runtime's swarms over REST + SSE, WebSocket, A2A and MCP, and its teams over REST +
- * SSE and WebSocket (`./teams.ts`), on one HTTP server, bound to 127.0.0.1 unless `host` says
+ * SSE and WebSocket (`./teams.ts`), and the inspector page at `/inspector/` with its API
+ * (`./inspector/`), on one HTTP server, bound to 127.0.0.1 unless `host` says
  * otherwise; every endpoint is guarded by the same request policy.
  *
  * @example
@@ -82,6 +91,8 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
     createEventSocketHandler(ctx, options.subscribers),
     createA2AHandler(ctx),
     createMcpHandler(ctx, options.registry ? { registry: options.registry } : {}),
+    createInspectorApiHandler(ctx),
+    createInspectorStaticHandler(),
   ];
 
   const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -119,7 +130,7 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
       socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
       return;
     }
-    if (!authorized(req, ctx.token)) {
+    if (!upgradeAuthorized(req, ctx.token)) {
       socket.end('HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer\r\ncontent-length: 0\r\n\r\n');
       return;
     }

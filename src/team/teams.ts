@@ -20,6 +20,19 @@ import { TEAM_RECORD_PREFIX } from '../define/ids.js';
 import type { RecordStorePort } from '../store/records.js';
 import { checkLimit } from '../define/team-limits.js';
 import { Renewal } from '../leases/renewal.js';
+import type { SwarmStatus } from '../store/result.js';
+
+/**
+ * A team the store holds, as {@link Teams.list} reports it: which team of which definition, the
+ * store's status of its record (`running` or `paused` while a run is under way, else how the
+ * last run ended: `completed` covers `stalled`) and when it was last written.
+ */
+export interface TeamListing {
+  teamId: string;
+  definitionId: string;
+  status: SwarmStatus;
+  updatedAt: number;
+}
 
 /** The longest team id (task swarm ids add `:<task>:<attempt>` to it). */
 const MAX_TEAM_ID_LENGTH = 64;
@@ -91,6 +104,26 @@ export class Teams {
         await this.#host(def, listed.swarmId).ready.catch(() => undefined);
       }
     }
+  }
+
+  /**
+   * The teams of the registered definitions (or of `definitionId` alone) that the store holds,
+   * most recently written first, at most `limit` of them: one listing of the store per
+   * definition, records only (no team's state is read).
+   */
+  async list(options: { definitionId?: string; limit?: number } = {}): Promise<TeamListing[]> {
+    const store = this.storePort?.store;
+    if (!store) return [];
+    const ids = options.definitionId !== undefined ? [options.definitionId].filter((id) => this.#definitions.has(id)) : [...this.#definitions.keys()];
+    const listings = await Promise.all(
+      ids.map(async (id) =>
+        (await store.list({ definitionId: `${TEAM_RECORD_PREFIX}${id}`, ...(options.limit !== undefined ? { limit: options.limit } : {}) })).map(
+          (s): TeamListing => ({ teamId: s.swarmId, definitionId: id, status: s.status, updatedAt: s.updatedAt }),
+        ),
+      ),
+    );
+    const all = listings.flat().sort((a, b) => b.updatedAt - a.updatedAt);
+    return options.limit !== undefined ? all.slice(0, options.limit) : all;
   }
 
   /** Every registered team definition, in registration order. */
