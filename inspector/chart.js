@@ -1,0 +1,161 @@
+// @ts-check
+/**
+ * The swarm machine's state chart, drawn as SVG from `swarm-chart.json` (laid out by elkjs from
+ * machines/swarm.ts when the package is built: no layout here, only drawing). Each state is a
+ * `g` (`chart-state`, `data-state` its dotted path); the active state and its ancestors carry
+ * `data-active="true"`.
+ *
+ * @module
+ */
+
+import { s } from './dom.js';
+import { activeStates } from './fold.js';
+
+/** @import { Chart, ChartNode, ChartEdge } from './types.js' */
+
+/**
+ * The depth of a node (compound states first, so their children are drawn on top).
+ * @param {ChartNode} node
+ * @param {Map<string, ChartNode>} byId
+ */
+function depth(node, byId) {
+  let d = 0;
+  for (let p = node.parent; p !== null && d < 50; p = byId.get(p)?.parent ?? null) d++;
+  return d;
+}
+
+/**
+ * The point halfway along a polyline (where its label goes) and the direction there.
+ * @param {{ x: number, y: number }[]} points
+ */
+export function midpoint(points) {
+  if (points.length === 0) return { x: 0, y: 0 };
+  if (points.length === 1) return /** @type {{ x: number, y: number }} */ (points[0]);
+  let total = 0;
+  for (let i = 1; i < points.length; i++) total += dist(/** @type {any} */ (points[i - 1]), /** @type {any} */ (points[i]));
+  let left = total / 2;
+  for (let i = 1; i < points.length; i++) {
+    const a = /** @type {{ x: number, y: number }} */ (points[i - 1]);
+    const b = /** @type {{ x: number, y: number }} */ (points[i]);
+    const d = dist(a, b);
+    if (d >= left && d > 0) return { x: a.x + ((b.x - a.x) * left) / d, y: a.y + ((b.y - a.y) * left) / d };
+    left -= d;
+  }
+  return /** @type {{ x: number, y: number }} */ (points.at(-1));
+}
+
+/** @param {{ x: number, y: number }} a @param {{ x: number, y: number }} b */
+function dist(a, b) {
+  return Math.hypot(b.x - a.x, b.y - a.y);
+}
+
+/** The chart in an `svg` element. */
+export class ChartView {
+  /** @param {SVGSVGElement} svg */
+  constructor(svg) {
+    this.svg = svg;
+    /** @type {Map<string, SVGGElement>} */
+    this.states = new Map();
+    /** @type {Map<string, ChartNode>} */
+    this.nodes = new Map();
+    this.active = '';
+  }
+
+  /**
+   * Fetches and draws the chart.
+   * @param {string} [url]
+   */
+  async load(url = 'swarm-chart.json') {
+    try {
+      const res = await fetch(url, { credentials: 'omit' });
+      if (!res.ok) throw new Error(`${res.status}`);
+      this.draw(/** @type {Chart} */ (await res.json()));
+    } catch (err) {
+      this.svg.replaceChildren(s('text', { x: 10, y: 24, class: 'chart-missing' }, `State chart unavailable (${String(err)})`));
+      this.svg.setAttribute('viewBox', '0 0 400 40');
+    }
+  }
+
+  /**
+   * Draws a chart (replacing what was drawn).
+   * @param {Chart} chart
+   */
+  draw(chart) {
+    const pad = 4;
+    this.svg.setAttribute('viewBox', `${-pad} ${-pad} ${chart.width + 2 * pad} ${chart.height + 2 * pad}`);
+    this.svg.setAttribute('role', 'img');
+    this.svg.setAttribute('aria-label', 'The swarm state machine');
+    this.nodes = new Map(chart.nodes.map((n) => [n.id, n]));
+    const compound = new Set(chart.nodes.map((n) => n.parent).filter((p) => p !== null));
+    const ordered = [...chart.nodes].sort((a, b) => depth(a, this.nodes) - depth(b, this.nodes));
+    const defs = s(
+      'defs',
+      {},
+      s(
+        'marker',
+        { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
+        s('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrowhead' }),
+      ),
+    );
+    this.states = new Map();
+    const containers = s('g', { class: 'containers' });
+    const leaves = s('g', { class: 'leaves' });
+    for (const n of ordered) {
+      const isCompound = compound.has(n.id);
+      const g = s(
+        'g',
+        {
+          testid: 'chart-state',
+          'data-state': n.id,
+          class: `state${isCompound ? ' compound' : ''}${n.final ? ' final' : ''}${n.initial ? ' initial' : ''}`,
+        },
+        s('title', {}, n.id),
+        s('rect', { x: n.x, y: n.y, width: n.width, height: n.height, rx: isCompound ? 10 : 8 }),
+        n.final ? s('rect', { class: 'inner', x: n.x + 3, y: n.y + 3, width: Math.max(0, n.width - 6), height: Math.max(0, n.height - 6), rx: 6 }) : null,
+        isCompound
+          ? s('text', { x: n.x + 10, y: n.y + 17, class: 'label compound-label' }, n.label)
+          : s('text', { x: n.x + n.width / 2, y: n.y + n.height / 2, class: 'label', 'text-anchor': 'middle', 'dominant-baseline': 'central' }, n.label),
+      );
+      if (n.initial) {
+        // The initial state's marker: a dot with an arrow into it, as statecharts draw it.
+        g.append(s('circle', { class: 'initial-dot', cx: n.x - 12, cy: n.y + n.height / 2, r: 3.5 }));
+      }
+      this.states.set(n.id, g);
+      (isCompound ? containers : leaves).append(g);
+    }
+    const edges = s('g', { class: 'edges' });
+    for (const e of chart.edges) edges.append(this.edge(e));
+    this.svg.replaceChildren(defs, containers, edges, leaves);
+    this.setActive(this.active);
+  }
+
+  /**
+   * @private
+   * @param {ChartEdge} e
+   */
+  edge(e) {
+    const points = e.points.map((p) => `${p.x},${p.y}`).join(' ');
+    const mid = midpoint(e.points);
+    return s(
+      'g',
+      { class: 'edge', 'data-source': e.source, 'data-target': e.target },
+      s('polyline', { points, 'marker-end': 'url(#arrow)' }),
+      e.label ? s('text', { x: mid.x, y: mid.y - 3, class: 'edge-label', 'text-anchor': 'middle' }, e.label) : null,
+    );
+  }
+
+  /**
+   * Highlights `state` (a dotted state value) and its ancestors.
+   * @param {string} state
+   */
+  setActive(state) {
+    this.active = state;
+    const on = new Set(activeStates(state));
+    // A state value deeper than the chart draws (or not drawn at all) still lights its ancestors.
+    for (const id of [...on]) for (let p = this.nodes.get(id)?.parent ?? null; p !== null; p = this.nodes.get(p)?.parent ?? null) on.add(p);
+    for (const [id, g] of this.states) {
+      if (on.has(id)) g.setAttribute('data-active', 'true');
+      else g.removeAttribute('data-active');
+    }
+  }
+}
