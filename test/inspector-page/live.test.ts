@@ -27,15 +27,20 @@ const weather = defineAgent({ id: 'weather', description: 'Forecasts', instructi
 const planner = defineSwarm({ id: 'planner', instructions: 'Plan the day.', handoffs: [handoff.toAgent(weather)] });
 
 const hasToolResult = (req: ModelRequest) => req.messages.some((m) => m.role === 'tool');
+/** What each call reports using: the agent's two calls make 200 tokens, shown on its tree node. */
+const PLANNER_USAGE = { inputTokens: 420, outputTokens: 35 };
+const WEATHER_USAGE = { inputTokens: 80, outputTokens: 20 };
 const model = scriptedModel(async (req) => {
-  if (req.agentId === 'weather')
-    return hasToolResult(req) ? { text: 'Sunny all day.' } : { toolCalls: [{ id: 'f1', name: 'get_forecast', arguments: '{"day":"Saturday"}' }] };
+  if (req.agentId === 'weather') {
+    const answer = hasToolResult(req) ? { text: 'Sunny all day.' } : { toolCalls: [{ id: 'f1', name: 'get_forecast', arguments: '{"day":"Saturday"}' }] };
+    return { ...answer, usage: WEATHER_USAGE };
+  }
   if (!hasToolResult(req)) {
     await gates!.think1.wait();
-    return { toolCalls: [{ id: 'h1', name: 'handoff_to_weather', arguments: '{"request":"Saturday?"}' }] };
+    return { toolCalls: [{ id: 'h1', name: 'handoff_to_weather', arguments: '{"request":"Saturday?"}' }], usage: PLANNER_USAGE };
   }
   await gates!.think2.wait();
-  return { text: 'Go hiking: Saturday is sunny.' };
+  return { text: 'Go hiking: Saturday is sunny.', usage: PLANNER_USAGE };
 });
 
 describeBrowser('inspector page: a live swarm', () => {
@@ -110,6 +115,10 @@ describeBrowser('inspector page: a live swarm', () => {
     expect(await numberOf(page, 'timeline-count')).toBe(last);
     await page.locator(tid('swarm-row', '[data-swarm-id="saturday"][data-status="completed"]')).waitFor({ timeout: 10_000 });
     await waitText(page, 'conversation', /Go hiking: Saturday is sunny\./);
+    // Per node: the agent's turns and tokens (its two calls: 2 × 100).
+    const agentNode = page.locator(tid('tree-node', '[data-kind="agent"][data-id="weather"]'));
+    expect(await agentNode.textContent()).toMatch(/(^|\D)200(\D|$)/);
+    expect(await agentNode.textContent()).toMatch(/(^|\D)2 turns?/);
     expect(await page.locator(tid('message', '[data-role="user"]')).first().textContent()).toContain('Plan my Saturday');
     // Virtualized or not, the DOM never holds more timeline rows than events.
     expect(await countOf(page, tid('timeline-row'))).toBeLessThanOrEqual(last);
