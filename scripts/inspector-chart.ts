@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import elkBundled from 'elkjs/lib/elk.bundled.js';
@@ -200,11 +200,6 @@ export async function buildChart(root: AnyStateNode = swarmMachine.root): Promis
 /** The chart as the file holds it: pretty JSON, as Biome formats it, with a final newline. */
 export function chartText(chart: SwarmChart): string {
   return `${JSON.stringify(chart, null, 2)}\n`;
-}
-
-/** Whether the committed file equals what the machine gives now. */
-export async function chartIsCurrent(): Promise<boolean> {
-  return readFileSync(CHART_PATH, 'utf8') === chartText(await buildChart());
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

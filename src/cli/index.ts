@@ -1,7 +1,8 @@
 /**
  * The `xswarm` command line: `run` a swarm with live progress, `list` swarms, read their
  * `events`, `pause` / `resume` / `stop` them, `serve` a module's swarms, host a module's agents
- * and swarms for other processes (`worker`), `replay` a recorded swarm. Every command works on
+ * and swarms for other processes (`worker`), `replay` a recorded swarm, `inspect` one in the
+ * inspector page. Every command works on
  * the same SQLite file, or with `--nats` on the same NATS server. Each command's module loads
  * when it runs, so `xswarm list` loads no server.
  *
@@ -45,6 +46,11 @@ Usage:
   xswarm replay <id> [--json]
       Re-runs a finished swarm from its journal with zero model and tool calls and prints its
       events; exits 1 if the replay diverges from the recording.
+  xswarm inspect [id] [--team DEF/TEAM] [--url URL] [--with-token] [--open]
+      Prints the address of the inspector page (xswarm serve serves it at /inspector/) on
+      that swarm or team (the list without either); --open also opens it in a browser. --url
+      is the server (default http://127.0.0.1:4000). --with-token puts the token (--token-file,
+      --token or XSWARM_TOKEN) in the address's fragment, which no server receives.
   xswarm worker <module> --nats URL
       Hosts the module's agents and swarms (it may export agents alone) for every process on
       that NATS: their handoffs to an agent or swarm they lack come here. Runs until SIGINT or
@@ -79,6 +85,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   serve: async (args) => (await import('./serve.js')).serveCommand(args),
   replay: async (args) => (await import('./replay.js')).replayCommand(args),
   worker: async (args) => (await import('./worker.js')).workerCommand(args),
+  inspect: async (args) => (await import('./inspect.js')).inspectCommand(args),
 };
 
 /**

@@ -75,7 +75,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     process.stdout.write(`  REST  POST ${server.url}/swarms/${s.id}\n  A2A   ${server.url}/a2a/${s.id}/.well-known/agent-card.json\n`);
   }
   for (const t of mod.teams) process.stdout.write(`  REST  POST ${server.url}/teams/${t.id}/<teamId>/run\n`);
-  process.stdout.write(`  MCP   ${server.url}/mcp\n  WS    ${server.url.replace('http', 'ws')}/events\n`);
+  process.stdout.write(`  MCP   ${server.url}/mcp\n  WS    ${server.url.replace('http', 'ws')}/events\n  PAGE  ${server.url}/inspector/ (the inspector page)\n`);
   if (relay) process.stdout.write(`  INSPECT ${relay.url} (Stately inspector; @statelyai/inspect receivers: ${relay.wsUrl})\n`);
   await untilStopped();
   await server.close();

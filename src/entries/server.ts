@@ -1,5 +1,6 @@
 /**
- * `xswarm/server`: serves a runtime's swarms over REST + SSE, WebSocket, A2A and MCP. Needs the
+ * `xswarm/server`: serves a runtime's swarms over REST + SSE, WebSocket, A2A and MCP, and the
+ * inspector page at `/inspector/` (its API's rows are the types below). Needs the
  * optional packages express, ws, @a2a-js/sdk, @modelcontextprotocol/server and
  * @modelcontextprotocol/node; importing this entry point without them fails.
  *
@@ -12,3 +13,4 @@
  */
 export { serve } from '../server/index.js';
 export type { ServeOptions, SwarmServer } from '../server/index.js';
+export type { InspectorOverview, SwarmRow, TeamRow } from '../server/inspector/api.js';

@@ -204,7 +204,9 @@ export interface Runtime {
   /**
    * The teams the store holds (of the definitions this runtime knows, or of `definitionId`),
    * most recently written first, at most `limit`: their ids, the store's status of each and when
-   * it was last written. Read a team's board and counts with `forTeam(definitionId, teamId)`.
+   * it was last written (a record is written just after what it records: a run that has just
+   * ended may still read `running`). Read a team's board, counts and current status with
+   * `forTeam(definitionId, teamId)`.
    */
   listTeams(options?: { definitionId?: string; limit?: number }): Promise<TeamListing[]>;
   /**

@@ -40,6 +40,11 @@
  *
  * Control frames carry `type`; events carry `kind` and never `type` at the top level.
  *
+ * **Subprotocol.** A client may offer subprotocols; the server then answers `xswarm` when it is
+ * among them. A browser page, which cannot set an `Authorization` header on a WebSocket, passes
+ * the token as the subprotocol `xswarm.bearer.<base64url(token)>` next to `xswarm` (checked by
+ * `serve()` before the upgrade, see `upgradeAuthorized`).
+ *
  * @module
  */
 import { STATUS_CODES, type IncomingMessage } from 'node:http';

@@ -17,7 +17,11 @@ export interface ServeOptions {
    * a `token` unless `insecureNoToken` is set.
    */
   host?: string;
-  /** Bearer token required on every endpoint except agent cards and `/health`. */
+  /**
+   * Bearer token required on every endpoint except agent cards, `/health` and the inspector
+   * page's files (`/inspector/…`; its API needs it). WebSocket upgrades may carry it as the
+   * subprotocol `xswarm.bearer.<base64url(token)>` instead of the `Authorization` header.
+   */
   token?: string;
   /**
    * Serve a non-loopback `host` without a token: anyone who can reach the address can drive

@@ -172,11 +172,11 @@ describe('the packed tarball', () => {
         expect(existsSync(join(installed, file)), file).toBe(true);
       }
     }
-    for (const present of ['bin/xswarm.js', 'dist/machines/swarm.js', 'dist/src/store/sqlite/writer.js', 'LICENSE', 'README.md']) {
+    for (const present of ['bin/xswarm.js', 'dist/machines/swarm.js', 'dist/src/store/sqlite/writer.js', 'inspector/swarm-chart.json', 'LICENSE', 'README.md']) {
       expect(existsSync(join(installed, present)), present).toBe(true);
     }
     expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 the xswarm authors\n/);
-    for (const absent of ['src', 'test', 'examples', 'bench', 'dist/test', 'tsconfig.json']) {
+    for (const absent of ['src', 'test', 'examples', 'bench', 'scripts', 'dist/test', 'tsconfig.json']) {
       expect(existsSync(join(installed, absent)), absent).toBe(false);
     }
     // npm linked the binary.
@@ -373,10 +373,13 @@ for (const [entry, start] of [['xswarm/server', serve], ['xswarm', serveOnDemand
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
         params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'package-test', version: '1' } } }) });
     const card = await fetch(server.url + '/a2a/planner/.well-known/agent-card.json');
+    // The inspector page's files, found from dist/src/ in the installed package.
+    const chart = await fetch(server.url + '/inspector/swarm-chart.json');
     out[entry] = {
       url: server.url, started: started.status, result: await runtime.forSwarm(planner, swarmId).wait(),
       mcp: { status: mcp.status, serverInfo: /"serverInfo":(\\{[^}]*\\})/.exec(await mcp.text())?.[1] },
       card: { status: card.status, name: (await card.json()).name },
+      chart: { status: chart.status, thinking: (await chart.json()).nodes.some((n) => n.id === 'running.thinking') },
     };
   } finally {
     await server.close();
@@ -394,6 +397,7 @@ console.log(JSON.stringify(out));
           // The version, read through the package's self-reference, is the installed package's.
           mcp: { status: 200, serverInfo: JSON.stringify({ name: 'xswarm', version: manifest.version }) },
           card: { status: 200, name: 'planner' },
+          chart: { status: 200, thinking: true },
         });
       }
     },
