@@ -68,7 +68,7 @@ const chart = new ChartView(svgByTestId('chart'));
 const timeline = new Timeline(el('timeline'), { onPick: (seq) => playback.go(seq) });
 const playback = new Playback(
   { slider: input('playback-slider'), step: el('playback-step'), live: button('btn-live'), bar: el('playback') },
-  { onStep: () => draw(true) },
+  { onStep: () => scheduleDraw(true) },
 );
 const controls = new Controls(
   {
@@ -243,7 +243,14 @@ function openSwarm(swarmId) {
 /** @type {number | null} */
 let frame = null;
 let lastDraw = 0;
-function scheduleDraw() {
+/** A redraw is due although no event came (the playback step moved). */
+let forced = false;
+/**
+ * Draws on a coming frame: however many events or slider moves arrive meanwhile, once.
+ * @param {boolean} [force]
+ */
+function scheduleDraw(force = false) {
+  forced ||= force;
   if (frame !== null) return;
   const wait = Math.max(0, MIN_DRAW_MS - (performance.now() - lastDraw));
   frame = requestAnimationFrame(() => {
@@ -265,6 +272,8 @@ function scheduleDraw() {
  */
 function draw(force = false) {
   lastDraw = performance.now();
+  force ||= forced;
+  forced = false;
   const s = session;
   if (!s) return;
   if (!s.dirty && !force) return;

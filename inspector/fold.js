@@ -11,9 +11,12 @@
  * A model response (`internal:llm-call` of the orchestrator, scope '') leads to
  * `awaitingHandoff` (a handoff planned), `running.acting` (calls to run), `running.deciding`
  * (a correction, or calls rejected up front) or a final state; the last result of the round
- * (`handoff-result` / `internal:tool-complete`) to `running.deciding`; `turn-completed` back to
- * `running.thinking` (or `running.deciding` when a pause call waits or the turns are used up,
- * the machine's `deciding` guards); `paused`, `resumed` and the final facts as they say.
+ * (`handoff-result` / `internal:tool-complete`) back to `running.thinking`, or to
+ * `running.deciding` when a pause call waits or the turns are used up (the machine's
+ * `lastCallThenThink` and `deciding` guards; the turn limit is read from `turn-completed`);
+ * `paused`, `resumed` (back to what the pause interrupted) and the final facts as they say.
+ * A state the machine only passes through within one step (a correction's `running.deciding`)
+ * is shown at the event that step emitted first.
  *
  * @module
  */
@@ -289,7 +292,9 @@ export class Folder {
    */
   callDone(callId) {
     if (!this.pending.delete(callId)) return;
-    if (this.pending.size === 0 && !FINAL_STATES.has(this.state) && this.state !== 'paused') this.state = 'running.deciding';
+    // The machine's `lastCallThenThink`: straight back to thinking unless a pause call waits
+    // (the turn limit is checked at `turn-completed`, which follows in the same step).
+    if (this.pending.size === 0 && !FINAL_STATES.has(this.state) && this.state !== 'paused') this.state = this.pausePending ? 'running.deciding' : 'running.thinking';
   }
 
   /** @param {StatusEvent} e */
