@@ -6,12 +6,15 @@
  */
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { inspectorUrl } from '../../src/cli/inspect.js';
-import { runCli } from '../support/cli-process.js';
+import { guardCheckoutState } from '../support/checkout-guard.js';
+import { killCliProcesses, printed, runCli, startCli } from '../support/cli-process.js';
 import { tempDirs } from '../support/temp-dirs.js';
 
 const tempDir = tempDirs();
+guardCheckoutState();
+afterAll(() => killCliProcesses());
 
 describe('xswarm inspect', () => {
   it("prints the page's address for a swarm, a team, or the list", async () => {
@@ -81,6 +84,17 @@ describe('xswarm inspect', () => {
     expect(none.stdout).toBe('http://127.0.0.1:4000/inspector/#swarm=trip-1\n');
     expect(none.stderr).toBe('xswarm inspect: could not open a browser (xdg-open: ENOENT); open the address above\n');
   }, 15_000);
+
+  it('matches xswarm serve: the printed PAGE serves the page files, and inspect --url points there', async () => {
+    const served = startCli(['serve', 'test/fixtures/cli-swarms.ts', '--port', '0'], { XSWARM_DB: join(tempDir('xswarm-inspect-serve-'), 'state.db') });
+    const [, url, page] = await printed(served, / at (http:\/\/\S+) \(state:[\s\S]*PAGE {2}(\S+) \(the inspector page\)/);
+    expect(page).toBe(`${url}/inspector/`);
+    expect((await fetch(`${page}swarm-chart.json`)).status).toBe(200);
+    const printedUrl = (await runCli(['inspect', 'r1', '--url', url!])).stdout;
+    expect(printedUrl).toBe(`${url}/inspector/#swarm=r1\n`);
+    served.child.kill('SIGTERM');
+    expect((await served.done).code).toBe(0);
+  }, 60_000);
 
   it('builds the same address as a function (for embedders and the page)', () => {
     expect(inspectorUrl('http://h:1/', { swarmId: 'x:t1:0' }, 't k')).toBe('http://h:1/inspector/#swarm=x:t1:0&token=t%20k');
