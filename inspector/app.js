@@ -29,7 +29,7 @@ import { renderTree } from './tree.js';
 const OVERVIEW_EVERY_MS = 5000;
 const TEAM_EVERY_MS = 2000;
 /** Live drawing at most this often: a burst of events is drawn once. */
-const MIN_DRAW_MS = 60;
+const MIN_DRAW_MS = 100;
 
 /** @param {string} id */
 const el = (id) => byTestId(id);
@@ -66,10 +66,7 @@ const list = new SwarmList(el('swarm-list'), input('swarm-filter'), el('list-cou
 });
 const chart = new ChartView(svgByTestId('chart'));
 const timeline = new Timeline(el('timeline'), { onPick: (seq) => playback.go(seq) });
-const playback = new Playback(
-  { slider: input('playback-slider'), step: el('playback-step'), live: button('btn-live'), bar: el('playback') },
-  { onStep: () => scheduleDraw(true) },
-);
+const playback = new Playback({ slider: input('playback-slider'), live: button('btn-live'), bar: el('playback') }, { onStep: () => scheduleDraw(true) });
 const controls = new Controls(
   {
     pause: button('btn-pause'),
@@ -309,7 +306,8 @@ function draw(force = false) {
   state.textContent = view.state || '—';
   state.dataset.mode = step === null ? 'live' : 'playback';
   state.dataset.state = view.state;
-  chart.setActive(view.state);
+  chart.setActive(view.state, diff?.state?.from ?? null);
+  el('playback-step').textContent = String(step ?? last);
   renderTree(el('tree'), view.tree, { rows: childRows(view), onOpen: (id) => (location.hash = `swarm=${encodeURIComponent(id)}`) });
   renderConversation(el('conversation'), view.conversation);
   timeline.set(events, step === null ? events.length : countThrough(events, step), step);
@@ -405,6 +403,8 @@ function errorText(err) {
 
 // ---- start ------------------------------------------------------------------------------------
 
+// The token first: every call below needs it.
+takeTokenFromFragment();
 window.addEventListener('hashchange', () => route());
 void chart.load();
 startAllStream();

@@ -59,6 +59,10 @@ export class ChartView {
     /** @type {Map<string, ChartNode>} */
     this.nodes = new Map();
     this.active = '';
+    /** @type {string | null} */
+    this.from = null;
+    /** @type {Map<ChartEdge, SVGGElement>} */
+    this.edges = new Map();
   }
 
   /**
@@ -124,9 +128,14 @@ export class ChartView {
       (isCompound ? containers : leaves).append(g);
     }
     const edges = s('g', { class: 'edges' });
-    for (const e of chart.edges) edges.append(this.edge(e));
+    this.edges = new Map();
+    for (const e of chart.edges) {
+      const g = this.edge(e);
+      this.edges.set(e, g);
+      edges.append(g);
+    }
     this.svg.replaceChildren(defs, containers, edges, leaves);
-    this.setActive(this.active);
+    this.setActive(this.active, this.from);
   }
 
   /**
@@ -139,17 +148,27 @@ export class ChartView {
     return s(
       'g',
       { class: 'edge', 'data-source': e.source, 'data-target': e.target },
-      s('polyline', { points, 'marker-end': 'url(#arrow)' }),
+      s('polyline', { points, class: 'line', 'marker-end': 'url(#arrow)' }),
+      s('polyline', { points, class: 'taken-line', 'marker-end': 'url(#arrow-taken)' }),
       e.label ? s('text', { x: mid.x, y: mid.y - 3, class: 'edge-label', 'text-anchor': 'middle' }, e.label) : null,
     );
   }
 
   /**
-   * Highlights `state` (a dotted state value) and its ancestors.
+   * Highlights `state` (a dotted state value) and its ancestors, and the transition from
+   * `from` to it when it is given (`data-taken` on that edge).
    * @param {string} state
+   * @param {string | null} [from]
    */
-  setActive(state) {
+  setActive(state, from = null) {
     this.active = state;
+    this.from = from;
+    const sources = new Set(from ? activeStates(from) : []);
+    const targets = new Set(activeStates(state));
+    for (const [edge, g] of this.edges) {
+      if (sources.has(edge.source) && targets.has(edge.target)) g.setAttribute('data-taken', 'true');
+      else g.removeAttribute('data-taken');
+    }
     const on = new Set(activeStates(state));
     // A state value deeper than the chart draws (or not drawn at all) still lights its ancestors.
     for (const id of [...on]) for (let p = this.nodes.get(id)?.parent ?? null; p !== null; p = this.nodes.get(p)?.parent ?? null) on.add(p);

@@ -30,6 +30,11 @@ export function duration(ms) {
   return `${m}m ${String(Math.floor((ms % 60_000) / 1000)).padStart(2, '0')}s`;
 }
 
+/** Made once: `toLocaleTimeString` builds a formatter on every call (slow over 100,000 rows). */
+const TIME = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+const DATE = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: '2-digit', day: '2-digit' });
+const DAY_MS = 86_400_000;
+
 /**
  * A time of day (local), with the date when it is not today.
  * @param {number | null | undefined} t ms since the epoch
@@ -37,9 +42,9 @@ export function duration(ms) {
  */
 export function when(t, now = Date.now()) {
   if (t === null || t === undefined) return '—';
-  const d = new Date(t);
-  const time = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
-  return new Date(now).toDateString() === d.toDateString() ? time : `${d.toLocaleDateString()} ${time}`;
+  const offset = new Date(t).getTimezoneOffset() * 60_000;
+  const sameDay = Math.floor((t - offset) / DAY_MS) === Math.floor((now - offset) / DAY_MS);
+  return sameDay ? TIME.format(t) : `${DATE.format(t)} ${TIME.format(t)}`;
 }
 
 /**

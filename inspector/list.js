@@ -70,6 +70,7 @@ export class SwarmList {
     this.byKey = new Map();
     /** @type {string | null} */
     this.selected = null;
+    this.revealPending = false;
     this.filterInput = filterInput;
     this.footer = footer;
     this.onSelect = onSelect;
@@ -142,8 +143,20 @@ export class SwarmList {
    * @param {string | null} key
    */
   select(key) {
+    const changed = key !== this.selected;
     this.selected = key;
+    this.revealPending = changed && key !== null;
+    this.revealSelected();
     this.list.schedule();
+  }
+
+  /** Scrolls the selected row into view once it is listed (a reload may select a row far down). @private */
+  revealSelected() {
+    if (!this.revealPending) return;
+    const index = this.shown.findIndex((i) => i.key === this.selected);
+    if (index < 0) return;
+    this.revealPending = false;
+    this.list.reveal(index);
   }
 
   /** @private */
@@ -153,6 +166,7 @@ export class SwarmList {
     const swarms = this.shown.filter((i) => i.type === 'swarm').length;
     this.footer.textContent = `${swarms} swarm${swarms === 1 ? '' : 's'}, ${this.shown.length - swarms} team${this.shown.length - swarms === 1 ? '' : 's'}${filter.trim() ? ` matching “${filter.trim()}”` : ''}`;
     this.list.setCount(this.shown.length);
+    this.revealSelected();
     this.list.refresh();
   }
 
@@ -166,7 +180,7 @@ export class SwarmList {
     if (item.type === 'team') {
       const t = item.team;
       const counts = Object.entries(t.counts)
-        .filter(([, n]) => n > 0)
+        .filter(([state, n]) => n > 0 && state !== 'total')
         .map(([state, n]) => `${n} ${state.replace('_', ' ')}`)
         .join(' · ');
       return h(

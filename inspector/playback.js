@@ -1,6 +1,7 @@
 // @ts-check
 /**
- * Playback: a slider over the received events' seqs (`playback-slider`, `playback-step`); at
+ * Playback: a slider over the received events' seqs (`playback-slider`; the page writes the
+ * step it drew in `playback-step`); at
  * step N the page shows the swarm as it was after event N, folded from the events it already
  * holds (the journal: no model or tool call, no request), and the diff to step N-1 (`diff`).
  * `btn-live` goes back to following the swarm.
@@ -36,7 +37,7 @@ export function stepAt(events, seq) {
 /** The slider and the live button. */
 export class Playback {
   /**
-   * @param {{ slider: HTMLInputElement, step: HTMLElement, live: HTMLButtonElement, bar: HTMLElement }} els
+   * @param {{ slider: HTMLInputElement, live: HTMLButtonElement, bar: HTMLElement }} els
    * @param {{ onStep: (seq: number | null) => void }} handlers null: back to live
    */
   constructor(els, { onStep }) {
@@ -76,13 +77,12 @@ export class Playback {
 
   /** @private */
   sync() {
-    const { slider, step, live, bar } = this.els;
+    const { slider, live, bar } = this.els;
     slider.min = this.last > 0 ? '1' : '0';
     slider.max = String(this.last);
     slider.disabled = this.last === 0;
     const value = this.step ?? this.last;
     if (slider.value !== String(value)) slider.value = String(value);
-    step.textContent = String(value);
     live.disabled = this.step === null;
     live.setAttribute('aria-pressed', String(this.step === null));
     bar.dataset.mode = this.step === null ? 'live' : 'playback';

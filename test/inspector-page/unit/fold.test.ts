@@ -273,3 +273,40 @@ describe('countThrough', () => {
     expect(countThrough([], 3)).toBe(0);
   });
 });
+
+describe('fold: a remote agent', () => {
+  it('a handoff planned as remote makes a remote node, timed from the handoff to its result', () => {
+    const at = (ms: number) => new Date(1_700_000_000_000 + ms).toISOString();
+    const status = (seq: number, ms: number, metadata: unknown) => ({
+      kind: 'status-update',
+      seq,
+      swarmId: 'r',
+      status: { state: 'working', timestamp: at(ms) },
+      final: false,
+      metadata,
+    });
+    const events = [
+      { kind: 'task', id: 'r', seq: 1, swarmId: 'r', status: { state: 'submitted', timestamp: at(0) }, metadata: { definitionId: 'd' }, history: [] },
+      status(2, 0, { type: 'started', definitionId: 'd' }),
+      {
+        kind: 'internal:llm-call',
+        seq: 3,
+        swarmId: 'r',
+        timestamp: 1_700_000_000_010,
+        agent: 'd',
+        scope: '',
+        turn: 1,
+        response: { toolCalls: [{ id: 'x', name: 'handoff_to_travel', arguments: '{"request":"Rome?"}' }] },
+        durationMs: 10,
+        calls: [{ id: 'x', name: 'handoff_to_travel', kind: 'remote', agentId: 'travel', url: 'http://127.0.0.1:1/', request: 'Rome?' }],
+        verdict: { type: 'continue' },
+      },
+      status(4, 10, { type: 'agent-handoff', from: 'd', to: 'travel', callId: 'x', request: 'Rome?' }),
+      status(5, 260, { type: 'handoff-result', from: 'travel', to: 'd', callId: 'x', ok: true, content: 'Go.', key: 'k' }),
+    ];
+    const end = fold(events as never);
+    expect(stateSequence(events as never)).toEqual(['running.thinking', 'awaitingHandoff', 'running.thinking']);
+    expect(end.tree.find((n) => n.kind === 'remote')).toMatchObject({ key: 'remote:travel', id: 'travel', calls: 1, open: 0, status: 'done', latencyMs: 250 });
+    expect(end.tree.some((n) => n.kind === 'agent')).toBe(false);
+  });
+});
