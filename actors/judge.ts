@@ -7,7 +7,7 @@
  * @module
  */
 import type { PauseReason } from '../machines/events.js';
-import { PAUSE_TYPES } from '../machines/pause.js';
+import { PAUSE_TYPES, type PauseType } from '../machines/pause.js';
 import type { ModelResponse, ToolCall } from '../machines/messages.js';
 import type { ModelStepInput } from '../machines/contracts.js';
 import type { StepVerdict } from '../machines/plan.js';
@@ -131,7 +131,7 @@ function planBuiltin(call: ToolCall, a: Record<string, unknown>, input: ModelSte
     return { type: 'fail', reason };
   }
   if (typeof a.reason !== 'string' || !a.reason.trim()) return invalidCall(call, 'pause needs a "reason" string.');
-  const type = PAUSE_TYPES.includes(a.type as PauseReason['type']) ? (a.type as PauseReason['type']) : 'HITL';
+  const type: PauseType = PAUSE_TYPES.includes(a.type as PauseType) ? (a.type as PauseType) : 'HITL';
   const context = typeof a.context === 'string' && a.context.trim() ? `\n\n${a.context}` : '';
   const reason: PauseReason = { type, message: `${a.reason}${context}` };
   if (type === 'APPROVAL_NEEDED') reason.pendingApprovalId = call.id;

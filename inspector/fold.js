@@ -126,7 +126,7 @@ export class Folder {
     this.callKinds = new Map();
     /** A pause call of the open round waits for a human. */
     this.pausePending = false;
-    /** What a pause returns to (the machine's `pause.from`). @type {'model' | 'thinking' | 'round'} */
+    /** What a pause returns to (the machine's `pause.from`). @type {'model' | 'thinking' | 'round' | 'limit'} */
     this.pauseFrom = 'round';
     /** Handoff calls in flight: call id → { node key, start time }. @type {Map<string, { key: string, at: number | null }>} */
     this.handoffs = new Map();
@@ -374,17 +374,21 @@ export class Folder {
         }
         break;
       case 'paused':
-        this.pauseFrom = this.pausePending ? 'model' : this.state === 'running.thinking' ? 'thinking' : 'round';
+        this.pauseFrom = f.reason.type === 'LIMIT' ? 'limit' : this.pausePending ? 'model' : this.state === 'running.thinking' ? 'thinking' : 'round';
         this.state = 'paused';
         this.pauseQuestion = f.reason.message;
         this.root(e.seq).status = 'paused';
         this.say(e.seq, 'status', this.definitionId ?? 'swarm', `Paused: ${f.reason.message}`, false);
         break;
+      case 'extended':
+        this.say(e.seq, 'status', this.definitionId ?? 'swarm', `Limit raised: maxTurns ${f.maxTurns} (was ${f.previousMaxTurns})`, false);
+        break;
       case 'resumed':
         this.pauseQuestion = null;
         this.root(e.seq).status = 'running';
         if (f.message) this.say(e.seq, 'user', 'human', f.message, false);
-        if (this.pauseFrom === 'model' || this.pauseFrom === 'thinking') this.state = 'running.thinking';
+        // Back from a limit: extended, it thinks again (the machine's deciding → thinking).
+        if (this.pauseFrom === 'model' || this.pauseFrom === 'thinking' || this.pauseFrom === 'limit') this.state = 'running.thinking';
         else if ([...this.pending.values()].some((k) => HANDOFF_KINDS.has(k))) this.state = 'awaitingHandoff';
         else if (this.pending.size > 0) this.state = 'running.acting';
         else this.state = 'running.deciding';

@@ -77,6 +77,8 @@ export function describe(e) {
           return { kind: f.type, text: clip(f.reason.message) };
         case 'resumed':
           return { kind: f.type, text: f.message ? clip(f.message) : '' };
+        case 'extended':
+          return { kind: f.type, text: `maxTurns ${f.previousMaxTurns} → ${f.maxTurns}` };
         case 'completed':
           return { kind: f.type, text: clip(typeof f.result === 'string' ? f.result : (JSON.stringify(f.result) ?? '')) };
         case 'failed':

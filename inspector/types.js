@@ -28,6 +28,7 @@
  *   | { type: 'turn-completed', turn: number, maxTurns: number, activeAgent: string }
  *   | { type: 'paused', reason: PauseReason }
  *   | { type: 'resumed', message?: string }
+ *   | { type: 'extended', maxTurns: number, previousMaxTurns: number }
  *   | { type: 'completed', result: unknown }
  *   | { type: 'failed', reason: string }
  *   | { type: 'stopped', reason: string }} SwarmFact

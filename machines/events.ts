@@ -17,7 +17,7 @@
  * @module
  */
 import type { ModelResponse, Usage } from './messages.js';
-import type { PauseType } from './pause.js';
+import type { LIMIT_PAUSE, LimitTrip, PauseType } from './pause.js';
 import type { StepVerdict } from './plan.js';
 import type { PlannedCall } from './calls/index.js';
 
@@ -26,9 +26,11 @@ export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed'
 
 /** Why a swarm is paused. */
 export interface PauseReason {
-  type: PauseType;
+  type: PauseType | typeof LIMIT_PAUSE;
   message: string;
   pendingApprovalId?: string;
+  /** For a {@link LIMIT_PAUSE}: what tripped. */
+  limit?: LimitTrip;
 }
 
 /**
@@ -64,6 +66,8 @@ export type SwarmFact =
   | { type: 'turn-completed'; turn: number; maxTurns: number; activeAgent: string }
   | { type: 'paused'; reason: PauseReason }
   | { type: 'resumed'; message?: string }
+  /** A client raised the swarm's limits (`client.extend`): what they are now. */
+  | { type: 'extended'; maxTurns: number; previousMaxTurns: number }
   | { type: 'completed'; result: unknown }
   | { type: 'failed'; reason: string }
   | { type: 'stopped'; reason: string };
@@ -192,7 +196,7 @@ export type InternalEventBody =
 export type InternalEvent = InternalEventBody & { seq: number; swarmId: string; timestamp: number };
 
 /** The kinds of completed steps after which the swarm is persisted. */
-export type CheckpointStep = 'start' | 'model-response' | 'tool-result' | 'handoff-result' | 'agent-step' | 'pause' | 'resume' | 'stop';
+export type CheckpointStep = 'start' | 'model-response' | 'tool-result' | 'handoff-result' | 'agent-step' | 'pause' | 'resume' | 'extend' | 'stop';
 
 /** A message as a machine says it: the runtime adds its id and the task and context ids. */
 export type MessageBody = Omit<Message, 'messageId' | 'taskId' | 'contextId'>;

@@ -8,5 +8,19 @@
 /** Every kind of pause a swarm may be in. */
 export const PAUSE_TYPES = ['HITL', 'EMERGENCY', 'APPROVAL_NEEDED'] as const;
 
-/** One kind of pause. */
+/** One kind of pause a model or a human may ask for. */
 export type PauseType = (typeof PAUSE_TYPES)[number];
+
+/**
+ * The pause the runtime makes itself when a limit would be exceeded (`onLimit: 'pause'`): never
+ * asked for by a model or a client, so not in {@link PAUSE_TYPES}.
+ */
+export const LIMIT_PAUSE = 'LIMIT';
+
+/** What a limit pause says tripped: the limit, what was spent of it, and what is left. */
+export interface LimitTrip {
+  limit: 'maxTurns';
+  max: number;
+  spent: number;
+  left: number;
+}

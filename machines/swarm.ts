@@ -25,6 +25,7 @@ import { llmCallEvent, statusUpdate, valueParts, valueText } from './event-build
 import type { CheckpointStep, PauseReason, SwarmEventBody, SwarmFact } from './events.js';
 import type { ChatMessage, Usage } from './messages.js';
 import type { HandoffTarget } from './plan.js';
+import { LIMIT_PAUSE } from './pause.js';
 import {
   answerPause,
   assistantMessage,
@@ -67,6 +68,11 @@ export interface SwarmConfig {
   label?: { name?: string; description?: string };
   /** Most matches a `swarm_registry_search` returns, when the swarm has the registry tools. */
   registryLimit?: number;
+  /**
+   * What reaching a limit (`maxTurns`) does: pause the swarm (the default; `client.extend` then
+   * `resume` go on) or fail it, as before limits could pause.
+   */
+  onLimit?: 'pause' | 'fail';
 }
 
 /** What the runtime passes to start a swarm. */
@@ -90,7 +96,8 @@ export type SwarmOutcome = { status: 'completed'; result: unknown } | { status: 
  */
 export interface PauseState {
   reason: PauseReason;
-  from: 'model' | 'thinking' | 'round';
+  /** Where the pause began: a model's pause call, an outside pause (while thinking, or with calls running), or a limit. */
+  from: 'model' | 'thinking' | 'round' | 'limit';
 }
 
 /** The swarm machine's context: everything needed to continue after a restore. */
@@ -124,6 +131,7 @@ export type SwarmCommand =
   | { type: 'PAUSE'; reason: PauseReason }
   | { type: 'RESUME'; message?: string }
   | { type: 'STOP'; reason: string }
+  | { type: 'EXTEND'; maxTurns: number }
   | { type: 'child.report'; events: SwarmEventBody[] };
 
 /** The single emitted event type: a batch of event bodies produced by one transition. */
@@ -242,6 +250,8 @@ export const swarmMachine = setup({
     roundDone: ({ context }) => runningCalls(context.round).length === 0,
     pausePending: ({ context }) => pendingPause(context.round) !== undefined,
     turnsExhausted: ({ context }) => context.turn >= context.config.maxTurns,
+    failsAtLimit: ({ context }) => context.turn >= context.config.maxTurns && context.config.onLimit === 'fail',
+    resumesLimitPause: ({ context }) => context.pause?.from === 'limit',
     resumesModelPause: ({ context }) => context.pause?.from === 'model',
     pausedInThinking: ({ context }) => context.pause?.from === 'thinking',
     handoffsRunning: ({ context }) => runningCalls(context.round).some(isHandoff),
@@ -361,6 +371,27 @@ export const swarmMachine = setup({
       }
       enqueue.emit(pausedEvents(event.reason));
     }),
+    // A limit reached with `onLimit: 'pause'`: the swarm waits, everything kept, for a client to
+    // raise the limit (`EXTEND`) and resume, or to stop it.
+    pauseForLimit: enqueueActions(({ context, enqueue }) => {
+      const max = context.config.maxTurns;
+      const reason: PauseReason = {
+        type: LIMIT_PAUSE,
+        message: `maxTurns (${max}) reached without a result: extend the swarm's limits to go on, or stop it`,
+        limit: { limit: 'maxTurns', max, spent: context.turn, left: Math.max(0, max - context.turn) },
+      };
+      enqueue.assign({ pause: { reason, from: 'limit' } });
+      enqueue.emit(pausedEvents(reason));
+    }),
+    extend: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'EXTEND') return;
+      enqueue.assign({ config: { ...context.config, maxTurns: event.maxTurns } });
+      const state = context.pause ? 'input-required' : 'working';
+      enqueue.emit({
+        type: 'swarm.events',
+        events: [statusUpdate(state, { type: 'extended', maxTurns: event.maxTurns, previousMaxTurns: context.config.maxTurns }), checkpoint('extend')],
+      });
+    }),
     pauseForModel: enqueueActions(({ context, enqueue }) => {
       // Runs behind the pausePending guard: the round has a pause call waiting.
       const reason = pendingPause(context.round)?.pauseReason ?? { type: 'HITL' as const, message: 'The model asked for a human.' };
@@ -374,7 +405,7 @@ export const swarmMachine = setup({
       if (from === 'model') {
         const round = context.round && answerPause(context.round, message ?? 'Resumed without a message.');
         enqueue.assign({ round, pause: null });
-      } else if (from === 'thinking') {
+      } else if (from === 'thinking' || from === 'limit') {
         enqueue.assign({
           pause: null,
           messages: message ? [...context.messages, { role: 'user' as const, content: message }] : context.messages,
@@ -436,6 +467,7 @@ export const swarmMachine = setup({
   })),
   on: {
     STOP: { target: '.stopped', actions: 'stop' },
+    EXTEND: { actions: 'extend' },
     'child.report': { actions: ['countReport', 'relayReport'] },
   },
   initial: 'running',
@@ -488,7 +520,7 @@ export const swarmMachine = setup({
           always: [
             { guard: 'pausePending', target: '#swarm.paused', actions: 'pauseForModel' },
             {
-              guard: 'turnsExhausted',
+              guard: 'failsAtLimit',
               target: '#swarm.failed',
               actions: [
                 'closeRound',
@@ -500,6 +532,7 @@ export const swarmMachine = setup({
                 },
               ],
             },
+            { guard: 'turnsExhausted', target: '#swarm.paused', actions: ['closeRound', 'pauseForLimit'] },
             { target: 'thinking', actions: 'closeRound' },
           ],
         },
@@ -517,6 +550,8 @@ export const swarmMachine = setup({
         'xstate.done.actor.*': { actions: takeCall(false) },
         'xstate.error.actor.*': { actions: takeCall(false) },
         RESUME: [
+          // Back to deciding: with the limit raised it thinks again, else it pauses again.
+          { guard: 'resumesLimitPause', target: 'running.deciding', actions: 'resume' },
           { guard: 'resumesModelPause', target: 'running.deciding', actions: 'resume' },
           { guard: 'pausedInThinking', target: 'running.thinking', actions: 'resume' },
           { guard: 'handoffsRunning', target: 'awaitingHandoff', actions: 'resume' },

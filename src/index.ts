@@ -27,7 +27,9 @@
  */
 export { defineSwarm, DEFAULT_MAX_TURNS } from './define/swarm.js';
 export { defineAgent } from './define/agent.js';
-export type { FromInput, Guardrail, SwarmDefinition, SwarmOverrides, ToolEntry } from './define/swarm.js';
+export type { FromInput, Guardrail, OnLimit, SwarmDefinition, SwarmOverrides, ToolEntry } from './define/swarm.js';
+export { LIMIT_PAUSE, PAUSE_TYPES } from '../machines/pause.js';
+export type { LimitTrip, PauseType } from '../machines/pause.js';
 export type { AgentDefinition } from './define/agent.js';
 export { swarmRegistry } from './define/swarm-registry.js';
 export type { SwarmCard, SwarmRegistryTools } from './define/swarm-registry.js';
@@ -73,7 +75,7 @@ export type { BlockedTask, BoardCounts } from './team/board-types.js';
 export type { Task, TaskMetadata, TaskSpec, TaskStatus } from './define/team.js';
 export type { InboxMessage, InboxMessageType } from './team/inbox.js';
 export { AdhocClient, SwarmClient } from './client/client.js';
-export type { AdhocParameters } from './client/client.js';
+export type { AdhocParameters, SwarmLimits } from './client/client.js';
 export type { InFlightCall, SwarmResult, SwarmStatus } from './store/result.js';
 export { scriptedModel } from './models/scripted.js';
 export type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from './models/scripted.js';

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { Customization } from '../../machines/calls/swarm.js';
 import type { ResolvedHandoff, SwarmConfig } from '../../machines/swarm.js';
 import type { Catalog } from './catalog.js';
-import { resolveFromInput, type SwarmDefinition, type SwarmOverrides } from '../define/swarm.js';
+import { checkOnLimit, resolveFromInput, type SwarmDefinition, type SwarmOverrides } from '../define/swarm.js';
 import type { AgentDefinition } from '../define/agent.js';
 import { ADHOC_ID, agentOfHosted, DEFINITION_ID, hostedAgentId } from '../define/ids.js';
 import { DefinitionError } from '../errors.js';
@@ -179,6 +179,8 @@ export class Resolver {
     if (registryTools) config.registryLimit = registryTools.limit;
     if (options.result) config.result = options.result;
     if (options.label) config.label = options.label;
+    // Stored only when it differs from the default (pause), so configurations stay as they were.
+    if (checkOnLimit(o.onLimit ?? def.onLimit, `Swarm "${def.id}"`) === 'fail') config.onLimit = 'fail';
     return options.customization ? this.customize(def.id, config, options.customization) : config;
   }
 

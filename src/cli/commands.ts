@@ -1,5 +1,5 @@
 /**
- * `xswarm pause|resume|stop <id> [reason | message]`: commands a swarm.
+ * `xswarm pause|resume|stop <id> [reason | message]` and `xswarm extend <id> <maxTurns>`: commands a swarm.
  *
  * Only the process that holds a swarm's lease drives it. So a command is carried out in one of
  * three ways:
@@ -15,7 +15,7 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import { PAUSE_TYPES } from '../../machines/pause.js';
+import { PAUSE_TYPES, type PauseType } from '../../machines/pause.js';
 import { lastStoredSeq } from '../events/cursor.js';
 import { holderIsGone } from '../leases/holder.js';
 import type { PauseReason } from '../../machines/events.js';
@@ -28,9 +28,9 @@ import { Progress } from './progress.js';
 import { drive } from './run.js';
 
 /** The commands of this module. */
-export type SwarmCommandName = 'pause' | 'resume' | 'stop';
+export type SwarmCommandName = 'pause' | 'resume' | 'stop' | 'extend';
 
-/** `xswarm pause|resume|stop`; resolves with the exit code. */
+/** `xswarm pause|resume|stop|extend`; resolves with the exit code. */
 export async function swarmCommand(command: SwarmCommandName, args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -45,14 +45,16 @@ export async function swarmCommand(command: SwarmCommandName, args: string[]): P
     },
   });
   const [swarmId, text, ...extra] = positionals;
-  const what = command === 'resume' ? 'message' : 'reason';
+  const what = command === 'resume' ? 'message' : command === 'extend' ? 'maxTurns' : 'reason';
   if (!swarmId) throw new CliError(`which swarm? xswarm ${command} <id> [${what}]`, EXIT.usage);
   if (extra.length > 0) throw new CliError(`unexpected arguments: ${extra.join(' ')} (quote the ${what})`, EXIT.usage);
   assertSwarmId(swarmId, MAX_DERIVED_SWARM_ID_LENGTH);
-  const type = (values.type ?? 'HITL') as PauseReason['type'];
+  const type = (values.type ?? 'HITL') as PauseType;
   if (!PAUSE_TYPES.includes(type) || (values.type !== undefined && command !== 'pause')) {
     throw new CliError(`--type is one of ${PAUSE_TYPES.join(', ')}, for pause only`, EXIT.usage);
   }
+  if (command === 'extend' && (text === undefined || !/^\d+$/.test(text)))
+    throw new CliError('xswarm extend <id> <maxTurns>: the new bound on turns, a whole number', EXIT.usage);
   const request: CommandRequest = { command, swarmId, text, type, json: values.json === true };
   if (values.url !== undefined) {
     if (values.nats !== undefined || values.db !== undefined) throw new CliError('--url sends the command to a server: without --db or --nats', EXIT.usage);
@@ -138,6 +140,7 @@ async function relay(request: CommandRequest, state: State, definitionId: string
 async function apply(request: CommandRequest, client: SwarmClient): Promise<SwarmResult> {
   if (request.command === 'pause') await client.pause({ type: request.type, message: request.text ?? 'Paused from the command line' });
   else if (request.command === 'stop') await client.stop(request.text ?? 'Stopped from the command line');
+  else if (request.command === 'extend') await client.extend({ maxTurns: Number(request.text) });
   else await client.resume(request.text);
   return client.getResult();
 }
@@ -229,11 +232,13 @@ async function sendOverRest(base: string, token: string | undefined, request: Co
   }
   if (definitionId === undefined) throw new CliError(`unknown swarm "${swarmId}" at ${url}`, EXIT.notFound);
   const body =
-    command === 'resume'
-      ? text === undefined
-        ? {}
-        : { message: text }
-      : { ...(text === undefined ? {} : { reason: text }), ...(command === 'pause' ? { type: request.type } : {}) };
+    command === 'extend'
+      ? { maxTurns: Number(text) }
+      : command === 'resume'
+        ? text === undefined
+          ? {}
+          : { message: text }
+        : { ...(text === undefined ? {} : { reason: text }), ...(command === 'pause' ? { type: request.type } : {}) };
   const done = await call('POST', `/swarms/${encodeURIComponent(definitionId)}/${encodeURIComponent(swarmId)}/${command}`, body);
   if (done.status !== 200) throw restError(url, done);
   return report(request, (done.data as unknown as { result: SwarmResult }).result);

@@ -29,6 +29,7 @@ Usage:
   xswarm pause <id> [reason] [--type HITL|EMERGENCY|APPROVAL_NEEDED]
   xswarm resume <id> [message]
   xswarm stop <id> [reason]
+  xswarm extend <id> <maxTurns>
       Command a swarm. With --url URL [--token-file PATH] the command goes to the xswarm serve
       process at URL (the token also from XSWARM_TOKEN). With --nats, a live process holding
       the swarm (any: serve, worker, run) gets it over NATS. Else this process takes the swarm
@@ -82,6 +83,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   pause: async (args) => (await import('./commands.js')).swarmCommand('pause', args),
   resume: async (args) => (await import('./commands.js')).swarmCommand('resume', args),
   stop: async (args) => (await import('./commands.js')).swarmCommand('stop', args),
+  extend: async (args) => (await import('./commands.js')).swarmCommand('extend', args),
   serve: async (args) => (await import('./serve.js')).serveCommand(args),
   replay: async (args) => (await import('./replay.js')).replayCommand(args),
   worker: async (args) => (await import('./worker.js')).workerCommand(args),

@@ -143,6 +143,8 @@ function describeFact(f: SwarmFact, swarmId: string): EventLine {
       return { tone: 'pause', text: `paused (${f.reason.type}): ${f.reason.message}` };
     case 'resumed':
       return { tone: 'pause', text: `resumed${f.message ? `: ${clip(f.message)}` : ''}` };
+    case 'extended':
+      return { tone: 'pause', text: `limits raised: maxTurns ${f.maxTurns}` };
     case 'completed':
       return { tone: 'good', text: 'completed' };
     case 'failed':

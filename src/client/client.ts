@@ -6,7 +6,7 @@
 import type { PauseReason, SwarmEvent } from '../../machines/events.js';
 import type { Usage } from '../../machines/messages.js';
 import type { z } from 'zod';
-import type { SwarmOverrides, ToolEntry } from '../define/swarm.js';
+import type { OnLimit, SwarmOverrides, ToolEntry } from '../define/swarm.js';
 import { ADHOC_ID } from '../define/ids.js';
 import type { Handoff } from '../define/handoff.js';
 import type { ResolveOptions } from '../catalog/resolve.js';
@@ -23,6 +23,13 @@ export interface SwarmControl {
   pause(swarmId: string, reason: PauseReason): Promise<void>;
   resume(swarmId: string, message: string | undefined): Promise<void>;
   stop(swarmId: string, reason: string): Promise<void>;
+  extend(swarmId: string, limits: SwarmLimits): Promise<void>;
+}
+
+/** Limits a client can raise on a swarm (`client.extend`). */
+export interface SwarmLimits {
+  /** The new bound on the orchestrator's rounds: more than the rounds it has made. */
+  maxTurns?: number;
 }
 
 /**
@@ -119,6 +126,24 @@ export class SwarmClient<I = unknown, R = unknown> {
   stop(reason = 'stopped by client'): Promise<void> {
     return this.control.stop(this.swarmId, reason);
   }
+
+  /**
+   * Raises the swarm's limits, durably (a restart keeps them). A swarm paused at a limit
+   * (`reason.type === 'LIMIT'`) then goes on with `resume()`, in the same conversation; a
+   * running one simply has more room. Throws a `SwarmError` (`invalid-input`) for a `maxTurns`
+   * that is not a whole number above the rounds already made, and (`wrong-state`) for a swarm
+   * that has ended.
+   *
+   * @example
+   * const result = await client.wait();
+   * if (result.status === 'paused' && result.reason.type === 'LIMIT') {
+   *   await client.extend({ maxTurns: result.maxTurns + 5 });
+   *   await client.resume('Five more rounds, then conclude.');
+   * }
+   */
+  extend(limits: SwarmLimits): Promise<void> {
+    return this.control.extend(this.swarmId, limits);
+  }
 }
 
 /** What an ad-hoc swarm is started with: everything a definition would hold. */
@@ -129,6 +154,8 @@ export interface AdhocParameters<R extends z.ZodType = z.ZodType> {
   handoffs?: readonly Handoff[];
   tools?: readonly ToolEntry[];
   maxTurns?: number;
+  /** What reaching `maxTurns` does (default `'pause'`; see `SwarmDefinition.onLimit`). */
+  onLimit?: OnLimit;
   name?: string;
   description?: string;
 }
@@ -157,6 +184,7 @@ export class AdhocClient extends SwarmClient<AdhocParameters> {
         ...(params.handoffs ? { handoffs: params.handoffs } : {}),
         ...(params.tools ? { tools: params.tools } : {}),
         ...(params.maxTurns !== undefined ? { maxTurns: params.maxTurns } : {}),
+        ...(params.onLimit !== undefined ? { onLimit: params.onLimit } : {}),
       },
       ...(params.result ? { result: jsonSchemaOf(params.result) } : {}),
       ...(params.name || params.description ? { label: { name: params.name, description: params.description } } : {}),

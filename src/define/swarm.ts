@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from 'zod';
+import { DefinitionError } from '../errors.js';
 import { checkTimeoutMs } from './timeout.js';
 import type { Handoff } from './handoff.js';
 import type { SwarmRegistryTools } from './swarm-registry.js';
@@ -48,10 +49,25 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
    * parent's model reads the timeout as the handoff's result. Not a limit on top-level runs.
    */
   readonly timeoutMs?: number;
+  /**
+   * What reaching `maxTurns` does: `'pause'` (the default) pauses the swarm with a `LIMIT`
+   * reason saying what was spent, keeping everything — `client.extend({ maxTurns })` then
+   * `resume()` go on in the same conversation, `stop()` ends it; `'fail'` fails it.
+   */
+  readonly onLimit?: OnLimit;
   readonly guardrails: {
     readonly input: readonly Guardrail<z.output<I>>[];
     readonly output: readonly Guardrail<z.output<R>>[];
   };
+}
+
+/** What reaching a limit does to a swarm (see `SwarmDefinition.onLimit`). */
+export type OnLimit = 'pause' | 'fail';
+
+/** `value` when it is an {@link OnLimit} or absent; else a {@link DefinitionError} naming `owner`. */
+export function checkOnLimit(value: unknown, owner: string): OnLimit | undefined {
+  if (value === undefined || value === 'pause' || value === 'fail') return value;
+  throw new DefinitionError(`${owner}: onLimit must be 'pause' or 'fail', got ${JSON.stringify(value) ?? String(value)}`);
 }
 
 /**
@@ -89,8 +105,10 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
   customizable?: boolean;
   guardrails?: { input?: readonly Guardrail<z.output<I>>[]; output?: readonly Guardrail<z.output<R>>[] };
   timeoutMs?: number;
+  onLimit?: OnLimit;
 }): SwarmDefinition<I, R> {
   const timeoutMs = checkTimeoutMs(spec.timeoutMs, `Swarm "${spec.id}"`);
+  const onLimit = checkOnLimit(spec.onLimit, `Swarm "${spec.id}"`);
   return Object.freeze({
     kind: 'swarm' as const,
     id: spec.id,
@@ -106,6 +124,7 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
     customizable: spec.customizable ?? false,
     guardrails: Object.freeze({ input: spec.guardrails?.input ?? [], output: spec.guardrails?.output ?? [] }),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(onLimit !== undefined ? { onLimit } : {}),
   });
 }
 
@@ -123,4 +142,6 @@ export interface SwarmOverrides<I = unknown> {
   handoffs?: FromInput<readonly Handoff[], I>;
   tools?: FromInput<readonly ToolEntry[], I>;
   maxTurns?: FromInput<number, I>;
+  /** What reaching `maxTurns` does in this run (see `SwarmDefinition.onLimit`). */
+  onLimit?: OnLimit;
 }

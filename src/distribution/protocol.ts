@@ -40,7 +40,8 @@ export interface HostRequest {
 export type OwnerCommand =
   | { op: 'pause'; swarmId: string; reason: PauseReason }
   | { op: 'resume'; swarmId: string; message?: string }
-  | { op: 'stop'; swarmId: string; reason: string };
+  | { op: 'stop'; swarmId: string; reason: string }
+  | { op: 'extend'; swarmId: string; maxTurns: number };
 
 export const hostRequestSchema = z.object({
   swarmId: z.string(),
@@ -56,6 +57,7 @@ export const ownerCommandSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('pause'), swarmId: z.string(), reason: z.object({ type: z.string(), message: z.string() }).passthrough() }),
   z.object({ op: z.literal('resume'), swarmId: z.string(), message: z.string().optional() }),
   z.object({ op: z.literal('stop'), swarmId: z.string(), reason: z.string() }),
+  z.object({ op: z.literal('extend'), swarmId: z.string(), maxTurns: z.number().int().positive() }),
 ]);
 
 /** Every answer between runtimes: done, or the error to raise at the caller. */

@@ -16,7 +16,7 @@
 import { z } from 'zod';
 import { FINAL_STATES } from '../../machines/event-builders.js';
 import type { InternalEvent, PublicSwarmEvent, SwarmEvent, SwarmFact } from '../../machines/events.js';
-import { PAUSE_TYPES } from '../../machines/pause.js';
+import { LIMIT_PAUSE, PAUSE_TYPES } from '../../machines/pause.js';
 
 const record = z.record(z.string(), z.unknown());
 const stamp = { seq: z.number().int().positive(), swarmId: z.string().min(1) };
@@ -38,7 +38,18 @@ const message = z.strictObject({
   contextId: z.string().min(1),
 });
 
-const pauseReason = z.strictObject({ type: z.enum(PAUSE_TYPES), message: z.string(), pendingApprovalId: z.string().optional() });
+const limitTrip = z.strictObject({
+  limit: z.literal('maxTurns'),
+  max: z.number().int().positive(),
+  spent: z.number().int().nonnegative(),
+  left: z.number().int().nonnegative(),
+});
+const pauseReason = z.strictObject({
+  type: z.enum([...PAUSE_TYPES, LIMIT_PAUSE]),
+  message: z.string(),
+  pendingApprovalId: z.string().optional(),
+  limit: limitTrip.optional(),
+});
 const lifecycle = z.enum(['started', 'paused', 'resumed', 'completed', 'failed', 'stopped']);
 
 /** The swarm facts a status update carries in `metadata`, by `type`. */
@@ -69,6 +80,7 @@ export const swarmFactSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('turn-completed'), turn: z.number().int().positive(), maxTurns: z.number().int().positive(), activeAgent: z.string() }),
   z.strictObject({ type: z.literal('paused'), reason: pauseReason }),
   z.strictObject({ type: z.literal('resumed'), message: z.string().optional() }),
+  z.strictObject({ type: z.literal('extended'), maxTurns: z.number().int().positive(), previousMaxTurns: z.number().int().positive() }),
   z.strictObject({ type: z.literal('completed'), result: z.unknown() }),
   z.strictObject({ type: z.literal('failed'), reason: z.string() }),
   z.strictObject({ type: z.literal('stopped'), reason: z.string() }),
@@ -158,7 +170,7 @@ const stepVerdict = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('correct'), message: z.string() }),
 ]);
 
-const checkpointStep = z.enum(['start', 'model-response', 'tool-result', 'handoff-result', 'agent-step', 'pause', 'resume', 'stop']);
+const checkpointStep = z.enum(['start', 'model-response', 'tool-result', 'handoff-result', 'agent-step', 'pause', 'resume', 'extend', 'stop']);
 
 /** Internal events are stamped with the time in ms since the epoch, not an ISO text. */
 const internalStamp = { ...stamp, timestamp: z.number() };

@@ -8,6 +8,7 @@
  * @module
  */
 import type { PauseReason } from '../../machines/events.js';
+import type { SwarmLimits } from '../client/client.js';
 import type { SwarmCommand } from '../../machines/swarm.js';
 import type { OtherRuntimes } from '../distribution/calls.js';
 import type { OwnerCommand } from '../distribution/protocol.js';
@@ -50,6 +51,7 @@ export class Commands {
   apply(command: OwnerCommand): Promise<void> {
     if (command.op === 'pause') return this.pause(command.swarmId, command.reason);
     if (command.op === 'resume') return this.resume(command.swarmId, command.message);
+    if (command.op === 'extend') return this.extend(command.swarmId, { maxTurns: command.maxTurns });
     return this.stop(command.swarmId, command.reason);
   }
 
@@ -74,6 +76,14 @@ export class Commands {
       const host = await this.liveHost(swarmId, 'resume', { op: 'resume', swarmId, ...(message === undefined ? {} : { message }) });
       if (!host) return;
       if (host.status() !== 'paused') throw new SwarmError(`Swarm "${swarmId}" is ${host.status()}, not paused`, 'wrong-state');
+      const { pause, turn, config } = host.context();
+      // Resumed at its limit it would only pause again: say what to do instead.
+      if (pause?.from === 'limit' && turn >= config.maxTurns) {
+        throw new SwarmError(
+          `Swarm "${swarmId}" is paused at its limit of ${config.maxTurns} turns: extend it (client.extend({ maxTurns })) before resuming, or stop it`,
+          'wrong-state',
+        );
+      }
       await this.command(host, message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message });
       this.deps.questions.answer(swarmId, message);
       await this.resumeChildren(swarmId, host);
@@ -94,6 +104,30 @@ export class Commands {
       if (!host) return;
       await this.command(host, { type: 'STOP', reason });
       this.deps.questions.forget(swarmId);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Raises a live swarm's limits (`client.extend`): recorded durably as an `extended` fact, so a
+   * restart keeps them; a swarm held by another runtime gets the command there.
+   */
+  async extend(swarmId: string, limits: SwarmLimits): Promise<void> {
+    const { maxTurns } = limits ?? {};
+    if (maxTurns === undefined) throw new SwarmError('extend needs a limit to raise: { maxTurns }', 'invalid-input');
+    if (!Number.isInteger(maxTurns) || maxTurns < 1) {
+      throw new SwarmError(`maxTurns must be a positive whole number, got ${JSON.stringify(maxTurns) ?? String(maxTurns)}`, 'invalid-input');
+    }
+    const release = this.deps.rehydration.hold(swarmId);
+    try {
+      const host = await this.liveHost(swarmId, 'extend', { op: 'extend', swarmId, maxTurns });
+      if (!host) return;
+      const { turn } = host.context();
+      if (maxTurns <= turn) {
+        throw new SwarmError(`maxTurns ${maxTurns} leaves swarm "${swarmId}" no room: it has made ${turn} turns already`, 'invalid-input');
+      }
+      await this.command(host, { type: 'EXTEND', maxTurns });
     } finally {
       release();
     }

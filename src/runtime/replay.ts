@@ -105,7 +105,13 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
   if (!isFinal(record.status)) throw new SwarmError(`Cannot replay swarm "${swarmId}": it is ${record.status}, not finished`);
   if (record.problem) throw new SwarmError(`Cannot replay swarm "${swarmId}": ${record.problem}`);
   const recorded = await store.readEvents(swarmId, 0);
-  const input = inputFromSnapshot(swarmId, record.snapshot);
+  const stored = inputFromSnapshot(swarmId, record.snapshot);
+  // The snapshot holds the limits as they ended; the run began with those before its first extension.
+  const extension = recorded.find((e) => e.kind === 'status-update' && e.metadata.type === 'extended');
+  const input =
+    extension?.kind === 'status-update' && extension.metadata.type === 'extended'
+      ? { ...stored, config: { ...stored.config, maxTurns: extension.metadata.previousMaxTurns } }
+      : stored;
 
   // The journal: every model step and tool result, by the key the replay actors ask with.
   const steps = new Map<string, ModelStepOutput>();
@@ -193,6 +199,7 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
           if (fact.type === 'paused' && state !== 'paused') return (actor.send({ type: 'PAUSE', reason: fact.reason }), true);
           if (fact.type === 'resumed') return (actor.send(fact.message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message: fact.message }), true);
           if (fact.type === 'stopped') return (actor.send({ type: 'STOP', reason: fact.reason }), true);
+          if (fact.type === 'extended') return (actor.send({ type: 'EXTEND', maxTurns: fact.maxTurns }), true);
         }
         if (next.kind === 'internal:llm-call') {
           const key = stepKey(next.agent, next.scope, next.turn);

@@ -11,6 +11,7 @@
  * | `POST /swarms/:definitionId/:swarmId/pause`  | `{ reason?, type? }`     | 200 `{ ok: true, result }`           |
  * | `POST /swarms/:definitionId/:swarmId/resume` | `{ message? }`           | 200 `{ ok: true, result }`           |
  * | `POST /swarms/:definitionId/:swarmId/stop`   | `{ reason? }`            | 200 `{ ok: true, result }`           |
+ * | `POST /swarms/:definitionId/:swarmId/extend` | `{ maxTurns }`           | 200 `{ ok: true, result }`           |
  * | `GET /swarms/:definitionId/:swarmId/events`  | `?since=n`, Last-Event-ID | 200 `text/event-stream`             |
  *
  * Errors are JSON `{ error }`: 400 malformed JSON, a body that is not an object, a field of the
@@ -25,8 +26,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { PauseReason } from '../../machines/events.js';
-import { PAUSE_TYPES } from '../../machines/pause.js';
+import { PAUSE_TYPES, type PauseType } from '../../machines/pause.js';
 import { assertCursor } from '../events/cursor.js';
 import { isFinalEvent } from '../events/helpers.js';
 import { SWARM_STATUSES, type SwarmStatus } from '../store/result.js';
@@ -56,7 +56,7 @@ export interface RestOptions {
 /** Default and largest page of `GET /swarms/:definitionId`. */
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1000;
-const COMMANDS = ['pause', 'resume', 'stop'] as const;
+const COMMANDS = ['pause', 'resume', 'stop', 'extend'] as const;
 type Command = (typeof COMMANDS)[number];
 
 /** The routes, by path shape; each lists the methods it takes (for 405 and `Allow`). */
@@ -132,15 +132,19 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
 
   async function command(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: 'command' }>): Promise<void> {
     await findSwarm(route.definitionId, route.swarmId);
-    const body = objectBody(await readJson(req, ctx.maxBodyBytes), route.command === 'resume' ? '{ message? }' : '{ reason? }');
+    const shape = route.command === 'resume' ? '{ message? }' : route.command === 'extend' ? '{ maxTurns }' : '{ reason? }';
+    const body = objectBody(await readJson(req, ctx.maxBodyBytes), shape);
     const client = runtime.forSwarm(route.definitionId, route.swarmId);
     try {
       if (route.command === 'pause') {
         const type = optionalString(body, 'type') ?? 'HITL';
-        if (!PAUSE_TYPES.includes(type as PauseReason['type'])) throw new HttpError(400, `\`type\` must be one of ${PAUSE_TYPES.join(', ')}`);
-        await client.pause({ type: type as PauseReason['type'], message: optionalString(body, 'reason') ?? 'Paused over HTTP' });
+        if (!PAUSE_TYPES.includes(type as PauseType)) throw new HttpError(400, `\`type\` must be one of ${PAUSE_TYPES.join(', ')}`);
+        await client.pause({ type: type as PauseType, message: optionalString(body, 'reason') ?? 'Paused over HTTP' });
       } else if (route.command === 'resume') {
         await client.resume(optionalString(body, 'message'));
+      } else if (route.command === 'extend') {
+        // The runtime checks the value (400 with its message when it is not a whole number above the turns made).
+        await client.extend({ maxTurns: body.maxTurns as number });
       } else {
         await client.stop(optionalString(body, 'reason') ?? 'Stopped over HTTP');
       }

@@ -221,6 +221,24 @@ describe.concurrent('xswarm', () => {
     expect((await served.done).code).toBe(0);
   });
 
+  it('a swarm paused at its turn limit: `extend` raises the limit, `resume` finishes it; a bad limit is a usage error', TIMEOUT, async () => {
+    const { xswarm } = cliOn();
+    const ran = await xswarm(['run', MODULE, 'capped', 'go', '--id', 'c1']);
+    expect(ran.code, ran.stderr).toBe(3);
+    expect(`${ran.stdout}${ran.stderr}`).toContain('maxTurns (2) reached without a result');
+    const [refused, bad] = await Promise.all([xswarm(['resume', 'c1', '--module', MODULE]), xswarm(['extend', 'c1', 'lots', '--module', MODULE])]);
+    expect(refused.code).toBe(5);
+    expect(refused.stderr).toContain('paused at its limit of 2 turns: extend it');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('xswarm extend <id> <maxTurns>');
+    const extended = await xswarm(['extend', 'c1', '4', '--module', MODULE]);
+    expect(extended.code, extended.stderr).toBe(0);
+    expect(extended.stdout).toMatch(/^swarm c1 paused: maxTurns \(2\) reached/);
+    const resumed = await xswarm(['resume', 'c1', '--module', MODULE]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('ticked 3 times');
+  });
+
   it('`xswarm serve` serves the teams its module exports', TIMEOUT, async () => {
     const { start } = cliOn();
     const served = start(['serve', MODULE, '--port', '0']);
@@ -295,8 +313,8 @@ describe.concurrent('xswarm', () => {
     );
     expect(results.map((r) => [r.code, r.stderr])).toEqual([
       [4, `xswarm events: unknown swarm "nope" in ${db}\n`],
-      [4, `xswarm run: ${MODULE} defines no swarm "nosuch"; it defines: planner, summary, asker, broken, slow\n`],
-      [2, 'xswarm: unknown command "frobnicate"; one of run, list, events, pause, resume, stop, serve, replay, worker, inspect (xswarm --help)\n'],
+      [4, `xswarm run: ${MODULE} defines no swarm "nosuch"; it defines: planner, summary, asker, broken, slow, capped\n`],
+      [2, 'xswarm: unknown command "frobnicate"; one of run, list, events, pause, resume, stop, extend, serve, replay, worker, inspect (xswarm --help)\n'],
       [2, 'xswarm run: which module and swarm? xswarm run <module> <definition> [input]\n'],
       [2, expect.stringMatching(/^xswarm list: Unknown option '--bogus'/)],
       [2, expect.stringMatching(/^xswarm events: Invalid swarm id: a swarm id may not contain "\/"/)],

@@ -38,6 +38,8 @@ const USAGE = { inputTokens: 3, outputTokens: 2 };
 const PAUSE_REASON = { type: 'HITL' as const, message: 'hold on' };
 const RESUME_MESSAGE = 'go on';
 const STOP_REASON = 'user stop';
+/** What a swarm paused at its turn limit says. */
+const limitMessage = (max: number) => `maxTurns (${max}) reached without a result: extend the swarm's limits to go on, or stop it`;
 const MODEL_ERROR = 'model down';
 const AGENT_ERROR = 'agent model down';
 const AGENT_SPEC = { instructions: 'You help.', tools: [], maxTurns: 10 };
@@ -177,8 +179,10 @@ interface ModelRound {
 }
 interface ModelContext {
   turn: number;
+  /** The swarm's bound on turns: `MAX_TURNS`, raised by one `EXTEND` at most (paths stay finite). */
+  maxTurns: number;
   round: ModelRound | null;
-  pauseFrom: 'model' | 'thinking' | 'round' | null;
+  pauseFrom: 'model' | 'thinking' | 'round' | 'limit' | null;
   notes: string[];
   outcome: SwarmOutcome | null;
   messages: ChatMessage[];
@@ -203,6 +207,7 @@ type ModelEvent =
   | { type: 'CHILD_ERROR' }
   | { type: 'PAUSE' }
   | { type: 'RESUME'; message?: string }
+  | { type: 'EXTEND' }
   | { type: 'STOP' };
 
 const running = (round: ModelRound | null): ModelCall[] => (round ? round.calls.filter((c) => c.result === undefined && c.kind !== 'pause') : []);
@@ -358,7 +363,7 @@ function resume(c: ModelContext, message: string | undefined): Partial<ModelCont
     const call = pendingPauseCall(c.round)!;
     return { pauseFrom: null, emitted, round: withResult(c.round!, call.id, { ok: true, content: message ?? 'Resumed without a message.' }) };
   }
-  if (c.pauseFrom === 'thinking') {
+  if (c.pauseFrom === 'thinking' || c.pauseFrom === 'limit') {
     return { pauseFrom: null, emitted, messages: message ? [...c.messages, { role: 'user', content: message }] : c.messages };
   }
   return { pauseFrom: null, emitted, notes: message ? [...c.notes, message] : c.notes };
@@ -382,7 +387,10 @@ const m = setup({
     agentRunning: ({ context }) => runningAgent(context.round) !== undefined,
     externalRunning: ({ context }) => lastRunningExternal(context.round) !== undefined,
     pausePending: ({ context }) => pendingPauseCall(context.round) !== undefined,
-    turnsExhausted: ({ context }) => context.turn >= MAX_TURNS,
+    turnsExhausted: ({ context }) => context.turn >= context.maxTurns,
+    fromLimit: ({ context }) => context.pauseFrom === 'limit',
+    // One extension per path, at a limit: the swarm then has one more turn.
+    extendable: ({ context }) => context.pauseFrom === 'limit' && context.maxTurns === MAX_TURNS,
     fromModel: ({ context }) => context.pauseFrom === 'model',
     fromThinking: ({ context }) => context.pauseFrom === 'thinking',
     handoffsRunning: ({ context }) => running(context.round).some((c) => isHandoff(c.kind)),
@@ -415,6 +423,7 @@ const swarmModel = m.createMachine({
   id: 'model',
   context: {
     turn: 0,
+    maxTurns: MAX_TURNS,
     round: null,
     pauseFrom: null,
     notes: [],
@@ -510,11 +519,13 @@ const swarmModel = m.createMachine({
               }),
             },
             {
+              // onLimit 'pause', the default: the swarm waits at its limit (the 'fail' side is
+              // run on its own below, for the coverage of the real machine's transitions).
               guard: 'turnsExhausted',
-              target: '#model.failed',
+              target: '#model.paused',
               actions: m.assign(({ context }) => {
                 const closed = { ...context, ...closeRound(context) };
-                return { ...closed, ...fail(closed, `maxTurns (${MAX_TURNS}) reached without a result`) };
+                return { ...closed, pauseFrom: 'limit' as const, emitted: [...closed.emitted, `input-required:paused:${limitMessage(closed.maxTurns)}`, 'cp:pause'] };
               }),
             },
             { target: 'thinking', actions: m.assign(({ context }) => closeRound(context)) },
@@ -550,7 +561,16 @@ const swarmModel = m.createMachine({
         // A paused swarm pauses its agents but not its child swarms and remote agents.
         CHILD_DONE: { guard: 'externalRunning', actions: m.assign(({ context }) => finishExternal(context, true)) },
         CHILD_ERROR: { guard: 'externalRunning', actions: m.assign(({ context }) => finishExternal(context, false)) },
+        EXTEND: {
+          guard: 'extendable',
+          actions: m.assign(({ context }) => ({
+            maxTurns: context.maxTurns + 1,
+            emitted: [...context.emitted, `input-required:extended:${context.maxTurns + 1}`, 'cp:extend'],
+          })),
+        },
         RESUME: [
+          // At its limit still, it pauses again (deciding decides).
+          { guard: 'fromLimit', target: 'running.deciding', actions: resumeAction(false) },
           { guard: 'fromModel', target: 'running.deciding', actions: resumeAction(false) },
           { guard: 'fromThinking', target: 'running.thinking', actions: resumeAction(false) },
           { guard: 'handoffsRunning', target: 'awaitingHandoff', actions: resumeAction(false) },
@@ -580,6 +600,7 @@ function project(s: ModelSnapshot): string {
     run.filter((x) => isExternal(x.kind)).length,
     pendingPauseCall(c.round) !== undefined,
     c.pauseFrom,
+    c.maxTurns,
     c.outcome?.status ?? null,
   ]);
 }
@@ -722,6 +743,9 @@ function startRun() {
       case 'RESUME':
         actor.send(event.message !== undefined ? { type: 'RESUME', message: event.message } : { type: 'RESUME' });
         break;
+      case 'EXTEND':
+        actor.send({ type: 'EXTEND', maxTurns: before.maxTurns + 1 });
+        break;
       case 'STOP':
         actor.send({ type: 'STOP', reason: STOP_REASON });
         break;
@@ -748,6 +772,7 @@ function startRun() {
       value: s.value,
       turn: c.turn,
       pauseFrom: c.pause?.from ?? null,
+      maxTurns: c.config.maxTurns,
       round: realRound(c.round),
       notes: c.notes,
       messages: c.messages,
@@ -771,6 +796,7 @@ function startRun() {
       value: ms.value,
       turn: mc.turn,
       pauseFrom: mc.pauseFrom,
+      maxTurns: mc.maxTurns,
       round: modelRound(mc.round),
       notes: mc.notes,
       messages: mc.messages,
@@ -834,7 +860,8 @@ const ended = (s: ModelSnapshot) => s.status !== 'active';
  * - every simple path through the first round, with every event: all orders of call results,
  *   pauses, resumes and stops within a round; each ends when the swarm thinks again or ends;
  * - every simple path to a final state without pauses, stops and failed handoffs: all
- *   sequences of responses and call results over both turns.
+ *   sequences of responses and call results over both turns (to the end, or to the pause at
+ *   the turn limit).
  */
 const simpleFirstRound = testModel.getSimplePaths({
   serializeState: (s) => project(s),
@@ -843,10 +870,13 @@ const simpleFirstRound = testModel.getSimplePaths({
   allowDuplicatePaths: true,
 });
 /** Left out of the second family: pauses, stops, and failed handoff results (tool failures stay). */
-const SIMPLE_TO_END_SKIPS = new Set<ModelEvent['type']>(['PAUSE', 'STOP', 'AGENT_FAIL', 'CHILD_ERROR']);
+const SIMPLE_TO_END_SKIPS = new Set<ModelEvent['type']>(['PAUSE', 'STOP', 'AGENT_FAIL', 'CHILD_ERROR', 'EXTEND']);
+/** The run is over for the model's responses: it ended, or it waits at its turn limit. */
+const runOver = (s: ModelSnapshot) => ended(s) || (s.matches('paused') && s.context.pauseFrom === 'limit');
 const simpleToEnd = testModel.getSimplePaths({
   serializeState: (s) => project(s),
-  toState: ended,
+  toState: runOver,
+  stopWhen: runOver,
   allowDuplicatePaths: true,
   filterEvents: (s, e) => s.status === 'active' && s.can(e) && !SIMPLE_TO_END_SKIPS.has(e.type),
 });
@@ -877,6 +907,7 @@ const EVENT_TYPES = Object.keys({
   CHILD_ERROR: true,
   PAUSE: true,
   RESUME: true,
+  EXTEND: true,
   STOP: true,
 } satisfies Record<ModelEvent['type'], true>) as ModelEvent['type'][];
 
@@ -887,10 +918,22 @@ describe('swarm machine, model-based (xstate/graph)', () => {
     expect(simpleToEnd.length).toBeGreaterThan(100);
   });
 
+  it('with onLimit: fail, reaching the turn limit fails the swarm (the side of the limit the model leaves out)', async () => {
+    for (const c of [models, tools, childSwarms, remotes]) c.reset();
+    const actor = createActor(liveSwarm, { input: { ...input, config: { ...input.config, onLimit: 'fail' } }, inspect: coverage.observe });
+    actor.start();
+    for (let turn = 1; turn <= MAX_TURNS; turn++) {
+      models.one((i) => i.orchestrator).resolve(stepFor('MODEL_TEXT_CORRECTION', turn));
+      await flush();
+    }
+    expect(actor.getSnapshot().value).toBe('failed');
+    expect(actor.getSnapshot().output).toEqual({ status: 'failed', reason: `maxTurns (${MAX_TURNS}) reached without a result` });
+  });
+
   const suites: [string, typeof shortest][] = [
     [`shortest paths to every model transition (${shortest.length})`, shortest],
     [`simple paths through the first round (${simpleFirstRound.length})`, simpleFirstRound],
-    [`simple paths to a final state, no PAUSE/STOP/failed handoff (${simpleToEnd.length})`, simpleToEnd],
+    [`simple paths to a final state or the turn limit, no PAUSE/STOP/failed handoff (${simpleToEnd.length})`, simpleToEnd],
   ];
   describeModelPaths({
     suites,

@@ -239,16 +239,33 @@ describe('termination', () => {
     ]);
   });
 
-  it('maxTurns exceeded fails the swarm (default 10)', async () => {
+  it('maxTurns reached pauses the swarm (default 10), saying what tripped; with onLimit: fail it fails', async () => {
     const t = tool({ name: 'noop', description: 'n', parameters: z.object({}), execute: () => 'ok' });
     const model = queueModel({ s: Array.from({ length: 12 }, (_, i) => call('noop', {}, `n${i}`)) });
     const s = defineSwarm({ id: 's', instructions: 'go', tools: [t] });
     runtime = createRuntime({ swarms: [s], model });
     const c = runtime.forSwarm(s);
     await c.run('x');
-    const r = await c.wait();
-    expect(r).toEqual({ status: 'failed', reason: 'maxTurns (10) reached without a result' });
+    expect(await c.wait()).toEqual({
+      status: 'paused',
+      reason: {
+        type: 'LIMIT',
+        message: "maxTurns (10) reached without a result: extend the swarm's limits to go on, or stop it",
+        limit: { limit: 'maxTurns', max: 10, spent: 10, left: 0 },
+      },
+      currentTurn: 10,
+      maxTurns: 10,
+    });
     expect(model.requests).toHaveLength(10);
+
+    const failing = defineSwarm({ id: 'f', instructions: 'go', tools: [t], onLimit: 'fail' });
+    const failModel = queueModel({ f: Array.from({ length: 12 }, (_, i) => call('noop', {}, `n${i}`)) });
+    await runtime.close();
+    runtime = createRuntime({ swarms: [failing], model: failModel });
+    const f = runtime.forSwarm(failing);
+    await f.run('x');
+    expect(await f.wait()).toEqual({ status: 'failed', reason: 'maxTurns (10) reached without a result' });
+    expect(failModel.requests).toHaveLength(10);
   });
 
   it('maxTurns may be a function of the input', async () => {
@@ -264,7 +281,7 @@ describe('termination', () => {
     runtime = createRuntime({ swarms: [s], model });
     const c = runtime.forSwarm(s);
     await c.run({ budget: 2 });
-    expect(await c.wait()).toMatchObject({ status: 'failed', reason: 'maxTurns (2) reached without a result' });
+    expect(await c.wait()).toMatchObject({ status: 'paused', reason: { type: 'LIMIT', limit: { max: 2, spent: 2 } }, maxTurns: 2 });
     expect(model.requests[0]!.messages[0]!.content).toBe('budget 2');
     expect(model.requests[0]!.messages[1]!.content).toBe('{"budget":2}');
   });

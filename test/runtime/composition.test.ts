@@ -253,6 +253,8 @@ describe('customization', () => {
     handoffs: [handoff.toAgent(faq)],
     tools: [ownTool],
     maxTurns: 6,
+    // Its turn limit ends it (the parent reads the failure) instead of pausing it for a human.
+    onLimit: 'fail',
   });
   const triage = defineSwarm({ id: 'triage', instructions: 'Triage.', handoffs: [handoff.toSwarm(support).customizable()] });
 
@@ -317,7 +319,7 @@ describe('customization', () => {
 });
 
 describe('overrides, ad-hoc swarms, inline agents', () => {
-  it('withParameters overrides instructions, handoffs, tools and maxTurns for one run', async () => {
+  it('withParameters overrides instructions, handoffs, tools, maxTurns and onLimit for one run', async () => {
     const extra = tool({ name: 'extra', description: 'e', parameters: z.object({}), execute: () => 'x' });
     const s = defineSwarm({ id: 's', instructions: 'Original.', maxTurns: 5 });
     const model = queueModel({ s: [{ text: 'one' }, call('extra', {}), call('extra', {})] });
@@ -328,6 +330,7 @@ describe('overrides, ad-hoc swarms, inline agents', () => {
       tools: [extra],
       handoffs: [handoff.inline({ id: 'helper', description: 'Helps', instructions: 'Help.' })],
       maxTurns: 2,
+      onLimit: 'fail',
     });
     await o.run('b');
     expect(await o.wait()).toEqual({ status: 'failed', reason: 'maxTurns (2) reached without a result' });

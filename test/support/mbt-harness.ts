@@ -205,6 +205,9 @@ export function eventSig(e: SwarmEventBody): string {
         case 'resumed':
           detail = `:${m.message ?? ''}`;
           break;
+        case 'extended':
+          detail = `:${m.maxTurns}`;
+          break;
         case 'completed':
           detail = `:${JSON.stringify(m.result)}`;
           break;

@@ -239,9 +239,9 @@ describe('fold: paused from outside, stopped, failed', () => {
     expect(end.conversation.at(-1)).toMatchObject({ role: 'status', text: 'Stopped: enough' });
   });
 
-  it('turns used up: the last round decides, then fails', async () => {
+  it("turns used up with onLimit 'fail': the last round decides, then fails", async () => {
     const tick = tool({ name: 'tick', description: 'Tick', parameters: z.object({}), execute: async () => 'tock' });
-    const loop = defineSwarm({ id: 'loop', instructions: 'Loop.', tools: [tick], maxTurns: 2 });
+    const loop = defineSwarm({ id: 'loop', instructions: 'Loop.', tools: [tick], maxTurns: 2, onLimit: 'fail' });
     const model = scriptedModel(() => ({ toolCalls: [{ id: `c${Math.random()}`, name: 'tick', arguments: '{}' }], usage: usage(1, 1) }));
     runtime = createRuntime({ swarms: [loop], model });
     const client = runtime.forSwarm(loop, 'l1');
@@ -263,6 +263,25 @@ describe('fold: paused from outside, stopped, failed', () => {
       ['tool', 'tick', 2],
     ]);
     expect(end.tokens).toEqual({ input: 2, output: 2 });
+  });
+
+  it('turns used up (the default): paused at the limit; extended and resumed, it thinks again and completes', async () => {
+    const tick = tool({ name: 'tick', description: 'Tick', parameters: z.object({}), execute: async () => 'tock' });
+    const loop = defineSwarm({ id: 'loop', instructions: 'Loop.', tools: [tick], maxTurns: 1 });
+    const model = scriptedModel((req) =>
+      req.messages.some((m) => m.role === 'user' && m.content === 'finish') ? { text: 'finished' } : { toolCalls: [{ id: 'c1', name: 'tick', arguments: '{}' }] },
+    );
+    runtime = createRuntime({ swarms: [loop], model });
+    const client = runtime.forSwarm(loop, 'l2');
+    await client.run('x');
+    expect(await client.wait()).toMatchObject({ status: 'paused', reason: { type: 'LIMIT' } });
+    await client.extend({ maxTurns: 2 });
+    await client.resume('finish');
+    expect(await client.wait()).toEqual({ status: 'completed', result: 'finished' });
+    const events = await collect(client.events());
+    expect(stateSequence(events)).toEqual(['running.thinking', 'running.acting', 'running.thinking', 'running.deciding', 'paused', 'running.thinking', 'completed']);
+    const end = fold(events as never);
+    expect(end.conversation.map((m) => m.text)).toContain('Limit raised: maxTurns 2 (was 1)');
   });
 });
 
