@@ -145,7 +145,7 @@ function eventsUrl(params) {
 
 /**
  * Follows one swarm's events: stored ones first, then live, each exactly once and in `seq`
- * order. After an overflow (1013) or a dropped connection it reconnects with `since` = the
+ * order, received in batched frames (`batch=1`: JSON arrays of events). After an overflow (1013) or a dropped connection it reconnects with `since` = the
  * last seq received (backing off up to 5 s), so nothing is missed or repeated; it stops after
  * the final event (1000) or `close()`.
  * @param {string} swarmId
@@ -164,7 +164,9 @@ export function followSwarm(swarmId, { since = 0, onEvent, onStatus = () => unde
   const connect = () => {
     if (closed) return;
     onStatus(attempt === 0 ? 'connecting' : 'retrying');
-    const socket = new WebSocket(eventsUrl({ swarmId, since: lastSeq }), subprotocols(token()));
+    // batch=1: events come as JSON arrays (a stored page or a commit per frame), because a
+    // browser's cost is per frame: 100,000 events one per frame take Chromium seconds.
+    const socket = new WebSocket(eventsUrl({ swarmId, since: lastSeq, batch: 1 }), subprotocols(token()));
     ws = socket;
     let ended = false;
     socket.onopen = () => {
@@ -179,11 +181,14 @@ export function followSwarm(swarmId, { since = 0, onEvent, onStatus = () => unde
       } catch {
         return;
       }
-      if (data && typeof data.type === 'string') return; // a control frame: overflow is followed by 1013
-      if (!data || typeof data.seq !== 'number' || data.seq <= lastSeq) return; // never twice
-      lastSeq = data.seq;
-      onEvent(data);
-      if (data.kind === 'status-update' && data.final) ended = true;
+      // Batched frames are arrays of events; control frames (overflow, followed by 1013) objects.
+      if (!Array.isArray(data)) return;
+      for (const event of data) {
+        if (!event || typeof event.seq !== 'number' || event.seq <= lastSeq) continue; // never twice
+        lastSeq = event.seq;
+        onEvent(event);
+        if (event.kind === 'status-update' && event.final) ended = true;
+      }
     };
     socket.onclose = (c) => {
       if (ws === socket) ws = null;

@@ -4,7 +4,9 @@
  * machines/swarm.ts when the package is built: no layout here, only drawing). Each state is a
  * `g` (`chart-state`, `data-state` its dotted path); the active state and its ancestors carry
  * `data-active="true"`, the transitions out of them `data-next="true"`, and the transition
- * just taken `data-taken="true"`.
+ * just taken `data-taken="true"`. A note (`notes`, e.g. "any unfinished state") stands for
+ * several states: the machine's root-level transitions (STOP) are drawn from it once, their
+ * edges (one per state, `from` the note) sharing its line.
  *
  * @module
  */
@@ -12,7 +14,7 @@
 import { s } from './dom.js';
 import { activeStates } from './fold.js';
 
-/** @import { Chart, ChartNode, ChartEdge } from './types.js' */
+/** @import { Chart, ChartNode, ChartEdge, ChartNote } from './types.js' */
 
 /**
  * The depth of a node (compound states first, so their children are drawn on top).
@@ -43,6 +45,34 @@ export function midpoint(points) {
     left -= d;
   }
   return /** @type {{ x: number, y: number }} */ (points.at(-1));
+}
+
+/**
+ * A note: a dashed box standing for several states.
+ * @param {ChartNote} note
+ */
+function drawNote(note) {
+  return s(
+    'g',
+    { class: 'note', 'data-note': note.id },
+    s('rect', { class: 'note-box', x: note.x, y: note.y, width: note.width, height: note.height, rx: 8 }),
+    s('text', { x: note.x + note.width / 2, y: note.y + note.height / 2, class: 'note-label', 'text-anchor': 'middle', 'dominant-baseline': 'central' }, note.text),
+  );
+}
+
+/** The height of the label box the chart's generator lays out. */
+const LABEL_HEIGHT = 16;
+
+/**
+ * Where an edge's label is drawn: from the left of the box ELK placed it in (`labelAt`, its
+ * top-left corner, clear of the other labels and states), else starting halfway along the line.
+ * @param {ChartEdge} e
+ * @returns {{ x: number, y: number, 'text-anchor': 'start' | 'middle' }}
+ */
+export function labelPosition(e) {
+  if (e.labelAt) return { x: e.labelAt.x, y: e.labelAt.y + LABEL_HEIGHT / 2, 'text-anchor': 'start' };
+  const mid = midpoint(e.points);
+  return { x: mid.x, y: mid.y - 8, 'text-anchor': 'middle' };
 }
 
 /** @param {{ x: number, y: number }} a @param {{ x: number, y: number }} b */
@@ -132,6 +162,7 @@ export class ChartView {
       this.states.set(n.id, g);
       (isCompound ? containers : leaves).append(g);
     }
+    for (const note of chart.notes ?? []) containers.append(drawNote(note));
     const edges = s('g', { class: 'edges' });
     this.edges = new Map();
     for (const e of chart.edges) {
@@ -149,13 +180,12 @@ export class ChartView {
    */
   edge(e) {
     const points = e.points.map((p) => `${p.x},${p.y}`).join(' ');
-    const mid = midpoint(e.points);
     return s(
       'g',
       { class: 'edge', 'data-source': e.source, 'data-target': e.target },
       s('polyline', { points, class: 'line', 'marker-end': 'url(#arrow)' }),
       s('polyline', { points, class: 'taken-line', 'marker-end': 'url(#arrow-taken)' }),
-      e.label ? s('text', { x: mid.x, y: mid.y - 3, class: 'edge-label', 'text-anchor': 'middle' }, e.label) : null,
+      e.label ? s('text', { ...labelPosition(e), class: 'edge-label', 'dominant-baseline': 'central' }, e.label) : null,
     );
   }
 
@@ -171,8 +201,11 @@ export class ChartView {
     const sources = new Set(from ? activeStates(from) : []);
     const targets = new Set(activeStates(state));
     for (const [edge, g] of this.edges) {
-      if (sources.has(edge.source) && targets.has(edge.target)) g.setAttribute('data-taken', 'true');
-      else g.removeAttribute('data-taken');
+      if (sources.has(edge.source) && targets.has(edge.target)) {
+        g.setAttribute('data-taken', 'true');
+        // On top of the others: the edges drawn from a note share its line.
+        g.parentNode?.append(g);
+      } else g.removeAttribute('data-taken');
       // The transitions the swarm can take next stand out; the others recede.
       if (targets.has(edge.source)) g.setAttribute('data-next', 'true');
       else g.removeAttribute('data-next');

@@ -44,6 +44,36 @@ export function statusAfter(e) {
 }
 
 /**
+ * Updates a list row from one of its swarm's events, counting what the overview and the fold
+ * count: `turns` the orchestrator's model responses — its `internal:llm-call` (scope `''`)
+ * carries the turn it made, before the turn completes (a handoff's turn completes only when the
+ * handoff returns, so `turn-completed` alone left the row a turn behind the swarm's header) —
+ * and `tokens` every model call's usage. Returns whether the status changed.
+ * @param {SwarmRow} row
+ * @param {SwarmEvent} e
+ * @returns {boolean}
+ */
+export function applyToRow(row, e) {
+  row.lastSeq = Math.max(row.lastSeq, e.seq);
+  row.updatedAt = Date.now();
+  if (e.kind === 'status-update' && e.metadata.type === 'turn-completed') row.turns = Math.max(row.turns ?? 0, e.metadata.turn);
+  if (e.kind === 'internal:llm-call') {
+    if (e.scope === '') row.turns = Math.max(row.turns ?? 0, e.turn);
+    if (e.usage) {
+      const t = row.tokens ?? { input: 0, output: 0, total: 0 };
+      t.input += e.usage.inputTokens;
+      t.output += e.usage.outputTokens;
+      t.total = t.input + t.output;
+      row.tokens = t;
+    }
+  }
+  const status = statusAfter(e);
+  if (!status || status === row.status) return false;
+  row.status = status;
+  return true;
+}
+
+/**
  * Whether an item matches the filter: every word of it is in the id, definition or status.
  * @param {string} text the item's searchable text, lower case
  * @param {string} filter
@@ -119,22 +149,7 @@ export class SwarmList {
       this.onUnknownSwarm();
       return;
     }
-    const row = item.swarm;
-    row.lastSeq = Math.max(row.lastSeq, e.seq);
-    row.updatedAt = Date.now();
-    const status = statusAfter(e);
-    if (status) {
-      row.status = status;
-      item.text = searchText(row);
-    }
-    if (e.kind === 'status-update' && e.metadata.type === 'turn-completed') row.turns = Math.max(row.turns ?? 0, e.metadata.turn);
-    if (e.kind === 'internal:llm-call' && e.usage) {
-      const t = row.tokens ?? { input: 0, output: 0, total: 0 };
-      t.input += e.usage.inputTokens;
-      t.output += e.usage.outputTokens;
-      t.total = t.input + t.output;
-      row.tokens = t;
-    }
+    if (applyToRow(item.swarm, e)) item.text = searchText(item.swarm);
     this.list.schedule();
   }
 

@@ -57,8 +57,9 @@
 /**
  * `inspector/swarm-chart.json`: the swarm machine laid out (by elkjs, at build time), absolute coordinates.
  * @typedef {{ id: string, label: string, x: number, y: number, width: number, height: number, parent: string | null, initial: boolean, final: boolean }} ChartNode
- * @typedef {{ id: string, source: string, target: string, label: string, points: { x: number, y: number }[] }} ChartEdge
- * @typedef {{ width: number, height: number, nodes: ChartNode[], edges: ChartEdge[] }} Chart
+ * @typedef {{ id: string, source: string, target: string, label: string, points: { x: number, y: number }[], labelAt?: { x: number, y: number } | null, from?: string }} ChartEdge
+ * @typedef {{ id: string, text: string, x: number, y: number, width: number, height: number }} ChartNote
+ * @typedef {{ width: number, height: number, nodes: ChartNode[], edges: ChartEdge[], notes?: ChartNote[] }} Chart
  */
 
 /**

@@ -40,6 +40,19 @@
  *
  * Control frames carry `type`; events carry `kind` and never `type` at the top level.
  *
+ * **Batched frames (`batch=1`, one-swarm mode only; 400 elsewhere).** Each event frame is then a
+ * JSON array of events instead of one event: a stored page per frame on replay, the events one
+ * commit made visible per frame live, in the same `seq` order, split so a frame holds at most
+ * 500 events and about 256 KiB (one larger event is a frame alone; see `event-frames.ts`).
+ * Control frames stay objects with `type`, so a client tells them apart by `Array.isArray`.
+ * Gaps, overflow (`lastSeq` is the last event of the last whole frame sent), `since` and the
+ * closes are as without it. `maxFrames` then bounds the *events* in unflushed frames (a frame of
+ * n events counts n), so a batched subscriber overflows no later than an unbatched one with
+ * the same backlog; `maxBytes` counts bytes either way. Why a query parameter rather than a
+ * subprotocol: a browser's subprotocol list already carries the token, the server answers only
+ * one of them (`xswarm`), and a query is visible in logs and trivially testable with any client.
+ * Without `batch` (or `batch=0`) frames are exactly as before.
+ *
  * **Subprotocol.** A client may offer subprotocols; the server then answers `xswarm` when it is
  * among them. A browser page, which cannot set an `Authorization` header on a WebSocket, passes
  * the token as the subprotocol `xswarm.bearer.<base64url(token)>` next to `xswarm` (checked by
@@ -64,6 +77,7 @@ import type { TeamClient } from '../team/client.js';
 import { asHttpError, chooseProtocol, HttpError, type HttpHandler, type ServerContext } from '../http/http.js';
 import { parseCursor, type StreamedEvent } from '../http/sse.js';
 import { findTeam } from './teams.js';
+import { type BatchFrame, batchFrames, FrameCollector } from './event-frames.js';
 import type { EventSocketOptions } from './options.js';
 
 /** The path of the WebSocket endpoint. */
@@ -109,6 +123,8 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
       const sinceParam = url.searchParams.get('since');
       const since = sinceParam === null || sinceParam === '' ? 0 : parseCursor(sinceParam, 'since');
       const teamId = url.searchParams.get('teamId') || undefined;
+      const batch = batchParam(url.searchParams.get('batch'));
+      if (batch && swarmId === undefined) throw new HttpError(400, "batch=1 is offered for one swarm's stream (swarmId=…) only");
       let subscription: Subscription;
       if (teamId !== undefined) {
         if (swarmId !== undefined) throw new HttpError(400, 'Give swarmId or teamId, not both');
@@ -126,7 +142,7 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
         } catch (err) {
           throw asHttpError(err);
         }
-        subscription = { mode: 'swarm', swarmId, definitionId: record.definitionId, since };
+        subscription = { mode: 'swarm', swarmId, definitionId: record.definitionId, since, batch };
       } else {
         if (definitionId !== undefined && !runtime.definition(definitionId)) {
           throw new HttpError(404, `Unknown swarm definition "${definitionId}"`);
@@ -193,9 +209,16 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
 }
 
 type Subscription =
-  | { mode: 'swarm'; swarmId: string; definitionId: string; since: number }
+  | { mode: 'swarm'; swarmId: string; definitionId: string; since: number; batch: boolean }
   | { mode: 'team'; client: TeamClient; since: number }
   | { mode: 'all'; definitionId?: string };
+
+/** `batch`: absent, empty or `0` → one event per frame; `1` → batched frames; else 400. */
+function batchParam(value: string | null): boolean {
+  if (value === null || value === '' || value === '0') return false;
+  if (value === '1') return true;
+  throw new HttpError(400, `Invalid batch "${value.slice(0, 20)}": give 1 (JSON arrays of events per frame) or 0`);
+}
 
 /** A close reason within the protocol's 123 bytes (`ws` throws on longer ones), cut on a character. */
 function closeReason(reason: string): string {
@@ -223,7 +246,10 @@ type OutboxEvent = StreamedEvent & { readonly swarmId: string };
  * still queued from `ws.bufferedAmount`.
  */
 class Outbox {
+  /** Frames handed to `ws` and not yet flushed: the replay's window and `busy` count these. */
   private inFlight = 0;
+  /** Events in those frames (one per frame unless batched): `maxFrames` bounds these. */
+  private eventsInFlight = 0;
   private wakers: (() => void)[] = [];
   private done = false;
   /** Per swarm, the sequence number of the last event handed to the socket. */
@@ -255,24 +281,51 @@ class Outbox {
    * that keeps up.
    */
   offer(event: OutboxEvent, overflowInfo: () => Record<string, unknown>): boolean {
+    if (!this.fits(overflowInfo)) return false;
+    this.send(event);
+    return true;
+  }
+
+  /**
+   * {@link offer} for a batched frame: the bound counts its events, so a batched subscriber
+   * overflows no later than an unbatched one with the same backlog would.
+   */
+  offerFrame(frame: BatchFrame<OutboxEvent>, overflowInfo: () => Record<string, unknown>): boolean {
+    if (!this.fits(overflowInfo)) return false;
+    this.sendFrame(frame);
+    return true;
+  }
+
+  /** Whether the buffer has room for a live frame; if not, the subscriber overflows. */
+  private fits(overflowInfo: () => Record<string, unknown>): boolean {
     if (this.done) return false;
-    if (this.inFlight >= this.limits.maxFrames || this.ws.bufferedAmount > this.limits.maxBytes) {
+    if (this.eventsInFlight >= this.limits.maxFrames || this.ws.bufferedAmount > this.limits.maxBytes) {
       this.overflow(overflowInfo());
       return false;
     }
-    this.send(event);
     return true;
   }
 
   /** Hands an event to the socket unconditionally (the replay, after {@link room}). */
   send(event: OutboxEvent): void {
+    this.write(JSON.stringify(event), 1, event);
+  }
+
+  /** Hands a batched frame (a JSON array of events) to the socket unconditionally. */
+  sendFrame(frame: BatchFrame<OutboxEvent>): void {
+    this.write(frame.text, frame.count, frame.last);
+  }
+
+  private write(text: string, count: number, last: OutboxEvent): void {
     if (this.done) return;
     this.inFlight++;
-    this.ws.send(JSON.stringify(event), () => {
+    this.eventsInFlight += count;
+    this.ws.send(text, () => {
       this.inFlight--;
+      this.eventsInFlight -= count;
       this.wake();
     });
-    this.lastSeq.set(event.swarmId, event.seq);
+    this.lastSeq.set(last.swarmId, last.seq);
   }
 
   /** Whether the replay may hand over another frame now. */
@@ -342,6 +395,20 @@ async function pumpSwarm(runtime: Runtime, out: Outbox, sub: Extract<Subscriptio
   // and a large history must not count as overflow. At a corrupt event the events before it
   // are sent, then the read throws and the connection closes naming it.
   for await (const page of storedPages(runtime.store, sub.swarmId, sub.since)) {
+    if (sub.batch) {
+      // Nothing after a final event is sent: the page is cut there.
+      const end = page.findIndex(isFinalEvent);
+      for (const frame of batchFrames(end < 0 ? page : page.slice(0, end + 1))) {
+        if (!(await out.room())) {
+          if (!out.closed) out.overflow(info());
+          return;
+        }
+        out.sendFrame(frame);
+        cursor = frame.last.seq;
+        if (isFinalEvent(frame.last)) return out.finish(1000, 'final event sent');
+      }
+      continue;
+    }
     for (const event of page) {
       if (!(await out.room())) {
         if (!out.closed) out.overflow(info());
@@ -352,6 +419,7 @@ async function pumpSwarm(runtime: Runtime, out: Outbox, sub: Extract<Subscriptio
       if (isFinalEvent(event)) return out.finish(1000, 'final event sent');
     }
   }
+  if (sub.batch) return pumpLiveBatched(runtime, out, sub, cursor, info, signal);
   // Live: never wait for the subscriber; the bound decides. The signal releases the reader
   // at once when the subscriber leaves, however quiet the swarm is.
   for await (const event of runtime.forSwarm(sub.definitionId, sub.swarmId).events({ since: cursor, signal })) {
@@ -365,6 +433,50 @@ async function pumpSwarm(runtime: Runtime, out: Outbox, sub: Extract<Subscriptio
   // The events ended without a final one: the swarm cannot be restored here, was pruned, or
   // the runtime closed; nothing more will come on this connection.
   out.finish(1000, 'no more events for this swarm here');
+}
+
+/**
+ * One-swarm mode's live part with `batch=1`: the events that arrive within one turn of the event
+ * loop (what a commit made visible: the reader hands them out back to back) go in one frame,
+ * flushed on the next turn, or sooner when the frame is full or the final event came.
+ */
+async function pumpLiveBatched(
+  runtime: Runtime,
+  out: Outbox,
+  sub: Extract<Subscription, { mode: 'swarm' }>,
+  since: number,
+  info: () => Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<void> {
+  const collector = new FrameCollector<SwarmEvent>();
+  // A flush on the next turn can overflow the subscriber; then the reader must let go at once.
+  const stop = new AbortController();
+  let flushing: NodeJS.Immediate | undefined;
+  const flush = (): boolean => {
+    clearImmediate(flushing);
+    flushing = undefined;
+    const frame = collector.take();
+    const sent = !frame || out.offerFrame(frame, info);
+    if (!sent) stop.abort();
+    return sent;
+  };
+  try {
+    for await (const event of runtime.forSwarm(sub.definitionId, sub.swarmId).events({ since, signal: AbortSignal.any([signal, stop.signal]) })) {
+      if (out.closed) return;
+      const full = collector.add(event);
+      if (full && !out.offerFrame(full, info)) return;
+      if (isFinalEvent(event)) {
+        if (flush()) out.finish(1000, 'final event sent');
+        return;
+      }
+      flushing ??= setImmediate(flush);
+      if (out.busy) await nextTurn();
+    }
+    if (signal.aborted || out.closed || !flush()) return;
+    out.finish(1000, 'no more events for this swarm here');
+  } finally {
+    clearImmediate(flushing);
+  }
 }
 
 /**

@@ -64,7 +64,7 @@ export interface SwarmServer {
  * ones take the default given with each.
  */
 export interface EventSocketOptions {
-  /** Frames a subscriber may have unflushed before it overflows. Default 1000. */
+  /** Frames a subscriber may have unflushed before it overflows (batched frames, `batch=1`: the events in them). Default 1000. */
   maxFrames?: number;
   /** Bytes a subscriber may have unflushed before it overflows. Default 4 MiB. */
   maxBytes?: number;

@@ -39,8 +39,19 @@ describe('the swarm chart', () => {
     expect(edges.get('running.thinking->failed')?.label).toBe('model done, model error');
     expect(edges.get('running.deciding->running.thinking')?.label).toBe('always');
     expect(edges.get('awaitingHandoff->running.deciding')?.label).toBe('call done, call error');
-    // The root's STOP, from each unfinished top-level state.
-    for (const from of ['running', 'awaitingHandoff', 'paused']) expect(edges.get(`${from}->stopped`)?.label).toBe('STOP');
+    // The root's STOP, from each unfinished top-level state: one edge each, all drawn once,
+    // from the note that stands for them, to `stopped`.
+    const note = chart.notes.find((n) => n.id === 'note:unfinished')!;
+    expect(note.text).toBe('any unfinished state');
+    const stops = ['running', 'awaitingHandoff', 'paused'].map((from) => edges.get(`${from}->stopped`)!);
+    for (const stop of stops) {
+      expect(stop).toMatchObject({ label: 'STOP', from: 'note:unfinished', points: stops[0]!.points });
+      const start = stop.points[0]!;
+      expect(start.x).toBeGreaterThanOrEqual(note.x);
+      expect(start.x).toBeLessThanOrEqual(note.x + note.width);
+      expect(Math.abs(start.y - (note.y + note.height))).toBeLessThanOrEqual(1);
+    }
+    expect(chart.edges.filter((e) => e.from !== undefined)).toHaveLength(3);
     for (const e of chart.edges) {
       expect(nodes.has(e.source) && nodes.has(e.target), e.id).toBe(true);
       expect(e.points.length, e.id).toBeGreaterThanOrEqual(2);
@@ -69,6 +80,8 @@ describe('the swarm chart', () => {
     const chart = await buildChart(machine.root);
     expect(chart.nodes.map((n) => n.id)).toEqual(['a', 'b', 'b.x', 'b.y', 'done']);
     expect(chart.edges.map((e) => `${e.id} ${e.label}`)).toEqual(['a->b GO', 'b.x->b.y always']);
+    // No root transition, no note.
+    expect(chart.notes).toEqual([]);
     expect(chartText(chart)).not.toBe(readFileSync(CHART_PATH, 'utf8'));
   });
 });

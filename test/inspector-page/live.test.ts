@@ -83,6 +83,11 @@ describeBrowser('inspector page: a live swarm', () => {
     expect(atHandoff).toBeGreaterThan(atThinking);
     const grownTo = await waitNumber(page, 'last-seq', '>=', atHandoff);
     expect(await numberOf(page, 'timeline-count')).toBe(grownTo);
+    // Turns mid-handoff: the planner's model answered once (the turn completes only when the
+    // handoff returns): the row, the header and the API all say 1, before any overview refresh.
+    await expect.poll(() => row.locator('[title="turns"]').textContent(), { timeout: 2_000 }).toBe('1 turns'); // within the 5 s overview refresh
+    expect(await page.locator(tid('swarm-figures')).textContent()).toMatch(/turns\s*1(\D|$)/);
+    expect(((await (await fetch(`${url}/inspector/api/swarms/saturday`)).json()) as { turns: number }).turns).toBe(1);
     await screenshot(ctx, page, 'awaiting-handoff');
 
     // A reload resumes from the last event: the same count and last seq, nothing twice.

@@ -118,9 +118,10 @@ describeBrowser('inspector page: scale', () => {
     const rows = await countOf(page, tid('timeline-row'));
     expect(rows).toBeGreaterThan(0);
     expect(rows).toBeLessThan(500);
-    // The bound. Measured ~13 s on a loaded 2-core machine, nearly all of it Chromium receiving
-    // 100,000 WebSocket frames (a bare WebSocket in the same page takes as long; a Node client 1.2 s).
-    expect(loadedIn).toBeLessThan(30_000);
+    // The bound. One event per WebSocket frame took 7–13 s here, nearly all of it Chromium's
+    // per-frame cost; with batched frames (`batch=1`, a stored page per frame) ~1.2 s, as fast
+    // as a Node client. 5 s leaves room for a loaded 2-core machine yet fails a per-event stream.
+    expect(loadedIn).toBeLessThan(5_000);
 
     // Still responsive: a frame comes at once, and scrolling to the end shows the last event.
     const frameMs = await page.evaluate(

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { atBottom, visibleRange } from '../../../inspector/virtual-scroll.js';
 import { matches, statusAfter } from '../../../inspector/list.js';
 import { columns } from '../../../inspector/team.js';
-import { midpoint } from '../../../inspector/chart.js';
+import { labelPosition, midpoint } from '../../../inspector/chart.js';
 import { base64url, subprotocols } from '../../../inspector/api.js';
 import { clip, count, describe as describeEvent, duration } from '../../../inspector/format.js';
 import { Folder, fold } from '../../../inspector/fold.js';
@@ -103,6 +103,15 @@ describe('the chart', () => {
     ).toEqual({ x: 10, y: 10 });
     expect(midpoint([{ x: 3, y: 4 }])).toEqual({ x: 3, y: 4 });
     expect(midpoint([])).toEqual({ x: 0, y: 0 });
+  });
+
+  it("draws an edge's label where ELK placed it (labelAt: its box's top-left), else from halfway along", () => {
+    const points = [
+      { x: 0, y: 0 },
+      { x: 0, y: 40 },
+    ];
+    expect(labelPosition({ id: 'a->b', source: 'a', target: 'b', label: 'GO', points, labelAt: { x: 5, y: 10 } })).toEqual({ x: 5, y: 18, 'text-anchor': 'start' });
+    expect(labelPosition({ id: 'a->b', source: 'a', target: 'b', label: 'GO', points, labelAt: null })).toEqual({ x: 0, y: 12, 'text-anchor': 'middle' });
   });
 });
 
