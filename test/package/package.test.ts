@@ -21,7 +21,7 @@
  * as it was found (no dist/ if there was none). The network: the npm registry, and 127.0.0.1.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -172,7 +172,10 @@ describe('the packed tarball', () => {
         expect(existsSync(join(installed, file)), file).toBe(true);
       }
     }
-    for (const present of ['bin/xswarm.js', 'dist/machines/swarm.js', 'dist/src/store/sqlite/writer.js', 'inspector/swarm-chart.json', 'LICENSE', 'README.md']) {
+    // Every file of the inspector page ships (it is served from the package as it is).
+    const pageFiles = readdirSync(join(REPO_ROOT, 'inspector')).map((name) => `inspector/${name}`);
+    expect(pageFiles).toEqual(expect.arrayContaining(['inspector/index.html', 'inspector/app.js', 'inspector/swarm-chart.json']));
+    for (const present of ['bin/xswarm.js', 'dist/machines/swarm.js', 'dist/src/store/sqlite/writer.js', ...pageFiles, 'LICENSE', 'README.md']) {
       expect(existsSync(join(installed, present)), present).toBe(true);
     }
     expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 the xswarm authors\n/);
