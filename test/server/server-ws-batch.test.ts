@@ -3,58 +3,26 @@
  * on replay, a commit's events per frame live), with the same order, `since`, overflow and
  * closes as one event per frame; control frames stay objects. Driven with the `ws` client.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createRuntime, defineSwarm, isFinalEvent, memoryStore, type Runtime, type SwarmEvent, type SwarmStore, tool } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { isFinalEvent, memoryStore, type SwarmEvent, type SwarmStore } from '../../src/index.js';
 import { MAX_FRAME_BYTES, MAX_FRAME_EVENTS } from '../../src/server/event-frames.js';
-import { serve, type SwarmServer } from '../../src/server/index.js';
 import type { SwarmRecord } from '../../src/store/types.js';
-import { call, collect, queueModel } from '../support/script.js';
+import { collect } from '../support/script.js';
 import { request, Subscriber } from '../support/server-clients.js';
-import { range, seqs } from '../support/seqs.js';
 import { sleep } from '../support/sleep.js';
+import { range, seqs } from '../support/seqs.js';
 import { until } from '../support/wait.js';
+import { BIG_TURNS, status, wsFixture } from '../support/ws-swarms.js';
 
-let runtime: Runtime | undefined;
-let server: SwarmServer | undefined;
-const sockets: Subscriber[] = [];
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.ws.terminate();
-  await server?.close();
-  await runtime?.close();
-  server = undefined;
-  runtime = undefined;
-});
-
-const BLOB = 'x'.repeat(100 * 1024);
-// A little pause per call: server and clients share this event loop (see server-ws.test.ts).
-const blob = tool({ name: 'blob', description: 'a large result', parameters: z.object({}), execute: async () => (await sleep(4), BLOB) });
-const hitl = defineSwarm({ id: 'hitl', instructions: 'Ask.' });
-const big = defineSwarm({ id: 'big', instructions: 'Produce a lot.', tools: [blob], maxTurns: 100 });
-const BIG_TURNS = 60;
-
-async function start(store: SwarmStore = memoryStore()): Promise<{ url: string; ws: string; rt: Runtime }> {
-  const model = queueModel({
-    hitl: [call('pause', { reason: 'Which day?' }), { text: 'Sunday it is' }],
-    big: [call('pause', { reason: 'ready?' }), ...Array.from({ length: BIG_TURNS }, () => call('blob', {})), { text: 'big done' }],
-  });
-  runtime = createRuntime({ swarms: [hitl, big], model, store });
-  server = await serve(runtime, { subscribers: { maxBytes: 1024 * 1024, pollMs: 20 } });
-  return { url: server.url, ws: server.url.replace(/^http/, 'ws'), rt: runtime };
-}
-
-async function open(url: string): Promise<Subscriber> {
-  const s = await Subscriber.open(url);
-  sockets.push(s);
-  return s;
-}
+const { start: serveSwarms, open } = wsFixture();
+/** Results of 100 KiB, so a stalled subscriber's frames stay under the frame bound. */
+const start = (store?: SwarmStore) => serveSwarms({ blobBytes: 100 * 1024, ...(store ? { store } : {}) });
 
 type Raw = SwarmEvent[] | { type: string; [k: string]: unknown };
 /** The frames as received: arrays of events, or control objects. */
 const raw = (s: Subscriber) => s.frames as unknown as Raw[];
 /** The events of every array frame, in order. */
 const eventsOf = (s: Subscriber) => raw(s).flatMap((f) => (Array.isArray(f) ? f : []));
-const status = (url: string, def: string, id: string) => request(url, 'GET', `/swarms/${def}/${id}`).then((r) => r.body);
 
 describe('batch=1', () => {
   it('replays after `since` in array frames, then streams each commit as one frame, then closes with 1000', async () => {

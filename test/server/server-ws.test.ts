@@ -2,71 +2,17 @@
  * WebSocket subscribers at `/events`, driven with the `ws` client: one swarm (replay, then
  * live, reconnects with `since`), every swarm, slow subscribers, refused upgrades.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createRuntime, defineSwarm, factOf, isFinalEvent, type Runtime, type SwarmEvent, tool } from '../../src/index.js';
-import { serve, type SwarmServer } from '../../src/server/index.js';
-import { call, collect, queueModel } from '../support/script.js';
+import { describe, expect, it } from 'vitest';
+import { factOf, isFinalEvent, type SwarmEvent } from '../../src/index.js';
+import { collect } from '../support/script.js';
 import { type Frame, isEvent, request, Subscriber } from '../support/server-clients.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
 import { range, seqs } from '../support/seqs.js';
+import { BIG_TURNS, status, wsFixture } from '../support/ws-swarms.js';
 
-// Small bounds so a stalled subscriber overflows after little data.
-const SUBSCRIBERS = { maxBytes: 1024 * 1024, pollMs: 20 };
+const { start, open, closeServer } = wsFixture();
 
-let runtime: Runtime | undefined;
-let server: SwarmServer | undefined;
-const sockets: Subscriber[] = [];
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.ws.terminate();
-  await server?.close();
-  await runtime?.close();
-  server = undefined;
-  runtime = undefined;
-});
-
-const tick = tool({
-  name: 'tick',
-  description: 'a short step',
-  parameters: z.object({ n: z.number() }),
-  execute: async ({ n }) => {
-    await sleep(15);
-    return `tick ${n}`;
-  },
-});
-const BLOB = 'x'.repeat(256 * 1024);
-// A little pause per call: server and clients share this process's event loop, and a swarm
-// spinning without one would starve every socket, the healthy subscriber's too.
-const blob = tool({ name: 'blob', description: 'a large result', parameters: z.object({}), execute: async () => (await sleep(4), BLOB) });
-
-const ticks = defineSwarm({ id: 'ticks', instructions: 'Tick.', tools: [tick] });
-const hitl = defineSwarm({ id: 'hitl', instructions: 'Ask.' });
-const big = defineSwarm({ id: 'big', instructions: 'Produce a lot.', tools: [blob], maxTurns: 100 });
-const BIG_TURNS = 60;
-
-function model() {
-  const tickScript = [...range(1, 6).map((n) => call('tick', { n })), { text: 'ticked' }];
-  return queueModel({
-    ticks: [...tickScript, ...tickScript],
-    hitl: [call('pause', { reason: 'Which day?' }), { text: 'Sunday it is' }],
-    big: [call('pause', { reason: 'ready?' }), ...Array.from({ length: BIG_TURNS }, () => call('blob', {})), { text: 'big done' }],
-  });
-}
-
-async function start(options: { token?: string } = {}): Promise<{ url: string; ws: string; rt: Runtime }> {
-  runtime = createRuntime({ swarms: [ticks, hitl, big], model: model() });
-  server = await serve(runtime, { ...options, subscribers: SUBSCRIBERS });
-  return { url: server.url, ws: server.url.replace(/^http/, 'ws'), rt: runtime };
-}
-
-async function open(url: string, headers?: Record<string, string>): Promise<Subscriber> {
-  const s = await Subscriber.open(url, headers);
-  sockets.push(s);
-  return s;
-}
-
-const status = (url: string, def: string, id: string) => request(url, 'GET', `/swarms/${def}/${id}`).then((r) => r.body);
 const hasFinal = (frames: Frame[]) => frames.some((f) => isEvent(f) && isFinalEvent(f));
 
 describe('one swarm', () => {
@@ -255,8 +201,7 @@ describe('slow subscribers of every swarm', () => {
     const { ws } = await start();
     const sub = await open(`${ws}/events`);
     await sub.waitFor((f) => f.length === 1);
-    await server!.close();
-    server = undefined;
+    await closeServer();
     expect((await sub.closed).code).toBe(1001);
   });
 });
