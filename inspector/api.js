@@ -144,35 +144,25 @@ function eventsUrl(params) {
  */
 
 /**
- * Follows one swarm's events: stored ones first, then live, each exactly once and in `seq`
- * order, received in batched frames (`batch=1`: JSON arrays of events). After an overflow (1013) or a dropped connection it reconnects with `since` = the
- * last seq received (backing off up to 5 s), so nothing is missed or repeated; it stops after
- * the final event (1000) or `close()`.
- * @param {string} swarmId
- * @param {{ since?: number, onEvent: (e: SwarmEvent) => void, onStatus?: (s: StreamStatus, detail?: string) => void }} handlers
- * @returns {{ close: () => void }}
+ * A WebSocket that connects again after it closes, backing off (`baseMs` doubling up to
+ * `maxMs`), until `close()` or until `onClose` says the stream is over. `url` is asked at each
+ * connection (a stream resumes where it was); frames reach `onFrame` parsed, garbled ones never.
+ * @param {{ url: () => string, onFrame: (data: any) => void, onOpen?: () => void,
+ *   onClose: (code: number, reason: string) => 'over' | 'again', baseMs: number, maxMs: number }} options
+ * @returns {{ close: () => void, connected: () => void }} `connected()` resets the back-off.
  */
-export function followSwarm(swarmId, { since = 0, onEvent, onStatus = () => undefined }) {
-  let lastSeq = since;
+function reconnecting({ url, onFrame, onOpen = () => undefined, onClose, baseMs, maxMs }) {
   let closed = false;
   let attempt = 0;
   /** @type {WebSocket | null} */
   let ws = null;
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
-
   const connect = () => {
     if (closed) return;
-    onStatus(attempt === 0 ? 'connecting' : 'retrying');
-    // batch=1: events come as JSON arrays (a stored page or a commit per frame), because a
-    // browser's cost is per frame: 100,000 events one per frame take Chromium seconds.
-    const socket = new WebSocket(eventsUrl({ swarmId, since: lastSeq, batch: 1 }), subprotocols(token()));
+    const socket = new WebSocket(url(), subprotocols(token()));
     ws = socket;
-    let ended = false;
-    socket.onopen = () => {
-      attempt = 0;
-      onStatus('live');
-    };
+    socket.onopen = onOpen;
     socket.onmessage = (m) => {
       /** @type {any} */
       let data;
@@ -181,26 +171,13 @@ export function followSwarm(swarmId, { since = 0, onEvent, onStatus = () => unde
       } catch {
         return;
       }
-      // Batched frames are arrays of events; control frames (overflow, followed by 1013) objects.
-      if (!Array.isArray(data)) return;
-      for (const event of data) {
-        if (!event || typeof event.seq !== 'number' || event.seq <= lastSeq) continue; // never twice
-        lastSeq = event.seq;
-        onEvent(event);
-        if (event.kind === 'status-update' && event.final) ended = true;
-      }
+      onFrame(data);
     };
     socket.onclose = (c) => {
       if (ws === socket) ws = null;
-      if (closed) return;
-      if (ended || (c.code === 1000 && lastSeq > 0)) {
-        onStatus('ended', c.reason);
-        return;
-      }
-      // Overflow (1013), a restart, a dropped network: continue where we were.
+      if (closed || onClose(c.code, c.reason) === 'over') return;
       attempt++;
-      onStatus('retrying', c.reason || `closed (${c.code})`);
-      timer = setTimeout(connect, Math.min(5000, 250 * 2 ** Math.min(attempt, 5)));
+      timer = setTimeout(connect, Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 5)));
     };
   };
   connect();
@@ -210,7 +187,56 @@ export function followSwarm(swarmId, { since = 0, onEvent, onStatus = () => unde
       clearTimeout(timer);
       ws?.close(1000);
     },
+    connected() {
+      attempt = 0;
+    },
   };
+}
+
+/**
+ * Follows one swarm's events: stored ones first, then live, each exactly once and in `seq`
+ * order, received in batched frames (`batch=1`: JSON arrays of events). After an overflow (1013)
+ * or a dropped connection it reconnects with `since` = the last seq received (backing off up to
+ * 5 s), so nothing is missed or repeated; it stops after the final event (1000) or `close()`.
+ * @param {string} swarmId
+ * @param {{ since?: number, onEvent: (e: SwarmEvent) => void, onStatus?: (s: StreamStatus, detail?: string) => void }} handlers
+ * @returns {{ close: () => void }}
+ */
+export function followSwarm(swarmId, { since = 0, onEvent, onStatus = () => undefined }) {
+  let lastSeq = since;
+  let ended = false;
+  onStatus('connecting');
+  const stream = reconnecting({
+    // batch=1: events come as JSON arrays (a stored page or a commit per frame), because a
+    // browser's cost is per frame: 100,000 events one per frame take Chromium seconds.
+    url: () => eventsUrl({ swarmId, since: lastSeq, batch: 1 }),
+    onOpen: () => {
+      stream.connected();
+      onStatus('live');
+    },
+    onFrame: (data) => {
+      // Batched frames are arrays of events; control frames (overflow, followed by 1013) objects.
+      if (!Array.isArray(data)) return;
+      for (const event of data) {
+        if (!event || typeof event.seq !== 'number' || event.seq <= lastSeq) continue; // never twice
+        lastSeq = event.seq;
+        onEvent(event);
+        if (event.kind === 'status-update' && event.final) ended = true;
+      }
+    },
+    onClose: (code, reason) => {
+      if (ended || (code === 1000 && lastSeq > 0)) {
+        onStatus('ended', reason);
+        return 'over';
+      }
+      // Overflow (1013), a restart, a dropped network: continue where we were.
+      onStatus('retrying', reason || `closed (${code})`);
+      return 'again';
+    },
+    baseMs: 250,
+    maxMs: 5000,
+  });
+  return { close: stream.close };
 }
 
 /**
@@ -220,43 +246,18 @@ export function followSwarm(swarmId, { since = 0, onEvent, onStatus = () => unde
  * @returns {{ close: () => void }}
  */
 export function followAll({ onEvent, onGap }) {
-  let closed = false;
-  let attempt = 0;
-  /** @type {WebSocket | null} */
-  let ws = null;
-  /** @type {ReturnType<typeof setTimeout> | undefined} */
-  let timer;
-  const connect = () => {
-    if (closed) return;
-    const socket = new WebSocket(eventsUrl({}), subprotocols(token()));
-    ws = socket;
-    socket.onmessage = (m) => {
-      /** @type {any} */
-      let data;
-      try {
-        data = JSON.parse(String(m.data));
-      } catch {
-        return;
-      }
+  const stream = reconnecting({
+    url: () => eventsUrl({}),
+    onFrame: (data) => {
       if (data?.type === 'subscribed') {
-        attempt = 0;
+        stream.connected();
         // Anything committed before the subscription is in the overview: read it once more.
         onGap();
       } else if (data && typeof data.seq === 'number') onEvent(data);
-    };
-    socket.onclose = () => {
-      if (ws === socket) ws = null;
-      if (closed) return;
-      attempt++;
-      timer = setTimeout(connect, Math.min(10_000, 500 * 2 ** Math.min(attempt, 5)));
-    };
-  };
-  connect();
-  return {
-    close() {
-      closed = true;
-      clearTimeout(timer);
-      ws?.close(1000);
     },
-  };
+    onClose: () => 'again',
+    baseMs: 500,
+    maxMs: 10_000,
+  });
+  return { close: stream.close };
 }
