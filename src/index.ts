@@ -79,6 +79,8 @@ export type { AdhocParameters, SwarmLimits } from './client/client.js';
 export type { InFlightCall, SwarmResult, SwarmStatus } from './store/result.js';
 export { scriptedModel } from './models/scripted.js';
 export type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from './models/scripted.js';
+export type { ModelPrice, ModelUsageReport, Prices, UsageReport, UsageTotals } from './usage/report.js';
+export type { ModelUsage, UsageByModel } from '../machines/usage.js';
 export { openaiModel } from './models/openai.js';
 export type { OpenAIModelOptions } from './models/openai.js';
 export { memoryStore } from './store/memory.js';

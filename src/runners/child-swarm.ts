@@ -22,6 +22,7 @@ import type { SwarmContext } from '../../machines/swarm.js';
 import { errorText } from '../../machines/error-text.js';
 import type { ChildSwarmInput } from '../../machines/calls/swarm.js';
 import type { CallResult } from '../../machines/calls/kind.js';
+import type { UsageByModel } from '../../machines/usage.js';
 import { runningCalls } from '../../machines/round.js';
 import { isFinal, type SwarmResult, type SwarmStatus } from '../store/result.js';
 import { storedPages } from '../store/pages.js';
@@ -62,6 +63,8 @@ export interface ChildSwarmDeps {
   reading: {
     events(swarmId: string, since: number, signal: AbortSignal): AsyncIterable<SwarmEvent>;
     result(swarmId: string): Promise<SwarmResult>;
+    /** A swarm's usage rolled up over its children, by model; absent: children's usage is not counted. */
+    rolledUpUsage?(swarmId: string): Promise<UsageByModel>;
   };
   commands: { stop(swarmId: string, reason: string): Promise<void> };
   /**
@@ -229,7 +232,15 @@ export class ChildSwarms {
           }
         }
       });
-      return outcome(`${targetName(input.definitionId)} (${id})`, await reading(() => deps.reading.result(id)));
+      const ended = await reading(() => deps.reading.result(id));
+      const result = outcome(`${targetName(input.definitionId)} (${id})`, ended);
+      // An ended child's usage, rolled up over its own children, goes with its result: the
+      // parent counts it once, when it records the result (a restored parent reads it again
+      // here). A child still running (this runtime closing) has not spent its last yet.
+      const rolled = deps.reading.rolledUpUsage;
+      if (!rolled || !isFinal(ended.status)) return result;
+      const usage = await reading(() => rolled.call(deps.reading, id));
+      return Object.keys(usage).length > 0 ? { ...result, usage } : result;
     };
     return Promise.race([follow(), aborted]);
   }

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PauseReason, SwarmEvent } from '../../machines/events.js';
-import type { Usage } from '../../machines/messages.js';
+import type { UsageReport } from '../usage/report.js';
 import { createSwarmLogic } from '../../actors/index.js';
 import { AdhocClient, type StartOptions, SwarmClient, type SwarmControl, type SwarmLimits } from '../client/client.js';
 import { Catalog } from '../catalog/catalog.js';
@@ -117,7 +117,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     const rehydration = o.passivateAfterMs === undefined ? withoutPassivation(live) : new Passivation(live, o.passivateAfterMs, questions, leases);
 
     // Reading, commands and starting swarms.
-    const reading = (this.reading = new Reading(live));
+    const reading = (this.reading = new Reading(live, o.prices));
     const commands = (this.commands = new Commands({ live, rehydration, questions, reading, others }));
     const cards = new RemoteCards(o.remote);
     const launcher = (this.launcher = new Launcher({ live, catalog, resolver: new Resolver(catalog, cards), cards, others }));
@@ -227,7 +227,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     return this.reading.result(swarmId);
   }
 
-  usage(swarmId: string): Promise<Usage> {
+  usage(swarmId: string): Promise<UsageReport> {
     return this.reading.usage(swarmId);
   }
 

@@ -22,6 +22,7 @@ import type { Transport } from '../transport/types.js';
 import type { TeamClient } from '../team/client.js';
 import type { TeamListing } from '../team/teams.js';
 import type { TeamDefinition } from '../define/team.js';
+import type { Prices } from '../usage/report.js';
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {
@@ -83,6 +84,13 @@ export interface RuntimeOptions {
    * the whole time: a call made again after a restart starts afresh. Default: unbounded.
    */
   modelTimeoutMs?: number;
+  /**
+   * What each model's tokens cost, by model name (`Model.name`), in USD per million tokens:
+   * `client.usage()` then reports `usd` per model and in total. A model without a price is
+   * reported in `unpriced` and no USD is guessed for it. Negative or non-numeric prices throw a
+   * `TypeError` naming the entry.
+   */
+  prices?: Prices;
   /**
    * Distribution over NATS: this runtime keeps its state in JetStream (unless given a `store`),
    * serves every swarm and agent definition it has to the other runtimes on the same NATS (and
