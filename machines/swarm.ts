@@ -187,17 +187,19 @@ function addUsage(total: Usage, usage: Usage | undefined): Usage {
   return sum;
 }
 
-/** The context's usage plus one model call of `model` (its totals and its row by model). */
-function countCall(context: SwarmContext, model: string | undefined, usage: Usage | undefined): Pick<SwarmContext, 'usage' | 'usageByModel'> {
-  const ledger = context.usageByModel ?? emptyLedger();
-  return { usage: addUsage(context.usage, usage), usageByModel: { ...ledger, own: addCall(ledger.own, model, usage) } };
+type Counted = Pick<SwarmContext, 'usage' | 'usageByModel'>;
+
+/** `counted` plus one model call of `model` (its totals and its row by model). */
+function countCall(counted: Counted, model: string | undefined, usage: Usage | undefined): Counted {
+  const ledger = counted.usageByModel ?? emptyLedger();
+  return { usage: addUsage(counted.usage, usage), usageByModel: { ...ledger, own: addCall(ledger.own, model, usage) } };
 }
 
-/** The context's usage plus every model call among `events` (an agent's steps). */
-function countEvents(context: SwarmContext, events: readonly SwarmEventBody[]): Pick<SwarmContext, 'usage' | 'usageByModel'> {
-  let counted: Pick<SwarmContext, 'usage' | 'usageByModel'> = { usage: context.usage, usageByModel: context.usageByModel ?? emptyLedger() };
-  for (const e of events) if (e.kind === 'internal:llm-call') counted = countCall({ ...context, ...counted }, e.model, e.usage);
-  return counted;
+/** `counted` plus every model call among `events` (an agent's steps). */
+function countEvents(counted: Counted, events: readonly SwarmEventBody[]): Counted {
+  let sum: Counted = { usage: counted.usage, usageByModel: counted.usageByModel ?? emptyLedger() };
+  for (const e of events) if (e.kind === 'internal:llm-call') sum = countCall(sum, e.model, e.usage);
+  return sum;
 }
 
 /**
@@ -358,11 +360,11 @@ export const swarmMachine = setup({
         call.kind === 'agent' && result.ok ? [...context.session, { agentId: call.agentId, request: call.request, answer: result.content }] : context.session;
       const recorded = recordResult(round, call, result);
       // An agent's last steps come with its output (the earlier ones came as reports).
-      const counted = call.kind === 'agent' ? countEvents(context, (done.output as AgentOutput | undefined)?.events ?? []) : {};
+      const counted: Partial<Counted> = call.kind === 'agent' ? countEvents(context, (done.output as AgentOutput | undefined)?.events ?? []) : {};
       // A child's (or a peer's) rolled-up usage counts once: here, with its handoff's result.
       if (result.usage) {
-        const ledger = context.usageByModel ?? emptyLedger();
-        Object.assign(counted, { usageByModel: { ...ledger, children: addByModel(ledger.children, result.usage) } });
+        const ledger = counted.usageByModel ?? context.usageByModel ?? emptyLedger();
+        counted.usageByModel = { ...ledger, children: addByModel(ledger.children, result.usage) };
       }
       return params.close ? { ...closedRound(context, recorded), session, ...counted } : { round: recorded, session, ...counted };
     }),

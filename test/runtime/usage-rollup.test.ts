@@ -11,6 +11,7 @@ import {
   defineSwarm,
   handoff,
   handoffToolName,
+  memoryStore,
   type Model,
   type ModelRequest,
   type ModelResponse,
@@ -283,5 +284,49 @@ describe('a remote A2A peer that reports its usage', () => {
     } finally {
       await serverB.close();
     }
+  });
+});
+
+describe('snapshots from before usage was kept by model', () => {
+  it('restore and go on: the ledger starts empty, the own token totals keep counting', async () => {
+    const store = memoryStore();
+    const s = defineSwarm({ id: 's', instructions: 'Ask, then answer.' });
+    const model = scriptedModel(
+      (req) =>
+        toolResults(req) === 0
+          ? { toolCalls: [{ id: 'p', name: 'pause', arguments: '{"reason":"Which day?"}' }], usage: { inputTokens: 10, outputTokens: 1 } }
+          : { text: 'Saturday it is.', usage: { inputTokens: 20, outputTokens: 2 } },
+      'm',
+    );
+    const first = createRuntime({ swarms: [s], model, store });
+    await first.forSwarm(s, 'old').run('go');
+    expect(await first.forSwarm(s, 'old').wait()).toMatchObject({ status: 'paused' });
+    await first.close();
+
+    // The store as the previous version left it: no `usageByModel` in the snapshot's context
+    // (until the swarm goes on, and this version stores it).
+    let before = true;
+    const old = new Proxy(store, {
+      get(target, key) {
+        if (key === 'load') {
+          return async (id: string) => {
+            const record = await target.load(id);
+            const context = (record?.snapshot as { context?: Record<string, unknown> } | undefined)?.context;
+            if (context && before) delete context.usageByModel;
+            return record;
+          };
+        }
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const second = runtime({ swarms: [s], model, store: old });
+    await second.start();
+    const client = second.forSwarm(s, 'old');
+    expect(await client.usage()).toMatchObject({ inputTokens: 10, outputTokens: 1, byModel: {}, total: { modelCalls: 0 } });
+    before = false;
+    await client.resume('Saturday');
+    expect(await client.wait()).toEqual({ status: 'completed', result: 'Saturday it is.' });
+    expect(await client.usage()).toMatchObject({ inputTokens: 30, outputTokens: 3, byModel: { m: { calls: 1, inputTokens: 20, outputTokens: 2 } } });
   });
 });
