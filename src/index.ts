@@ -41,7 +41,7 @@ export { handoff, handoffToolName } from './define/handoff.js';
 export type { AgentHandoff, BestAgentHandoff, Handoff, HandoffOptions, InlineHandoff, RemoteHandoff, SwarmHandoff } from './define/handoff.js';
 export type { RemoteAgentClient, RemoteCard, RemoteHooks } from './a2a/remote.js';
 export { createRuntime } from './runtime/index.js';
-export type { HostingOptions, InspectObserver, Runtime, RuntimeOptions } from './runtime/types.js';
+export type { HostingOptions, InspectObserver, ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './runtime/types.js';
 export { LocalBus, localTransport } from './transport/local.js';
 export { TransportError } from './transport/types.js';
 export type { Transport, TransportMessage, TransportStatus, TransportSubscription } from './transport/types.js';

@@ -136,6 +136,12 @@ describe('usage rolled up over children', () => {
     const midId = (results[0] as { metadata: { childSwarmId: string } }).metadata.childSwarmId;
     expect((await rt.forSwarm('mid', midId).usage()).total.byModel).toEqual({ big: { calls: 3, inputTokens: 1090, outputTokens: 109, cachedInputTokens: 600 } });
 
+    // runtime.list reports it when asked: each swarm's rolled-up total; without the option, summaries as before.
+    const listed = await rt.list({}, { usage: true });
+    expect(listed.find((s) => s.swarmId === 'u3')?.usage).toEqual(usage.total);
+    expect(listed.find((s) => s.swarmId === midId)?.usage?.modelCalls).toBe(3);
+    expect((await rt.list()).every((s) => !('usage' in s))).toBe(true);
+
     // Each model call's event names its model.
     expect(events.filter((e) => e.kind === 'internal:llm-call').map((e) => (e as { model?: string }).model)).toEqual(['big', 'small', 'big', 'big']);
   });
