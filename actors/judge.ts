@@ -41,9 +41,10 @@ export function normalizeResponse(raw: unknown, turn: number): ModelResponse {
       return { id, name: typeof call.name === 'string' ? call.name : '', arguments: args };
     });
   }
-  const usage = r.usage as { inputTokens?: unknown; outputTokens?: unknown } | undefined;
+  const usage = r.usage as { inputTokens?: unknown; outputTokens?: unknown; cachedInputTokens?: unknown } | undefined;
   if (usage && typeof usage.inputTokens === 'number' && typeof usage.outputTokens === 'number') {
     response.usage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+    if (typeof usage.cachedInputTokens === 'number') response.usage.cachedInputTokens = usage.cachedInputTokens;
   }
   return response;
 }

@@ -56,6 +56,6 @@ export function createModelStep(ports: SwarmPorts) {
     }
     const judged = judgeResponse(response, input, ports);
     const { calls, verdict } = judged instanceof Promise ? await judged : judged;
-    return { response, calls, verdict, durationMs, at: Date.now() };
+    return { response, calls, verdict, durationMs, model: model.name, at: Date.now() };
   });
 }

@@ -39,6 +39,8 @@ export interface ModelStepOutput {
   calls: PlannedCall[];
   verdict: StepVerdict;
   durationMs: number;
+  /** The name of the model that answered (`Model.name`), recorded in the step's `internal:llm-call` event. */
+  model?: string;
   /**
    * When the response was taken (ms since the epoch): the calls it plans count their deadlines
    * (`timeoutMs`) from it. Carried into the round, so a restored call keeps its deadline.

@@ -60,6 +60,7 @@ export function llmCallEvent(agent: string, scope: string, turn: number, step: M
     turn,
     response: step.response,
     ...(step.response.usage ? { usage: step.response.usage } : {}),
+    ...(step.model !== undefined ? { model: step.model } : {}),
     durationMs: step.durationMs,
     calls: step.calls,
     verdict: step.verdict,
@@ -77,5 +78,6 @@ export function handoffResultEvent(speaker: string, call: { id: string; childSwa
     ...(call.childSwarmId !== undefined ? { childSwarmId: call.childSwarmId } : {}),
     content: result.content,
     key,
+    ...(result.usage ? { usage: result.usage } : {}),
   });
 }

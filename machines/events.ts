@@ -17,6 +17,7 @@
  * @module
  */
 import type { ModelResponse, Usage } from './messages.js';
+import type { UsageByModel } from './usage.js';
 import type { LIMIT_PAUSE, LimitTrip, PauseType } from './pause.js';
 import type { StepVerdict } from './plan.js';
 import type { PlannedCall } from './calls/index.js';
@@ -51,6 +52,11 @@ export type SwarmFact =
       /** What the orchestrator reads as the handoff's tool result (the replay journal). */
       content: string;
       key: string;
+      /**
+       * A child swarm's rolled-up usage by model (or a remote peer's, when it reported one),
+       * counted once in the parent's usage with this result; a replay reads it from here.
+       */
+      usage?: UsageByModel;
     }
   | {
       type: 'child-swarm';
@@ -174,6 +180,8 @@ export type InternalEventBody =
       turn: number;
       response: ModelResponse;
       usage?: Usage;
+      /** The model that answered (`Model.name`); absent in events recorded before models were named. */
+      model?: string;
       durationMs: number;
       /** The calls the runtime planned from the response and its verdict: the replay journal. */
       calls: PlannedCall[];

@@ -32,6 +32,8 @@ export interface ChatMessage {
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those read from the provider's prompt cache (OpenAI: `prompt_tokens_details.cached_tokens`). */
+  cachedInputTokens?: number;
 }
 
 /** What a model answered: text, tool calls, or both. */

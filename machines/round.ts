@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { isUsageByModel } from './usage.js';
 import { isSpawned, openCall, type PlannedCall, type RoundCall, type SpawnedCall } from './calls/index.js';
 import type { PauseRoundCall } from './calls/pause.js';
 import type { CallResult } from './calls/kind.js';
@@ -122,9 +123,11 @@ export function callResultOf(event: ChildEvent): CallResult {
 /** Normalizes what a finished child actor produced into a {@link CallResult}. */
 function toCallResult(output: unknown): CallResult {
   if (output && typeof output === 'object' && 'ok' in output && 'content' in output) {
-    const o = output as { ok: unknown; content: unknown; agentId?: unknown };
+    const o = output as { ok: unknown; content: unknown; agentId?: unknown; usage?: unknown };
     const result: CallResult = { ok: o.ok === true, content: String(o.content) };
     if (typeof o.agentId === 'string') result.agentId = o.agentId;
+    // A child's (or a peer's) usage by model, counted only if it is one.
+    if (isUsageByModel(o.usage) && Object.keys(o.usage).length > 0) result.usage = o.usage;
     return result;
   }
   return { ok: false, content: 'The call produced no result.' };

@@ -25,6 +25,7 @@ import { llmCallEvent, statusUpdate, valueParts, valueText } from './event-build
 import type { CheckpointStep, PauseReason, SwarmEventBody, SwarmFact } from './events.js';
 import type { ChatMessage, Usage } from './messages.js';
 import type { HandoffTarget } from './plan.js';
+import { addByModel, addCall, emptyLedger, type UsageLedger } from './usage.js';
 import { LIMIT_PAUSE } from './pause.js';
 import {
   answerPause,
@@ -124,6 +125,12 @@ export interface SwarmContext {
    * call's own usage is in its `internal:llm-call` event; a child swarm counts its own).
    */
   usage: Usage;
+  /**
+   * The same calls by model (`own`), and the rolled-up usage of its children (child swarms,
+   * remote peers that report it), each added once, with its handoff's result. Absent in
+   * snapshots taken before usage was kept by model: read as empty.
+   */
+  usageByModel?: UsageLedger;
 }
 
 /** Events the swarm machine accepts from the runtime (besides its children's done events). */
@@ -171,15 +178,27 @@ function turnCompleted(context: SwarmContext): SwarmEventBody {
   });
 }
 
-/** `total` plus one model call's usage, if it reported any. */
+/** `total` plus one model call's usage, if it reported any (cached tokens only once some are reported). */
 function addUsage(total: Usage, usage: Usage | undefined): Usage {
-  return usage ? { inputTokens: total.inputTokens + usage.inputTokens, outputTokens: total.outputTokens + usage.outputTokens } : total;
+  if (!usage) return total;
+  const sum: Usage = { inputTokens: total.inputTokens + usage.inputTokens, outputTokens: total.outputTokens + usage.outputTokens };
+  const cached = (total.cachedInputTokens ?? 0) + (usage.cachedInputTokens ?? 0);
+  if (cached > 0 || total.cachedInputTokens !== undefined) sum.cachedInputTokens = cached;
+  return sum;
 }
 
-/** `total` plus the usage of every model call among `events` (an agent's steps). */
-function addEventsUsage(total: Usage, events: readonly SwarmEventBody[]): Usage {
-  let sum = total;
-  for (const e of events) if (e.kind === 'internal:llm-call') sum = addUsage(sum, e.usage);
+type Counted = Pick<SwarmContext, 'usage' | 'usageByModel'>;
+
+/** `counted` plus one model call of `model` (its totals and its row by model). */
+function countCall(counted: Counted, model: string | undefined, usage: Usage | undefined): Counted {
+  const ledger = counted.usageByModel ?? emptyLedger();
+  return { usage: addUsage(counted.usage, usage), usageByModel: { ...ledger, own: addCall(ledger.own, model, usage) } };
+}
+
+/** `counted` plus every model call among `events` (an agent's steps). */
+function countEvents(counted: Counted, events: readonly SwarmEventBody[]): Counted {
+  let sum: Counted = { usage: counted.usage, usageByModel: counted.usageByModel ?? emptyLedger() };
+  for (const e of events) if (e.kind === 'internal:llm-call') sum = countCall(sum, e.model, e.usage);
   return sum;
 }
 
@@ -266,7 +285,7 @@ export const swarmMachine = setup({
       const out = step(event);
       const messages = [...context.messages, assistantMessage(out.response)];
       const turn = context.turn + 1;
-      const next: Partial<SwarmContext> = { turn, messages, usage: addUsage(context.usage, out.response.usage) };
+      const next: Partial<SwarmContext> = { turn, messages, ...countCall(context, out.model, out.response.usage) };
       const verdict = out.verdict;
       if (params.then === 'round') next.round = openRound(turn, out.calls, context.swarmId, out.at);
       else if (params.then === 'correct') messages.push({ role: 'user', content: verdict.type === 'correct' ? verdict.message : 'Continue.' });
@@ -341,8 +360,13 @@ export const swarmMachine = setup({
         call.kind === 'agent' && result.ok ? [...context.session, { agentId: call.agentId, request: call.request, answer: result.content }] : context.session;
       const recorded = recordResult(round, call, result);
       // An agent's last steps come with its output (the earlier ones came as reports).
-      const usage = call.kind === 'agent' ? addEventsUsage(context.usage, (done.output as AgentOutput | undefined)?.events ?? []) : context.usage;
-      return params.close ? { ...closedRound(context, recorded), session, usage } : { round: recorded, session, usage };
+      const counted: Partial<Counted> = call.kind === 'agent' ? countEvents(context, (done.output as AgentOutput | undefined)?.events ?? []) : {};
+      // A child's (or a peer's) rolled-up usage counts once: here, with its handoff's result.
+      if (result.usage) {
+        const ledger = counted.usageByModel ?? context.usageByModel ?? emptyLedger();
+        counted.usageByModel = { ...ledger, children: addByModel(ledger.children, result.usage) };
+      }
+      return params.close ? { ...closedRound(context, recorded), session, ...counted } : { round: recorded, session, ...counted };
     }),
     stopCall: stopChild(({ event }) => child(event).actorId),
     publishTurn: emit(({ context }) => ({ type: 'swarm.events' as const, events: [turnCompleted(context)] })),
@@ -426,7 +450,7 @@ export const swarmMachine = setup({
       });
     }),
     // An agent's completed steps: their model calls count in the swarm's usage.
-    countReport: assign(({ context, event }) => (event.type === 'child.report' ? { usage: addEventsUsage(context.usage, event.events) } : {})),
+    countReport: assign(({ context, event }) => (event.type === 'child.report' ? countEvents(context, event.events) : {})),
     relayReport: emit(({ event }) => ({
       type: 'swarm.events' as const,
       events: event.type === 'child.report' ? [...event.events, checkpoint('agent-step')] : [],
@@ -451,6 +475,7 @@ export const swarmMachine = setup({
     notes: [],
     outcome: null,
     usage: { inputTokens: 0, outputTokens: 0 },
+    usageByModel: emptyLedger(),
   }),
   entry: emit(({ context }) => ({
     type: 'swarm.events' as const,

@@ -8,6 +8,7 @@
 import type { SessionEntry } from '../agent.js';
 import type { SwarmEventBody } from '../events.js';
 import type { SwarmConfig } from '../swarm.js';
+import type { UsageByModel } from '../usage.js';
 
 /** What a call produced: `content` is what the model reads as the tool result. */
 export interface CallResult {
@@ -18,6 +19,11 @@ export interface CallResult {
    * agent for a skill): the `handoff-result` event names it instead of the planned target.
    */
   agentId?: string;
+  /**
+   * A child swarm's rolled-up usage by model (or a remote peer's, when it reports one): added to
+   * the parent's children's usage once, with this result, and kept in the `handoff-result` fact.
+   */
+  usage?: UsageByModel;
 }
 
 /** Where a call is made: the swarm, who speaks, and what a handoff to an agent needs of the swarm. */

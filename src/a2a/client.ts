@@ -31,6 +31,7 @@ import {
 import { errorText } from '../../machines/error-text.js';
 import type { RemoteAgentInput } from '../../machines/calls/remote.js';
 import type { CallResult } from '../../machines/calls/kind.js';
+import { isUsageByModel, type UsageByModel } from '../../machines/usage.js';
 import { abortable, delay } from '../util/abort.js';
 import { isCallTimeout } from '../../actors/call-timeout.js';
 import { agentFetch, cardLimits, type CardLimits } from './agent-fetch.js';
@@ -249,7 +250,8 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
           for (let answers = 1; ; answers++) {
             await run(message);
             const state = exchange.state;
-            if (state === TaskState.TASK_STATE_COMPLETED) return { ok: true, content: exchange.content() };
+            // A peer that reports its usage: counted once in this swarm's, with the result.
+            if (state === TaskState.TASK_STATE_COMPLETED) return { ok: true, content: exchange.content(), ...(exchange.usage ? { usage: exchange.usage } : {}) };
             if (state === TaskState.TASK_STATE_INPUT_REQUIRED) {
               const question = exchange.statusText || `The remote agent "${name}" needs more input to continue.`;
               const answer = await abortable(hooks.askHuman(question), exchange.signal);
@@ -279,6 +281,8 @@ class Exchange {
   contextId = '';
   state: TaskState = TaskState.TASK_STATE_UNSPECIFIED;
   statusText = '';
+  /** The peer's usage by model, when its final status update reports one (`metadata.usage`, as xswarm's A2A server does). */
+  usage: UsageByModel | undefined;
   private readonly artifacts = new Map<string, Part[]>();
   private reply: Message | undefined;
   /** Aborts every request of this exchange. */
@@ -396,6 +400,8 @@ class Exchange {
         const u = payload.value;
         this.ids(u.taskId, u.contextId);
         if (u.status) this.applyStatus(u.status.state, u.status.message);
+        const usage = (u.metadata as { usage?: unknown } | undefined)?.usage;
+        if (isUsageByModel(usage)) this.usage = usage;
         return;
       }
       case 'artifactUpdate': {

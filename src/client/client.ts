@@ -4,7 +4,7 @@
  * @module
  */
 import type { PauseReason, SwarmEvent } from '../../machines/events.js';
-import type { Usage } from '../../machines/messages.js';
+import type { UsageReport } from '../usage/report.js';
 import type { z } from 'zod';
 import type { OnLimit, SwarmOverrides, ToolEntry } from '../define/swarm.js';
 import { ADHOC_ID } from '../define/ids.js';
@@ -17,7 +17,7 @@ import { jsonSchemaOf } from '../define/tool.js';
 export interface SwarmControl {
   startSwarm(definitionId: string, swarmId: string, input: unknown, options?: StartOptions): Promise<void>;
   result(swarmId: string): Promise<SwarmResult>;
-  usage(swarmId: string): Promise<Usage>;
+  usage(swarmId: string): Promise<UsageReport>;
   wait(swarmId: string): Promise<SwarmResult>;
   events(swarmId: string, since: number, signal?: AbortSignal): AsyncIterable<SwarmEvent>;
   pause(swarmId: string, reason: PauseReason): Promise<void>;
@@ -88,11 +88,15 @@ export class SwarmClient<I = unknown, R = unknown> {
   }
 
   /**
-   * The tokens of every model call made for the swarm so far: its orchestrator's and its
-   * agents' (a child swarm counts its own). Each call's own usage is in its `internal:llm-call`
-   * event; a model that reports no usage adds nothing.
+   * The tokens of every model call made for the swarm so far: `inputTokens`/`outputTokens`
+   * (and `cachedInputTokens`, `modelCalls`, `byModel`) are its own calls' — its orchestrator's
+   * and its agents'; `total` adds its children's (child swarms, remote peers that report usage),
+   * rolled up over every level, each child counted once. With `createRuntime({ prices })`,
+   * `usd` per model and in total; a model without a price is listed in `unpriced` (and the total
+   * then has no `usd`). Each call's own usage is in its `internal:llm-call` event; a model that
+   * reports no usage adds a call but no tokens.
    */
-  usage(): Promise<Usage> {
+  usage(): Promise<UsageReport> {
     return this.control.usage(this.swarmId);
   }
 

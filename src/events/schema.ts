@@ -18,6 +18,10 @@ import { FINAL_STATES } from '../../machines/event-builders.js';
 import type { InternalEvent, PublicSwarmEvent, SwarmEvent, SwarmFact } from '../../machines/events.js';
 import { LIMIT_PAUSE, PAUSE_TYPES } from '../../machines/pause.js';
 
+const count = z.number().nonnegative();
+/** Usage by model name (a child's rolled-up usage in its `handoff-result`). */
+const usageByModel = z.record(z.string(), z.strictObject({ calls: count, inputTokens: count, outputTokens: count, cachedInputTokens: count }));
+
 const record = z.record(z.string(), z.unknown());
 const stamp = { seq: z.number().int().positive(), swarmId: z.string().min(1) };
 const isoTimestamp = z.iso.datetime({ offset: true });
@@ -66,6 +70,7 @@ export const swarmFactSchema = z.discriminatedUnion('type', [
     childSwarmId: z.string().optional(),
     content: z.string(),
     key: z.string(),
+    usage: usageByModel.optional(),
   }),
   z.strictObject({
     type: z.literal('child-swarm'),
@@ -138,7 +143,7 @@ export const publicSwarmEventSchema = z.discriminatedUnion('kind', [taskEvent, s
 // before it is judged (`actors/judge.ts`), so nothing else can be in one.
 
 const toolCall = z.strictObject({ id: z.string(), name: z.string(), arguments: z.string() });
-const usage = z.strictObject({ inputTokens: z.number(), outputTokens: z.number() });
+const usage = z.strictObject({ inputTokens: z.number(), outputTokens: z.number(), cachedInputTokens: z.number().optional() });
 const modelResponse = z.strictObject({ text: z.string().optional(), toolCalls: z.array(toolCall).optional(), usage: usage.optional() });
 
 // The shape only: what a customization may say is checked where it is planned
@@ -188,6 +193,7 @@ export const internalSwarmEventSchema = z.discriminatedUnion('kind', [
     turn: z.number().int().nonnegative(),
     response: modelResponse,
     usage: usage.optional(),
+    model: z.string().optional(),
     durationMs: z.number().nonnegative(),
     calls: z.array(plannedCall),
     verdict: stepVerdict,

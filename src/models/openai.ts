@@ -203,7 +203,12 @@ function toResponse(text: string, toolCalls: ToolCall[], usage: WireUsage | unde
   // Always say *something*: text when there is any, or when there is nothing else.
   if (text || toolCalls.length === 0) response.text = text;
   if (toolCalls.length > 0) response.toolCalls = toolCalls;
-  if (usage) response.usage = { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 };
+  if (usage) {
+    response.usage = { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 };
+    // Part of `prompt_tokens`, read from the provider's prompt cache (billed at a lower price).
+    const cached = usage.prompt_tokens_details?.cached_tokens;
+    if (typeof cached === 'number') response.usage.cachedInputTokens = cached;
+  }
   return response;
 }
 

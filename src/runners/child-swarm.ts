@@ -22,6 +22,7 @@ import type { SwarmContext } from '../../machines/swarm.js';
 import { errorText } from '../../machines/error-text.js';
 import type { ChildSwarmInput } from '../../machines/calls/swarm.js';
 import type { CallResult } from '../../machines/calls/kind.js';
+import { addByModel, addCall, type UsageByModel } from '../../machines/usage.js';
 import { runningCalls } from '../../machines/round.js';
 import { isFinal, type SwarmResult, type SwarmStatus } from '../store/result.js';
 import { storedPages } from '../store/pages.js';
@@ -62,6 +63,8 @@ export interface ChildSwarmDeps {
   reading: {
     events(swarmId: string, since: number, signal: AbortSignal): AsyncIterable<SwarmEvent>;
     result(swarmId: string): Promise<SwarmResult>;
+    /** A swarm's usage rolled up over its children, by model; absent: children's usage is not counted. */
+    rolledUpUsage?(swarmId: string): Promise<UsageByModel>;
   };
   commands: { stop(swarmId: string, reason: string): Promise<void> };
   /**
@@ -209,11 +212,15 @@ export class ChildSwarms {
       // The child's seq relayed last: a read cut by an outage starts again after it, so each
       // lifecycle step is relayed once.
       let cursor = since;
+      // The child's usage as its stream tells it (its calls by model, its children's totals),
+      // each event counted once: read from its first event, it needs no read of its snapshot.
+      let spent: UsageByModel = {};
       await reading(async () => {
         // With the call's lifetime: a parent passivated (or stopped) lets go of its child's stream at once.
         for await (const event of deps.reading.events(id, cursor, lifetime)) {
           if (lifetime.aborted) break;
           cursor = event.seq;
+          spent = spentWith(spent, event);
           const fact = event.kind === 'status-update' ? lifecycleOf(event.metadata) : undefined;
           if (fact) {
             parent?.publish(
@@ -229,7 +236,16 @@ export class ChildSwarms {
           }
         }
       });
-      return outcome(`${targetName(input.definitionId)} (${id})`, await reading(() => deps.reading.result(id)));
+      const ended = await reading(() => deps.reading.result(id));
+      const result = outcome(`${targetName(input.definitionId)} (${id})`, ended);
+      // An ended child's usage, rolled up over its own children, goes with its result: the
+      // parent counts it once, when it records the result (a restored parent reads it again
+      // here). A child still running (this runtime closing) has not spent its last yet. A call
+      // that re-attached mid-stream saw only part of it: the child's snapshot says the rest.
+      if (!isFinal(ended.status)) return result;
+      const rolled = deps.reading.rolledUpUsage;
+      const usage = since === 0 ? spent : rolled ? await reading(() => rolled.call(deps.reading, id)) : {};
+      return Object.keys(usage).length > 0 ? { ...result, usage } : result;
     };
     return Promise.race([follow(), aborted]);
   }
@@ -257,6 +273,13 @@ export class ChildSwarms {
     }
     return upTo;
   }
+}
+
+/** `spent` plus what one event of a child's stream says it used: a model call, or a child's rolled-up usage. */
+function spentWith(spent: UsageByModel, event: SwarmEvent): UsageByModel {
+  if (event.kind === 'internal:llm-call') return addCall(spent, event.model, event.usage);
+  if (event.kind === 'status-update' && event.metadata.type === 'handoff-result' && event.metadata.usage) return addByModel(spent, event.metadata.usage);
+  return spent;
 }
 
 /** A child's result as its parent's handoff result. */

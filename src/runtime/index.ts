@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PauseReason, SwarmEvent } from '../../machines/events.js';
-import type { Usage } from '../../machines/messages.js';
+import type { UsageReport } from '../usage/report.js';
 import { createSwarmLogic } from '../../actors/index.js';
 import { AdhocClient, type StartOptions, SwarmClient, type SwarmControl, type SwarmLimits } from '../client/client.js';
 import { Catalog } from '../catalog/catalog.js';
@@ -32,7 +32,7 @@ import { RemoteAgents } from '../runners/remote-agent.js';
 import { deferredStore } from '../store/deferred.js';
 import { memoryStore } from '../store/memory.js';
 import type { SwarmResult } from '../store/result.js';
-import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
+import type { SwarmFilter, SwarmStore } from '../store/types.js';
 import type { TeamClient } from '../team/client.js';
 import type { TeamDefinition } from '../define/team.js';
 import { type TeamListing, Teams } from '../team/teams.js';
@@ -49,9 +49,9 @@ import { createPorts } from './ports.js';
 import { Reading } from './reading.js';
 import { judgingPorts, replaySwarm } from './replay.js';
 import { teamPort } from './team-port.js';
-import type { Runtime, RuntimeOptions } from './types.js';
+import type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
 
-export type { Runtime, RuntimeOptions } from './types.js';
+export type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
 
 /**
  * Creates a runtime. Options are checked first (a bad one is a `TypeError` naming it), then the
@@ -117,7 +117,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     const rehydration = o.passivateAfterMs === undefined ? withoutPassivation(live) : new Passivation(live, o.passivateAfterMs, questions, leases);
 
     // Reading, commands and starting swarms.
-    const reading = (this.reading = new Reading(live));
+    const reading = (this.reading = new Reading(live, o.prices));
     const commands = (this.commands = new Commands({ live, rehydration, questions, reading, others }));
     const cards = new RemoteCards(o.remote);
     const launcher = (this.launcher = new Launcher({ live, catalog, resolver: new Resolver(catalog, cards), cards, others }));
@@ -204,8 +204,20 @@ class ComposedRuntime implements Runtime, SwarmControl {
     await this.reach?.close();
   }
 
-  list(filter?: SwarmFilter): Promise<SwarmSummary[]> {
-    return this.reading.list(filter);
+  async list(filter?: SwarmFilter, options: ListOptions = {}): Promise<ListedSwarm[]> {
+    const swarms = await this.reading.list(filter);
+    if (!options.usage) return swarms;
+    const listed: ListedSwarm[] = [];
+    // One after the other: a long listing must not load every snapshot at once.
+    for (const s of swarms) {
+      // A swarm pruned since it was listed keeps its summary, without usage.
+      const usage = await this.reading.usage(s.swarmId).then(
+        (u) => u.total,
+        () => undefined,
+      );
+      listed.push(usage ? { ...s, usage } : s);
+    }
+    return listed;
   }
 
   subscribe(listener: (event: SwarmEvent) => void): () => void {
@@ -227,7 +239,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     return this.reading.result(swarmId);
   }
 
-  usage(swarmId: string): Promise<Usage> {
+  usage(swarmId: string): Promise<UsageReport> {
     return this.reading.usage(swarmId);
   }
 

@@ -22,6 +22,7 @@ import { teamSwarms, type TeamDefinition } from '../define/team.js';
 import { MAX_TIMEOUT_MS } from '../define/timeout.js';
 import { type Redactor, redactor } from '../util/redact.js';
 import { guardedObserver } from './inspect.js';
+import { checkPrices, type Prices } from '../usage/report.js';
 import type { InspectObserver, RuntimeOptions } from './types.js';
 
 /** How long a lease lasts without renewal unless `leaseMs` says otherwise. */
@@ -48,6 +49,8 @@ export interface ResolvedOptions {
   passivateAfterMs: number | undefined;
   /** How long one model call may take; undefined: unbounded. */
   modelTimeoutMs: number | undefined;
+  /** What each model's tokens cost (checked); undefined: every model is unpriced. */
+  prices: Prices | undefined;
   /** The reach to other runtimes (`nats` or `transport`); undefined: a runtime on its own. */
   reach: ReachOptions | undefined;
   hosting: HostingTimings;
@@ -142,6 +145,7 @@ export function resolveOptions(options: RuntimeOptions): ResolvedOptions {
     ]),
     passivateAfterMs: options.passivateAfterMs,
     modelTimeoutMs: options.modelTimeoutMs,
+    prices: checkPrices(options.prices),
     reach: reachOf(options.nats, options.transport, prefix, !options.store),
     hosting,
     inspect: options.inspect && guardedObserver(options.inspect),

@@ -6,7 +6,9 @@
  * @module
  */
 import type { SwarmEvent } from '../../machines/events.js';
+import { rolledUp, type UsageByModel, type UsageLedger } from '../../machines/usage.js';
 import type { Usage } from '../../machines/messages.js';
+import { type Prices, type UsageReport, usageReport } from '../usage/report.js';
 import { delay } from '../util/abort.js';
 import { assertCursor } from '../events/cursor.js';
 import { SwarmError } from '../errors.js';
@@ -46,7 +48,11 @@ function isMoving(status: SwarmStatus): boolean {
 
 /** The readers of one runtime's store. */
 export class Reading {
-  constructor(private readonly live: LiveSwarms) {}
+  constructor(
+    private readonly live: LiveSwarms,
+    /** `createRuntime({ prices })`: what each model's tokens cost. */
+    private readonly prices?: Prices,
+  ) {}
 
   /**
    * The store's listing of swarms (teams' and the registry's records left out), with the swarms
@@ -105,17 +111,27 @@ export class Reading {
    * agents'), as durable: the live host's once its steps are recorded, else the stored
    * snapshot's. A child swarm counts its own.
    */
-  async usage(swarmId: string): Promise<Usage> {
+  async usage(swarmId: string): Promise<UsageReport> {
+    return usageReport(await this.usageContext(swarmId), this.prices);
+  }
+
+  /** A swarm's usage rolled up over its children, by model (what its parent counts once, with the handoff's result). */
+  async rolledUpUsage(swarmId: string): Promise<UsageByModel> {
+    const context = await this.usageContext(swarmId);
+    return context?.usageByModel ? rolledUp(context.usageByModel) : {};
+  }
+
+  /** The usage fields of a swarm's durable context: the live host's once recorded, else the stored snapshot's. */
+  private async usageContext(swarmId: string): Promise<{ usage?: Usage; usageByModel?: UsageLedger } | undefined> {
     const host = this.live.hosts.get(swarmId);
     if (host) {
       await host.durable().catch(() => undefined);
-      return host.context().usage;
+      return host.context();
     }
     const record = await this.live.store.load(swarmId);
     // A team's or the registry's record is not a swarm.
     if (!record || isRuntimeRecord(record.definitionId)) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
-    const context = (record.snapshot as { context?: { usage?: Usage } } | undefined)?.context;
-    return context?.usage ?? { inputTokens: 0, outputTokens: 0 };
+    return (record.snapshot as { context?: { usage?: Usage; usageByModel?: UsageLedger } } | undefined)?.context;
   }
 
   /**

@@ -119,12 +119,20 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
   const results = new Map<string, CallResult>();
   for (const e of recorded) {
     if (e.kind === 'internal:llm-call') {
-      steps.set(stepKey(e.agent, e.scope, e.turn), { response: e.response, calls: e.calls, verdict: e.verdict, durationMs: e.durationMs, at: e.timestamp });
+      steps.set(stepKey(e.agent, e.scope, e.turn), {
+        response: e.response,
+        calls: e.calls,
+        verdict: e.verdict,
+        durationMs: e.durationMs,
+        ...(e.model !== undefined ? { model: e.model } : {}),
+        at: e.timestamp,
+      });
     } else if (e.kind === 'internal:tool-complete' && e.key) {
       results.set(e.key, { ok: e.ok, content: e.content });
     } else if (e.kind === 'status-update' && e.metadata.type === 'handoff-result') {
       // `from` names the agent that answered, which the live call's result carried.
-      results.set(e.metadata.key, { ok: e.metadata.ok, content: e.metadata.content, agentId: e.metadata.from });
+      // A child's rolled-up usage counts again exactly as it did live: with this result.
+      results.set(e.metadata.key, { ok: e.metadata.ok, content: e.metadata.content, agentId: e.metadata.from, ...(e.metadata.usage ? { usage: e.metadata.usage } : {}) });
     }
   }
   const ports = judge?.(input);

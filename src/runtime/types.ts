@@ -22,6 +22,7 @@ import type { Transport } from '../transport/types.js';
 import type { TeamClient } from '../team/client.js';
 import type { TeamListing } from '../team/teams.js';
 import type { TeamDefinition } from '../define/team.js';
+import type { Prices, UsageTotals } from '../usage/report.js';
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {
@@ -83,6 +84,13 @@ export interface RuntimeOptions {
    * the whole time: a call made again after a restart starts afresh. Default: unbounded.
    */
   modelTimeoutMs?: number;
+  /**
+   * What each model's tokens cost, by model name (`Model.name`), in USD per million tokens:
+   * `client.usage()` then reports `usd` per model and in total. A model without a price is
+   * reported in `unpriced` and no USD is guessed for it. Negative or non-numeric prices throw a
+   * `TypeError` naming the entry.
+   */
+  prices?: Prices;
   /**
    * Distribution over NATS: this runtime keeps its state in JetStream (unless given a `store`),
    * serves every swarm and agent definition it has to the other runtimes on the same NATS (and
@@ -152,6 +160,17 @@ export interface HostingOptions {
   serve?: boolean;
 }
 
+/** What `runtime.list` adds to the store's summaries. */
+export interface ListOptions {
+  /** Each swarm's rolled-up usage (`client.usage().total`): one read of its snapshot per swarm. */
+  usage?: boolean;
+}
+
+/** A swarm as `runtime.list` reports it: its summary, and its rolled-up usage when asked for. */
+export interface ListedSwarm extends SwarmSummary {
+  usage?: UsageTotals;
+}
+
 /**
  * A runtime: the registry of definitions plus the live swarms.
  *
@@ -198,9 +217,11 @@ export interface Runtime {
   /**
    * Summaries of stored swarms (live ones included), most recently updated first. A swarm whose
    * stored data cannot be read, or that this runtime cannot restore, reads `failed` with the
-   * reason, exactly as `getResult()` answers for it.
+   * reason, exactly as `getResult()` answers for it. With `{ usage: true }`, each summary also
+   * has `usage`: its usage rolled up over its children, as `client.usage().total` (one snapshot
+   * read per swarm, so opt-in; a summary is otherwise a cheap read of the store's index).
    */
-  list(filter?: SwarmFilter): Promise<SwarmSummary[]>;
+  list(filter?: SwarmFilter, options?: ListOptions): Promise<ListedSwarm[]>;
   /** Every registered swarm definition as a card: id, description, schemas, capabilities. */
   definitions(): SwarmCard[];
   /** The registered definition with this id, or undefined. */

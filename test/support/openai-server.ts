@@ -33,7 +33,7 @@ export interface ChatCompletionRequestBody {
 export interface CompletionReply {
   text?: string;
   toolCalls?: Array<{ id: string; name: string; arguments: string }>;
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  usage?: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
   chunks?: string[];
   chunkDelayMs?: number;
 }

@@ -45,6 +45,7 @@ import { abortable, untilAborted } from '../../util/abort.js';
 import { lastStoredSeq } from '../../events/cursor.js';
 import { SwarmError } from '../../errors.js';
 import type { SwarmResult } from '../../store/result.js';
+import type { UsageReport } from '../../usage/report.js';
 import type { Runtime } from '../../runtime/types.js';
 import { storedPages } from '../../store/pages.js';
 import { CorruptEventError, type SwarmSummary } from '../../store/types.js';
@@ -378,13 +379,31 @@ export class SwarmRequestHandler implements A2ARequestHandler {
 
   /** The A2A updates of the swarm events after `since`, until one ends the interaction. */
   private async *follow(ids: TaskIds, since: number, signal: AbortSignal | undefined): AsyncGenerator<StreamResponse> {
-    const events = this.runtime.forSwarm(this.definitionId, ids.taskId).events({ since, signal });
+    const client = this.runtime.forSwarm(this.definitionId, ids.taskId);
+    const events = client.events({ since, signal });
     for await (const event of untilAborted(events, signal)) {
-      const response = toStreamResponse(event);
+      const response = toStreamResponse(event.kind === 'status-update' && event.final ? await withUsage(event, client) : event);
       if (response) yield response;
       if (endsStream(event)) return;
     }
   }
+}
+
+/**
+ * A final status update with the swarm's usage, rolled up over its children, by model, in its
+ * metadata (`usage`): what a calling xswarm counts once as its remote call's usage. Unchanged
+ * when the swarm made no model call, or its usage cannot be read.
+ */
+async function withUsage(event: Extract<SwarmEvent, { kind: 'status-update' }>, client: { usage(): Promise<UsageReport> }): Promise<SwarmEvent> {
+  const byModel = await client.usage().then(
+    (u) => u.total.byModel,
+    () => ({}),
+  );
+  if (Object.keys(byModel).length === 0) return event;
+  const usage = Object.fromEntries(
+    Object.entries(byModel).map(([name, { calls, inputTokens, outputTokens, cachedInputTokens }]) => [name, { calls, inputTokens, outputTokens, cachedInputTokens }]),
+  );
+  return { ...event, metadata: { ...event.metadata, usage } as typeof event.metadata };
 }
 
 /** A task reported failed for `problem`: its status message and `metadata.problem` name it. */
