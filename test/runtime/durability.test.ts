@@ -110,7 +110,7 @@ describe('restart', () => {
     const a = runtime({ swarms: [asker()], model: modelA, store: storeA });
     const ca = a.forSwarm(asker(), 'booking');
     await ca.run('Book me in');
-    const paused = { status: 'paused', reason: { type: 'HITL', message: 'Which day?' }, currentTurn: 1, maxTurns: 10 };
+    const paused = { status: 'paused', reason: { type: 'HITL', message: 'Which day?', pauseId: 'p1' }, currentTurn: 1, maxTurns: 10 };
     expect(await ca.wait()).toEqual(paused);
     await a.close();
 
@@ -149,7 +149,8 @@ describe('restart', () => {
     const cb = b.forSwarm(planner, 'trip');
     expect(await cb.getResult()).toEqual({
       status: 'paused',
-      reason: { type: 'EMERGENCY', message: 'hold everything' },
+      // Paused from outside during the first handoff round: the machine names it.
+      reason: { type: 'EMERGENCY', message: 'hold everything', pauseId: 'pause:t1:1' },
       currentTurn: 1,
       maxTurns: 10,
     });
