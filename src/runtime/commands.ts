@@ -96,13 +96,8 @@ export class Commands {
       if (!host) return;
       // Checked now for a clear error, and again right before the command is sent (the state may move meanwhile).
       resumeCommand(host, answer, pauseId);
-      let message: string | undefined;
-      await this.command(host, () => {
-        const command = resumeCommand(host, answer, pauseId);
-        message = command.type === 'RESUME' ? command.message : undefined;
-        return command;
-      });
-      this.deps.questions.answer(swarmId, message);
+      const sent = await this.command(host, () => resumeCommand(host, answer, pauseId));
+      this.deps.questions.answer(swarmId, sent.type === 'RESUME' ? sent.message : undefined);
       await this.resumeChildren(swarmId, host);
     } finally {
       release();
@@ -187,22 +182,24 @@ export class Commands {
   }
 
   /**
-   * Sends a command and waits until it is recorded: nothing is acknowledged that was not. A
+   * Sends a command and waits until it is recorded (nothing is acknowledged that was not), and
+   * returns it. A
    * command given as a function is built (and may be refused) right before it is sent, after
    * the last wait, so what it checked still holds when the swarm takes it.
    */
-  private async command(host: SwarmHost, command: SwarmCommand | (() => SwarmCommand)): Promise<void> {
+  private async command(host: SwarmHost, build: SwarmCommand | (() => SwarmCommand)): Promise<SwarmCommand> {
     // With the store's connection down the command could not be recorded: say so now rather
     // than hold the caller until it is back.
     await this.relay?.assertAvailable();
-    host.send(typeof command === 'function' ? command() : command);
+    const command = typeof build === 'function' ? build() : build;
+    host.send(command);
     await host.durable().catch(() => undefined);
     const error = host.error;
     if (ownerLost(error)) {
       throw new SwarmError(`Swarm "${host.swarmId}" is now driven by another runtime: ${error.message}`, 'not-live');
     }
-    if (error)
-      throw new SwarmError(`Swarm "${host.swarmId}" could not record the ${typeof command === 'function' ? 'RESUME' : command.type} command: ${error.message}`, 'store');
+    if (error) throw new SwarmError(`Swarm "${host.swarmId}" could not record the ${command.type} command: ${error.message}`, 'store');
+    return command;
   }
 
   /**
