@@ -124,6 +124,15 @@ describe('typed answers to the model’s pause', () => {
     const result = await rt2.forSwarm('planner', 'm3').wait();
     expect(result).toMatchObject({ status: 'completed', result: expect.stringContaining('pause: "response_schema" is not usable: it must be a JSON Schema object') });
     expect(bad.requests).toHaveLength(2);
+
+    // An object, but no JSON Schema the validator reads.
+    const unreadable = askingModel({ type: 'frobnicate' });
+    const rt3 = runtime({ swarms: [planner], model: unreadable.model });
+    await rt3.forSwarm('planner', 'm4').run('Dinner');
+    expect(await rt3.forSwarm('planner', 'm4').wait()).toMatchObject({
+      status: 'completed',
+      result: expect.stringContaining('the response schema is not a JSON Schema this runtime can check: Unsupported type: frobnicate'),
+    });
   });
 });
 
