@@ -136,6 +136,15 @@ function planBuiltin(call: ToolCall, a: Record<string, unknown>, input: ModelSte
   const context = typeof a.context === 'string' && a.context.trim() ? `\n\n${a.context}` : '';
   const reason: PauseReason = { type, message: `${a.reason}${context}` };
   if (type === 'APPROVAL_NEEDED') reason.pendingApprovalId = call.id;
+  if (a.response_schema !== undefined) {
+    const schema = a.response_schema;
+    const problem =
+      !schema || typeof schema !== 'object' || Array.isArray(schema)
+        ? `it must be a JSON Schema object such as {"type":"object","properties":{"approved":{"type":"boolean"}}}, got ${truncate(JSON.stringify(schema) ?? 'nothing')}`
+        : ports.responseSchemaProblem?.(schema as Record<string, unknown>);
+    if (problem) return invalidCall(call, `pause: "response_schema" is not usable: ${problem}. Call pause again with a valid schema, or without one.`);
+    reason.responseSchema = schema as Record<string, unknown>;
+  }
   return { id: call.id, name: call.name, kind: 'pause', reason };
 }
 

@@ -71,6 +71,11 @@ export interface SwarmPorts {
   checkCustomization(value: unknown): Checked;
   /** Whether a swarm definition accepts customization through the swarm registry. */
   isCustomizable(definitionId: string): boolean;
+  /**
+   * Why a model's `pause` call cannot ask for an answer of this JSON Schema (`response_schema`),
+   * or undefined when it can. Without it, any JSON object is taken as a schema.
+   */
+  responseSchemaProblem?(schema: Record<string, unknown>): string | undefined;
   /** A tool's `timeoutMs`, if it has one. */
   toolTimeoutMs(name: string): number | undefined;
   /** A swarm definition's own `timeoutMs` as a child (a definition of this runtime), if it has one. */

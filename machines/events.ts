@@ -32,6 +32,18 @@ export interface PauseReason {
   pendingApprovalId?: string;
   /** For a {@link LIMIT_PAUSE}: what tripped. */
   limit?: LimitTrip;
+  /**
+   * The pause's id, which a resume may name (`resume(answer, { pauseId })`) and which a stale
+   * one does not match: a model's pause is named by its call id; one from outside or at a limit
+   * gets `pause:t<turn>:<n>` / `limit:t<turn>:<n>` from the machine. Absent only on pauses
+   * stored before pauses had ids.
+   */
+  pauseId?: string;
+  /**
+   * The JSON Schema (an object, as `z.toJSONSchema` writes it) the answer must match: with one,
+   * a resume is validated against it and the model reads the answer as JSON.
+   */
+  responseSchema?: Record<string, unknown>;
 }
 
 /**

@@ -131,6 +131,12 @@ export interface SwarmContext {
    * snapshots taken before usage was kept by model: read as empty.
    */
   usageByModel?: UsageLedger;
+  /**
+   * How many pauses the machine has named itself (outside and limit pauses; a model's pause is
+   * named by its call id): part of the next one's id, so ids never repeat and a replay makes
+   * the same ones. Absent in snapshots stored before pauses had ids (counts from 0 then).
+   */
+  pauses?: number;
 }
 
 /** Events the swarm machine accepts from the runtime (besides its children's done events). */
@@ -163,6 +169,15 @@ const child = (event: unknown): ChildEvent => event as ChildEvent;
 const checkpoint = (s: CheckpointStep): SwarmEventBody => ({ kind: 'internal:checkpoint', step: s });
 
 const working = (fact: SwarmFact): SwarmEventBody => statusUpdate('working', fact);
+
+/**
+ * The id of a pause the machine names itself (from outside, or at a limit): deterministic, from
+ * the turn and the count of such pauses, so a replay makes the same id; with the pause's update.
+ */
+function namedPause(context: SwarmContext, kind: 'pause' | 'limit', reason: PauseReason): { reason: PauseReason; pauses: number } {
+  const pauses = (context.pauses ?? 0) + 1;
+  return { reason: { ...reason, pauseId: `${kind}:t${context.turn}:${pauses}` }, pauses };
+}
 
 /** The events of a pause, whoever asked for it (a command, or the model's `pause` call). */
 function pausedEvents(reason: PauseReason): { type: 'swarm.events'; events: SwarmEventBody[] } {
@@ -389,22 +404,23 @@ export const swarmMachine = setup({
     }),
     pauseFrom: enqueueActions(({ context, event, enqueue }, params: { from: 'thinking' | 'round' }) => {
       if (event.type !== 'PAUSE') return;
-      enqueue.assign({ pause: { reason: event.reason, from: params.from } });
+      const { reason, pauses } = namedPause(context, 'pause', event.reason);
+      enqueue.assign({ pause: { reason, from: params.from }, pauses });
       for (const call of runningCalls(context.round)) {
         if (call.kind === 'agent') enqueue.sendTo(call.childId, { type: 'PAUSE' });
       }
-      enqueue.emit(pausedEvents(event.reason));
+      enqueue.emit(pausedEvents(reason));
     }),
     // A limit reached with `onLimit: 'pause'`: the swarm waits, everything kept, for a client to
     // raise the limit (`EXTEND`) and resume, or to stop it.
     pauseForLimit: enqueueActions(({ context, enqueue }) => {
       const max = context.config.maxTurns;
-      const reason: PauseReason = {
+      const { reason, pauses } = namedPause(context, 'limit', {
         type: LIMIT_PAUSE,
         message: `maxTurns (${max}) reached without a result: extend the swarm's limits to go on, or stop it`,
         limit: { limit: 'maxTurns', max, spent: context.turn, left: Math.max(0, max - context.turn) },
-      };
-      enqueue.assign({ pause: { reason, from: 'limit' } });
+      });
+      enqueue.assign({ pause: { reason, from: 'limit' }, pauses });
       enqueue.emit(pausedEvents(reason));
     }),
     extend: enqueueActions(({ context, event, enqueue }) => {
@@ -417,8 +433,10 @@ export const swarmMachine = setup({
       });
     }),
     pauseForModel: enqueueActions(({ context, enqueue }) => {
-      // Runs behind the pausePending guard: the round has a pause call waiting.
-      const reason = pendingPause(context.round)?.pauseReason ?? { type: 'HITL' as const, message: 'The model asked for a human.' };
+      // Runs behind the pausePending guard: the round has a pause call waiting. Its id is the
+      // call's (what the answer becomes the result of), as `pendingApprovalId` is.
+      const call = pendingPause(context.round);
+      const reason: PauseReason = call ? { ...call.pauseReason, pauseId: call.id } : { type: 'HITL', message: 'The model asked for a human.' };
       enqueue.assign({ pause: { reason, from: 'model' } });
       enqueue.emit(pausedEvents(reason));
     }),
@@ -476,6 +494,7 @@ export const swarmMachine = setup({
     outcome: null,
     usage: { inputTokens: 0, outputTokens: 0 },
     usageByModel: emptyLedger(),
+    pauses: 0,
   }),
   entry: emit(({ context }) => ({
     type: 'swarm.events' as const,

@@ -121,6 +121,10 @@ function builtinSpecs(resultSchema: Record<string, unknown>): ToolSpec[] {
           reason: { type: 'string', description: 'The question or reason for the human' },
           context: { type: 'string', description: 'Anything the human needs to know to answer' },
           type: { type: 'string', enum: [...PAUSE_TYPES] },
+          response_schema: {
+            type: 'object',
+            description: 'Optional JSON Schema the human answer must match; the answer then comes back as JSON',
+          },
         },
         required: ['reason'],
         additionalProperties: false,

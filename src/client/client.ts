@@ -6,6 +6,7 @@
 import type { PauseReason, SwarmEvent } from '../../machines/events.js';
 import type { UsageReport } from '../usage/report.js';
 import type { z } from 'zod';
+import { responseSchemaOf } from '../define/response-schema.js';
 import type { OnLimit, SwarmOverrides, ToolEntry } from '../define/swarm.js';
 import { ADHOC_ID } from '../define/ids.js';
 import type { Handoff } from '../define/handoff.js';
@@ -21,10 +22,28 @@ export interface SwarmControl {
   wait(swarmId: string): Promise<SwarmResult>;
   events(swarmId: string, since: number, signal?: AbortSignal): AsyncIterable<SwarmEvent>;
   pause(swarmId: string, reason: PauseReason): Promise<void>;
-  resume(swarmId: string, message: string | undefined): Promise<void>;
+  resume(swarmId: string, answer: unknown, options?: ResumeOptions): Promise<void>;
   stop(swarmId: string, reason: string): Promise<void>;
   extend(swarmId: string, limits: SwarmLimits): Promise<void>;
 }
+
+/** What a resume may say besides its answer (`client.resume(answer, options)`). */
+export interface ResumeOptions {
+  /**
+   * The id of the pause this answers (`reason.pauseId` of the paused result or `paused` fact):
+   * a resume naming another pause (one answered already) is refused, nothing changed.
+   */
+  pauseId?: string;
+}
+
+/**
+ * A pause a client asks for (`client.pause`): a {@link PauseReason}, whose `responseSchema` may
+ * be a zod schema (stored and sent as JSON Schema). The runtime names the pause (`pauseId`).
+ */
+export type PauseRequest = Omit<PauseReason, 'responseSchema'> & {
+  /** What the answer must match: a zod schema, or a JSON Schema object. */
+  responseSchema?: z.ZodType | Record<string, unknown>;
+};
 
 /** Limits a client can raise on a swarm (`client.extend`). */
 export interface SwarmLimits {
@@ -116,14 +135,42 @@ export class SwarmClient<I = unknown, R = unknown> {
     return this.control.events(this.swarmId, options.since ?? 0, options.signal);
   }
 
-  /** Pauses a running swarm; an in-flight model call is aborted and re-issued on resume. */
-  pause(reason: string | PauseReason = 'paused'): Promise<void> {
-    return this.control.pause(this.swarmId, typeof reason === 'string' ? { type: 'HITL', message: reason } : reason);
+  /**
+   * Pauses a running swarm; an in-flight model call is aborted and re-issued on resume. With a
+   * `responseSchema` (zod), the resume's answer must match it. The pause gets an id
+   * (`getResult()`'s `reason.pauseId`) a resume may name. Throws a TypeError for a schema that
+   * cannot be written as JSON Schema.
+   *
+   * @example
+   * import { z } from 'zod';
+   * await client.pause({ type: 'HITL', message: 'Which budget?', responseSchema: z.object({ usd: z.number().positive() }) });
+   */
+  pause(reason: string | PauseRequest = 'paused'): Promise<void> {
+    if (typeof reason === 'string') return this.control.pause(this.swarmId, { type: 'HITL', message: reason });
+    const { responseSchema, ...rest } = reason;
+    let stored: PauseReason = rest;
+    try {
+      if (responseSchema !== undefined) stored = { ...rest, responseSchema: responseSchemaOf(responseSchema) };
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.control.pause(this.swarmId, stored);
   }
 
-  /** Resumes a paused swarm; `message` reaches the orchestrator as the human's answer. */
-  resume(message?: string): Promise<void> {
-    return this.control.resume(this.swarmId, message);
+  /**
+   * Resumes a paused swarm; `answer` reaches the orchestrator as the human's answer: text, or,
+   * when the pause has a response schema, any JSON value matching it (the model reads it as
+   * JSON; a string of JSON text that matches is taken parsed). Strict: throws a `SwarmError`, and
+   * nothing changes, when the answer does not match the schema (`invalid-input`, naming the
+   * field and why), when `pauseId` is not the current pause's (`wrong-state`: stale), or when
+   * the swarm is not paused (`wrong-state`).
+   *
+   * @example
+   * const r = await client.getResult();
+   * if (r.status === 'paused') await client.resume({ usd: 40 }, { pauseId: r.reason.pauseId });
+   */
+  resume(answer?: unknown, options: ResumeOptions = {}): Promise<void> {
+    return this.control.resume(this.swarmId, answer, options);
   }
 
   /** Stops the swarm (and everything it runs) from any non-final state. */

@@ -39,7 +39,11 @@ export interface HostRequest {
 /** A command for the runtime holding a swarm. */
 export type OwnerCommand =
   | { op: 'pause'; swarmId: string; reason: PauseReason }
-  | { op: 'resume'; swarmId: string; message?: string }
+  /**
+   * A resume: a text answer as `message` (as before typed answers), any other JSON value as
+   * `answer`; `pauseId` when the client named the pause it answers. The holder checks both.
+   */
+  | { op: 'resume'; swarmId: string; message?: string; answer?: unknown; pauseId?: string }
   | { op: 'stop'; swarmId: string; reason: string }
   | { op: 'extend'; swarmId: string; maxTurns: number };
 
@@ -55,7 +59,7 @@ export const hostRequestSchema = z.object({
 
 export const ownerCommandSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('pause'), swarmId: z.string(), reason: z.object({ type: z.string(), message: z.string() }).passthrough() }),
-  z.object({ op: z.literal('resume'), swarmId: z.string(), message: z.string().optional() }),
+  z.object({ op: z.literal('resume'), swarmId: z.string(), message: z.string().optional(), answer: z.unknown().optional(), pauseId: z.string().optional() }),
   z.object({ op: z.literal('stop'), swarmId: z.string(), reason: z.string() }),
   z.object({ op: z.literal('extend'), swarmId: z.string(), maxTurns: z.number().int().positive() }),
 ]);

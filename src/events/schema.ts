@@ -53,6 +53,8 @@ const pauseReason = z.strictObject({
   message: z.string(),
   pendingApprovalId: z.string().optional(),
   limit: limitTrip.optional(),
+  pauseId: z.string().optional(),
+  responseSchema: record.optional(),
 });
 const lifecycle = z.enum(['started', 'paused', 'resumed', 'completed', 'failed', 'stopped']);
 

@@ -8,11 +8,12 @@
  * @module
  */
 import type { PauseReason } from '../../machines/events.js';
-import type { SwarmLimits } from '../client/client.js';
+import type { ResumeOptions, SwarmLimits } from '../client/client.js';
 import type { SwarmCommand } from '../../machines/swarm.js';
 import type { OtherRuntimes } from '../distribution/calls.js';
 import type { OwnerCommand } from '../distribution/protocol.js';
 import { SwarmError } from '../errors.js';
+import { checkAnswer, responseSchemaProblem } from '../define/response-schema.js';
 import { runningChildSwarms } from '../runners/child-swarm.js';
 import type { HumanQuestions } from '../runners/questions.js';
 import { isFinal, type SwarmResult } from '../store/result.js';
@@ -50,13 +51,18 @@ export class Commands {
   /** Applies a command another runtime sent for a swarm held here. */
   apply(command: OwnerCommand): Promise<void> {
     if (command.op === 'pause') return this.pause(command.swarmId, command.reason);
-    if (command.op === 'resume') return this.resume(command.swarmId, command.message);
+    if (command.op === 'resume') {
+      const answer = command.answer !== undefined ? command.answer : command.message;
+      return this.resume(command.swarmId, answer, command.pauseId === undefined ? {} : { pauseId: command.pauseId });
+    }
     if (command.op === 'extend') return this.extend(command.swarmId, { maxTurns: command.maxTurns });
     return this.stop(command.swarmId, command.reason);
   }
 
   /** Pauses a live swarm, and the child swarms it waits on. */
   async pause(swarmId: string, reason: PauseReason): Promise<void> {
+    const problem = reason.responseSchema === undefined ? undefined : responseSchemaProblem(reason.responseSchema);
+    if (problem) throw new SwarmError(`Cannot pause swarm "${swarmId}": ${problem}`, 'invalid-input');
     const release = this.deps.rehydration.hold(swarmId);
     try {
       const host = await this.liveHost(swarmId, 'pause', { op: 'pause', swarmId, reason });
@@ -69,23 +75,29 @@ export class Commands {
     }
   }
 
-  /** Resumes a paused swarm: the answer reaches its model and the remote agents that asked. */
-  async resume(swarmId: string, message: string | undefined): Promise<void> {
+  /**
+   * Resumes a paused swarm: the answer reaches its model and the remote agents that asked. Strict:
+   * refused with nothing recorded when the swarm is not paused, when `pauseId` names another
+   * pause than the current one, or when the answer does not match the pause's response schema
+   * (see {@link resumeCommand}).
+   */
+  async resume(swarmId: string, answer: unknown, options: ResumeOptions = {}): Promise<void> {
+    const { pauseId } = options;
     const release = this.deps.rehydration.hold(swarmId);
     try {
-      const host = await this.liveHost(swarmId, 'resume', { op: 'resume', swarmId, ...(message === undefined ? {} : { message }) });
+      // A string travels as `message`, as before typed answers (a runtime of an older version reads it).
+      const relayed: OwnerCommand = {
+        op: 'resume',
+        swarmId,
+        ...(answer === undefined ? {} : typeof answer === 'string' ? { message: answer } : { answer }),
+        ...(pauseId === undefined ? {} : { pauseId }),
+      };
+      const host = await this.liveHost(swarmId, 'resume', relayed);
       if (!host) return;
-      if (host.status() !== 'paused') throw new SwarmError(`Swarm "${swarmId}" is ${host.status()}, not paused`, 'wrong-state');
-      const { pause, turn, config } = host.context();
-      // Resumed at its limit it would only pause again: say what to do instead.
-      if (pause?.from === 'limit' && turn >= config.maxTurns) {
-        throw new SwarmError(
-          `Swarm "${swarmId}" is paused at its limit of ${config.maxTurns} turns: extend it (client.extend({ maxTurns })) before resuming, or stop it`,
-          'wrong-state',
-        );
-      }
-      await this.command(host, message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message });
-      this.deps.questions.answer(swarmId, message);
+      // Checked now for a clear error, and again right before the command is sent (the state may move meanwhile).
+      resumeCommand(host, answer, pauseId);
+      const sent = await this.command(host, () => resumeCommand(host, answer, pauseId));
+      this.deps.questions.answer(swarmId, sent.type === 'RESUME' ? sent.message : undefined);
       await this.resumeChildren(swarmId, host);
     } finally {
       release();
@@ -152,7 +164,9 @@ export class Commands {
     for (const childId of runningChildSwarms(parent)) {
       const child = this.live.hosts.get(childId) ?? (await this.deps.rehydration.rehydrate(childId));
       if (child) {
-        if (child.status() === 'paused' && child.context().pause?.from !== 'model') await this.resume(childId, undefined);
+        // A typed pause waits for its own answer too.
+        const pause = child.context().pause;
+        if (child.status() === 'paused' && pause?.from !== 'model' && !pause?.reason.responseSchema) await this.resume(childId, undefined);
         continue;
       }
       // Held by another runtime: only its result is known here, and it says why it paused.
@@ -167,11 +181,17 @@ export class Commands {
     return this.deps.reading.result(childId).catch(() => undefined);
   }
 
-  /** Sends a command and waits until it is recorded: nothing is acknowledged that was not. */
-  private async command(host: SwarmHost, command: SwarmCommand): Promise<void> {
+  /**
+   * Sends a command and waits until it is recorded (nothing is acknowledged that was not), and
+   * returns it. A
+   * command given as a function is built (and may be refused) right before it is sent, after
+   * the last wait, so what it checked still holds when the swarm takes it.
+   */
+  private async command(host: SwarmHost, build: SwarmCommand | (() => SwarmCommand)): Promise<SwarmCommand> {
     // With the store's connection down the command could not be recorded: say so now rather
     // than hold the caller until it is back.
     await this.relay?.assertAvailable();
+    const command = typeof build === 'function' ? build() : build;
     host.send(command);
     await host.durable().catch(() => undefined);
     const error = host.error;
@@ -179,6 +199,7 @@ export class Commands {
       throw new SwarmError(`Swarm "${host.swarmId}" is now driven by another runtime: ${error.message}`, 'not-live');
     }
     if (error) throw new SwarmError(`Swarm "${host.swarmId}" could not record the ${command.type} command: ${error.message}`, 'store');
+    return command;
   }
 
   /**
@@ -210,6 +231,46 @@ export class Commands {
     }
     throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it is not running in this runtime (another runtime owns it)`, 'not-live');
   }
+}
+
+/**
+ * The RESUME command for `answer` to the swarm's current pause, or a SwarmError saying why it
+ * is refused: the swarm is not paused (`wrong-state`); `pauseId` is not its pause's
+ * (`wrong-state`, stale); it is paused at its limit, so resuming would only pause it again
+ * (`wrong-state`); the answer does not match the pause's response schema, or is not text for a
+ * pause without one (`invalid-input`). With a schema, the model reads the answer as JSON.
+ */
+function resumeCommand(host: SwarmHost, answer: unknown, pauseId: string | undefined): SwarmCommand {
+  const swarmId = host.swarmId;
+  if (host.status() !== 'paused') throw new SwarmError(`Swarm "${swarmId}" is ${host.status()}, not paused`, 'wrong-state');
+  const { pause, turn, config } = host.context();
+  const reason = pause?.reason;
+  // A pause stored before pauses had ids has none to check against.
+  if (pauseId !== undefined && reason?.pauseId !== undefined && pauseId !== reason.pauseId) {
+    throw new SwarmError(`Swarm "${swarmId}" is not paused at "${pauseId}" (a stale pause id): its current pause is "${reason.pauseId}"`, 'wrong-state');
+  }
+  // Resumed at its limit it would only pause again: say what to do instead.
+  if (pause?.from === 'limit' && turn >= config.maxTurns) {
+    throw new SwarmError(
+      `Swarm "${swarmId}" is paused at its limit of ${config.maxTurns} turns: extend it (client.extend({ maxTurns })) before resuming, or stop it`,
+      'wrong-state',
+    );
+  }
+  const schema = reason?.responseSchema;
+  if (schema) {
+    if (answer === undefined) throw new SwarmError(`Swarm "${swarmId}" waits for an answer matching its response schema: resume(answer) with one`, 'invalid-input');
+    const checked = checkAnswer(schema, answer);
+    if (!checked.ok) throw new SwarmError(`The answer does not match the response schema of swarm "${swarmId}"'s pause: ${checked.error}`, 'invalid-input');
+    return { type: 'RESUME', message: checked.text };
+  }
+  if (answer === undefined) return { type: 'RESUME' };
+  if (typeof answer !== 'string') {
+    throw new SwarmError(
+      `Swarm "${swarmId}"'s pause has no response schema: answer with text, not ${Array.isArray(answer) ? 'an array' : typeof answer}`,
+      'invalid-input',
+    );
+  }
+  return { type: 'RESUME', message: answer };
 }
 
 /** How the pause of a child paused with its parent begins. */

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { PauseReason, SwarmEvent } from '../../machines/events.js';
 import type { UsageReport } from '../usage/report.js';
 import { createSwarmLogic } from '../../actors/index.js';
-import { AdhocClient, type StartOptions, SwarmClient, type SwarmControl, type SwarmLimits } from '../client/client.js';
+import { AdhocClient, type ResumeOptions, type StartOptions, SwarmClient, type SwarmControl, type SwarmLimits } from '../client/client.js';
 import { Catalog } from '../catalog/catalog.js';
 import { Elsewhere } from '../catalog/elsewhere.js';
 import { RemoteCards } from '../catalog/remote-cards.js';
@@ -255,8 +255,8 @@ class ComposedRuntime implements Runtime, SwarmControl {
     return this.commands.pause(swarmId, reason);
   }
 
-  resume(swarmId: string, message: string | undefined): Promise<void> {
-    return this.commands.resume(swarmId, message);
+  resume(swarmId: string, answer: unknown, options?: ResumeOptions): Promise<void> {
+    return this.commands.resume(swarmId, answer, options);
   }
 
   extend(swarmId: string, limits: SwarmLimits): Promise<void> {

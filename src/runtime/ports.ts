@@ -15,6 +15,7 @@ import { resultIsText, resultSchema } from '../catalog/result-schema.js';
 import { checkCustomization } from '../catalog/customization.js';
 import { childInput, type ToolSpecs } from '../catalog/tool-specs.js';
 import { validate } from '../define/tool.js';
+import { responseSchemaProblem } from '../define/response-schema.js';
 import type { CallRunners } from './calls.js';
 import type { SwarmHost } from './host.js';
 
@@ -65,6 +66,7 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     resultIsText: (definitionId, swarmId) => resultIsText(swarm(definitionId), deps.hosts.get(swarmId)?.config()),
     childInput: (definitionId, args) => childInput(catalog, definitionId, args),
     checkCustomization: (value) => checkCustomization(catalog, value),
+    responseSchemaProblem,
     toolTimeoutMs: (name) => catalog.tool(name)?.timeoutMs,
     swarmTimeoutMs: (definitionId) => catalog.swarm(definitionId)?.timeoutMs,
     isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,

@@ -44,6 +44,27 @@ type Deferred<T> = { resolve: (v: T) => void; reject: (e: unknown) => void };
 const stepKey = (speaker: string, scope: string, turn: number) => `${speaker}|${scope}|${turn}`;
 
 /**
+ * Whether a swarm was recorded before a turn limit could pause it: its configuration says
+ * nothing of `onLimit` and it failed at its limit. Its replay then fails there too, as it did.
+ */
+function recordedBeforeLimitsPaused(recorded: readonly SwarmEvent[], input: SwarmInput): boolean {
+  if (input.config.onLimit !== undefined) return false;
+  const last = recorded.at(-1);
+  return last?.kind === 'status-update' && last.metadata.type === 'failed' && last.metadata.reason === `maxTurns (${input.config.maxTurns}) reached without a result`;
+}
+
+/**
+ * `body` as an older recording has it: a pause recorded before pauses had ids carries none, so
+ * the id the machine makes today is left out of the comparison (nothing else differs).
+ */
+function asRecordedThen(body: SwarmEventBody, recorded: SwarmEvent): SwarmEventBody {
+  if (body.kind !== 'status-update' || body.metadata.type !== 'paused' || recorded.kind !== 'status-update' || recorded.metadata.type !== 'paused') return body;
+  if (recorded.metadata.reason.pauseId !== undefined || body.metadata.reason.pauseId === undefined) return body;
+  const { pauseId: _new, ...reason } = body.metadata.reason;
+  return { ...body, metadata: { ...body.metadata, reason } };
+}
+
+/**
  * `body` stamped as the recorded event `like` was (its seq, context and time): a replayed
  * event compares equal to the recorded one, timestamps included, only when the bodies agree.
  */
@@ -108,10 +129,11 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
   const stored = inputFromSnapshot(swarmId, record.snapshot);
   // The snapshot holds the limits as they ended; the run began with those before its first extension.
   const extension = recorded.find((e) => e.kind === 'status-update' && e.metadata.type === 'extended');
-  const input =
+  const extended =
     extension?.kind === 'status-update' && extension.metadata.type === 'extended'
       ? { ...stored, config: { ...stored.config, maxTurns: extension.metadata.previousMaxTurns } }
       : stored;
+  const input = recordedBeforeLimitsPaused(recorded, extended) ? { ...extended, config: { ...extended.config, onLimit: 'fail' as const } } : extended;
 
   // The journal: every model step and tool result, by the key the replay actors ask with.
   const steps = new Map<string, ModelStepOutput>();
@@ -177,7 +199,7 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
       const expected = recorded[produced.length];
       const seq = produced.length + 1;
       if (!expected) return fail(seq, `produced an extra ${body.kind} event`);
-      const replayed = canonical(stampedLike(body, expected));
+      const replayed = canonical(stampedLike(asRecordedThen(body, expected), expected));
       if (replayed !== canonical(expected)) return fail(seq, `expected ${canonical(expected)}, produced ${replayed}`);
       produced.push(expected);
     };

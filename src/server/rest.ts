@@ -9,18 +9,19 @@
  * | `POST /swarms/:definitionId`                 | `{ input, swarmId? }`    | 201 `{ swarmId }` + `Location`       |
  * | `GET /swarms/:definitionId/:swarmId`         |                          | 200 `SwarmResult`                    |
  * | `POST /swarms/:definitionId/:swarmId/pause`  | `{ reason?, type? }`     | 200 `{ ok: true, result }`           |
- * | `POST /swarms/:definitionId/:swarmId/resume` | `{ message? }`           | 200 `{ ok: true, result }`           |
+ * | `POST /swarms/:definitionId/:swarmId/resume` | `{ message? \| answer?, pauseId? }` | 200 `{ ok: true, result }` |
  * | `POST /swarms/:definitionId/:swarmId/stop`   | `{ reason? }`            | 200 `{ ok: true, result }`           |
  * | `POST /swarms/:definitionId/:swarmId/extend` | `{ maxTurns }`           | 200 `{ ok: true, result }`           |
  * | `GET /swarms/:definitionId/:swarmId/events`  | `?since=n`, Last-Event-ID | 200 `text/event-stream`             |
  *
  * Errors are JSON `{ error }`: 400 malformed JSON, a body that is not an object, a field of the
- * wrong type, invalid input (the runtime's message), an invalid swarm id (in the body or the
+ * wrong type, invalid input (the runtime's message; a resume's answer that does not match its
+ * pause's response schema), an invalid swarm id (in the body or the
  * path), a bad cursor or one beyond the end of a swarm that has ended; 404 unknown definition,
  * unknown swarm, a swarm of another definition, an unknown sub-path; 405 (with `Allow`) a
  * method the path does not take (checked before anything else, so it does not depend on
  * whether the swarm exists); 409 swarm id in use, or a command that does not fit the swarm's
- * state (the runtime's message); 413 body over the limit; 503 the runtime is closed.
+ * state (the runtime's message: a resume of a swarm that is not paused, or naming a stale `pauseId`); 413 body over the limit; 503 the runtime is closed.
  *
  * @module
  */
@@ -132,7 +133,7 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
 
   async function command(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: 'command' }>): Promise<void> {
     await findSwarm(route.definitionId, route.swarmId);
-    const shape = route.command === 'resume' ? '{ message? }' : route.command === 'extend' ? '{ maxTurns }' : '{ reason? }';
+    const shape = route.command === 'resume' ? '{ message? | answer?, pauseId? }' : route.command === 'extend' ? '{ maxTurns }' : '{ reason? }';
     const body = objectBody(await readJson(req, ctx.maxBodyBytes), shape);
     const client = runtime.forSwarm(route.definitionId, route.swarmId);
     try {
@@ -141,7 +142,10 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
         if (!PAUSE_TYPES.includes(type as PauseType)) throw new HttpError(400, `\`type\` must be one of ${PAUSE_TYPES.join(', ')}`);
         await client.pause({ type: type as PauseType, message: optionalString(body, 'reason') ?? 'Paused over HTTP' });
       } else if (route.command === 'resume') {
-        await client.resume(optionalString(body, 'message'));
+        // `answer`: any JSON value, for a pause with a response schema (checked by the runtime: 400 with why).
+        if ('answer' in body && 'message' in body) throw new HttpError(400, 'Send either `message` or `answer`, not both');
+        const pauseId = optionalString(body, 'pauseId');
+        await client.resume('answer' in body ? body.answer : optionalString(body, 'message'), pauseId === undefined ? {} : { pauseId });
       } else if (route.command === 'extend') {
         // The runtime checks the value (400 with its message when it is not a whole number above the turns made).
         await client.extend({ maxTurns: body.maxTurns as number });

@@ -193,6 +193,8 @@ interface ModelContext {
   agentSession: SessionEntry[];
   /** Signatures (see `eventSig`) of every event the swarm must have emitted. */
   emitted: string[];
+  /** Pauses the machine named itself (from outside, at the limit): the next id's counter. */
+  pauses: number;
 }
 
 type ModelEvent =
@@ -371,7 +373,9 @@ function resume(c: ModelContext, message: string | undefined): Partial<ModelCont
 
 const paused = (c: ModelContext, from: 'thinking' | 'round'): Partial<ModelContext> => ({
   pauseFrom: from,
-  emitted: [...c.emitted, `input-required:paused:${PAUSE_REASON.message}`, 'cp:pause'],
+  pauses: c.pauses + 1,
+  // A pause from outside is named by the machine: its turn and its count.
+  emitted: [...c.emitted, `input-required:paused:${PAUSE_REASON.message}@pause:t${c.turn}:${c.pauses + 1}`, 'cp:pause'],
 });
 
 const m = setup({
@@ -436,6 +440,7 @@ const swarmModel = m.createMachine({
     agentTurn: 0,
     agentSession: [],
     emitted: ['task', 'working:started', 'cp:start'],
+    pauses: 0,
   },
   on: {
     STOP: {
@@ -514,8 +519,9 @@ const swarmModel = m.createMachine({
               guard: 'pausePending',
               target: '#model.paused',
               actions: m.assign(({ context }) => {
-                const reason = pendingPauseCall(context.round)!.reason!;
-                return { pauseFrom: 'model' as const, emitted: [...context.emitted, `input-required:paused:${reason.message}`, 'cp:pause'] };
+                // A model's pause is named by its call id.
+                const call = pendingPauseCall(context.round)!;
+                return { pauseFrom: 'model' as const, emitted: [...context.emitted, `input-required:paused:${call.reason!.message}@${call.id}`, 'cp:pause'] };
               }),
             },
             {
@@ -525,7 +531,13 @@ const swarmModel = m.createMachine({
               target: '#model.paused',
               actions: m.assign(({ context }) => {
                 const closed = { ...context, ...closeRound(context) };
-                return { ...closed, pauseFrom: 'limit' as const, emitted: [...closed.emitted, `input-required:paused:${limitMessage(closed.maxTurns)}`, 'cp:pause'] };
+                const id = `limit:t${closed.turn}:${closed.pauses + 1}`;
+                return {
+                  ...closed,
+                  pauseFrom: 'limit' as const,
+                  pauses: closed.pauses + 1,
+                  emitted: [...closed.emitted, `input-required:paused:${limitMessage(closed.maxTurns)}@${id}`, 'cp:pause'],
+                };
               }),
             },
             { target: 'thinking', actions: m.assign(({ context }) => closeRound(context)) },

@@ -252,6 +252,7 @@ describe('termination', () => {
         type: 'LIMIT',
         message: "maxTurns (10) reached without a result: extend the swarm's limits to go on, or stop it",
         limit: { limit: 'maxTurns', max: 10, spent: 10, left: 0 },
+        pauseId: 'limit:t10:1',
       },
       currentTurn: 10,
       maxTurns: 10,
@@ -357,7 +358,7 @@ describe('pause, resume, stop', () => {
     await c.run('plan');
     expect(await c.wait()).toEqual({
       status: 'paused',
-      reason: { type: 'HITL', message: 'Which day?\n\nweekend plans' },
+      reason: { type: 'HITL', message: 'Which day?\n\nweekend plans', pauseId: 'p1' },
       currentTurn: 1,
       maxTurns: 10,
     });
@@ -398,7 +399,7 @@ describe('pause, resume, stop', () => {
     expect(aborted).toBe(1);
     expect(await c.getResult()).toEqual({
       status: 'paused',
-      reason: { type: 'EMERGENCY', message: 'hold on' },
+      reason: { type: 'EMERGENCY', message: 'hold on', pauseId: 'pause:t0:1' },
       currentTurn: 0,
       maxTurns: 10,
     });

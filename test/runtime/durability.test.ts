@@ -110,7 +110,7 @@ describe('restart', () => {
     const a = runtime({ swarms: [asker()], model: modelA, store: storeA });
     const ca = a.forSwarm(asker(), 'booking');
     await ca.run('Book me in');
-    const paused = { status: 'paused', reason: { type: 'HITL', message: 'Which day?' }, currentTurn: 1, maxTurns: 10 };
+    const paused = { status: 'paused', reason: { type: 'HITL', message: 'Which day?', pauseId: 'p1' }, currentTurn: 1, maxTurns: 10 };
     expect(await ca.wait()).toEqual(paused);
     await a.close();
 
@@ -149,7 +149,8 @@ describe('restart', () => {
     const cb = b.forSwarm(planner, 'trip');
     expect(await cb.getResult()).toEqual({
       status: 'paused',
-      reason: { type: 'EMERGENCY', message: 'hold everything' },
+      // Paused from outside during the first handoff round: the machine names it.
+      reason: { type: 'EMERGENCY', message: 'hold everything', pauseId: 'pause:t1:1' },
       currentTurn: 1,
       maxTurns: 10,
     });
@@ -373,6 +374,49 @@ describe('replay', () => {
     expect(error).toBeInstanceOf(ReplayDivergenceError);
     expect(error).toMatchObject({ swarmId: 'w1', seq: handoffEvent.seq });
     expect((error as Error).message).toMatch(/edited after the fact/);
+  });
+
+  it('swarms recorded before pauses had ids and before a turn limit paused replay as they were recorded', async () => {
+    // A pause and its answer; then a swarm that failed at its limit (what every swarm did then).
+    const note = tool({ name: 'note', description: 'n', parameters: z.object({}), execute: () => 'noted' });
+    const capped = defineSwarm({ id: 'capped', instructions: 'Note.', tools: [note], maxTurns: 2, onLimit: 'fail' });
+    const ask = askerModel();
+    const model = scriptedModel((req) => (req.agentId === 'capped' ? { toolCalls: [{ id: `n${req.messages.length}`, name: 'note', arguments: '{}' }] } : ask.call(req)));
+    const rt = runtime({ swarms: [asker(), capped], model, store: file.open() });
+    const a = rt.forSwarm('asker', 'old-pause');
+    await a.run('Book a day');
+    await a.wait();
+    await a.resume('Sunday');
+    await a.wait();
+    const b = rt.forSwarm('capped', 'old-limit');
+    await b.run('go');
+    expect(await b.wait()).toEqual({ status: 'failed', reason: 'maxTurns (2) reached without a result' });
+    await rt.close();
+
+    // Made as the older code stored them: no pause id, no onLimit in the configuration.
+    const paused = (await collect(a.events())).find((e) => factOf(e, 'paused'))!;
+    const body = JSON.parse(peek<{ body: string }>(file.path, `SELECT body FROM events WHERE swarm_id = 'old-pause' AND seq = ?`, paused.seq)[0]!.body);
+    expect(body.metadata.reason.pauseId).toBeDefined();
+    delete body.metadata.reason.pauseId;
+    tamper(file.path, `UPDATE events SET body = ? WHERE swarm_id = 'old-pause' AND seq = ?`, JSON.stringify(body), paused.seq);
+    // The configuration is stored once per swarm (a row of its own): the older snapshot is
+    // served through the store's `load`, as the older code stored it, without `onLimit`.
+    const stored = file.open();
+    const olderConfig = new Proxy(stored, {
+      get(target, key) {
+        if (key === 'load') {
+          return async (id: string) => {
+            const record = await target.load(id);
+            if (id === 'old-limit') delete (record!.snapshot as { context: { config: { onLimit?: string } } }).context.config.onLimit;
+            return record;
+          };
+        }
+        const value = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const replayer = runtime({ swarms: [asker(), capped], model: forbiddenModel(), store: olderConfig });
+    for (const id of ['old-pause', 'old-limit']) expect(await collect(replayer.replay(id))).toEqual(await stored.readEvents(id, 0));
   });
 
   // BUG replay-ignores-definitions: `runtime.replay` calls `replaySwarm(store, id)`, which never

@@ -49,10 +49,12 @@ function notetaker() {
 const planner = (maxTurns: number, extra: Partial<Parameters<typeof defineSwarm>[0]> = {}) =>
   defineSwarm({ id: 'planner', instructions: 'Take notes.', tools: [note], maxTurns, ...extra });
 
-const limitReason = (max: number, spent = max) => ({
+const limitReason = (max: number, spent = max, n = 1) => ({
   type: 'LIMIT',
   message: `maxTurns (${max}) reached without a result: extend the swarm's limits to go on, or stop it`,
   limit: { limit: 'maxTurns', max, spent, left: max - spent },
+  // The machine names a limit pause by its turn and its count of such pauses.
+  pauseId: `limit:t${spent}:${n}`,
 });
 
 describe('maxTurns pauses', () => {

@@ -29,7 +29,7 @@ function runtime(options: Omit<RuntimeOptions, 'store'> & { store?: SwarmStore }
 
 /** A swarm whose model asks a human which day, then books the day the human answers. */
 const asker = defineSwarm({ id: 'asker', instructions: 'Book a day.' });
-const PAUSED = { status: 'paused', reason: { type: 'HITL', message: 'Which day?' }, currentTurn: 1, maxTurns: 10 };
+const PAUSED = { status: 'paused', reason: { type: 'HITL', message: 'Which day?', pauseId: 'p1' }, currentTurn: 1, maxTurns: 10 };
 
 const passivated = (rt: Runtime) => () => rt.stats().passivated > 0 && rt.stats().live === 0;
 

@@ -200,7 +200,8 @@ export function eventSig(e: SwarmEventBody): string {
           detail = `:${m.turn}`;
           break;
         case 'paused':
-          detail = `:${m.reason.message}`;
+          // With the pause's id, which a strict resume names.
+          detail = `:${m.reason.message}${m.reason.pauseId === undefined ? '' : `@${m.reason.pauseId}`}`;
           break;
         case 'resumed':
           detail = `:${m.message ?? ''}`;

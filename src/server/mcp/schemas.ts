@@ -128,7 +128,13 @@ export function swarmResultSchema(def: SwarmDefinition): StandardSchemaWithJSON 
           { type: 'string' },
           {
             type: 'object',
-            properties: { type: { type: 'string' }, message: { type: 'string' }, pendingApprovalId: { type: 'string' } },
+            properties: {
+              type: { type: 'string' },
+              message: { type: 'string' },
+              pendingApprovalId: { type: 'string' },
+              pauseId: { type: 'string' },
+              responseSchema: { type: 'object', description: 'The JSON Schema the answer must match, for a typed pause.' },
+            },
             required: ['type', 'message'],
           },
         ],

@@ -167,7 +167,13 @@ describe('MCP with the v2 client', () => {
     const { url } = await start(hitlScript());
     const client = await v2(url);
     const paused = await client.callTool({ name: 'trip_run', arguments: { city: 'Oslo', days: 1, swarmId: 'h1', wait: true } });
-    expect(paused.structuredContent).toEqual({ swarmId: 'h1', status: 'paused', reason: { type: 'HITL', message: 'Which day?' }, currentTurn: 1, maxTurns: 10 });
+    expect(paused.structuredContent).toEqual({
+      swarmId: 'h1',
+      status: 'paused',
+      reason: { type: 'HITL', message: 'Which day?', pauseId: expect.any(String) },
+      currentTurn: 1,
+      maxTurns: 10,
+    });
 
     const progress: string[] = [];
     const done = await client.callTool(
