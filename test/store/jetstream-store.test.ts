@@ -733,12 +733,15 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       return rt;
     }
 
+    /** The model of each runtime: the same one (each model call's event names it). */
+    const MODEL_NAME = 'reader-model';
+
     /** Events without what differs between two runs of the same conversation: their times. */
     const timeless = (events: readonly SwarmEvent[]) =>
       JSON.parse(JSON.stringify(events, (k, v: unknown) => (k === 'timestamp' || k === 'durationMs' ? undefined : v))) as unknown[];
 
     it('a swarm interrupted on one runtime is finished by another on another connection, exactly as an uninterrupted run; replay there yields the stored events', async () => {
-      const whole = runtime({ swarms: [reader], model: scriptedModel(async (req) => respond(req), 'whole'), store: await open({ prefix: `${prefix}u` }) });
+      const whole = runtime({ swarms: [reader], model: scriptedModel(async (req) => respond(req), MODEL_NAME), store: await open({ prefix: `${prefix}u` }) });
       const wholeClient = whole.forSwarm(reader, 'doc');
       await wholeClient.run('Read.');
       const expected = { result: await wholeClient.wait(), events: timeless(await collect(wholeClient.events())) };
@@ -751,7 +754,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
           await new Promise<never>((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true }));
         }
         return respond(req);
-      }, 'first');
+      }, MODEL_NAME);
       // Which message lists each commit writes: the config's is written once, by the first runtime.
       const listsWritten: string[][] = [];
       const counted = (store: SwarmStore): SwarmStore =>
@@ -770,7 +773,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
 
       const storeB = await open();
       expect(((await storeB.load('doc'))!.snapshot as { context: { config: { instructions: string } } }).context.config.instructions).toBe(reader.instructions);
-      const b = runtime({ swarms: [reader], model: scriptedModel(async (req) => respond(req), 'second'), store: counted(storeB) });
+      const b = runtime({ swarms: [reader], model: scriptedModel(async (req) => respond(req), MODEL_NAME), store: counted(storeB) });
       await b.start();
       const client = b.forSwarm(reader, 'doc');
       const result = await client.wait();
