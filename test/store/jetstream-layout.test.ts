@@ -7,44 +7,18 @@
  */
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { jetstreamStore } from '../../src/store/jetstream/store.js';
+import { headers } from '@nats-io/transport-node';
+import { describe, expect, it } from 'vitest';
 import type { StoredValue } from '../../src/store/jetstream/records.js';
 import { subjectToken } from '../../src/transport/types.js';
-import { type NatsServer, natsServerMissing, startNatsServer } from '../support/nats-server.js';
+import { jetstreamNamespace } from '../support/jetstream-namespace.js';
+import { natsServerMissing } from '../support/nats-server.js';
 import { oneToN, seqs } from '../support/seqs.js';
 import { event, record, step } from '../support/store-fixtures.js';
 import { until } from '../support/wait.js';
 
-let server: NatsServer;
-let cleanup: (() => Promise<unknown>)[] = [];
-let prefixes = 0;
-let prefix = 'l0';
-
-beforeAll(async () => {
-  if (!natsServerMissing) server = await startNatsServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
-afterEach(async () => {
-  for (const close of cleanup.reverse()) await close().catch(() => undefined);
-  cleanup = [];
-  prefix = `l${++prefixes}`;
-});
-
-async function connection(): Promise<NatsConnection> {
-  const nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 50 });
-  cleanup.push(() => nc.close());
-  return nc;
-}
-
-async function open() {
-  const store = jetstreamStore({ connection: await connection(), prefix, timeoutMs: 2000 });
-  cleanup.push(() => store.close());
-  return store;
-}
+const ns = jetstreamNamespace('l');
+const { connection, open } = ns;
 
 /** Raw handles on the namespace (its streams and bucket made by a store first). */
 async function raw() {
@@ -52,8 +26,8 @@ async function raw() {
   const nc = await connection();
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
-  const kv = await new Kvm(js).open(`${prefix}_swarms`, { allow_direct: true });
-  const eventSubject = (swarmId: string) => `${prefix}.ev.${subjectToken(swarmId)}`;
+  const kv = await new Kvm(js).open(`${ns.prefix}_swarms`, { allow_direct: true });
+  const eventSubject = (swarmId: string) => `${ns.prefix}.ev.${subjectToken(swarmId)}`;
   return {
     kv,
     /** Publishes events as the store did before format 3: a message each, its seq in its id. */
@@ -65,14 +39,14 @@ async function raw() {
       for (const [i, item] of items.entries()) {
         const h = headers();
         h.set('Xswarm-Index', String(from + i));
-        await js.publish(`${prefix}.msg.${subjectToken(swarmId)}.m${subjectToken(list)}`, JSON.stringify(item), { headers: h });
+        await js.publish(`${ns.prefix}.msg.${subjectToken(swarmId)}.m${subjectToken(list)}`, JSON.stringify(item), { headers: h });
       }
     },
     /** The `Xswarm-Commit` headers of a swarm's messages, in stream order (direct gets). */
     async commitHeaders(swarmId: string) {
       const out: string[] = [];
       for (let pos = 1; ; ) {
-        const m = await jsm.direct.getMessage(`${prefix}_events`, { next_by_subj: eventSubject(swarmId), seq: pos });
+        const m = await jsm.direct.getMessage(`${ns.prefix}_events`, { next_by_subj: eventSubject(swarmId), seq: pos });
         if (!m) return out;
         out.push(m.header.get('Xswarm-Commit'));
         pos = m.seq + 1;
@@ -84,7 +58,7 @@ async function raw() {
      */
     async expectMessages(swarmId: string, n: number) {
       const count = async () => {
-        const info = await jsm.streams.info(`${prefix}_events`, { subjects_filter: eventSubject(swarmId) });
+        const info = await jsm.streams.info(`${ns.prefix}_events`, { subjects_filter: eventSubject(swarmId) });
         return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
       };
       await until(`${n} messages of ${swarmId}`, count, (c) => c >= n);

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   CorruptEventError,
@@ -31,7 +31,8 @@ import type { StoredValue } from '../../src/store/jetstream/records.js';
 import { CONFIG_LIST } from '../../src/store/messages.js';
 import type { Commit } from '../../src/store/types.js';
 import { subjectToken } from '../../src/transport/types.js';
-import { type NatsServer, natsServerMissing, startNatsServer } from '../support/nats-server.js';
+import { jetstreamNamespace } from '../support/jetstream-namespace.js';
+import { natsServerMissing } from '../support/nats-server.js';
 import { collect } from '../support/script.js';
 import { event, expectNotHeldByFilter, record, step, T0 } from '../support/store-fixtures.js';
 import { sleep } from '../support/sleep.js';
@@ -39,47 +40,18 @@ import { until } from '../support/wait.js';
 import { oneToN, seqs } from '../support/seqs.js';
 import { REPO_ROOT } from '../support/repo-root.js';
 
-let server: NatsServer;
-let cleanup: (() => Promise<unknown>)[] = [];
-let prefixes = 0;
-let prefix = 't0';
-
-beforeAll(async () => {
-  if (!natsServerMissing) server = await startNatsServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
-afterEach(async () => {
-  for (const close of cleanup.reverse()) await close().catch(() => undefined);
-  cleanup = [];
-  // Each test in its own namespace of the one server.
-  prefix = `t${++prefixes}`;
-});
-
-/** A connection as a runtime would make it: reconnecting forever. */
-async function connection(): Promise<NatsConnection> {
-  const nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 50, waitOnFirstConnect: true });
-  cleanup.push(() => nc.close());
-  return nc;
-}
-
-/** A store on a connection of its own (another process, as far as NATS can tell). */
-async function open(options: { timeoutMs?: number; prefix?: string } = {}) {
-  const store = jetstreamStore({ connection: await connection(), prefix: options.prefix ?? prefix, timeoutMs: options.timeoutMs ?? 2000 });
-  cleanup.push(() => store.close());
-  return store;
-}
+const ns = jetstreamNamespace('t');
+const { connection, open } = ns;
 
 /** Raw JetStream handles on the test's namespace, for what the store API cannot do. */
 async function raw() {
   const nc = await connection();
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
-  const kv = await new Kvm(js).open(`${prefix}_swarms`, { allow_direct: true });
+  const kv = await new Kvm(js).open(`${ns.prefix}_swarms`, { allow_direct: true });
   /** How many messages the events stream holds for a swarm (duplicates included). */
   const eventCount = async (swarmId: string) => {
-    const info = await jsm.streams.info(`${prefix}_events`, { subjects_filter: `${prefix}.ev.${subjectToken(swarmId)}` });
+    const info = await jsm.streams.info(`${ns.prefix}_events`, { subjects_filter: `${ns.prefix}.ev.${subjectToken(swarmId)}` });
     return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
   };
   /**
@@ -103,8 +75,8 @@ async function raw() {
  */
 function collectPublishes(nc: NatsConnection) {
   const seen = { events: 0, messages: 0 };
-  nc.subscribe(`${prefix}.ev.>`, { callback: () => void seen.events++ });
-  nc.subscribe(`${prefix}.msg.>`, { callback: () => void seen.messages++ });
+  nc.subscribe(`${ns.prefix}.ev.>`, { callback: () => void seen.events++ });
+  nc.subscribe(`${ns.prefix}.msg.>`, { callback: () => void seen.messages++ });
   return {
     ready: nc.flush(),
     async count() {
@@ -122,12 +94,12 @@ function collectPublishes(nc: NatsConnection) {
 async function apiCalls() {
   const nc = await connection();
   const seen: string[] = [];
-  nc.subscribe('$JS.API.>', { callback: (_e, m) => void (m.subject.includes(`${prefix}_`) && seen.push(m.subject)) });
+  nc.subscribe('$JS.API.>', { callback: (_e, m) => void (m.subject.includes(`${ns.prefix}_`) && seen.push(m.subject)) });
   await nc.flush();
   return {
     async count(kind: string): Promise<number> {
       await nc.flush();
-      const start = kind === 'READER' ? `$JS.API.CONSUMER.CREATE.${prefix}_` : `$JS.API.${kind}.`;
+      const start = kind === 'READER' ? `$JS.API.CONSUMER.CREATE.${ns.prefix}_` : `$JS.API.${kind}.`;
       return seen.filter((subject) => subject.startsWith(start)).length;
     },
     reset: () => void (seen.length = 0),
@@ -480,8 +452,8 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       const store = await open();
       await store.commit(step('s1', 1, 1, 2));
       const { js } = await raw();
-      await js.publish(`${prefix}.ev.${subjectToken('s1')}`, 'not json', { msgID: 's1:3' });
-      await js.publish(`${prefix}.ev.${subjectToken('s1')}`, JSON.stringify(event('other', 4)), { msgID: 's1:4' });
+      await js.publish(`${ns.prefix}.ev.${subjectToken('s1')}`, 'not json', { msgID: 's1:3' });
+      await js.publish(`${ns.prefix}.ev.${subjectToken('s1')}`, JSON.stringify(event('other', 4)), { msgID: 's1:4' });
       const error = await store.readEvents('s1', 0).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(CorruptEventError);
       expect(error).toMatchObject({ swarmId: 's1', seq: 3, code: 'corrupt', readable: [event('s1', 1), event('s1', 2)] });
@@ -500,7 +472,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       // List writes of the swarm's current revision that are not JSON spoil its lists.
       const h = headers();
       h.set('Xswarm-Commit', `3 2 ${(await kv.get(subjectToken('rows')))!.revision} 1`);
-      await js.publish(`${prefix}.ev.${subjectToken('rows')}`, '{oops', { headers: h });
+      await js.publish(`${ns.prefix}.ev.${subjectToken('rows')}`, '{oops', { headers: h });
       const bad = await store.load('bad');
       expect(bad).toMatchObject({ swarmId: 'bad', status: 'failed', problem: expect.stringMatching(/^stored record is corrupt \(.+\)$/) });
       expect(bad?.result).toEqual({ status: 'failed', reason: `Cannot read swarm "bad": ${bad?.problem}` });
@@ -624,7 +596,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       const store = await open({ timeoutMs: 300 });
       await store.commit(step('s1', 1, 1, 1));
       // The server stops answering (not a disconnect): the update reaches it, its answer comes too late.
-      const pid = server.pid;
+      const pid = ns.server.pid;
       process.kill(pid, 'SIGSTOP');
       let pending: Promise<void>;
       try {
@@ -644,23 +616,23 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
     });
 
     it('with NATS down, a commit waits for it (even the first, before the bucket exists); past outageMs it fails with a clear error', async () => {
-      await server.kill();
-      const nc = connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 50, waitOnFirstConnect: true });
-      cleanup.push(async () => (await nc).close());
-      const store = jetstreamStore({ connection: nc, prefix, timeoutMs: 300 });
-      cleanup.push(() => store.close());
+      await ns.server.kill();
+      const nc = connect({ servers: ns.server.url, maxReconnectAttempts: -1, reconnectTimeWait: 50, waitOnFirstConnect: true });
+      ns.onCleanup(async () => (await nc).close());
+      const store = jetstreamStore({ connection: nc, prefix: ns.prefix, timeoutMs: 300 });
+      ns.onCleanup(() => store.close());
       const first = store.commit(step('s1', 1, 1, 2));
       await sleep(400);
-      await server.start();
+      await ns.server.start();
       await first;
       expect(seqs(await store.readEvents('s1', 0))).toEqual([1, 2]);
 
-      const impatient = jetstreamStore({ connection: await connection(), prefix, timeoutMs: 300, outageMs: 600 });
-      cleanup.push(() => impatient.close());
+      const impatient = jetstreamStore({ connection: await connection(), prefix: ns.prefix, timeoutMs: 300, outageMs: 600 });
+      ns.onCleanup(() => impatient.close());
       expect(await impatient.list()).toHaveLength(1);
-      await server.kill();
+      await ns.server.kill();
       const error = await impatient.commit(step('s2', 1, 1, 1)).catch((e: unknown) => e);
-      await server.start();
+      await ns.server.start();
       expect(error).toMatchObject({
         name: 'SwarmError',
         code: 'unavailable',
@@ -687,13 +659,13 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       for (const id of swarms) done.push(run(id));
       await sleep(40);
       const before = store.stats().commits;
-      // server.restart({ downMs: 500 }), with a look at readers while it is down.
-      await server.kill();
+      // ns.server.restart({ downMs: 500 }), with a look at readers while it is down.
+      await ns.server.kill();
       const during = Date.now();
       const read = await store.readEvents('r1', 0).catch((e: unknown) => e);
       expect(read).toMatchObject({ name: 'SwarmError', code: 'unavailable' });
       await sleep(500 - (Date.now() - during));
-      await server.start();
+      await ns.server.start();
       back = Date.now();
       await Promise.all(done);
       // The outage fell in the middle of the run: commits were waiting while the server was down.
@@ -729,7 +701,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
 
     function runtime(options: Parameters<typeof createRuntime>[0]): Runtime {
       const rt = createRuntime(options);
-      cleanup.push(() => rt.close());
+      ns.onCleanup(() => rt.close());
       return rt;
     }
 
@@ -741,7 +713,7 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       JSON.parse(JSON.stringify(events, (k, v: unknown) => (k === 'timestamp' || k === 'durationMs' ? undefined : v))) as unknown[];
 
     it('a swarm interrupted on one runtime is finished by another on another connection, exactly as an uninterrupted run; replay there yields the stored events', async () => {
-      const whole = runtime({ swarms: [reader], model: scriptedModel(async (req) => respond(req), MODEL_NAME), store: await open({ prefix: `${prefix}u` }) });
+      const whole = runtime({ swarms: [reader], model: scriptedModel(async (req) => respond(req), MODEL_NAME), store: await open({ prefix: `${ns.prefix}u` }) });
       const wholeClient = whole.forSwarm(reader, 'doc');
       await wholeClient.run('Read.');
       const expected = { result: await wholeClient.wait(), events: timeless(await collect(wholeClient.events())) };
@@ -804,8 +776,8 @@ describe.skipIf(natsServerMissing)('jetstreamStore', () => {
       const code = `
         const { connect } = await import('@nats-io/transport-node');
         const { jetstreamStore } = await import('./src/store/jetstream/store.ts');
-        const nc = await connect({ servers: ${JSON.stringify(server.url)} });
-        const store = jetstreamStore({ connection: nc, prefix: ${JSON.stringify(`${prefix}x`)} });
+        const nc = await connect({ servers: ${JSON.stringify(ns.server.url)} });
+        const store = jetstreamStore({ connection: nc, prefix: ${JSON.stringify(`${ns.prefix}x`)} });
         await store.list();
         await nc.drain();
         console.log('drained');`;
