@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRuntime, defineSwarm, type Runtime, type RuntimeOptions, scriptedModel, type SwarmEvent, sqliteStore } from '../../src/index.js';
+import { createRuntime, defineSwarm, scriptedModel, type SwarmEvent, sqliteStore } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import type { Commit, SwarmStore } from '../../src/store/types.js';
 import { exited, killAll } from '../support/crash-process.js';
@@ -28,11 +28,7 @@ import { sqliteFilePerTest } from '../support/sqlite-file.js';
 const file = sqliteFilePerTest('xswarm-commit-', { ignoreCloseErrors: true });
 afterAll(killAll);
 
-function runtime(options: RuntimeOptions): Runtime {
-  const rt = createRuntime(options);
-  file.track(rt);
-  return rt;
-}
+const runtime = file.runtime;
 
 /**
  * Counts `store.commit` attempts and the codes of the errors they threw; `inject` may make an

@@ -8,11 +8,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   type AgentDefinition,
-  createRuntime,
   defineSwarm,
   factOf,
   ReplayDivergenceError,
-  type Runtime,
   type RuntimeOptions,
   type SwarmDefinition,
   SwarmError,
@@ -35,11 +33,7 @@ import { sqliteFilePerTest } from '../support/sqlite-file.js';
 const file = sqliteFilePerTest('xswarm-durability-', { ignoreCloseErrors: true });
 afterAll(killAll);
 
-function runtime(options: RuntimeOptions): Runtime {
-  const rt = createRuntime(options);
-  file.track(rt);
-  return rt;
-}
+const runtime = file.runtime;
 
 /** Everything stored about a swarm, as bytes: its row and its events. */
 function storedRows(swarmId: string) {

@@ -6,19 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  createRuntime,
-  DefinitionError,
-  defineSwarm,
-  handoff,
-  handoffToolName,
-  type ModelRequest,
-  type Runtime,
-  type RuntimeOptions,
-  scriptedModel,
-  SwarmError,
-  tool,
-} from '../../src/index.js';
+import { DefinitionError, defineSwarm, handoff, handoffToolName, type ModelRequest, scriptedModel, SwarmError, tool } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import { call, collect } from '../support/script.js';
 import { sqliteFilePerTest } from '../support/sqlite-file.js';
@@ -26,11 +14,7 @@ import { until } from '../support/wait.js';
 
 const file = sqliteFilePerTest('xswarm-limits-');
 
-function runtime(options: RuntimeOptions): Runtime {
-  const rt = createRuntime(options);
-  file.track(rt);
-  return rt;
-}
+const runtime = file.runtime;
 
 const note = tool({ name: 'note', description: 'Notes a step', parameters: z.object({ step: z.number() }), execute: ({ step }) => `noted ${step}` });
 

@@ -22,9 +22,7 @@ const PASSIVATE_MS = 50;
 
 /** A runtime that passivates after {@link PASSIVATE_MS}, on a store of the test's file, closed after the test. */
 function runtime(options: Omit<RuntimeOptions, 'store'> & { store?: SwarmStore }): Runtime {
-  const rt = createRuntime({ passivateAfterMs: PASSIVATE_MS, store: file.open({ synchronous: 'NORMAL' }), ...options });
-  file.track(rt);
-  return rt;
+  return file.runtime({ passivateAfterMs: PASSIVATE_MS, store: file.open({ synchronous: 'NORMAL' }), ...options });
 }
 
 /** A swarm whose model asks a human which day, then books the day the human answers. */

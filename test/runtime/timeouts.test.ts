@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, DefinitionError, defineSwarm, handoff, handoffToolName, type Runtime, type RuntimeOptions, scriptedModel, tool } from '../../src/index.js';
+import { createRuntime, DefinitionError, defineSwarm, handoff, handoffToolName, scriptedModel, tool } from '../../src/index.js';
 import { call, collect, lastToolResult, queueModel } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
@@ -16,11 +16,7 @@ import { sqliteFilePerTest } from '../support/sqlite-file.js';
 
 const file = sqliteFilePerTest('xswarm-timeouts-');
 
-function runtime(options: RuntimeOptions): Runtime {
-  const rt = createRuntime(options);
-  file.track(rt);
-  return rt;
-}
+const runtime = file.runtime;
 
 /** What a hanging tool saw: each start, and the reason its signal aborted with (if it did). */
 interface Hang {

@@ -8,14 +8,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  createRuntime,
   defineSwarm,
   LocalBus,
   localTransport,
   memoryStore,
   type ModelRequest,
   type Runtime,
-  type RuntimeOptions,
   scriptedModel,
   type SwarmEvent,
   SwarmError,
@@ -29,11 +27,7 @@ import { until } from '../support/wait.js';
 
 const file = sqliteFilePerTest('xswarm-typed-');
 
-function runtime(options: RuntimeOptions): Runtime {
-  const rt = createRuntime(options);
-  file.track(rt);
-  return rt;
-}
+const runtime = file.runtime;
 
 const GUESTS_SCHEMA = {
   type: 'object',

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { sqliteStore } from '../../src/index.js';
+import { createRuntime, type Runtime, type RuntimeOptions, sqliteStore } from '../../src/index.js';
 
 /** Something to close after the test: an object with `close()`, or a function that closes it. */
 export type Closeable = { close(): unknown } | (() => unknown);
@@ -22,6 +22,8 @@ export interface SqliteTestFile {
   open(options?: Parameters<typeof sqliteStore>[1]): ReturnType<typeof sqliteStore>;
   /** Closes `closeable` after the test (a raw connection, a store opened otherwise, a runtime, a server). */
   track(closeable: Closeable): void;
+  /** Creates a runtime, closed after the test (before the stores opened ahead of it). */
+  runtime(options: RuntimeOptions): Runtime;
 }
 
 /**
@@ -41,6 +43,11 @@ export function sqliteFilePerTest(prefix: string, options: { ignoreCloseErrors?:
     },
     track(closeable: Closeable) {
       opened.push(closeable);
+    },
+    runtime(runtimeOptions: RuntimeOptions) {
+      const rt = createRuntime(runtimeOptions);
+      opened.push(rt);
+      return rt;
     },
   };
   beforeEach(() => {
