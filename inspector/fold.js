@@ -216,6 +216,19 @@ export class Folder {
   }
 
   /**
+   * A handoff began: its node runs (timed from `at`), and one of the orchestrator's moves the
+   * swarm to `awaitingHandoff` unless it is paused or over.
+   * @param {string} key @param {TreeNode} n @param {string} callId @param {string} from @param {number | null} at
+   */
+  openHandoff(key, n, callId, from, at) {
+    n.calls++;
+    n.open++;
+    n.status = 'running';
+    this.handoffs.set(callId, { key, at });
+    if (this.isOrchestrator(from) && !FINAL_STATES.has(this.state) && this.state !== 'paused') this.state = 'awaitingHandoff';
+  }
+
+  /**
    * The node of a tool called by `agent` (the orchestrator or an agent): its key.
    * @param {string} agent @param {string} toolName @param {number} seq
    */
@@ -310,22 +323,12 @@ export class Folder {
       case 'agent-handoff': {
         const remote = this.callKinds.get(f.callId) === 'remote';
         const key = `${remote ? 'remote' : 'agent'}:${f.to}`;
-        const n = this.node(key, remote ? 'remote' : 'agent', f.to, remote ? 'remote' : '', 'swarm', e.seq);
-        n.calls++;
-        n.open++;
-        n.status = 'running';
-        this.handoffs.set(f.callId, { key, at });
-        if (this.isOrchestrator(f.from) && !FINAL_STATES.has(this.state) && this.state !== 'paused') this.state = 'awaitingHandoff';
+        this.openHandoff(key, this.node(key, remote ? 'remote' : 'agent', f.to, remote ? 'remote' : '', 'swarm', e.seq), f.callId, f.from, at);
         break;
       }
       case 'swarm-handoff': {
         const key = `child:${f.childSwarmId}`;
-        const n = this.node(key, 'child-swarm', f.childSwarmId, f.to, 'swarm', e.seq);
-        n.calls++;
-        n.open++;
-        n.status = 'running';
-        this.handoffs.set(f.callId, { key, at });
-        if (this.isOrchestrator(f.from) && !FINAL_STATES.has(this.state) && this.state !== 'paused') this.state = 'awaitingHandoff';
+        this.openHandoff(key, this.node(key, 'child-swarm', f.childSwarmId, f.to, 'swarm', e.seq), f.callId, f.from, at);
         break;
       }
       case 'child-swarm': {
