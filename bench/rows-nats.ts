@@ -10,12 +10,12 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats, jetstreamStore, natsTransport } from '../src/entries/nats.js';
 import { createRuntime, defineSwarm, handoff, handoffToolName, type Runtime, scriptedModel, type SwarmStore, type Transport } from '../src/index.js';
 import { subjectToken } from '../src/transport/types.js';
-import { natsServerMissing } from '../test/support/nats-server.js';
 import { CONCURRENT_LATENCY_MS, CONCURRENT_RUNS, percentile, timeConcurrent, timeSequential } from './measure.js';
 import { cpuMeter, RawOps, type Seen, startSetup, type Timing, WriteLog } from './nats-bench.js';
 import { ECHO_AGENT, echoAnswer } from './nats-worker.js';
 import type { Figures } from './table.js';
-import { type CallCounts, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID, w1Call, w1Respond } from './w1.js';
+import { W1_MODEL_CALLS } from './w1.js';
+import { checkW1Counts, HOSTING, natsMissing, runW1, w1Orchestrator } from './w1-nats.js';
 
 /** The namespace the runtimes use (the default). */
 const PREFIX = 'xswarm';
@@ -31,20 +31,12 @@ const W1_RUNS = 200;
 const W1_WARMUP = 20;
 /** Sequential W1 runs made with the write log on, after the timed ones. */
 const W1_COUNTED = 20;
-/** Hosting timings for the rows: a loaded machine must not turn a slow answer into a resent call. */
-const HOSTING = { deadlineMs: 120_000, heartbeatTimeoutMs: 60_000 };
 /** What the handoff row's parent asks its agent. */
 const REQUEST = 'ping';
 
 const now = () => process.hrtime.bigint();
 const us = (from: bigint, to: bigint) => Number(to - from) / 1000;
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-
-/** Whether nats-server is missing here (said on stderr; the row's figures then read n/a). */
-function missing(): boolean {
-  if (natsServerMissing) process.stderr.write(`skipping the NATS row: ${natsServerMissing}\n`);
-  return natsServerMissing !== undefined;
-}
 
 /** The marks of one handoff, in this process's clock. */
 interface Marks {
@@ -99,7 +91,7 @@ function apiKind(subject: string): string {
  * on a shared 2-core machine it tells load from work.
  */
 export async function handoffCrossProcess(): Promise<Figures> {
-  if (missing()) return {};
+  if (natsMissing()) return {};
   const setup = await startSetup(1, { kind: 'echo' });
   const url = setup.server.url;
   const opened: { close(): Promise<unknown> }[] = [];
@@ -300,42 +292,13 @@ function writesOf(log: WriteLog, done: readonly Marks[]) {
   };
 }
 
-/** W1's orchestrator on NATS, its agents hosted by the workers. */
-function w1Orchestrator(url: string, latencyMs: number): { runtime: Runtime; counts: CallCounts } {
-  const counts = newCounts();
-  const swarm = defineSwarm({
-    id: W1_SWARM_ID,
-    instructions: 'Plan the user’s weekend. Ask the agents, then answer in one sentence.',
-    handoffs: W1_AGENTS.map((id) => handoff.toAgent(id)),
-  });
-  const model = scriptedModel(latencyMs > 0 ? (req) => w1Call(req, counts, latencyMs) : (req) => w1Respond(req, counts));
-  const runtime = createRuntime({ swarms: [swarm], model, nats: { servers: url, name: 'bench-orchestrator' }, hosting: HOSTING });
-  return { runtime, counts };
-}
-
-async function runW1(runtime: Runtime): Promise<void> {
-  const client = runtime.forSwarm(W1_SWARM_ID);
-  await client.run(W1_INPUT);
-  const result = await client.wait();
-  if (result.status !== 'completed' || result.result !== W1_RESULT) throw new Error(`unexpected W1 result: ${JSON.stringify(result)}`);
-}
-
-/** Throws unless every agent (summed over the workers) and the orchestrator answered as W1 does in `runs` runs. */
-function checkW1Counts(orchestrator: CallCounts, workers: CallCounts, runs: number): void {
-  for (const agent of W1_AGENTS) {
-    if (workers[agent] !== runs) throw new Error(`${agent} was called ${workers[agent]} times in ${runs} runs, expected ${runs}`);
-  }
-  const expected = (W1_MODEL_CALLS - W1_AGENTS.length) * runs;
-  if (orchestrator[W1_SWARM_ID] !== expected) throw new Error(`orchestrator was called ${orchestrator[W1_SWARM_ID]} times, expected ${expected}`);
-}
-
 /**
  * W1 over NATS, one run at a time, no model latency: the orchestrator here, the three agents
  * hosted by two worker processes (each hosts all three; the queue group spreads the handoffs),
  * all state in JetStream. Every run makes three cross-process handoffs.
  */
 export async function w1JetStreamSequential(): Promise<Figures> {
-  if (missing()) return {};
+  if (natsMissing()) return {};
   const setup = await startSetup(2, { kind: 'w1', latencyMs: 0 });
   const { runtime, counts } = w1Orchestrator(setup.server.url, 0);
   const opened: { close(): Promise<unknown> }[] = [];
@@ -422,7 +385,7 @@ function storeWrites(seen: readonly Seen[], runs: number) {
  * (orchestrator and agents), after a few sequential warm-up runs on the same processes.
  */
 export async function w1JetStreamConcurrent(): Promise<Figures> {
-  if (missing()) return {};
+  if (natsMissing()) return {};
   const setup = await startSetup(2, { kind: 'w1', latencyMs: CONCURRENT_LATENCY_MS });
   const { runtime, counts } = w1Orchestrator(setup.server.url, CONCURRENT_LATENCY_MS);
   let failed = false;

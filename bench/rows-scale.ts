@@ -17,13 +17,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRuntime, defineSwarm, handoff, type Runtime, scriptedModel } from '../src/index.js';
-import { type NatsServer, natsServerMissing, startNatsServer } from '../test/support/nats-server.js';
+import { type NatsServer, startNatsServer } from '../test/support/nats-server.js';
 import { CONCURRENT_LATENCY_MS, percentile } from './measure.js';
 import { cpuUs, startSetup } from './nats-bench.js';
 import { type Child, startChild } from './scale-children.js';
 import type { Figures } from './table.js';
-import { type CallCounts, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID, w1Call } from './w1.js';
+import { checkW1Counts, natsMissing, runW1, w1Orchestrator } from './w1-nats.js';
 
 /** Runs posted at once in the REST rows (the workload's name says it: rows.ts). */
 const REST_RUNS = 500;
@@ -31,19 +30,11 @@ const REST_RUNS = 500;
 const W1_WARMUP = 20;
 /** REST runs before the timed ones, started together (the same reasons). */
 const REST_WARMUP = 10;
-/** Hosting timings of the W1 rows, as in rows-nats.ts: a loaded machine must not turn a slow answer into a resent call. */
-const HOSTING = { deadlineMs: 120_000, heartbeatTimeoutMs: 60_000 };
 /** The served swarm definition of the REST rows (`examples/distributed/planner.ts`). */
 const PLANNER = 'day-planner';
 /** Model calls per REST run: the planner's 4 (three handoffs, then `complete`), each agent's 2 (its tool, then its answer). */
 const PLANNER_CALLS = 4;
 const AGENT_CALLS = 2;
-
-/** Whether nats-server is missing here (said on stderr; the row's figures then read n/a). */
-function missing(): boolean {
-  if (natsServerMissing) process.stderr.write(`skipping the NATS row: ${natsServerMissing}\n`);
-  return natsServerMissing !== undefined;
-}
 
 const now = () => process.hrtime.bigint();
 const msSince = (t: bigint) => Number(now() - t) / 1e6;
@@ -95,19 +86,6 @@ function spread(doneMs: readonly number[]): Figures {
   return { p50Ms: percentile(doneMs, 0.5), p90Ms: percentile(doneMs, 0.9), maxMs: Math.max(...doneMs) };
 }
 
-/** W1's orchestrator on the nats-server at `url`, its agents hosted by the workers (20 ms per model call). */
-function w1Orchestrator(url: string): { runtime: Runtime; counts: CallCounts } {
-  const counts = newCounts();
-  const swarm = defineSwarm({
-    id: W1_SWARM_ID,
-    instructions: 'Plan the user’s weekend. Ask the agents, then answer in one sentence.',
-    handoffs: W1_AGENTS.map((id) => handoff.toAgent(id)),
-  });
-  const model = scriptedModel((req) => w1Call(req, counts, CONCURRENT_LATENCY_MS));
-  const runtime = createRuntime({ swarms: [swarm], model, nats: { servers: url, name: 'bench-orchestrator' }, hosting: HOSTING });
-  return { runtime, counts };
-}
-
 /**
  * W1 over NATS with its agents in `workers` worker processes: {@link W1_WARMUP} runs one at a
  * time, then `runs` runs started at once; the figures are the batch's runs per second, its
@@ -116,18 +94,13 @@ function w1Orchestrator(url: string): { runtime: Runtime; counts: CallCounts } {
  */
 export function w1NatsScale(workers: number, runs: number): () => Promise<Figures> {
   return async () => {
-    if (missing()) return {};
+    if (natsMissing()) return {};
     const setup = await startSetup(workers, { kind: 'w1', latencyMs: CONCURRENT_LATENCY_MS });
-    const { runtime, counts } = w1Orchestrator(setup.server.url);
+    const { runtime, counts } = w1Orchestrator(setup.server.url, CONCURRENT_LATENCY_MS);
     let failed = false;
     try {
       await runtime.start();
-      const once = async () => {
-        const client = runtime.forSwarm(W1_SWARM_ID);
-        await client.run(W1_INPUT);
-        const result = await client.wait();
-        if (result.status !== 'completed' || result.result !== W1_RESULT) throw new Error(`unexpected W1 result: ${JSON.stringify(result)}`);
-      };
+      const once = () => runW1(runtime);
       for (let i = 0; i < W1_WARMUP; i++) await once();
       const pids: Record<string, number | 'self'> = { orchestrator: 'self', 'nats-server': setup.server.pid };
       setup.workers.forEach((w, i) => {
@@ -159,13 +132,6 @@ export function w1NatsScale(workers: number, runs: number): () => Promise<Figure
   };
 }
 
-/** Throws unless each agent (summed over the workers) and the orchestrator answered as W1 does in `total` runs. */
-function checkW1Counts(orchestrator: CallCounts, workers: CallCounts, total: number): void {
-  for (const agent of W1_AGENTS) if (workers[agent] !== total) throw new Error(`${agent} was called ${workers[agent]} times in ${total} runs`);
-  const expected = (W1_MODEL_CALLS - W1_AGENTS.length) * total;
-  if (orchestrator[W1_SWARM_ID] !== expected) throw new Error(`orchestrator was called ${orchestrator[W1_SWARM_ID]} times in ${total} runs, expected ${expected}`);
-}
-
 /** One REST run as a client makes it: the POST, then its event stream read to the end. */
 async function restRun(url: string, started: bigint): Promise<{ swarmId: string; postedMs: number; doneMs: number }> {
   const posted = await fetch(`${url}/swarms/${PLANNER}`, {
@@ -195,7 +161,7 @@ async function restRun(url: string, started: bigint): Promise<{ swarmId: string;
  */
 export function restScale(kind: 'nats' | 'sqlite'): () => Promise<Figures> {
   return async () => {
-    if (kind === 'nats' && missing()) return {};
+    if (kind === 'nats' && natsMissing()) return {};
     const children: Child[] = [];
     let nats: NatsServer | undefined;
     const dir = kind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'xswarm-bench-rest-')) : undefined;

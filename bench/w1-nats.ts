@@ -1,0 +1,49 @@
+/**
+ * W1 over NATS, as the NATS rows (`rows-nats.ts`) and the scale-out rows (`rows-scale.ts`) run
+ * it: the orchestrator in the row's process, its agents hosted by worker processes
+ * (`nats-worker.ts`), and the checks that every call was made as W1 makes it.
+ *
+ * @module
+ */
+import { createRuntime, defineSwarm, handoff, type Runtime, scriptedModel } from '../src/index.js';
+import { natsServerMissing } from '../test/support/nats-server.js';
+import { type CallCounts, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID, w1Call, w1Respond } from './w1.js';
+
+/** Hosting timings of the rows: a loaded machine must not turn a slow answer into a resent call. */
+export const HOSTING = { deadlineMs: 120_000, heartbeatTimeoutMs: 60_000 };
+
+/** Whether nats-server is missing here (said on stderr; the row's figures then read n/a). */
+export function natsMissing(): boolean {
+  if (natsServerMissing) process.stderr.write(`skipping the NATS row: ${natsServerMissing}\n`);
+  return natsServerMissing !== undefined;
+}
+
+/** W1's orchestrator on the nats-server at `url`, its agents hosted by the workers; `latencyMs` per model call (0: none). */
+export function w1Orchestrator(url: string, latencyMs: number): { runtime: Runtime; counts: CallCounts } {
+  const counts = newCounts();
+  const swarm = defineSwarm({
+    id: W1_SWARM_ID,
+    instructions: 'Plan the user’s weekend. Ask the agents, then answer in one sentence.',
+    handoffs: W1_AGENTS.map((id) => handoff.toAgent(id)),
+  });
+  const model = scriptedModel(latencyMs > 0 ? (req) => w1Call(req, counts, latencyMs) : (req) => w1Respond(req, counts));
+  const runtime = createRuntime({ swarms: [swarm], model, nats: { servers: url, name: 'bench-orchestrator' }, hosting: HOSTING });
+  return { runtime, counts };
+}
+
+/** One W1 run to its end; throws unless it completed with W1's result. */
+export async function runW1(runtime: Runtime): Promise<void> {
+  const client = runtime.forSwarm(W1_SWARM_ID);
+  await client.run(W1_INPUT);
+  const result = await client.wait();
+  if (result.status !== 'completed' || result.result !== W1_RESULT) throw new Error(`unexpected W1 result: ${JSON.stringify(result)}`);
+}
+
+/** Throws unless every agent (summed over the workers) and the orchestrator answered as W1 does in `runs` runs. */
+export function checkW1Counts(orchestrator: CallCounts, workers: CallCounts, runs: number): void {
+  for (const agent of W1_AGENTS) {
+    if (workers[agent] !== runs) throw new Error(`${agent} was called ${workers[agent]} times in ${runs} runs, expected ${runs}`);
+  }
+  const expected = (W1_MODEL_CALLS - W1_AGENTS.length) * runs;
+  if (orchestrator[W1_SWARM_ID] !== expected) throw new Error(`orchestrator was called ${orchestrator[W1_SWARM_ID]} times in ${runs} runs, expected ${expected}`);
+}
