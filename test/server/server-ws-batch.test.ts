@@ -12,7 +12,7 @@ import { request, Subscriber } from '../support/server-clients.js';
 import { sleep } from '../support/sleep.js';
 import { range, seqs } from '../support/seqs.js';
 import { until } from '../support/wait.js';
-import { BIG_TURNS, status, wsFixture } from '../support/ws-swarms.js';
+import { BIG_TURNS, startPaused, wsFixture } from '../support/ws-swarms.js';
 
 const { start: serveSwarms, open } = wsFixture();
 /** Results of 100 KiB, so a stalled subscriber's frames stay under the frame bound. */
@@ -27,12 +27,7 @@ const eventsOf = (s: Subscriber) => raw(s).flatMap((f) => (Array.isArray(f) ? f 
 describe('batch=1', () => {
   it('replays after `since` in array frames, then streams each commit as one frame, then closes with 1000', async () => {
     const { url, ws, rt } = await start();
-    await request(url, 'POST', '/swarms/hitl', { input: 'x', swarmId: 'h1' });
-    await until(
-      'h1 to be paused',
-      () => status(url, 'hitl', 'h1'),
-      (r) => r.status === 'paused',
-    );
+    await startPaused(url, 'hitl', 'h1');
     const stored = await rt.store.readEvents('h1', 0);
     expect(stored.length).toBeGreaterThan(3);
 
@@ -101,12 +96,7 @@ describe('batch=1', () => {
 
   it('a stalled batched subscriber overflows (an object frame, 1013); frames stay within the byte bound; since=lastSeq continues', async () => {
     const { url, ws, rt } = await start();
-    await request(url, 'POST', '/swarms/big', { input: 'x', swarmId: 'big1' });
-    await until(
-      'big1 to be paused',
-      () => status(url, 'big', 'big1'),
-      (r) => r.status === 'paused',
-    );
+    await startPaused(url, 'big', 'big1');
     const slow = await open(`${ws}/events?swarmId=big1&batch=1`);
     await slow.waitFor(() => eventsOf(slow).length > 0);
     const socket = (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
@@ -141,12 +131,7 @@ describe('batch=1', () => {
 
   it('refuses a bad batch value and batch outside one-swarm mode (400); batch=0 is one event per frame', async () => {
     const { url, ws } = await start();
-    await request(url, 'POST', '/swarms/hitl', { input: 'x', swarmId: 'h2' });
-    await until(
-      'h2 to be paused',
-      () => status(url, 'hitl', 'h2'),
-      (r) => r.status === 'paused',
-    );
+    await startPaused(url, 'hitl', 'h2');
     await expect(Subscriber.open(`${ws}/events?swarmId=h2&batch=yes`)).rejects.toMatchObject({ status: 400 });
     await expect(Subscriber.open(`${ws}/events?batch=1`)).rejects.toMatchObject({ status: 400 });
     const plain = await open(`${ws}/events?swarmId=h2&batch=0`);

@@ -9,7 +9,7 @@ import { type Frame, isEvent, request, Subscriber } from '../support/server-clie
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
 import { range, seqs } from '../support/seqs.js';
-import { BIG_TURNS, status, wsFixture } from '../support/ws-swarms.js';
+import { BIG_TURNS, startPaused, status, wsFixture } from '../support/ws-swarms.js';
 
 const { start, open, closeServer } = wsFixture();
 
@@ -18,12 +18,7 @@ const hasFinal = (frames: Frame[]) => frames.some((f) => isEvent(f) && isFinalEv
 describe('one swarm', () => {
   it('replays after `since`, then streams live events until the final one, then closes with 1000', async () => {
     const { url, ws, rt } = await start();
-    await request(url, 'POST', '/swarms/hitl', { input: 'x', swarmId: 'h1' });
-    await until(
-      'h1 to be paused',
-      () => status(url, 'hitl', 'h1'),
-      (r) => r.status === 'paused',
-    );
+    await startPaused(url, 'hitl', 'h1');
     const stored = await rt.store.readEvents('h1', 0);
     expect(stored.length).toBeGreaterThan(3);
 
@@ -85,12 +80,7 @@ describe('every swarm', () => {
       (r) => r.status === 'completed',
     );
     // A swarm waiting since before: only what it does from now on.
-    await request(url, 'POST', '/swarms/hitl', { input: 'x', swarmId: 'waiting' });
-    await until(
-      'waiting to be paused',
-      () => status(url, 'hitl', 'waiting'),
-      (r) => r.status === 'paused',
-    );
+    await startPaused(url, 'hitl', 'waiting');
     const waitingBefore = (await rt.store.readEvents('waiting', 0)).length;
 
     const sub = await open(`${ws}/events`);
@@ -129,12 +119,7 @@ describe('every swarm', () => {
 describe('slow subscribers', () => {
   it('a subscriber that stops reading overflows and is closed with 1013; the swarm completes unaffected', async () => {
     const { url, ws, rt } = await start();
-    await request(url, 'POST', '/swarms/big', { input: 'x', swarmId: 'big1' });
-    await until(
-      'big1 to be paused',
-      () => status(url, 'big', 'big1'),
-      (r) => r.status === 'paused',
-    );
+    await startPaused(url, 'big', 'big1');
     const slow = await open(`${ws}/events?swarmId=big1`);
     await slow.waitFor((f) => f.length > 0 && (f.at(-1) as SwarmEvent).kind === 'internal:checkpoint');
     // The client stops reading from its socket: the server's writes back up.
@@ -169,12 +154,7 @@ describe('slow subscribers', () => {
 describe('slow subscribers of every swarm', () => {
   it('one stalled subscriber overflows with its last seqs; another one and the swarm are unaffected', async () => {
     const { url, ws, rt } = await start();
-    await request(url, 'POST', '/swarms/big', { input: 'x', swarmId: 'big2' });
-    await until(
-      'big2 to be paused',
-      () => status(url, 'big', 'big2'),
-      (r) => r.status === 'paused',
-    );
+    await startPaused(url, 'big', 'big2');
     const stalled = await open(`${ws}/events`);
     const healthy = await open(`${ws}/events`);
     await stalled.waitFor((f) => f.length === 1);

@@ -12,6 +12,7 @@ import { call, queueModel } from './script.js';
 import { range } from './seqs.js';
 import { request, Subscriber } from './server-clients.js';
 import { sleep } from './sleep.js';
+import { until } from './wait.js';
 
 /** Turns of `big` after its pause. */
 export const BIG_TURNS = 60;
@@ -93,3 +94,13 @@ export function wsFixture() {
 
 /** A swarm's result over REST. */
 export const status = (url: string, def: string, id: string) => request(url, 'GET', `/swarms/${def}/${id}`).then((r) => r.body);
+
+/** Starts swarm `swarmId` of `definitionId` (`hitl` or `big`) over REST and waits until it is paused at its first question. */
+export async function startPaused(url: string, definitionId: string, swarmId: string, input = 'x'): Promise<void> {
+  await request(url, 'POST', `/swarms/${definitionId}`, { input, swarmId });
+  await until(
+    `${swarmId} to be paused`,
+    () => status(url, definitionId, swarmId),
+    (r) => r.status === 'paused',
+  );
+}
