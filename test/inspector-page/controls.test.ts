@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { defineSwarm, type ModelRequest, scriptedModel } from '../../src/index.js';
 import { browserFixture, describeBrowser, screenshot } from '../support/browser.js';
-import { type Gate, gate, servedRuntimes, swarmUrl, tid, waitState, waitText } from '../support/inspector-page.js';
+import { type Gate, gate, pauseFromPage, servedRuntimes, swarmUrl, tid, waitState, waitText } from '../support/inspector-page.js';
 import { until } from '../support/wait.js';
 
 const asker = defineSwarm({ id: 'asker', instructions: 'Help with bookings.' });
@@ -50,14 +50,7 @@ describeBrowser('inspector page: controls and their policy', () => {
     await held.reached;
     const page = await chromium.page();
     await page.goto(swarmUrl(url, 'booking'));
-    await waitState(page, /^running/);
-
-    await page.locator(tid('btn-pause')).click();
-    await until(
-      'the swarm to pause',
-      () => client.getResult(),
-      (r) => r.status === 'paused',
-    );
+    await pauseFromPage(page, client);
     await waitState(page, 'paused');
     await page.locator(tid('pause-reason')).waitFor({ timeout: 10_000 });
     await screenshot(ctx, page, 'paused');
@@ -132,13 +125,7 @@ window.results = {};
     // The control: the same swarm's own page can pause it.
     const own = await chromium.page();
     await own.goto(swarmUrl(url, 'held'));
-    await waitState(own, /^running/);
-    await own.locator(tid('btn-pause')).click();
-    await until(
-      'the swarm to pause',
-      () => client.getResult(),
-      (r) => r.status === 'paused',
-    );
+    await pauseFromPage(own, client);
   });
 
   it('with a server token: works from #token= (kept out of the address bar) and refuses without it', async (ctx) => {

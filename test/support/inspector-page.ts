@@ -7,8 +7,9 @@
  */
 import type { Page } from 'playwright-core';
 import { afterEach } from 'vitest';
-import { createRuntime, memoryStore, type Runtime, type SwarmStore } from '../../src/index.js';
+import { createRuntime, memoryStore, type Runtime, type SwarmClient, type SwarmStore } from '../../src/index.js';
 import { serve, type ServeOptions, type SwarmServer } from '../../src/server/index.js';
+import { until } from './wait.js';
 
 /**
  * The little of the DOM the tests' in-page functions use: the project's `lib` has no DOM
@@ -189,4 +190,15 @@ export async function waitState(page: Page, state: string | RegExp, timeout = 10
 /** The last stored event's seq of a swarm (0 when it has none). */
 export async function storedLastSeq(store: SwarmStore, swarmId: string): Promise<number> {
   return (await store.readEvents(swarmId, 0)).at(-1)?.seq ?? 0;
+}
+
+/** Clicks the page's pause button on a running swarm and waits until `client` reads it paused. */
+export async function pauseFromPage(page: Page, client: Pick<SwarmClient, 'getResult'>): Promise<void> {
+  await waitState(page, /^running/);
+  await page.locator(tid('btn-pause')).click();
+  await until(
+    'the swarm to pause',
+    () => client.getResult(),
+    (r) => r.status === 'paused',
+  );
 }
