@@ -83,27 +83,83 @@ export function cpuUs(pid: number): number | null {
 /** `getconf CLK_TCK` on Linux. */
 const CLOCK_TICKS = 100;
 
+/** The processes of a setup by name, as {@link processMeter} counts them: `orchestrator` (this one), `nats-server`, `worker <n>`. */
+export function setupPids(setup: NatsSetup): Record<string, number | 'self'> {
+  const pids: Record<string, number | 'self'> = { orchestrator: 'self', 'nats-server': setup.server.pid };
+  setup.workers.forEach((w, i) => {
+    pids[`worker ${i + 1}`] = w.pid;
+  });
+  return pids;
+}
+
+/** The workers' CPU µs per run summed, from {@link processMeter}'s figures (null when one is unknown). */
+export function workersUs(figures: Figures, workers: number): number | null {
+  let sum = 0;
+  for (let i = 1; i <= workers; i++) {
+    const v = figures[`cpu worker ${i} µs/run`];
+    if (v == null) return null;
+    sum += v;
+  }
+  return sum;
+}
+
 /**
  * Starts counting the CPU time of this process (the orchestrator), the setup's workers and its
  * nats-server; `perRun(runs)` gives each one's µs per run since (null where unknown).
  */
 export function cpuMeter(setup: NatsSetup): { perRun(runs: number): Figures } {
-  const self0 = process.cpuUsage();
-  const pids = setup.workers.map((w) => w.pid);
-  const workers0 = pids.map(cpuUs);
-  const server0 = cpuUs(setup.server.pid);
-  const since = (now: (number | null)[], before: (number | null)[]) =>
-    now.some((t) => t === null) || before.some((t) => t === null) ? null : now.reduce((a, t, i) => a! + t! - before[i]!, 0)!;
+  const meter = processMeter(setupPids(setup));
   return {
     perRun(runs) {
-      const self = process.cpuUsage(self0);
-      const workers = since(pids.map(cpuUs), workers0);
-      const server = since([cpuUs(setup.server.pid)], [server0]);
+      // The wall time only scales the `cores` figures, which these rows do not print.
+      const f = meter.figures(runs, 1);
       return {
-        cpuOrchestratorUs: (self.user + self.system) / runs,
-        cpuWorkersUs: workers === null ? null : workers / runs,
-        cpuServerUs: server === null ? null : server / runs,
+        cpuOrchestratorUs: f['cpu orchestrator µs/run'] ?? null,
+        cpuWorkersUs: workersUs(f, setup.workers.length),
+        cpuServerUs: f['cpu nats-server µs/run'] ?? null,
       };
+    },
+  };
+}
+
+/** The whole machine's busy CPU time so far (every process, neighbours included), in µs; null without `/proc`. */
+function machineBusyUs(): number | null {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
+    const busy = cpu.slice(0, 8).reduce((a, v, i) => (i === 3 || i === 4 ? a : a + v), 0);
+    return (busy / 100) * 1e6;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Counts, from now on, the CPU time of named processes (`self` is this one) and of the whole
+ * machine; `figures(runs, wallMs)` gives each process's µs per run and the cores it kept busy
+ * over the wall time (`<name>Cores`), and the machine's busy cores (`machineCores`).
+ */
+export function processMeter(pids: Record<string, number | 'self'>) {
+  const read = (pid: number | 'self') => {
+    if (pid !== 'self') return cpuUs(pid);
+    const u = process.cpuUsage();
+    return u.user + u.system;
+  };
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, read(pid)]));
+  const machine0 = machineBusyUs();
+  return {
+    figures(runs: number, wallMs: number): Figures {
+      const f: Figures = {};
+      for (const [name, pid] of Object.entries(pids)) {
+        const t0 = before[name];
+        const t = read(pid);
+        const used = t === null || t0 === null || t0 === undefined ? null : t - t0;
+        f[`cpu ${name} µs/run`] = used === null ? null : used / runs;
+        f[`cores ${name}`] = used === null ? null : used / 1000 / wallMs;
+      }
+      const m = machineBusyUs();
+      f['cores machine'] = m === null || machine0 === null ? null : (m - machine0) / 1000 / wallMs;
+      return f;
     },
   };
 }

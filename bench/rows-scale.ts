@@ -14,12 +14,12 @@
  *
  * @module
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type NatsServer, startNatsServer } from '../test/support/nats-server.js';
 import { CONCURRENT_LATENCY_MS, percentile } from './measure.js';
-import { cpuUs, startSetup } from './nats-bench.js';
+import { processMeter, setupPids, startSetup, workersUs } from './nats-bench.js';
 import { type Child, startChild } from './scale-children.js';
 import type { Figures } from './table.js';
 import { checkW1Counts, natsMissing, runW1, w1Orchestrator } from './w1-nats.js';
@@ -38,48 +38,6 @@ const AGENT_CALLS = 2;
 
 const now = () => process.hrtime.bigint();
 const msSince = (t: bigint) => Number(now() - t) / 1e6;
-
-/** The whole machine's busy CPU time so far (every process, neighbours included), in µs; null without `/proc`. */
-function machineBusyUs(): number | null {
-  try {
-    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
-    const busy = cpu.slice(0, 8).reduce((a, v, i) => (i === 3 || i === 4 ? a : a + v), 0);
-    return (busy / 100) * 1e6;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Counts, from now on, the CPU time of named processes (`self` is this one) and of the whole
- * machine; `figures(runs, wallMs)` gives each process's µs per run and the cores it kept busy
- * over the wall time (`<name>Cores`), and the machine's busy cores (`machineCores`).
- */
-function processMeter(pids: Record<string, number | 'self'>) {
-  const read = (pid: number | 'self') => {
-    if (pid !== 'self') return cpuUs(pid);
-    const u = process.cpuUsage();
-    return u.user + u.system;
-  };
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, read(pid)]));
-  const machine0 = machineBusyUs();
-  return {
-    figures(runs: number, wallMs: number): Figures {
-      const f: Figures = {};
-      for (const [name, pid] of Object.entries(pids)) {
-        const t0 = before[name];
-        const t = read(pid);
-        const used = t === null || t0 === null || t0 === undefined ? null : t - t0;
-        f[`cpu ${name} µs/run`] = used === null ? null : used / runs;
-        f[`cores ${name}`] = used === null ? null : used / 1000 / wallMs;
-      }
-      const m = machineBusyUs();
-      f['cores machine'] = m === null || machine0 === null ? null : (m - machine0) / 1000 / wallMs;
-      return f;
-    },
-  };
-}
 
 /** Completion times (ms) of runs started at once: p50, p90, max. */
 function spread(doneMs: readonly number[]): Figures {
@@ -102,11 +60,7 @@ export function w1NatsScale(workers: number, runs: number): () => Promise<Figure
       await runtime.start();
       const once = () => runW1(runtime);
       for (let i = 0; i < W1_WARMUP; i++) await once();
-      const pids: Record<string, number | 'self'> = { orchestrator: 'self', 'nats-server': setup.server.pid };
-      setup.workers.forEach((w, i) => {
-        pids[`worker ${i + 1}`] = w.pid;
-      });
-      const meter = processMeter(pids);
+      const meter = processMeter(setupPids(setup));
       const started = now();
       const done = await Promise.all(
         Array.from({ length: runs }, async () => {
@@ -116,11 +70,7 @@ export function w1NatsScale(workers: number, runs: number): () => Promise<Figure
       );
       const wallMs = msSince(started);
       const cpu = meter.figures(runs, wallMs);
-      const workersUs = setup.workers.reduce<number | null>((a, _w, i) => {
-        const v = cpu[`cpu worker ${i + 1} µs/run`];
-        return a === null || v == null ? null : a + v;
-      }, 0);
-      return { runs, wallMs, runsPerSec: runs / (wallMs / 1000), ...spread(done), ...cpu, 'cpu workers µs/run': workersUs };
+      return { runs, wallMs, runsPerSec: runs / (wallMs / 1000), ...spread(done), ...cpu, 'cpu workers µs/run': workersUs(cpu, setup.workers.length) };
     } catch (e) {
       failed = true;
       throw e;
