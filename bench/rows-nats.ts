@@ -15,7 +15,7 @@ import { cpuMeter, RawOps, type Seen, startSetup, type Timing, WriteLog } from '
 import { ECHO_AGENT, echoAnswer } from './nats-worker.js';
 import type { Figures } from './table.js';
 import { W1_MODEL_CALLS } from './w1.js';
-import { checkW1Counts, HOSTING, natsMissing, runW1, w1Orchestrator } from './w1-nats.js';
+import { HOSTING, natsMissing, runW1, w1OverNats } from './w1-nats.js';
 
 /** The namespace the runtimes use (the default). */
 const PREFIX = 'xswarm';
@@ -299,50 +299,43 @@ function writesOf(log: WriteLog, done: readonly Marks[]) {
  */
 export async function w1JetStreamSequential(): Promise<Figures> {
   if (natsMissing()) return {};
-  const setup = await startSetup(2, { kind: 'w1', latencyMs: 0 });
-  const { runtime, counts } = w1Orchestrator(setup.server.url, 0);
-  const opened: { close(): Promise<unknown> }[] = [];
-  let failed = false;
-  try {
-    await runtime.start();
-    const cpu = cpuMeter(setup);
-    const t = await timeSequential(() => runW1(runtime), W1_WARMUP, W1_RUNS);
-    const cpuPerRun = cpu.perRun(W1_WARMUP + W1_RUNS);
-    // Counted apart from the timed runs (they do not pay for the log): the store's writes per
-    // run, by every process, and their mean sizes, for the floor's raw operations.
-    const log = await WriteLog.open(setup.server.url, PREFIX);
-    opened.push(log);
-    await log.start();
-    const from = now();
-    for (let i = 0; i < W1_COUNTED; i++) await runW1(runtime);
-    await log.stop();
-    const w = storeWrites(log.between(from, now()), W1_COUNTED);
-    const raw = await RawOps.open(setup.server.url);
-    opened.push(raw);
-    const kv = await raw.kvUpdate(w.kvBytes, RAW_OPS);
-    const pub = await raw.publish(w.pubBytes, RAW_OPS);
-    return {
-      ...t,
-      usPerModelCall: t.usPerRun / W1_MODEL_CALLS,
-      commitsPerRun: w.commits,
-      kvUpdatesPerRun: w.kvUpdates,
-      publishesPerRun: w.publishes,
-      apiPerRun: w.api,
-      kvBytes: w.kvBytes,
-      pubBytes: w.pubBytes,
-      rawKvUpdateUs: kv.meanUs,
-      rawPublishUs: pub.meanUs,
-      ...cpuPerRun,
-    };
-  } catch (e) {
-    failed = true;
-    throw e;
-  } finally {
-    await runtime.close();
-    for (const o of opened.reverse()) await o.close().catch(() => undefined);
-    const workerCounts = await setup.stop();
-    if (!failed) checkW1Counts(counts, workerCounts, W1_WARMUP + W1_RUNS + W1_COUNTED);
-  }
+  return w1OverNats(2, 0, async (setup, runtime) => {
+    const opened: { close(): Promise<unknown> }[] = [];
+    try {
+      const cpu = cpuMeter(setup);
+      const t = await timeSequential(() => runW1(runtime), W1_WARMUP, W1_RUNS);
+      const cpuPerRun = cpu.perRun(W1_WARMUP + W1_RUNS);
+      // Counted apart from the timed runs (they do not pay for the log): the store's writes per
+      // run, by every process, and their mean sizes, for the floor's raw operations.
+      const log = await WriteLog.open(setup.server.url, PREFIX);
+      opened.push(log);
+      await log.start();
+      const from = now();
+      for (let i = 0; i < W1_COUNTED; i++) await runW1(runtime);
+      await log.stop();
+      const w = storeWrites(log.between(from, now()), W1_COUNTED);
+      const raw = await RawOps.open(setup.server.url);
+      opened.push(raw);
+      const kv = await raw.kvUpdate(w.kvBytes, RAW_OPS);
+      const pub = await raw.publish(w.pubBytes, RAW_OPS);
+      const figures = {
+        ...t,
+        usPerModelCall: t.usPerRun / W1_MODEL_CALLS,
+        commitsPerRun: w.commits,
+        kvUpdatesPerRun: w.kvUpdates,
+        publishesPerRun: w.publishes,
+        apiPerRun: w.api,
+        kvBytes: w.kvBytes,
+        pubBytes: w.pubBytes,
+        rawKvUpdateUs: kv.meanUs,
+        rawPublishUs: pub.meanUs,
+        ...cpuPerRun,
+      };
+      return { figures, runs: W1_WARMUP + W1_RUNS + W1_COUNTED };
+    } finally {
+      for (const o of opened.reverse()) await o.close().catch(() => undefined);
+    }
+  });
 }
 
 /**
@@ -386,21 +379,10 @@ function storeWrites(seen: readonly Seen[], runs: number) {
  */
 export async function w1JetStreamConcurrent(): Promise<Figures> {
   if (natsMissing()) return {};
-  const setup = await startSetup(2, { kind: 'w1', latencyMs: CONCURRENT_LATENCY_MS });
-  const { runtime, counts } = w1Orchestrator(setup.server.url, CONCURRENT_LATENCY_MS);
-  let failed = false;
-  try {
-    await runtime.start();
+  return w1OverNats(2, CONCURRENT_LATENCY_MS, async (setup, runtime) => {
     for (let i = 0; i < W1_WARMUP; i++) await runW1(runtime);
     const cpu = cpuMeter(setup);
     const m = await timeConcurrent(() => runW1(runtime));
-    return { ...m, ...cpu.perRun(CONCURRENT_RUNS) };
-  } catch (e) {
-    failed = true;
-    throw e;
-  } finally {
-    await runtime.close();
-    const workerCounts = await setup.stop();
-    if (!failed) checkW1Counts(counts, workerCounts, W1_WARMUP + CONCURRENT_RUNS);
-  }
+    return { figures: { ...m, ...cpu.perRun(CONCURRENT_RUNS) }, runs: W1_WARMUP + CONCURRENT_RUNS };
+  });
 }

@@ -19,10 +19,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type NatsServer, startNatsServer } from '../test/support/nats-server.js';
 import { CONCURRENT_LATENCY_MS, percentile } from './measure.js';
-import { processMeter, setupPids, startSetup, workersUs } from './nats-bench.js';
+import { processMeter, setupPids, workersUs } from './nats-bench.js';
 import { type Child, startChild } from './scale-children.js';
 import type { Figures } from './table.js';
-import { checkW1Counts, natsMissing, runW1, w1Orchestrator } from './w1-nats.js';
+import { natsMissing, runW1, w1OverNats } from './w1-nats.js';
 
 /** Runs posted at once in the REST rows (the workload's name says it: rows.ts). */
 const REST_RUNS = 500;
@@ -53,11 +53,7 @@ function spread(doneMs: readonly number[]): Figures {
 export function w1NatsScale(workers: number, runs: number): () => Promise<Figures> {
   return async () => {
     if (natsMissing()) return {};
-    const setup = await startSetup(workers, { kind: 'w1', latencyMs: CONCURRENT_LATENCY_MS });
-    const { runtime, counts } = w1Orchestrator(setup.server.url, CONCURRENT_LATENCY_MS);
-    let failed = false;
-    try {
-      await runtime.start();
+    return w1OverNats(workers, CONCURRENT_LATENCY_MS, async (setup, runtime) => {
       const once = () => runW1(runtime);
       for (let i = 0; i < W1_WARMUP; i++) await once();
       const meter = processMeter(setupPids(setup));
@@ -70,15 +66,9 @@ export function w1NatsScale(workers: number, runs: number): () => Promise<Figure
       );
       const wallMs = msSince(started);
       const cpu = meter.figures(runs, wallMs);
-      return { runs, wallMs, runsPerSec: runs / (wallMs / 1000), ...spread(done), ...cpu, 'cpu workers µs/run': workersUs(cpu, setup.workers.length) };
-    } catch (e) {
-      failed = true;
-      throw e;
-    } finally {
-      await runtime.close();
-      const workerCounts = await setup.stop();
-      if (!failed) checkW1Counts(counts, workerCounts, W1_WARMUP + runs);
-    }
+      const figures = { runs, wallMs, runsPerSec: runs / (wallMs / 1000), ...spread(done), ...cpu, 'cpu workers µs/run': workersUs(cpu, setup.workers.length) };
+      return { figures, runs: W1_WARMUP + runs };
+    });
   };
 }
 

@@ -7,6 +7,8 @@
  */
 import { createRuntime, defineSwarm, handoff, type Runtime, scriptedModel } from '../src/index.js';
 import { natsServerMissing } from '../test/support/nats-server.js';
+import { type NatsSetup, startSetup } from './nats-bench.js';
+import type { Figures } from './table.js';
 import { type CallCounts, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID, w1Call, w1Respond } from './w1.js';
 
 /** Hosting timings of the rows: a loaded machine must not turn a slow answer into a resent call. */
@@ -19,7 +21,7 @@ export function natsMissing(): boolean {
 }
 
 /** W1's orchestrator on the nats-server at `url`, its agents hosted by the workers; `latencyMs` per model call (0: none). */
-export function w1Orchestrator(url: string, latencyMs: number): { runtime: Runtime; counts: CallCounts } {
+function w1Orchestrator(url: string, latencyMs: number): { runtime: Runtime; counts: CallCounts } {
   const counts = newCounts();
   const swarm = defineSwarm({
     id: W1_SWARM_ID,
@@ -40,10 +42,36 @@ export async function runW1(runtime: Runtime): Promise<void> {
 }
 
 /** Throws unless every agent (summed over the workers) and the orchestrator answered as W1 does in `runs` runs. */
-export function checkW1Counts(orchestrator: CallCounts, workers: CallCounts, runs: number): void {
+function checkW1Counts(orchestrator: CallCounts, workers: CallCounts, runs: number): void {
   for (const agent of W1_AGENTS) {
     if (workers[agent] !== runs) throw new Error(`${agent} was called ${workers[agent]} times in ${runs} runs, expected ${runs}`);
   }
   const expected = (W1_MODEL_CALLS - W1_AGENTS.length) * runs;
   if (orchestrator[W1_SWARM_ID] !== expected) throw new Error(`orchestrator was called ${orchestrator[W1_SWARM_ID]} times in ${runs} runs, expected ${expected}`);
+}
+
+/**
+ * Runs `measure` on W1 over NATS: a nats-server, `workers` worker processes hosting the agents
+ * and the orchestrator here, `latencyMs` per model call. `measure` answers with its figures and
+ * how many runs it made; once everything is stopped, every call must have been made as W1
+ * makes it in that many runs (not checked when `measure` threw).
+ */
+export async function w1OverNats(
+  workers: number,
+  latencyMs: number,
+  measure: (setup: NatsSetup, runtime: Runtime) => Promise<{ figures: Figures; runs: number }>,
+): Promise<Figures> {
+  const setup = await startSetup(workers, { kind: 'w1', latencyMs });
+  const { runtime, counts } = w1Orchestrator(setup.server.url, latencyMs);
+  let runs: number | undefined;
+  try {
+    await runtime.start();
+    const measured = await measure(setup, runtime);
+    runs = measured.runs;
+    return measured.figures;
+  } finally {
+    await runtime.close();
+    const workerCounts = await setup.stop();
+    if (runs !== undefined) checkW1Counts(counts, workerCounts, runs);
+  }
 }
