@@ -423,6 +423,9 @@ class Exchange {
     for (const a of task.artifacts ?? []) this.artifacts.set(a.artifactId, [...a.parts]);
     if (answering && task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) this.applyStatus(TaskState.TASK_STATE_WORKING, undefined);
     else if (task.status) this.applyStatus(task.status.state, task.status.message);
+    // A finished task read whole (sent without streaming, or polled) reports usage in its metadata.
+    const usage = (task.metadata as { usage?: unknown } | undefined)?.usage;
+    if (isUsageByModel(usage)) this.usage = usage;
   }
 
   private applyStatus(state: TaskState, message: Message | undefined): void {

@@ -101,9 +101,18 @@ export class SwarmClient<I = unknown, R = unknown> {
     return new SwarmClient<I, R>(this.control, this.definitionId, this.swarmId, { ...this.overrides, ...overrides });
   }
 
-  /** The swarm's current {@link SwarmResult}. */
-  async getResult(): Promise<SwarmResult<R>> {
-    return (await this.control.result(this.swarmId)) as SwarmResult<R>;
+  /**
+   * The swarm's current {@link SwarmResult}. With `{ usage: true }` it also carries `usage`, the
+   * swarm's {@link UsageReport} (as `usage()` answers; one more read of its durable state), read
+   * after the result, so it counts at least the calls the result reflects. Opt-in, so results
+   * compared whole keep their shape.
+   */
+  getResult(): Promise<SwarmResult<R>>;
+  getResult(options: { usage: true }): Promise<SwarmResult<R> & { usage: UsageReport }>;
+  getResult(options?: { usage?: boolean }): Promise<SwarmResult<R> & { usage?: UsageReport }>;
+  async getResult(options: { usage?: boolean } = {}): Promise<SwarmResult<R> & { usage?: UsageReport }> {
+    const result = (await this.control.result(this.swarmId)) as SwarmResult<R>;
+    return options.usage ? { ...result, usage: await this.control.usage(this.swarmId) } : result;
   }
 
   /**

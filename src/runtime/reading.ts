@@ -6,9 +6,9 @@
  * @module
  */
 import type { SwarmEvent } from '../../machines/events.js';
-import { rolledUp, type UsageByModel, type UsageLedger } from '../../machines/usage.js';
+import { addByModel, rolledUp, type UsageByModel, type UsageLedger } from '../../machines/usage.js';
 import type { Usage } from '../../machines/messages.js';
-import { type Prices, type UsageReport, usageReport } from '../usage/report.js';
+import { type Prices, totalsOf, type UsageReport, type UsageTotals, usageReport } from '../usage/report.js';
 import { delay } from '../util/abort.js';
 import { assertCursor } from '../events/cursor.js';
 import { SwarmError } from '../errors.js';
@@ -20,6 +20,8 @@ import type { LiveSwarms } from './live.js';
 import { isRuntimeRecord } from '../store/records.js';
 import type { SwarmHost } from './host.js';
 
+/** How many swarms' usage `usageOf` reads at once. */
+const USAGE_READS = 32;
 /** How often readers poll the store for a swarm that is not live in this runtime. */
 const POLL_MS = 200;
 /**
@@ -119,6 +121,26 @@ export class Reading {
   async rolledUpUsage(swarmId: string): Promise<UsageByModel> {
     const context = await this.usageContext(swarmId);
     return context?.usageByModel ? rolledUp(context.usageByModel) : {};
+  }
+
+  /**
+   * The rolled-up usage of several swarms summed (a team's task attempts), priced like a
+   * report's total. A swarm never started (an attempt claimed before a crash) or since pruned
+   * counts nothing; any other failure to read one rejects rather than under-count.
+   */
+  async usageOf(swarmIds: readonly string[]): Promise<UsageTotals> {
+    let sum: UsageByModel = {};
+    // A few reads at a time: a large board's attempts neither queue one by one nor flood the store.
+    for (let i = 0; i < swarmIds.length; i += USAGE_READS) {
+      const batch = swarmIds.slice(i, i + USAGE_READS).map((id) =>
+        this.rolledUpUsage(id).catch((e: unknown): UsageByModel => {
+          if (e instanceof SwarmError && e.code === 'unknown-swarm') return {};
+          throw e;
+        }),
+      );
+      for (const usage of await Promise.all(batch)) sum = addByModel(sum, usage);
+    }
+    return totalsOf(sum, this.prices);
   }
 
   /** The usage fields of a swarm's durable context: the live host's once recorded, else the stored snapshot's. */

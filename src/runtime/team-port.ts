@@ -74,5 +74,6 @@ export function teamPort(parts: TeamPortParts): TeamRuntimePort {
       return activity;
     },
     reachable: () => store.connected?.() !== false,
+    usage: (swarmIds) => reading.usageOf(swarmIds),
   };
 }

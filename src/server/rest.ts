@@ -5,9 +5,9 @@
  * | Method and path                              | Body                     | Success                              |
  * | -------------------------------------------- | ------------------------ | ------------------------------------ |
  * | `GET /swarms`                                |                          | 200 `SwarmCard[]`                    |
- * | `GET /swarms/:definitionId`                  | `?status=a,b&limit=n`    | 200 `SwarmSummary[]`, newest first   |
+ * | `GET /swarms/:definitionId`                  | `?status=a,b&limit=n&usage=1` | 200 `SwarmSummary[]`, newest first |
  * | `POST /swarms/:definitionId`                 | `{ input, swarmId? }`    | 201 `{ swarmId }` + `Location`       |
- * | `GET /swarms/:definitionId/:swarmId`         |                          | 200 `SwarmResult`                    |
+ * | `GET /swarms/:definitionId/:swarmId`         | `?usage=1`               | 200 `SwarmResult`                    |
  * | `POST /swarms/:definitionId/:swarmId/pause`  | `{ reason?, type? }`     | 200 `{ ok: true, result }`           |
  * | `POST /swarms/:definitionId/:swarmId/resume` | `{ message? \| answer?, pauseId? }` | 200 `{ ok: true, result }` |
  * | `POST /swarms/:definitionId/:swarmId/stop`   | `{ reason? }`            | 200 `{ ok: true, result }`           |
@@ -127,7 +127,7 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
       throw new HttpError(400, `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
     }
-    const summaries = await runtime.list({ definitionId, limit, ...(statuses ? { status: statuses as SwarmStatus[] } : {}) });
+    const summaries = await runtime.list({ definitionId, limit, ...(statuses ? { status: statuses as SwarmStatus[] } : {}) }, { usage: usageParam(url) });
     sendJson(res, 200, summaries);
   }
 
@@ -192,7 +192,7 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
         case 'swarm': {
           await findSwarm(route.definitionId, route.swarmId);
           try {
-            sendJson(res, 200, await runtime.forSwarm(route.definitionId, route.swarmId).getResult());
+            sendJson(res, 200, await runtime.forSwarm(route.definitionId, route.swarmId).getResult({ usage: usageParam(url) }));
           } catch (err) {
             throw asHttpError(err);
           }
@@ -211,6 +211,18 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
       closing.abort();
     },
   };
+}
+
+/**
+ * The `usage` query flag (`GET` of a swarm or a list): `1`/`true` add each swarm's usage, as
+ * `getResult({ usage: true })` and `runtime.list(…, { usage: true })` do; absent, `0` or `false`
+ * do not; anything else is a 400 rather than a silent no.
+ */
+function usageParam(url: URL): boolean {
+  const value = url.searchParams.get('usage');
+  if (value === null || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  throw new HttpError(400, `usage must be 1, true, 0 or false, not "${value}"`);
 }
 
 /**

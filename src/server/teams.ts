@@ -11,6 +11,7 @@
  * | `POST /teams/:definitionId/:teamId/run`           | `{ tasks: TaskSpec[] }`                   | 201 (run started) or 200 (added) `{ teamId, status, tasks }` + `Location` |
  * | `GET /teams/:definitionId/:teamId/board`          |                                           | 200 `{ tasks, counts, blocked }`            |
  * | `GET /teams/:definitionId/:teamId/inbox`          | `?since=n`                                | 200 `{ leader, members, messages, cursor }` |
+ * | `GET /teams/:definitionId/:teamId/usage`          |                                           | 200 `UsageTotals` of every task attempt     |
  * | `POST /teams/:definitionId/:teamId/pause`         | `{ reason? }`                             | 200 `{ ok: true, summary }`                 |
  * | `POST /teams/:definitionId/:teamId/resume`        | `{ message?, decision?: 'retry'\|'skip' }` | 200 `{ ok: true, summary }`                 |
  * | `POST /teams/:definitionId/:teamId/stop`          | `{ reason? }`                             | 200 `{ ok: true, summary }`                 |
@@ -68,7 +69,7 @@ export interface TeamCard {
 
 const COMMANDS = ['pause', 'resume', 'stop'] as const;
 type Command = (typeof COMMANDS)[number];
-const VIEWS = ['board', 'inbox', 'events'] as const;
+const VIEWS = ['board', 'inbox', 'usage', 'events'] as const;
 type View = (typeof VIEWS)[number];
 
 type Route =
@@ -177,6 +178,7 @@ export function createTeamHandler(ctx: ServerContext, options: TeamHandlerOption
       const { tasks, counts, blocked } = client.board();
       return sendJson(res, 200, { tasks, counts, blocked });
     }
+    if (route.view === 'usage') return sendJson(res, 200, await client.usage());
     if (route.view === 'inbox') {
       const param = url.searchParams.get('since');
       const inbox = client.inbox();

@@ -12,6 +12,7 @@ import type { TeamEvent } from './events.js';
 import type { TeamHost } from './host.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamStatus } from './host-types.js';
 import type { InboxMessage, InboxRead, InboxStats } from './inbox.js';
+import type { UsageTotals } from '../usage/report.js';
 
 /** The board of a team as its client reads it (a copy: changing it changes nothing). */
 export interface TeamBoardView {
@@ -145,6 +146,15 @@ export class TeamClient {
   /** Seed 004's metrics of the current (or last) run, with `durationMs` for speedup figures. */
   metrics(): TeamRunMetrics {
     return this.slot.view().metrics();
+  }
+
+  /**
+   * The tokens (and, with `createRuntime({ prices })`, the USD) of every task attempt of the
+   * team so far: each attempt's swarm rolled up over its children, summed over the board, failed
+   * and released attempts included. Reads each attempt's durable state.
+   */
+  async usage(): Promise<UsageTotals> {
+    return ((await this.slot.find()) ?? this.slot.view()).usage();
   }
 
   /**

@@ -8,6 +8,7 @@ import type { InspectionEvent, Observer } from 'xstate';
 import type { SwarmEvent } from '../../machines/events.js';
 import type { Escalation, TeamMetrics } from '../../machines/team/leader.js';
 import type { SwarmResult } from '../store/result.js';
+import type { UsageTotals } from '../usage/report.js';
 import type { BlockedTask, BoardCounts } from './board-types.js';
 
 /** The runtime as a team host uses it. */
@@ -48,6 +49,8 @@ export interface TeamRuntimePort {
    * store (its commits, hence its durable events, late) does not make a working worker silent.
    */
   activity(swarmId: string): SwarmActivity | undefined;
+  /** The usage of these swarms (a team's task attempts), each rolled up over its children, summed and priced. */
+  usage(swarmIds: readonly string[]): Promise<UsageTotals>;
   /**
    * Whether the store can be reached now: false while NATS is down (the JetStream store), when
    * no heartbeat or stored change of an attempt can reach the team, so nobody's silence shows.

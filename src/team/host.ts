@@ -28,6 +28,7 @@ import { TeamEventLog, type TeamFact } from './events.js';
 import { PendingStops } from './host-stops.js';
 import { isOutage, taskRunner } from './host-task.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from './host-types.js';
+import type { UsageTotals } from '../usage/report.js';
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
 import { readTeamSnapshot, rowsRef, TeamJournal, type TeamRecordSnapshot, type TeamSnapshot } from './host-journal.js';
 import { TEAM_ROWS_LIST, TeamRows, type RowsBatch, type RowsPlace } from './host-rows.js';
@@ -514,6 +515,17 @@ export class TeamHost {
     const base = context ? teamMetrics(context) : { startedAt: null, endedAt: null, batches: 0, averageBatchMs: 0, spawns: 0, respawns: 0, messages: 0, workers: [] };
     const end = base.endedAt ?? this.#clock();
     return { ...base, durationMs: base.startedAt === null ? 0 : Math.max(0, end - base.startedAt), messagesByType: this.inbox.stats().byType };
+  }
+
+  /**
+   * The usage of every attempt of every task on the board (each attempt is a swarm, its id the
+   * attempt's key), rolled up over the children of each and summed: failed and released
+   * attempts spent tokens too, so they count.
+   */
+  usage(): Promise<UsageTotals> {
+    const attempts: string[] = [];
+    for (const task of this.board.tasks()) for (let n = 1; n <= task.attempts; n++) attempts.push(attemptKey(this.board.id, task.id, n));
+    return this.#port.usage(attempts);
   }
 
   /** A human pauses the run: no new assignments; running tasks finish. */

@@ -192,6 +192,10 @@ describe('teams over REST, SSE and WebSocket', () => {
     expect(done.map((m: { payload: { taskId: string } }) => m.payload.taskId).sort()).toEqual(['dashboard', 'docs', 'endpoints', 'login', 'schema']);
     const later = await request(url, 'GET', `/teams/builders/b1/inbox?since=${inbox.body.cursor}`);
     expect(later.body).toMatchObject({ messages: [], cursor: inbox.body.cursor });
+
+    // One model call per task (this model reports no tokens): the team's usage counts them all.
+    const usage = await request(url, 'GET', '/teams/builders/b1/usage');
+    expect(usage).toMatchObject({ status: 200, body: { modelCalls: 5, inputTokens: 0, unpriced: ['scripted'] } });
   });
 
   it('pauses, resumes and stops a run; a command that does not fit the state is a 409', async () => {

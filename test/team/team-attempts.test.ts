@@ -17,6 +17,7 @@ import type { PendingStop } from '../../src/team/host-stops.js';
 import type { SwarmResult } from '../../src/store/result.js';
 import { TransportError } from '../../src/transport/types.js';
 import { until } from '../support/wait.js';
+import { totalsOf } from '../../src/usage/report.js';
 
 const SWARM = 't:x:1';
 const running: SwarmResult = { status: 'running', currentTurn: 1, maxTurns: 10 };
@@ -35,6 +36,7 @@ function port(answers: Partial<Pick<TeamRuntimePort, 'stored' | 'startSwarm' | '
     follow: () => {},
     activity: () => undefined,
     reachable,
+    usage: async () => totalsOf({}, undefined),
   };
   return { port: p, calls };
 }

@@ -15,6 +15,7 @@ import type { SwarmResult } from '../../src/store/result.js';
 import { recordingStore } from '../support/recording-store.js';
 import { collect } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
+import { totalsOf } from '../../src/usage/report.js';
 
 /** Every commit is acknowledged this long after it is issued: longer than the worker timeout. */
 const COMMIT_MS = 400;
@@ -100,6 +101,7 @@ describe('team heartbeats on a slow store', () => {
       follow: () => {},
       activity: () => undefined,
       reachable: () => true,
+      usage: async () => totalsOf({}, undefined),
     };
     const team = defineTeam({ id: 'held', workers: [{ type: 'dev', swarm: 'elsewhere' }], limits: { workerTimeoutMs: WORKER_TIMEOUT_MS } });
     const host = new TeamHost({ definition: team, teamId: 'held', port });

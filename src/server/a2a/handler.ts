@@ -148,7 +148,8 @@ export class SwarmRequestHandler implements A2ARequestHandler {
       // wait() resolves when the swarm is paused or has ended: the A2A "blocking" contract.
       await abortable(this.runtime.forSwarm(this.definitionId, accepted.ids.taskId).wait(), signalOf(context));
     }
-    return withHistoryLength((await this.snapshot(accepted.ids)).task, params.configuration?.historyLength);
+    const { task } = await this.snapshot(accepted.ids);
+    return withHistoryLength(await taskWithUsage(task, this.runtime.forSwarm(this.definitionId, accepted.ids.taskId)), params.configuration?.historyLength);
   }
 
   /**
@@ -166,7 +167,8 @@ export class SwarmRequestHandler implements A2ARequestHandler {
 
   async getTask(params: GetTaskRequest, _context: ServerCallContext): Promise<Task> {
     const ids = await this.locate(params.id);
-    return withHistoryLength((await this.snapshot(ids)).task, params.historyLength);
+    const { task } = await this.snapshot(ids);
+    return withHistoryLength(await taskWithUsage(task, this.runtime.forSwarm(this.definitionId, ids.taskId)), params.historyLength);
   }
 
   /**
@@ -395,15 +397,32 @@ export class SwarmRequestHandler implements A2ARequestHandler {
  * when the swarm made no model call, or its usage cannot be read.
  */
 async function withUsage(event: Extract<SwarmEvent, { kind: 'status-update' }>, client: { usage(): Promise<UsageReport> }): Promise<SwarmEvent> {
+  const usage = await usageByModel(client);
+  return usage ? { ...event, metadata: { ...event.metadata, usage } as typeof event.metadata } : event;
+}
+
+/**
+ * A finished task (completed, failed, canceled) with the swarm's usage by model in its
+ * `metadata.usage`, as the streamed final update carries it: a peer that sends messages without
+ * streaming, or polls the task, counts it as one that streams does.
+ */
+async function taskWithUsage(task: Task, client: { usage(): Promise<UsageReport> }): Promise<Task> {
+  const state = stateOf(task);
+  if (state !== TaskState.TASK_STATE_COMPLETED && state !== TaskState.TASK_STATE_FAILED && state !== TaskState.TASK_STATE_CANCELED) return task;
+  const usage = await usageByModel(client);
+  return usage ? { ...task, metadata: { ...task.metadata, usage } } : task;
+}
+
+/** The swarm's usage rolled up over its children, by model; undefined when it made no model call or cannot be read. */
+async function usageByModel(client: { usage(): Promise<UsageReport> }): Promise<Record<string, unknown> | undefined> {
   const byModel = await client.usage().then(
     (u) => u.total.byModel,
     () => ({}),
   );
-  if (Object.keys(byModel).length === 0) return event;
-  const usage = Object.fromEntries(
+  if (Object.keys(byModel).length === 0) return undefined;
+  return Object.fromEntries(
     Object.entries(byModel).map(([name, { calls, inputTokens, outputTokens, cachedInputTokens }]) => [name, { calls, inputTokens, outputTokens, cachedInputTokens }]),
   );
-  return { ...event, metadata: { ...event.metadata, usage } as typeof event.metadata };
 }
 
 /** A task reported failed for `problem`: its status message and `metadata.problem` name it. */
