@@ -10,6 +10,7 @@ import { type Role, TaskState, type Message, type Part, type StreamResponse, typ
 import { legacyPushNotificationToV1StreamResponse } from '@a2a-js/sdk/compat/v0_3';
 import type { Artifact, Message as SwarmMessage, StatusUpdateEvent, SwarmEvent, TaskEvent } from '../../machines/events.js';
 import type { SwarmStatus } from '../store/result.js';
+import { withPauseRequest } from './pause-request.js';
 
 /** The artifact id of a swarm's final result (set by the swarm machine). */
 export const RESULT_ARTIFACT_ID = 'result';
@@ -87,7 +88,7 @@ export function textMessage(messageId: string, role: Role, text: string, ids: Ta
  */
 export function toStreamResponse(event: SwarmEvent): StreamResponse | undefined {
   if (event.kind !== 'status-update' && event.kind !== 'artifact-update') return undefined;
-  return legacyPushNotificationToV1StreamResponse(event);
+  return legacyPushNotificationToV1StreamResponse(withPauseRequest(event));
 }
 
 /**
@@ -102,7 +103,8 @@ export function taskFromEvents(events: readonly SwarmEvent[]): Task {
   let status: TaskEvent['status'] | StatusUpdateEvent['status'] = first.status;
   const history: SwarmMessage[] = [...(first.history ?? [])];
   const artifacts = new Map<string, Artifact>();
-  for (const event of events) {
+  for (const raw of events) {
+    const event = withPauseRequest(raw);
     if (event.kind === 'status-update') {
       status = event.status;
       if (event.status.message) history.push(event.status.message);
