@@ -77,7 +77,10 @@ export function resultOrElicitation(name: string, swarmId: string, result: Swarm
   }
   const id = reason.pauseId !== undefined ? `, pauseId: ${JSON.stringify(reason.pauseId)}` : '';
   if (reason.type === LIMIT_PAUSE) {
-    return toolResult(value, `Paused at a limit: raise it with ${name}_extend { swarmId${id}, maxTurns }, then answer with ${name}_resume { swarmId${id}, message }, or stop it.`);
+    return toolResult(
+      value,
+      `Paused at a limit: raise it with ${name}_extend { swarmId${id}, maxTurns }, then answer with ${name}_resume { swarmId${id}, message }, or stop it.`,
+    );
   }
   if (!schema) return toolResult(value, `Paused: answer with ${name}_resume { swarmId${id}, message }.`);
   const why = form ? '' : ' (its schema is not a flat object of primitives, so it cannot be asked with MCP elicitation)';

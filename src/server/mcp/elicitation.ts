@@ -65,7 +65,8 @@ function fieldOf(s: Json): Field | undefined {
     case 'integer':
       return { type: s.type, ...about, ...num(s, 'minimum'), ...num(s, 'maximum'), ...num(s, 'default') };
     case 'string': {
-      if (Array.isArray(s.enum)) return s.enum.every((v) => typeof v === 'string') ? { type: 'string', ...about, enum: s.enum as string[], ...text(s, 'default') } : undefined;
+      if (Array.isArray(s.enum))
+        return s.enum.every((v) => typeof v === 'string') ? { type: 'string', ...about, enum: s.enum as string[], ...text(s, 'default') } : undefined;
       if (isTitledEnum(s)) return { type: 'string', ...about, oneOf: s.oneOf as { const: string; title: string }[], ...text(s, 'default') };
       const format = typeof s.format === 'string' && STRING_FORMATS.has(s.format) ? { format: s.format as 'email' } : {};
       return { type: 'string', ...about, ...num(s, 'minLength'), ...num(s, 'maxLength'), ...format, ...text(s, 'default') };

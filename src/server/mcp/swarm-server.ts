@@ -85,7 +85,9 @@ const RESUME_INPUT = z.object({
   answer: z
     .unknown()
     .optional()
-    .describe("The typed answer to a pause with a response schema (reason.responseSchema): checked against it, and refused with nothing changed when it does not match. Takes precedence over message."),
+    .describe(
+      'The typed answer to a pause with a response schema (reason.responseSchema): checked against it, and refused with nothing changed when it does not match. Takes precedence over message.',
+    ),
   pauseId: z.string().optional().describe('The pause this answers (reason.pauseId): refused when the swarm is no longer paused there.'),
   wait: z.boolean().optional().describe('Wait until the swarm completes, fails, is stopped or pauses again, like <id>_run.'),
 });
@@ -287,7 +289,13 @@ async function resultOf(runtime: Runtime, definitionId: string, swarmId: string)
  * with the accepted answer and follows it again (to its next pause, which may be asked too); a
  * declined or canceled one returns the paused result.
  */
-async function continueElicited(runtime: Runtime, definitionId: string, name: string, pause: ElicitedPause, ctx: McpContext): Promise<CallToolResult | InputRequiredResult> {
+async function continueElicited(
+  runtime: Runtime,
+  definitionId: string,
+  name: string,
+  pause: ElicitedPause,
+  ctx: McpContext,
+): Promise<CallToolResult | InputRequiredResult> {
   const { swarmId } = pause;
   await ownSwarm(runtime, definitionId, swarmId);
   const client = runtime.forSwarm(definitionId, swarmId);

@@ -13,7 +13,10 @@ describe('elicitationForm', () => {
     const schema = responseSchemaOf(
       z.object({
         approved: z.boolean().describe('Go ahead?'),
-        city: z.string().min(2).regex(/^[A-Z]/),
+        city: z
+          .string()
+          .min(2)
+          .regex(/^[A-Z]/),
         size: z.enum(['s', 'm', 'l']),
         guests: z.number().int().min(1).max(12).optional(),
         tags: z.array(z.enum(['a', 'b'])),

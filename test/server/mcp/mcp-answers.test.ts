@@ -27,12 +27,15 @@ async function start() {
 }
 
 type Elicit = { message: string; requestedSchema: unknown };
-type Reply = { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> };
+type Reply = { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string | number | boolean | string[]> };
 
 /** A v2 client; with `answer`, it declares form elicitation and answers each one with it. */
 async function connect(url: string, mode: 'auto' | 'legacy', answer?: (params: Elicit) => Reply): Promise<{ client: Client; asked: Elicit[] }> {
   const asked: Elicit[] = [];
-  const client = new Client({ name: 'xswarm-test', version: '1.0.0' }, { versionNegotiation: { mode }, ...(answer ? { capabilities: { elicitation: { form: {} } } } : {}) });
+  const client = new Client(
+    { name: 'xswarm-test', version: '1.0.0' },
+    { versionNegotiation: { mode }, ...(answer ? { capabilities: { elicitation: { form: {} } } } : {}) },
+  );
   if (answer) {
     client.setRequestHandler('elicitation/create', async (request) => {
       const params = request.params as Elicit;
@@ -130,7 +133,10 @@ describe.each(['legacy', 'auto'] as const)('answering over MCP without elicitati
     const { url, runtime, requests } = await start();
     const { client } = await connect(url, mode);
     const paused = await client.callTool({ name: 'notes_run', arguments: { input: 'go', swarmId: 'n1', wait: true } });
-    expect(paused.structuredContent).toMatchObject({ status: 'paused', reason: { type: 'LIMIT', pauseId: 'limit:t1:1', limit: { limit: 'maxTurns', max: 1, spent: 1, left: 0 } } });
+    expect(paused.structuredContent).toMatchObject({
+      status: 'paused',
+      reason: { type: 'LIMIT', pauseId: 'limit:t1:1', limit: { limit: 'maxTurns', max: 1, spent: 1, left: 0 } },
+    });
     expect(text(paused, 1)).toContain('notes_extend');
     const early = await client.callTool({ name: 'notes_resume', arguments: { swarmId: 'n1', message: 'conclude' } });
     expect(early.isError).toBe(true);
