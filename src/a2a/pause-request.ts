@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { Part } from '@a2a-js/sdk';
 import type { DataPart, PauseReason, SwarmEvent } from '../../machines/events.js';
 
 /** The `metadata.kind` of the data part that carries a pause's structured request. */
@@ -28,19 +29,31 @@ export function withPauseRequest<E extends SwarmEvent>(event: E): E {
   return { ...event, status: { ...event.status, message: { ...message, parts: [...message.parts, pauseRequestPart(event.metadata.reason)] } } };
 }
 
+/** What a peer's `input-required` status asks for, beyond its question's text. */
+export interface RemoteRequest {
+  /** The JSON Schema the answer must match (checked usable by the caller before it is kept). */
+  responseSchema?: Record<string, unknown>;
+  /** The id of the peer's pause, named by the answer so a stale one is refused there. */
+  pauseId?: string;
+}
+
 /**
- * The pause request in a message's parts (v0.3 shape: a remote peer's `input-required` status),
- * or undefined: the data part marked {@link PAUSE_REQUEST_PART}, or any data part that reads
- * as one (a `message` string and a `responseSchema` object).
+ * The structured request in the parts of a peer's `input-required` status message (v1.0 parts,
+ * as the SDK client reads them), or undefined: the data part marked {@link PAUSE_REQUEST_PART}
+ * (an xswarm peer), or any data part with a `responseSchema` object (another peer doing the same).
  */
-export function pauseRequestOf(parts: readonly { kind: string; data?: unknown; metadata?: Record<string, unknown> }[]): Partial<PauseReason> | undefined {
+export function remoteRequestOf(parts: readonly Part[]): RemoteRequest | undefined {
   for (const p of parts) {
-    if (p.kind !== 'data' || !p.data || typeof p.data !== 'object' || Array.isArray(p.data)) continue;
-    const data = p.data as Record<string, unknown>;
-    const marked = p.metadata?.kind === PAUSE_REQUEST_PART;
+    const c = p.content;
+    if (c?.$case !== 'data' || !c.value || typeof c.value !== 'object' || Array.isArray(c.value)) continue;
+    const data = c.value as Record<string, unknown>;
     const schema = data.responseSchema;
-    if (!marked && !(schema && typeof schema === 'object' && !Array.isArray(schema))) continue;
-    return data as Partial<PauseReason>;
+    const hasSchema = !!schema && typeof schema === 'object' && !Array.isArray(schema);
+    if (p.metadata?.kind !== PAUSE_REQUEST_PART && !hasSchema) continue;
+    return {
+      ...(hasSchema ? { responseSchema: schema as Record<string, unknown> } : {}),
+      ...(typeof data.pauseId === 'string' ? { pauseId: data.pauseId } : {}),
+    };
   }
   return undefined;
 }

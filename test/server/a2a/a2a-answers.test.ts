@@ -6,12 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type Task, TaskState } from '@a2a-js/sdk';
-import { createRuntime } from '../../../src/index.js';
+import { createRuntime, defineSwarm, handoff, SwarmError } from '../../../src/index.js';
 import { serve } from '../../../src/server/index.js';
 import { PAUSE_REQUEST_PART } from '../../../src/a2a/pause-request.js';
 import { answerModel, dinner, GUESTS_SCHEMA, notes } from '../../support/answer-swarms.js';
 import { MODES, sdkClient, sendRequest, userText } from '../../support/a2a-peers.js';
-import { collect } from '../../support/script.js';
+import { call, collect, lastToolResult, queueModel } from '../../support/script.js';
 import { servedPerTest } from '../../support/server-clients.js';
 
 const served = servedPerTest();
@@ -105,5 +105,37 @@ describe.each(MODES)('answering a pause over A2A (%s)', (mode) => {
     expect(requests).toHaveLength(2);
     const events = await collect(rt.forSwarm('notes', asked.id).events());
     expect(await collect(rt.replay(asked.id))).toEqual(events);
+  });
+});
+
+describe('our A2A client, when a remote peer asks for a typed answer', () => {
+  it('pauses the calling swarm with the peer’s schema; the resume is checked here and reaches the peer as a data part naming its pause', async () => {
+    const { cardUrl, requests: remoteRequests } = await start();
+    const host = defineSwarm({ id: 'host', instructions: 'Delegate the dinner.', handoffs: [handoff.toRemoteAgent(cardUrl('dinner'))] });
+    const model = queueModel({ host: [call('handoff_to_dinner', { request: 'plan a dinner' }), (req) => ({ text: `got ${lastToolResult(req)}` })] });
+    const local = createRuntime({ swarms: [host], model });
+    try {
+      const client = local.forSwarm('host', 'h1');
+      await client.run('dinner please');
+      expect(await client.wait()).toMatchObject({ status: 'paused', reason: { type: 'HITL', message: 'How many guests?', responseSchema: GUESTS_SCHEMA } });
+      const refused = await client.resume({ guests: 'many' }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(SwarmError);
+      expect(refused).toMatchObject({ code: 'invalid-input' });
+      expect(remoteRequests).toHaveLength(1);
+
+      await client.resume({ guests: 3 });
+      expect(await client.wait()).toEqual({ status: 'completed', result: 'got dinner for {"guests":3}' });
+      // The peer read it as its typed answer: its model saw the JSON of the data part.
+      expect(
+        remoteRequests
+          .at(-1)!
+          .messages.filter((m) => m.role === 'tool')
+          .map((m) => m.content),
+      ).toEqual(['{"guests":3}']);
+      const events = await collect(client.events());
+      expect(await collect(local.replay('h1'))).toEqual(events);
+    } finally {
+      await local.close();
+    }
   });
 });
