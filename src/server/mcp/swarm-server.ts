@@ -302,7 +302,14 @@ async function continueElicited(
   const response = elicitedAnswer(pause, ctx);
   if (!response) return resultOrElicitation(name, swarmId, await client.getResult(), ctx, false);
   const since = await lastSeq(runtime, swarmId);
-  await client.resume(response.answer, pause.pauseId === undefined ? {} : { pauseId: pause.pauseId });
+  try {
+    await client.resume(response.answer, pause.pauseId === undefined ? {} : { pauseId: pause.pauseId });
+  } catch (e) {
+    if (!(e instanceof SwarmError) || e.code !== 'invalid-input') throw e;
+    // Refused, nothing changed: say so, and how to answer again.
+    const at = pause.pauseId === undefined ? '' : ` at "${pause.pauseId}"`;
+    return { isError: true, content: [{ type: 'text', text: `${errorText(e)}. The swarm stays paused${at}: answer again with ${name}_resume.` }] };
+  }
   return resultOrElicitation(name, swarmId, await follow(runtime, definitionId, swarmId, since, ctx), ctx);
 }
 
