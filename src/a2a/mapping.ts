@@ -2,7 +2,8 @@
  * The edge between xswarm's event stream and A2A v1.0. A swarm's public events already are
  * A2A v0.3 objects (`Task`, `TaskStatusUpdateEvent`, `TaskArtifactUpdateEvent`): the v1.0 shapes
  * the SDK's transports serve are made from them by the SDK's own v0.3 → v1.0 translation (state
- * names `TASK_STATE_*`, `$case` parts), and nothing else. `internal:*` events never leave.
+ * names `TASK_STATE_*`, `$case` parts); the one addition is the data part a pause's status
+ * message carries with its structured request (`pause-request.ts`). `internal:*` events never leave.
  *
  * @module
  */
