@@ -39,6 +39,7 @@ import { urlOf } from './bounded-fetch.js';
 import { type AllowedHosts, refusedInterfaces } from './endpoint-policy.js';
 import type { RemoteAgentClient, RemoteCard, RemoteHooks } from './remote.js';
 import { partsText, RESULT_ARTIFACT_ID, TERMINAL_STATES, textPart } from './mapping.js';
+import { type RemoteRequest, remoteRequestOf } from './pause-request.js';
 
 /** Options of {@link a2aRemoteAgents}. */
 export interface A2ARemoteOptions {
@@ -254,8 +255,10 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
             if (state === TaskState.TASK_STATE_COMPLETED) return { ok: true, content: exchange.content(), ...(exchange.usage ? { usage: exchange.usage } : {}) };
             if (state === TaskState.TASK_STATE_INPUT_REQUIRED) {
               const question = exchange.statusText || `The remote agent "${name}" needs more input to continue.`;
-              const answer = await abortable(hooks.askHuman(question), exchange.signal);
-              message = userMessage(`${input.key}:answer:${answers}`, answer ?? '', { taskId: exchange.taskId, contextId: exchange.contextId });
+              // A structured request (pause-request.ts): our pause carries its schema, the answer goes back as data.
+              const request = exchange.request;
+              const answer = await abortable(hooks.askHuman(question, request?.responseSchema ? { responseSchema: request.responseSchema } : undefined), exchange.signal);
+              message = answerMessage(`${input.key}:answer:${answers}`, answer ?? '', { taskId: exchange.taskId, contextId: exchange.contextId }, request);
               continue;
             }
             return { ok: false, content: failureText(name, state, exchange.statusText) };
@@ -281,6 +284,8 @@ class Exchange {
   contextId = '';
   state: TaskState = TaskState.TASK_STATE_UNSPECIFIED;
   statusText = '';
+  /** What the peer's `input-required` status asks for beyond its text (a response schema, its pause id). */
+  request: RemoteRequest | undefined;
   /** The peer's usage by model, when its final status update reports one (`metadata.usage`, as xswarm's A2A server does). */
   usage: UsageByModel | undefined;
   private readonly artifacts = new Map<string, Part[]>();
@@ -431,6 +436,7 @@ class Exchange {
   private applyStatus(state: TaskState, message: Message | undefined): void {
     this.state = state;
     this.statusText = message ? partsText(message.parts) : '';
+    this.request = message && state === TaskState.TASK_STATE_INPUT_REQUIRED ? remoteRequestOf(message.parts) : undefined;
   }
 
   private ids(taskId: string, contextId: string): void {
@@ -517,6 +523,28 @@ function userMessage(messageId: string, text: string, task: { taskId: string; co
     metadata: undefined,
     extensions: [],
     referenceTaskIds: [],
+  };
+}
+
+/**
+ * The answer to a peer's `input-required`: to a structured request with a response schema, the
+ * answer (JSON text, checked against the schema when our swarm resumed) as a data part naming
+ * the peer's pause in `metadata.pauseId`; else a text message.
+ */
+function answerMessage(messageId: string, text: string, task: { taskId: string; contextId: string }, request: RemoteRequest | undefined): Message {
+  const message = userMessage(messageId, text, task);
+  if (!request?.responseSchema) return message;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // Not JSON (an answer the schema did not check): it goes as text, and the peer judges it.
+    return message;
+  }
+  return {
+    ...message,
+    parts: [{ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' }],
+    metadata: request.pauseId === undefined ? undefined : { pauseId: request.pauseId },
   };
 }
 

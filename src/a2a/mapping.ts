@@ -2,7 +2,8 @@
  * The edge between xswarm's event stream and A2A v1.0. A swarm's public events already are
  * A2A v0.3 objects (`Task`, `TaskStatusUpdateEvent`, `TaskArtifactUpdateEvent`): the v1.0 shapes
  * the SDK's transports serve are made from them by the SDK's own v0.3 → v1.0 translation (state
- * names `TASK_STATE_*`, `$case` parts), and nothing else. `internal:*` events never leave.
+ * names `TASK_STATE_*`, `$case` parts); the one addition is the data part a pause's status
+ * message carries with its structured request (`pause-request.ts`). `internal:*` events never leave.
  *
  * @module
  */
@@ -10,6 +11,7 @@ import { type Role, TaskState, type Message, type Part, type StreamResponse, typ
 import { legacyPushNotificationToV1StreamResponse } from '@a2a-js/sdk/compat/v0_3';
 import type { Artifact, Message as SwarmMessage, StatusUpdateEvent, SwarmEvent, TaskEvent } from '../../machines/events.js';
 import type { SwarmStatus } from '../store/result.js';
+import { withPauseRequest } from './pause-request.js';
 
 /** The artifact id of a swarm's final result (set by the swarm machine). */
 export const RESULT_ARTIFACT_ID = 'result';
@@ -87,7 +89,7 @@ export function textMessage(messageId: string, role: Role, text: string, ids: Ta
  */
 export function toStreamResponse(event: SwarmEvent): StreamResponse | undefined {
   if (event.kind !== 'status-update' && event.kind !== 'artifact-update') return undefined;
-  return legacyPushNotificationToV1StreamResponse(event);
+  return legacyPushNotificationToV1StreamResponse(withPauseRequest(event));
 }
 
 /**
@@ -102,7 +104,8 @@ export function taskFromEvents(events: readonly SwarmEvent[]): Task {
   let status: TaskEvent['status'] | StatusUpdateEvent['status'] = first.status;
   const history: SwarmMessage[] = [...(first.history ?? [])];
   const artifacts = new Map<string, Artifact>();
-  for (const event of events) {
+  for (const raw of events) {
+    const event = withPauseRequest(raw);
     if (event.kind === 'status-update') {
       status = event.status;
       if (event.status.message) history.push(event.status.message);

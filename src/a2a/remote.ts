@@ -19,9 +19,11 @@ export interface RemoteCard {
 export interface RemoteHooks {
   /**
    * The remote agent needs a human (A2A `input-required`): pauses the calling swarm with the
-   * question and resolves with the human's answer once the swarm is resumed.
+   * question and resolves with the human's answer once the swarm is resumed. With a
+   * `responseSchema` (the peer asked for a typed answer), the pause carries it, and the answer
+   * is the matching value as JSON text.
    */
-  askHuman(question: string): Promise<string | undefined>;
+  askHuman(question: string, request?: { responseSchema?: Record<string, unknown> }): Promise<string | undefined>;
   /**
    * Whether the calling swarm has ended (stopped, failed). False while a runtime merely shuts
    * down or loses its lease: then the remote task must be left running, since the swarm will

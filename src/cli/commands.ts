@@ -1,5 +1,7 @@
 /**
  * `xswarm pause|resume|stop <id> [reason | message]` and `xswarm extend <id> <maxTurns>`: commands a swarm.
+ * `resume` may name the pause it answers (`--pause-id P`) and give a typed answer as JSON
+ * (`--answer '{"approved":true}'`) instead of the message.
  *
  * Only the process that holds a swarm's lease drives it. So a command is carried out in one of
  * three ways:
@@ -42,6 +44,8 @@ export async function swarmCommand(command: SwarmCommandName, args: string[]): P
       'token-file': { type: 'string' },
       type: { type: 'string' },
       json: { type: 'boolean' },
+      'pause-id': { type: 'string' },
+      answer: { type: 'string' },
     },
   });
   const [swarmId, text, ...extra] = positionals;
@@ -55,7 +59,7 @@ export async function swarmCommand(command: SwarmCommandName, args: string[]): P
   }
   if (command === 'extend' && (text === undefined || !/^\d+$/.test(text)))
     throw new CliError('xswarm extend <id> <maxTurns>: the new bound on turns, a whole number', EXIT.usage);
-  const request: CommandRequest = { command, swarmId, text, type, json: values.json === true };
+  const request: CommandRequest = { command, swarmId, text, type, json: values.json === true, ...resumeAnswer(command, text, values) };
   if (values.url !== undefined) {
     if (values.nats !== undefined || values.db !== undefined) throw new CliError('--url sends the command to a server: without --db or --nats', EXIT.usage);
     return sendOverRest(values.url, await readToken(undefined, values['token-file']), request);
@@ -70,6 +74,35 @@ interface CommandRequest {
   text: string | undefined;
   type: PauseReason['type'];
   json: boolean;
+  /** `resume --answer`: the typed answer (JSON), instead of the message. */
+  answer?: unknown;
+  /** `resume --pause-id`: the pause the answer is for. */
+  pauseId?: string;
+}
+
+/**
+ * `resume`'s `--pause-id P` and `--answer JSON` (a typed answer, for a pause with a response
+ * schema): refused with a usage error for another command, for JSON that does not parse, and
+ * for an answer given both as the message and with `--answer`.
+ */
+function resumeAnswer(command: SwarmCommandName, text: string | undefined, values: { 'pause-id'?: string; answer?: string }): Pick<CommandRequest, 'answer' | 'pauseId'> {
+  const { 'pause-id': pauseId, answer } = values;
+  if (command !== 'resume' && (pauseId !== undefined || answer !== undefined)) throw new CliError('--pause-id and --answer are for resume only', EXIT.usage);
+  if (pauseId === '') throw new CliError('--pause-id needs the id of the pause (reason.pauseId of the paused swarm)', EXIT.usage);
+  if (answer === undefined) return pauseId === undefined ? {} : { pauseId };
+  if (text !== undefined) throw new CliError('give the answer either as the message or with --answer, not both', EXIT.usage);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(answer);
+  } catch (e) {
+    throw new CliError(`--answer must be JSON, such as --answer '{"approved":true}': ${(e as Error).message}`, EXIT.usage);
+  }
+  return { answer: parsed, ...(pauseId === undefined ? {} : { pauseId }) };
+}
+
+/** `client.resume`'s arguments for a resume request: the typed answer or the message, and the pause id. */
+function resumeArgs(request: CommandRequest): [unknown, { pauseId?: string }] {
+  return [request.answer !== undefined ? request.answer : request.text, request.pauseId === undefined ? {} : { pauseId: request.pauseId }];
 }
 
 /**
@@ -113,7 +146,7 @@ async function commandHere(request: CommandRequest, modulePath: string | undefin
       const rootRecord = root === swarmId ? record : await store.load(root);
       const rootClient = runtime.forSwarm(rootRecord!.definitionId, root);
       const since = await lastStoredSeq(store, rootRecord!);
-      await client.resume(request.text);
+      await client.resume(...resumeArgs(request));
       return await drive(runtime, rootClient, since, Progress.for(process.stdout, { json: request.json }), { module: modulePath, state: state.args });
     } finally {
       await runtime.close();
@@ -141,7 +174,7 @@ async function apply(request: CommandRequest, client: SwarmClient): Promise<Swar
   if (request.command === 'pause') await client.pause({ type: request.type, message: request.text ?? 'Paused from the command line' });
   else if (request.command === 'stop') await client.stop(request.text ?? 'Stopped from the command line');
   else if (request.command === 'extend') await client.extend({ maxTurns: Number(request.text) });
-  else await client.resume(request.text);
+  else await client.resume(...resumeArgs(request));
   return client.getResult();
 }
 
@@ -235,9 +268,10 @@ async function sendOverRest(base: string, token: string | undefined, request: Co
     command === 'extend'
       ? { maxTurns: Number(text) }
       : command === 'resume'
-        ? text === undefined
-          ? {}
-          : { message: text }
+        ? {
+            ...(request.answer !== undefined ? { answer: request.answer } : text === undefined ? {} : { message: text }),
+            ...(request.pauseId === undefined ? {} : { pauseId: request.pauseId }),
+          }
         : { ...(text === undefined ? {} : { reason: text }), ...(command === 'pause' ? { type: request.type } : {}) };
   const done = await call('POST', `/swarms/${encodeURIComponent(definitionId)}/${encodeURIComponent(swarmId)}/${command}`, body);
   if (done.status !== 200) throw restError(url, done);

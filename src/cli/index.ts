@@ -27,14 +27,16 @@ Usage:
       A swarm's events after event N; --follow waits for the next ones until the final event,
       whichever process drives the swarm.
   xswarm pause <id> [reason] [--type HITL|EMERGENCY|APPROVAL_NEEDED]
-  xswarm resume <id> [message]
+  xswarm resume <id> [message] [--pause-id P] [--answer JSON]
   xswarm stop <id> [reason]
   xswarm extend <id> <maxTurns>
       Command a swarm. With --url URL [--token-file PATH] the command goes to the xswarm serve
       process at URL (the token also from XSWARM_TOKEN). With --nats, a live process holding
       the swarm (any: serve, worker, run) gets it over NATS. Else this process takes the swarm
       over, which needs --module PATH (or XSWARM_MODULE) and no live process holding it (e.g.
-      after xswarm run exited at a pause); resume then drives the swarm like run.
+      after xswarm run exited at a pause); resume then drives the swarm like run. resume
+      --pause-id names the pause answered (a stale one is refused); --answer gives a typed
+      answer as JSON (checked against the pause's response schema) instead of the message.
   xswarm serve <module> [--port N] [--host H] [--token-file PATH | --token T]
                [--allowed-origin O]... [--allowed-host H]... [--insecure-no-token]
                [--inspect [--inspect-port N]]

@@ -17,6 +17,7 @@ import type { RemoteAgentClient, RemoteHooks } from '../a2a/remote.js';
 import { isFinal, type SwarmStatus } from '../store/result.js';
 import type { HumanQuestions } from './questions.js';
 import { withinDeadline } from '../../actors/call-timeout.js';
+import { responseSchemaProblem } from '../define/response-schema.js';
 
 /** What running remote handoffs needs from the runtime. */
 export interface RemoteAgentDeps {
@@ -40,7 +41,10 @@ export class RemoteAgents {
    * its questions pause the swarm the same way.
    */
   async run(input: RemoteAgentInput, signal: AbortSignal): Promise<CallResult> {
-    const hooks: RemoteHooks = { askHuman: (question) => this.askHuman(input.swarmId, question), swarmEnded: this.endedProbe(input.swarmId) };
+    const hooks: RemoteHooks = {
+      askHuman: (question, request) => this.askHuman(input.swarmId, question, request?.responseSchema),
+      swarmEnded: this.endedProbe(input.swarmId),
+    };
     const skill = registrySkill(input.url);
     // At the handoff's deadline the call's signal aborts with a CallTimeoutError: the remote
     // task is canceled (see the client's abort), and the model reads the timeout.
@@ -62,14 +66,19 @@ export class RemoteAgents {
     return () => !live.closed && !!host && isFinal(host.status());
   }
 
-  /** Pauses a swarm for a question a remote agent asked; resolves with the human's answer. */
-  private async askHuman(swarmId: string, question: string): Promise<string | undefined> {
+  /**
+   * Pauses a swarm for a question a remote agent asked; resolves with the human's answer. A
+   * response schema the agent sent (and this runtime can check) is the pause's: the resume is
+   * checked against it here, before the answer travels.
+   */
+  private async askHuman(swarmId: string, question: string, responseSchema?: Record<string, unknown>): Promise<string | undefined> {
     const { answer, kept } = this.deps.questions.ask(swarmId);
     // Asked again by a call that re-attached after a passivation: the human already answered.
     if (kept) return answer;
     // A swarm not live here (its runtime closing) is not paused from here.
     const host = this.deps.live.hosts.get(swarmId);
-    if (host && host.status() !== 'paused') await this.deps.commands.pause(swarmId, { type: 'HITL', message: question });
+    const typed = responseSchema && !responseSchemaProblem(responseSchema) ? { responseSchema } : {};
+    if (host && host.status() !== 'paused') await this.deps.commands.pause(swarmId, { type: 'HITL', message: question, ...typed });
     return answer;
   }
 }

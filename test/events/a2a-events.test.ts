@@ -33,6 +33,7 @@ import {
   type TaskEvent,
 } from '../../src/index.js';
 import { serve, type SwarmServer } from '../../src/server/index.js';
+import { withPauseRequest } from '../../src/a2a/pause-request.js';
 import { createW1Runtime, W1_AGENTS, W1_RESULT } from '../../bench/w1.js';
 import { call, collect, queueModel } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
@@ -235,10 +236,22 @@ describe('the A2A server forwards the events as they are', () => {
     expect(updates.length).toBe(stored.length);
     for (const [i, e] of stored.entries()) {
       const { seq: _s, swarmId: _w, ...asSent } = e;
-      // The server marks the pause that ends a v0.3 stream final (see `finalOnInputRequired`).
-      expect(updates[i]).toEqual(factOf(e, 'paused') ? { ...asSent, final: true } : asSent);
+      // The server marks the pause that ends a v0.3 stream final (see `finalOnInputRequired`),
+      // and adds the pause's structured request to its message as a data part (src/a2a/pause-request.ts).
+      expect(updates[i]).toEqual(factOf(e, 'paused') ? { ...withPauseRequest(asSent as typeof e), final: true } : asSent);
     }
-    expect(updates.at(-1)).toMatchObject({ contextId: 'conv-1', status: { state: 'input-required', message: { parts: [{ kind: 'text', text: 'Which day?' }] } } });
+    expect(updates.at(-1)).toMatchObject({
+      contextId: 'conv-1',
+      status: {
+        state: 'input-required',
+        message: {
+          parts: [
+            { kind: 'text', text: 'Which day?' },
+            { kind: 'data', data: { type: 'HITL', message: 'Which day?', pauseId: 'p1' }, metadata: { kind: 'xswarm.pause' } },
+          ],
+        },
+      },
+    });
   });
 
   it("an A2A client's contextId is kept with the swarm: after a restart GetTask returns it and a follow-up in another context is refused", async () => {

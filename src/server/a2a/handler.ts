@@ -40,6 +40,7 @@ import type {
 import { Role, TaskState } from '@a2a-js/sdk';
 import { PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { answerOf, raiseLimits, resumeWith } from './answers.js';
 import type { SwarmEvent } from '../../../machines/events.js';
 import { abortable, untilAborted } from '../../util/abort.js';
 import { lastStoredSeq } from '../../events/cursor.js';
@@ -54,7 +55,6 @@ import {
   endsInteraction,
   endsStream,
   inputFromMessage,
-  messageText,
   statusToA2AState,
   taskFromEvents,
   TERMINAL_STATES,
@@ -306,7 +306,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     return { ids: { taskId, contextId: contextId || taskId }, cursor: 1, resumed: false };
   }
 
-  /** A follow-up message: resumes an input-required task with the message's text. */
+  /** A follow-up message: resumes an input-required task with the message's answer. */
   private async resume(message: Message): Promise<Accepted> {
     const ids = await this.locate(message.taskId);
     if (message.contextId && message.contextId !== ids.contextId) {
@@ -320,13 +320,12 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     if (result.status !== 'paused') {
       throw new UnsupportedOperationError(`Task ${ids.taskId} is working; it accepts a message only when it is input-required.`);
     }
+    // A data part is a typed answer, metadata.pauseId names the pause, a limit pause may be extended (./answers.ts).
+    const answer = answerOf(message, result.reason);
+    await raiseLimits(client, ids.taskId, answer, result.reason);
+    // After the limits are raised: the interaction is the resumed run.
     const cursor = await this.lastSeq(ids.taskId);
-    try {
-      await client.resume(messageText(message));
-    } catch (e) {
-      if (e instanceof SwarmError) throw new UnsupportedOperationError(`Task ${ids.taskId} cannot be resumed: ${e.message}`);
-      throw e;
-    }
+    await resumeWith(client, ids.taskId, answer);
     return { ids, cursor, resumed: true };
   }
 

@@ -134,6 +134,7 @@ export function swarmResultSchema(def: SwarmDefinition): StandardSchemaWithJSON 
               pendingApprovalId: { type: 'string' },
               pauseId: { type: 'string' },
               responseSchema: { type: 'object', description: 'The JSON Schema the answer must match, for a typed pause.' },
+              limit: { type: 'object', description: 'For a LIMIT pause: the limit that tripped, what was spent of it and what is left.' },
             },
             required: ['type', 'message'],
           },

@@ -6,10 +6,14 @@
  * |---|---|
  * | tool `<name>_run` | starts a swarm; `wait: true` waits for completed / failed / stopped / paused, reporting turns and handoffs as progress |
  * | tool `<name>_get_result` `{ swarmId }` | the {@link SwarmResult} |
- * | tool `<name>_resume` `{ swarmId, message, wait? }` | resumes a paused swarm with the human's answer |
+ * | tool `<name>_resume` `{ swarmId, message?, answer?, pauseId?, wait? }` | resumes a paused swarm with the human's answer (text, or typed for a pause with a response schema) |
+ * | tool `<name>_extend` `{ swarmId, maxTurns }` | raises the turn limit of a swarm paused at it |
  * | tool `<name>_stop` `{ swarmId, reason? }` | stops it |
  * | resource template `swarm://<id>/{swarmId}/result` | the {@link SwarmResult} as `application/json` |
  * | prompt `<name>_instructions` | the swarm's instructions (with an `input` argument when they depend on the input) |
+ *
+ * With `wait`, a pause with a response schema is asked with an MCP elicitation when the client
+ * can answer one (see `./answers.ts`).
  *
  * `<name>` is the definition id made a valid tool name ({@link mcpBaseNames}); the resource
  * URI carries the id itself, percent-encoded.
@@ -28,6 +32,7 @@ import {
   ResourceNotFoundError,
   ResourceTemplate,
   type CallToolResult,
+  type InputRequiredResult,
   type ServerContext as McpContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -40,6 +45,7 @@ import type { SwarmResult } from '../../store/result.js';
 import type { Runtime } from '../../runtime/types.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../../define/swarm-id.js';
 import { validate } from '../../define/tool.js';
+import { type ElicitedPause, elicitedAnswer, elicitedPause, resultOrElicitation } from './answers.js';
 import { mcpBaseNames } from './names.js';
 import { type InputMode, runInputSchema, splitRunArgs, swarmResultSchema } from './schemas.js';
 
@@ -75,8 +81,19 @@ const SWARM_ID = z.string().min(1).describe('The swarm instance id (what <id>_ru
 const GET_RESULT_INPUT = z.object({ swarmId: SWARM_ID });
 const RESUME_INPUT = z.object({
   swarmId: SWARM_ID,
-  message: z.string().describe("The human's answer; it reaches the orchestrator."),
+  message: z.string().optional().describe("The human's answer as text; it reaches the orchestrator."),
+  answer: z
+    .unknown()
+    .optional()
+    .describe(
+      'The typed answer to a pause with a response schema (reason.responseSchema): checked against it, and refused with nothing changed when it does not match. Takes precedence over message.',
+    ),
+  pauseId: z.string().optional().describe('The pause this answers (reason.pauseId): refused when the swarm is no longer paused there.'),
   wait: z.boolean().optional().describe('Wait until the swarm completes, fails, is stopped or pauses again, like <id>_run.'),
+});
+const EXTEND_INPUT = z.object({
+  swarmId: SWARM_ID,
+  maxTurns: z.number().int().describe('The new turn limit, above the turns made so far.'),
 });
 const STOP_INPUT = z.object({ swarmId: SWARM_ID, reason: z.string().optional().describe('Why it is stopped (recorded in the result).') });
 const PROMPT_INPUT = z.object({
@@ -90,7 +107,7 @@ const SERVER_INFO = { name: 'xswarm', version: XSWARM_VERSION };
 export function createSwarmMcpServer(runtime: Runtime, catalog: SwarmMcpCatalog): McpServer {
   const server = new McpServer(SERVER_INFO, {
     instructions:
-      'Each swarm definition has tools <name>_run, <name>_get_result, <name>_resume and <name>_stop, ' +
+      'Each swarm definition has tools <name>_run, <name>_get_result, <name>_resume, <name>_extend and <name>_stop, ' +
       'the resource template swarm://<id>/{swarmId}/result and the prompt <name>_instructions. ' +
       'Long runs: call <name>_run with wait: true and a progressToken, or poll <name>_get_result.',
   });
@@ -116,11 +133,14 @@ function register(server: McpServer, runtime: Runtime, { def, name, run, output 
     },
     (args, ctx) =>
       safely(async () => {
+        // A retry carrying the answer to the elicitation of a pause (./answers.ts): the swarm runs already.
+        const elicited = elicitedPause(ctx);
+        if (elicited) return continueElicited(runtime, def.id, name, elicited, ctx);
         const { input, swarmId, wait } = splitRunArgs(args as Record<string, unknown>, run.mode);
         const client = runtime.forSwarm(def.id, swarmId);
         await client.run(input);
-        const result = wait ? await follow(runtime, def.id, client.swarmId, 0, ctx) : await client.getResult();
-        return answer({ swarmId: client.swarmId, ...result });
+        if (!wait) return answer({ swarmId: client.swarmId, ...(await client.getResult()) });
+        return resultOrElicitation(name, client.swarmId, await follow(runtime, def.id, client.swarmId, 0, ctx), ctx);
       }),
   );
 
@@ -140,18 +160,39 @@ function register(server: McpServer, runtime: Runtime, { def, name, run, output 
     `${name}_resume`,
     {
       title: `Resume a ${def.name} swarm`,
-      description: `Resumes a paused swarm ${label}; message is the human's answer to its question.`,
+      description:
+        `Resumes a paused swarm ${label}: message is the human's answer to its question, answer a typed answer ` +
+        '(for a pause with reason.responseSchema), pauseId the pause it answers (reason.pauseId).',
       inputSchema: RESUME_INPUT,
       outputSchema: output,
     },
-    ({ swarmId, message, wait }, ctx) =>
+    ({ swarmId, message, answer: typed, pauseId, wait }, ctx) =>
       safely(async () => {
+        const elicited = elicitedPause(ctx);
+        if (elicited) return continueElicited(runtime, def.id, name, elicited, ctx);
         await ownSwarm(runtime, def.id, swarmId);
         // While paused nothing is appended, so this is where the resumed run's events start.
         const since = await lastSeq(runtime, swarmId);
-        await runtime.forSwarm(def.id, swarmId).resume(message);
-        const result = wait ? await follow(runtime, def.id, swarmId, since, ctx) : await runtime.forSwarm(def.id, swarmId).getResult();
-        return answer({ swarmId, ...result });
+        await runtime.forSwarm(def.id, swarmId).resume(typed !== undefined ? typed : message, pauseId === undefined ? {} : { pauseId });
+        if (!wait) return answer({ swarmId, ...(await runtime.forSwarm(def.id, swarmId).getResult()) });
+        return resultOrElicitation(name, swarmId, await follow(runtime, def.id, swarmId, since, ctx), ctx);
+      }),
+  );
+
+  server.registerTool(
+    `${name}_extend`,
+    {
+      title: `Extend a ${def.name} swarm`,
+      description: `Raises the turn limit of a swarm ${label} paused at its limit (reason.type LIMIT); then answer with ${name}_resume.`,
+      inputSchema: EXTEND_INPUT,
+      outputSchema: output,
+    },
+    ({ swarmId, maxTurns }) =>
+      safely(async () => {
+        await ownSwarm(runtime, def.id, swarmId);
+        const client = runtime.forSwarm(def.id, swarmId);
+        await client.extend({ maxTurns });
+        return answer({ swarmId, ...(await client.getResult()) });
       }),
   );
 
@@ -220,7 +261,7 @@ function answer(value: Record<string, unknown>): CallToolResult {
 }
 
 /** Runs a tool body; any error becomes an `isError` result the caller (often a model) can read. */
-async function safely(body: () => Promise<CallToolResult>): Promise<CallToolResult> {
+async function safely<R extends CallToolResult | InputRequiredResult>(body: () => Promise<R>): Promise<R | CallToolResult> {
   try {
     return await body();
   } catch (e) {
@@ -241,6 +282,35 @@ async function ownSwarm(runtime: Runtime, definitionId: string, swarmId: string)
 async function resultOf(runtime: Runtime, definitionId: string, swarmId: string): Promise<SwarmResult> {
   await ownSwarm(runtime, definitionId, swarmId);
   return runtime.forSwarm(definitionId, swarmId).getResult();
+}
+
+/**
+ * A retried `<name>_run`/`<name>_resume` answering the elicitation of a pause: resumes the swarm
+ * with the accepted answer and follows it again (to its next pause, which may be asked too); a
+ * declined or canceled one returns the paused result.
+ */
+async function continueElicited(
+  runtime: Runtime,
+  definitionId: string,
+  name: string,
+  pause: ElicitedPause,
+  ctx: McpContext,
+): Promise<CallToolResult | InputRequiredResult> {
+  const { swarmId } = pause;
+  await ownSwarm(runtime, definitionId, swarmId);
+  const client = runtime.forSwarm(definitionId, swarmId);
+  const response = elicitedAnswer(pause, ctx);
+  if (!response) return resultOrElicitation(name, swarmId, await client.getResult(), ctx, false);
+  const since = await lastSeq(runtime, swarmId);
+  try {
+    await client.resume(response.answer, pause.pauseId === undefined ? {} : { pauseId: pause.pauseId });
+  } catch (e) {
+    if (!(e instanceof SwarmError) || e.code !== 'invalid-input') throw e;
+    // Refused, nothing changed: say so, and how to answer again.
+    const at = pause.pauseId === undefined ? '' : ` at "${pause.pauseId}"`;
+    return { isError: true, content: [{ type: 'text', text: `${errorText(e)}. The swarm stays paused${at}: answer again with ${name}_resume.` }] };
+  }
+  return resultOrElicitation(name, swarmId, await follow(runtime, definitionId, swarmId, since, ctx), ctx);
 }
 
 /** The sequence number of a swarm's latest stored event. */

@@ -320,7 +320,15 @@ describe('on the wire', () => {
     expect(events[0]).toMatchObject({ kind: 'task', status: { state: 'submitted' } });
     expect(events.at(-1)).toMatchObject({
       kind: 'status-update',
-      status: { state: 'input-required', message: { parts: [{ kind: 'text', text: 'Which day?' }] } },
+      status: {
+        state: 'input-required',
+        message: {
+          parts: [
+            { kind: 'text', text: 'Which day?' },
+            { kind: 'data', data: { type: 'HITL', message: 'Which day?' }, metadata: { kind: 'xswarm.pause' } },
+          ],
+        },
+      },
       final: true,
     });
     expect(events.slice(1, -1).every((e) => e.final === false)).toBe(true);
