@@ -16,7 +16,8 @@ import type { ChildSwarmInput } from '../../machines/calls/swarm.js';
 import type { CallResult } from '../../machines/calls/kind.js';
 import type { SwarmContext, SwarmInput } from '../../machines/swarm.js';
 import { type SwarmPorts, wireSwarm } from '../../actors/index.js';
-import { judgeResponse } from '../../actors/judge.js';
+import { guardInput } from '../../actors/guardrails.js';
+import { judgeStep } from '../../actors/judge-step.js';
 import { SwarmError } from '../errors.js';
 import { isChunk } from '../events/chunks.js';
 import { stampEvent } from '../events/stamp.js';
@@ -175,11 +176,9 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
     const step = await wait(pendingSteps, stepKey(i.speaker, i.scope, i.turn), signal);
     if (!ports) return step;
     // Judge the recorded response again, exactly as a live step would.
-    if (i.orchestrator && i.turn === 1) {
-      const rejected = await ports.guardInput(i.definitionId, i.swarmId);
-      if (rejected) return { ...step, calls: [], verdict: { type: 'fail', reason: `Input guardrail rejected the input: ${rejected}` } };
-    }
-    return { ...step, ...(await judgeResponse(step.response, i, ports)) };
+    const guarded = await guardInput(i, ports);
+    if (guarded) return { ...step, calls: guarded.calls, verdict: guarded.verdict };
+    return { ...step, ...(await judgeStep(step.response, i, ports)) };
   });
   const runTool = fromPromise<CallResult, ToolRunInput>(({ input: i, signal }) => wait(pendingResults, i.idempotencyKey, signal));
   const childSwarm = fromPromise<CallResult, ChildSwarmInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));

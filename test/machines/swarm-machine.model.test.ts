@@ -942,6 +942,106 @@ describe('swarm machine, model-based (xstate/graph)', () => {
     expect(actor.getSnapshot().output).toEqual({ status: 'failed', reason: `maxTurns (${MAX_TURNS}) reached without a result` });
   });
 
+  // Guardrails and stall detection, the sides the abstract model leaves out: each drives the real
+  // machine through its transitions (recorded for the coverage check below).
+  describe('guardrails and stall detection', () => {
+    const rejected = { guardrail: 'policy', step: 'toolCall' as const, callId: 't1-a' };
+    const start = (config: Partial<SwarmInput['config']> = {}) => {
+      for (const c of [models, tools, childSwarms, remotes]) c.reset();
+      const actor = createActor(liveSwarm, { input: { ...input, config: { ...input.config, maxTurns: 5, ...config } }, inspect: coverage.observe });
+      const emitted: SwarmEventBody[] = [];
+      actor.on('swarm.events', (e) => emitted.push(...e.events));
+      actor.start();
+      return { actor, emitted };
+    };
+    /** `kind`'s step at turn 1 with `verdict` instead of its own. */
+    const withVerdict = (kind: ResponseKind, verdict: ModelStepOutput['verdict']): ModelStepOutput => ({ ...stepFor(kind, 1), verdict });
+    const answer = async (out: ModelStepOutput) => {
+      models.one((i) => i.orchestrator).resolve(out);
+      await flush();
+    };
+
+    it('a rejection ends the swarm failed, its outcome and final update saying rejected', async () => {
+      const { actor, emitted } = start();
+      await answer(withVerdict('MODEL_TOOLS', { type: 'reject', reason: 'no lookups', rejected }));
+      expect(actor.getSnapshot().value).toBe('failed');
+      expect(actor.getSnapshot().output).toEqual({ status: 'failed', reason: 'no lookups', rejected });
+      expect(tools.open()).toHaveLength(0);
+      const last = emitted.at(-1);
+      expect(last).toMatchObject({ kind: 'status-update', final: true, status: { state: 'rejected' }, metadata: { type: 'failed', rejected } });
+    });
+
+    it('a pause holds the calls unstarted; resume starts them', async () => {
+      const { actor, emitted } = start();
+      await answer(withVerdict('MODEL_TOOLS', { type: 'pause', reason: 'check this', rejected, then: { type: 'continue' } }));
+      const paused = actor.getSnapshot();
+      expect(paused.value).toBe('paused');
+      expect(paused.context.pause).toMatchObject({ from: 'guardrail', reason: { type: 'GUARDRAIL', guardrail: rejected, pauseId: 'guardrail:t0:1' } });
+      expect(tools.open()).toHaveLength(0);
+      expect(emitted.some((e) => e.kind === 'internal:tool-start')).toBe(false);
+      actor.send({ type: 'RESUME', message: 'fine' });
+      await flush();
+      expect(actor.getSnapshot().value).toEqual({ running: 'acting' });
+      expect(tools.open()).toHaveLength(2);
+      expect(emitted.filter((e) => e.kind === 'internal:tool-start')).toHaveLength(2);
+      tools.last().resolve(toolOutput('t1-b'));
+      await flush();
+      tools.last().resolve(toolOutput('t1-a'));
+      await flush();
+      // The human's word joins the conversation once the round closed.
+      expect(models.one((i) => i.orchestrator).input.messages.at(-1)).toEqual({ role: 'user', content: 'fine' });
+    });
+
+    it('a pause holding handoffs starts them on resume', async () => {
+      const { actor } = start();
+      await answer(withVerdict('MODEL_DELEGATE', { type: 'pause', reason: 'check', rejected, then: { type: 'continue' } }));
+      expect(childSwarms.open().length + remotes.open().length).toBe(0);
+      actor.send({ type: 'RESUME' });
+      await flush();
+      expect(actor.getSnapshot().value).toBe('awaitingHandoff');
+      expect(childSwarms.open().length + remotes.open().length).toBe(2);
+    });
+
+    it('a pause holding a completion or a failure ends the swarm so on resume; stop ends it', async () => {
+      const done = start();
+      await answer(withVerdict('MODEL_COMPLETE', { type: 'pause', reason: 'check', rejected, then: { type: 'complete', result: 'ok' } }));
+      done.actor.send({ type: 'RESUME' });
+      await flush();
+      expect(done.actor.getSnapshot().output).toEqual({ status: 'completed', result: 'ok' });
+      expect(done.emitted.at(-1)).toMatchObject({ final: true, status: { state: 'completed' } });
+      const failed = start();
+      await answer(withVerdict('MODEL_FAIL', { type: 'pause', reason: 'check', rejected, then: { type: 'fail', reason: 'gave up' } }));
+      failed.actor.send({ type: 'RESUME' });
+      await flush();
+      expect(failed.actor.getSnapshot().output).toEqual({ status: 'failed', reason: 'gave up' });
+      const stopped = start();
+      await answer(withVerdict('MODEL_TOOLS', { type: 'pause', reason: 'check', rejected, then: { type: 'continue' } }));
+      stopped.actor.send({ type: 'STOP', reason: 'no' });
+      await flush();
+      expect(stopped.actor.getSnapshot().value).toBe('stopped');
+      expect(tools.open()).toHaveLength(0);
+    });
+
+    it('stall detection pauses a swarm repeating the same calls, once per stall', async () => {
+      const { actor } = start({ stall: { repeats: 2 } });
+      for (const turn of [1, 2]) {
+        models.one((i) => i.orchestrator).resolve(stepFor('MODEL_TOOLS', turn));
+        await flush();
+        tools.last().resolve(toolOutput(`t${turn}-b`));
+        await flush();
+        tools.last().resolve(toolOutput(`t${turn}-a`));
+        await flush();
+      }
+      const s = actor.getSnapshot();
+      expect(s.value).toBe('paused');
+      expect(s.context.pause?.reason).toMatchObject({ type: 'LIMIT', limit: { limit: 'struggling', rule: 'repeats', max: 2, spent: 2, toolName: 'lookup' } });
+      actor.send({ type: 'RESUME', message: 'try something else' });
+      await flush();
+      // What the stall showed is not read again: the swarm thinks.
+      expect(actor.getSnapshot().value).toEqual({ running: 'thinking' });
+    });
+  });
+
   const suites: [string, typeof shortest][] = [
     [`shortest paths to every model transition (${shortest.length})`, shortest],
     [`simple paths through the first round (${simpleFirstRound.length})`, simpleFirstRound],
