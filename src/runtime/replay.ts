@@ -113,6 +113,15 @@ function inputFromSnapshot(swarmId: string, snapshot: unknown): SwarmInput {
 }
 
 /**
+ * A judgement as a run recorded before guardrails rejected (rather than failed) swarms: a
+ * guardrail's rejection with the reason the recorded failure gave is that failure.
+ */
+function asRecordedBefore(judged: Pick<ModelStepOutput, 'calls' | 'verdict'>, recorded: ModelStepOutput['verdict']): Pick<ModelStepOutput, 'calls' | 'verdict'> {
+  const v = judged.verdict;
+  return v.type === 'reject' && recorded.type === 'fail' && recorded.reason === v.reason ? { calls: judged.calls, verdict: recorded } : judged;
+}
+
+/**
  * Replays a finished swarm from its journal. Resolves with the replayed events, equal to the
  * recorded ones; throws {@link ReplayDivergenceError} at the first difference.
  *
@@ -177,8 +186,7 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
     if (!ports) return step;
     // Judge the recorded response again, exactly as a live step would.
     const guarded = await guardInput(i, ports);
-    if (guarded) return { ...step, calls: guarded.calls, verdict: guarded.verdict };
-    return { ...step, ...(await judgeStep(step.response, i, ports)) };
+    return { ...step, ...asRecordedBefore(guarded ?? (await judgeStep(step.response, i, ports)), step.verdict) };
   });
   const runTool = fromPromise<CallResult, ToolRunInput>(({ input: i, signal }) => wait(pendingResults, i.idempotencyKey, signal));
   const childSwarm = fromPromise<CallResult, ChildSwarmInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import {
   DefinitionError,
   defineAgent,
+  memoryStore,
   defineSwarm,
   type GuardedToolCall,
   type Guardrail,
@@ -282,6 +283,38 @@ describe('agents and ad-hoc swarms', () => {
       reason: expect.stringContaining('not registered'),
     });
     expect(runs).toEqual([]);
+  });
+});
+
+describe('stored before rejections', () => {
+  it('a swarm a guardrail failed before (state failed, no rejected) still loads, reads failed and replays', async () => {
+    const store = memoryStore();
+    const s = defineSwarm({ id: 'ops', instructions: 'Operate.', guardrails: { input: [{ name: 'never', check: () => 'closed' }] } });
+    const rt = runtime({ swarms: [s], model: scriptedModel(() => ({ text: 'x' })), store });
+    await rt.forSwarm('ops', 'old').run('Go');
+    await rt.forSwarm('ops', 'old').wait();
+    await rt.close();
+    // Rewrite what was stored as the code before rejections stored it (the memory store keeps the objects).
+    const reason = 'Input guardrail rejected the input: never: closed';
+    for (const e of await store.readEvents('old', 0)) {
+      if (e.kind === 'internal:llm-call') e.verdict = { type: 'fail', reason };
+      if (e.kind === 'status-update' && e.metadata.type === 'failed') {
+        e.status.state = 'failed';
+        e.metadata = { type: 'failed', reason };
+      }
+    }
+    const record = (await store.load('old'))!;
+    const outcome = (record.snapshot as { context: { outcome: Record<string, unknown> } }).context.outcome;
+    delete outcome.rejected;
+    record.result = { status: 'failed', reason };
+
+    const rt2 = runtime({ swarms: [s], model: scriptedModel(() => ({ text: 'x' })), store });
+    await rt2.start();
+    const client = rt2.forSwarm('ops', 'old');
+    expect(await client.getResult()).toEqual({ status: 'failed', reason });
+    const events = await collect(client.events());
+    expect(finalState(events)).toEqual({ kind: 'status-update', state: 'failed', final: true });
+    expect(await collect(rt2.replay('old'))).toEqual(events);
   });
 });
 
