@@ -337,11 +337,11 @@ export const swarmMachine = setup({
       else if (params.then === 'complete') next.outcome = { status: 'completed', result: verdict.type === 'complete' ? verdict.result : undefined };
       else if (verdict.type === 'reject') next.outcome = rejectedOutcome(verdict);
       else if (verdict.type === 'pause') {
+        // A paused input has no response to record.
+        if (!out.response.text && !out.response.toolCalls) messages.pop();
         // The step is taken (its turn counted) but held: its calls wait in the round, unstarted.
         if (verdict.then.type === 'continue' && out.calls.length > 0) next.round = openRound(turn, out.calls, context.swarmId);
         else if (verdict.then.type === 'correct') messages.push({ role: 'user', content: verdict.then.message });
-        // A paused input has no response to record.
-        if (!out.response.text && !out.response.toolCalls) messages.pop();
         const { reason, pauses } = namedPause(context, 'guardrail', guardrailPauseReason(verdict));
         next.pause = { reason, from: 'guardrail', then: verdict.then };
         next.pauses = pauses;
@@ -503,7 +503,7 @@ export const swarmMachine = setup({
       const outcome = context.outcome;
       if (outcome?.status !== 'completed') {
         const reason = outcome && 'reason' in outcome ? outcome.reason : 'failed';
-        return { type: 'swarm.events' as const, events: [statusUpdate('failed', { type: 'failed', reason }, reason)] };
+        return { type: 'swarm.events' as const, events: [turnCompleted(context), statusUpdate('failed', { type: 'failed', reason }, reason)] };
       }
       const result = outcome.result;
       return {
