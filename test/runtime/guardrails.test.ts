@@ -16,6 +16,8 @@ import {
   type Guardrail,
   handoff,
   handoffToolName,
+  LocalBus,
+  localTransport,
   type ModelRequest,
   scriptedModel,
   tool,
@@ -240,6 +242,31 @@ describe('agents and ad-hoc swarms', () => {
     expect(await client.wait()).toEqual({ status: 'completed', result: 'lead read: Response guardrail rejected the response: polite: rude' });
     expect(runs).toEqual([]);
     expect(await collect(rt.replay('a1'))).toEqual(await collect(client.events()));
+  });
+
+  it('an agent hosted by another runtime keeps its guardrails there', async () => {
+    const { tool: t, runs } = deleteTool();
+    const cleaner = defineAgent({ id: 'cleaner', instructions: 'Clean.', tools: [t], guardrails: { toolCall: [noSystemFiles('block')] } });
+    const bus = new LocalBus();
+    const store = memoryStore();
+    const hosting = { deadlineMs: 400, heartbeatMs: 50, heartbeatTimeoutMs: 300 };
+    const agentModel = scriptedModel((req) => {
+      const result = req.messages.find((m) => m.role === 'tool');
+      return result ? { text: `cleaner read: ${result.content}` } : call('delete_file', { path: '/etc/hosts' }, 'a1');
+    });
+    const worker = runtime({ agents: [cleaner], model: agentModel, store, transport: localTransport(bus), hosting });
+    await worker.start();
+    const leadModel = scriptedModel((req) => {
+      const answer = req.messages.find((m) => m.role === 'tool');
+      return answer ? { text: answer.content } : call(handoffToolName('cleaner'), { request: 'clean' }, 'h1');
+    });
+    const lead = defineSwarm({ id: 'lead', instructions: 'Lead.', handoffs: [handoff.toAgent('cleaner')] });
+    const home = runtime({ swarms: [lead], model: leadModel, store, transport: localTransport(bus), hosting });
+    await home.start();
+    const client = home.forSwarm('lead', 'hosted-1');
+    await client.run('Go');
+    expect(await client.wait()).toEqual({ status: 'completed', result: 'cleaner read: Guardrail "no-system-files" blocked this call: may not touch /etc/hosts' });
+    expect(runs).toEqual([]);
   });
 
   it('an ad-hoc swarm takes guardrails, stored by name: a restarted runtime resolves them from createRuntime({ guardrails })', async () => {
