@@ -10,32 +10,24 @@ import type { ModelResponse } from '../machines/messages.js';
 import type { StepVerdict } from '../machines/plan.js';
 import { after, type Maybe, siteOf, verdictOf } from './guardrails.js';
 import { type Judgement, judgeResponse } from './judge.js';
-import type { GuardDecision, SwarmPorts } from './ports.js';
-
-/** The arguments of a planned tool call as the guardrail sees them (they parsed when planned). */
-function parsedArguments(text: string): Record<string, unknown> {
-  try {
-    return JSON.parse(text.trim() === '' ? '{}' : text) as Record<string, unknown>;
-  } catch {
-    return {};
-  }
-}
+import type { GuardDecision, GuardSite, SwarmPorts } from './ports.js';
 
 /**
  * The judgement with its tool calls guarded, in the model's order: a blocked call becomes an
  * invalid one whose error the model reads, a rejection rejects the step, a pause holds it.
  */
-function guardCalls(judgement: Judgement, input: ModelStepInput, ports: SwarmPorts): Maybe<Judgement> {
+function guardCalls(judgement: Judgement, input: ModelStepInput, site: GuardSite, ports: SwarmPorts): Maybe<Judgement> {
   const guard = ports.guard;
   if (!guard || judgement.verdict.type !== 'continue') return judgement;
-  const site = siteOf(input);
-  const calls = [...judgement.calls];
+  // Copied on the first block only: most steps change nothing.
+  let calls = judgement.calls;
   let paused: StepVerdict | undefined;
   // The decision on call `i`: the finished judgement when it rejects, else undefined.
   const apply = (i: number, d: GuardDecision | undefined): Judgement | undefined => {
     const call = calls[i]!;
     if (!d) return undefined;
     if (d.action === 'block') {
+      if (calls === judgement.calls) calls = [...calls];
       calls[i] = { id: call.id, name: call.name, kind: 'invalid', error: `Guardrail "${d.guardrail}" blocked this call: ${d.reason}` };
       return undefined;
     }
@@ -48,7 +40,9 @@ function guardCalls(judgement: Judgement, input: ModelStepInput, ports: SwarmPor
     for (let i = start; i < calls.length; i++) {
       const call = calls[i]!;
       if (call.kind !== 'tool') continue;
-      const d = guard('toolCall', site, { name: call.name, arguments: parsedArguments(call.arguments), callId: call.id, agentId: input.speaker });
+      // The arguments as the model sent them (they parsed when planned): the ports parse them
+      // for the guardrails, when there are any.
+      const d = guard('toolCall', site, { name: call.name, arguments: call.arguments, callId: call.id, agentId: input.speaker });
       if (d instanceof Promise) return d.then((x) => apply(i, x) ?? from(i + 1));
       const done = apply(i, d);
       if (done) return done;
@@ -64,12 +58,13 @@ function guardCalls(judgement: Judgement, input: ModelStepInput, ports: SwarmPor
  * each planned tool call is guarded. A response guardrail's pause holds whatever was decided.
  */
 export function judgeStep(response: ModelResponse, input: ModelStepInput, ports: SwarmPorts): Maybe<Judgement> {
-  const decided = ports.guard?.('response', siteOf(input), response);
+  const site = siteOf(input);
+  const decided = ports.guard?.('response', site, response);
   const judge = (d: GuardDecision | undefined): Maybe<Judgement> => {
     if (d && (d.action !== 'pause' || !input.orchestrator)) {
       return { calls: [], verdict: verdictOf({ ...d, action: 'reject' }, 'response', 'the response', { type: 'continue' }, input.orchestrator) };
     }
-    const judged = after(judgeResponse(response, input, ports), (j) => guardCalls(j, input, ports));
+    const judged = after(judgeResponse(response, input, ports), (j) => guardCalls(j, input, site, ports));
     if (!d) return judged;
     return after(judged, (j): Judgement => {
       const v = j.verdict;

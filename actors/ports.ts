@@ -114,7 +114,8 @@ export interface SwarmPorts {
   guardOutput(definitionId: string, swarmId: string, result: unknown): string | undefined | Promise<string | undefined>;
   /**
    * Runs the guardrails of `step` for `site` on `value` (the model response, the tool call
-   * `{ name, arguments, callId, agentId }` or the result; the input's are read from the swarm)
+   * `{ name, arguments, callId, agentId }` with its arguments as the JSON text the model sent,
+   * which the ports parse for the guardrails, or the result; the input's are read from the swarm)
    * and returns the first rejection. Answers at once with undefined when there are none, as for
    * most swarms. Without it, only `guardInput` and `guardOutput` run, and they reject.
    */

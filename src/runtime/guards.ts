@@ -8,7 +8,7 @@ import type { GuardDecision, GuardSite } from '../../actors/index.js';
 import { errorText } from '../../machines/error-text.js';
 import type { GuardrailNames, GuardrailStep } from '../../machines/guardrail.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { Guardrail } from '../define/guardrail.js';
+import type { GuardedToolCall, Guardrail } from '../define/guardrail.js';
 
 const NONE: readonly Guardrail<unknown>[] = [];
 
@@ -30,6 +30,21 @@ export function guardrailsOf(catalog: Catalog, step: GuardrailStep, site: GuardS
   const named = names?.[step];
   if (!named || named.length === 0) return own;
   return [...own, ...named.map((name) => catalog.guardrail(name) ?? unknownGuardrail(name))];
+}
+
+/**
+ * A tool call as its guardrails see it: the actors pass the arguments as the model's JSON text
+ * (they parsed when the call was planned), parsed here only for guardrails that read them.
+ */
+export function guardedToolCall(value: unknown): GuardedToolCall {
+  const call = value as Omit<GuardedToolCall, 'arguments'> & { arguments: string };
+  let args: Record<string, unknown> = {};
+  try {
+    args = JSON.parse(call.arguments.trim() === '' ? '{}' : call.arguments) as Record<string, unknown>;
+  } catch {
+    // Planned calls' arguments always parse; an empty object is all a guardrail could read.
+  }
+  return { name: call.name, arguments: args, callId: call.callId, agentId: call.agentId };
 }
 
 /**
