@@ -8,7 +8,8 @@ import type { ModelStepInput, ModelStepOutput } from '../machines/contracts.js';
 import { withinDeadline } from './call-timeout.js';
 import { passDurableGate } from './durable-gate.js';
 import { guardInput } from './guardrails.js';
-import { judgeResponse, normalizeResponse } from './judge.js';
+import { judgeStep } from './judge-step.js';
+import { normalizeResponse } from './judge.js';
 import type { SwarmPorts } from './ports.js';
 
 /**
@@ -54,7 +55,7 @@ export function createModelStep(ports: SwarmPorts) {
     } catch (e) {
       throw new Error(`${model.name}: ${(e as Error).message}`);
     }
-    const judged = judgeResponse(response, input, ports);
+    const judged = judgeStep(response, input, ports);
     const { calls, verdict } = judged instanceof Promise ? await judged : judged;
     return { response, calls, verdict, durationMs, model: model.name, at: Date.now() };
   });

@@ -10,6 +10,22 @@ import type { ToolRunInput } from '../machines/calls/tool.js';
 import type { RemoteAgentInput } from '../machines/calls/remote.js';
 import type { ChildSwarmInput } from '../machines/calls/swarm.js';
 import type { CallResult } from '../machines/calls/kind.js';
+import type { GuardrailAction, GuardrailStep } from '../machines/guardrail.js';
+
+/** Whose step a guardrail guards: the orchestrator's (`speaker` is the definition id) or an agent's. */
+export interface GuardSite {
+  definitionId: string;
+  swarmId: string;
+  speaker: string;
+  orchestrator: boolean;
+}
+
+/** A guardrail's rejection: which guardrail, why, and what the rejection does. */
+export interface GuardDecision {
+  guardrail: string;
+  reason: string;
+  action: GuardrailAction;
+}
 
 /**
  * One call to a model. `agentId` is the swarm definition id when the orchestrator speaks and
@@ -96,6 +112,14 @@ export interface SwarmPorts {
   guardInput(definitionId: string, swarmId: string): string | undefined | Promise<string | undefined>;
   /** Runs the output guardrails on a result about to complete the swarm (at once when there are none). */
   guardOutput(definitionId: string, swarmId: string, result: unknown): string | undefined | Promise<string | undefined>;
+  /**
+   * Runs the guardrails of `step` for `site` on `value` (the model response, the tool call
+   * `{ name, arguments, callId, agentId }` with its arguments as the JSON text the model sent,
+   * which the ports parse for the guardrails, or the result; the input's are read from the swarm)
+   * and returns the first rejection. Answers at once with undefined when there are none, as for
+   * most swarms. Without it, only `guardInput` and `guardOutput` run, and they reject.
+   */
+  guard?(step: GuardrailStep, site: GuardSite, value: unknown): GuardDecision | undefined | Promise<GuardDecision | undefined>;
   /** Executes a tool with validated arguments. */
   executeTool(input: ToolRunInput, args: unknown, signal: AbortSignal): Promise<unknown>;
   /**

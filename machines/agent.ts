@@ -105,6 +105,8 @@ export const agentMachine = setup({
   },
   guards: {
     wantsCalls: ({ event }) => (event as unknown as { output: ModelStepOutput }).output.calls.length > 0,
+    // One of the agent's guardrails rejected the response or a tool call: its handoff fails.
+    rejected: ({ event }) => (event as unknown as { output: ModelStepOutput }).output.verdict.type === 'reject',
     answered: ({ event }) => {
       const text = (event as unknown as { output: ModelStepOutput }).output.response.text;
       return typeof text === 'string' && text.trim().length > 0;
@@ -121,7 +123,7 @@ export const agentMachine = setup({
     // reported to the parent (which makes it durable) by `sendOutbox` and `clearOutbox`, while
     // a final answer travels with the agent's output instead. Static actions spare XState the
     // enqueue helpers and fresh action objects `enqueueActions` builds on every response.
-    takeResponse: assign(({ context, event }, params: { then: 'round' | 'answer' | 'correct' | 'give-up' }) => {
+    takeResponse: assign(({ context, event }, params: { then: 'round' | 'answer' | 'correct' | 'give-up' | 'reject' }) => {
       const step = (event as unknown as { output: ModelStepOutput }).output;
       const turn = context.turn + 1;
       const messages = [...context.messages, assistantMessage(step.response)];
@@ -134,6 +136,8 @@ export const agentMachine = setup({
         next.answer = { ok: true, content: step.response.text ?? '' };
       } else if (params.then === 'correct') {
         messages.push({ role: 'user', content: 'Please answer the request in plain text.' });
+      } else if (params.then === 'reject') {
+        next.answer = { ok: false, content: step.verdict.type === 'reject' ? step.verdict.reason : 'Rejected by a guardrail.' };
       } else {
         next.answer = { ok: false, content: 'Agent gave no answer within its turn limit.' };
       }
@@ -219,6 +223,7 @@ export const agentMachine = setup({
           handoffs: [],
         }),
         onDone: [
+          { guard: 'rejected', target: 'done', actions: { type: 'takeResponse', params: { then: 'reject' } } },
           {
             guard: 'wantsCalls',
             target: 'acting',

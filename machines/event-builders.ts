@@ -16,7 +16,7 @@ import type { ModelStepOutput } from './contracts.js';
 import { DATA_PART_COMPAT_FLAG, type DataPart, type Part, type SwarmEventBody, type SwarmFact, type TaskState } from './events.js';
 
 /** States after which nothing follows. */
-export const FINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled']);
+export const FINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled', 'rejected']);
 
 /** The text of a value: a string as it is, anything else as JSON ('' for undefined). */
 export function valueText(value: unknown): string {

@@ -21,17 +21,23 @@ import type { UsageByModel } from './usage.js';
 import type { LIMIT_PAUSE, LimitTrip, PauseType } from './pause.js';
 import type { StepVerdict } from './plan.js';
 import type { PlannedCall } from './calls/index.js';
+import type { GUARDRAIL_PAUSE, GuardrailRejection } from './guardrail.js';
 
-/** The A2A v0.3 task states xswarm uses (`running` → working, `paused` → input-required, `stopped` → canceled). */
-export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
+/**
+ * The A2A v0.3 task states xswarm uses (`running` → working, `paused` → input-required, `stopped` → canceled,
+ * `failed` by a guardrail's rejection → rejected).
+ */
+export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected';
 
 /** Why a swarm is paused. */
 export interface PauseReason {
-  type: PauseType | typeof LIMIT_PAUSE;
+  type: PauseType | typeof LIMIT_PAUSE | typeof GUARDRAIL_PAUSE;
   message: string;
   pendingApprovalId?: string;
   /** For a {@link LIMIT_PAUSE}: what tripped. */
   limit?: LimitTrip;
+  /** For a {@link GUARDRAIL_PAUSE}: which guardrail paused the swarm, at which step. */
+  guardrail?: GuardrailRejection;
   /**
    * The pause's id, which a resume may name (`resume(answer, { pauseId })`) and which a stale
    * one does not match: a model's pause is named by its call id; one from outside or at a limit
@@ -87,7 +93,8 @@ export type SwarmFact =
   /** A client raised the swarm's limits (`client.extend`): what they are now. */
   | { type: 'extended'; maxTurns: number; previousMaxTurns: number }
   | { type: 'completed'; result: unknown }
-  | { type: 'failed'; reason: string }
+  /** The swarm failed; `rejected` says which guardrail rejected it (its A2A state is then `rejected`). */
+  | { type: 'failed'; reason: string; rejected?: GuardrailRejection }
   | { type: 'stopped'; reason: string };
 
 /** An A2A text part. */

@@ -17,10 +17,16 @@ export type PauseType = (typeof PAUSE_TYPES)[number];
  */
 export const LIMIT_PAUSE = 'LIMIT';
 
-/** What a limit pause says tripped: the limit, what was spent of it, and what is left. */
+/**
+ * What a limit pause says tripped: the limit, what was spent of it, and what is left.
+ * `struggling` is stall detection (`stall` on a swarm, see `stall.ts`): `rule` says which.
+ */
 export interface LimitTrip {
-  limit: 'maxTurns';
+  limit: 'maxTurns' | 'struggling';
   max: number;
   spent: number;
   left: number;
+  /** For `struggling`: the rule that tripped, and the repeated tool for `repeats`. */
+  rule?: 'repeats' | 'turnsWithoutNewResult';
+  toolName?: string;
 }

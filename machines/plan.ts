@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { GuardrailRejection } from './guardrail.js';
 
 /** A handoff as the machine knows it once a definition is resolved: names only, JSON-safe. */
 export type HandoffTarget =
@@ -46,4 +47,15 @@ export type HandoffTarget =
  * `continue`: run the planned calls. `complete`/`fail`: terminate. `correct`: no calls to run;
  * feed `message` back to the model as a correction (it counts as a round).
  */
-export type StepVerdict = { type: 'continue' } | { type: 'complete'; result: unknown } | { type: 'fail'; reason: string } | { type: 'correct'; message: string };
+export type StepVerdict =
+  | HeldVerdict
+  /** A guardrail rejected the step (`onReject: 'reject'`): the swarm ends rejected. */
+  | { type: 'reject'; reason: string; rejected: GuardrailRejection }
+  /**
+   * A guardrail paused the step (`onReject: 'pause'`): the response is taken, its calls wait,
+   * and a resume goes on with `then` (the verdict the step had without the guardrail).
+   */
+  | { type: 'pause'; reason: string; rejected: GuardrailRejection; then: HeldVerdict };
+
+/** The verdicts a step has without a guardrail's: what a guardrail's pause holds until resumed. */
+export type HeldVerdict = { type: 'continue' } | { type: 'complete'; result: unknown } | { type: 'fail'; reason: string } | { type: 'correct'; message: string };

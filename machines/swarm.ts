@@ -27,6 +27,9 @@ import type { ChatMessage, Usage } from './messages.js';
 import type { HandoffTarget } from './plan.js';
 import { addByModel, addCall, emptyLedger, type UsageLedger } from './usage.js';
 import { LIMIT_PAUSE } from './pause.js';
+import { type GuardrailNames, guardrailPauseReason, rejectedOutcome, type GuardrailRejection } from './guardrail.js';
+import { findStall, type StallRule } from './stall.js';
+import type { HeldVerdict } from './plan.js';
 import {
   answerPause,
   assistantMessage,
@@ -74,6 +77,10 @@ export interface SwarmConfig {
    * `resume` go on) or fail it, as before limits could pause.
    */
   onLimit?: 'pause' | 'fail';
+  /** Stall detection (off when absent): when the swarm counts as struggling and pauses (`stall.ts`). */
+  stall?: StallRule;
+  /** Registered guardrails by name (an ad-hoc swarm's; a definition's own are on the definition). */
+  guardrails?: GuardrailNames;
 }
 
 /** What the runtime passes to start a swarm. */
@@ -88,7 +95,11 @@ export interface SwarmInput {
 }
 
 /** How a swarm ended; also the machine's output. */
-export type SwarmOutcome = { status: 'completed'; result: unknown } | { status: 'failed'; reason: string } | { status: 'stopped'; reason: string };
+export type SwarmOutcome =
+  | { status: 'completed'; result: unknown }
+  /** `rejected`: a guardrail rejected the swarm (A2A state `rejected`). */
+  | { status: 'failed'; reason: string; rejected?: GuardrailRejection }
+  | { status: 'stopped'; reason: string };
 
 /**
  * Why the swarm is paused and what it returns to. `model`: the model called `pause` and the
@@ -98,7 +109,9 @@ export type SwarmOutcome = { status: 'completed'; result: unknown } | { status: 
 export interface PauseState {
   reason: PauseReason;
   /** Where the pause began: a model's pause call, an outside pause (while thinking, or with calls running), or a limit. */
-  from: 'model' | 'thinking' | 'round' | 'limit';
+  from: 'model' | 'thinking' | 'round' | 'limit' | 'guardrail';
+  /** For a guardrail's pause: the verdict the step had without it, which a resume carries out. */
+  then?: HeldVerdict;
 }
 
 /** The swarm machine's context: everything needed to continue after a restore. */
@@ -137,6 +150,11 @@ export interface SwarmContext {
    * the same ones. Absent in snapshots stored before pauses had ids (counts from 0 then).
    */
   pauses?: number;
+  /**
+   * Where stall detection starts reading the conversation (a message index): past the turns a
+   * stall pause already showed a human. Absent: from the start.
+   */
+  stallFrom?: number;
 }
 
 /** Events the swarm machine accepts from the runtime (besides its children's done events). */
@@ -162,7 +180,7 @@ export const SWARM_MACHINE_VERSION = 2;
 type StepEvent = { output: ModelStepOutput };
 
 /** What a model response leads to: a round of calls, a correction, or the end of the swarm. */
-type ResponseOutcome = 'round' | 'correct' | 'complete' | 'fail';
+type ResponseOutcome = 'round' | 'correct' | 'complete' | 'fail' | 'reject' | 'pause';
 
 const step = (event: unknown): ModelStepOutput => (event as StepEvent).output;
 const child = (event: unknown): ChildEvent => event as ChildEvent;
@@ -174,7 +192,7 @@ const working = (fact: SwarmFact): SwarmEventBody => statusUpdate('working', fac
  * The id of a pause the machine names itself (from outside, or at a limit): deterministic, from
  * the turn and the count of such pauses, so a replay makes the same id; with the pause's update.
  */
-function namedPause(context: SwarmContext, kind: 'pause' | 'limit', reason: PauseReason): { reason: PauseReason; pauses: number } {
+function namedPause(context: SwarmContext, kind: 'pause' | 'limit' | 'guardrail', reason: PauseReason): { reason: PauseReason; pauses: number } {
   const pauses = (context.pauses ?? 0) + 1;
   return { reason: { ...reason, pauseId: `${kind}:t${context.turn}:${pauses}` }, pauses };
 }
@@ -275,17 +293,29 @@ export const swarmMachine = setup({
   guards: {
     verdictFail: ({ event }) => step(event).verdict.type === 'fail',
     verdictComplete: ({ event }) => step(event).verdict.type === 'complete',
+    verdictReject: ({ event }) => step(event).verdict.type === 'reject',
+    verdictPause: ({ event }) => step(event).verdict.type === 'pause',
     wantsHandoffs: ({ event }) => step(event).calls.some(isHandoff),
     wantsCalls: ({ event }) => step(event).calls.length > 0,
     lastCall: ({ context, event }) => isLastRunning(context.round, child(event).actorId),
     // What `deciding` would find after the last call: no pause call waiting and turns left.
     lastCallThenThink: ({ context, event }) =>
-      isLastRunning(context.round, child(event).actorId) && pendingPause(context.round) === undefined && context.turn < context.config.maxTurns,
+      isLastRunning(context.round, child(event).actorId) &&
+      pendingPause(context.round) === undefined &&
+      context.turn < context.config.maxTurns &&
+      context.config.stall === undefined,
     roundDone: ({ context }) => runningCalls(context.round).length === 0,
     pausePending: ({ context }) => pendingPause(context.round) !== undefined,
     turnsExhausted: ({ context }) => context.turn >= context.config.maxTurns,
     failsAtLimit: ({ context }) => context.turn >= context.config.maxTurns && context.config.onLimit === 'fail',
     resumesLimitPause: ({ context }) => context.pause?.from === 'limit',
+    // A guardrail's pause resumes with the step it held: a completion, a failure, or its calls.
+    releasesComplete: ({ context }) => context.pause?.from === 'guardrail' && context.pause.then?.type === 'complete',
+    releasesFail: ({ context }) => context.pause?.from === 'guardrail' && context.pause.then?.type === 'fail',
+    releasesHandoffs: ({ context }) => context.pause?.from === 'guardrail' && runningCalls(context.round).some(isHandoff),
+    releasesCalls: ({ context }) => context.pause?.from === 'guardrail' && context.round !== null,
+    struggling: ({ context }) =>
+      context.config.stall !== undefined && findStall(closedRound(context, context.round).messages!, context.stallFrom ?? 0, context.config.stall) !== undefined,
     resumesModelPause: ({ context }) => context.pause?.from === 'model',
     pausedInThinking: ({ context }) => context.pause?.from === 'thinking',
     handoffsRunning: ({ context }) => runningCalls(context.round).some(isHandoff),
@@ -305,7 +335,17 @@ export const swarmMachine = setup({
       if (params.then === 'round') next.round = openRound(turn, out.calls, context.swarmId, out.at);
       else if (params.then === 'correct') messages.push({ role: 'user', content: verdict.type === 'correct' ? verdict.message : 'Continue.' });
       else if (params.then === 'complete') next.outcome = { status: 'completed', result: verdict.type === 'complete' ? verdict.result : undefined };
-      else next.outcome = { status: 'failed', reason: verdict.type === 'fail' ? verdict.reason : 'The model response ended the swarm.' };
+      else if (verdict.type === 'reject') next.outcome = rejectedOutcome(verdict);
+      else if (verdict.type === 'pause') {
+        // A paused input has no response to record.
+        if (!out.response.text && !out.response.toolCalls) messages.pop();
+        // The step is taken (its turn counted) but held: its calls wait in the round, unstarted.
+        if (verdict.then.type === 'continue' && out.calls.length > 0) next.round = openRound(turn, out.calls, context.swarmId);
+        else if (verdict.then.type === 'correct') messages.push({ role: 'user', content: verdict.then.message });
+        const { reason, pauses } = namedPause(context, 'guardrail', guardrailPauseReason(verdict));
+        next.pause = { reason, from: 'guardrail', then: verdict.then };
+        next.pauses = pauses;
+      } else next.outcome = { status: 'failed', reason: verdict.type === 'fail' ? verdict.reason : 'The model response ended the swarm.' };
       return next;
     }),
     // Runs right after takeResponse: `context` is the updated one (turn counted, round open).
@@ -325,6 +365,11 @@ export const swarmMachine = setup({
           { kind: 'artifact-update', artifact: { artifactId: 'result', name: 'result', parts: valueParts(result) }, append: false, lastChunk: true },
           statusUpdate('completed', { type: 'completed', result }, valueText(result)),
         );
+      } else if (params.then === 'pause') {
+        events.push(checkpoint('model-response'), ...pausedEvents(context.pause!.reason).events);
+      } else if (outcome?.status === 'failed' && outcome.rejected) {
+        const fact = { type: 'failed' as const, reason: outcome.reason, rejected: outcome.rejected };
+        events.push(turnCompleted(context), checkpoint('model-response'), statusUpdate('rejected', fact, outcome.reason));
       } else {
         const reason = outcome?.status === 'failed' ? outcome.reason : 'The model response ended the swarm.';
         events.push(turnCompleted(context), checkpoint('model-response'), statusUpdate('failed', { type: 'failed', reason }, reason));
@@ -432,6 +477,49 @@ export const swarmMachine = setup({
         events: [statusUpdate(state, { type: 'extended', maxTurns: event.maxTurns, previousMaxTurns: context.config.maxTurns }), checkpoint('extend')],
       });
     }),
+    // Stall detection tripped (`stall`): a LIMIT pause saying `struggling`; what it showed is
+    // not read again once resumed (`stallFrom`).
+    pauseForStall: enqueueActions(({ context, enqueue }) => {
+      const found = context.config.stall && findStall(context.messages, context.stallFrom ?? 0, context.config.stall);
+      if (!found) return;
+      const what = found.rule === 'repeats' ? `the same ${found.toolName} call ${found.spent} times` : `${found.spent} turns without a new tool result`;
+      const { reason, pauses } = namedPause(context, 'limit', {
+        type: LIMIT_PAUSE,
+        message: `The swarm is struggling: ${what}. Resume with guidance to go on, or stop it`,
+        limit: { limit: 'struggling', rule: found.rule, max: found.max, spent: found.spent, left: 0, ...(found.toolName ? { toolName: found.toolName } : {}) },
+      });
+      enqueue.assign({ pause: { reason, from: 'limit' }, pauses, stallFrom: context.messages.length });
+      enqueue.emit(pausedEvents(reason));
+    }),
+    // A guardrail's pause resumed on a completion or a failure: the held verdict ends the swarm
+    // (the outcome is taken before `resume` clears the pause, announced after its events).
+    releaseOutcome: assign(({ context }) => {
+      const then = context.pause?.then;
+      return {
+        outcome: then?.type === 'fail' ? { status: 'failed', reason: then.reason } : { status: 'completed', result: then?.type === 'complete' ? then.result : undefined },
+      };
+    }),
+    announceReleased: emit(({ context }) => {
+      const outcome = context.outcome;
+      if (outcome?.status !== 'completed') {
+        const reason = outcome && 'reason' in outcome ? outcome.reason : 'failed';
+        return { type: 'swarm.events' as const, events: [turnCompleted(context), statusUpdate('failed', { type: 'failed', reason }, reason)] };
+      }
+      const result = outcome.result;
+      return {
+        type: 'swarm.events' as const,
+        events: [
+          turnCompleted(context),
+          { kind: 'artifact-update', artifact: { artifactId: 'result', name: 'result', parts: valueParts(result) }, append: false, lastChunk: true },
+          statusUpdate('completed', { type: 'completed', result }, valueText(result)),
+        ],
+      };
+    }),
+    // A guardrail's pause resumed on calls: they are announced now, as they start.
+    announceRound: emit(({ context }) => ({
+      type: 'swarm.events' as const,
+      events: context.round ? roundStartEvents(context.definitionId, context.round) : [],
+    })),
     pauseForModel: enqueueActions(({ context, enqueue }) => {
       // Runs behind the pausePending guard: the round has a pause call waiting. Its id is the
       // call's (what the answer becomes the result of), as `pendingApprovalId` is.
@@ -454,7 +542,9 @@ export const swarmMachine = setup({
         });
       } else {
         enqueue.assign({ pause: null, notes: message ? [...context.notes, message] : context.notes });
-        for (const call of runningCalls(context.round)) {
+        // A guardrail's held calls have not started: no agent waits for the resume.
+        const waiting = from === 'guardrail' ? [] : runningCalls(context.round);
+        for (const call of waiting) {
           if (call.kind === 'agent') enqueue.sendTo(call.childId, { type: 'RESUME' });
         }
       }
@@ -537,6 +627,8 @@ export const swarmMachine = setup({
             }),
             onDone: [
               { guard: 'verdictFail', target: '#swarm.failed', actions: takeResponse('fail') },
+              { guard: 'verdictReject', target: '#swarm.failed', actions: takeResponse('reject') },
+              { guard: 'verdictPause', target: '#swarm.paused', actions: takeResponse('pause') },
               { guard: 'verdictComplete', target: '#swarm.completed', actions: takeResponse('complete') },
               {
                 guard: 'wantsHandoffs',
@@ -563,6 +655,7 @@ export const swarmMachine = setup({
         deciding: {
           always: [
             { guard: 'pausePending', target: '#swarm.paused', actions: 'pauseForModel' },
+            { guard: 'struggling', target: '#swarm.paused', actions: ['closeRound', 'pauseForStall'] },
             {
               guard: 'failsAtLimit',
               target: '#swarm.failed',
@@ -594,6 +687,11 @@ export const swarmMachine = setup({
         'xstate.done.actor.*': { actions: takeCall(false) },
         'xstate.error.actor.*': { actions: takeCall(false) },
         RESUME: [
+          // A guardrail's pause: resuming carries out the step it held.
+          { guard: 'releasesComplete', target: 'completed', actions: ['releaseOutcome', 'resume', 'announceReleased'] },
+          { guard: 'releasesFail', target: 'failed', actions: ['releaseOutcome', 'resume', 'announceReleased'] },
+          { guard: 'releasesHandoffs', target: 'awaitingHandoff', actions: ['resume', 'announceRound', 'spawnCalls'] },
+          { guard: 'releasesCalls', target: 'running.acting', actions: ['resume', 'announceRound', 'spawnCalls'] },
           // Back to deciding: with the limit raised it thinks again, else it pauses again.
           { guard: 'resumesLimitPause', target: 'running.deciding', actions: 'resume' },
           { guard: 'resumesModelPause', target: 'running.deciding', actions: 'resume' },

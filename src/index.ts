@@ -28,6 +28,10 @@
 export { defineSwarm, DEFAULT_MAX_TURNS } from './define/swarm.js';
 export { defineAgent } from './define/agent.js';
 export type { FromInput, Guardrail, OnLimit, SwarmDefinition, SwarmOverrides, ToolEntry } from './define/swarm.js';
+export type { AgentGuardrails, GuardedToolCall, SwarmGuardrails } from './define/guardrail.js';
+export type { GuardrailAction, GuardrailRejection, GuardrailStep } from '../machines/guardrail.js';
+export { GUARDRAIL_PAUSE } from '../machines/guardrail.js';
+export type { StallRule } from '../machines/stall.js';
 export { LIMIT_PAUSE, PAUSE_TYPES } from '../machines/pause.js';
 export type { LimitTrip, PauseType } from '../machines/pause.js';
 export type { AgentDefinition } from './define/agent.js';

@@ -22,8 +22,11 @@ export interface TaskIds {
   contextId: string;
 }
 
-/** The A2A task state of a swarm status as stored in a record. */
-export function statusToA2AState(status: SwarmStatus): TaskState {
+/**
+ * The A2A task state of a swarm status as stored in a record; `rejected`: the swarm failed
+ * because a guardrail rejected it (its result says `rejected`).
+ */
+export function statusToA2AState(status: SwarmStatus, rejected = false): TaskState {
   switch (status) {
     case 'running':
     case 'awaitingHandoff':
@@ -33,7 +36,7 @@ export function statusToA2AState(status: SwarmStatus): TaskState {
     case 'completed':
       return TaskState.TASK_STATE_COMPLETED;
     case 'failed':
-      return TaskState.TASK_STATE_FAILED;
+      return rejected ? TaskState.TASK_STATE_REJECTED : TaskState.TASK_STATE_FAILED;
     case 'stopped':
       return TaskState.TASK_STATE_CANCELED;
   }

@@ -18,6 +18,7 @@ import { REGISTRY_RECORD_DEFINITION } from '../define/ids.js';
 import type { AgentRegistry } from '../registry/registry.js';
 import { defineSwarm, type SwarmDefinition, type ToolEntry } from '../define/swarm.js';
 import type { AgentDefinition } from '../define/agent.js';
+import type { Guardrail } from '../define/guardrail.js';
 import { agentAsSwarm } from './hosted.js';
 import { agentOfHosted } from '../define/ids.js';
 import { ADHOC_ID, DEFINITION_ID } from '../define/ids.js';
@@ -27,6 +28,8 @@ export interface CatalogEntries {
   swarms?: readonly SwarmDefinition<any, any>[] | undefined;
   agents?: readonly AgentDefinition[] | undefined;
   tools?: readonly Tool[] | undefined;
+  /** Guardrails known by name: what ad-hoc swarms name, also after a restart. */
+  guardrails?: readonly Guardrail<any>[] | undefined;
   /** The agent registry `handoff.toBestAgent(skill)` handoffs choose from. */
   registry?: AgentRegistry | undefined;
 }
@@ -44,6 +47,7 @@ export class Catalog {
   private readonly swarms = new Map<string, SwarmDefinition>();
   private readonly agents = new Map<string, AgentDefinition>();
   private readonly tools = new Map<string, Tool>();
+  private readonly guardrails = new Map<string, Guardrail<unknown>>();
   /** The agent registry of `handoff.toBestAgent` (undefined: such a handoff is a definition error). */
   readonly registry: AgentRegistry | undefined;
 
@@ -63,6 +67,7 @@ export class Catalog {
     const { configs } = services;
     this.registry = entries.registry;
     for (const t of entries.tools ?? []) this.addTool(t, 'tools');
+    this.guardrailNames(entries.guardrails ?? [], 'guardrails');
     for (const agent of entries.agents ?? []) this.addAgent(agent, 'agents');
     for (const swarm of entries.swarms ?? []) {
       if (this.swarms.has(swarm.id)) throw new DefinitionError(`Duplicate swarm id "${swarm.id}"`);
@@ -137,6 +142,27 @@ export class Catalog {
     }
     if (new Set(names).size !== names.length) throw new DefinitionError(`${where} lists a tool twice`);
     return names;
+  }
+
+  /** The guardrail registered with this name, or undefined. */
+  guardrail(name: string): Guardrail<unknown> | undefined {
+    return this.guardrails.get(name);
+  }
+
+  /**
+   * Names of a guardrails list, registering each (an ad-hoc swarm's guardrails are stored by
+   * name); two different guardrails of one name are a definition error.
+   */
+  guardrailNames(list: readonly Guardrail<any>[], where: string): string[] {
+    return list.map((g) => {
+      if (!g || typeof g.name !== 'string' || g.name === '' || typeof g.check !== 'function') {
+        throw new DefinitionError(`Each guardrail in ${where} needs a name and a check function`);
+      }
+      const known = this.guardrails.get(g.name);
+      if (known && known !== g) throw new DefinitionError(`Two different guardrails are named "${g.name}" (${where})`);
+      this.guardrails.set(g.name, g);
+      return g.name;
+    });
   }
 
   /** Cards of every registered definition (the ad-hoc one aside), for the registry search. */

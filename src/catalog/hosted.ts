@@ -21,6 +21,8 @@ export function agentAsSwarm(agent: AgentDefinition): SwarmDefinition {
     instructions: agent.instructions,
     tools: agent.tools,
     maxTurns: agent.maxTurns,
+    // Its guardrails hold wherever it runs (there its pause pauses the hosted run).
+    ...(agent.guardrails ? { guardrails: agent.guardrails } : {}),
   });
 }
 

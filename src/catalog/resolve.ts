@@ -13,6 +13,8 @@ import { checkOnLimit, resolveFromInput, type SwarmDefinition, type SwarmOverrid
 import type { AgentDefinition } from '../define/agent.js';
 import { ADHOC_ID, agentOfHosted, DEFINITION_ID, hostedAgentId } from '../define/ids.js';
 import { DefinitionError } from '../errors.js';
+import { checkGuardrails, checkStall, type Guardrail } from '../define/guardrail.js';
+import type { GuardrailNames, GuardrailStep } from '../../machines/guardrail.js';
 import { resolveBestAgent } from './best-agent.js';
 import { checkCustomization } from './customization.js';
 import { type Handoff, handoffTargetId, handoffToolName } from '../define/handoff.js';
@@ -29,7 +31,12 @@ export interface ResolveOptions {
   label?: { name?: string; description?: string };
   /** The handoffs already evaluated for this input (so a function of the input runs once). */
   handoffs?: readonly Handoff[];
+  /** An ad-hoc swarm's guardrails, per step: registered by name, stored as names. */
+  guardrails?: AdhocGuardrails;
 }
+
+/** An ad-hoc swarm's guardrails (`adhoc().run({ guardrails })`), per step. */
+export type AdhocGuardrails = { [S in GuardrailStep]?: readonly Guardrail<any>[] };
 
 /** Where resolution finds the cards of remote agents (fetched before a run resolves, see `remote-cards.ts`). */
 export type CardSource = Pick<RemoteCards, 'card'>;
@@ -151,7 +158,7 @@ export class Resolver {
   resolve(def: SwarmDefinition, input: unknown, options: ResolveOptions = {}): SwarmConfig {
     // A definition with nothing to compute resolves the same way every time: share the result
     // (configs are never mutated), which also lets the tool-spec caches hit across runs.
-    const fixed = isFixed(def, this.catalog) && !options.overrides && !options.customization && !options.result && !options.label;
+    const fixed = isFixed(def, this.catalog) && !options.overrides && !options.customization && !options.result && !options.label && !options.guardrails;
     const cached = fixed ? this.fixedConfigs.get(def) : undefined;
     if (cached) return cached;
     const config = this.resolveNow(def, input, options);
@@ -181,7 +188,20 @@ export class Resolver {
     if (options.label) config.label = options.label;
     // Stored only when it differs from the default (pause), so configurations stay as they were.
     if (checkOnLimit(o.onLimit ?? def.onLimit, `Swarm "${def.id}"`) === 'fail') config.onLimit = 'fail';
+    const stall = checkStall(o.stall ?? def.stall, `Swarm "${def.id}"`);
+    if (stall) config.stall = stall;
+    if (options.guardrails) config.guardrails = this.guardrailNames(def.id, options.guardrails);
     return options.customization ? this.customize(def.id, config, options.customization) : config;
+  }
+
+  /** An ad-hoc swarm's guardrails, checked and registered, as the names its configuration stores. */
+  private guardrailNames(swarmId: string, guardrails: AdhocGuardrails): GuardrailNames {
+    const names: GuardrailNames = {};
+    for (const step of ['input', 'response', 'toolCall', 'output'] as const) {
+      const list = checkGuardrails(guardrails[step], step, `Swarm "${swarmId}"`);
+      if (list.length > 0) names[step] = this.catalog.guardrailNames(list, `the guardrails of swarm "${swarmId}"`);
+    }
+    return names;
   }
 
   /** Extends a configuration with a customization; it never removes anything. */

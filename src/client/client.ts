@@ -10,7 +10,8 @@ import { responseSchemaOf } from '../define/response-schema.js';
 import type { OnLimit, SwarmOverrides, ToolEntry } from '../define/swarm.js';
 import { ADHOC_ID } from '../define/ids.js';
 import type { Handoff } from '../define/handoff.js';
-import type { ResolveOptions } from '../catalog/resolve.js';
+import type { AdhocGuardrails, ResolveOptions } from '../catalog/resolve.js';
+import type { StallRule } from '../../machines/stall.js';
 import type { SwarmResult } from '../store/result.js';
 import { jsonSchemaOf } from '../define/tool.js';
 
@@ -216,6 +217,13 @@ export interface AdhocParameters<R extends z.ZodType = z.ZodType> {
   maxTurns?: number;
   /** What reaching `maxTurns` does (default `'pause'`; see `SwarmDefinition.onLimit`). */
   onLimit?: OnLimit;
+  /**
+   * Guardrails per step, as a definition's (see `docs/guardrails.md`): registered by name, the
+   * swarm stores their names; after a restart they resolve through `createRuntime({ guardrails })`.
+   */
+  guardrails?: AdhocGuardrails;
+  /** Stall detection (see `SwarmDefinition.stall`). */
+  stall?: StallRule;
   name?: string;
   description?: string;
 }
@@ -245,7 +253,9 @@ export class AdhocClient extends SwarmClient<AdhocParameters> {
         ...(params.tools ? { tools: params.tools } : {}),
         ...(params.maxTurns !== undefined ? { maxTurns: params.maxTurns } : {}),
         ...(params.onLimit !== undefined ? { onLimit: params.onLimit } : {}),
+        ...(params.stall !== undefined ? { stall: params.stall } : {}),
       },
+      ...(params.guardrails ? { guardrails: params.guardrails } : {}),
       ...(params.result ? { result: jsonSchemaOf(params.result) } : {}),
       ...(params.name || params.description ? { label: { name: params.name, description: params.description } } : {}),
     };

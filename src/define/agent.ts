@@ -7,6 +7,7 @@
 import type { Model } from '../../actors/index.js';
 import type { Tool } from './tool.js';
 import { DEFAULT_MAX_TURNS } from './swarm.js';
+import { type AgentGuardrails, checkGuardrails } from './guardrail.js';
 
 /** An agent: instructions, tools and an optional model of its own. */
 export interface AgentDefinition {
@@ -19,6 +20,12 @@ export interface AgentDefinition {
   readonly model?: Model;
   /** Bound on the agent's own tool loop (model responses), default {@link DEFAULT_MAX_TURNS}. */
   readonly maxTurns: number;
+  /**
+   * Guardrails on the agent's model responses and tool calls. A rejection (or a pause, which an
+   * agent cannot make) fails the agent's handoff, and the orchestrator reads why; a tool-call
+   * guardrail with `onReject: 'block'` refuses that call only.
+   */
+  readonly guardrails?: AgentGuardrails;
 }
 
 /**
@@ -42,7 +49,10 @@ export function defineAgent(spec: {
   tools?: readonly Tool[];
   model?: Model;
   maxTurns?: number;
+  guardrails?: AgentGuardrails;
 }): AgentDefinition {
+  const owner = `Agent "${spec.id}"`;
+  const g = spec.guardrails;
   return Object.freeze({
     kind: 'agent' as const,
     id: spec.id,
@@ -52,5 +62,13 @@ export function defineAgent(spec: {
     tools: Object.freeze([...(spec.tools ?? [])]),
     ...(spec.model ? { model: spec.model } : {}),
     maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
+    ...(g
+      ? {
+          guardrails: Object.freeze({
+            ...(g.response ? { response: checkGuardrails(g.response, 'response', owner) } : {}),
+            ...(g.toolCall ? { toolCall: checkGuardrails(g.toolCall, 'toolCall', owner) } : {}),
+          }),
+        }
+      : {}),
   });
 }

@@ -11,6 +11,9 @@ import { checkTimeoutMs } from './timeout.js';
 import type { Handoff } from './handoff.js';
 import type { SwarmRegistryTools } from './swarm-registry.js';
 import type { Tool } from './tool.js';
+import { checkGuardrails, checkStall, type Guardrail, type GuardedToolCall } from './guardrail.js';
+import type { ModelResponse } from '../../machines/messages.js';
+import type { StallRule } from '../../machines/stall.js';
 
 /** What a swarm's `tools` list may hold: tools, and the swarm registry tool set. */
 export type ToolEntry = Tool | SwarmRegistryTools;
@@ -18,14 +21,7 @@ export type ToolEntry = Tool | SwarmRegistryTools;
 /** A value, or a function of the swarm's input computing it when a run starts. */
 export type FromInput<T, I> = T | ((args: { input: I }) => T);
 
-/**
- * A guardrail: `check` returns `true` to allow, or a string saying why it rejects (throwing
- * rejects too). A rejection fails the swarm with that reason.
- */
-export interface Guardrail<T> {
-  name: string;
-  check(value: T, ctx: { swarmId: string }): true | string | Promise<true | string>;
-}
+export type { Guardrail } from './guardrail.js';
 
 /** A swarm definition. `I` and `R` are the zod schemas of its input and result. */
 export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
@@ -58,7 +54,13 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
   readonly guardrails: {
     readonly input: readonly Guardrail<z.output<I>>[];
     readonly output: readonly Guardrail<z.output<R>>[];
+    /** On each of the orchestrator's model responses, before it is acted on. */
+    readonly response?: readonly Guardrail<ModelResponse>[];
+    /** On each of the orchestrator's tool calls, before it runs. */
+    readonly toolCall?: readonly Guardrail<GuardedToolCall>[];
   };
+  /** Stall detection (off when absent): when the swarm counts as struggling and pauses. */
+  readonly stall?: StallRule;
 }
 
 /** What reaching a limit does to a swarm (see `SwarmDefinition.onLimit`). */
@@ -103,12 +105,21 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
   tools?: FromInput<readonly ToolEntry[], z.output<I>>;
   maxTurns?: FromInput<number, z.output<I>>;
   customizable?: boolean;
-  guardrails?: { input?: readonly Guardrail<z.output<I>>[]; output?: readonly Guardrail<z.output<R>>[] };
+  guardrails?: {
+    input?: readonly Guardrail<z.output<I>>[];
+    output?: readonly Guardrail<z.output<R>>[];
+    response?: readonly Guardrail<ModelResponse>[];
+    toolCall?: readonly Guardrail<GuardedToolCall>[];
+  };
   timeoutMs?: number;
   onLimit?: OnLimit;
+  stall?: StallRule;
 }): SwarmDefinition<I, R> {
   const timeoutMs = checkTimeoutMs(spec.timeoutMs, `Swarm "${spec.id}"`);
   const onLimit = checkOnLimit(spec.onLimit, `Swarm "${spec.id}"`);
+  const owner = `Swarm "${spec.id}"`;
+  const g = spec.guardrails ?? {};
+  const stall = checkStall(spec.stall, owner);
   return Object.freeze({
     kind: 'swarm' as const,
     id: spec.id,
@@ -122,7 +133,13 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
     tools: spec.tools ?? [],
     maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
     customizable: spec.customizable ?? false,
-    guardrails: Object.freeze({ input: spec.guardrails?.input ?? [], output: spec.guardrails?.output ?? [] }),
+    guardrails: Object.freeze({
+      input: checkGuardrails(g.input, 'input', owner),
+      output: checkGuardrails(g.output, 'output', owner),
+      ...(g.response ? { response: checkGuardrails(g.response, 'response', owner) } : {}),
+      ...(g.toolCall ? { toolCall: checkGuardrails(g.toolCall, 'toolCall', owner) } : {}),
+    }),
+    ...(stall !== undefined ? { stall } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(onLimit !== undefined ? { onLimit } : {}),
   });
@@ -144,4 +161,6 @@ export interface SwarmOverrides<I = unknown> {
   maxTurns?: FromInput<number, I>;
   /** What reaching `maxTurns` does in this run (see `SwarmDefinition.onLimit`). */
   onLimit?: OnLimit;
+  /** Stall detection for this run (see `SwarmDefinition.stall`). */
+  stall?: StallRule;
 }

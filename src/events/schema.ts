@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { FINAL_STATES } from '../../machines/event-builders.js';
 import type { InternalEvent, PublicSwarmEvent, SwarmEvent, SwarmFact } from '../../machines/events.js';
 import { LIMIT_PAUSE, PAUSE_TYPES } from '../../machines/pause.js';
+import { GUARDRAIL_PAUSE } from '../../machines/guardrail.js';
 
 const count = z.number().nonnegative();
 /** Usage by model name (a child's rolled-up usage in its `handoff-result`). */
@@ -25,7 +26,7 @@ const usageByModel = z.record(z.string(), z.strictObject({ calls: count, inputTo
 const record = z.record(z.string(), z.unknown());
 const stamp = { seq: z.number().int().positive(), swarmId: z.string().min(1) };
 const isoTimestamp = z.iso.datetime({ offset: true });
-const taskState = z.enum(['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled']);
+const taskState = z.enum(['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled', 'rejected']);
 
 const part = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('text'), text: z.string(), metadata: record.optional() }),
@@ -43,16 +44,24 @@ const message = z.strictObject({
 });
 
 const limitTrip = z.strictObject({
-  limit: z.literal('maxTurns'),
+  limit: z.enum(['maxTurns', 'struggling']),
   max: z.number().int().positive(),
   spent: z.number().int().nonnegative(),
   left: z.number().int().nonnegative(),
+  rule: z.enum(['repeats', 'turnsWithoutNewResult']).optional(),
+  toolName: z.string().optional(),
+});
+const guardrailRejection = z.strictObject({
+  guardrail: z.string(),
+  step: z.enum(['input', 'response', 'toolCall', 'output']),
+  callId: z.string().optional(),
 });
 const pauseReason = z.strictObject({
-  type: z.enum([...PAUSE_TYPES, LIMIT_PAUSE]),
+  type: z.enum([...PAUSE_TYPES, LIMIT_PAUSE, GUARDRAIL_PAUSE]),
   message: z.string(),
   pendingApprovalId: z.string().optional(),
   limit: limitTrip.optional(),
+  guardrail: guardrailRejection.optional(),
   pauseId: z.string().optional(),
   responseSchema: record.optional(),
 });
@@ -89,7 +98,7 @@ export const swarmFactSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('resumed'), message: z.string().optional() }),
   z.strictObject({ type: z.literal('extended'), maxTurns: z.number().int().positive(), previousMaxTurns: z.number().int().positive() }),
   z.strictObject({ type: z.literal('completed'), result: z.unknown() }),
-  z.strictObject({ type: z.literal('failed'), reason: z.string() }),
+  z.strictObject({ type: z.literal('failed'), reason: z.string(), rejected: guardrailRejection.optional() }),
   z.strictObject({ type: z.literal('stopped'), reason: z.string() }),
 ]);
 
@@ -170,11 +179,16 @@ const plannedCall = z.discriminatedUnion('kind', [
   z.strictObject({ ...callHead, kind: z.literal('invalid'), error: z.string() }),
 ]);
 
-const stepVerdict = z.discriminatedUnion('type', [
+const heldVerdicts = [
   z.strictObject({ type: z.literal('continue') }),
   z.strictObject({ type: z.literal('complete'), result: z.unknown() }),
   z.strictObject({ type: z.literal('fail'), reason: z.string() }),
   z.strictObject({ type: z.literal('correct'), message: z.string() }),
+] as const;
+const stepVerdict = z.discriminatedUnion('type', [
+  ...heldVerdicts,
+  z.strictObject({ type: z.literal('reject'), reason: z.string(), rejected: guardrailRejection }),
+  z.strictObject({ type: z.literal('pause'), reason: z.string(), rejected: guardrailRejection, then: z.discriminatedUnion('type', heldVerdicts) }),
 ]);
 
 const checkpointStep = z.enum(['start', 'model-response', 'tool-result', 'handoff-result', 'agent-step', 'pause', 'resume', 'extend', 'stop']);

@@ -9,6 +9,7 @@ import { errorText } from '../../machines/error-text.js';
 import type { Checked, Model, SwarmPorts } from '../../actors/index.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Guardrail } from '../define/swarm.js';
+import { guardedToolCall, guardrailsOf, runGuards } from './guards.js';
 import { speakingAs } from '../catalog/hosted.js';
 import { agentOfHosted } from '../define/ids.js';
 import { resultIsText, resultSchema } from '../catalog/result-schema.js';
@@ -79,6 +80,12 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     guardOutput(definitionId, swarmId, result) {
       const guardrails = swarm(definitionId).guardrails.output;
       return guardrails.length === 0 ? undefined : runGuardrails(guardrails, result, swarmId);
+    },
+    guard(step, site, value) {
+      const host = deps.hosts.get(site.swarmId);
+      const guardrails = guardrailsOf(catalog, step, site, host?.config().guardrails);
+      if (guardrails.length === 0) return undefined;
+      return runGuards(guardrails, step === 'input' ? host?.input() : step === 'toolCall' ? guardedToolCall(value) : value, site.swarmId);
     },
     async executeTool(input, args, signal) {
       const t = catalog.tool(input.name);

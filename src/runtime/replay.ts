@@ -16,7 +16,8 @@ import type { ChildSwarmInput } from '../../machines/calls/swarm.js';
 import type { CallResult } from '../../machines/calls/kind.js';
 import type { SwarmContext, SwarmInput } from '../../machines/swarm.js';
 import { type SwarmPorts, wireSwarm } from '../../actors/index.js';
-import { judgeResponse } from '../../actors/judge.js';
+import { guardInput } from '../../actors/guardrails.js';
+import { judgeStep } from '../../actors/judge-step.js';
 import { SwarmError } from '../errors.js';
 import { isChunk } from '../events/chunks.js';
 import { stampEvent } from '../events/stamp.js';
@@ -112,6 +113,15 @@ function inputFromSnapshot(swarmId: string, snapshot: unknown): SwarmInput {
 }
 
 /**
+ * A judgement as a run recorded before guardrails rejected (rather than failed) swarms: a
+ * guardrail's rejection with the reason the recorded failure gave is that failure.
+ */
+function asRecordedBefore(judged: Pick<ModelStepOutput, 'calls' | 'verdict'>, recorded: ModelStepOutput['verdict']): Pick<ModelStepOutput, 'calls' | 'verdict'> {
+  const v = judged.verdict;
+  return v.type === 'reject' && recorded.type === 'fail' && recorded.reason === v.reason ? { calls: judged.calls, verdict: recorded } : judged;
+}
+
+/**
  * Replays a finished swarm from its journal. Resolves with the replayed events, equal to the
  * recorded ones; throws {@link ReplayDivergenceError} at the first difference.
  *
@@ -175,11 +185,8 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
     const step = await wait(pendingSteps, stepKey(i.speaker, i.scope, i.turn), signal);
     if (!ports) return step;
     // Judge the recorded response again, exactly as a live step would.
-    if (i.orchestrator && i.turn === 1) {
-      const rejected = await ports.guardInput(i.definitionId, i.swarmId);
-      if (rejected) return { ...step, calls: [], verdict: { type: 'fail', reason: `Input guardrail rejected the input: ${rejected}` } };
-    }
-    return { ...step, ...(await judgeResponse(step.response, i, ports)) };
+    const guarded = await guardInput(i, ports);
+    return { ...step, ...asRecordedBefore(guarded ?? (await judgeStep(step.response, i, ports)), step.verdict) };
   });
   const runTool = fromPromise<CallResult, ToolRunInput>(({ input: i, signal }) => wait(pendingResults, i.idempotencyKey, signal));
   const childSwarm = fromPromise<CallResult, ChildSwarmInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));

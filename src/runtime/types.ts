@@ -17,6 +17,7 @@ import type { RemoteAgentClient } from '../a2a/remote.js';
 import type { AgentRegistry } from '../registry/registry.js';
 import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
 import type { Tool } from '../define/tool.js';
+import type { Guardrail } from '../define/guardrail.js';
 import type { NatsOptions } from '../nats/options.js';
 import type { Transport } from '../transport/types.js';
 import type { TeamClient } from '../team/client.js';
@@ -33,6 +34,11 @@ export interface RuntimeOptions {
    * what overrides and ad-hoc swarms may use after a restart.
    */
   tools?: readonly Tool[];
+  /**
+   * Guardrails known by name: what ad-hoc swarms' guardrails resolve to after a restart (an
+   * ad-hoc swarm stores its guardrails by name; one no runtime knows rejects the swarm).
+   */
+  guardrails?: readonly Guardrail<any>[];
   /** The model for orchestrators and for agents without a model of their own. */
   model: Model;
   /** Where swarms are persisted; default: a new in-memory store. */

@@ -4,6 +4,7 @@
  * @module
  */
 import type { PauseReason } from '../../machines/events.js';
+import type { GuardrailRejection } from '../../machines/guardrail.js';
 import type { SwarmContext } from '../../machines/swarm.js';
 import { runningCalls } from '../../machines/round.js';
 import type { SwarmRoundCall } from '../../machines/calls/swarm.js';
@@ -25,7 +26,8 @@ export type SwarmResult<R = unknown> =
     }
   | { status: 'paused'; reason: PauseReason; currentTurn: number; maxTurns: number }
   | { status: 'completed'; result: R }
-  | { status: 'failed'; reason: string }
+  /** `rejected`: a guardrail rejected the swarm; it names the guardrail and its step (A2A state `rejected`). */
+  | { status: 'failed'; reason: string; rejected?: GuardrailRejection }
   | { status: 'stopped'; reason: string };
 
 /**

@@ -490,6 +490,20 @@ describe('agent machine, model-based (xstate/graph)', () => {
     graph: realGraph,
     knownState: 'agent.deciding',
     extra: () => {
+      it("a guardrail's rejection of a response ends the agent with the rejection as its failed answer", async () => {
+        models.reset();
+        tools.reset();
+        const parent = createActor(parentMachine, { input, inspect: coverage.observe });
+        parent.start();
+        const rejected = { guardrail: 'policy', step: 'toolCall' as const, callId: 'c1' };
+        models.one().resolve({ ...stepFor('MODEL_CALLS', 1), verdict: { type: 'reject', reason: 'not this tool', rejected } });
+        await flush();
+        const output = parent.getSnapshot().context.output;
+        expect(output).toMatchObject({ ok: false, content: 'not this tool' });
+        // The step is recorded (for replay), and no tool ran.
+        expect(output?.events.map((e) => e.kind)).toEqual(['internal:llm-call']);
+        expect(tools.open()).toHaveLength(0);
+      });
       it('needs a parent: run standalone, its first report (sendParent) makes the actor error', async () => {
         models.reset();
         tools.reset();

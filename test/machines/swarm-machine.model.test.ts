@@ -77,7 +77,24 @@ const input: SwarmInput = {
   },
 };
 
-type ResponseKind = 'MODEL_COMPLETE' | 'MODEL_FAIL' | 'MODEL_TOOLS' | 'MODEL_HANDOFF' | 'MODEL_DELEGATE' | 'MODEL_PAUSE_CALL' | 'MODEL_INVALID' | 'MODEL_TEXT_CORRECTION';
+type ResponseKind =
+  | 'MODEL_COMPLETE'
+  | 'MODEL_FAIL'
+  | 'MODEL_TOOLS'
+  | 'MODEL_HANDOFF'
+  | 'MODEL_DELEGATE'
+  | 'MODEL_PAUSE_CALL'
+  | 'MODEL_INVALID'
+  | 'MODEL_TEXT_CORRECTION'
+  /** A guardrail rejected the response's tool call: the swarm ends rejected. */
+  | 'MODEL_REJECT'
+  /** A guardrail paused on the response's tool call: the call is held until a resume. */
+  | 'MODEL_GUARD_PAUSE';
+
+/** Which guardrail decided, on which call, for the guardrail kinds of response. */
+const guardrailOn = (callId: string) => ({ guardrail: 'policy', step: 'toolCall' as const, callId });
+/** What a swarm paused by a guardrail says (see `guardrailPauseReason`). */
+const guardPauseMessage = (turn: number) => `hold ${turn}. Resume to go on as if allowed, or stop the swarm`;
 
 const toolCall = (id: string, name: string, args: string) => ({ id, name, arguments: args });
 
@@ -142,6 +159,15 @@ function stepFor(kind: ResponseKind, turn: number): ModelStepOutput {
         ],
         { type: 'continue' },
       );
+    case 'MODEL_REJECT':
+      return out({ toolCalls: [toolCall(id('z'), 'lookup', '{"q":"z"}')] }, [], { type: 'reject', reason: `rejected at ${turn}`, rejected: guardrailOn(id('z')) });
+    case 'MODEL_GUARD_PAUSE':
+      return out({ toolCalls: [toolCall(id('g'), 'lookup', '{"q":"g"}')] }, [{ id: id('g'), name: 'lookup', kind: 'tool', arguments: '{"q":"g"}' }], {
+        type: 'pause',
+        reason: `hold ${turn}`,
+        rejected: guardrailOn(id('g')),
+        then: { type: 'continue' },
+      });
     case 'MODEL_INVALID':
       return out({ toolCalls: [toolCall(id('i'), 'nope', '{}')] }, [{ id: id('i'), name: 'nope', kind: 'invalid', error: 'Unknown tool "nope"' }], {
         type: 'continue',
@@ -182,7 +208,9 @@ interface ModelContext {
   /** The swarm's bound on turns: `MAX_TURNS`, raised by one `EXTEND` at most (paths stay finite). */
   maxTurns: number;
   round: ModelRound | null;
-  pauseFrom: 'model' | 'thinking' | 'round' | 'limit' | null;
+  pauseFrom: 'model' | 'thinking' | 'round' | 'limit' | 'guardrail' | null;
+  /** The round a guardrail's pause holds: its calls start when the swarm is resumed. */
+  heldRound: ModelRound | null;
   notes: string[];
   outcome: SwarmOutcome | null;
   messages: ChatMessage[];
@@ -259,19 +287,39 @@ function openRound(c: ModelContext, kind: ResponseKind): Partial<ModelContext> {
         return { id: p.id, kind: p.kind, name: p.name };
     }
   });
-  const announced = calls.flatMap((call) => {
-    if (call.kind === 'tool') return [`working:tool-call:${call.id}`, `tool-start:${call.id}`];
-    if (call.kind === 'agent' || call.kind === 'remote') return [`working:agent-handoff:${call.id}`];
-    if (call.kind === 'swarm') return [`working:swarm-handoff:${call.id}:${call.childSwarmId}`];
-    if (call.kind === 'invalid') return [`tool-complete:${call.id}:false:`];
-    return [];
-  });
+  const announced = announcements(calls);
   return {
     ...r,
     round: { turn: r.turn, calls },
     agentTurn: 0,
     agentSession: c.session,
     emitted: [...r.emitted, ...announced, 'cp:model-response'],
+  };
+}
+
+/** The events announcing a round's calls as they start. */
+function announcements(calls: ModelCall[]): string[] {
+  return calls.flatMap((call) => {
+    if (call.kind === 'tool') return [`working:tool-call:${call.id}`, `tool-start:${call.id}`];
+    if (call.kind === 'agent' || call.kind === 'remote') return [`working:agent-handoff:${call.id}`];
+    if (call.kind === 'swarm') return [`working:swarm-handoff:${call.id}:${call.childSwarmId}`];
+    if (call.kind === 'invalid') return [`tool-complete:${call.id}:false:`];
+    return [];
+  });
+}
+
+/** A guardrail paused the response: its round is held (its calls unannounced, unstarted). */
+function holdRound(c: ModelContext): Partial<ModelContext> {
+  const opened = { ...c, ...openRound(c, 'MODEL_GUARD_PAUSE') };
+  const id = `guardrail:t${c.turn}:${c.pauses + 1}`;
+  return {
+    turn: opened.turn,
+    messages: opened.messages,
+    round: null,
+    heldRound: opened.round,
+    pauseFrom: 'guardrail',
+    pauses: c.pauses + 1,
+    emitted: [...c.emitted, `llm:${DEF}::${opened.turn}`, 'cp:model-response', `input-required:paused:${guardPauseMessage(opened.turn)}@${id}`, 'cp:pause'],
   };
 }
 
@@ -397,6 +445,7 @@ const m = setup({
     extendable: ({ context }) => context.pauseFrom === 'limit' && context.maxTurns === MAX_TURNS,
     fromModel: ({ context }) => context.pauseFrom === 'model',
     fromThinking: ({ context }) => context.pauseFrom === 'thinking',
+    fromGuardrail: ({ context }) => context.pauseFrom === 'guardrail',
     handoffsRunning: ({ context }) => running(context.round).some((c) => isHandoff(c.kind)),
     callsRunning: ({ context }) => running(context.round).length > 0,
   },
@@ -430,6 +479,7 @@ const swarmModel = m.createMachine({
     maxTurns: MAX_TURNS,
     round: null,
     pauseFrom: null,
+    heldRound: null,
     notes: [],
     outcome: null,
     messages: [
@@ -485,6 +535,19 @@ const swarmModel = m.createMachine({
               target: '#model.failed',
               actions: m.assign(({ context }) => fail(context, `Model call failed: ${MODEL_ERROR}`)),
             },
+            MODEL_REJECT: {
+              target: '#model.failed',
+              actions: m.assign(({ context }) => {
+                const r = respond(context, 'MODEL_REJECT');
+                const verdict = stepFor('MODEL_REJECT', r.turn).verdict as { reason: string; rejected: ReturnType<typeof guardrailOn> };
+                return {
+                  ...r,
+                  outcome: { status: 'failed' as const, reason: verdict.reason, rejected: verdict.rejected },
+                  emitted: [...r.emitted, `working:turn-completed:${r.turn}`, 'cp:model-response', `rejected:failed:${verdict.reason}!`],
+                };
+              }),
+            },
+            MODEL_GUARD_PAUSE: { target: '#model.paused', actions: m.assign(({ context }) => holdRound(context)) },
             MODEL_HANDOFF: answer('MODEL_HANDOFF', '#model.awaitingHandoff'),
             MODEL_DELEGATE: answer('MODEL_DELEGATE', '#model.awaitingHandoff'),
             MODEL_TOOLS: answer('MODEL_TOOLS', 'acting'),
@@ -581,6 +644,16 @@ const swarmModel = m.createMachine({
           })),
         },
         RESUME: [
+          // A guardrail's pause: the held calls start now.
+          {
+            guard: 'fromGuardrail',
+            target: 'running.acting',
+            actions: m.assign(({ context, event }) => {
+              const resumed = { ...context, ...resume(context, event.type === 'RESUME' ? event.message : undefined) };
+              const round = context.heldRound!;
+              return { ...resumed, round, heldRound: null, agentTurn: 0, agentSession: context.session, emitted: [...resumed.emitted, ...announcements(round.calls)] };
+            }),
+          },
           // At its limit still, it pauses again (deciding decides).
           { guard: 'fromLimit', target: 'running.deciding', actions: resumeAction(false) },
           { guard: 'fromModel', target: 'running.deciding', actions: resumeAction(false) },
@@ -612,6 +685,7 @@ function project(s: ModelSnapshot): string {
     run.filter((x) => isExternal(x.kind)).length,
     pendingPauseCall(c.round) !== undefined,
     c.pauseFrom,
+    c.heldRound !== null,
     c.maxTurns,
     c.outcome?.status ?? null,
   ]);
@@ -683,6 +757,8 @@ function startRun() {
       case 'MODEL_DELEGATE':
       case 'MODEL_PAUSE_CALL':
       case 'MODEL_INVALID':
+      case 'MODEL_REJECT':
+      case 'MODEL_GUARD_PAUSE':
       case 'MODEL_TEXT_CORRECTION': {
         const call = models.one(orchestrator);
         // The model sees the transcript so far, for the next turn.
@@ -809,7 +885,7 @@ function startRun() {
       turn: mc.turn,
       pauseFrom: mc.pauseFrom,
       maxTurns: mc.maxTurns,
-      round: modelRound(mc.round),
+      round: modelRound(mc.round ?? mc.heldRound),
       notes: mc.notes,
       messages: mc.messages,
       session: mc.session,
@@ -882,7 +958,7 @@ const simpleFirstRound = testModel.getSimplePaths({
   allowDuplicatePaths: true,
 });
 /** Left out of the second family: pauses, stops, and failed handoff results (tool failures stay). */
-const SIMPLE_TO_END_SKIPS = new Set<ModelEvent['type']>(['PAUSE', 'STOP', 'AGENT_FAIL', 'CHILD_ERROR', 'EXTEND']);
+const SIMPLE_TO_END_SKIPS = new Set<ModelEvent['type']>(['PAUSE', 'STOP', 'AGENT_FAIL', 'CHILD_ERROR', 'EXTEND', 'MODEL_GUARD_PAUSE']);
 /** The run is over for the model's responses: it ended, or it waits at its turn limit. */
 const runOver = (s: ModelSnapshot) => ended(s) || (s.matches('paused') && s.context.pauseFrom === 'limit');
 const simpleToEnd = testModel.getSimplePaths({
@@ -910,6 +986,8 @@ const EVENT_TYPES = Object.keys({
   MODEL_PAUSE_CALL: true,
   MODEL_INVALID: true,
   MODEL_TEXT_CORRECTION: true,
+  MODEL_REJECT: true,
+  MODEL_GUARD_PAUSE: true,
   TOOL_DONE: true,
   TOOL_ERROR: true,
   AGENT_DONE: true,
@@ -940,6 +1018,106 @@ describe('swarm machine, model-based (xstate/graph)', () => {
     }
     expect(actor.getSnapshot().value).toBe('failed');
     expect(actor.getSnapshot().output).toEqual({ status: 'failed', reason: `maxTurns (${MAX_TURNS}) reached without a result` });
+  });
+
+  // Guardrails and stall detection, the sides the abstract model leaves out: each drives the real
+  // machine through its transitions (recorded for the coverage check below).
+  describe('guardrails and stall detection', () => {
+    const rejected = { guardrail: 'policy', step: 'toolCall' as const, callId: 't1-a' };
+    const start = (config: Partial<SwarmInput['config']> = {}) => {
+      for (const c of [models, tools, childSwarms, remotes]) c.reset();
+      const actor = createActor(liveSwarm, { input: { ...input, config: { ...input.config, maxTurns: 5, ...config } }, inspect: coverage.observe });
+      const emitted: SwarmEventBody[] = [];
+      actor.on('swarm.events', (e) => emitted.push(...e.events));
+      actor.start();
+      return { actor, emitted };
+    };
+    /** `kind`'s step at turn 1 with `verdict` instead of its own. */
+    const withVerdict = (kind: ResponseKind, verdict: ModelStepOutput['verdict']): ModelStepOutput => ({ ...stepFor(kind, 1), verdict });
+    const answer = async (out: ModelStepOutput) => {
+      models.one((i) => i.orchestrator).resolve(out);
+      await flush();
+    };
+
+    it('a rejection ends the swarm failed, its outcome and final update saying rejected', async () => {
+      const { actor, emitted } = start();
+      await answer(withVerdict('MODEL_TOOLS', { type: 'reject', reason: 'no lookups', rejected }));
+      expect(actor.getSnapshot().value).toBe('failed');
+      expect(actor.getSnapshot().output).toEqual({ status: 'failed', reason: 'no lookups', rejected });
+      expect(tools.open()).toHaveLength(0);
+      const last = emitted.at(-1);
+      expect(last).toMatchObject({ kind: 'status-update', final: true, status: { state: 'rejected' }, metadata: { type: 'failed', rejected } });
+    });
+
+    it('a pause holds the calls unstarted; resume starts them', async () => {
+      const { actor, emitted } = start();
+      await answer(withVerdict('MODEL_TOOLS', { type: 'pause', reason: 'check this', rejected, then: { type: 'continue' } }));
+      const paused = actor.getSnapshot();
+      expect(paused.value).toBe('paused');
+      expect(paused.context.pause).toMatchObject({ from: 'guardrail', reason: { type: 'GUARDRAIL', guardrail: rejected, pauseId: 'guardrail:t0:1' } });
+      expect(tools.open()).toHaveLength(0);
+      expect(emitted.some((e) => e.kind === 'internal:tool-start')).toBe(false);
+      actor.send({ type: 'RESUME', message: 'fine' });
+      await flush();
+      expect(actor.getSnapshot().value).toEqual({ running: 'acting' });
+      expect(tools.open()).toHaveLength(2);
+      expect(emitted.filter((e) => e.kind === 'internal:tool-start')).toHaveLength(2);
+      tools.last().resolve(toolOutput('t1-b'));
+      await flush();
+      tools.last().resolve(toolOutput('t1-a'));
+      await flush();
+      // The human's word joins the conversation once the round closed.
+      expect(models.one((i) => i.orchestrator).input.messages.at(-1)).toEqual({ role: 'user', content: 'fine' });
+    });
+
+    it('a pause holding handoffs starts them on resume', async () => {
+      const { actor } = start();
+      await answer(withVerdict('MODEL_DELEGATE', { type: 'pause', reason: 'check', rejected, then: { type: 'continue' } }));
+      expect(childSwarms.open().length + remotes.open().length).toBe(0);
+      actor.send({ type: 'RESUME' });
+      await flush();
+      expect(actor.getSnapshot().value).toBe('awaitingHandoff');
+      expect(childSwarms.open().length + remotes.open().length).toBe(2);
+    });
+
+    it('a pause holding a completion or a failure ends the swarm so on resume; stop ends it', async () => {
+      const done = start();
+      await answer(withVerdict('MODEL_COMPLETE', { type: 'pause', reason: 'check', rejected, then: { type: 'complete', result: 'ok' } }));
+      done.actor.send({ type: 'RESUME' });
+      await flush();
+      expect(done.actor.getSnapshot().output).toEqual({ status: 'completed', result: 'ok' });
+      expect(done.emitted.at(-1)).toMatchObject({ final: true, status: { state: 'completed' } });
+      const failed = start();
+      await answer(withVerdict('MODEL_FAIL', { type: 'pause', reason: 'check', rejected, then: { type: 'fail', reason: 'gave up' } }));
+      failed.actor.send({ type: 'RESUME' });
+      await flush();
+      expect(failed.actor.getSnapshot().output).toEqual({ status: 'failed', reason: 'gave up' });
+      const stopped = start();
+      await answer(withVerdict('MODEL_TOOLS', { type: 'pause', reason: 'check', rejected, then: { type: 'continue' } }));
+      stopped.actor.send({ type: 'STOP', reason: 'no' });
+      await flush();
+      expect(stopped.actor.getSnapshot().value).toBe('stopped');
+      expect(tools.open()).toHaveLength(0);
+    });
+
+    it('stall detection pauses a swarm repeating the same calls, once per stall', async () => {
+      const { actor } = start({ stall: { repeats: 2 } });
+      for (const turn of [1, 2]) {
+        models.one((i) => i.orchestrator).resolve(stepFor('MODEL_TOOLS', turn));
+        await flush();
+        tools.last().resolve(toolOutput(`t${turn}-b`));
+        await flush();
+        tools.last().resolve(toolOutput(`t${turn}-a`));
+        await flush();
+      }
+      const s = actor.getSnapshot();
+      expect(s.value).toBe('paused');
+      expect(s.context.pause?.reason).toMatchObject({ type: 'LIMIT', limit: { limit: 'struggling', rule: 'repeats', max: 2, spent: 2, toolName: 'lookup' } });
+      actor.send({ type: 'RESUME', message: 'try something else' });
+      await flush();
+      // What the stall showed is not read again: the swarm thinks.
+      expect(actor.getSnapshot().value).toEqual({ running: 'thinking' });
+    });
   });
 
   const suites: [string, typeof shortest][] = [

@@ -317,6 +317,7 @@ describe('termination', () => {
     expect(await c.wait()).toEqual({
       status: 'failed',
       reason: 'Input guardrail rejected the input: no-secrets: mentions a password',
+      rejected: { guardrail: 'no-secrets', step: 'input' },
     });
     expect(model.requests).toHaveLength(0);
   });
@@ -340,7 +341,11 @@ describe('termination', () => {
     runtime = createRuntime({ swarms: [s], model: queueModel({ s: [{ text: 'that is stupid' }, { text: 'that is fine' }] }) });
     const bad = runtime.forSwarm(s);
     await bad.run('x');
-    expect(await bad.wait()).toEqual({ status: 'failed', reason: 'Output guardrail rejected the result: polite: rude word' });
+    expect(await bad.wait()).toEqual({
+      status: 'failed',
+      reason: 'Output guardrail rejected the result: polite: the guardrail threw an error: rude word',
+      rejected: { guardrail: 'polite', step: 'output' },
+    });
     const good = runtime.forSwarm(s);
     await good.run('y');
     expect(await good.wait()).toEqual({ status: 'completed', result: 'that is fine' });

@@ -192,7 +192,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
 
     const matching: SwarmSummary[] = [];
     for (const s of await this.runtime.list({ definitionId: this.definitionId })) {
-      if (params.status && statusToA2AState(s.status) !== params.status) continue;
+      if (params.status && statusToA2AState(s.status, 'rejected' in s.result) !== params.status) continue;
       if (after !== undefined && s.updatedAt <= after) continue;
       if (params.contextId && (await this.contextOf(s.swarmId)) !== params.contextId) continue;
       matching.push(s);

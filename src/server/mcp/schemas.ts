@@ -140,6 +140,12 @@ export function swarmResultSchema(def: SwarmDefinition): StandardSchemaWithJSON 
           },
         ],
       },
+      rejected: {
+        type: 'object',
+        description: 'Set when the swarm failed because a guardrail rejected it (A2A state rejected): which guardrail, at which step.',
+        properties: { guardrail: { type: 'string' }, step: { type: 'string' }, callId: { type: 'string' } },
+        required: ['guardrail', 'step'],
+      },
       currentTurn: { type: 'integer' },
       maxTurns: { type: 'integer' },
       currentAgent: { type: 'string' },
