@@ -21,6 +21,7 @@ import type { UsageByModel } from './usage.js';
 import type { LIMIT_PAUSE, LimitTrip, PauseType } from './pause.js';
 import type { StepVerdict } from './plan.js';
 import type { PlannedCall } from './calls/index.js';
+import type { ApprovalAnswer, PendingApproval } from './approvals.js';
 
 /** The A2A v0.3 task states xswarm uses (`running` → working, `paused` → input-required, `stopped` → canceled). */
 export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
@@ -30,6 +31,11 @@ export interface PauseReason {
   type: PauseType | typeof LIMIT_PAUSE;
   message: string;
   pendingApprovalId?: string;
+  /**
+   * For an `APPROVAL_NEEDED` pause the runtime made (a tool with `needsApproval`): every call
+   * still waiting for `approve`/`reject`, the first one's id also in `pendingApprovalId`.
+   */
+  pendingApprovals?: PendingApproval[];
   /** For a {@link LIMIT_PAUSE}: what tripped. */
   limit?: LimitTrip;
   /**
@@ -86,6 +92,8 @@ export type SwarmFact =
   | { type: 'resumed'; message?: string }
   /** A client raised the swarm's limits (`client.extend`): what they are now. */
   | { type: 'extended'; maxTurns: number; previousMaxTurns: number }
+  /** A client approved or rejected a gated tool call (`client.approve` / `client.reject`). */
+  | ({ type: 'approval' } & ApprovalAnswer)
   | { type: 'completed'; result: unknown }
   | { type: 'failed'; reason: string }
   | { type: 'stopped'; reason: string };
@@ -216,7 +224,7 @@ export type InternalEventBody =
 export type InternalEvent = InternalEventBody & { seq: number; swarmId: string; timestamp: number };
 
 /** The kinds of completed steps after which the swarm is persisted. */
-export type CheckpointStep = 'start' | 'model-response' | 'tool-result' | 'handoff-result' | 'agent-step' | 'pause' | 'resume' | 'extend' | 'stop';
+export type CheckpointStep = 'start' | 'model-response' | 'tool-result' | 'handoff-result' | 'agent-step' | 'pause' | 'resume' | 'extend' | 'stop' | 'approval';
 
 /** A message as a machine says it: the runtime adds its id and the task and context ids. */
 export type MessageBody = Omit<Message, 'messageId' | 'taskId' | 'contextId'>;

@@ -27,6 +27,8 @@ import type { ChatMessage, Usage } from './messages.js';
 import type { HandoffTarget } from './plan.js';
 import { addByModel, addCall, emptyLedger, type UsageLedger } from './usage.js';
 import { LIMIT_PAUSE } from './pause.js';
+import type { ApprovalCommand, ApprovalRequest } from './approvals.js';
+import { answeredApproval, approvalGuards, approvalStep } from './swarm-approvals.js';
 import {
   answerPause,
   assistantMessage,
@@ -98,7 +100,7 @@ export type SwarmOutcome = { status: 'completed'; result: unknown } | { status: 
 export interface PauseState {
   reason: PauseReason;
   /** Where the pause began: a model's pause call, an outside pause (while thinking, or with calls running), or a limit. */
-  from: 'model' | 'thinking' | 'round' | 'limit';
+  from: 'model' | 'thinking' | 'round' | 'limit' | 'approval';
 }
 
 /** The swarm machine's context: everything needed to continue after a restore. */
@@ -137,6 +139,11 @@ export interface SwarmContext {
    * the same ones. Absent in snapshots stored before pauses had ids (counts from 0 then).
    */
   pauses?: number;
+  /**
+   * Tools approved for the rest of the run (`approve(id, { always: true })`): their calls need no
+   * approval any more. Absent until the first such approval.
+   */
+  approvedTools?: string[];
 }
 
 /** Events the swarm machine accepts from the runtime (besides its children's done events). */
@@ -145,7 +152,9 @@ export type SwarmCommand =
   | { type: 'RESUME'; message?: string }
   | { type: 'STOP'; reason: string }
   | { type: 'EXTEND'; maxTurns: number }
-  | { type: 'child.report'; events: SwarmEventBody[] };
+  | { type: 'child.report'; events: SwarmEventBody[] }
+  | ApprovalCommand
+  | ApprovalRequest;
 
 /** The single emitted event type: a batch of event bodies produced by one transition. */
 export interface SwarmEmitted {
@@ -290,6 +299,7 @@ export const swarmMachine = setup({
     pausedInThinking: ({ context }) => context.pause?.from === 'thinking',
     handoffsRunning: ({ context }) => runningCalls(context.round).some(isHandoff),
     callsRunning: ({ context }) => runningCalls(context.round).length > 0,
+    ...approvalGuards,
   },
   actions: {
     // A model response is taken in two static actions: one context update (`takeResponse`),
@@ -473,6 +483,15 @@ export const swarmMachine = setup({
       type: 'swarm.events' as const,
       events: event.type === 'child.report' ? [...event.events, checkpoint('agent-step')] : [],
     })),
+    // A step of an approval pause (see swarm-approvals.ts): pause, take an agent's, answer one.
+    approvalStep: enqueueActions(({ context, event, enqueue }) => {
+      const s = approvalStep(context, event);
+      if (!s) return;
+      enqueue.assign(s.update);
+      for (const c of s.spawns) enqueue.spawnChild(c.src, { id: c.id, input: c.input as never });
+      for (const m of s.sends) enqueue.sendTo(m.to, m.event);
+      enqueue.emit({ type: 'swarm.events', events: s.events });
+    }),
   },
 }).createMachine({
   id: 'swarm',
@@ -534,10 +553,13 @@ export const swarmMachine = setup({
               messages: context.messages,
               tools: context.config.tools,
               handoffs: context.config.handoffs,
+              ...(context.approvedTools ? { approvedTools: context.approvedTools } : {}),
             }),
             onDone: [
               { guard: 'verdictFail', target: '#swarm.failed', actions: takeResponse('fail') },
               { guard: 'verdictComplete', target: '#swarm.completed', actions: takeResponse('complete') },
+              // Gated calls wait for a human: the swarm pauses at once, its other calls run meanwhile.
+              { guard: 'wantsApproval', target: '#swarm.paused', actions: [...takeResponse('round'), 'spawnCalls', 'approvalStep'] },
               {
                 guard: 'wantsHandoffs',
                 target: '#swarm.awaitingHandoff',
@@ -586,6 +608,8 @@ export const swarmMachine = setup({
     awaitingHandoff: {
       on: {
         PAUSE: { target: 'paused', actions: { type: 'pauseFrom', params: { from: 'round' } } },
+        // An agent's gated calls: the swarm pauses and lists them.
+        'child.approvals': { target: 'paused', actions: 'approvalStep' },
         ...callResults('running.deciding'),
       },
     },
@@ -593,7 +617,13 @@ export const swarmMachine = setup({
       on: {
         'xstate.done.actor.*': { actions: takeCall(false) },
         'xstate.error.actor.*': { actions: takeCall(false) },
+        'child.approvals': { actions: 'approvalStep' },
+        // The last pending approval answered: on as a resume from a round would go.
+        APPROVE: answeredApproval,
+        REJECT: answeredApproval,
         RESUME: [
+          // Approvals are answered with approve/reject, never by a resume.
+          { guard: 'pausedForApproval' },
           // Back to deciding: with the limit raised it thinks again, else it pauses again.
           { guard: 'resumesLimitPause', target: 'running.deciding', actions: 'resume' },
           { guard: 'resumesModelPause', target: 'running.deciding', actions: 'resume' },

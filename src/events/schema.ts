@@ -48,10 +48,19 @@ const limitTrip = z.strictObject({
   spent: z.number().int().nonnegative(),
   left: z.number().int().nonnegative(),
 });
+const pendingApproval = z.strictObject({
+  approvalId: z.string(),
+  tool: z.string(),
+  arguments: z.string(),
+  callId: z.string(),
+  agent: z.string(),
+  scope: z.string().optional(),
+});
 const pauseReason = z.strictObject({
   type: z.enum([...PAUSE_TYPES, LIMIT_PAUSE]),
   message: z.string(),
   pendingApprovalId: z.string().optional(),
+  pendingApprovals: z.array(pendingApproval).optional(),
   limit: limitTrip.optional(),
   pauseId: z.string().optional(),
   responseSchema: record.optional(),
@@ -88,6 +97,14 @@ export const swarmFactSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('paused'), reason: pauseReason }),
   z.strictObject({ type: z.literal('resumed'), message: z.string().optional() }),
   z.strictObject({ type: z.literal('extended'), maxTurns: z.number().int().positive(), previousMaxTurns: z.number().int().positive() }),
+  z.strictObject({
+    type: z.literal('approval'),
+    approvalId: z.string(),
+    decision: z.enum(['approved', 'rejected']),
+    always: z.boolean().optional(),
+    reason: z.string().optional(),
+    at: z.number().optional(),
+  }),
   z.strictObject({ type: z.literal('completed'), result: z.unknown() }),
   z.strictObject({ type: z.literal('failed'), reason: z.string() }),
   z.strictObject({ type: z.literal('stopped'), reason: z.string() }),
@@ -168,6 +185,7 @@ const plannedCall = z.discriminatedUnion('kind', [
   z.strictObject({ ...callHead, kind: z.literal('swarm'), definitionId: z.string(), input: z.unknown(), customization: customization.optional(), timeoutMs }),
   z.strictObject({ ...callHead, kind: z.literal('pause'), reason: pauseReason }),
   z.strictObject({ ...callHead, kind: z.literal('invalid'), error: z.string() }),
+  z.strictObject({ ...callHead, kind: z.literal('gated'), arguments: z.string(), timeoutMs, approvalId: z.string() }),
 ]);
 
 const stepVerdict = z.discriminatedUnion('type', [
@@ -177,7 +195,7 @@ const stepVerdict = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('correct'), message: z.string() }),
 ]);
 
-const checkpointStep = z.enum(['start', 'model-response', 'tool-result', 'handoff-result', 'agent-step', 'pause', 'resume', 'extend', 'stop']);
+const checkpointStep = z.enum(['start', 'model-response', 'tool-result', 'handoff-result', 'agent-step', 'pause', 'resume', 'extend', 'stop', 'approval']);
 
 /** Internal events are stamped with the time in ms since the epoch, not an ISO text. */
 const internalStamp = { ...stamp, timestamp: z.number() };
