@@ -27,6 +27,11 @@ export type PendingApproval = {
   agent: string;
   /** For an agent's call: the scope of its handoff (where the answer is passed on to). */
   scope?: string;
+  /**
+   * The child swarm whose pause lists it, when it surfaces on an ancestor's result (absent in
+   * the pause of the swarm that asks).
+   */
+  swarmId?: string;
 };
 
 /** A client's answer to one approval, as the `approval` fact records it. */

@@ -55,6 +55,7 @@ const pendingApproval = z.strictObject({
   callId: z.string(),
   agent: z.string(),
   scope: z.string().optional(),
+  swarmId: z.string().optional(),
 });
 const pauseReason = z.strictObject({
   type: z.enum([...PAUSE_TYPES, LIMIT_PAUSE]),
