@@ -57,9 +57,17 @@ function pauseFor(context: SwarmContext, pending: PendingApproval[]): { pause: S
   return { pause: { reason: { ...approvalReason(pending), pauseId: `approval:t${context.turn}:${pauses}` }, from: 'approval' }, pauses };
 }
 
-/** The events of a pause, as the swarm machine's other pauses emit them. */
+/**
+ * The events of a pause for approvals: as the swarm machine's other pauses emit them, and the
+ * status message also carries the pending approvals as an A2A data part (`{ pauseId,
+ * pendingApprovals }`), so an A2A client reads the structured request from the message.
+ */
 function pausedEvents(reason: PauseReason): SwarmEventBody[] {
-  return [statusUpdate('input-required', { type: 'paused', reason }, reason.message), { kind: 'internal:checkpoint', step: 'pause' }];
+  const paused = statusUpdate('input-required', { type: 'paused', reason }, reason.message);
+  if (paused.kind === 'status-update' && paused.status.message) {
+    paused.status.message.parts.push({ kind: 'data', data: { pauseId: reason.pauseId, pendingApprovals: reason.pendingApprovals ?? [] } });
+  }
+  return [paused, { kind: 'internal:checkpoint', step: 'pause' }];
 }
 
 /** The child running the agent handoff whose scope is `scope` (its tool calls' key prefix). */

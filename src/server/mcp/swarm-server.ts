@@ -8,6 +8,7 @@
  * | tool `<name>_get_result` `{ swarmId }` | the {@link SwarmResult} |
  * | tool `<name>_resume` `{ swarmId, message, wait? }` | resumes a paused swarm with the human's answer |
  * | tool `<name>_stop` `{ swarmId, reason? }` | stops it |
+ * | tools `<name>_approve` / `<name>_reject` | answer a pending approval (see `approval-tools.ts`) |
  * | resource template `swarm://<id>/{swarmId}/result` | the {@link SwarmResult} as `application/json` |
  * | prompt `<name>_instructions` | the swarm's instructions (with an `input` argument when they depend on the input) |
  *
@@ -41,6 +42,7 @@ import type { Runtime } from '../../runtime/types.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../../define/swarm-id.js';
 import { validate } from '../../define/tool.js';
 import { mcpBaseNames } from './names.js';
+import { registerApprovalTools } from './approval-tools.js';
 import { type InputMode, runInputSchema, splitRunArgs, swarmResultSchema } from './schemas.js';
 
 /** Everything per definition that does not change between requests, computed once. */
@@ -172,6 +174,9 @@ function register(server: McpServer, runtime: Runtime, { def, name, run, output 
         return answer({ swarmId, ...(await client.getResult()) });
       }),
   );
+
+  // <name>_approve and <name>_reject (approval-tools.ts).
+  registerApprovalTools(server, runtime, { def, name, output }, { safely, answer, ownSwarm, follow, lastSeq });
 
   const uriPrefix = `swarm://${encodeURIComponent(def.id)}/`;
   server.registerResource(
