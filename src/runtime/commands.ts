@@ -182,7 +182,8 @@ export class Commands {
           try {
             return await this.answerApproval(childId, command);
           } catch (e) {
-            if (!isNotPending(e)) throw e;
+            // Not that child's either (or it has just ended): the next one, else this swarm's own refusal.
+            if (!isNotPending(e) && !(e instanceof SwarmError && (e.code === 'wrong-state' || e.code === 'unknown-swarm'))) throw e;
           }
         }
       }

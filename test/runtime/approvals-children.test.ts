@@ -19,7 +19,7 @@ import {
   SwarmError,
   tool,
 } from '../../src/index.js';
-import { call, lastToolResult, queueModel } from '../support/script.js';
+import { call, collect, lastToolResult, queueModel } from '../support/script.js';
 import { until } from '../support/wait.js';
 
 const runtimes: Runtime[] = [];
@@ -69,6 +69,16 @@ describe('approvals of child swarms', () => {
     expect(ran).toEqual([]);
     await root.approve(pending!.approvalId);
     expect(await root.wait()).toEqual({ status: 'completed', result: 'lead: child: refunded B7' });
+    expect(ran).toEqual(['B7']);
+    // The root's stream relayed the child's pause as input-required, with the approvals as data.
+    const events = await collect(root.events());
+    const relayed = events.find((e) => e.kind === 'status-update' && e.metadata.type === 'child-swarm' && e.metadata.lifecycle === 'paused');
+    expect(relayed).toMatchObject({
+      status: { state: 'input-required', message: { parts: [{ kind: 'text' }, { kind: 'data', data: { pendingApprovals: [pending] } }] } },
+    });
+    // Both replay with no call: the root from its journal, the child from its own.
+    expect(await collect(rt.replay('L1'))).toEqual(events);
+    expect(await collect(rt.replay('L1:t1:0'))).toEqual(await collect(rt.forSwarm('refunds', 'L1:t1:0').events()));
     expect(ran).toEqual(['B7']);
   });
 

@@ -250,6 +250,26 @@ describe('tool approval gates', () => {
     expect(await collect(rt.replay('d1'))).toEqual(await collect(client.events()));
   });
 
+  it("an approved call's timeoutMs counts from its approval, not from the response that asked for it", async () => {
+    const slowish = tool({
+      name: 'slowish',
+      description: 'Takes 50 ms',
+      parameters: z.object({}),
+      execute: () => new Promise((resolve) => setTimeout(() => resolve('in time'), 50)),
+      timeoutMs: 300,
+      needsApproval: true,
+    });
+    const model = queueModel({ timed: [call('slowish', {}, 'c1'), (req) => ({ text: lastToolResult(req) })] });
+    const rt = runtime({ swarms: [defineSwarm({ id: 'timed', instructions: 'Go.', tools: [slowish] })], model });
+    const client = rt.forSwarm('timed', 't1');
+    await client.run('Go');
+    const [pending] = pendingOf(await client.wait());
+    // Longer than the tool's timeoutMs passes before the human answers.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await client.approve(pending!.approvalId);
+    expect(await client.wait()).toEqual({ status: 'completed', result: 'in time' });
+  });
+
   it('refuses a needsApproval that is neither a boolean nor a function', () => {
     expect(() => tool({ name: 'x', description: 'x', parameters: z.object({}), execute: () => 1, needsApproval: 'yes' as never })).toThrow(DefinitionError);
   });
