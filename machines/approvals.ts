@@ -90,11 +90,14 @@ export function approvalReason(pending: readonly PendingApproval[]): PauseReason
   };
 }
 
-/** The approvals an answer settles among `pending`: the one it names, and with `always` every other of its tool. */
+/**
+ * The approvals an answer settles among `pending`: the one it names, and with `always` every
+ * other of its tool (whoever made the call: the orchestrator or an agent).
+ */
 export function settledBy(pending: readonly PendingApproval[], command: ApprovalCommand): PendingApproval[] {
   const named = pending.find((p) => p.approvalId === command.approvalId);
   if (!named) return [];
-  if (command.type === 'APPROVE' && command.always) return pending.filter((p) => p.tool === named.tool && p.agent === named.agent && p.scope === named.scope);
+  if (command.type === 'APPROVE' && command.always) return pending.filter((p) => p.tool === named.tool);
   return [named];
 }
 

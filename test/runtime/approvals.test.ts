@@ -5,7 +5,7 @@
  * not pending now (forged, stale, of another swarm or run) are refused with nothing changed;
  * approvals survive a restart; an agent's surface on its swarm; replays make no calls.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { DefinitionError, defineAgent, defineSwarm, handoff, type PendingApproval, type SwarmResult, SwarmError, tool } from '../../src/index.js';
 import { call, calls, collect, lastToolResult, queueModel } from '../support/script.js';
@@ -248,6 +248,29 @@ describe('tool approval gates', () => {
     expect(await client.wait()).toEqual({ status: 'completed', result: 'desk: clerk: refunded 900 on A4' });
     expect(t.ran).toEqual(['lookup A4', 'refund A4']);
     expect(await collect(rt.replay('d1'))).toEqual(await collect(client.events()));
+  });
+
+  it("always settles every pending call of the tool, the orchestrator's and an agent's", async () => {
+    const t = tools();
+    const clerk = defineAgent({ id: 'clerk', instructions: 'Do refunds.', tools: [t.refund] });
+    const desk = defineSwarm({ id: 'desk', instructions: 'Delegate.', tools: [t.refund], handoffs: [handoff.toAgent(clerk)] });
+    const model = queueModel({
+      desk: [calls(['handoff_to_clerk', { request: 'refund K5' }, 'h1'], ['refund', { order: 'D5', amount: 500 }, 'd1']), (req) => ({ text: lastToolResult(req) })],
+      clerk: [call('refund', { order: 'K5', amount: 900 }, 'k1'), (req) => ({ text: `clerk: ${lastToolResult(req)}` })],
+    });
+    const rt = runtime({ swarms: [desk], agents: [clerk], model });
+    const client = rt.forSwarm('desk', 'd2');
+    await client.run('Refund both');
+    const both = await vi.waitFor(async () => {
+      const p = pendingOf(await client.getResult());
+      expect(p).toHaveLength(2);
+      return p;
+    });
+    expect(both.map((p) => p.agent)).toEqual(['desk', 'clerk']);
+    await client.approve(both[0]!.approvalId, { always: true });
+    expect(await client.wait()).toMatchObject({ status: 'completed' });
+    expect(t.ran.sort()).toEqual(['refund D5', 'refund K5']);
+    expect(await collect(rt.replay('d2'))).toEqual(await collect(client.events()));
   });
 
   it("an approved call's timeoutMs counts from its approval, not from the response that asked for it", async () => {
