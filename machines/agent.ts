@@ -110,6 +110,7 @@ export const agentMachine = setup({
   },
   guards: {
     wantsCalls: ({ event }) => (event as unknown as { output: ModelStepOutput }).output.calls.length > 0,
+    wantsApproval: ({ event }) => (event as unknown as { output: ModelStepOutput }).output.calls.some((c) => c.kind === 'gated'),
     answered: ({ event }) => {
       const text = (event as unknown as { output: ModelStepOutput }).output.response.text;
       return typeof text === 'string' && text.trim().length > 0;
@@ -189,10 +190,8 @@ export const agentMachine = setup({
       enqueue.assign({ outbox: [] });
     }),
     // Gated calls of a new round: the swarm pauses and lists them (see swarm-approvals.ts).
-    askApprovals: enqueueActions(({ context, enqueue }) => {
-      if (!awaitsApproval(context.round)) return;
-      enqueue(sendParent({ type: 'child.approvals', approvals: pendingOf(context.round, context.agentId, context.scope) }));
-    }),
+    // Static, on its own branch: a round without gated calls runs no action for approvals.
+    askApprovals: sendParent(({ context }) => ({ type: 'child.approvals', approvals: pendingOf(context.round, context.agentId, context.scope) })),
     // An answer the swarm passed on: an approved call runs now, a rejected one has its result.
     answerApproval: enqueueActions(({ context, event, enqueue }) => {
       if ((event.type !== 'APPROVE' && event.type !== 'REJECT') || !context.round) return;
@@ -253,9 +252,14 @@ export const agentMachine = setup({
         }),
         onDone: [
           {
-            guard: 'wantsCalls',
+            guard: 'wantsApproval',
             target: 'acting',
             actions: [{ type: 'takeResponse', params: { then: 'round' } }, 'sendOutbox', 'clearOutbox', 'spawnTools', 'askApprovals'],
+          },
+          {
+            guard: 'wantsCalls',
+            target: 'acting',
+            actions: [{ type: 'takeResponse', params: { then: 'round' } }, 'sendOutbox', 'clearOutbox', 'spawnTools'],
           },
           { guard: 'answered', target: 'done', actions: { type: 'takeResponse', params: { then: 'answer' } } },
           {
