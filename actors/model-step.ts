@@ -5,6 +5,7 @@
  */
 import { fromPromise } from 'xstate';
 import type { ModelStepInput, ModelStepOutput } from '../machines/contracts.js';
+import { gateCalls } from './approval-gate.js';
 import { withinDeadline } from './call-timeout.js';
 import { passDurableGate } from './durable-gate.js';
 import { guardInput } from './guardrails.js';
@@ -56,7 +57,9 @@ export function createModelStep(ports: SwarmPorts) {
       throw new Error(`${model.name}: ${(e as Error).message}`);
     }
     const judged = judgeStep(response, input, ports);
-    const { calls, verdict } = judged instanceof Promise ? await judged : judged;
+    const { calls: planned, verdict } = judged instanceof Promise ? await judged : judged;
+    const gated = gateCalls(planned, input, ports);
+    const calls = gated instanceof Promise ? await gated : gated;
     return { response, calls, verdict, durationMs, model: model.name, at: Date.now() };
   });
 }

@@ -92,6 +92,11 @@ export interface SwarmPorts {
    * or undefined when it can. Without it, any JSON object is taken as a schema.
    */
   responseSchemaProblem?(schema: Record<string, unknown>): string | undefined;
+  /**
+   * A tool's approval rule (`tool({ needsApproval })`), or undefined when its calls need none (as
+   * for most tools: then nothing is evaluated).
+   */
+  approvalRule?(name: string): ((args: unknown, ctx: { swarmId: string; agentId: string; toolCallId: string }) => boolean | Promise<boolean>) | undefined;
   /** A tool's `timeoutMs`, if it has one. */
   toolTimeoutMs(name: string): number | undefined;
   /** A swarm definition's own `timeoutMs` as a child (a definition of this runtime), if it has one. */

@@ -31,6 +31,7 @@ import {
   toolKey,
 } from './round.js';
 import { errorText } from './error-text.js';
+import { type ApprovalCommand, answerRound, awaitsApproval, pendingOf, withApproved } from './approvals.js';
 
 /** One earlier exchange between the orchestrator and an agent of the same swarm. */
 export interface SessionEntry {
@@ -51,6 +52,8 @@ export interface AgentInput {
   session: SessionEntry[];
   /** Prefix for idempotency keys of this agent's tool calls: stable across restarts. */
   scope: string;
+  /** Tools approved for the rest of the run when the agent started (its swarm's). */
+  approvedTools?: string[];
 }
 
 /** The agent's result: the handoff's tool result plus events it has not reported yet. */
@@ -59,7 +62,7 @@ export interface AgentOutput extends CallResult {
 }
 
 /** Events an agent machine accepts. */
-export type AgentEvent = { type: 'PAUSE' } | { type: 'RESUME' };
+export type AgentEvent = { type: 'PAUSE' } | { type: 'RESUME' } | ApprovalCommand;
 
 /** The agent machine's context; exported because the machine's declared type names it. */
 export interface AgentContext {
@@ -77,6 +80,8 @@ export interface AgentContext {
   answer: CallResult | null;
   /** Events produced since the last report to the parent. */
   outbox: SwarmEventBody[];
+  /** Tools approved for the rest of the run; absent until there is one. */
+  approvedTools?: string[];
 }
 
 /** Conversation an agent starts with: its instructions, the session so far, the request. */
@@ -107,15 +112,17 @@ export const agentMachine = setup({
     wantsCalls: ({ event }) => (event as unknown as { output: ModelStepOutput }).output.calls.length > 0,
     // One of the agent's guardrails rejected the response or a tool call: its handoff fails.
     rejected: ({ event }) => (event as unknown as { output: ModelStepOutput }).output.verdict.type === 'reject',
+    wantsApproval: ({ event }) => (event as unknown as { output: ModelStepOutput }).output.calls.some((c) => c.kind === 'gated'),
     answered: ({ event }) => {
       const text = (event as unknown as { output: ModelStepOutput }).output.response.text;
       return typeof text === 'string' && text.trim().length > 0;
     },
-    lastCall: ({ context, event }) => isLastRunning(context.round, childDone({ event })),
+    lastCall: ({ context, event }) => isLastRunning(context.round, childDone({ event })) && !awaitsApproval(context.round),
     turnsLeft: ({ context }) => context.turn < context.maxTurns,
     // Guards of a response run before it is counted: this one counts it.
     turnsLeftAfterResponse: ({ context }) => context.turn + 1 < context.maxTurns,
-    roundDone: ({ context }) => runningCalls(context.round).length === 0,
+    // Gated calls wait for their approval (which surfaces on the swarm) before the round can end.
+    roundDone: ({ context }) => runningCalls(context.round).length === 0 && !awaitsApproval(context.round),
     pausedInThinking: ({ context }) => context.pausedFrom === 'thinking',
   },
   actions: {
@@ -186,6 +193,28 @@ export const agentMachine = setup({
       enqueue(sendParent({ type: 'child.report', events: context.outbox }));
       enqueue.assign({ outbox: [] });
     }),
+    // Gated calls of a new round: the swarm pauses and lists them (see swarm-approvals.ts).
+    // Static, on its own branch: a round without gated calls runs no action for approvals.
+    askApprovals: sendParent(({ context }) => ({ type: 'child.approvals', approvals: pendingOf(context.round, context.agentId, context.scope) })),
+    // An answer the swarm passed on: an approved call runs now, a rejected one has its result.
+    answerApproval: enqueueActions(({ context, event, enqueue }) => {
+      if ((event.type !== 'APPROVE' && event.type !== 'REJECT') || !context.round) return;
+      const { round, approved } = answerRound(context.round, event);
+      if (round === context.round) return;
+      enqueue.assign({
+        round,
+        ...(event.type === 'APPROVE' && event.always && approved[0] ? { approvedTools: withApproved(context.approvedTools, approved[0].name) } : {}),
+      });
+      for (const call of approved) {
+        const { input } = spawnOf(call, {
+          swarmId: context.swarmId,
+          definitionId: context.definitionId,
+          speaker: context.agentId,
+          key: toolKey(`${context.scope}:${context.agentId}`, round.turn, call.id),
+        });
+        enqueue.spawnChild('runTool', { id: call.childId, input: input as ToolRunInput });
+      }
+    }),
     markPaused: assign((_, params: { from: 'thinking' | 'acting' }) => ({ pausedFrom: params.from })),
   },
 }).createMachine({
@@ -203,7 +232,9 @@ export const agentMachine = setup({
     pausedFrom: null,
     answer: null,
     outbox: [],
+    ...(input.approvedTools ? { approvedTools: input.approvedTools } : {}),
   }),
+  on: { APPROVE: { actions: 'answerApproval' }, REJECT: { actions: 'answerApproval' } },
   initial: 'thinking',
   states: {
     thinking: {
@@ -221,9 +252,15 @@ export const agentMachine = setup({
           messages: context.messages,
           tools: context.tools,
           handoffs: [],
+          ...(context.approvedTools ? { approvedTools: context.approvedTools } : {}),
         }),
         onDone: [
           { guard: 'rejected', target: 'done', actions: { type: 'takeResponse', params: { then: 'reject' } } },
+          {
+            guard: 'wantsApproval',
+            target: 'acting',
+            actions: [{ type: 'takeResponse', params: { then: 'round' } }, 'sendOutbox', 'clearOutbox', 'spawnTools', 'askApprovals'],
+          },
           {
             guard: 'wantsCalls',
             target: 'acting',

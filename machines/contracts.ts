@@ -28,6 +28,8 @@ export interface ModelStepInput {
   messages: ChatMessage[];
   tools: string[];
   handoffs: HandoffTarget[];
+  /** Tools approved for the rest of the run (`approve(id, { always: true })`): never gated again. */
+  approvedTools?: string[];
 }
 
 /**

@@ -1,13 +1,7 @@
 /**
  * The builders of event bodies (the model is in `events.ts`): what the machines emit for a
-<<<<<<< HEAD
  * status, a value and a model response. (What announces and reports a call is its kind's, in
- * `calls/`.) The runtime
- * stamps each body into a full event (`stampEvent` in `src/runtime/host.ts`).
-=======
- * status, a value, a model response, and the start and end of a round's calls. The runtime
- * stamps each body into a full event (`stampEvent` in `src/events/stamp.ts`).
->>>>>>> events
+ * `calls/`.) The runtime stamps each body into a full event (`stampEvent` in `src/events/stamp.ts`).
  *
  * @module
  */

@@ -22,6 +22,7 @@ import type { LIMIT_PAUSE, LimitTrip, PauseType } from './pause.js';
 import type { StepVerdict } from './plan.js';
 import type { PlannedCall } from './calls/index.js';
 import type { GUARDRAIL_PAUSE, GuardrailRejection } from './guardrail.js';
+import type { ApprovalAnswer, PendingApproval } from './approvals.js';
 
 /**
  * The A2A v0.3 task states xswarm uses (`running` → working, `paused` → input-required, `stopped` → canceled,
@@ -34,6 +35,11 @@ export interface PauseReason {
   type: PauseType | typeof LIMIT_PAUSE | typeof GUARDRAIL_PAUSE;
   message: string;
   pendingApprovalId?: string;
+  /**
+   * For an `APPROVAL_NEEDED` pause the runtime made (a tool with `needsApproval`): every call
+   * still waiting for `approve`/`reject`, the first one's id also in `pendingApprovalId`.
+   */
+  pendingApprovals?: PendingApproval[];
   /** For a {@link LIMIT_PAUSE}: what tripped. */
   limit?: LimitTrip;
   /** For a {@link GUARDRAIL_PAUSE}: which guardrail paused the swarm, at which step. */
@@ -92,6 +98,8 @@ export type SwarmFact =
   | { type: 'resumed'; message?: string }
   /** A client raised the swarm's limits (`client.extend`): what they are now. */
   | { type: 'extended'; maxTurns: number; previousMaxTurns: number }
+  /** A client approved or rejected a gated tool call (`client.approve` / `client.reject`). */
+  | ({ type: 'approval' } & ApprovalAnswer)
   | { type: 'completed'; result: unknown }
   /** The swarm failed; `rejected` says which guardrail rejected it (its A2A state is then `rejected`). */
   | { type: 'failed'; reason: string; rejected?: GuardrailRejection }
@@ -223,7 +231,7 @@ export type InternalEventBody =
 export type InternalEvent = InternalEventBody & { seq: number; swarmId: string; timestamp: number };
 
 /** The kinds of completed steps after which the swarm is persisted. */
-export type CheckpointStep = 'start' | 'model-response' | 'tool-result' | 'handoff-result' | 'agent-step' | 'pause' | 'resume' | 'extend' | 'stop';
+export type CheckpointStep = 'start' | 'model-response' | 'tool-result' | 'handoff-result' | 'agent-step' | 'pause' | 'resume' | 'extend' | 'stop' | 'approval';
 
 /** A message as a machine says it: the runtime adds its id and the task and context ids. */
 export type MessageBody = Omit<Message, 'messageId' | 'taskId' | 'contextId'>;

@@ -30,6 +30,8 @@ import { LIMIT_PAUSE } from './pause.js';
 import { type GuardrailNames, guardrailPauseReason, rejectedOutcome, type GuardrailRejection } from './guardrail.js';
 import { findStall, type StallRule } from './stall.js';
 import type { HeldVerdict } from './plan.js';
+import { type ApprovalCommand, type ApprovalRequest, waitingCalls } from './approvals.js';
+import { answeredApproval, approvalGuards, approvalStep } from './swarm-approvals.js';
 import {
   answerPause,
   assistantMessage,
@@ -109,7 +111,7 @@ export type SwarmOutcome =
 export interface PauseState {
   reason: PauseReason;
   /** Where the pause began: a model's pause call, an outside pause (while thinking, or with calls running), or a limit. */
-  from: 'model' | 'thinking' | 'round' | 'limit' | 'guardrail';
+  from: 'model' | 'thinking' | 'round' | 'limit' | 'guardrail' | 'approval';
   /** For a guardrail's pause: the verdict the step had without it, which a resume carries out. */
   then?: HeldVerdict;
 }
@@ -155,6 +157,11 @@ export interface SwarmContext {
    * stall pause already showed a human. Absent: from the start.
    */
   stallFrom?: number;
+  /**
+   * Tools approved for the rest of the run (`approve(id, { always: true })`): their calls need no
+   * approval any more. Absent until the first such approval.
+   */
+  approvedTools?: string[];
 }
 
 /** Events the swarm machine accepts from the runtime (besides its children's done events). */
@@ -163,7 +170,9 @@ export type SwarmCommand =
   | { type: 'RESUME'; message?: string }
   | { type: 'STOP'; reason: string }
   | { type: 'EXTEND'; maxTurns: number }
-  | { type: 'child.report'; events: SwarmEventBody[] };
+  | { type: 'child.report'; events: SwarmEventBody[] }
+  | ApprovalCommand
+  | ApprovalRequest;
 
 /** The single emitted event type: a batch of event bodies produced by one transition. */
 export interface SwarmEmitted {
@@ -314,12 +323,15 @@ export const swarmMachine = setup({
     releasesFail: ({ context }) => context.pause?.from === 'guardrail' && context.pause.then?.type === 'fail',
     releasesHandoffs: ({ context }) => context.pause?.from === 'guardrail' && runningCalls(context.round).some(isHandoff),
     releasesCalls: ({ context }) => context.pause?.from === 'guardrail' && context.round !== null,
+    // A guardrail's pause held calls of which some need approval: released, they ask for it.
+    releasesGated: ({ context }) => context.pause?.from === 'guardrail' && waitingCalls(context.round).length > 0,
     struggling: ({ context }) =>
       context.config.stall !== undefined && findStall(closedRound(context, context.round).messages!, context.stallFrom ?? 0, context.config.stall) !== undefined,
     resumesModelPause: ({ context }) => context.pause?.from === 'model',
     pausedInThinking: ({ context }) => context.pause?.from === 'thinking',
     handoffsRunning: ({ context }) => runningCalls(context.round).some(isHandoff),
     callsRunning: ({ context }) => runningCalls(context.round).length > 0,
+    ...approvalGuards,
   },
   actions: {
     // A model response is taken in two static actions: one context update (`takeResponse`),
@@ -563,6 +575,15 @@ export const swarmMachine = setup({
       type: 'swarm.events' as const,
       events: event.type === 'child.report' ? [...event.events, checkpoint('agent-step')] : [],
     })),
+    // A step of an approval pause (see swarm-approvals.ts): pause, take an agent's, answer one.
+    approvalStep: enqueueActions(({ context, event, enqueue }) => {
+      const s = approvalStep(context, event);
+      if (!s) return;
+      enqueue.assign(s.update);
+      for (const c of s.spawns) enqueue.spawnChild(c.src, { id: c.id, input: c.input as never });
+      for (const m of s.sends) enqueue.sendTo(m.to, m.event);
+      enqueue.emit({ type: 'swarm.events', events: s.events });
+    }),
   },
 }).createMachine({
   id: 'swarm',
@@ -624,12 +645,15 @@ export const swarmMachine = setup({
               messages: context.messages,
               tools: context.config.tools,
               handoffs: context.config.handoffs,
+              ...(context.approvedTools ? { approvedTools: context.approvedTools } : {}),
             }),
             onDone: [
               { guard: 'verdictFail', target: '#swarm.failed', actions: takeResponse('fail') },
               { guard: 'verdictReject', target: '#swarm.failed', actions: takeResponse('reject') },
               { guard: 'verdictPause', target: '#swarm.paused', actions: takeResponse('pause') },
               { guard: 'verdictComplete', target: '#swarm.completed', actions: takeResponse('complete') },
+              // Gated calls wait for a human: the swarm pauses at once, its other calls run meanwhile.
+              { guard: 'wantsApproval', target: '#swarm.paused', actions: [...takeResponse('round'), 'spawnCalls', 'approvalStep'] },
               {
                 guard: 'wantsHandoffs',
                 target: '#swarm.awaitingHandoff',
@@ -679,6 +703,8 @@ export const swarmMachine = setup({
     awaitingHandoff: {
       on: {
         PAUSE: { target: 'paused', actions: { type: 'pauseFrom', params: { from: 'round' } } },
+        // An agent's gated calls: the swarm pauses and lists them.
+        'child.approvals': { target: 'paused', actions: 'approvalStep' },
         ...callResults('running.deciding'),
       },
     },
@@ -686,10 +712,17 @@ export const swarmMachine = setup({
       on: {
         'xstate.done.actor.*': { actions: takeCall(false) },
         'xstate.error.actor.*': { actions: takeCall(false) },
+        'child.approvals': { actions: 'approvalStep' },
+        // The last pending approval answered: on as a resume from a round would go.
+        APPROVE: answeredApproval,
+        REJECT: answeredApproval,
         RESUME: [
+          // Approvals are answered with approve/reject, never by a resume.
+          { guard: 'pausedForApproval' },
           // A guardrail's pause: resuming carries out the step it held.
           { guard: 'releasesComplete', target: 'completed', actions: ['releaseOutcome', 'resume', 'announceReleased'] },
           { guard: 'releasesFail', target: 'failed', actions: ['releaseOutcome', 'resume', 'announceReleased'] },
+          { guard: 'releasesGated', target: 'paused', actions: ['resume', 'announceRound', 'spawnCalls', 'approvalStep'] },
           { guard: 'releasesHandoffs', target: 'awaitingHandoff', actions: ['resume', 'announceRound', 'spawnCalls'] },
           { guard: 'releasesCalls', target: 'running.acting', actions: ['resume', 'announceRound', 'spawnCalls'] },
           // Back to deciding: with the limit raised it thinks again, else it pauses again.

@@ -59,6 +59,7 @@ export const agentCall = {
         session: site.swarm.session,
         scope: site.key,
       };
+      if (site.swarm.approvedTools) input.approvedTools = site.swarm.approvedTools;
       return { src: 'agent', input };
     },
     done: (speaker, call, result, key) => handoffResultEvent(speaker, call, result.agentId ?? call.agentId, result, key),

@@ -9,6 +9,7 @@
  */
 import type { SwarmEventBody } from '../events.js';
 import { agentCall, type AgentRoundCall, type PlannedAgentCall } from './agent.js';
+import { type GatedRoundCall, gatedCall, type PlannedGatedCall } from './gated.js';
 import { type InvalidRoundCall, invalidCall, type PlannedInvalidCall } from './invalid.js';
 import type { CallKind, CallResult, CallSite, Spawn } from './kind.js';
 import { type PauseRoundCall, pauseCall, type PlannedPauseCall } from './pause.js';
@@ -24,6 +25,7 @@ export const CALL_KINDS = {
   swarm: swarmCall,
   pause: pauseCall,
   invalid: invalidCall,
+  gated: gatedCall,
 } as const;
 
 /**
@@ -37,10 +39,10 @@ export const CALL_SLOTS = { runTool: runToolSlot, childSwarm: childSwarmSlot, re
  * A tool call after the runtime parsed and checked it against the definition.
  * `invalid` carries the error text that goes back to the model as the tool result.
  */
-export type PlannedCall = PlannedToolCall | PlannedAgentCall | PlannedRemoteCall | PlannedSwarmCall | PlannedPauseCall | PlannedInvalidCall;
+export type PlannedCall = PlannedToolCall | PlannedAgentCall | PlannedRemoteCall | PlannedSwarmCall | PlannedPauseCall | PlannedInvalidCall | PlannedGatedCall;
 
 /** A call of the current round, discriminated by `kind`. */
-export type RoundCall = ToolRoundCall | AgentRoundCall | RemoteRoundCall | SwarmRoundCall | PauseRoundCall | InvalidRoundCall;
+export type RoundCall = ToolRoundCall | AgentRoundCall | RemoteRoundCall | SwarmRoundCall | PauseRoundCall | InvalidRoundCall | GatedRoundCall;
 
 /** The kinds of call a child actor runs. */
 type SpawnedKind = { [K in keyof typeof CALL_KINDS]: (typeof CALL_KINDS)[K] extends { run: object } ? K : never }[keyof typeof CALL_KINDS];

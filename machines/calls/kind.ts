@@ -40,7 +40,7 @@ export interface CallSite {
    * The orchestrator's configuration and session, which an agent handoff starts the agent with.
    * Absent when an agent makes the call (agents only call tools).
    */
-  swarm?: { config: SwarmConfig; session: SessionEntry[] } | undefined;
+  swarm?: { config: SwarmConfig; session: SessionEntry[]; approvedTools?: string[] } | undefined;
 }
 
 /** A call's timeout: how long it may take, and the absolute deadline that makes (ms since the epoch). */

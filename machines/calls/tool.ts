@@ -29,6 +29,8 @@ export interface ToolRoundCall {
   arguments: string;
   /** The tool's `timeoutMs`, when it has one (counted from the round's opening). */
   timeoutMs?: number;
+  /** When an approved call (see `gated.ts`) was approved: its deadline counts from then. */
+  startedAt?: number;
   result?: CallResult;
 }
 
@@ -79,7 +81,7 @@ export const toolCall = {
         arguments: call.arguments,
         idempotencyKey: site.key,
       };
-      const timeout = timeoutOf(site, call.timeoutMs);
+      const timeout = timeoutOf(call.startedAt === undefined ? site : { ...site, openedAt: call.startedAt }, call.timeoutMs);
       if (timeout) input.timeout = timeout;
       return { src: 'runTool', input };
     },

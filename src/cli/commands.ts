@@ -1,5 +1,6 @@
 /**
- * `xswarm pause|resume|stop <id> [reason | message]` and `xswarm extend <id> <maxTurns>`: commands a swarm.
+ * `xswarm pause|resume|stop <id> [reason | message]`, `xswarm extend <id> <maxTurns>`, `xswarm
+ * approve <id> <approvalId> [--always]` and `xswarm reject <id> <approvalId> <reason>`: commands a swarm.
  * `resume` may name the pause it answers (`--pause-id P`) and give a typed answer as JSON
  * (`--answer '{"approved":true}'`) instead of the message.
  *
@@ -30,7 +31,7 @@ import { Progress } from './progress.js';
 import { drive } from './run.js';
 
 /** The commands of this module. */
-export type SwarmCommandName = 'pause' | 'resume' | 'stop' | 'extend';
+export type SwarmCommandName = 'pause' | 'resume' | 'stop' | 'extend' | 'approve' | 'reject';
 
 /** `xswarm pause|resume|stop|extend`; resolves with the exit code. */
 export async function swarmCommand(command: SwarmCommandName, args: string[]): Promise<number> {
@@ -46,9 +47,11 @@ export async function swarmCommand(command: SwarmCommandName, args: string[]): P
       json: { type: 'boolean' },
       'pause-id': { type: 'string' },
       answer: { type: 'string' },
+      always: { type: 'boolean' },
     },
   });
-  const [swarmId, text, ...extra] = positionals;
+  const approval = approvalArgs(command, positionals, values.always === true);
+  const [swarmId, text, ...extra] = approval ? positionals.slice(0, 2) : positionals;
   const what = command === 'resume' ? 'message' : command === 'extend' ? 'maxTurns' : 'reason';
   if (!swarmId) throw new CliError(`which swarm? xswarm ${command} <id> [${what}]`, EXIT.usage);
   if (extra.length > 0) throw new CliError(`unexpected arguments: ${extra.join(' ')} (quote the ${what})`, EXIT.usage);
@@ -59,7 +62,7 @@ export async function swarmCommand(command: SwarmCommandName, args: string[]): P
   }
   if (command === 'extend' && (text === undefined || !/^\d+$/.test(text)))
     throw new CliError('xswarm extend <id> <maxTurns>: the new bound on turns, a whole number', EXIT.usage);
-  const request: CommandRequest = { command, swarmId, text, type, json: values.json === true, ...resumeAnswer(command, text, values) };
+  const request: CommandRequest = { command, swarmId, text, type, json: values.json === true, ...resumeAnswer(command, text, values), ...(approval ? { approval } : {}) };
   if (values.url !== undefined) {
     if (values.nats !== undefined || values.db !== undefined) throw new CliError('--url sends the command to a server: without --db or --nats', EXIT.usage);
     return sendOverRest(values.url, await readToken(undefined, values['token-file']), request);
@@ -74,6 +77,8 @@ interface CommandRequest {
   text: string | undefined;
   type: PauseReason['type'];
   json: boolean;
+  /** For approve / reject: the approval's id, `always`, the reason. */
+  approval?: ApprovalArgs;
   /** `resume --answer`: the typed answer (JSON), instead of the message. */
   answer?: unknown;
   /** `resume --pause-id`: the pause the answer is for. */
@@ -142,11 +147,13 @@ async function commandHere(request: CommandRequest, modulePath: string | undefin
     try {
       await runtime.start();
       const client = runtime.forSwarm(record.definitionId, swarmId);
-      if (command !== 'resume') return report(request, await apply(request, client));
+      // An answered approval may let the swarm go on: it is driven on, as after a resume.
+      if (command !== 'resume' && !request.approval) return report(request, await apply(request, client));
       const rootRecord = root === swarmId ? record : await store.load(root);
       const rootClient = runtime.forSwarm(rootRecord!.definitionId, root);
       const since = await lastStoredSeq(store, rootRecord!);
-      await client.resume(...resumeArgs(request));
+      if (request.approval) await answer(request.approval, client);
+      else await client.resume(...resumeArgs(request));
       return await drive(runtime, rootClient, since, Progress.for(process.stdout, { json: request.json }), { module: modulePath, state: state.args });
     } finally {
       await runtime.close();
@@ -174,6 +181,7 @@ async function apply(request: CommandRequest, client: SwarmClient): Promise<Swar
   if (request.command === 'pause') await client.pause({ type: request.type, message: request.text ?? 'Paused from the command line' });
   else if (request.command === 'stop') await client.stop(request.text ?? 'Stopped from the command line');
   else if (request.command === 'extend') await client.extend({ maxTurns: Number(request.text) });
+  else if (request.approval) await answer(request.approval, client);
   else await client.resume(...resumeArgs(request));
   return client.getResult();
 }
@@ -264,8 +272,9 @@ async function sendOverRest(base: string, token: string | undefined, request: Co
     if (found.status !== 404) throw restError(url, found);
   }
   if (definitionId === undefined) throw new CliError(`unknown swarm "${swarmId}" at ${url}`, EXIT.notFound);
-  const body =
-    command === 'extend'
+  const body = request.approval
+    ? approvalBody(request.approval)
+    : command === 'extend'
       ? { maxTurns: Number(text) }
       : command === 'resume'
         ? {
@@ -284,4 +293,43 @@ function restError(url: string, response: { status: number; data: { error?: stri
   const code = status === 400 ? EXIT.usage : status === 404 ? EXIT.notFound : status === 409 ? EXIT.conflict : EXIT.failed;
   const hint = status === 401 ? ' (give the token with --token-file or XSWARM_TOKEN)' : '';
   return new CliError(`${url} answered ${status}: ${data?.error ?? 'no error message'}${hint}`, code);
+}
+
+/** What `xswarm approve|reject` says: the approval's id, `--always`, the rejection's reason. */
+interface ApprovalArgs {
+  approvalId: string;
+  always?: boolean;
+  reason?: string;
+}
+
+/** The approval arguments of `approve` / `reject` (undefined for the other commands), or a usage error. */
+function approvalArgs(command: SwarmCommandName, positionals: string[], always: boolean): ApprovalArgs | undefined {
+  if (command !== 'approve' && command !== 'reject') {
+    if (always) throw new CliError('--always is for approve only', EXIT.usage);
+    return undefined;
+  }
+  const [swarmId, approvalId, ...rest] = positionals;
+  const usage = command === 'approve' ? 'xswarm approve <id> <approvalId> [--always]' : 'xswarm reject <id> <approvalId> <reason>';
+  if (!swarmId || !approvalId) throw new CliError(`${usage}: the swarm and the approval id (its paused result lists pendingApprovals)`, EXIT.usage);
+  if (command === 'approve') {
+    if (rest.length > 0) throw new CliError(`unexpected arguments: ${rest.join(' ')} (${usage})`, EXIT.usage);
+    return { approvalId, ...(always ? { always: true } : {}) };
+  }
+  if (always) throw new CliError('--always is for approve only', EXIT.usage);
+  const reason = rest.join(' ').trim();
+  if (!reason) throw new CliError(`${usage}: the model reads the reason as the call's result`, EXIT.usage);
+  return { approvalId, reason };
+}
+
+/** Answers an approval through a client. */
+async function answer(approval: ApprovalArgs, client: SwarmClient): Promise<void> {
+  if (approval.reason !== undefined) await client.reject(approval.approvalId, approval.reason);
+  else await client.approve(approval.approvalId, approval.always ? { always: true } : {});
+}
+
+/** The REST body of an approval command. */
+function approvalBody(approval: ApprovalArgs): Record<string, unknown> {
+  return approval.reason !== undefined
+    ? { approvalId: approval.approvalId, reason: approval.reason }
+    : { approvalId: approval.approvalId, ...(approval.always ? { always: true } : {}) };
 }

@@ -30,6 +30,8 @@ Usage:
   xswarm resume <id> [message] [--pause-id P] [--answer JSON]
   xswarm stop <id> [reason]
   xswarm extend <id> <maxTurns>
+  xswarm approve <id> <approvalId> [--always]
+  xswarm reject <id> <approvalId> <reason>
       Command a swarm. With --url URL [--token-file PATH] the command goes to the xswarm serve
       process at URL (the token also from XSWARM_TOKEN). With --nats, a live process holding
       the swarm (any: serve, worker, run) gets it over NATS. Else this process takes the swarm
@@ -86,6 +88,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   resume: async (args) => (await import('./commands.js')).swarmCommand('resume', args),
   stop: async (args) => (await import('./commands.js')).swarmCommand('stop', args),
   extend: async (args) => (await import('./commands.js')).swarmCommand('extend', args),
+  approve: async (args) => (await import('./commands.js')).swarmCommand('approve', args),
+  reject: async (args) => (await import('./commands.js')).swarmCommand('reject', args),
   serve: async (args) => (await import('./serve.js')).serveCommand(args),
   replay: async (args) => (await import('./replay.js')).replayCommand(args),
   worker: async (args) => (await import('./worker.js')).workerCommand(args),

@@ -7,6 +7,8 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import type { PendingApproval } from '../../machines/approvals.js';
+import { answerApproval, approvalHint, approvalQuestion, nextApproval } from './approval-answers.js';
 import type { PauseReason } from '../../machines/events.js';
 import type { SwarmClient } from '../client/client.js';
 import type { SwarmDefinition } from '../define/swarm.js';
@@ -83,7 +85,7 @@ export async function drive(runtime: Runtime, client: SwarmClient, since: number
     void client.pause({ type: 'EMERGENCY', message: 'Interrupted from the terminal (Ctrl-C)' }).catch(() => undefined);
   };
   process.on('SIGINT', interrupt);
-  let waiting: { swarmId: string; type: PauseReason['type'] } | undefined;
+  let waiting: { swarmId: string; type: PauseReason['type']; approval?: PendingApproval } | undefined;
   try {
     for await (const e of client.events({ since })) {
       progress.event(e);
@@ -91,21 +93,28 @@ export async function drive(runtime: Runtime, client: SwarmClient, since: number
       const fact = e.metadata;
       // The swarm's own pause, or a child swarm waiting for its own human while the parent waits on it.
       const asking =
-        fact.type === 'paused' ? client : fact.type === 'child-swarm' && fact.lifecycle === 'paused' ? runtime.forSwarm(fact.definitionId, fact.childSwarmId) : undefined;
+        fact.type === 'paused' || fact.type === 'approval'
+          ? client
+          : fact.type === 'child-swarm' && fact.lifecycle === 'paused'
+            ? runtime.forSwarm(fact.definitionId, fact.childSwarmId)
+            : undefined;
       if (!asking) continue;
       const state = await asking.getResult();
       // Already answered (a child paused with its parent, resumed with it), or the parent is paused itself.
       if (state.status !== 'paused' || (asking !== client && (await client.getResult()).status === 'paused')) continue;
       // The progress line showed the question, unless every event goes out as JSON.
-      const question = progress.json ? state.reason.message : undefined;
+      // A pause for approvals asks about each call in turn (approval-answers.ts).
+      const approval = nextApproval(state);
+      const question = approval ? approvalQuestion(approval) : progress.json ? state.reason.message : undefined;
       const answer = interrupted ? undefined : await answerOrElsewhere(answers, asking, question);
       // Resumed (or stopped) meanwhile by a command from another process (over NATS).
       if (answer === ELSEWHERE) continue;
       if (answer === undefined) {
-        waiting = { swarmId: asking.swarmId, type: state.reason.type };
+        waiting = { swarmId: asking.swarmId, type: state.reason.type, ...(approval ? { approval } : {}) };
         break;
       }
-      await asking.resume(answer);
+      if (approval) await answerApproval(asking, approval, answer);
+      else await asking.resume(answer);
     }
   } finally {
     process.off('SIGINT', interrupt);
@@ -115,6 +124,13 @@ export async function drive(runtime: Runtime, client: SwarmClient, since: number
     // The question is on the screen already; what is left to say is how to answer it later.
     const where = hint.state.map((a) => ` ${shellQuote(a)}`).join('');
     const answer = waiting.type === 'EMERGENCY' ? '' : ` '<answer>'`;
+    if (waiting.approval) {
+      const rest = ` --module ${shellQuote(hint.module)}${where}`;
+      process.stderr.write(
+        `xswarm: swarm ${waiting.swarmId} stays paused for approval; answer it with:\n${approvalHint(xswarmCommand(), shellQuote(waiting.swarmId), waiting.approval, rest)}`,
+      );
+      return EXIT.paused;
+    }
     process.stderr.write(
       `xswarm: swarm ${waiting.swarmId} stays paused; continue it with:\n` +
         `  ${xswarmCommand()} resume ${shellQuote(waiting.swarmId)}${answer} --module ${shellQuote(hint.module)}${where}\n`,

@@ -15,6 +15,12 @@ import type { StallRule } from '../../machines/stall.js';
 import type { SwarmResult } from '../store/result.js';
 import { jsonSchemaOf } from '../define/tool.js';
 
+/** What an approval may say besides its id (`client.approve(id, options)`). */
+export interface ApproveOptions {
+  /** Approve this tool for the rest of the run: its later calls need no approval. */
+  always?: boolean;
+}
+
 /** What a client needs from its runtime (implemented by the runtime core). */
 export interface SwarmControl {
   startSwarm(definitionId: string, swarmId: string, input: unknown, options?: StartOptions): Promise<void>;
@@ -26,6 +32,8 @@ export interface SwarmControl {
   resume(swarmId: string, answer: unknown, options?: ResumeOptions): Promise<void>;
   stop(swarmId: string, reason: string): Promise<void>;
   extend(swarmId: string, limits: SwarmLimits): Promise<void>;
+  approve(swarmId: string, approvalId: string, options?: ApproveOptions): Promise<void>;
+  reject(swarmId: string, approvalId: string, reason: string): Promise<void>;
 }
 
 /** What a resume may say besides its answer (`client.resume(answer, options)`). */
@@ -204,6 +212,31 @@ export class SwarmClient<I = unknown, R = unknown> {
    */
   extend(limits: SwarmLimits): Promise<void> {
     return this.control.extend(this.swarmId, limits);
+  }
+
+  /**
+   * Approves a gated tool call (`tool({ needsApproval })`): the swarm paused with
+   * `APPROVAL_NEEDED`, listing each waiting call in `reason.pendingApprovals`; once every one is
+   * answered it goes on by itself. With `always`, the tool needs no approval for the rest of the
+   * run. An approval of an agent or a child swarm is answered here too. Throws a SwarmError
+   * (`wrong-state`), nothing changed, for an id not pending now (unknown, answered, stale).
+   *
+   * @example
+   * const r = await client.wait();
+   * if (r.status === 'paused' && r.reason.type === 'APPROVAL_NEEDED') {
+   *   for (const a of r.reason.pendingApprovals ?? []) await client.approve(a.approvalId);
+   * }
+   */
+  approve(approvalId: string, options: ApproveOptions = {}): Promise<void> {
+    return this.control.approve(this.swarmId, approvalId, options);
+  }
+
+  /**
+   * Rejects a gated tool call: it does not run, and the model reads `reason` as its (error)
+   * result. Refused as {@link approve} is.
+   */
+  reject(approvalId: string, reason: string): Promise<void> {
+    return this.control.reject(this.swarmId, approvalId, reason);
   }
 }
 

@@ -4,6 +4,7 @@
  * @module
  */
 import { z } from 'zod';
+import { DefinitionError } from '../errors.js';
 import { checkTimeoutMs } from './timeout.js';
 
 /**
@@ -19,6 +20,21 @@ export interface ToolContext {
   signal: AbortSignal;
 }
 
+/** What a tool's `needsApproval` function receives besides the call's arguments. */
+export interface ApprovalContext {
+  swarmId: string;
+  /** Who makes the call: the swarm's definition id for its orchestrator, else the agent's id. */
+  agentId: string;
+  toolCallId: string;
+}
+
+/**
+ * Whether a call of a tool waits for a human's approval: always (`true`), never (`false`, the
+ * default), or as a function of the call's arguments decides (a throwing function gates the call:
+ * fail closed).
+ */
+export type NeedsApproval<A = Record<string, unknown>> = boolean | ((args: A, ctx: ApprovalContext) => boolean | Promise<boolean>);
+
 /** A tool the orchestrator or an agent can call. */
 export interface Tool<P extends z.ZodObject = z.ZodObject> {
   readonly kind: 'tool';
@@ -31,6 +47,11 @@ export interface Tool<P extends z.ZodObject = z.ZodObject> {
    * deadline is stored with the call, so a swarm restored after a crash keeps it.
    */
   readonly timeoutMs?: number;
+  /**
+   * Whether a call waits for a human's approval before it runs (`client.approve` /
+   * `client.reject`): see {@link NeedsApproval} and docs/approvals.md.
+   */
+  readonly needsApproval?: NeedsApproval<z.output<P>>;
   execute(args: z.output<P>, ctx: ToolContext): unknown;
 }
 
@@ -52,6 +73,13 @@ export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  *   execute: async ({ day }, ctx) => ({ day, sky: 'sunny', key: ctx.idempotencyKey }),
  *   timeoutMs: 10_000, // the model reads a timeout after 10 s; ctx.signal aborts then
  * });
+ * const refund = tool({
+ *   name: 'refund',
+ *   description: 'Refunds an order',
+ *   parameters: z.object({ orderId: z.string(), amount: z.number() }),
+ *   execute: async ({ orderId }) => `refunded ${orderId}`,
+ *   needsApproval: ({ amount }) => amount > 100, // the swarm pauses until client.approve(id)
+ * });
  */
 export function tool<P extends z.ZodObject>(spec: {
   name: string;
@@ -59,8 +87,13 @@ export function tool<P extends z.ZodObject>(spec: {
   parameters: P;
   execute: (args: z.output<P>, ctx: ToolContext) => unknown;
   timeoutMs?: number;
+  needsApproval?: NeedsApproval<z.output<P>>;
 }): Tool<P> {
   checkTimeoutMs(spec.timeoutMs, `Tool "${spec.name}"`);
+  const gate = spec.needsApproval;
+  if (gate !== undefined && typeof gate !== 'boolean' && typeof gate !== 'function') {
+    throw new DefinitionError(`Tool "${spec.name}": needsApproval must be a boolean or a function (args, ctx) => boolean, got ${typeof gate}`);
+  }
   return Object.freeze({ kind: 'tool' as const, ...spec });
 }
 

@@ -45,7 +45,10 @@ export type OwnerCommand =
    */
   | { op: 'resume'; swarmId: string; message?: string; answer?: unknown; pauseId?: string }
   | { op: 'stop'; swarmId: string; reason: string }
-  | { op: 'extend'; swarmId: string; maxTurns: number };
+  | { op: 'extend'; swarmId: string; maxTurns: number }
+  /** An answer to a gated tool call (`client.approve` / `client.reject`); the holder checks the id. */
+  | { op: 'approve'; swarmId: string; approvalId: string; always?: boolean }
+  | { op: 'reject'; swarmId: string; approvalId: string; reason: string };
 
 export const hostRequestSchema = z.object({
   swarmId: z.string(),
@@ -62,6 +65,8 @@ export const ownerCommandSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('resume'), swarmId: z.string(), message: z.string().optional(), answer: z.unknown().optional(), pauseId: z.string().optional() }),
   z.object({ op: z.literal('stop'), swarmId: z.string(), reason: z.string() }),
   z.object({ op: z.literal('extend'), swarmId: z.string(), maxTurns: z.number().int().positive() }),
+  z.object({ op: z.literal('approve'), swarmId: z.string(), approvalId: z.string(), always: z.boolean().optional() }),
+  z.object({ op: z.literal('reject'), swarmId: z.string(), approvalId: z.string(), reason: z.string() }),
 ]);
 
 /** Every answer between runtimes: done, or the error to raise at the caller. */

@@ -56,10 +56,20 @@ const guardrailRejection = z.strictObject({
   step: z.enum(['input', 'response', 'toolCall', 'output']),
   callId: z.string().optional(),
 });
+const pendingApproval = z.strictObject({
+  approvalId: z.string(),
+  tool: z.string(),
+  arguments: z.string(),
+  callId: z.string(),
+  agent: z.string(),
+  scope: z.string().optional(),
+  swarmId: z.string().optional(),
+});
 const pauseReason = z.strictObject({
   type: z.enum([...PAUSE_TYPES, LIMIT_PAUSE, GUARDRAIL_PAUSE]),
   message: z.string(),
   pendingApprovalId: z.string().optional(),
+  pendingApprovals: z.array(pendingApproval).optional(),
   limit: limitTrip.optional(),
   guardrail: guardrailRejection.optional(),
   pauseId: z.string().optional(),
@@ -97,6 +107,14 @@ export const swarmFactSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('paused'), reason: pauseReason }),
   z.strictObject({ type: z.literal('resumed'), message: z.string().optional() }),
   z.strictObject({ type: z.literal('extended'), maxTurns: z.number().int().positive(), previousMaxTurns: z.number().int().positive() }),
+  z.strictObject({
+    type: z.literal('approval'),
+    approvalId: z.string(),
+    decision: z.enum(['approved', 'rejected']),
+    always: z.boolean().optional(),
+    reason: z.string().optional(),
+    at: z.number().optional(),
+  }),
   z.strictObject({ type: z.literal('completed'), result: z.unknown() }),
   z.strictObject({ type: z.literal('failed'), reason: z.string(), rejected: guardrailRejection.optional() }),
   z.strictObject({ type: z.literal('stopped'), reason: z.string() }),
@@ -177,6 +195,7 @@ const plannedCall = z.discriminatedUnion('kind', [
   z.strictObject({ ...callHead, kind: z.literal('swarm'), definitionId: z.string(), input: z.unknown(), customization: customization.optional(), timeoutMs }),
   z.strictObject({ ...callHead, kind: z.literal('pause'), reason: pauseReason }),
   z.strictObject({ ...callHead, kind: z.literal('invalid'), error: z.string() }),
+  z.strictObject({ ...callHead, kind: z.literal('gated'), arguments: z.string(), timeoutMs, approvalId: z.string() }),
 ]);
 
 const heldVerdicts = [
@@ -191,7 +210,7 @@ const stepVerdict = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('pause'), reason: z.string(), rejected: guardrailRejection, then: z.discriminatedUnion('type', heldVerdicts) }),
 ]);
 
-const checkpointStep = z.enum(['start', 'model-response', 'tool-result', 'handoff-result', 'agent-step', 'pause', 'resume', 'extend', 'stop']);
+const checkpointStep = z.enum(['start', 'model-response', 'tool-result', 'handoff-result', 'agent-step', 'pause', 'resume', 'extend', 'stop', 'approval']);
 
 /** Internal events are stamped with the time in ms since the epoch, not an ISO text. */
 const internalStamp = { ...stamp, timestamp: z.number() };

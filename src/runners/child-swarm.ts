@@ -35,6 +35,7 @@ import type { Customization } from '../../machines/calls/swarm.js';
 import { targetName } from '../catalog/hosted.js';
 import type { HostRequest } from '../distribution/protocol.js';
 import { CallTimeoutError } from '../../actors/call-timeout.js';
+import { approvalLifecycle, withChildApprovals } from './child-approvals.js';
 
 /** What child swarms need of a live swarm (the runtime's host of a parent or a child). */
 export interface LiveSwarm {
@@ -221,18 +222,18 @@ export class ChildSwarms {
           if (lifetime.aborted) break;
           cursor = event.seq;
           spent = spentWith(spent, event);
-          const fact = event.kind === 'status-update' ? lifecycleOf(event.metadata) : undefined;
+          const fact = event.kind === 'status-update' ? (lifecycleOf(event.metadata) ?? approvalLifecycle(event)) : undefined;
           if (fact) {
-            parent?.publish(
-              statusUpdate('working', {
-                type: 'child-swarm',
-                childSwarmId: id,
-                definitionId: input.definitionId,
-                callId: input.callId,
-                ...fact,
-                childSeq: event.seq,
-              }),
-            );
+            // A pause for approvals asks the parent's human too (child-approvals.ts).
+            const relayed = statusUpdate('working', {
+              type: 'child-swarm',
+              childSwarmId: id,
+              definitionId: input.definitionId,
+              callId: input.callId,
+              ...fact,
+              childSeq: event.seq,
+            });
+            parent?.publish(withChildApprovals(relayed, event, id));
           }
         }
       });

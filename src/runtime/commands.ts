@@ -9,6 +9,9 @@
  */
 import type { PauseReason } from '../../machines/events.js';
 import type { ResumeOptions, SwarmLimits } from '../client/client.js';
+import type { ApprovalCommand } from '../../machines/approvals.js';
+import type { ApproveOptions } from '../client/client.js';
+import { approvalCommand, checkApprovalId, checkRejectReason, isNotPending, isPendingOn } from './approvals.js';
 import type { SwarmCommand } from '../../machines/swarm.js';
 import type { OtherRuntimes } from '../distribution/calls.js';
 import type { OwnerCommand } from '../distribution/protocol.js';
@@ -56,6 +59,8 @@ export class Commands {
       return this.resume(command.swarmId, answer, command.pauseId === undefined ? {} : { pauseId: command.pauseId });
     }
     if (command.op === 'extend') return this.extend(command.swarmId, { maxTurns: command.maxTurns });
+    if (command.op === 'approve') return this.approve(command.swarmId, command.approvalId, command.always ? { always: true } : {});
+    if (command.op === 'reject') return this.reject(command.swarmId, command.approvalId, command.reason);
     return this.stop(command.swarmId, command.reason);
   }
 
@@ -145,6 +150,49 @@ export class Commands {
     }
   }
 
+  /**
+   * Approves a gated tool call (`client.approve`): it runs, and with `always` its tool needs no
+   * approval for the rest of the run. An approval of a child swarm (at any depth, on any runtime)
+   * is answered through its root too. Refused, nothing changed, for an id the swarm (and its
+   * children) do not list as pending now.
+   */
+  async approve(swarmId: string, approvalId: string, options: ApproveOptions = {}): Promise<void> {
+    const id = checkApprovalId(approvalId);
+    return this.answerApproval(swarmId, { type: 'APPROVE', approvalId: id, ...(options?.always ? { always: true } : {}), at: Date.now() });
+  }
+
+  /** Rejects a gated tool call (`client.reject`): the model reads `reason` as its (error) result. See {@link approve}. */
+  async reject(swarmId: string, approvalId: string, reason: string): Promise<void> {
+    const id = checkApprovalId(approvalId);
+    return this.answerApproval(swarmId, { type: 'REJECT', approvalId: id, reason: checkRejectReason(reason) });
+  }
+
+  private async answerApproval(swarmId: string, command: ApprovalCommand): Promise<void> {
+    const relayed: OwnerCommand =
+      command.type === 'APPROVE'
+        ? { op: 'approve', swarmId, approvalId: command.approvalId, ...(command.always ? { always: true } : {}) }
+        : { op: 'reject', swarmId, approvalId: command.approvalId, reason: command.reason };
+    const release = this.deps.rehydration.hold(swarmId);
+    try {
+      const host = await this.liveHost(swarmId, command.type === 'APPROVE' ? 'approve a call of' : 'reject a call of', relayed);
+      if (!host) return;
+      if (!isPendingOn(host, command.approvalId)) {
+        // Not this swarm's: maybe one of the child swarms it waits on asks (it surfaces here).
+        for (const childId of runningChildSwarms(host)) {
+          try {
+            return await this.answerApproval(childId, command);
+          } catch (e) {
+            // Not that child's either (or it has just ended): the next one, else this swarm's own refusal.
+            if (!isNotPending(e) && !(e instanceof SwarmError && (e.code === 'wrong-state' || e.code === 'unknown-swarm'))) throw e;
+          }
+        }
+      }
+      await this.command(host, () => approvalCommand(host, command));
+    } finally {
+      release();
+    }
+  }
+
   /** Pausing a parent pauses the child swarms it is waiting on (and theirs, recursively). */
   private async pauseChildren(parentId: string, parent: SwarmHost, reason: PauseReason): Promise<void> {
     for (const childId of runningChildSwarms(parent)) {
@@ -166,7 +214,7 @@ export class Commands {
       if (child) {
         // A typed pause waits for its own answer too.
         const pause = child.context().pause;
-        if (child.status() === 'paused' && pause?.from !== 'model' && !pause?.reason.responseSchema) await this.resume(childId, undefined);
+        if (child.status() === 'paused' && pause?.from !== 'model' && pause?.from !== 'approval' && !pause?.reason.responseSchema) await this.resume(childId, undefined);
         continue;
       }
       // Held by another runtime: only its result is known here, and it says why it paused.
@@ -248,6 +296,9 @@ function resumeCommand(host: SwarmHost, answer: unknown, pauseId: string | undef
   // A pause stored before pauses had ids has none to check against.
   if (pauseId !== undefined && reason?.pauseId !== undefined && pauseId !== reason.pauseId) {
     throw new SwarmError(`Swarm "${swarmId}" is not paused at "${pauseId}" (a stale pause id): its current pause is "${reason.pauseId}"`, 'wrong-state');
+  }
+  if (pause?.from === 'approval') {
+    throw new SwarmError(`Swarm "${swarmId}" waits for approvals, not for a resume: approve or reject each (client.approve / client.reject)`, 'wrong-state');
   }
   // Resumed at its limit it would only pause again: say what to do instead.
   if (pause?.from === 'limit' && turn >= config.maxTurns) {

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { PauseReason, SwarmEvent } from '../../machines/events.js';
 import type { UsageReport } from '../usage/report.js';
 import { createSwarmLogic } from '../../actors/index.js';
-import { AdhocClient, type ResumeOptions, type StartOptions, SwarmClient, type SwarmControl, type SwarmLimits } from '../client/client.js';
+import { AdhocClient, type ResumeOptions, type StartOptions, SwarmClient, type SwarmControl, type SwarmLimits, type ApproveOptions } from '../client/client.js';
 import { Catalog } from '../catalog/catalog.js';
 import { Elsewhere } from '../catalog/elsewhere.js';
 import { RemoteCards } from '../catalog/remote-cards.js';
@@ -261,6 +261,14 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   extend(swarmId: string, limits: SwarmLimits): Promise<void> {
     return this.commands.extend(swarmId, limits);
+  }
+
+  approve(swarmId: string, approvalId: string, options?: ApproveOptions): Promise<void> {
+    return this.commands.approve(swarmId, approvalId, options);
+  }
+
+  reject(swarmId: string, approvalId: string, reason: string): Promise<void> {
+    return this.commands.reject(swarmId, approvalId, reason);
   }
 
   stop(swarmId: string, reason: string): Promise<void> {

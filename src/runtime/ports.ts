@@ -69,6 +69,11 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     checkCustomization: (value) => checkCustomization(catalog, value),
     responseSchemaProblem,
     toolTimeoutMs: (name) => catalog.tool(name)?.timeoutMs,
+    approvalRule(name) {
+      const rule = catalog.tool(name)?.needsApproval;
+      if (rule === undefined || rule === false) return undefined;
+      return rule === true ? () => true : (rule as (args: unknown, ctx: { swarmId: string; agentId: string; toolCallId: string }) => boolean | Promise<boolean>);
+    },
     swarmTimeoutMs: (definitionId) => catalog.swarm(definitionId)?.timeoutMs,
     isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,
     runChild: (input, signal) => deps.calls.runChild(input, signal),

@@ -18,6 +18,7 @@ import { summaryOf } from '../store/summary.js';
 import { leftOutBy, type SwarmFilter, type SwarmSummary } from '../store/types.js';
 import type { LiveSwarms } from './live.js';
 import { isRuntimeRecord } from '../store/records.js';
+import { withChildApprovals } from './child-approvals.js';
 import type { SwarmHost } from './host.js';
 
 /** How many swarms' usage `usageOf` reads at once. */
@@ -101,6 +102,11 @@ export class Reading {
    * {@link reported} (an unreadable record already reads failed, naming the problem).
    */
   async result(swarmId: string): Promise<SwarmResult> {
+    // A running swarm also shows the approvals its child swarms wait for (child-approvals.ts).
+    return withChildApprovals(await this.ownResult(swarmId), (childId) => this.result(childId));
+  }
+
+  private async ownResult(swarmId: string): Promise<SwarmResult> {
     const host = this.live.hosts.get(swarmId);
     if (host) return durableResult(host);
     const record = await summaryOf(this.live.store, swarmId);

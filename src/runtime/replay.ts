@@ -8,13 +8,14 @@
  * @module
  */
 import { createActor, fromPromise } from 'xstate';
-import type { SwarmEvent, SwarmEventBody } from '../../machines/events.js';
+import type { SwarmEvent, SwarmEventBody, SwarmFact } from '../../machines/events.js';
+import type { PlannedCall } from '../../machines/calls/index.js';
 import type { ModelStepInput, ModelStepOutput } from '../../machines/contracts.js';
 import type { ToolRunInput } from '../../machines/calls/tool.js';
 import type { RemoteAgentInput } from '../../machines/calls/remote.js';
 import type { ChildSwarmInput } from '../../machines/calls/swarm.js';
 import type { CallResult } from '../../machines/calls/kind.js';
-import type { SwarmContext, SwarmInput } from '../../machines/swarm.js';
+import type { SwarmCommand, SwarmContext, SwarmInput } from '../../machines/swarm.js';
 import { type SwarmPorts, wireSwarm } from '../../actors/index.js';
 import { guardInput } from '../../actors/guardrails.js';
 import { judgeStep } from '../../actors/judge-step.js';
@@ -63,6 +64,26 @@ function asRecordedThen(body: SwarmEventBody, recorded: SwarmEvent): SwarmEventB
   if (recorded.metadata.reason.pauseId !== undefined || body.metadata.reason.pauseId === undefined) return body;
   const { pauseId: _new, ...reason } = body.metadata.reason;
   return { ...body, metadata: { ...body.metadata, reason } };
+}
+
+/**
+ * A journal's judged calls with the recorded approval gates: a call gated when it ran was gated
+ * by its tool's `needsApproval` (evaluated once, live) under an id made with a random nonce; the
+ * replay keeps that call and its id (a call gated today but not then stays as judged, and the
+ * replay diverges, as for any change of behaviour).
+ */
+function asGatedThen(judged: PlannedCall[], recorded: readonly PlannedCall[]): PlannedCall[] {
+  if (!recorded.some((c) => c.kind === 'gated')) return judged;
+  return judged.map((c) => {
+    const then = recorded.find((r) => r.id === c.id);
+    return then?.kind === 'gated' && c.kind === 'tool' ? then : c;
+  });
+}
+
+/** The command a recorded `approval` fact answered with. */
+function approvalOf(fact: Extract<SwarmFact, { type: 'approval' }>): SwarmCommand {
+  if (fact.decision === 'rejected') return { type: 'REJECT', approvalId: fact.approvalId, reason: fact.reason ?? '' };
+  return { type: 'APPROVE', approvalId: fact.approvalId, ...(fact.always ? { always: true } : {}), ...(fact.at !== undefined ? { at: fact.at } : {}) };
 }
 
 /**
@@ -186,7 +207,8 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
     if (!ports) return step;
     // Judge the recorded response again, exactly as a live step would.
     const guarded = await guardInput(i, ports);
-    return { ...step, ...asRecordedBefore(guarded ?? (await judgeStep(step.response, i, ports)), step.verdict) };
+    const judged = asRecordedBefore(guarded ?? (await judgeStep(step.response, i, ports)), step.verdict);
+    return { ...step, ...judged, calls: asGatedThen(judged.calls, step.calls) };
   });
   const runTool = fromPromise<CallResult, ToolRunInput>(({ input: i, signal }) => wait(pendingResults, i.idempotencyKey, signal));
   const childSwarm = fromPromise<CallResult, ChildSwarmInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
@@ -237,6 +259,7 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
           if (fact.type === 'resumed') return (actor.send(fact.message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message: fact.message }), true);
           if (fact.type === 'stopped') return (actor.send({ type: 'STOP', reason: fact.reason }), true);
           if (fact.type === 'extended') return (actor.send({ type: 'EXTEND', maxTurns: fact.maxTurns }), true);
+          if (fact.type === 'approval') return (actor.send(approvalOf(fact)), true);
         }
         if (next.kind === 'internal:llm-call') {
           const key = stepKey(next.agent, next.scope, next.turn);

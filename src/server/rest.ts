@@ -12,6 +12,8 @@
  * | `POST /swarms/:definitionId/:swarmId/resume` | `{ message? \| answer?, pauseId? }` | 200 `{ ok: true, result }` |
  * | `POST /swarms/:definitionId/:swarmId/stop`   | `{ reason? }`            | 200 `{ ok: true, result }`           |
  * | `POST /swarms/:definitionId/:swarmId/extend` | `{ maxTurns }`           | 200 `{ ok: true, result }`           |
+ * | `POST /swarms/:definitionId/:swarmId/approve` | `{ approvalId, always? }` | 200 `{ ok: true, result }`          |
+ * | `POST /swarms/:definitionId/:swarmId/reject` | `{ approvalId, reason }` | 200 `{ ok: true, result }`           |
  * | `GET /swarms/:definitionId/:swarmId/events`  | `?since=n`, Last-Event-ID | 200 `text/event-stream`             |
  *
  * Errors are JSON `{ error }`: 400 malformed JSON, a body that is not an object, a field of the
@@ -28,6 +30,7 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PAUSE_TYPES, type PauseType } from '../../machines/pause.js';
+import { answerApproval, approvalShape } from './approval-commands.js';
 import { assertCursor } from '../events/cursor.js';
 import { isFinalEvent } from '../events/helpers.js';
 import { SWARM_STATUSES, type SwarmStatus } from '../store/result.js';
@@ -57,7 +60,7 @@ export interface RestOptions {
 /** Default and largest page of `GET /swarms/:definitionId`. */
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1000;
-const COMMANDS = ['pause', 'resume', 'stop', 'extend'] as const;
+const COMMANDS = ['pause', 'resume', 'stop', 'extend', 'approve', 'reject'] as const;
 type Command = (typeof COMMANDS)[number];
 
 /** The routes, by path shape; each lists the methods it takes (for 405 and `Allow`). */
@@ -133,7 +136,8 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
 
   async function command(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: 'command' }>): Promise<void> {
     await findSwarm(route.definitionId, route.swarmId);
-    const shape = route.command === 'resume' ? '{ message? | answer?, pauseId? }' : route.command === 'extend' ? '{ maxTurns }' : '{ reason? }';
+    const shape =
+      approvalShape(route.command) ?? (route.command === 'resume' ? '{ message? | answer?, pauseId? }' : route.command === 'extend' ? '{ maxTurns }' : '{ reason? }');
     const body = objectBody(await readJson(req, ctx.maxBodyBytes), shape);
     const client = runtime.forSwarm(route.definitionId, route.swarmId);
     try {
@@ -146,6 +150,8 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
         if ('answer' in body && 'message' in body) throw new HttpError(400, 'Send either `message` or `answer`, not both');
         const pauseId = optionalString(body, 'pauseId');
         await client.resume('answer' in body ? body.answer : optionalString(body, 'message'), pauseId === undefined ? {} : { pauseId });
+      } else if (route.command === 'approve' || route.command === 'reject') {
+        await answerApproval(client, route.command, body);
       } else if (route.command === 'extend') {
         // The runtime checks the value (400 with its message when it is not a whole number above the turns made).
         await client.extend({ maxTurns: body.maxTurns as number });

@@ -5,6 +5,7 @@
  */
 import type { PauseReason } from '../../machines/events.js';
 import type { GuardrailRejection } from '../../machines/guardrail.js';
+import type { PendingApproval } from '../../machines/approvals.js';
 import type { SwarmContext } from '../../machines/swarm.js';
 import { runningCalls } from '../../machines/round.js';
 import type { SwarmRoundCall } from '../../machines/calls/swarm.js';
@@ -23,6 +24,11 @@ export type SwarmResult<R = unknown> =
       currentChildSwarm?: string;
       /** Every call of the current round still running, in the model's order (when any). */
       inFlight?: InFlightCall[];
+      /**
+       * Approvals its child swarms wait for (at any depth), each naming the child (`swarmId`):
+       * they surface here, and `approve` / `reject` on this swarm's client answers them.
+       */
+      pendingApprovals?: PendingApproval[];
     }
   | { status: 'paused'; reason: PauseReason; currentTurn: number; maxTurns: number }
   | { status: 'completed'; result: R }

@@ -314,7 +314,10 @@ describe.concurrent('xswarm', () => {
     expect(results.map((r) => [r.code, r.stderr])).toEqual([
       [4, `xswarm events: unknown swarm "nope" in ${db}\n`],
       [4, `xswarm run: ${MODULE} defines no swarm "nosuch"; it defines: planner, summary, asker, broken, slow, capped\n`],
-      [2, 'xswarm: unknown command "frobnicate"; one of run, list, events, pause, resume, stop, extend, serve, replay, worker, inspect (xswarm --help)\n'],
+      [
+        2,
+        'xswarm: unknown command "frobnicate"; one of run, list, events, pause, resume, stop, extend, approve, reject, serve, replay, worker, inspect (xswarm --help)\n',
+      ],
       [2, 'xswarm run: which module and swarm? xswarm run <module> <definition> [input]\n'],
       [2, expect.stringMatching(/^xswarm list: Unknown option '--bogus'/)],
       [2, expect.stringMatching(/^xswarm events: Invalid swarm id: a swarm id may not contain "\/"/)],

@@ -476,6 +476,48 @@ describe('agent machine, model-based (xstate/graph)', () => {
     expect(simpleToEnd.length).toBeGreaterThan(20);
   });
 
+  // Tool approval gates, driven outside the oracle: the agent asks its parent for approvals of
+  // its gated calls (`child.approvals`) and waits; an answer runs the call or gives the model the
+  // reason; the round ends once every call is settled.
+  it('gated calls: asks its parent, waits, and takes APPROVE / REJECT', async () => {
+    models.reset();
+    tools.reset();
+    const asked: unknown[] = [];
+    const parent = createActor(
+      setup({ actors: { agent: liveAgent } }).createMachine({
+        invoke: { id: 'agent', src: 'agent', input },
+        on: { '*': { actions: ({ event }) => void (event.type === 'child.approvals' && asked.push(event)) } },
+      }),
+      { inspect: coverage.observe },
+    ).start();
+    const agent = parent.getSnapshot().children.agent as unknown as { send(e: AgentEvent): void; getSnapshot(): SnapshotFrom<typeof agentMachine> };
+    const gated = (id: string, approvalId: string): PlannedCall => ({ id, name: 'lookup', kind: 'gated', arguments: '{}', approvalId });
+    models.one().resolve({ response: { toolCalls: [] }, calls: [gated('g1', 'apr_1'), gated('g2', 'apr_2')], verdict: { type: 'continue' }, durationMs: 1 });
+    await flush();
+    expect(asked).toEqual([
+      {
+        type: 'child.approvals',
+        approvals: [
+          { approvalId: 'apr_1', tool: 'lookup', arguments: '{}', callId: 'g1', agent: AGENT, scope: input.scope },
+          { approvalId: 'apr_2', tool: 'lookup', arguments: '{}', callId: 'g2', agent: AGENT, scope: input.scope },
+        ],
+      },
+    ]);
+    expect(agent.getSnapshot().value).toBe('acting');
+    agent.send({ type: 'APPROVE', approvalId: 'apr_1', always: true });
+    await flush();
+    // Always: the other pending call of the tool is approved too, and the tool for the rest of the run.
+    expect(tools.open().map((c) => c.input.toolCallId)).toEqual(['g1', 'g2']);
+    expect(agent.getSnapshot().context.approvedTools).toEqual(['lookup']);
+    agent.send({ type: 'REJECT', approvalId: 'apr_2', reason: 'late' });
+    await flush();
+    for (const c of tools.open()) c.resolve({ ok: true, content: `out ${c.input.toolCallId}` });
+    await flush();
+    expect(agent.getSnapshot().value).toBe('thinking');
+    expect(models.one().input.approvedTools).toEqual(['lookup']);
+    parent.stop();
+  });
+
   const suites: [string, typeof shortest][] = [
     [`shortest paths to every model transition (${shortest.length})`, shortest],
     [`simple paths through the first round (${simpleFirstRound.length})`, simpleFirstRound],

@@ -1120,6 +1120,121 @@ describe('swarm machine, model-based (xstate/graph)', () => {
     });
   });
 
+  /*
+   * Tool approval gates (machines/swarm-approvals.ts), driven on the real machine outside the
+   * oracle (their pauses would multiply its paths): a response with gated calls pauses at once
+   * (its other calls run meanwhile); a RESUME does not answer them; each APPROVE / REJECT settles
+   * one; the last one goes back to the round (or to the handoffs still running); an agent's gated
+   * calls pause the swarm from `awaitingHandoff` or join a pause under way.
+   */
+  describe('approval gates', () => {
+    const gated = (id: string, approvalId: string): PlannedCall => ({ id, name: 'lookup', kind: 'gated', arguments: '{}', approvalId });
+    const respond = (calls: PlannedCall[]): ModelStepOutput => ({
+      response: { toolCalls: calls.map((c) => toolCall(c.id, c.name, '{}')), usage: USAGE },
+      calls,
+      verdict: { type: 'continue' },
+      durationMs: 1,
+    });
+    const start = () => {
+      for (const c of [models, tools, childSwarms, remotes]) c.reset();
+      const actor = createActor(liveSwarm, { input, inspect: coverage.observe });
+      const emitted: SwarmEventBody[] = [];
+      actor.on('swarm.events', (e) => emitted.push(...e.events));
+      actor.start();
+      return { actor, emitted };
+    };
+    const pending = (actor: { getSnapshot(): { context: { pause: { reason: { pendingApprovals?: { approvalId: string }[] } } | null } } }) =>
+      actor.getSnapshot().context.pause?.reason.pendingApprovals?.map((p) => p.approvalId);
+
+    it("the orchestrator's gated calls: pause at once, RESUME ignored, approve one, reject the last", async () => {
+      const { actor, emitted } = start();
+      models.one((i) => i.orchestrator).resolve(respond([gated('g1', 'apr_1'), { id: 't1', name: 'lookup', kind: 'tool', arguments: '{}' }, gated('g2', 'apr_2')]));
+      await flush();
+      expect(actor.getSnapshot().value).toBe('paused');
+      expect(actor.getSnapshot().context.pause).toMatchObject({
+        from: 'approval',
+        reason: { type: 'APPROVAL_NEEDED', pauseId: 'approval:t1:1', pendingApprovalId: 'apr_1' },
+      });
+      // The ungated call runs meanwhile; the gated ones do not.
+      expect(tools.open().map((c) => c.input.toolCallId)).toEqual(['t1']);
+      actor.send({ type: 'RESUME', message: 'go' });
+      actor.send({ type: 'APPROVE', approvalId: 'apr_unknown' });
+      await flush();
+      expect(pending(actor)).toEqual(['apr_1', 'apr_2']);
+      actor.send({ type: 'APPROVE', approvalId: 'apr_1', at: 5 });
+      await flush();
+      expect(actor.getSnapshot().value).toBe('paused');
+      expect(pending(actor)).toEqual(['apr_2']);
+      expect(tools.open().map((c) => c.input.toolCallId)).toEqual(['t1', 'g1']);
+      actor.send({ type: 'REJECT', approvalId: 'apr_2', reason: 'no' });
+      await flush();
+      expect(actor.getSnapshot().value).toEqual({ running: 'acting' });
+      for (const c of tools.open()) c.resolve(toolOutput(c.input.toolCallId));
+      await flush();
+      expect(actor.getSnapshot().value).toEqual({ running: 'thinking' });
+      expect(
+        actor
+          .getSnapshot()
+          .context.messages.slice(-3)
+          .map((m) => m.content),
+      ).toEqual(['out g1', 'out t1', 'The call was rejected by a human: no']);
+      expect(emitted.flatMap((e) => (e.kind === 'status-update' && e.metadata.type === 'approval' ? [e.metadata.decision] : []))).toEqual(['approved', 'rejected']);
+      actor.stop();
+    });
+
+    it('reject one, approve the last: it runs, and the round decides once it is in', async () => {
+      const { actor } = start();
+      models.one((i) => i.orchestrator).resolve(respond([gated('g1', 'apr_1'), gated('g2', 'apr_2')]));
+      await flush();
+      actor.send({ type: 'REJECT', approvalId: 'apr_1', reason: 'no' });
+      actor.send({ type: 'APPROVE', approvalId: 'apr_2', always: true });
+      await flush();
+      expect(actor.getSnapshot().value).toEqual({ running: 'acting' });
+      expect(actor.getSnapshot().context.approvedTools).toEqual(['lookup']);
+      tools.one().resolve(toolOutput('g2'));
+      await flush();
+      expect(actor.getSnapshot().value).toEqual({ running: 'thinking' });
+      // Approved for the rest of the run: the next step knows it.
+      expect(models.one((i) => i.orchestrator).input.approvedTools).toEqual(['lookup']);
+      actor.stop();
+    });
+
+    it("an agent's gated calls pause the swarm, or join its pause; the last answer goes back to the handoff", async () => {
+      const agentStep = (calls: PlannedCall[]) => models.one((i) => !i.orchestrator).resolve(respond(calls));
+      // Paused by the orchestrator's gated call, joined by the agent's.
+      let { actor } = start();
+      models
+        .one((i) => i.orchestrator)
+        .resolve(respond([{ id: 'h1', name: `handoff_to_${AGENT}`, kind: 'agent', agentId: AGENT, request: 'help' }, gated('g1', 'apr_1')]));
+      await flush();
+      agentStep([gated('a1', 'apr_a')]);
+      await flush();
+      expect(pending(actor)).toEqual(['apr_1', 'apr_a']);
+      expect(actor.getSnapshot().context.pause?.reason.pendingApprovals?.[1]).toMatchObject({ agent: AGENT, scope: toolKey(1, 'h1') });
+      actor.send({ type: 'REJECT', approvalId: 'apr_a', reason: 'not you' });
+      await flush();
+      actor.send({ type: 'REJECT', approvalId: 'apr_1', reason: 'no' });
+      await flush();
+      expect(actor.getSnapshot().value).toBe('awaitingHandoff');
+      // The agent read the rejection and thinks again.
+      expect(models.one((i) => !i.orchestrator).input.messages.at(-1)).toEqual({ role: 'tool', toolCallId: 'a1', content: 'The call was rejected by a human: not you' });
+      actor.stop();
+
+      // Paused by the agent's gated call alone (from awaitingHandoff); approved: it runs.
+      ({ actor } = start());
+      models.one((i) => i.orchestrator).resolve(respond([{ id: 'h1', name: `handoff_to_${AGENT}`, kind: 'agent', agentId: AGENT, request: 'help' }]));
+      await flush();
+      agentStep([gated('a1', 'apr_a')]);
+      await flush();
+      expect(actor.getSnapshot().value).toBe('paused');
+      actor.send({ type: 'APPROVE', approvalId: 'apr_a' });
+      await flush();
+      expect(actor.getSnapshot().value).toBe('awaitingHandoff');
+      expect(tools.one().input).toMatchObject({ toolCallId: 'a1', agentId: AGENT });
+      actor.stop();
+    });
+  });
+
   const suites: [string, typeof shortest][] = [
     [`shortest paths to every model transition (${shortest.length})`, shortest],
     [`simple paths through the first round (${simpleFirstRound.length})`, simpleFirstRound],

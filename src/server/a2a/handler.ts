@@ -45,6 +45,7 @@ import type { SwarmEvent } from '../../../machines/events.js';
 import { abortable, untilAborted } from '../../util/abort.js';
 import { lastStoredSeq } from '../../events/cursor.js';
 import { SwarmError } from '../../errors.js';
+import { answerApprovals, approvalAnswers, untilInputOrEnd } from './approval-answers.js';
 import type { SwarmResult } from '../../store/result.js';
 import type { UsageReport } from '../../usage/report.js';
 import type { Runtime } from '../../runtime/types.js';
@@ -146,7 +147,8 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     const accepted = await this.accept(params);
     if (!params.configuration?.returnImmediately) {
       // wait() resolves when the swarm is paused or has ended: the A2A "blocking" contract.
-      await abortable(this.runtime.forSwarm(this.definitionId, accepted.ids.taskId).wait(), signalOf(context));
+      // A child swarm asking for approvals makes the task input-required too (approval-answers.ts).
+      await abortable(untilInputOrEnd(this.runtime.forSwarm(this.definitionId, accepted.ids.taskId), accepted.cursor, signalOf(context)), signalOf(context));
     }
     const { task } = await this.snapshot(accepted.ids);
     return withHistoryLength(await taskWithUsage(task, this.runtime.forSwarm(this.definitionId, accepted.ids.taskId)), params.configuration?.historyLength);
@@ -317,9 +319,22 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     if (result.status === 'completed' || result.status === 'failed' || result.status === 'stopped') {
       throw new UnsupportedOperationError(`Task ${ids.taskId} is in a terminal state (${result.status}) and cannot be modified.`);
     }
-    if (result.status !== 'paused') {
+    // A running task whose child swarms wait for approvals takes their answers (approval-answers.ts).
+    if (result.status !== 'paused' && !(result.status === 'running' && result.pendingApprovals?.length && approvalAnswers(message).length > 0)) {
       throw new UnsupportedOperationError(`Task ${ids.taskId} is working; it accepts a message only when it is input-required.`);
     }
+    // Data parts `{ approve }` / `{ reject, reason }` answer approvals (approval-answers.ts).
+    if (approvalAnswers(message).length > 0) {
+      const cursor = await this.lastSeq(ids.taskId);
+      try {
+        await answerApprovals(client, message);
+      } catch (e) {
+        if (e instanceof SwarmError) throw new UnsupportedOperationError(`Task ${ids.taskId} cannot be resumed: ${e.message}`);
+        throw e;
+      }
+      return { ids, cursor, resumed: true };
+    }
+    if (result.status !== 'paused') throw new UnsupportedOperationError(`Task ${ids.taskId} is working; it accepts a message only when it is input-required.`);
     // A data part is a typed answer, metadata.pauseId names the pause, a limit pause may be extended (./answers.ts).
     const answer = answerOf(message, result.reason);
     await raiseLimits(client, ids.taskId, answer, result.reason);

@@ -9,6 +9,7 @@
  * | tool `<name>_resume` `{ swarmId, message?, answer?, pauseId?, wait? }` | resumes a paused swarm with the human's answer (text, or typed for a pause with a response schema) |
  * | tool `<name>_extend` `{ swarmId, maxTurns }` | raises the turn limit of a swarm paused at it |
  * | tool `<name>_stop` `{ swarmId, reason? }` | stops it |
+ * | tools `<name>_approve` / `<name>_reject` | answer a pending approval (see `approval-tools.ts`) |
  * | resource template `swarm://<id>/{swarmId}/result` | the {@link SwarmResult} as `application/json` |
  * | prompt `<name>_instructions` | the swarm's instructions (with an `input` argument when they depend on the input) |
  *
@@ -47,6 +48,7 @@ import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../../define/swarm-i
 import { validate } from '../../define/tool.js';
 import { type ElicitedPause, elicitedAnswer, elicitedPause, resultOrElicitation } from './answers.js';
 import { mcpBaseNames } from './names.js';
+import { registerApprovalTools } from './approval-tools.js';
 import { type InputMode, runInputSchema, splitRunArgs, swarmResultSchema } from './schemas.js';
 
 /** Everything per definition that does not change between requests, computed once. */
@@ -213,6 +215,9 @@ function register(server: McpServer, runtime: Runtime, { def, name, run, output 
         return answer({ swarmId, ...(await client.getResult()) });
       }),
   );
+
+  // <name>_approve and <name>_reject (approval-tools.ts).
+  registerApprovalTools(server, runtime, { def, name, output }, { safely, answer, ownSwarm, follow, lastSeq });
 
   const uriPrefix = `swarm://${encodeURIComponent(def.id)}/`;
   server.registerResource(
