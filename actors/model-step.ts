@@ -22,12 +22,16 @@ export function createModelStep(ports: SwarmPorts) {
     const rejected = guarded instanceof Promise ? await guarded : guarded;
     if (rejected) return rejected;
     const model = ports.modelFor(input.definitionId, input.speaker);
+    const tools = ports.toolSpecs(input);
+    // Reserved before the call is made (a swarm without a budget gets undefined at once).
+    const reserving = ports.reserveModelCall?.(input, model.name, tools, signal);
+    const hold = reserving && (await reserving);
     const started = performance.now();
     let first = true;
     // Each attempt of a model call gets the whole `modelTimeoutMs` (a restart asks again, afresh).
     const limit = ports.modelTimeoutMs;
     const timeout = limit === undefined ? undefined : { ms: limit, deadline: Date.now() + limit };
-    const raw = await withinDeadline(
+    const call = withinDeadline(
       timeout,
       signal,
       (bounded) =>
@@ -35,8 +39,9 @@ export function createModelStep(ports: SwarmPorts) {
           agentId: input.speaker,
           swarmId: input.swarmId,
           messages: input.messages,
-          tools: ports.toolSpecs(input),
+          tools,
           signal: bounded,
+          ...(hold ? { maxOutputTokens: hold.maxOutputTokens } : {}),
           onText: (chunk) => {
             if (bounded.aborted || chunk === '') return;
             ports.onText(input.swarmId, input.speaker, input.turn, chunk, first);
@@ -47,6 +52,13 @@ export function createModelStep(ports: SwarmPorts) {
         throw new Error(`${model.name}: the model call timed out after ${e.timeoutMs} ms (modelTimeoutMs)`);
       },
     );
+    // A failed call counts: it settles at its worst case, as one that reports no usage does.
+    const raw = hold
+      ? await call.then(
+          (r) => (hold.settle(r.usage), r),
+          (e: unknown) => (hold.settle(), Promise.reject(e)),
+        )
+      : await call;
     const durationMs = performance.now() - started;
     let response: ModelStepOutput['response'];
     try {

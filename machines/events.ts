@@ -19,6 +19,7 @@
 import type { ModelResponse, Usage } from './messages.js';
 import type { UsageByModel } from './usage.js';
 import type { LIMIT_PAUSE, LimitTrip, PauseType } from './pause.js';
+import type { BudgetCaps } from './budget.js';
 import type { StepVerdict } from './plan.js';
 import type { PlannedCall } from './calls/index.js';
 
@@ -85,7 +86,7 @@ export type SwarmFact =
   | { type: 'paused'; reason: PauseReason }
   | { type: 'resumed'; message?: string }
   /** A client raised the swarm's limits (`client.extend`): what they are now. */
-  | { type: 'extended'; maxTurns: number; previousMaxTurns: number }
+  | { type: 'extended'; maxTurns: number; previousMaxTurns: number; budget?: BudgetCaps }
   | { type: 'completed'; result: unknown }
   | { type: 'failed'; reason: string }
   | { type: 'stopped'; reason: string };

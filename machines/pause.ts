@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { BudgetLimit } from './budget.js';
 
 /** Every kind of pause a swarm may be in. */
 export const PAUSE_TYPES = ['HITL', 'EMERGENCY', 'APPROVAL_NEEDED'] as const;
@@ -19,8 +20,10 @@ export const LIMIT_PAUSE = 'LIMIT';
 
 /** What a limit pause says tripped: the limit, what was spent of it, and what is left. */
 export interface LimitTrip {
-  limit: 'maxTurns';
+  limit: 'maxTurns' | BudgetLimit;
   max: number;
   spent: number;
   left: number;
+  /** For a budget: the ledger account that tripped (`swarm:<id>`, `key:<key>@<window>`, `team:<id>`). */
+  account?: string;
 }

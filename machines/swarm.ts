@@ -27,6 +27,7 @@ import type { ChatMessage, Usage } from './messages.js';
 import type { HandoffTarget } from './plan.js';
 import { addByModel, addCall, emptyLedger, type UsageLedger } from './usage.js';
 import { LIMIT_PAUSE } from './pause.js';
+import type { BudgetCaps, SwarmBudget } from './budget.js';
 import {
   answerPause,
   assistantMessage,
@@ -74,6 +75,8 @@ export interface SwarmConfig {
    * `resume` go on) or fail it, as before limits could pause.
    */
   onLimit?: 'pause' | 'fail';
+  /** The budgets its calls draw from (`budget.ts`); absent without any. */
+  budget?: SwarmBudget;
 }
 
 /** What the runtime passes to start a swarm. */
@@ -144,7 +147,7 @@ export type SwarmCommand =
   | { type: 'PAUSE'; reason: PauseReason }
   | { type: 'RESUME'; message?: string }
   | { type: 'STOP'; reason: string }
-  | { type: 'EXTEND'; maxTurns: number }
+  | { type: 'EXTEND'; maxTurns: number; budget?: BudgetCaps }
   | { type: 'child.report'; events: SwarmEventBody[] };
 
 /** The single emitted event type: a batch of event bodies produced by one transition. */
@@ -429,7 +432,16 @@ export const swarmMachine = setup({
       const state = context.pause ? 'input-required' : 'working';
       enqueue.emit({
         type: 'swarm.events',
-        events: [statusUpdate(state, { type: 'extended', maxTurns: event.maxTurns, previousMaxTurns: context.config.maxTurns }), checkpoint('extend')],
+        events: [
+          statusUpdate(state, {
+            type: 'extended',
+            maxTurns: event.maxTurns,
+            previousMaxTurns: context.config.maxTurns,
+            // The budget's new caps (the ledger holds them; the fact says when and what).
+            ...(event.budget ? { budget: event.budget } : {}),
+          }),
+          checkpoint('extend'),
+        ],
       });
     }),
     pauseForModel: enqueueActions(({ context, enqueue }) => {

@@ -18,6 +18,8 @@ import { checkCustomization } from './customization.js';
 import { type Handoff, handoffTargetId, handoffToolName } from '../define/handoff.js';
 import { fallbackCard } from '../a2a/remote.js';
 import type { RemoteCards } from './remote-cards.js';
+import type { BudgetAccountRef } from '../../machines/budget.js';
+import { swarmBudget } from './budget.js';
 
 /** What a run resolves a definition with, besides its input. */
 export interface ResolveOptions {
@@ -29,6 +31,8 @@ export interface ResolveOptions {
   label?: { name?: string; description?: string };
   /** The handoffs already evaluated for this input (so a function of the input runs once). */
   handoffs?: readonly Handoff[];
+  /** The budget accounts enclosing the swarm (a child's parent chain, a team's), outermost first. */
+  budgetOuter?: readonly BudgetAccountRef[];
 }
 
 /** Where resolution finds the cards of remote agents (fetched before a run resolves, see `remote-cards.ts`). */
@@ -151,7 +155,7 @@ export class Resolver {
   resolve(def: SwarmDefinition, input: unknown, options: ResolveOptions = {}): SwarmConfig {
     // A definition with nothing to compute resolves the same way every time: share the result
     // (configs are never mutated), which also lets the tool-spec caches hit across runs.
-    const fixed = isFixed(def, this.catalog) && !options.overrides && !options.customization && !options.result && !options.label;
+    const fixed = isFixed(def, this.catalog) && !options.overrides && !options.customization && !options.result && !options.label && !options.budgetOuter;
     const cached = fixed ? this.fixedConfigs.get(def) : undefined;
     if (cached) return cached;
     const config = this.resolveNow(def, input, options);
@@ -181,6 +185,8 @@ export class Resolver {
     if (options.label) config.label = options.label;
     // Stored only when it differs from the default (pause), so configurations stay as they were.
     if (checkOnLimit(o.onLimit ?? def.onLimit, `Swarm "${def.id}"`) === 'fail') config.onLimit = 'fail';
+    const budget = swarmBudget(def, o, options.budgetOuter);
+    if (budget) config.budget = budget;
     return options.customization ? this.customize(def.id, config, options.customization) : config;
   }
 

@@ -8,6 +8,7 @@ import type { UsageReport } from '../usage/report.js';
 import type { z } from 'zod';
 import { responseSchemaOf } from '../define/response-schema.js';
 import type { OnLimit, SwarmOverrides, ToolEntry } from '../define/swarm.js';
+import type { Budget } from '../define/budget.js';
 import { ADHOC_ID } from '../define/ids.js';
 import type { Handoff } from '../define/handoff.js';
 import type { ResolveOptions } from '../catalog/resolve.js';
@@ -49,6 +50,11 @@ export type PauseRequest = Omit<PauseReason, 'responseSchema'> & {
 export interface SwarmLimits {
   /** The new bound on the orchestrator's rounds: more than the rounds it has made. */
   maxTurns?: number;
+  /**
+   * New caps for the swarm's own budget (each only raised; those not named stay): a swarm paused
+   * because its budget would be exceeded goes on with `resume()` once they leave room.
+   */
+  budget?: Budget;
 }
 
 /**
@@ -207,6 +213,10 @@ export interface AdhocParameters<R extends z.ZodType = z.ZodType> {
   maxTurns?: number;
   /** What reaching `maxTurns` does (default `'pause'`; see `SwarmDefinition.onLimit`). */
   onLimit?: OnLimit;
+  /** What the run may spend (see `SwarmDefinition.budget`). */
+  budget?: Budget;
+  /** The key whose budget the run also draws from (`createRuntime({ keyBudgets })`). */
+  budgetKey?: string;
   name?: string;
   description?: string;
 }
@@ -236,6 +246,8 @@ export class AdhocClient extends SwarmClient<AdhocParameters> {
         ...(params.tools ? { tools: params.tools } : {}),
         ...(params.maxTurns !== undefined ? { maxTurns: params.maxTurns } : {}),
         ...(params.onLimit !== undefined ? { onLimit: params.onLimit } : {}),
+        ...(params.budget !== undefined ? { budget: params.budget } : {}),
+        ...(params.budgetKey !== undefined ? { budgetKey: params.budgetKey } : {}),
       },
       ...(params.result ? { result: jsonSchemaOf(params.result) } : {}),
       ...(params.name || params.description ? { label: { name: params.name, description: params.description } } : {}),

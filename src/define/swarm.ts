@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { DefinitionError } from '../errors.js';
 import { checkTimeoutMs } from './timeout.js';
+import { type Budget, checkBudget } from './budget.js';
 import type { Handoff } from './handoff.js';
 import type { SwarmRegistryTools } from './swarm-registry.js';
 import type { Tool } from './tool.js';
@@ -55,6 +56,12 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
    * `resume()` go on in the same conversation, `stop()` ends it; `'fail'` fails it.
    */
   readonly onLimit?: OnLimit;
+  /**
+   * What each run may spend, with its agents and child swarms (see `docs/budgets.md`): every
+   * call reserves its worst case before it is made, and one that would exceed a cap is not made
+   * (the swarm pauses with a `LIMIT` reason, or fails with `onLimit: 'fail'`).
+   */
+  readonly budget?: Budget;
   readonly guardrails: {
     readonly input: readonly Guardrail<z.output<I>>[];
     readonly output: readonly Guardrail<z.output<R>>[];
@@ -106,8 +113,10 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
   guardrails?: { input?: readonly Guardrail<z.output<I>>[]; output?: readonly Guardrail<z.output<R>>[] };
   timeoutMs?: number;
   onLimit?: OnLimit;
+  budget?: Budget;
 }): SwarmDefinition<I, R> {
   const timeoutMs = checkTimeoutMs(spec.timeoutMs, `Swarm "${spec.id}"`);
+  const budget = checkBudget(spec.budget, `Swarm "${spec.id}"`);
   const onLimit = checkOnLimit(spec.onLimit, `Swarm "${spec.id}"`);
   return Object.freeze({
     kind: 'swarm' as const,
@@ -125,6 +134,7 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
     guardrails: Object.freeze({ input: spec.guardrails?.input ?? [], output: spec.guardrails?.output ?? [] }),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(onLimit !== undefined ? { onLimit } : {}),
+    ...(budget !== undefined ? { budget } : {}),
   });
 }
 
@@ -144,4 +154,11 @@ export interface SwarmOverrides<I = unknown> {
   maxTurns?: FromInput<number, I>;
   /** What reaching `maxTurns` does in this run (see `SwarmDefinition.onLimit`). */
   onLimit?: OnLimit;
+  /** This run's budget, instead of the definition's (see `SwarmDefinition.budget`). */
+  budget?: Budget;
+  /**
+   * The key whose budget this run also draws from (`createRuntime({ keyBudgets })`), e.g. a
+   * tenant's per day.
+   */
+  budgetKey?: string;
 }

@@ -18,6 +18,7 @@ import { validate } from '../define/tool.js';
 import { responseSchemaProblem } from '../define/response-schema.js';
 import type { CallRunners } from './calls.js';
 import type { SwarmHost } from './host.js';
+import type { BudgetGate } from './budget-gate.js';
 
 /** What the ports need from the host of a swarm (a live `SwarmHost`, or a replay's stand-in). */
 export type PortsHost = Pick<SwarmHost, 'config' | 'input' | 'publish' | 'durable'>;
@@ -33,6 +34,8 @@ export interface PortsDeps {
   calls: Pick<CallRunners, 'runChild' | 'runRemote'>;
   /** How long one model call may take (`createRuntime({ modelTimeoutMs })`); undefined: unbounded. */
   modelTimeoutMs?: number | undefined;
+  /** The budget gate (live runtimes; a replay makes no calls to reserve). */
+  budgets?: Pick<BudgetGate, 'reserveModelCall' | 'reserveToolCall'> | undefined;
 }
 
 /** Builds the ports the actors use. */
@@ -107,6 +110,15 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
       if (!host) return Promise.reject(new Error(`Swarm "${swarmId}" is not live in this runtime`));
       return host.durable();
     },
+    ...(deps.budgets ? budgetPorts(deps.budgets) : {}),
+  };
+}
+
+/** The budget ports, bound to the gate. */
+function budgetPorts(gate: NonNullable<PortsDeps['budgets']>): Pick<SwarmPorts, 'reserveModelCall' | 'reserveToolCall'> {
+  return {
+    reserveModelCall: (input, model, tools, signal) => gate.reserveModelCall(input, model, tools, signal),
+    reserveToolCall: (input, signal) => gate.reserveToolCall(input, signal),
   };
 }
 

@@ -1,0 +1,154 @@
+/**
+ * The budget gate: the runtime's side of `SwarmPorts.reserveModelCall` / `reserveToolCall`.
+ * Before a call is made it reserves the call's worst case against every account the swarm draws
+ * from (its own, its parent chain's, its team's, its key's window), in the store's ledger; after,
+ * the call settles with what it used. A refused reservation makes no call: the swarm pauses with
+ * a `LIMIT` reason (what tripped, what was spent, what is left) and the reservation is tried
+ * again once it is resumed — or the call fails, under `onLimit: 'fail'`.
+ *
+ * @module
+ */
+import type { BudgetSettle, ModelCallHold } from '../../actors/ports.js';
+import { type BudgetCaps, type SwarmBudget, swarmAccount } from '../../machines/budget.js';
+import type { ModelStepInput } from '../../machines/contracts.js';
+import type { ToolRunInput } from '../../machines/calls/tool.js';
+import type { PauseReason } from '../../machines/events.js';
+import type { ToolSpec, Usage } from '../../machines/messages.js';
+import { LIMIT_PAUSE } from '../../machines/pause.js';
+import type { KeyBudget } from '../define/budget.js';
+import type { BudgetAmount, BudgetLedger, BudgetRefusal } from '../store/budgets.js';
+import { priceOf, promptTokensAtMost, usdOf } from '../usage/budget-cost.js';
+import type { Prices } from '../usage/report.js';
+import type { SwarmHost } from './host.js';
+
+/** The output ceiling a budgeted model call is reserved (and asked) with, unless `createRuntime({ maxOutputTokens })` says otherwise. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+
+/** How long a reservation holds without its call settling (its holder may have died), unless configured. */
+export const DEFAULT_RESERVATION_TTL_MS = 15 * 60_000;
+
+/** What the gate needs of a live swarm. */
+type GatedHost = Pick<SwarmHost, 'config' | 'status' | 'nextCommit'>;
+
+/** What the gate is built from. */
+export interface BudgetGateDeps {
+  ledger: BudgetLedger;
+  hosts: ReadonlyMap<string, GatedHost>;
+  prices: Prices | undefined;
+  keyBudgets: Readonly<Record<string, KeyBudget>> | undefined;
+  maxOutputTokens: number;
+  reservationTtlMs: number;
+  /** Pauses a swarm (the runtime's pause command, which pauses its child swarms too). */
+  pause(swarmId: string, reason: PauseReason): Promise<void>;
+}
+
+type Account = { id: string; caps: BudgetCaps };
+
+/** Reserves calls against budgets before they are made (see the module's note). */
+export class BudgetGate {
+  constructor(private readonly deps: BudgetGateDeps) {}
+
+  /** See `SwarmPorts.reserveModelCall`: undefined, at once, for a swarm without a budget. */
+  reserveModelCall(input: ModelStepInput, model: string, tools: readonly ToolSpec[], signal: AbortSignal): Promise<ModelCallHold> | undefined {
+    const host = this.deps.hosts.get(input.swarmId);
+    const budget = host?.config().budget;
+    return host && budget ? this.holdModelCall(host, budget, input, model, tools, signal) : undefined;
+  }
+
+  /** See `SwarmPorts.reserveToolCall`: undefined, at once, for a swarm without a budget. */
+  reserveToolCall(input: ToolRunInput, signal: AbortSignal): Promise<BudgetSettle> | undefined {
+    const host = this.deps.hosts.get(input.swarmId);
+    const budget = host?.config().budget;
+    if (!host || !budget) return undefined;
+    const amount: BudgetAmount = { tokens: 0, usd: 0, modelCalls: 0, toolCalls: 1 };
+    const key = `tool|${input.swarmId}|${input.idempotencyKey}`;
+    return this.hold(host, input.swarmId, key, budget, amount, signal).then(() => () => this.settle(key, amount));
+  }
+
+  private async holdModelCall(
+    host: GatedHost,
+    budget: SwarmBudget,
+    input: ModelStepInput,
+    model: string,
+    tools: readonly ToolSpec[],
+    signal: AbortSignal,
+  ): Promise<ModelCallHold> {
+    const price = priceOf(this.deps.prices, model);
+    if (!price && this.accounts(input.swarmId, budget, Date.now()).some((a) => a.caps.usd !== undefined)) {
+      // Fail closed: a cost that cannot be known is never guessed, nor let through.
+      throw new Error(`model "${model}" has no price in the runtime's price table (createRuntime({ prices })) and a usd budget applies: the call is not made`);
+    }
+    const maxOutputTokens = this.deps.maxOutputTokens;
+    const prompt = promptTokensAtMost(input.messages, tools);
+    const worst: BudgetAmount = {
+      tokens: prompt + maxOutputTokens,
+      usd: price ? usdOf(price, { inputTokens: prompt, outputTokens: maxOutputTokens }) : 0,
+      modelCalls: 1,
+      toolCalls: 0,
+    };
+    // The call's key: a call re-made after a restart finds its own reservation.
+    const key = `model|${input.swarmId}|${input.speaker}|${input.scope}|${input.turn}`;
+    await this.hold(host, input.swarmId, key, budget, worst, signal);
+    return { maxOutputTokens, settle: (usage?: Usage) => this.settle(key, usage ? this.used(usage, price) : worst) };
+  }
+
+  private used(usage: Usage, price: ReturnType<typeof priceOf>): BudgetAmount {
+    return { tokens: usage.inputTokens + usage.outputTokens, usd: price ? usdOf(price, usage) : 0, modelCalls: 1, toolCalls: 0 };
+  }
+
+  private settle(key: string, used: BudgetAmount): void {
+    // A settle that could not be written leaves the reservation to expire: it then counts at its worst case.
+    void Promise.resolve()
+      .then(() => this.deps.ledger.settle(key, used))
+      .catch(() => undefined);
+  }
+
+  /** The accounts of a swarm's budget at `now`, outermost first, its own last. */
+  private accounts(swarmId: string, budget: SwarmBudget, now: number): Account[] {
+    const accounts: Account[] = [];
+    for (const ref of budget.outer ?? []) {
+      if ('id' in ref) {
+        accounts.push(ref);
+        continue;
+      }
+      const key = this.deps.keyBudgets?.[ref.key];
+      if (!key) throw new Error(`budget key "${ref.key}" is not configured (createRuntime({ keyBudgets })): the call is not made`);
+      const window = Math.floor(now / key.windowMs) * key.windowMs;
+      accounts.push({ id: `key:${ref.key}@${new Date(window).toISOString()}`, caps: key.budget });
+    }
+    if (budget.own) accounts.push({ id: swarmAccount(swarmId), caps: budget.own });
+    return accounts;
+  }
+
+  /** Reserves `amount`; while refused, pauses the swarm (or fails, under `onLimit: 'fail'`) and tries again once it is resumed. */
+  private async hold(host: GatedHost, swarmId: string, key: string, budget: SwarmBudget, amount: BudgetAmount, signal: AbortSignal): Promise<void> {
+    for (;;) {
+      signal.throwIfAborted();
+      const now = Date.now();
+      const refusal = await this.deps.ledger.reserve({ key, accounts: this.accounts(swarmId, budget, now), amount, now, ttlMs: this.deps.reservationTtlMs });
+      if (!refusal) return;
+      const reason = limitReason(refusal);
+      if (host.config().onLimit === 'fail') throw new Error(reason.message);
+      await this.pauseUntilResumed(swarmId, reason, signal);
+    }
+  }
+
+  private async pauseUntilResumed(swarmId: string, reason: PauseReason, signal: AbortSignal): Promise<void> {
+    const current = () => this.deps.hosts.get(swarmId);
+    // Parallel calls refused together pause the swarm once; the others wait with it.
+    if (current()?.status() !== 'paused') await this.deps.pause(swarmId, reason).catch(() => undefined);
+    for (let host = current(); host && host.status() === 'paused' && !signal.aborted; host = current()) await host.nextCommit(signal);
+    signal.throwIfAborted();
+  }
+}
+
+/** The `LIMIT` pause reason of a refusal: what tripped, what was spent, what is left. */
+export function limitReason(r: BudgetRefusal): PauseReason {
+  const round = (n: number) => (r.limit === 'usd' ? Math.round(n * 1e6) / 1e6 : n);
+  const owner = r.account.startsWith('swarm:') ? `swarm "${r.account.slice(6)}"` : r.account.startsWith('key:') ? `key "${r.account.slice(4)}"` : r.account;
+  const message =
+    r.limit === 'wallMs'
+      ? `budget wallMs (${r.max} ms) of ${owner} ran out: ${r.spent} ms elapsed; extend the budget to go on, or stop the swarm`
+      : `budget ${r.limit} (${r.max}) of ${owner} would be exceeded: ${round(r.spent)} spent, ${round(r.left)} left, the next call needs up to ${round(r.wanted)}; extend the budget to go on, or stop the swarm`;
+  return { type: LIMIT_PAUSE, message, limit: { limit: r.limit, max: r.max, spent: round(r.spent), left: round(r.left), account: r.account } };
+}
