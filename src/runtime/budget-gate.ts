@@ -82,7 +82,8 @@ export class BudgetGate {
     const prompt = promptTokensAtMost(input.messages, tools);
     const worst: BudgetAmount = {
       tokens: prompt + maxOutputTokens,
-      usd: price ? usdOf(price, { inputTokens: prompt, outputTokens: maxOutputTokens }) : 0,
+      // Rounded up to the nano-dollar the ledger counts in: the reservation never falls short.
+      usd: price ? Math.ceil(usdOf(price, { inputTokens: prompt, outputTokens: maxOutputTokens }) * 1e9) / 1e9 : 0,
       modelCalls: 1,
       toolCalls: 0,
     };

@@ -89,9 +89,16 @@ export interface BudgetLedger {
 /** Nothing used. */
 export const zeroAmount = (): BudgetAmount => ({ tokens: 0, usd: 0, modelCalls: 0, toolCalls: 0 });
 
+/**
+ * USD in whole nano-dollars: sums of fractions of a dollar drift in floating point (a reservation
+ * taken and released would leave -1e-17 behind, a cap could be passed by as much); integers add
+ * exactly, and each result is the double nearest its nano-dollar count.
+ */
+const nano = (usd: number): number => Math.round(usd * 1e9);
+
 const plus = (a: BudgetAmount, b: BudgetAmount, sign = 1): BudgetAmount => ({
   tokens: a.tokens + sign * b.tokens,
-  usd: a.usd + sign * b.usd,
+  usd: (nano(a.usd) + sign * nano(b.usd)) / 1e9,
   modelCalls: a.modelCalls + sign * b.modelCalls,
   toolCalls: a.toolCalls + sign * b.toolCalls,
 });
@@ -169,6 +176,11 @@ export function refusalOf(id: string, account: BudgetAccount, amount: BudgetAmou
     const wanted = amount[limit];
     if (wanted === 0) continue;
     const spent = account.spent[limit];
+    if (limit === 'usd') {
+      const left = nano(max) - nano(spent) - nano(account.reserved.usd);
+      if (nano(wanted) > left) return { account: id, limit, max, spent, left: Math.max(0, left) / 1e9, wanted };
+      continue;
+    }
     const left = max - spent - account.reserved[limit];
     if (wanted > left) return { account: id, limit, max, spent, left: Math.max(0, left), wanted };
   }
