@@ -29,7 +29,7 @@ Usage:
   xswarm pause <id> [reason] [--type HITL|EMERGENCY|APPROVAL_NEEDED]
   xswarm resume <id> [message]
   xswarm stop <id> [reason]
-  xswarm extend <id> <maxTurns>
+  xswarm extend <id> [maxTurns] [--budget '{"usd":5}']
       Command a swarm. With --url URL [--token-file PATH] the command goes to the xswarm serve
       process at URL (the token also from XSWARM_TOKEN). With --nats, a live process holding
       the swarm (any: serve, worker, run) gets it over NATS. Else this process takes the swarm

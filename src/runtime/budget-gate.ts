@@ -9,16 +9,16 @@
  * @module
  */
 import type { BudgetSettle, ModelCallHold } from '../../actors/ports.js';
-import { type BudgetCaps, type SwarmBudget, swarmAccount } from '../../machines/budget.js';
+import { BUDGET_LIMITS, type BudgetCaps, type SwarmBudget, swarmAccount } from '../../machines/budget.js';
 import type { ModelStepInput } from '../../machines/contracts.js';
 import type { ToolRunInput } from '../../machines/calls/tool.js';
 import type { PauseReason } from '../../machines/events.js';
 import type { ToolSpec, Usage } from '../../machines/messages.js';
 import { LIMIT_PAUSE } from '../../machines/pause.js';
 import type { KeyBudget } from '../define/budget.js';
-import type { BudgetAmount, BudgetLedger, BudgetRefusal } from '../store/budgets.js';
+import { type BudgetAmount, type BudgetLedger, type BudgetRefusal, zeroAmount } from '../store/budgets.js';
 import { priceOf, promptTokensAtMost, usdOf } from '../usage/budget-cost.js';
-import type { Prices } from '../usage/report.js';
+import type { BudgetStatus, Prices } from '../usage/report.js';
 import type { SwarmHost } from './host.js';
 
 /** The output ceiling a budgeted model call is reserved (and asked) with, unless `createRuntime({ maxOutputTokens })` says otherwise. */
@@ -102,6 +102,29 @@ export class BudgetGate {
     void Promise.resolve()
       .then(() => this.deps.ledger.settle(key, used))
       .catch(() => undefined);
+  }
+
+  /** Every budget `budget` draws from, as it stands in the ledger (for `client.usage()`). */
+  async statuses(swarmId: string, budget: SwarmBudget, now = Date.now()): Promise<BudgetStatus[]> {
+    const statuses: BudgetStatus[] = [];
+    let accounts: Account[];
+    try {
+      accounts = this.accounts(swarmId, budget, now);
+    } catch {
+      // An unknown key: its runs fail at their first call; the others are reported.
+      accounts = this.accounts(swarmId, { ...budget, outer: (budget.outer ?? []).filter((r) => 'id' in r || this.deps.keyBudgets?.[r.key]) }, now);
+    }
+    for (const { id, caps } of accounts) {
+      const a = (await this.deps.ledger.account(id)) ?? { caps, openedAt: now, spent: zeroAmount(), reserved: zeroAmount() };
+      const left: BudgetStatus['left'] = {};
+      for (const limit of BUDGET_LIMITS) {
+        const max = a.caps[limit];
+        if (max === undefined) continue;
+        left[limit] = limit === 'wallMs' ? Math.max(0, a.openedAt + max - now) : Math.max(0, max - a.spent[limit] - a.reserved[limit]);
+      }
+      statuses.push({ account: id, caps: a.caps, spent: a.spent, reserved: a.reserved, left });
+    }
+    return statuses;
   }
 
   /** The accounts of a swarm's budget at `now`, outermost first, its own last. */

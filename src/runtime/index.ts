@@ -130,7 +130,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     const rehydration = o.passivateAfterMs === undefined ? withoutPassivation(live) : new Passivation(live, o.passivateAfterMs, questions, leases);
 
     // Reading, commands and starting swarms.
-    const reading = (this.reading = new Reading(live, o.prices));
+    const reading = (this.reading = new Reading(live, o.prices, budgets));
     const commands = (this.commands = new Commands({ live, rehydration, questions, reading, others, budgets: ledger }));
     const cards = new RemoteCards(o.remote);
     const launcher = (this.launcher = new Launcher({ live, catalog, resolver: new Resolver(catalog, cards), cards, others }));
