@@ -25,7 +25,7 @@ export function createModelStep(ports: SwarmPorts) {
     const tools = ports.toolSpecs(input);
     // Reserved before the call is made (a swarm without a budget gets undefined at once).
     const reserving = ports.reserveModelCall?.(input, model.name, tools, signal);
-    const hold = reserving && (await reserving);
+    const hold = reserving instanceof Promise ? await reserving : reserving;
     const started = performance.now();
     let first = true;
     // Each attempt of a model call gets the whole `modelTimeoutMs` (a restart asks again, afresh).

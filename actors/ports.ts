@@ -125,11 +125,11 @@ export interface SwarmPorts {
   /**
    * Reserves a model call's worst case (its prompt estimated, plus the output ceiling) against
    * every budget the swarm draws from, before the call is made. Undefined, at once, when no
-   * budget applies. While a cap would be exceeded it does not resolve: the swarm pauses at its
+   * budget applies; the hold itself, at once, when a ledger that answers at once grants it. While a cap would be exceeded it does not resolve: the swarm pauses at its
    * limit and the reservation is tried again once it is resumed; it rejects under
    * `onLimit: 'fail'`, and for a model without a price under a `usd` cap.
    */
-  reserveModelCall?(input: ModelStepInput, model: string, tools: readonly ToolSpec[], signal: AbortSignal): Promise<ModelCallHold> | undefined;
+  reserveModelCall?(input: ModelStepInput, model: string, tools: readonly ToolSpec[], signal: AbortSignal): ModelCallHold | Promise<ModelCallHold> | undefined;
   /** Reserves one tool call against the swarm's `toolCalls` caps, as {@link reserveModelCall} does. */
   reserveToolCall?(input: ToolRunInput, signal: AbortSignal): Promise<BudgetSettle> | undefined;
 }

@@ -49,7 +49,7 @@ export class BudgetGate {
   constructor(private readonly deps: BudgetGateDeps) {}
 
   /** See `SwarmPorts.reserveModelCall`: undefined, at once, for a swarm without a budget. */
-  reserveModelCall(input: ModelStepInput, model: string, tools: readonly ToolSpec[], signal: AbortSignal): Promise<ModelCallHold> | undefined {
+  reserveModelCall(input: ModelStepInput, model: string, tools: readonly ToolSpec[], signal: AbortSignal): ModelCallHold | Promise<ModelCallHold> | undefined {
     const host = this.deps.hosts.get(input.swarmId);
     const budget = host?.config().budget;
     return host && budget ? this.holdModelCall(host, budget, input, model, tools, signal) : undefined;
@@ -62,17 +62,19 @@ export class BudgetGate {
     if (!host || !budget) return undefined;
     const amount: BudgetAmount = { tokens: 0, usd: 0, modelCalls: 0, toolCalls: 1 };
     const key = `tool|${input.swarmId}|${input.idempotencyKey}`;
-    return this.hold(host, input.swarmId, key, budget, amount, signal).then(() => () => this.settle(key, amount));
+    const settle = () => this.settle(key, amount);
+    const held = this.hold(host, input.swarmId, key, budget, amount, signal);
+    return held === undefined ? Promise.resolve(settle) : held.then(() => settle);
   }
 
-  private async holdModelCall(
+  private holdModelCall(
     host: GatedHost,
     budget: SwarmBudget,
     input: ModelStepInput,
     model: string,
     tools: readonly ToolSpec[],
     signal: AbortSignal,
-  ): Promise<ModelCallHold> {
+  ): ModelCallHold | Promise<ModelCallHold> {
     const price = priceOf(this.deps.prices, model);
     if (!price && this.accounts(input.swarmId, budget, Date.now()).some((a) => a.caps.usd !== undefined)) {
       // Fail closed: a cost that cannot be known is never guessed, nor let through.
@@ -89,8 +91,9 @@ export class BudgetGate {
     };
     // The call's key: a call re-made after a restart finds its own reservation.
     const key = `model|${input.swarmId}|${input.speaker}|${input.scope}|${input.turn}`;
-    await this.hold(host, input.swarmId, key, budget, worst, signal);
-    return { maxOutputTokens, settle: (usage?: Usage) => this.settle(key, usage ? this.used(usage, price) : worst) };
+    const hold: ModelCallHold = { maxOutputTokens, settle: (usage?: Usage) => this.settle(key, usage ? this.used(usage, price) : worst) };
+    const held = this.hold(host, input.swarmId, key, budget, worst, signal);
+    return held === undefined ? hold : held.then(() => hold);
   }
 
   private used(usage: Usage, price: ReturnType<typeof priceOf>): BudgetAmount {
@@ -99,9 +102,12 @@ export class BudgetGate {
 
   private settle(key: string, used: BudgetAmount): void {
     // A settle that could not be written leaves the reservation to expire: it then counts at its worst case.
-    void Promise.resolve()
-      .then(() => this.deps.ledger.settle(key, used))
-      .catch(() => undefined);
+    try {
+      const settling = this.deps.ledger.settle(key, used);
+      if (settling) settling.catch(() => undefined);
+    } catch {
+      // As above.
+    }
   }
 
   /** Every budget `budget` draws from, as it stands in the ledger (for `client.usage()`). */
@@ -144,16 +150,37 @@ export class BudgetGate {
     return accounts;
   }
 
-  /** Reserves `amount`; while refused, pauses the swarm (or fails, under `onLimit: 'fail'`) and tries again once it is resumed. */
-  private async hold(host: GatedHost, swarmId: string, key: string, budget: SwarmBudget, amount: BudgetAmount, signal: AbortSignal): Promise<void> {
+  /**
+   * Reserves `amount`: at once (undefined) when a ledger that answers at once grants it — the
+   * common case, which costs no promise — else a promise of it (see {@link holdUntilGranted}).
+   */
+  private hold(host: GatedHost, swarmId: string, key: string, budget: SwarmBudget, amount: BudgetAmount, signal: AbortSignal): Promise<void> | undefined {
+    signal.throwIfAborted();
+    const now = Date.now();
+    const first = this.deps.ledger.reserve({ key, accounts: this.accounts(swarmId, budget, now), amount, now, ttlMs: this.deps.reservationTtlMs });
+    return first === undefined ? undefined : this.holdUntilGranted(host, swarmId, key, budget, amount, signal, first);
+  }
+
+  /** While refused, pauses the swarm (or fails, under `onLimit: 'fail'`) and tries again once it is resumed. */
+  private async holdUntilGranted(
+    host: GatedHost,
+    swarmId: string,
+    key: string,
+    budget: SwarmBudget,
+    amount: BudgetAmount,
+    signal: AbortSignal,
+    first: BudgetRefusal | Promise<BudgetRefusal | undefined>,
+  ): Promise<void> {
+    let answer: BudgetRefusal | Promise<BudgetRefusal | undefined> | undefined = first;
     for (;;) {
-      signal.throwIfAborted();
-      const now = Date.now();
-      const refusal = await this.deps.ledger.reserve({ key, accounts: this.accounts(swarmId, budget, now), amount, now, ttlMs: this.deps.reservationTtlMs });
+      const refusal = await answer;
       if (!refusal) return;
       const reason = limitReason(refusal);
       if (host.config().onLimit === 'fail') throw new Error(reason.message);
       await this.pauseUntilResumed(swarmId, reason, signal);
+      signal.throwIfAborted();
+      const now = Date.now();
+      answer = this.deps.ledger.reserve({ key, accounts: this.accounts(swarmId, budget, now), amount, now, ttlMs: this.deps.reservationTtlMs });
     }
   }
 

@@ -194,13 +194,27 @@ export function refusalOf(id: string, account: BudgetAccount, amount: BudgetAmou
 export function memoryLedger(): BudgetLedger {
   const accounts = new Map<string, BudgetAccount>();
   const reservations = new Map<string, BudgetReservation>();
+  // The earliest expiry of any reservation (or later): before it, no scan is needed.
+  let earliest = Number.POSITIVE_INFINITY;
   const book = new BudgetBook({
     getAccount: (id) => accounts.get(id),
     putAccount: (id, a) => void accounts.set(id, a),
     getReservation: (key) => reservations.get(key),
-    putReservation: (key, r) => void reservations.set(key, r),
+    putReservation: (key, r) => {
+      reservations.set(key, r);
+      if (r.expiresAt < earliest) earliest = r.expiresAt;
+    },
     deleteReservation: (key) => void reservations.delete(key),
-    expired: (now) => [...reservations].flatMap(([key, r]) => (r.expiresAt < now ? [key] : [])),
+    expired: (now) => {
+      if (now <= earliest) return [];
+      const keys: string[] = [];
+      earliest = Number.POSITIVE_INFINITY;
+      for (const [key, r] of reservations) {
+        if (r.expiresAt < now) keys.push(key);
+        else if (r.expiresAt < earliest) earliest = r.expiresAt;
+      }
+      return keys;
+    },
   });
   return {
     reserve: (r) => book.reserve(r),

@@ -16,30 +16,21 @@ import type { ModelPrice, Prices } from './report.js';
 /** Tokens a chat template may add around one message (role markers, separators). */
 const PER_MESSAGE = 8;
 
-const encoder = new TextEncoder();
-/** UTF-8 length without allocating for plain ASCII, the common case. */
-function bytes(text: string): number {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is what is tested
-  return /^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).length;
-}
-
-// Messages and tool lists are immutable and reused turn after turn: each is measured once.
-const messageTokens = new WeakMap<ChatMessage, number>();
+// Tool lists are shared by every step of a configuration: each is measured once.
 const toolTokens = new WeakMap<readonly ToolSpec[], number>();
 
-/** The most tokens `messages` and `tools` can take as a prompt (see the module's note). */
+/** The tokens a prompt of `messages` and `tools` can take at most (see the module's note). */
 export function promptTokensAtMost(messages: readonly ChatMessage[], tools: readonly ToolSpec[]): number {
+  // Measured afresh on each call: a cache keyed by message (a WeakMap) cost the garbage
+  // collector more than the native byte count it saves.
   let n = 0;
   for (const m of messages) {
-    let t = messageTokens.get(m);
-    if (t === undefined) {
-      t = PER_MESSAGE + bytes(m.content) + (m.toolCalls ? bytes(JSON.stringify(m.toolCalls)) : 0) + (m.toolCallId ? bytes(m.toolCallId) : 0);
-      messageTokens.set(m, t);
-    }
-    n += t;
+    n += PER_MESSAGE + Buffer.byteLength(m.content, 'utf8');
+    if (m.toolCalls) for (const c of m.toolCalls) n += Buffer.byteLength(c.id, 'utf8') + Buffer.byteLength(c.name, 'utf8') + Buffer.byteLength(c.arguments, 'utf8');
+    if (m.toolCallId) n += Buffer.byteLength(m.toolCallId, 'utf8');
   }
   let t = toolTokens.get(tools);
-  if (t === undefined) toolTokens.set(tools, (t = tools.length === 0 ? 0 : bytes(JSON.stringify(tools))));
+  if (t === undefined) toolTokens.set(tools, (t = tools.length === 0 ? 0 : Buffer.byteLength(JSON.stringify(tools), 'utf8')));
   return n + t;
 }
 
