@@ -46,6 +46,9 @@ type Account = { id: string; caps: BudgetCaps };
 
 /** Reserves calls against budgets before they are made (see the module's note). */
 export class BudgetGate {
+  /** The model calls in flight here, by call: how many attempts, and the number of the next. */
+  private readonly attempts = new Map<string, { inFlight: number; next: number }>();
+
   constructor(private readonly deps: BudgetGateDeps) {}
 
   /** See `SwarmPorts.reserveModelCall`: undefined, at once, for a swarm without a budget. */
@@ -89,11 +92,53 @@ export class BudgetGate {
       modelCalls: 1,
       toolCalls: 0,
     };
-    // The call's key: a call re-made after a restart finds its own reservation.
-    const key = `model|${input.swarmId}|${input.speaker}|${input.scope}|${input.turn}`;
-    const hold: ModelCallHold = { maxOutputTokens, settle: (usage?: Usage) => this.settle(key, usage ? this.used(usage, price) : worst) };
-    const held = this.hold(host, input.swarmId, key, budget, worst, signal);
-    return held === undefined ? hold : held.then(() => hold);
+    const key = this.attemptKey(`model|${input.swarmId}|${input.speaker}|${input.scope}|${input.turn}`);
+    let settled = false;
+    const hold: ModelCallHold = {
+      maxOutputTokens,
+      settle: (usage?: Usage) => {
+        if (settled) return;
+        settled = true;
+        this.attemptEnded(key);
+        this.settle(key, usage ? this.used(usage, price) : worst);
+      },
+    };
+    // Refused for good (onLimit: 'fail'), or given up (its step stopped): the attempt ends unsettled.
+    const giveUp = (e: unknown) => {
+      this.attemptEnded(key);
+      throw e;
+    };
+    let held: Promise<void> | undefined;
+    try {
+      held = this.hold(host, input.swarmId, key, budget, worst, signal);
+    } catch (e) {
+      giveUp(e);
+    }
+    return held === undefined ? hold : held.then(() => hold, giveUp);
+  }
+
+  /**
+   * The reservation key of a new attempt of the call `base`: `base` itself when no attempt of it
+   * is in flight here — so a call made again after a restart finds the reservation its dead
+   * attempt left, and it counts once — else `base#n`: an attempt made again in this process
+   * while the one before it has not settled yet (cut short by a pause, its abort still on the
+   * way) is a second call, and holds a reservation of its own.
+   */
+  private attemptKey(base: string): string {
+    const attempts = this.attempts.get(base);
+    if (!attempts) {
+      this.attempts.set(base, { inFlight: 1, next: 1 });
+      return base;
+    }
+    attempts.inFlight++;
+    return `${base}#${attempts.next++}`;
+  }
+
+  private attemptEnded(key: string): void {
+    const hash = key.lastIndexOf('#');
+    const base = hash > key.lastIndexOf('|') ? key.slice(0, hash) : key;
+    const attempts = this.attempts.get(base);
+    if (attempts && --attempts.inFlight === 0) this.attempts.delete(base);
   }
 
   private used(usage: Usage, price: ReturnType<typeof priceOf>): BudgetAmount {

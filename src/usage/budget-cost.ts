@@ -4,9 +4,9 @@
  *
  * The prompt estimate is deterministic and an upper bound for byte-level BPE tokenizers (every
  * OpenAI, Anthropic and Llama tokenizer): a token covers at least one byte, so a prompt has at
- * most as many tokens as its UTF-8 bytes, plus a few per message for the chat template. It is
- * generous (English runs about four bytes a token), which makes a cap refuse early rather than
- * ever be overspent.
+ * most as many tokens as its UTF-8 bytes, plus what the chat template adds per message and tool
+ * call. It is generous (English runs about four bytes a token), which makes a cap refuse early
+ * rather than ever be overspent.
  *
  * @module
  */
@@ -15,6 +15,13 @@ import type { ModelPrice, Prices } from './report.js';
 
 /** Tokens a chat template may add around one message (role markers, separators). */
 const PER_MESSAGE = 8;
+
+/**
+ * Tokens a chat template may add around one tool call beyond its id, name and arguments: it is
+ * rendered as a JSON object (`{"id":…,"type":"function","function":{"name":…,"arguments":…}}`,
+ * about 60 bytes of keys and punctuation).
+ */
+const PER_TOOL_CALL = 64;
 
 // Tool lists are shared by every step of a configuration: each is measured once.
 const toolTokens = new WeakMap<readonly ToolSpec[], number>();
@@ -26,7 +33,9 @@ export function promptTokensAtMost(messages: readonly ChatMessage[], tools: read
   let n = 0;
   for (const m of messages) {
     n += PER_MESSAGE + Buffer.byteLength(m.content, 'utf8');
-    if (m.toolCalls) for (const c of m.toolCalls) n += Buffer.byteLength(c.id, 'utf8') + Buffer.byteLength(c.name, 'utf8') + Buffer.byteLength(c.arguments, 'utf8');
+    if (m.toolCalls) {
+      for (const c of m.toolCalls) n += PER_TOOL_CALL + Buffer.byteLength(c.id, 'utf8') + Buffer.byteLength(c.name, 'utf8') + Buffer.byteLength(c.arguments, 'utf8');
+    }
     if (m.toolCallId) n += Buffer.byteLength(m.toolCallId, 'utf8');
   }
   let t = toolTokens.get(tools);
