@@ -108,6 +108,30 @@ describe('a budget pauses the swarm before the call that would exceed it', () =>
     expect(await client.wait()).toMatchObject({ status: 'paused', reason: { limit: { limit: 'toolCalls', max: 2, spent: 2 } } });
     expect(ran).toBe(2);
     await client.stop();
+    // A replay runs none of it again: no tool, no model call.
+    const events = await collect(client.events());
+    expect(await collect(rt.replay('tc1'))).toEqual(events);
+    expect(ran).toBe(2);
+  });
+
+  it('wallMs: a deadline from the first call; past it no call is made, extended it goes on', async () => {
+    let calls = 0;
+    const model = scriptedModel(async (req) => {
+      calls++;
+      if (calls === 1) await new Promise((r) => setTimeout(r, 80));
+      if (req.messages.some((m) => m.role === 'user' && m.content === 'conclude')) return { text: 'done' };
+      return call('note', { step: calls }, `w${calls}`);
+    });
+    const rt = file.runtime({ swarms: [planner({ wallMs: 50 })], model });
+    const client = rt.forSwarm('planner', 'w1');
+    await client.run('Plan');
+    const paused = await client.wait();
+    expect(paused).toMatchObject({ status: 'paused', reason: { type: 'LIMIT', limit: { limit: 'wallMs', max: 50, left: 0, account: 'swarm:w1' } } });
+    expect(paused.status === 'paused' && paused.reason.message).toMatch(/^budget wallMs \(50 ms\) of swarm "w1" ran out: \d+ ms elapsed/);
+    expect(calls).toBe(1);
+    await client.extend({ budget: { wallMs: 60_000 } });
+    await client.resume('conclude');
+    expect(await client.wait()).toEqual({ status: 'completed', result: 'done' });
   });
 
   it('survives restarts: spend is kept in the store, extended in one runtime, resumed in the next', async () => {
