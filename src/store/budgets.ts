@@ -96,7 +96,8 @@ export const zeroAmount = (): BudgetAmount => ({ tokens: 0, usd: 0, modelCalls: 
  */
 const nano = (usd: number): number => Math.round(usd * 1e9);
 
-const plus = (a: BudgetAmount, b: BudgetAmount, sign = 1): BudgetAmount => ({
+/** `a` plus `b` (minus, with `sign` -1), USD counted in whole nano-dollars. */
+export const plus = (a: BudgetAmount, b: BudgetAmount, sign = 1): BudgetAmount => ({
   tokens: a.tokens + sign * b.tokens,
   usd: (nano(a.usd) + sign * nano(b.usd)) / 1e9,
   modelCalls: a.modelCalls + sign * b.modelCalls,
