@@ -52,13 +52,15 @@ export function createModelStep(ports: SwarmPorts) {
         throw new Error(`${model.name}: the model call timed out after ${e.timeoutMs} ms (modelTimeoutMs)`);
       },
     );
-    // A failed call counts: it settles at its worst case, as one that reports no usage does.
-    const raw = hold
-      ? await call.then(
-          (r) => (hold.settle(r.usage), r),
-          (e: unknown) => (hold.settle(), Promise.reject(e)),
-        )
-      : await call;
+    let raw: Awaited<typeof call>;
+    try {
+      raw = await call;
+    } catch (e) {
+      // A failed call counts: it settles at its worst case, as one that reports no usage does.
+      hold?.settle();
+      throw e;
+    }
+    hold?.settle(raw.usage);
     const durationMs = performance.now() - started;
     let response: ModelStepOutput['response'];
     try {

@@ -92,20 +92,21 @@ export class BudgetGate {
       modelCalls: 1,
       toolCalls: 0,
     };
-    const key = this.attemptKey(`model|${input.swarmId}|${input.speaker}|${input.scope}|${input.turn}`);
+    const base = `model|${input.swarmId}|${input.speaker}|${input.scope}|${input.turn}`;
+    const key = this.attemptKey(base);
     let settled = false;
     const hold: ModelCallHold = {
       maxOutputTokens,
       settle: (usage?: Usage) => {
         if (settled) return;
         settled = true;
-        this.attemptEnded(key);
+        this.attemptEnded(base);
         this.settle(key, usage ? this.used(usage, price) : worst);
       },
     };
     // Refused for good (onLimit: 'fail'), or given up (its step stopped): the attempt ends unsettled.
     const giveUp = (e: unknown) => {
-      this.attemptEnded(key);
+      this.attemptEnded(base);
       throw e;
     };
     let held: Promise<void> | undefined;
@@ -134,9 +135,7 @@ export class BudgetGate {
     return `${base}#${attempts.next++}`;
   }
 
-  private attemptEnded(key: string): void {
-    const hash = key.lastIndexOf('#');
-    const base = hash > key.lastIndexOf('|') ? key.slice(0, hash) : key;
+  private attemptEnded(base: string): void {
     const attempts = this.attempts.get(base);
     if (attempts && --attempts.inFlight === 0) this.attempts.delete(base);
   }

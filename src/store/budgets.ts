@@ -188,6 +188,8 @@ export function refusalOf(id: string, account: BudgetAccount, amount: BudgetAmou
   return undefined;
 }
 
+const NONE: string[] = [];
+
 /**
  * A ledger in memory: for the memory store, and for a store that keeps none (its accounts then
  * live as long as the process and are not shared with other processes).
@@ -207,7 +209,7 @@ export function memoryLedger(): BudgetLedger {
     },
     deleteReservation: (key) => void reservations.delete(key),
     expired: (now) => {
-      if (now <= earliest) return [];
+      if (now <= earliest) return NONE;
       const keys: string[] = [];
       earliest = Number.POSITIVE_INFINITY;
       for (const [key, r] of reservations) {
