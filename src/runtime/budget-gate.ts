@@ -20,12 +20,16 @@ import { type BudgetAmount, type BudgetLedger, type BudgetRefusal, zeroAmount } 
 import { priceOf, promptTokensAtMost, usdOf } from '../usage/budget-cost.js';
 import type { BudgetStatus, Prices } from '../usage/report.js';
 import type { SwarmHost } from './host.js';
+import { delay } from '../util/abort.js';
 
 /** The output ceiling a budgeted model call is reserved (and asked) with, unless `createRuntime({ maxOutputTokens })` says otherwise. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
 /** How long a reservation holds without its call settling (its holder may have died), unless configured. */
 export const DEFAULT_RESERVATION_TTL_MS = 15 * 60_000;
+
+/** How long a refused call waits before reserving again when its swarm could not be paused. */
+const RETRY_MS = 50;
 
 /** What the gate needs of a live swarm. */
 type GatedHost = Pick<SwarmHost, 'config' | 'status' | 'nextCommit'>;
@@ -232,7 +236,12 @@ export class BudgetGate {
     const current = () => this.deps.hosts.get(swarmId);
     // Parallel calls refused together pause the swarm once; the others wait with it.
     if (current()?.status() !== 'paused') await this.deps.pause(swarmId, reason).catch(() => undefined);
-    for (let host = current(); host && host.status() === 'paused' && !signal.aborted; host = current()) await host.nextCommit(signal);
+    const host = current();
+    if (!host) throw new Error(`swarm "${swarmId}" is no longer live here: its call is not made`);
+    // Not paused (it could not be, or was resumed at once): a moment passes before trying again,
+    // never a busy loop of refusals (nor a wait for a step that may wait on this very call).
+    if (host.status() !== 'paused' && !signal.aborted) await delay(RETRY_MS, signal).catch(() => undefined);
+    for (let h = current(); h && h.status() === 'paused' && !signal.aborted; h = current()) await h.nextCommit(signal);
     signal.throwIfAborted();
   }
 }
