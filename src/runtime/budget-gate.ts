@@ -12,6 +12,8 @@ import type { BudgetSettle, ModelCallHold } from '../../actors/ports.js';
 import { BUDGET_LIMITS, type BudgetCaps, type SwarmBudget, swarmAccount } from '../../machines/budget.js';
 import type { ModelStepInput } from '../../machines/contracts.js';
 import type { ToolRunInput } from '../../machines/calls/tool.js';
+import type { RemoteAgentInput } from '../../machines/calls/remote.js';
+import type { UsageByModel } from '../../machines/usage.js';
 import type { PauseReason } from '../../machines/events.js';
 import type { ToolSpec, Usage } from '../../machines/messages.js';
 import { LIMIT_PAUSE } from '../../machines/pause.js';
@@ -72,6 +74,31 @@ export class BudgetGate {
     const settle = () => this.settle(key, amount);
     const held = this.hold(host, input.swarmId, key, budget, amount, signal);
     return held === undefined ? Promise.resolve(settle) : held.then(() => settle);
+  }
+
+  /**
+   * Counts a remote peer's reported usage (its rolled-up usage by model, with its result) against
+   * the swarm's budgets: spent elsewhere, so not reserved first; a model without a price counts
+   * no USD (none is guessed). Nothing for a swarm without a budget.
+   */
+  chargeRemote(input: RemoteAgentInput, usage: UsageByModel): void {
+    const host = this.deps.hosts.get(input.swarmId);
+    const budget = host?.config().budget;
+    if (!budget) return;
+    const amount = zeroAmount();
+    for (const [model, u] of Object.entries(usage)) {
+      const price = priceOf(this.deps.prices, model);
+      amount.tokens += u.inputTokens + u.outputTokens;
+      amount.modelCalls += u.calls;
+      if (price) amount.usd = Math.ceil((amount.usd + usdOf(price, u)) * 1e9) / 1e9;
+    }
+    try {
+      const now = Date.now();
+      const charging = this.deps.ledger.charge({ accounts: this.accounts(input.swarmId, budget, now), amount, now });
+      if (charging) charging.catch(() => undefined);
+    } catch {
+      // An unknown key: the swarm's next call fails on it, naming it.
+    }
   }
 
   private holdModelCall(

@@ -35,7 +35,7 @@ export interface PortsDeps {
   /** How long one model call may take (`createRuntime({ modelTimeoutMs })`); undefined: unbounded. */
   modelTimeoutMs?: number | undefined;
   /** The budget gate (live runtimes; a replay makes no calls to reserve). */
-  budgets?: Pick<BudgetGate, 'reserveModelCall' | 'reserveToolCall'> | undefined;
+  budgets?: Pick<BudgetGate, 'reserveModelCall' | 'reserveToolCall' | 'chargeRemote'> | undefined;
 }
 
 /** Builds the ports the actors use. */
@@ -74,7 +74,7 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     swarmTimeoutMs: (definitionId) => catalog.swarm(definitionId)?.timeoutMs,
     isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,
     runChild: (input, signal) => deps.calls.runChild(input, signal),
-    runRemote: (input, signal) => deps.calls.runRemote(input, signal),
+    runRemote: deps.budgets ? budgetedRemote(deps.calls, deps.budgets) : (input, signal) => deps.calls.runRemote(input, signal),
     guardInput(definitionId, swarmId) {
       const guardrails = swarm(definitionId).guardrails.input;
       return guardrails.length === 0 ? undefined : runGuardrails(guardrails, deps.hosts.get(swarmId)?.input(), swarmId);
@@ -111,6 +111,15 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
       return host.durable();
     },
     ...(deps.budgets ? budgetPorts(deps.budgets) : {}),
+  };
+}
+
+/** Remote calls whose peer's reported usage counts against the swarm's budgets, with their result. */
+function budgetedRemote(calls: PortsDeps['calls'], gate: NonNullable<PortsDeps['budgets']>): SwarmPorts['runRemote'] {
+  return async (input, signal) => {
+    const result = await calls.runRemote(input, signal);
+    if (result.usage) gate.chargeRemote(input, result.usage);
+    return result;
   };
 }
 

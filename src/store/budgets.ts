@@ -78,6 +78,11 @@ export interface BudgetLedger {
   /** Settles `key`'s reservation with what the call used; a key not held (settled already) is ignored. */
   settle(key: string, used: BudgetAmount): void | Promise<void>;
   /**
+   * Counts what was spent elsewhere, unreserved (a remote peer's reported usage), on every
+   * account: the truth is recorded even past a cap, so the next reservation is refused.
+   */
+  charge(request: Omit<ReserveRequest, 'key' | 'ttlMs'>): void | Promise<void>;
+  /**
    * Raises an account's caps (those named; the others stay), opening it with `opening` and them
    * when absent; lowering one is refused with a `RangeError`.
    */
@@ -152,6 +157,13 @@ export class BudgetBook {
     this.t.deleteReservation(key);
   }
 
+  charge(r: Omit<ReserveRequest, 'key' | 'ttlMs'>): void {
+    for (const { id, caps } of r.accounts) {
+      const account = this.t.getAccount(id) ?? { caps, openedAt: r.now, spent: zeroAmount(), reserved: zeroAmount() };
+      this.t.putAccount(id, { ...account, spent: plus(account.spent, r.amount) });
+    }
+  }
+
   raise(id: string, caps: BudgetCaps, now: number, opening: BudgetCaps = {}): void {
     const account = this.t.getAccount(id);
     if (!account) return this.t.putAccount(id, { caps: { ...opening, ...caps }, openedAt: now, spent: zeroAmount(), reserved: zeroAmount() });
@@ -222,6 +234,7 @@ export function memoryLedger(): BudgetLedger {
   return {
     reserve: (r) => book.reserve(r),
     settle: (key, used) => book.settle(key, used),
+    charge: (r) => book.charge(r),
     raise: (id, caps, now, opening) => book.raise(id, caps, now, opening),
     account: (id) => {
       const a = accounts.get(id);

@@ -105,6 +105,14 @@ export function casLedger(backend: CasBackend): BudgetLedger {
       held.delete(key);
       await release(ids, key, used);
     },
+    async charge(r) {
+      for (const { id, caps } of r.accounts) {
+        await update(id, (cur) => {
+          const v = cur ?? { account: { caps, openedAt: r.now, spent: zeroAmount(), reserved: zeroAmount() }, holds: {} };
+          return { next: { ...v, account: { ...v.account, spent: plus(v.account.spent, r.amount) } }, result: undefined };
+        });
+      }
+    },
     async raise(id: string, caps: BudgetCaps, now: number, opening?: BudgetCaps) {
       await update(id, (cur) => {
         // The same rules as the other ledgers: BudgetBook's, on this one account.

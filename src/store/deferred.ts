@@ -18,6 +18,7 @@ function deferredLedger(ready: Promise<SwarmStore>): BudgetLedger {
   return {
     reserve: async (r) => (await ledger()).reserve(r),
     settle: async (key, used) => (await ledger()).settle(key, used),
+    charge: async (r) => (await ledger()).charge(r),
     raise: async (id, caps, now, opening) => (await ledger()).raise(id, caps, now, opening),
     account: async (id) => (await ledger()).account(id),
   };

@@ -37,12 +37,14 @@ export function sqliteLedger(db: Database.Database): BudgetLedger {
   // reserve between this one's check and its write.
   const reserve = db.transaction((r: Parameters<BudgetBook['reserve']>[0]) => book.reserve(r));
   const settle = db.transaction((key: string, used: Parameters<BudgetBook['settle']>[1]) => book.settle(key, used));
+  const charge = db.transaction((r: Parameters<BudgetBook['charge']>[0]) => book.charge(r));
   const raise = db.transaction((id: string, caps: Parameters<BudgetBook['raise']>[1], now: number, opening?: Parameters<BudgetBook['raise']>[1]) =>
     book.raise(id, caps, now, opening),
   );
   return {
     reserve: (r) => reserve.immediate(r),
     settle: (key, used) => settle.immediate(key, used),
+    charge: (r) => charge.immediate(r),
     raise: (id, caps, now, opening) => raise.immediate(id, caps, now, opening),
     account: (id) => parse<BudgetAccount>(getAccount.get(id)?.account),
   };
