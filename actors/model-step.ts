@@ -24,12 +24,16 @@ export function createModelStep(ports: SwarmPorts) {
     const rejected = guarded instanceof Promise ? await guarded : guarded;
     if (rejected) return rejected;
     const model = ports.modelFor(input.definitionId, input.speaker);
+    const tools = ports.toolSpecs(input);
+    // Reserved before the call is made (a swarm without a budget gets undefined at once).
+    const reserving = ports.reserveModelCall?.(input, model.name, tools, signal);
+    const hold = reserving instanceof Promise ? await reserving : reserving;
     const started = performance.now();
     let first = true;
     // Each attempt of a model call gets the whole `modelTimeoutMs` (a restart asks again, afresh).
     const limit = ports.modelTimeoutMs;
     const timeout = limit === undefined ? undefined : { ms: limit, deadline: Date.now() + limit };
-    const raw = await withinDeadline(
+    const call = withinDeadline(
       timeout,
       signal,
       (bounded) =>
@@ -37,8 +41,9 @@ export function createModelStep(ports: SwarmPorts) {
           agentId: input.speaker,
           swarmId: input.swarmId,
           messages: input.messages,
-          tools: ports.toolSpecs(input),
+          tools,
           signal: bounded,
+          ...(hold ? { maxOutputTokens: hold.maxOutputTokens } : {}),
           onText: (chunk) => {
             if (bounded.aborted || chunk === '') return;
             ports.onText(input.swarmId, input.speaker, input.turn, chunk, first);
@@ -49,6 +54,15 @@ export function createModelStep(ports: SwarmPorts) {
         throw new Error(`${model.name}: the model call timed out after ${e.timeoutMs} ms (modelTimeoutMs)`);
       },
     );
+    let raw: Awaited<typeof call>;
+    try {
+      raw = await call;
+    } catch (e) {
+      // A failed call counts: it settles at its worst case, as one that reports no usage does.
+      hold?.settle();
+      throw e;
+    }
+    hold?.settle(raw.usage);
     const durationMs = performance.now() - started;
     let response: ModelStepOutput['response'];
     try {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ChatMessage, ModelResponse, ToolSpec } from '../machines/messages.js';
+import type { ChatMessage, ModelResponse, ToolSpec, Usage } from '../machines/messages.js';
 import type { ModelStepInput } from '../machines/contracts.js';
 import type { ToolRunInput } from '../machines/calls/tool.js';
 import type { RemoteAgentInput } from '../machines/calls/remote.js';
@@ -39,6 +39,23 @@ export interface ModelRequest {
   tools: readonly ToolSpec[];
   signal: AbortSignal;
   onText?: (chunk: string) => void;
+  /**
+   * The most output tokens the call may produce: set when a budget reserved the call's worst
+   * case with this ceiling, so a model should pass it on to its provider (OpenAI: `max_tokens`).
+   */
+  maxOutputTokens?: number;
+}
+
+/**
+ * A call's hold on its budgets, to settle once the call ended: with the usage the model
+ * reported, else (it failed, or reported none) at the worst case reserved.
+ */
+export type BudgetSettle = (usage?: Usage) => void;
+
+/** A model call's reservation: how to settle it, and the output ceiling it was reserved with. */
+export interface ModelCallHold {
+  settle: BudgetSettle;
+  maxOutputTokens: number;
 }
 
 /**
@@ -134,4 +151,14 @@ export interface SwarmPorts {
   onText(swarmId: string, speaker: string, turn: number, chunk: string, first: boolean): void;
   /** Resolves once everything the swarm recorded so far is durable. */
   durable(swarmId: string): Promise<void>;
+  /**
+   * Reserves a model call's worst case (its prompt estimated, plus the output ceiling) against
+   * every budget the swarm draws from, before the call is made. Undefined, at once, when no
+   * budget applies; the hold itself, at once, when a ledger that answers at once grants it. While a cap would be exceeded it does not resolve: the swarm pauses at its
+   * limit and the reservation is tried again once it is resumed; it rejects under
+   * `onLimit: 'fail'`, and for a model without a price under a `usd` cap.
+   */
+  reserveModelCall?(input: ModelStepInput, model: string, tools: readonly ToolSpec[], signal: AbortSignal): ModelCallHold | Promise<ModelCallHold> | undefined;
+  /** Reserves one tool call against the swarm's `toolCalls` caps, as {@link reserveModelCall} does. */
+  reserveToolCall?(input: ToolRunInput, signal: AbortSignal): Promise<BudgetSettle> | undefined;
 }

@@ -28,6 +28,10 @@ export function createRunTool(ports: SwarmPorts) {
     }
     const checked = ports.checkToolArgs(input.name, args);
     if (!checked.ok) return { ok: false, content: `Invalid arguments for "${input.name}": ${checked.error}` };
+    // Reserved before the tool runs (a swarm without a budget gets undefined at once); a call
+    // that ran counts, whatever its outcome.
+    const reserving = ports.reserveToolCall?.(input, signal);
+    if (reserving) (await reserving)();
     const timedOut = (e: CallTimeoutError): CallResult => ({ ok: false, content: `Tool "${input.name}" ${e.message}` });
     return withinDeadline(
       input.timeout,

@@ -25,6 +25,7 @@ import {
   TEAM_LOADED,
   TEAM_SPEEDUP,
   W1_BARE,
+  W1_BUDGETED,
   W1_FULL,
   W1_INSPECTED,
   W1_JETSTREAM,
@@ -142,6 +143,10 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
           f.usPerModelCall != null && figures(W1_MEMORY, SEQUENTIAL)?.usPerModelCall != null ? f.usPerModelCall - figures(W1_MEMORY, SEQUENTIAL)!.usPerModelCall! : null,
           'µs',
         );
+        break;
+      case `${W1_BUDGETED}|${SEQUENTIAL}`:
+        // Every model call reserved (prompt estimated, USD priced) and settled, every tool call counted.
+        ratio('µs per model call', f.usPerModelCall, 'µs', 'W1 / memory, no budget', figures(W1_MEMORY, SEQUENTIAL)?.usPerModelCall, 1.1);
         break;
       case `${W1_MACHINE}|${SEQUENTIAL}`:
         // For reading: how much of the runtime row's distance from bare the machine itself takes.

@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRuntime, defineAgent, defineSwarm, handoff, scriptedModel } from '../src/index.js';
-import type { ChatMessage, ModelResponse, Runtime, RuntimeOptions, SwarmDefinition, SwarmStore } from '../src/index.js';
+import type { Budget, ChatMessage, ModelResponse, Runtime, RuntimeOptions, SwarmDefinition, SwarmStore } from '../src/index.js';
 
 /** The swarm definition id; the orchestrator's requests carry it as `agentId`. */
 export const W1_SWARM_ID = 'planner';
@@ -92,16 +92,19 @@ export interface W1Runtime {
  * @example
  * const { runtime, swarm, counts } = createW1Runtime(0);
  */
-export function createW1Runtime(latencyMs: number, store?: SwarmStore, inspect?: RuntimeOptions['inspect']): W1Runtime {
+export function createW1Runtime(latencyMs: number, store?: SwarmStore, inspect?: RuntimeOptions['inspect'], budget?: Budget): W1Runtime {
   const counts = newCounts();
   const agents = W1_AGENTS.map((id) => defineAgent({ id, instructions: `You are the ${id}. Answer briefly.` }));
   const swarm = defineSwarm({
     id: W1_SWARM_ID,
     instructions: 'Plan the user’s weekend. Ask the agents, then answer in one sentence.',
     handoffs: agents.map((a) => handoff.toAgent(a)),
+    ...(budget ? { budget } : {}),
   });
   // Sync script when there is no latency: an extra await per call would be bench overhead.
   const model = scriptedModel(latencyMs > 0 ? (req) => w1Call(req, counts, latencyMs) : (req) => w1Respond(req, counts));
-  const runtime = createRuntime({ swarms: [swarm], agents, model, ...(store ? { store } : {}), ...(inspect ? { inspect } : {}) });
+  // A budget in USD needs the model's price: the budget row prices it (what a real deployment does).
+  const prices = budget?.usd !== undefined ? { [model.name]: { inputPerMTok: 2.5, outputPerMTok: 10 } } : undefined;
+  const runtime = createRuntime({ swarms: [swarm], agents, model, ...(store ? { store } : {}), ...(inspect ? { inspect } : {}), ...(prices ? { prices } : {}) });
   return { runtime, swarm, counts };
 }

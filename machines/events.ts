@@ -19,6 +19,7 @@
 import type { ModelResponse, Usage } from './messages.js';
 import type { UsageByModel } from './usage.js';
 import type { LIMIT_PAUSE, LimitTrip, PauseType } from './pause.js';
+import type { BudgetCaps } from './budget.js';
 import type { StepVerdict } from './plan.js';
 import type { PlannedCall } from './calls/index.js';
 import type { GUARDRAIL_PAUSE, GuardrailRejection } from './guardrail.js';
@@ -97,7 +98,7 @@ export type SwarmFact =
   | { type: 'paused'; reason: PauseReason }
   | { type: 'resumed'; message?: string }
   /** A client raised the swarm's limits (`client.extend`): what they are now. */
-  | { type: 'extended'; maxTurns: number; previousMaxTurns: number }
+  | { type: 'extended'; maxTurns: number; previousMaxTurns: number; budget?: BudgetCaps }
   /** A client approved or rejected a gated tool call (`client.approve` / `client.reject`). */
   | ({ type: 'approval' } & ApprovalAnswer)
   | { type: 'completed'; result: unknown }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { BudgetLimit } from './budget.js';
 
 /** Every kind of pause a swarm may be in. */
 export const PAUSE_TYPES = ['HITL', 'EMERGENCY', 'APPROVAL_NEEDED'] as const;
@@ -22,11 +23,13 @@ export const LIMIT_PAUSE = 'LIMIT';
  * `struggling` is stall detection (`stall` on a swarm, see `stall.ts`): `rule` says which.
  */
 export interface LimitTrip {
-  limit: 'maxTurns' | 'struggling';
+  limit: 'maxTurns' | 'struggling' | BudgetLimit;
   max: number;
   spent: number;
   left: number;
   /** For `struggling`: the rule that tripped, and the repeated tool for `repeats`. */
   rule?: 'repeats' | 'turnsWithoutNewResult';
   toolName?: string;
+  /** For a budget: the ledger account that tripped (`swarm:<id>`, `key:<key>@<window>`, `team:<id>`). */
+  account?: string;
 }

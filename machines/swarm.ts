@@ -32,6 +32,7 @@ import { findStall, type StallRule } from './stall.js';
 import type { HeldVerdict } from './plan.js';
 import { type ApprovalCommand, type ApprovalRequest, waitingCalls } from './approvals.js';
 import { answeredApproval, approvalGuards, approvalStep } from './swarm-approvals.js';
+import type { BudgetCaps, SwarmBudget } from './budget.js';
 import {
   answerPause,
   assistantMessage,
@@ -83,6 +84,8 @@ export interface SwarmConfig {
   stall?: StallRule;
   /** Registered guardrails by name (an ad-hoc swarm's; a definition's own are on the definition). */
   guardrails?: GuardrailNames;
+  /** The budgets its calls draw from (`budget.ts`); absent without any. */
+  budget?: SwarmBudget;
 }
 
 /** What the runtime passes to start a swarm. */
@@ -169,7 +172,7 @@ export type SwarmCommand =
   | { type: 'PAUSE'; reason: PauseReason }
   | { type: 'RESUME'; message?: string }
   | { type: 'STOP'; reason: string }
-  | { type: 'EXTEND'; maxTurns: number }
+  | { type: 'EXTEND'; maxTurns: number; budget?: BudgetCaps }
   | { type: 'child.report'; events: SwarmEventBody[] }
   | ApprovalCommand
   | ApprovalRequest;
@@ -486,7 +489,16 @@ export const swarmMachine = setup({
       const state = context.pause ? 'input-required' : 'working';
       enqueue.emit({
         type: 'swarm.events',
-        events: [statusUpdate(state, { type: 'extended', maxTurns: event.maxTurns, previousMaxTurns: context.config.maxTurns }), checkpoint('extend')],
+        events: [
+          statusUpdate(state, {
+            type: 'extended',
+            maxTurns: event.maxTurns,
+            previousMaxTurns: context.config.maxTurns,
+            // The budget's new caps (the ledger holds them; the fact says when and what).
+            ...(event.budget ? { budget: event.budget } : {}),
+          }),
+          checkpoint('extend'),
+        ],
       });
     }),
     // Stall detection tripped (`stall`): a LIMIT pause saying `struggling`; what it showed is

@@ -20,6 +20,8 @@ import { checkCustomization } from './customization.js';
 import { type Handoff, handoffTargetId, handoffToolName } from '../define/handoff.js';
 import { fallbackCard } from '../a2a/remote.js';
 import type { RemoteCards } from './remote-cards.js';
+import type { BudgetAccountRef } from '../../machines/budget.js';
+import { swarmBudget } from './budget.js';
 
 /** What a run resolves a definition with, besides its input. */
 export interface ResolveOptions {
@@ -33,6 +35,8 @@ export interface ResolveOptions {
   handoffs?: readonly Handoff[];
   /** An ad-hoc swarm's guardrails, per step: registered by name, stored as names. */
   guardrails?: AdhocGuardrails;
+  /** The budget accounts enclosing the swarm (a child's parent chain, a team's), outermost first. */
+  budgetOuter?: readonly BudgetAccountRef[];
 }
 
 /** An ad-hoc swarm's guardrails (`adhoc().run({ guardrails })`), per step. */
@@ -158,7 +162,8 @@ export class Resolver {
   resolve(def: SwarmDefinition, input: unknown, options: ResolveOptions = {}): SwarmConfig {
     // A definition with nothing to compute resolves the same way every time: share the result
     // (configs are never mutated), which also lets the tool-spec caches hit across runs.
-    const fixed = isFixed(def, this.catalog) && !options.overrides && !options.customization && !options.result && !options.label && !options.guardrails;
+    const fixed =
+      isFixed(def, this.catalog) && !options.overrides && !options.customization && !options.result && !options.label && !options.guardrails && !options.budgetOuter;
     const cached = fixed ? this.fixedConfigs.get(def) : undefined;
     if (cached) return cached;
     const config = this.resolveNow(def, input, options);
@@ -191,6 +196,8 @@ export class Resolver {
     const stall = checkStall(o.stall ?? def.stall, `Swarm "${def.id}"`);
     if (stall) config.stall = stall;
     if (options.guardrails) config.guardrails = this.guardrailNames(def.id, options.guardrails);
+    const budget = swarmBudget(def, o, options.budgetOuter);
+    if (budget) config.budget = budget;
     return options.customization ? this.customize(def.id, config, options.customization) : config;
   }
 

@@ -22,7 +22,8 @@ import { PAUSE_TYPES, type PauseType } from '../../machines/pause.js';
 import { lastStoredSeq } from '../events/cursor.js';
 import { holderIsGone } from '../leases/holder.js';
 import type { PauseReason } from '../../machines/events.js';
-import type { SwarmClient } from '../client/client.js';
+import type { SwarmClient, SwarmLimits } from '../client/client.js';
+import type { Budget } from '../define/budget.js';
 import type { SwarmResult } from '../store/result.js';
 import type { SwarmStore, SwarmSummary } from '../store/types.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../define/swarm-id.js';
@@ -48,6 +49,7 @@ export async function swarmCommand(command: SwarmCommandName, args: string[]): P
       'pause-id': { type: 'string' },
       answer: { type: 'string' },
       always: { type: 'boolean' },
+      budget: { type: 'string' },
     },
   });
   const approval = approvalArgs(command, positionals, values.always === true);
@@ -60,9 +62,19 @@ export async function swarmCommand(command: SwarmCommandName, args: string[]): P
   if (!PAUSE_TYPES.includes(type) || (values.type !== undefined && command !== 'pause')) {
     throw new CliError(`--type is one of ${PAUSE_TYPES.join(', ')}, for pause only`, EXIT.usage);
   }
-  if (command === 'extend' && (text === undefined || !/^\d+$/.test(text)))
+  const budget = values.budget === undefined ? undefined : budgetOption(command, values.budget);
+  if (command === 'extend' && ((text === undefined && budget === undefined) || (text !== undefined && !/^\d+$/.test(text))))
     throw new CliError('xswarm extend <id> <maxTurns>: the new bound on turns, a whole number', EXIT.usage);
-  const request: CommandRequest = { command, swarmId, text, type, json: values.json === true, ...resumeAnswer(command, text, values), ...(approval ? { approval } : {}) };
+  const request: CommandRequest = {
+    command,
+    swarmId,
+    text,
+    type,
+    json: values.json === true,
+    ...resumeAnswer(command, text, values),
+    ...(approval ? { approval } : {}),
+    ...(budget ? { budget } : {}),
+  };
   if (values.url !== undefined) {
     if (values.nats !== undefined || values.db !== undefined) throw new CliError('--url sends the command to a server: without --db or --nats', EXIT.usage);
     return sendOverRest(values.url, await readToken(undefined, values['token-file']), request);
@@ -75,6 +87,8 @@ interface CommandRequest {
   swarmId: string;
   /** The pause or stop reason, the resume message. */
   text: string | undefined;
+  /** `extend --budget '<json>'`: the swarm's budget's new caps. */
+  budget?: Budget;
   type: PauseReason['type'];
   json: boolean;
   /** For approve / reject: the approval's id, `always`, the reason. */
@@ -176,11 +190,26 @@ async function relay(request: CommandRequest, state: State, definitionId: string
   }
 }
 
+/** `--budget '<json>'` of `xswarm extend`: a budget object (the runtime checks its caps). */
+function budgetOption(command: SwarmCommandName, text: string): Budget {
+  if (command !== 'extend') throw new CliError('--budget is for extend only', EXIT.usage);
+  try {
+    return JSON.parse(text) as Budget;
+  } catch {
+    throw new CliError(`--budget takes JSON, e.g. --budget '{"usd":5}': ${text} is not JSON`, EXIT.usage);
+  }
+}
+
+/** What `xswarm extend` raises: maxTurns, when given, and the budget, when given. */
+function limitsOf(request: CommandRequest): SwarmLimits {
+  return { ...(request.text !== undefined ? { maxTurns: Number(request.text) } : {}), ...(request.budget ? { budget: request.budget } : {}) };
+}
+
 /** Applies the command through a client; resolves with the swarm's state after it. */
 async function apply(request: CommandRequest, client: SwarmClient): Promise<SwarmResult> {
   if (request.command === 'pause') await client.pause({ type: request.type, message: request.text ?? 'Paused from the command line' });
   else if (request.command === 'stop') await client.stop(request.text ?? 'Stopped from the command line');
-  else if (request.command === 'extend') await client.extend({ maxTurns: Number(request.text) });
+  else if (request.command === 'extend') await client.extend(limitsOf(request));
   else if (request.approval) await answer(request.approval, client);
   else await client.resume(...resumeArgs(request));
   return client.getResult();
@@ -275,7 +304,7 @@ async function sendOverRest(base: string, token: string | undefined, request: Co
   const body = request.approval
     ? approvalBody(request.approval)
     : command === 'extend'
-      ? { maxTurns: Number(text) }
+      ? limitsOf(request)
       : command === 'resume'
         ? {
             ...(request.answer !== undefined ? { answer: request.answer } : text === undefined ? {} : { message: text }),

@@ -29,7 +29,7 @@ Usage:
   xswarm pause <id> [reason] [--type HITL|EMERGENCY|APPROVAL_NEEDED]
   xswarm resume <id> [message] [--pause-id P] [--answer JSON]
   xswarm stop <id> [reason]
-  xswarm extend <id> <maxTurns>
+  xswarm extend <id> [maxTurns] [--budget '{"usd":5}']
   xswarm approve <id> <approvalId> [--always]
   xswarm reject <id> <approvalId> <reason>
       Command a swarm. With --url URL [--token-file PATH] the command goes to the xswarm serve

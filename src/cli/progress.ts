@@ -144,7 +144,7 @@ function describeFact(f: SwarmFact, swarmId: string): EventLine {
     case 'resumed':
       return { tone: 'pause', text: `resumed${f.message ? `: ${clip(f.message)}` : ''}` };
     case 'extended':
-      return { tone: 'pause', text: `limits raised: maxTurns ${f.maxTurns}` };
+      return { tone: 'pause', text: `limits raised: maxTurns ${f.maxTurns}${f.budget ? `, budget ${JSON.stringify(f.budget)}` : ''}` };
     case 'approval':
       return { tone: 'pause', text: `${f.decision} ${f.approvalId}${f.always ? ' (always)' : ''}${f.reason ? `: ${clip(f.reason)}` : ''}` };
     case 'completed':

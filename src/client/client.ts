@@ -8,6 +8,7 @@ import type { UsageReport } from '../usage/report.js';
 import type { z } from 'zod';
 import { responseSchemaOf } from '../define/response-schema.js';
 import type { OnLimit, SwarmOverrides, ToolEntry } from '../define/swarm.js';
+import type { Budget } from '../define/budget.js';
 import { ADHOC_ID } from '../define/ids.js';
 import type { Handoff } from '../define/handoff.js';
 import type { AdhocGuardrails, ResolveOptions } from '../catalog/resolve.js';
@@ -58,6 +59,11 @@ export type PauseRequest = Omit<PauseReason, 'responseSchema'> & {
 export interface SwarmLimits {
   /** The new bound on the orchestrator's rounds: more than the rounds it has made. */
   maxTurns?: number;
+  /**
+   * New caps for the swarm's own budget (each only raised; those not named stay): a swarm paused
+   * because its budget would be exceeded goes on with `resume()` once they leave room.
+   */
+  budget?: Budget;
 }
 
 /**
@@ -257,6 +263,10 @@ export interface AdhocParameters<R extends z.ZodType = z.ZodType> {
   guardrails?: AdhocGuardrails;
   /** Stall detection (see `SwarmDefinition.stall`). */
   stall?: StallRule;
+  /** What the run may spend (see `SwarmDefinition.budget`). */
+  budget?: Budget;
+  /** The key whose budget the run also draws from (`createRuntime({ keyBudgets })`). */
+  budgetKey?: string;
   name?: string;
   description?: string;
 }
@@ -287,6 +297,8 @@ export class AdhocClient extends SwarmClient<AdhocParameters> {
         ...(params.maxTurns !== undefined ? { maxTurns: params.maxTurns } : {}),
         ...(params.onLimit !== undefined ? { onLimit: params.onLimit } : {}),
         ...(params.stall !== undefined ? { stall: params.stall } : {}),
+        ...(params.budget !== undefined ? { budget: params.budget } : {}),
+        ...(params.budgetKey !== undefined ? { budgetKey: params.budgetKey } : {}),
       },
       ...(params.guardrails ? { guardrails: params.guardrails } : {}),
       ...(params.result ? { result: jsonSchemaOf(params.result) } : {}),

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { DefinitionError } from '../errors.js';
 import { checkTimeoutMs } from './timeout.js';
+import { type Budget, checkBudget } from './budget.js';
 import type { Handoff } from './handoff.js';
 import type { SwarmRegistryTools } from './swarm-registry.js';
 import type { Tool } from './tool.js';
@@ -51,6 +52,12 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
    * `resume()` go on in the same conversation, `stop()` ends it; `'fail'` fails it.
    */
   readonly onLimit?: OnLimit;
+  /**
+   * What each run may spend, with its agents and child swarms (see `docs/budgets.md`): every
+   * call reserves its worst case before it is made, and one that would exceed a cap is not made
+   * (the swarm pauses with a `LIMIT` reason, or fails with `onLimit: 'fail'`).
+   */
+  readonly budget?: Budget;
   readonly guardrails: {
     readonly input: readonly Guardrail<z.output<I>>[];
     readonly output: readonly Guardrail<z.output<R>>[];
@@ -114,8 +121,10 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
   timeoutMs?: number;
   onLimit?: OnLimit;
   stall?: StallRule;
+  budget?: Budget;
 }): SwarmDefinition<I, R> {
   const timeoutMs = checkTimeoutMs(spec.timeoutMs, `Swarm "${spec.id}"`);
+  const budget = checkBudget(spec.budget, `Swarm "${spec.id}"`);
   const onLimit = checkOnLimit(spec.onLimit, `Swarm "${spec.id}"`);
   const owner = `Swarm "${spec.id}"`;
   const g = spec.guardrails ?? {};
@@ -142,6 +151,7 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
     ...(stall !== undefined ? { stall } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(onLimit !== undefined ? { onLimit } : {}),
+    ...(budget !== undefined ? { budget } : {}),
   });
 }
 
@@ -163,4 +173,11 @@ export interface SwarmOverrides<I = unknown> {
   onLimit?: OnLimit;
   /** Stall detection for this run (see `SwarmDefinition.stall`). */
   stall?: StallRule;
+  /** This run's budget, instead of the definition's (see `SwarmDefinition.budget`). */
+  budget?: Budget;
+  /**
+   * The key whose budget this run also draws from (`createRuntime({ keyBudgets })`), e.g. a
+   * tenant's per day.
+   */
+  budgetKey?: string;
 }

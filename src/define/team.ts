@@ -10,6 +10,7 @@
 import type { SwarmDefinition } from './swarm.js';
 import { TeamError } from '../errors.js';
 import { checkLimit, resolveTeamLimits, type TeamLimits } from './team-limits.js';
+import { type Budget, checkBudget } from './budget.js';
 
 /**
  * Where a task is. `pending`: waiting to be claimed (possibly waiting on dependencies);
@@ -93,6 +94,12 @@ export interface TeamDefinitionInput {
   readonly description?: string;
   readonly workers: readonly TeamWorkerDefinition[];
   readonly limits?: Partial<TeamLimits>;
+  /**
+   * What all of one team's task swarms may spend together (see docs/budgets.md): each worker's
+   * swarm draws from it (and from its own budget, if its definition has one). A task swarm
+   * refused by it pauses, which fails its attempt, as any pause of a task swarm does.
+   */
+  readonly budget?: Budget;
 }
 
 /** A checked team definition: limits resolved, worker counts filled in. */
@@ -102,6 +109,8 @@ export interface TeamDefinition {
   readonly description: string;
   readonly workers: readonly (TeamWorkerDefinition & { readonly count: number; readonly specialty: string })[];
   readonly limits: TeamLimits;
+  /** What all of one team's task swarms may spend together (see {@link TeamDefinitionInput.budget}). */
+  readonly budget?: Budget;
 }
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -134,7 +143,15 @@ export function defineTeam(input: TeamDefinitionInput): TeamDefinition {
     0,
     workers.reduce((n, w) => n + w.count, 0),
   );
-  return Object.freeze({ kind: 'team' as const, id: input.id, description: input.description ?? '', workers: Object.freeze(workers), limits });
+  const budget = checkBudget(input.budget, `Team "${input.id}"`);
+  return Object.freeze({
+    kind: 'team' as const,
+    id: input.id,
+    description: input.description ?? '',
+    workers: Object.freeze(workers),
+    limits,
+    ...(budget !== undefined ? { budget } : {}),
+  });
 }
 
 /** The swarm definition id a worker runs. */

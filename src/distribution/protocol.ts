@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import type { PauseReason } from '../../machines/events.js';
 import type { Customization } from '../../machines/calls/swarm.js';
+import type { BudgetAccountRef, BudgetCaps } from '../../machines/budget.js';
 import type { SwarmErrorCode } from '../errors.js';
 import type { HostedCard } from '../catalog/elsewhere.js';
 import { subjectToken } from '../transport/types.js';
@@ -19,6 +20,8 @@ export interface HostRequest {
   input: unknown;
   customization?: Customization;
   contextId?: string;
+  /** The budget accounts the swarm draws from besides its own (its parent's chain). */
+  budgetOuter?: BudgetAccountRef[];
   /**
    * A handoff's call (the swarm id is its idempotency key): a swarm that exists is attached to.
    * Without it (a client's `run`), an existing swarm is an `id-in-use` error.
@@ -46,6 +49,8 @@ export type OwnerCommand =
   | { op: 'resume'; swarmId: string; message?: string; answer?: unknown; pauseId?: string }
   | { op: 'stop'; swarmId: string; reason: string }
   | { op: 'extend'; swarmId: string; maxTurns: number }
+  /** A budget raised (`client.extend({ budget })`), with `maxTurns` when that is raised too. */
+  | { op: 'extend'; swarmId: string; maxTurns?: number; budget: BudgetCaps }
   /** An answer to a gated tool call (`client.approve` / `client.reject`); the holder checks the id. */
   | { op: 'approve'; swarmId: string; approvalId: string; always?: boolean }
   | { op: 'reject'; swarmId: string; approvalId: string; reason: string };
@@ -56,6 +61,7 @@ export const hostRequestSchema = z.object({
   input: z.unknown(),
   customization: z.record(z.string(), z.unknown()).optional(),
   contextId: z.string().optional(),
+  budgetOuter: z.array(z.union([z.object({ id: z.string(), caps: z.record(z.string(), z.number()) }), z.object({ key: z.string() })])).optional(),
   attach: z.boolean().optional(),
   stop: z.string().optional(),
 });
@@ -64,7 +70,7 @@ export const ownerCommandSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('pause'), swarmId: z.string(), reason: z.object({ type: z.string(), message: z.string() }).passthrough() }),
   z.object({ op: z.literal('resume'), swarmId: z.string(), message: z.string().optional(), answer: z.unknown().optional(), pauseId: z.string().optional() }),
   z.object({ op: z.literal('stop'), swarmId: z.string(), reason: z.string() }),
-  z.object({ op: z.literal('extend'), swarmId: z.string(), maxTurns: z.number().int().positive() }),
+  z.object({ op: z.literal('extend'), swarmId: z.string(), maxTurns: z.number().int().positive().optional(), budget: z.record(z.string(), z.number()).optional() }),
   z.object({ op: z.literal('approve'), swarmId: z.string(), approvalId: z.string(), always: z.boolean().optional() }),
   z.object({ op: z.literal('reject'), swarmId: z.string(), approvalId: z.string(), reason: z.string() }),
 ]);

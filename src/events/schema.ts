@@ -18,6 +18,7 @@ import { FINAL_STATES } from '../../machines/event-builders.js';
 import type { InternalEvent, PublicSwarmEvent, SwarmEvent, SwarmFact } from '../../machines/events.js';
 import { LIMIT_PAUSE, PAUSE_TYPES } from '../../machines/pause.js';
 import { GUARDRAIL_PAUSE } from '../../machines/guardrail.js';
+import { BUDGET_LIMITS, type BudgetLimit } from '../../machines/budget.js';
 
 const count = z.number().nonnegative();
 /** Usage by model name (a child's rolled-up usage in its `handoff-result`). */
@@ -43,13 +44,15 @@ const message = z.strictObject({
   contextId: z.string().min(1),
 });
 
+// maxTurns trips count turns; budget trips count tokens, USD, calls or ms (and name their account).
 const limitTrip = z.strictObject({
-  limit: z.enum(['maxTurns', 'struggling']),
-  max: z.number().int().positive(),
-  spent: z.number().int().nonnegative(),
-  left: z.number().int().nonnegative(),
+  limit: z.enum(['maxTurns', 'struggling', ...BUDGET_LIMITS]),
+  max: z.number().nonnegative(),
+  spent: z.number().nonnegative(),
+  left: z.number().nonnegative(),
   rule: z.enum(['repeats', 'turnsWithoutNewResult']).optional(),
   toolName: z.string().optional(),
+  account: z.string().optional(),
 });
 const guardrailRejection = z.strictObject({
   guardrail: z.string(),
@@ -65,6 +68,9 @@ const pendingApproval = z.strictObject({
   scope: z.string().optional(),
   swarmId: z.string().optional(),
 });
+const budgetCaps = z.strictObject(
+  Object.fromEntries(BUDGET_LIMITS.map((k) => [k, z.number().nonnegative().optional()])) as Record<BudgetLimit, z.ZodOptional<z.ZodNumber>>,
+);
 const pauseReason = z.strictObject({
   type: z.enum([...PAUSE_TYPES, LIMIT_PAUSE, GUARDRAIL_PAUSE]),
   message: z.string(),
@@ -106,7 +112,7 @@ export const swarmFactSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('turn-completed'), turn: z.number().int().positive(), maxTurns: z.number().int().positive(), activeAgent: z.string() }),
   z.strictObject({ type: z.literal('paused'), reason: pauseReason }),
   z.strictObject({ type: z.literal('resumed'), message: z.string().optional() }),
-  z.strictObject({ type: z.literal('extended'), maxTurns: z.number().int().positive(), previousMaxTurns: z.number().int().positive() }),
+  z.strictObject({ type: z.literal('extended'), maxTurns: z.number().int().positive(), previousMaxTurns: z.number().int().positive(), budget: budgetCaps.optional() }),
   z.strictObject({
     type: z.literal('approval'),
     approvalId: z.string(),

@@ -104,6 +104,8 @@ export function openaiModel(options: OpenAIModelOptions): Model {
         model: name,
         messages: request.messages.map(toWireMessage),
         ...(request.tools.length > 0 ? { tools: request.tools.map(toWireTool) } : {}),
+        // The ceiling a budget reserved the call with: the provider stops there.
+        ...(request.maxOutputTokens !== undefined ? { max_tokens: request.maxOutputTokens } : {}),
       };
       const opts = { ...requestOptions, signal: request.signal };
       try {

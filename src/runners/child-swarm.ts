@@ -34,6 +34,7 @@ import type { OtherRuntimes } from '../distribution/calls.js';
 import type { Customization } from '../../machines/calls/swarm.js';
 import { targetName } from '../catalog/hosted.js';
 import type { HostRequest } from '../distribution/protocol.js';
+import { type BudgetAccountRef, enclosingAccounts } from '../../machines/budget.js';
 import { CallTimeoutError } from '../../actors/call-timeout.js';
 import { approvalLifecycle, withChildApprovals } from './child-approvals.js';
 
@@ -57,7 +58,9 @@ export interface ChildSwarmDeps {
   /** Brings a passivated child back into memory (to stop it with its parent). */
   rehydration: { rehydrate(swarmId: string): Promise<LiveSwarm | undefined> };
   /** Starts a child under its derived id. */
-  launcher: { startDerived(definitionId: string, swarmId: string, input: unknown, options: { customization?: Customization }): Promise<void> };
+  launcher: {
+    startDerived(definitionId: string, swarmId: string, input: unknown, options: { customization?: Customization; budgetOuter?: BudgetAccountRef[] }): Promise<void>;
+  };
   /** Adopts the unfinished swarms nobody drives (a child a previous owner left running). */
   leases: { adopt(): Promise<void> };
   /** A child's events after `since` (the reader lets go when `signal` aborts), and its result. */
@@ -136,6 +139,8 @@ export class ChildSwarms {
     // Re-attaching after a restart: relay what the parent has not stored yet, exactly once.
     const since = known ? await reading(() => this.relayedUpTo(input.parentId, id)) : 0;
     const hosted = deps.hosted && !deps.hosted.catalog.has(input.definitionId) ? deps.hosted.others : undefined;
+    // The child draws from its parent's budgets (and its own, if it has one): the lower limit wins.
+    const budgetOuter = parent ? enclosingAccounts(input.parentId, parent.context().config.budget) : [];
     if (hosted) {
       const request: HostRequest = {
         swarmId: id,
@@ -143,6 +148,7 @@ export class ChildSwarms {
         input: input.input,
         attach: true,
         ...(input.customization ? { customization: input.customization } : {}),
+        ...(budgetOuter.length > 0 ? { budgetOuter } : {}),
       };
       // A parent stopped by now (taken over to be stopped) asks no runtime to host its child:
       // the child, if it exists, is stopped below.
@@ -164,7 +170,10 @@ export class ChildSwarms {
       const record = known ? await summaryOf(deps.store, id) : undefined;
       if (!record) {
         try {
-          await deps.launcher.startDerived(input.definitionId, id, input.input, input.customization ? { customization: input.customization } : {});
+          await deps.launcher.startDerived(input.definitionId, id, input.input, {
+            ...(input.customization ? { customization: input.customization } : {}),
+            ...(budgetOuter.length > 0 ? { budgetOuter } : {}),
+          });
         } catch (e) {
           return { ok: false, content: `Swarm "${input.definitionId}" could not start: ${errorText(e)}` };
         }

@@ -25,6 +25,9 @@ import { ownerLost, type SwarmHost } from './host.js';
 import type { LiveSwarms } from './live.js';
 import type { Rehydration } from './passivation.js';
 import type { Reading } from './reading.js';
+import { type BudgetCaps, swarmAccount } from '../../machines/budget.js';
+import { budgetProblem } from '../define/budget.js';
+import type { BudgetLedger } from '../store/budgets.js';
 
 /** What the commands need. */
 export interface CommandsDeps {
@@ -39,6 +42,8 @@ export interface CommandsDeps {
    * goes there (a stop reaches it even when its holder is gone, see `OtherRuntimes.stopHeld`).
    */
   others?: Pick<OtherRuntimes, 'send' | 'stopHeld' | 'assertAvailable'> | undefined;
+  /** The budget ledger a budget extension raises (absent: budgets cannot be extended). */
+  budgets?: Pick<BudgetLedger, 'raise'> | undefined;
 }
 
 /** The commands of one runtime. */
@@ -58,7 +63,12 @@ export class Commands {
       const answer = command.answer !== undefined ? command.answer : command.message;
       return this.resume(command.swarmId, answer, command.pauseId === undefined ? {} : { pauseId: command.pauseId });
     }
-    if (command.op === 'extend') return this.extend(command.swarmId, { maxTurns: command.maxTurns });
+    if (command.op === 'extend') {
+      return this.extend(command.swarmId, {
+        ...(command.maxTurns !== undefined ? { maxTurns: command.maxTurns } : {}),
+        ...('budget' in command && command.budget ? { budget: command.budget } : {}),
+      });
+    }
     if (command.op === 'approve') return this.approve(command.swarmId, command.approvalId, command.always ? { always: true } : {});
     if (command.op === 'reject') return this.reject(command.swarmId, command.approvalId, command.reason);
     return this.stop(command.swarmId, command.reason);
@@ -131,20 +141,26 @@ export class Commands {
    * restart keeps them; a swarm held by another runtime gets the command there.
    */
   async extend(swarmId: string, limits: SwarmLimits): Promise<void> {
-    const { maxTurns } = limits ?? {};
-    if (maxTurns === undefined) throw new SwarmError('extend needs a limit to raise: { maxTurns }', 'invalid-input');
-    if (!Number.isInteger(maxTurns) || maxTurns < 1) {
+    const { maxTurns, budget } = limits ?? {};
+    if (maxTurns === undefined && budget === undefined) throw new SwarmError('extend needs a limit to raise: { maxTurns }', 'invalid-input');
+    if (maxTurns !== undefined && (!Number.isInteger(maxTurns) || maxTurns < 1)) {
       throw new SwarmError(`maxTurns must be a positive whole number, got ${JSON.stringify(maxTurns) ?? String(maxTurns)}`, 'invalid-input');
     }
+    const problem = budget === undefined ? undefined : budgetProblem(budget);
+    if (problem) throw new SwarmError(problem, 'invalid-input');
     const release = this.deps.rehydration.hold(swarmId);
     try {
-      const host = await this.liveHost(swarmId, 'extend', { op: 'extend', swarmId, maxTurns });
+      const relayed: OwnerCommand = budget
+        ? { op: 'extend', swarmId, ...(maxTurns !== undefined ? { maxTurns } : {}), budget }
+        : { op: 'extend', swarmId, maxTurns: maxTurns! };
+      const host = await this.liveHost(swarmId, 'extend', relayed);
       if (!host) return;
       const { turn } = host.context();
-      if (maxTurns <= turn) {
+      if (maxTurns !== undefined && maxTurns <= turn) {
         throw new SwarmError(`maxTurns ${maxTurns} leaves swarm "${swarmId}" no room: it has made ${turn} turns already`, 'invalid-input');
       }
-      await this.command(host, { type: 'EXTEND', maxTurns });
+      if (budget) await this.raiseBudget(swarmId, host, budget);
+      await this.command(host, { type: 'EXTEND', maxTurns: maxTurns ?? host.config().maxTurns, ...(budget ? { budget } : {}) });
     } finally {
       release();
     }
@@ -190,6 +206,23 @@ export class Commands {
       await this.command(host, () => approvalCommand(host, command));
     } finally {
       release();
+    }
+  }
+
+  /**
+   * Raises the swarm's own budget account in the ledger (before the `extended` fact is recorded:
+   * a crash in between leaves the caps raised, and extending again is harmless).
+   */
+  private async raiseBudget(swarmId: string, host: SwarmHost, caps: BudgetCaps): Promise<void> {
+    const own = host.config().budget?.own;
+    if (!own || !this.deps.budgets) {
+      throw new SwarmError(`Swarm "${swarmId}" has no budget of its own to extend: extend the swarm whose budget it draws from (its parent)`, 'invalid-input');
+    }
+    try {
+      await this.deps.budgets.raise(swarmAccount(swarmId), caps, Date.now(), own);
+    } catch (e) {
+      if (e instanceof RangeError) throw new SwarmError(e.message, 'invalid-input');
+      throw e;
     }
   }
 

@@ -46,6 +46,8 @@ import { LiveSwarms } from './live.js';
 import { resolveOptions } from './options.js';
 import { Passivation, withoutPassivation } from './passivation.js';
 import { createPorts } from './ports.js';
+import { BudgetGate, DEFAULT_RESERVATION_TTL_MS } from './budget-gate.js';
+import { memoryLedger } from '../store/budgets.js';
 import { Reading } from './reading.js';
 import { judgingPorts, replaySwarm } from './replay.js';
 import { teamPort } from './team-port.js';
@@ -110,15 +112,26 @@ class ComposedRuntime implements Runtime, SwarmControl {
     // The live swarms. Their actors reach the runners of child-swarm and remote-agent calls
     // through `calls`, bound below once the runners exist (a swarm's calls start swarms).
     const calls = new CallRunners();
-    const logic = createSwarmLogic(createPorts({ catalog, specs, model: o.model, hosts, calls, modelTimeoutMs: o.modelTimeoutMs }));
+    // Budgets: accounts in the store's ledger (a store without one: in this process's memory).
+    const ledger = store.budgets ?? memoryLedger();
+    const budgets = new BudgetGate({
+      ledger,
+      hosts,
+      prices: o.prices,
+      keyBudgets: o.keyBudgets,
+      maxOutputTokens: o.maxOutputTokens,
+      reservationTtlMs: DEFAULT_RESERVATION_TTL_MS,
+      pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
+    });
+    const logic = createSwarmLogic(createPorts({ catalog, specs, model: o.model, hosts, calls, modelTimeoutMs: o.modelTimeoutMs, budgets }));
     const live = (this.live = new LiveSwarms({ store, catalog, logic, hosts, owner, redact: o.redact, inspect: o.inspect }));
     const leases = (this.leases = new Leases(live, catalog, owner));
     const questions = new HumanQuestions();
     const rehydration = o.passivateAfterMs === undefined ? withoutPassivation(live) : new Passivation(live, o.passivateAfterMs, questions, leases);
 
     // Reading, commands and starting swarms.
-    const reading = (this.reading = new Reading(live, o.prices));
-    const commands = (this.commands = new Commands({ live, rehydration, questions, reading, others }));
+    const reading = (this.reading = new Reading(live, o.prices, budgets));
+    const commands = (this.commands = new Commands({ live, rehydration, questions, reading, others, budgets: ledger }));
     const cards = new RemoteCards(o.remote);
     const launcher = (this.launcher = new Launcher({ live, catalog, resolver: new Resolver(catalog, cards), cards, others }));
 

@@ -24,6 +24,8 @@ import { type Redactor, redactor } from '../util/redact.js';
 import { guardedObserver } from './inspect.js';
 import { checkPrices, type Prices } from '../usage/report.js';
 import type { InspectObserver, RuntimeOptions } from './types.js';
+import { checkKeyBudgets, type KeyBudget } from '../define/budget.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS } from './budget-gate.js';
 
 /** How long a lease lasts without renewal unless `leaseMs` says otherwise. */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -51,6 +53,10 @@ export interface ResolvedOptions {
   modelTimeoutMs: number | undefined;
   /** What each model's tokens cost (checked); undefined: every model is unpriced. */
   prices: Prices | undefined;
+  /** Budgets per key over a window (checked); undefined: none. */
+  keyBudgets: Record<string, KeyBudget> | undefined;
+  /** The output ceiling of a budgeted model call. */
+  maxOutputTokens: number;
   /** The reach to other runtimes (`nats` or `transport`); undefined: a runtime on its own. */
   reach: ReachOptions | undefined;
   hosting: HostingTimings;
@@ -81,6 +87,7 @@ const optionsSchema = z.looseObject({
   redact: z.array(z.string()).readonly().optional(),
   passivateAfterMs: z.number().finite().min(0).optional(),
   modelTimeoutMs: z.number().int().min(1).max(MAX_TIMEOUT_MS).optional(),
+  maxOutputTokens: z.number().int().min(1).optional(),
   nats: z
     .object({ servers: z.union([z.string(), z.array(z.string()).readonly()]) })
     .loose()
@@ -105,6 +112,7 @@ const EXPECTED: Record<string, string> = {
   redact: 'redact must be a list of strings',
   passivateAfterMs: 'passivateAfterMs must be a finite number of milliseconds (0 or more)',
   modelTimeoutMs: `modelTimeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}`,
+  maxOutputTokens: 'maxOutputTokens must be a whole number of tokens (1 or more)',
   nats: 'nats must be NATS options with `servers`',
   transport: 'transport must be a Transport (request, subscribe, publish)',
   hosting: 'hosting must be { deadlineMs?, heartbeatMs?, heartbeatTimeoutMs?, serve? }',
@@ -148,6 +156,8 @@ export function resolveOptions(options: RuntimeOptions): ResolvedOptions {
     passivateAfterMs: options.passivateAfterMs,
     modelTimeoutMs: options.modelTimeoutMs,
     prices: checkPrices(options.prices),
+    keyBudgets: checkKeyBudgets(options.keyBudgets),
+    maxOutputTokens: options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
     reach: reachOf(options.nats, options.transport, prefix, !options.store),
     hosting,
     inspect: options.inspect && guardedObserver(options.inspect),

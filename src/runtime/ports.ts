@@ -19,6 +19,7 @@ import { validate } from '../define/tool.js';
 import { responseSchemaProblem } from '../define/response-schema.js';
 import type { CallRunners } from './calls.js';
 import type { SwarmHost } from './host.js';
+import type { BudgetGate } from './budget-gate.js';
 
 /** What the ports need from the host of a swarm (a live `SwarmHost`, or a replay's stand-in). */
 export type PortsHost = Pick<SwarmHost, 'config' | 'input' | 'publish' | 'durable'>;
@@ -34,6 +35,8 @@ export interface PortsDeps {
   calls: Pick<CallRunners, 'runChild' | 'runRemote'>;
   /** How long one model call may take (`createRuntime({ modelTimeoutMs })`); undefined: unbounded. */
   modelTimeoutMs?: number | undefined;
+  /** The budget gate (live runtimes; a replay makes no calls to reserve). */
+  budgets?: Pick<BudgetGate, 'reserveModelCall' | 'reserveToolCall' | 'chargeRemote'> | undefined;
 }
 
 /** Builds the ports the actors use. */
@@ -77,7 +80,7 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     swarmTimeoutMs: (definitionId) => catalog.swarm(definitionId)?.timeoutMs,
     isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,
     runChild: (input, signal) => deps.calls.runChild(input, signal),
-    runRemote: (input, signal) => deps.calls.runRemote(input, signal),
+    runRemote: deps.budgets ? budgetedRemote(deps.calls, deps.budgets) : (input, signal) => deps.calls.runRemote(input, signal),
     guardInput(definitionId, swarmId) {
       const guardrails = swarm(definitionId).guardrails.input;
       return guardrails.length === 0 ? undefined : runGuardrails(guardrails, deps.hosts.get(swarmId)?.input(), swarmId);
@@ -119,6 +122,24 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
       if (!host) return Promise.reject(new Error(`Swarm "${swarmId}" is not live in this runtime`));
       return host.durable();
     },
+    ...(deps.budgets ? budgetPorts(deps.budgets) : {}),
+  };
+}
+
+/** Remote calls whose peer's reported usage counts against the swarm's budgets, with their result. */
+function budgetedRemote(calls: PortsDeps['calls'], gate: NonNullable<PortsDeps['budgets']>): SwarmPorts['runRemote'] {
+  return async (input, signal) => {
+    const result = await calls.runRemote(input, signal);
+    if (result.usage) gate.chargeRemote(input, result.usage);
+    return result;
+  };
+}
+
+/** The budget ports, bound to the gate. */
+function budgetPorts(gate: NonNullable<PortsDeps['budgets']>): Pick<SwarmPorts, 'reserveModelCall' | 'reserveToolCall'> {
+  return {
+    reserveModelCall: (input, model, tools, signal) => gate.reserveModelCall(input, model, tools, signal),
+    reserveToolCall: (input, signal) => gate.reserveToolCall(input, signal),
   };
 }
 

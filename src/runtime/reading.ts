@@ -9,6 +9,8 @@ import type { SwarmEvent } from '../../machines/events.js';
 import { addByModel, rolledUp, type UsageByModel, type UsageLedger } from '../../machines/usage.js';
 import type { Usage } from '../../machines/messages.js';
 import { type Prices, totalsOf, type UsageReport, type UsageTotals, usageReport } from '../usage/report.js';
+import type { BudgetGate } from './budget-gate.js';
+import type { SwarmConfig } from '../../machines/swarm.js';
 import { delay } from '../util/abort.js';
 import { assertCursor } from '../events/cursor.js';
 import { SwarmError } from '../errors.js';
@@ -55,6 +57,8 @@ export class Reading {
     private readonly live: LiveSwarms,
     /** `createRuntime({ prices })`: what each model's tokens cost. */
     private readonly prices?: Prices,
+    /** The budget gate, which reads a swarm's budgets in the ledger. */
+    private readonly budgets?: Pick<BudgetGate, 'statuses'>,
   ) {}
 
   /**
@@ -120,7 +124,11 @@ export class Reading {
    * snapshot's. A child swarm counts its own.
    */
   async usage(swarmId: string): Promise<UsageReport> {
-    return usageReport(await this.usageContext(swarmId), this.prices);
+    const context = await this.usageContext(swarmId);
+    const report = usageReport(context, this.prices);
+    const budget = (context as { config?: SwarmConfig } | undefined)?.config?.budget;
+    if (budget && this.budgets) report.budgets = await this.budgets.statuses(swarmId, budget);
+    return report;
   }
 
   /** A swarm's usage rolled up over its children, by model (what its parent counts once, with the handoff's result). */

@@ -258,7 +258,7 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
           if (fact.type === 'paused' && state !== 'paused') return (actor.send({ type: 'PAUSE', reason: fact.reason }), true);
           if (fact.type === 'resumed') return (actor.send(fact.message === undefined ? { type: 'RESUME' } : { type: 'RESUME', message: fact.message }), true);
           if (fact.type === 'stopped') return (actor.send({ type: 'STOP', reason: fact.reason }), true);
-          if (fact.type === 'extended') return (actor.send({ type: 'EXTEND', maxTurns: fact.maxTurns }), true);
+          if (fact.type === 'extended') return (actor.send({ type: 'EXTEND', maxTurns: fact.maxTurns, ...(fact.budget ? { budget: fact.budget } : {}) }), true);
           if (fact.type === 'approval') return (actor.send(approvalOf(fact)), true);
         }
         if (next.kind === 'internal:llm-call') {

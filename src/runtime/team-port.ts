@@ -42,8 +42,9 @@ export function teamPort(parts: TeamPortParts): TeamRuntimePort {
     ...(parts.inspect ? { inspect: parts.inspect } : {}),
     // The attempt's swarm id is the hosted call's idempotency key: sent again (a leader
     // restarted), it attaches to the attempt instead of reading "id in use".
-    startSwarm: (definitionId, swarmId, input) =>
-      remoteTask(definitionId)?.host({ swarmId, definitionId, input, attach: true }) ?? launcher.start(definitionId, swarmId, input),
+    startSwarm: (definitionId, swarmId, input, options) =>
+      remoteTask(definitionId)?.host({ swarmId, definitionId, input, attach: true, ...(options?.budgetOuter ? { budgetOuter: options.budgetOuter } : {}) }) ??
+      launcher.start(definitionId, swarmId, input, options?.budgetOuter ? { budgetOuter: options.budgetOuter } : {}),
     // A task swarm left by a previous process is adopted first (a team restored on first use):
     // that one swarm, looked up by id (a listing of every unfinished swarm per attempt is O(n)).
     wait: async (swarmId, signal) => {

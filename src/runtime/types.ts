@@ -18,6 +18,7 @@ import type { AgentRegistry } from '../registry/registry.js';
 import type { SwarmFilter, SwarmStore, SwarmSummary } from '../store/types.js';
 import type { Tool } from '../define/tool.js';
 import type { Guardrail } from '../define/guardrail.js';
+import type { KeyBudget } from '../define/budget.js';
 import type { NatsOptions } from '../nats/options.js';
 import type { Transport } from '../transport/types.js';
 import type { TeamClient } from '../team/client.js';
@@ -97,6 +98,18 @@ export interface RuntimeOptions {
    * `TypeError` naming the entry.
    */
   prices?: Prices;
+  /**
+   * Budgets per key over a time window, by key (a run names its key with
+   * `withParameters({ budgetKey })` or `adhoc().run({ budgetKey })`): e.g. each tenant's per
+   * day, `{ acme: { budget: { usd: 20 }, windowMs: 86_400_000 } }`. See docs/budgets.md.
+   */
+  keyBudgets?: Record<string, KeyBudget>;
+  /**
+   * The output ceiling of a model call made under a budget, in tokens: the call reserves its
+   * prompt's estimate plus this, and asks the model for at most this (`ModelRequest.maxOutputTokens`).
+   * Default 4096.
+   */
+  maxOutputTokens?: number;
   /**
    * Distribution over NATS: this runtime keeps its state in JetStream (unless given a `store`),
    * serves every swarm and agent definition it has to the other runtimes on the same NATS (and

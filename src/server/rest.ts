@@ -11,7 +11,7 @@
  * | `POST /swarms/:definitionId/:swarmId/pause`  | `{ reason?, type? }`     | 200 `{ ok: true, result }`           |
  * | `POST /swarms/:definitionId/:swarmId/resume` | `{ message? \| answer?, pauseId? }` | 200 `{ ok: true, result }` |
  * | `POST /swarms/:definitionId/:swarmId/stop`   | `{ reason? }`            | 200 `{ ok: true, result }`           |
- * | `POST /swarms/:definitionId/:swarmId/extend` | `{ maxTurns }`           | 200 `{ ok: true, result }`           |
+ * | `POST /swarms/:definitionId/:swarmId/extend` | `{ maxTurns?, budget? }` | 200 `{ ok: true, result }`           |
  * | `POST /swarms/:definitionId/:swarmId/approve` | `{ approvalId, always? }` | 200 `{ ok: true, result }`          |
  * | `POST /swarms/:definitionId/:swarmId/reject` | `{ approvalId, reason }` | 200 `{ ok: true, result }`           |
  * | `GET /swarms/:definitionId/:swarmId/events`  | `?since=n`, Last-Event-ID | 200 `text/event-stream`             |
@@ -35,6 +35,7 @@ import { assertCursor } from '../events/cursor.js';
 import { isFinalEvent } from '../events/helpers.js';
 import { SWARM_STATUSES, type SwarmStatus } from '../store/result.js';
 import type { SwarmSummary } from '../store/types.js';
+import type { Budget } from '../define/budget.js';
 import { summaryOf } from '../store/summary.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../define/swarm-id.js';
 import {
@@ -137,7 +138,8 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
   async function command(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: 'command' }>): Promise<void> {
     await findSwarm(route.definitionId, route.swarmId);
     const shape =
-      approvalShape(route.command) ?? (route.command === 'resume' ? '{ message? | answer?, pauseId? }' : route.command === 'extend' ? '{ maxTurns }' : '{ reason? }');
+      approvalShape(route.command) ??
+      (route.command === 'resume' ? '{ message? | answer?, pauseId? }' : route.command === 'extend' ? '{ maxTurns?, budget? }' : '{ reason? }');
     const body = objectBody(await readJson(req, ctx.maxBodyBytes), shape);
     const client = runtime.forSwarm(route.definitionId, route.swarmId);
     try {
@@ -154,7 +156,8 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
         await answerApproval(client, route.command, body);
       } else if (route.command === 'extend') {
         // The runtime checks the value (400 with its message when it is not a whole number above the turns made).
-        await client.extend({ maxTurns: body.maxTurns as number });
+        // So is a budget (400 naming the cap that is not a number ≥ 0, or that would be lowered).
+        await client.extend({ maxTurns: body.maxTurns as number, ...('budget' in body ? { budget: body.budget as Budget } : {}) });
       } else {
         await client.stop(optionalString(body, 'reason') ?? 'Stopped over HTTP');
       }

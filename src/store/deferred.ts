@@ -6,6 +6,23 @@
  */
 import { summaryOf } from './summary.js';
 import type { SwarmStore } from './types.js';
+import { type BudgetLedger, memoryLedger } from './budgets.js';
+
+/**
+ * The ledger of the store `ready` opens: its own, or one in this process's memory when it keeps
+ * none (as the runtime does for any store without one).
+ */
+function deferredLedger(ready: Promise<SwarmStore>): BudgetLedger {
+  let fallback: BudgetLedger | undefined;
+  const ledger = async () => (await ready).budgets ?? (fallback ??= memoryLedger());
+  return {
+    reserve: async (r) => (await ledger()).reserve(r),
+    settle: async (key, used) => (await ledger()).settle(key, used),
+    charge: async (r) => (await ledger()).charge(r),
+    raise: async (id, caps, now, opening) => (await ledger()).raise(id, caps, now, opening),
+    account: async (id) => (await ledger()).account(id),
+  };
+}
 
 /** A store answering through `opening` once it resolves; a failed opening fails every call with its error. */
 export function deferredStore(opening: Promise<SwarmStore>): SwarmStore {
@@ -28,6 +45,7 @@ export function deferredStore(opening: Promise<SwarmStore>): SwarmStore {
     release: async (owner, ids) => (await ready).release(owner, ids),
     prune: async (olderThan) => (await ready).prune(olderThan),
     stats: () => store?.stats?.() ?? { commits: 0, transactions: 0 },
+    budgets: deferredLedger(ready),
     connected: () => store?.connected?.() ?? true,
     watch(id, onChange) {
       let stop: (() => void) | undefined;

@@ -6,6 +6,7 @@
 import type { SwarmEvent } from '../../machines/events.js';
 import { isFinal } from './result.js';
 import { assembleSnapshot } from './messages.js';
+import { memoryLedger } from './budgets.js';
 import { type Commit, type Lease, LeaseLostError, leftOutBy, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
 
 /**
@@ -23,6 +24,7 @@ export function memoryStore(): SwarmStore {
   const swarms = new Map<string, Stored>();
   return {
     volatile: true,
+    budgets: memoryLedger(),
     async load(swarmId) {
       const entry = swarms.get(swarmId);
       const stored = entry?.record;

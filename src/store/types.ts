@@ -5,6 +5,7 @@
  */
 import type { SwarmEvent } from '../../machines/events.js';
 import { SwarmError } from '../errors.js';
+import type { BudgetLedger } from './budgets.js';
 import type { MessageWrite } from './messages.js';
 import type { SwarmResult, SwarmStatus } from './result.js';
 
@@ -119,6 +120,12 @@ export interface SwarmStore {
    * the runtime reads the swarm's summary before starting it.
    */
   readonly refusesExisting?: boolean;
+  /**
+   * The budget accounts of every swarm on this store (see `budgets.ts`), shared by the runtimes
+   * that use it. Optional: a runtime on a store without one keeps its accounts in memory (not
+   * shared with other processes, lost on restart).
+   */
+  readonly budgets?: BudgetLedger;
   load(swarmId: string): Promise<SwarmRecord | undefined>;
   commit(commit: Commit): void | Promise<void>;
   /**

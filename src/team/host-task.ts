@@ -29,12 +29,16 @@ import { TransportError } from '../transport/types.js';
 import { delay } from '../util/abort.js';
 import type { PendingStop } from './host-stops.js';
 import type { TeamRuntimePort } from './host-types.js';
+import type { BudgetAccountRef } from '../../machines/budget.js';
+import type { Budget } from '../define/budget.js';
 
 /** What a task attempt needs from its host. */
 export interface TaskRunDeps {
   port: TeamRuntimePort;
   board: TaskBoard;
   worker: (type: string) => TeamWorkerDefinition;
+  /** The team's budget, which every task swarm of this team (`team:<teamId>`) draws from; absent without one. */
+  budget?: Budget | undefined;
   clock: () => number;
   /** The attempt's swarm is running for `workerId` (its events are the worker's heartbeat), or no longer. */
   running: (swarmId: string, workerId: string | undefined) => void;
@@ -114,6 +118,7 @@ export function taskRunner(deps: TaskRunDeps) {
         progressed: () => deps.progressed(input.workerId),
         waiting: (waiting) => deps.waiting(swarmId, waiting),
         retryMs: deps.retryMs ?? 100,
+        ...(deps.budget ? { budgetOuter: [{ id: `team:${deps.board.id}`, caps: deps.budget }] } : {}),
       });
       if (result.status === 'completed') return { result: result.result ?? null, durationMs: deps.clock() - started };
       if (result.status === 'paused') {
@@ -146,6 +151,8 @@ interface AttemptSwarm {
   /** See {@link TaskRunDeps.waiting}. */
   waiting: (waiting: boolean) => void;
   retryMs: number;
+  /** The team's budget account, which the swarm draws from. */
+  budgetOuter?: BudgetAccountRef[];
 }
 
 /**
@@ -217,7 +224,7 @@ async function attemptResult(a: AttemptSwarm): Promise<SwarmResult> {
  */
 async function start(a: AttemptSwarm): Promise<void> {
   try {
-    await a.port.startSwarm(a.definitionId, a.swarmId, a.input);
+    await a.port.startSwarm(a.definitionId, a.swarmId, a.input, a.budgetOuter ? { budgetOuter: a.budgetOuter } : undefined);
   } catch (error) {
     if (!(error instanceof SwarmError && error.code === 'id-in-use')) throw error;
   }

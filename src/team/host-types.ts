@@ -10,6 +10,7 @@ import type { Escalation, TeamMetrics } from '../../machines/team/leader.js';
 import type { SwarmResult } from '../store/result.js';
 import type { UsageTotals } from '../usage/report.js';
 import type { BlockedTask, BoardCounts } from './board-types.js';
+import type { BudgetAccountRef } from '../../machines/budget.js';
 
 /** The runtime as a team host uses it. */
 export interface TeamRuntimePort {
@@ -18,7 +19,7 @@ export interface TeamRuntimePort {
    * workers report to it. Absent: their actors are made without one.
    */
   readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
-  startSwarm(definitionId: string, swarmId: string, input: unknown): Promise<void>;
+  startSwarm(definitionId: string, swarmId: string, input: unknown, options?: { budgetOuter?: BudgetAccountRef[] }): Promise<void>;
   /**
    * The swarm's result once it is paused or has ended; rejects when `signal` aborts (the attempt
    * was released, its worker respawned or the team stopped), leaving no watch or poll behind.

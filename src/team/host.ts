@@ -835,6 +835,7 @@ export class TeamHost {
       port: this.#port,
       board: this.board,
       worker: (type) => this.#workerDefinition(type),
+      budget: this.definition.budget,
       clock: this.#clock,
       running: (swarmId, workerId) => {
         if (workerId) {

@@ -7,6 +7,7 @@
  * @module
  */
 import type { Usage } from '../../machines/messages.js';
+import type { BudgetCaps, BudgetLimit } from '../../machines/budget.js';
 import { addByModel, type ModelUsage, type UsageByModel, type UsageLedger } from '../../machines/usage.js';
 
 /** What one model's tokens cost, in USD per million tokens. Cached input: `inputPerMTok` if not given. */
@@ -44,6 +45,26 @@ export interface UsageTotals {
  */
 export interface UsageReport extends UsageTotals {
   total: UsageTotals;
+  /**
+   * The budgets the swarm draws from (see docs/budgets.md), outermost first, its own last, as
+   * they stand in the ledger: absent for a swarm without any.
+   */
+  budgets?: BudgetStatus[];
+}
+
+/** What a budget's spend is counted in. */
+export type BudgetSpend = Record<Exclude<BudgetLimit, 'wallMs'>, number>;
+
+/**
+ * One budget account as it stands: its caps, what settled calls spent and what calls in flight
+ * hold, and what is left of each cap (for `wallMs`, the ms left before its deadline).
+ */
+export interface BudgetStatus {
+  account: string;
+  caps: BudgetCaps;
+  spent: BudgetSpend;
+  reserved: BudgetSpend;
+  left: Partial<Record<BudgetLimit, number>>;
 }
 
 const PRICE_KEYS = ['inputPerMTok', 'outputPerMTok', 'cachedInputPerMTok'] as const;

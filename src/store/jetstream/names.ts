@@ -24,6 +24,8 @@ export class Names {
   readonly eventSubjects: string;
   /** Every subject of the message lists stream. */
   readonly messageSubjects: string;
+  /** The budget ledger's KV bucket (created on its first use): one key per budget account. */
+  readonly budgetBucket: string;
 
   constructor(private readonly prefix: string) {
     this.bucket = `${prefix}_swarms`;
@@ -31,6 +33,7 @@ export class Names {
     this.messageStream = `${prefix}_messages`;
     this.eventSubjects = `${prefix}.ev.>`;
     this.messageSubjects = `${prefix}.msg.>`;
+    this.budgetBucket = `${prefix}_budgets`;
   }
 
   /** A swarm's key in the bucket. */

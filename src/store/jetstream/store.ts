@@ -41,6 +41,7 @@ import { RecentValues, Seen } from './seen.js';
 import { openBroker, Setup } from './setup.js';
 import { BucketWatch, Watchers } from './watching.js';
 import { KeyWriter } from './writer.js';
+import { jetstreamLedger } from './budgets.js';
 
 /** Options of {@link jetstreamStore}. */
 export interface JetStreamStoreOptions {
@@ -148,6 +149,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
     connected: () => outages.connected,
     stats: () => ({ ...committer.stats }),
     prune: (olderThan) => pruner.prune(olderThan),
+    budgets: jetstreamLedger(setup, names, timeoutMs),
     async close() {
       if (setup.closed || outages.closing) return;
       outages.closing = true;
