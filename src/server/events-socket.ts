@@ -40,6 +40,14 @@
  *
  * Control frames carry `type`; events carry `kind` and never `type` at the top level.
  *
+ * **Commands (one-swarm mode).** A subscriber of one swarm may command it on the same socket:
+ * the text frame `{ "type": "command", "command": "pause" | "resume" | "stop" | "extend" |
+ * "approve" | "reject", "id"?: …, …body }` takes the body REST's `POST …/<command>` takes (a
+ * typed `answer` and its `pauseId`, `{ approvalId, always? }`, `{ maxTurns?, budget? }`…), checked
+ * the same way (`swarm-commands.ts`), and is answered by the control frame `{ "type":
+ * "command-result", "id", "ok": true, "result" }` or `{ …, "ok": false, "status", "error" }` (the
+ * status REST would answer). So a page that watches a swarm answers its pauses where it sees them.
+ *
  * **Batched frames (`batch=1`, one-swarm mode only; 400 elsewhere).** Each event frame is then a
  * JSON array of events instead of one event: a stored page per frame on replay, the events one
  * commit made visible per frame live, in the same `seq` order, split so a frame holds at most
@@ -63,7 +71,7 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { type RawData, WebSocketServer, type WebSocket } from 'ws';
 import { errorText } from '../../machines/error-text.js';
 import type { SwarmEvent } from '../../machines/events.js';
 import { assertCursor, lastStoredSeq } from '../events/cursor.js';
@@ -77,6 +85,8 @@ import type { TeamClient } from '../team/client.js';
 import { asHttpError, chooseProtocol, HttpError, type HttpHandler, type ServerContext } from '../http/http.js';
 import { parseCursor, type StreamedEvent } from '../http/sse.js';
 import { findTeam } from './teams.js';
+import { applyCommand, isSwarmCommand, SWARM_COMMANDS } from './swarm-commands.js';
+import type { SwarmClient } from '../client/client.js';
 import { type BatchFrame, batchFrames, FrameCollector } from './event-frames.js';
 import type { EventSocketOptions } from './options.js';
 
@@ -94,7 +104,7 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
     pollMs: options.pollMs ?? 250,
   };
   const { runtime } = ctx;
-  // Subscribers send nothing meaningful; a small cap keeps a client from making us buffer much.
+  // Subscribers send at most command frames; a small cap keeps a client from making us buffer much.
   // Answers `xswarm` when offered (a browser page offers it with its token's subprotocol).
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, handleProtocols: chooseProtocol });
   const pumps = new Set<AbortController>();
@@ -159,6 +169,11 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
         // A protocol error from the client (oversized frame…) closes only that connection.
         ws.on('error', () => controller.abort());
         const outbox = new Outbox(ws, limits);
+        // A swarm's subscriber may also command it (the same commands and bodies as REST).
+        if (subscription.mode === 'swarm') {
+          const client = runtime.forSwarm(subscription.definitionId, subscription.swarmId);
+          ws.on('message', (data, isBinary) => void answerCommand(client, outbox, data, isBinary));
+        }
         const run =
           subscription.mode === 'swarm'
             ? pumpSwarm(runtime, outbox, subscription, controller.signal)
@@ -206,6 +221,50 @@ export function createEventSocketHandler(ctx: ServerContext, options: EventSocke
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
+}
+
+/**
+ * A frame a swarm's subscriber sent: a command to the swarm, `{ "type": "command", "command":
+ * "resume" | "approve" | …, "id"?: string | number, …body }` with the body REST's `POST
+ * …/<command>` takes. Answered with `{ "type": "command-result", "id", "ok": true, "result" }`
+ * (the swarm's `SwarmResult` after it) or `{ …, "ok": false, "status", "error" }` with the status
+ * REST would answer (400 a malformed frame or body, 409 a command that does not fit the state…).
+ * Commands run in the order they arrive; their results and the events they cause share the
+ * socket, so a result may come before or after the events of its command.
+ */
+async function answerCommand(client: SwarmClient, out: Outbox, data: RawData, isBinary: boolean): Promise<void> {
+  let id: unknown;
+  try {
+    if (isBinary) throw new HttpError(400, 'Send commands as JSON text frames');
+    let frame: unknown;
+    try {
+      frame = JSON.parse(rawText(data));
+    } catch (e) {
+      throw new HttpError(400, `A command frame is JSON: ${(e as Error).message}`);
+    }
+    if (!frame || typeof frame !== 'object' || Array.isArray(frame)) throw new HttpError(400, COMMAND_FRAME);
+    const { type, command, id: given, ...body } = frame as Record<string, unknown>;
+    if (typeof given === 'string' || typeof given === 'number') id = given;
+    if (type !== 'command') throw new HttpError(400, COMMAND_FRAME);
+    if (!isSwarmCommand(command)) throw new HttpError(400, `Unknown command ${JSON.stringify(command)}: one of ${SWARM_COMMANDS.join(', ')}`);
+    try {
+      await applyCommand(client, command, body, 'WebSocket');
+    } catch (err) {
+      throw asHttpError(err);
+    }
+    out.control({ type: 'command-result', ...(id !== undefined ? { id } : {}), ok: true, result: await client.getResult() });
+  } catch (err) {
+    const status = err instanceof HttpError ? err.status : 500;
+    out.control({ type: 'command-result', ...(id !== undefined ? { id } : {}), ok: false, status, error: errorText(err) });
+  }
+}
+
+const COMMAND_FRAME = 'A frame sent on a swarm\'s stream is a command: { "type": "command", "command": "resume", "id"?: …, …body }';
+
+/** The text of a received frame (`ws` hands a Buffer, or fragments). */
+function rawText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data as ArrayBuffer).toString('utf8');
 }
 
 type Subscription =

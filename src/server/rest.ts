@@ -29,13 +29,11 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { PAUSE_TYPES, type PauseType } from '../../machines/pause.js';
-import { answerApproval, approvalShape } from './approval-commands.js';
+import { applyCommand, commandShape, isSwarmCommand, type SwarmCommandName } from './swarm-commands.js';
 import { assertCursor } from '../events/cursor.js';
 import { isFinalEvent } from '../events/helpers.js';
 import { SWARM_STATUSES, type SwarmStatus } from '../store/result.js';
 import type { SwarmSummary } from '../store/types.js';
-import type { Budget } from '../define/budget.js';
 import { summaryOf } from '../store/summary.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../define/swarm-id.js';
 import {
@@ -61,8 +59,6 @@ export interface RestOptions {
 /** Default and largest page of `GET /swarms/:definitionId`. */
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1000;
-const COMMANDS = ['pause', 'resume', 'stop', 'extend', 'approve', 'reject'] as const;
-type Command = (typeof COMMANDS)[number];
 
 /** The routes, by path shape; each lists the methods it takes (for 405 and `Allow`). */
 type Route =
@@ -70,7 +66,7 @@ type Route =
   | { kind: 'definition'; definitionId: string }
   | { kind: 'swarm'; definitionId: string; swarmId: string }
   | { kind: 'events'; definitionId: string; swarmId: string }
-  | { kind: 'command'; definitionId: string; swarmId: string; command: Command };
+  | { kind: 'command'; definitionId: string; swarmId: string; command: SwarmCommandName };
 
 const METHODS: Record<Route['kind'], readonly string[]> = {
   definitions: ['GET'],
@@ -137,30 +133,10 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
 
   async function command(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: 'command' }>): Promise<void> {
     await findSwarm(route.definitionId, route.swarmId);
-    const shape =
-      approvalShape(route.command) ??
-      (route.command === 'resume' ? '{ message? | answer?, pauseId? }' : route.command === 'extend' ? '{ maxTurns?, budget? }' : '{ reason? }');
-    const body = objectBody(await readJson(req, ctx.maxBodyBytes), shape);
+    const body = objectBody(await readJson(req, ctx.maxBodyBytes), commandShape(route.command));
     const client = runtime.forSwarm(route.definitionId, route.swarmId);
     try {
-      if (route.command === 'pause') {
-        const type = optionalString(body, 'type') ?? 'HITL';
-        if (!PAUSE_TYPES.includes(type as PauseType)) throw new HttpError(400, `\`type\` must be one of ${PAUSE_TYPES.join(', ')}`);
-        await client.pause({ type: type as PauseType, message: optionalString(body, 'reason') ?? 'Paused over HTTP' });
-      } else if (route.command === 'resume') {
-        // `answer`: any JSON value, for a pause with a response schema (checked by the runtime: 400 with why).
-        if ('answer' in body && 'message' in body) throw new HttpError(400, 'Send either `message` or `answer`, not both');
-        const pauseId = optionalString(body, 'pauseId');
-        await client.resume('answer' in body ? body.answer : optionalString(body, 'message'), pauseId === undefined ? {} : { pauseId });
-      } else if (route.command === 'approve' || route.command === 'reject') {
-        await answerApproval(client, route.command, body);
-      } else if (route.command === 'extend') {
-        // The runtime checks the value (400 with its message when it is not a whole number above the turns made).
-        // So is a budget (400 naming the cap that is not a number ≥ 0, or that would be lowered).
-        await client.extend({ maxTurns: body.maxTurns as number, ...('budget' in body ? { budget: body.budget as Budget } : {}) });
-      } else {
-        await client.stop(optionalString(body, 'reason') ?? 'Stopped over HTTP');
-      }
+      await applyCommand(client, route.command, body, 'HTTP');
     } catch (err) {
       throw asHttpError(err);
     }
@@ -246,8 +222,8 @@ function routeOf(pathname: string): Route | false | undefined {
   if (parts.length === 1) return { kind: 'definition', definitionId: definitionId! };
   if (parts.length === 2) return { kind: 'swarm', definitionId: definitionId!, swarmId: swarmId! };
   if (parts.length === 3 && action === 'events') return { kind: 'events', definitionId: definitionId!, swarmId: swarmId! };
-  if (parts.length === 3 && (COMMANDS as readonly string[]).includes(action!)) {
-    return { kind: 'command', definitionId: definitionId!, swarmId: swarmId!, command: action as Command };
+  if (parts.length === 3 && isSwarmCommand(action)) {
+    return { kind: 'command', definitionId: definitionId!, swarmId: swarmId!, command: action };
   }
   return undefined;
 }
