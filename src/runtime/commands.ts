@@ -142,7 +142,7 @@ export class Commands {
    */
   async extend(swarmId: string, limits: SwarmLimits): Promise<void> {
     const { maxTurns, budget } = limits ?? {};
-    if (maxTurns === undefined && budget === undefined) throw new SwarmError('extend needs a limit to raise: { maxTurns }', 'invalid-input');
+    if (maxTurns === undefined && budget === undefined) throw new SwarmError('extend needs a limit to raise: { maxTurns?, budget? }', 'invalid-input');
     if (maxTurns !== undefined && (!Number.isInteger(maxTurns) || maxTurns < 1)) {
       throw new SwarmError(`maxTurns must be a positive whole number, got ${JSON.stringify(maxTurns) ?? String(maxTurns)}`, 'invalid-input');
     }

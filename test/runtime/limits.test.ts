@@ -157,7 +157,7 @@ describe('maxTurns pauses', () => {
 
 describe('extend refuses what it cannot do, with a clear error', () => {
   it.each([
-    ['no limit', {}, 'invalid-input', 'extend needs a limit to raise: { maxTurns }'],
+    ['no limit', {}, 'invalid-input', 'extend needs a limit to raise: { maxTurns?, budget? }'],
     ['zero', { maxTurns: 0 }, 'invalid-input', 'maxTurns must be a positive whole number, got 0'],
     ['a fraction', { maxTurns: 2.5 }, 'invalid-input', 'maxTurns must be a positive whole number, got 2.5'],
     ['text', { maxTurns: 'many' as unknown as number }, 'invalid-input', 'maxTurns must be a positive whole number, got "many"'],

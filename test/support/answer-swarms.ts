@@ -1,6 +1,7 @@
 /**
  * The same two pauses for every surface's answer tests (A2A, MCP, CLI): a typed question (the
- * model's `pause` call `ask1` with a response schema) and a limit pause (`maxTurns: 1`).
+ * model's `pause` call `ask1` with a response schema), a limit pause (`maxTurns: 1`) and a
+ * budget pause (`modelCalls: 1`).
  */
 import { z } from 'zod';
 import { defineSwarm, type ModelRequest, scriptedModel, tool } from '../../src/index.js';
@@ -21,7 +22,17 @@ const note = tool({ name: 'note', description: 'Notes a step', parameters: z.obj
 /** Takes notes, one per turn, until told to conclude: pauses at its limit of one turn. */
 export const notes = defineSwarm({ id: 'notes', description: 'Takes notes', instructions: 'Take notes.', tools: [note], maxTurns: 1 });
 
-/** The model of both swarms; `requests` records what it was sent. */
+/** The notes swarm with room for ten turns but one model call: it pauses at its budget. */
+export const capped = defineSwarm({
+  id: 'capped',
+  description: 'Takes notes on a budget',
+  instructions: 'Take notes.',
+  tools: [note],
+  maxTurns: 10,
+  budget: { modelCalls: 1 },
+});
+
+/** The model of the swarms; `requests` records what it was sent. */
 export function answerModel() {
   const requests: ModelRequest[] = [];
   const model = scriptedModel((req) => {

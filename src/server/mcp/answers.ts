@@ -77,9 +77,13 @@ export function resultOrElicitation(name: string, swarmId: string, result: Swarm
   }
   const id = reason.pauseId !== undefined ? `, pauseId: ${JSON.stringify(reason.pauseId)}` : '';
   if (reason.type === LIMIT_PAUSE) {
+    const tripped = reason.limit?.limit;
+    // A struggling swarm has no limit to raise: a human's word (or a stop) is what it needs.
+    if (tripped === 'struggling') return toolResult(value, `Paused, struggling: answer with ${name}_resume { swarmId${id}, message }, or stop it.`);
+    const raise = tripped === undefined || tripped === 'maxTurns' ? 'maxTurns' : `budget: { ${tripped} }`;
     return toolResult(
       value,
-      `Paused at a limit: raise it with ${name}_extend { swarmId${id}, maxTurns }, then answer with ${name}_resume { swarmId${id}, message }, or stop it.`,
+      `Paused at a limit: raise it with ${name}_extend { swarmId, ${raise} }, then answer with ${name}_resume { swarmId${id}, message }, or stop it.`,
     );
   }
   if (!schema) return toolResult(value, `Paused: answer with ${name}_resume { swarmId${id}, message }.`);

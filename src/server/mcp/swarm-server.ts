@@ -7,7 +7,7 @@
  * | tool `<name>_run` | starts a swarm; `wait: true` waits for completed / failed / stopped / paused, reporting turns and handoffs as progress |
  * | tool `<name>_get_result` `{ swarmId }` | the {@link SwarmResult} |
  * | tool `<name>_resume` `{ swarmId, message?, answer?, pauseId?, wait? }` | resumes a paused swarm with the human's answer (text, or typed for a pause with a response schema) |
- * | tool `<name>_extend` `{ swarmId, maxTurns }` | raises the turn limit of a swarm paused at it |
+ * | tool `<name>_extend` `{ swarmId, maxTurns?, budget? }` | raises the turn limit or the budget of a swarm paused at it |
  * | tool `<name>_stop` `{ swarmId, reason? }` | stops it |
  * | tools `<name>_approve` / `<name>_reject` | answer a pending approval (see `approval-tools.ts`) |
  * | resource template `swarm://<id>/{swarmId}/result` | the {@link SwarmResult} as `application/json` |
@@ -95,7 +95,12 @@ const RESUME_INPUT = z.object({
 });
 const EXTEND_INPUT = z.object({
   swarmId: SWARM_ID,
-  maxTurns: z.number().int().describe('The new turn limit, above the turns made so far.'),
+  maxTurns: z.number().int().optional().describe('The new turn limit, above the turns made so far.'),
+  budget: z
+    .object({ tokens: z.number(), usd: z.number(), modelCalls: z.number(), toolCalls: z.number(), wallMs: z.number() })
+    .partial()
+    .optional()
+    .describe("New caps of the swarm's own budget (raised only; a paused LIMIT reason names the cap that tripped)."),
 });
 const STOP_INPUT = z.object({ swarmId: SWARM_ID, reason: z.string().optional().describe('Why it is stopped (recorded in the result).') });
 const PROMPT_INPUT = z.object({
@@ -185,15 +190,16 @@ function register(server: McpServer, runtime: Runtime, { def, name, run, output 
     `${name}_extend`,
     {
       title: `Extend a ${def.name} swarm`,
-      description: `Raises the turn limit of a swarm ${label} paused at its limit (reason.type LIMIT); then answer with ${name}_resume.`,
+      description: `Raises the turn limit or the budget of a swarm ${label} paused at a limit (reason.type LIMIT, reason.limit says which); then answer with ${name}_resume.`,
       inputSchema: EXTEND_INPUT,
       outputSchema: output,
     },
-    ({ swarmId, maxTurns }) =>
+    ({ swarmId, maxTurns, budget }) =>
       safely(async () => {
         await ownSwarm(runtime, def.id, swarmId);
         const client = runtime.forSwarm(def.id, swarmId);
-        await client.extend({ maxTurns });
+        // The runtime checks the values (a maxTurns above the turns made, caps that are not lowered).
+        await client.extend({ ...(maxTurns !== undefined ? { maxTurns } : {}), ...(budget ? { budget } : {}) });
         return answer({ swarmId, ...(await client.getResult()) });
       }),
   );

@@ -9,7 +9,7 @@ import { type Task, TaskState } from '@a2a-js/sdk';
 import { createRuntime, defineSwarm, handoff, SwarmError } from '../../../src/index.js';
 import { serve } from '../../../src/server/index.js';
 import { PAUSE_REQUEST_PART } from '../../../src/a2a/pause-request.js';
-import { answerModel, dinner, GUESTS_SCHEMA, notes } from '../../support/answer-swarms.js';
+import { answerModel, capped, dinner, GUESTS_SCHEMA, notes } from '../../support/answer-swarms.js';
 import { MODES, sdkClient, sendRequest, userText } from '../../support/a2a-peers.js';
 import { call, collect, lastToolResult, queueModel } from '../../support/script.js';
 import { servedPerTest } from '../../support/server-clients.js';
@@ -18,7 +18,7 @@ const served = servedPerTest();
 
 async function start() {
   const { model, requests } = answerModel();
-  served.runtime = createRuntime({ swarms: [dinner, notes], model });
+  served.runtime = createRuntime({ swarms: [dinner, notes, capped], model });
   served.server = await serve(served.runtime);
   const cardUrl = (id: string) => `${served.server!.url}/a2a/${id}/.well-known/agent-card.json`;
   return { rt: served.runtime, requests, cardUrl };
@@ -105,6 +105,19 @@ describe.each(MODES)('answering a pause over A2A (%s)', (mode) => {
     expect(requests).toHaveLength(2);
     const events = await collect(rt.forSwarm('notes', asked.id).events());
     expect(await collect(rt.replay(asked.id))).toEqual(events);
+  });
+});
+
+describe('a budget pause over A2A', () => {
+  it('{ extend: { budget } } raises the cap that tripped and the text answers', async () => {
+    const { rt, cardUrl } = await start();
+    const client = await sdkClient(cardUrl('capped'), 'v1.0');
+    const asked = (await client.sendMessage(sendRequest(userText(crypto.randomUUID(), 'go')))) as Task;
+    expect(pauseRequest(asked)).toMatchObject({ type: 'LIMIT', limit: { limit: 'modelCalls', max: 1, spent: 1, left: 0 } });
+    expect(await code(client.sendMessage(followUp(asked.id, { data: { extend: { budget: { modelCalls: 'more' } } } })))).toMatchObject({ code: -32602 });
+    const done = (await client.sendMessage(followUp(asked.id, { data: { extend: { budget: { modelCalls: 3 } } }, text: 'conclude' }))) as Task;
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(await rt.forSwarm('capped', asked.id).getResult()).toEqual({ status: 'completed', result: 'done after 1 notes' });
   });
 });
 

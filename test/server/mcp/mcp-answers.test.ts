@@ -9,7 +9,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, type Runtime } from '../../../src/index.js';
 import { serve } from '../../../src/server/index.js';
-import { answerModel, dinner, GUESTS_SCHEMA, notes } from '../../support/answer-swarms.js';
+import { answerModel, capped, dinner, GUESTS_SCHEMA, notes } from '../../support/answer-swarms.js';
 import { collect } from '../../support/script.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -19,7 +19,7 @@ afterEach(async () => {
 
 async function start() {
   const { model, requests } = answerModel();
-  const runtime = createRuntime({ swarms: [dinner, notes], model });
+  const runtime = createRuntime({ swarms: [dinner, notes, capped], model });
   cleanups.push(() => runtime.close());
   const server = await serve(runtime);
   cleanups.push(() => server.close());
@@ -149,5 +149,19 @@ describe.each(['legacy', 'auto'] as const)('answering over MCP without elicitati
     const done = await client.callTool({ name: 'notes_resume', arguments: { swarmId: 'n1', pauseId: 'limit:t1:1', message: 'conclude', wait: true } });
     expect(done.structuredContent).toEqual({ swarmId: 'n1', status: 'completed', result: 'done after 1 notes' });
     await replays(runtime, 'n1', requests);
+  });
+
+  it('a budget pause: <name>_extend raises the cap that tripped; then it completes', async () => {
+    const { url, runtime } = await start();
+    const { client } = await connect(url, mode);
+    const paused = await client.callTool({ name: 'capped_run', arguments: { input: 'go', swarmId: 'b1', wait: true } });
+    expect(paused.structuredContent).toMatchObject({ status: 'paused', reason: { type: 'LIMIT', limit: { limit: 'modelCalls', max: 1, spent: 1, left: 0 } } });
+    expect(text(paused, 1)).toContain('capped_extend { swarmId, budget: { modelCalls } }');
+    const lowered = await client.callTool({ name: 'capped_extend', arguments: { swarmId: 'b1', budget: { modelCalls: -1 } } });
+    expect(lowered.isError).toBe(true);
+    expect((await runtime.forSwarm('capped', 'b1').usage()).modelCalls).toBe(1);
+    await client.callTool({ name: 'capped_extend', arguments: { swarmId: 'b1', budget: { modelCalls: 3 } } });
+    const done = await client.callTool({ name: 'capped_resume', arguments: { swarmId: 'b1', message: 'conclude', wait: true } });
+    expect(done.structuredContent).toEqual({ swarmId: 'b1', status: 'completed', result: 'done after 1 notes' });
   });
 });
