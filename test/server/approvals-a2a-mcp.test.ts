@@ -14,7 +14,6 @@ import { serve } from '../../src/server/index.js';
 import { drain, sdkClient, sendRequest, userText } from '../support/a2a-peers.js';
 import { call, lastToolResult, queueModel } from '../support/script.js';
 import { servedPerTest } from '../support/server-clients.js';
-import { until } from '../support/wait.js';
 
 const served = servedPerTest();
 const closing: (() => Promise<unknown>)[] = [];
@@ -111,12 +110,15 @@ describe('approvals over MCP (official client)', () => {
     const client = await mcp(await start());
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['lead_approve', 'lead_reject', 'desk_approve', 'desk_reject']));
-    await client.callTool({ name: 'lead_run', arguments: { input: 'refund C0', swarmId: 'm1' } });
-    const running = await until(
-      'the child approval at the root',
-      async () => (await client.callTool({ name: 'lead_get_result', arguments: { swarmId: 'm1' } })).structuredContent as { pendingApprovals?: PendingApproval[] },
-      (r) => (r.pendingApprovals?.length ?? 0) > 0,
-    );
+    // With wait, the run returns once the child asks: the root is running, waiting for a human.
+    const running = (await client.callTool({ name: 'lead_run', arguments: { input: 'refund C0', swarmId: 'm1', wait: true } })).structuredContent as {
+      status: string;
+      pendingApprovals?: PendingApproval[];
+    };
+    expect(running).toMatchObject({ status: 'running', pendingApprovals: [expect.objectContaining({ tool: 'refund' })] });
+    expect(await client.callTool({ name: 'lead_get_result', arguments: { swarmId: 'm1' } }).then((r) => r.structuredContent)).toMatchObject({
+      pendingApprovals: running.pendingApprovals,
+    });
     const approvalId = running.pendingApprovals![0]!.approvalId;
     const forged = await client.callTool({ name: 'lead_approve', arguments: { swarmId: 'm1', approvalId: 'apr_forgedforgedforgedforg' } });
     expect(forged.isError).toBe(true);

@@ -342,6 +342,7 @@ async function follow(runtime: Runtime, definitionId: string, swarmId: string, s
   const token = ctx.mcpReq._meta?.progressToken;
   const signal = ctx.mcpReq.signal;
   let progress = 0;
+  let childAsks = false;
   // The request's signal ends the iteration at once when the client cancels or goes away.
   for await (const event of client.events({ since, signal })) {
     if (event.kind !== 'status-update') continue;
@@ -351,8 +352,14 @@ async function follow(runtime: Runtime, definitionId: string, swarmId: string, s
       await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } }).catch(() => undefined);
     }
     if (event.final || event.metadata.type === 'paused') break;
+    // A child swarm asks for approvals (its input-required relayed here): the swarm, still
+    // running, waits for a human too, and its result lists them (`pendingApprovals`).
+    if (event.status.state === 'input-required') {
+      childAsks = true;
+      break;
+    }
   }
-  return signal.aborted ? client.getResult() : client.wait();
+  return signal.aborted || childAsks ? client.getResult() : client.wait();
 }
 
 /** The human-readable progress line of a fact, or undefined when it is not reported. */
