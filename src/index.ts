@@ -81,7 +81,7 @@ export type { Task, TaskMetadata, TaskSpec, TaskStatus } from './define/team.js'
 export type { InboxMessage, InboxMessageType } from './team/inbox.js';
 export { AdhocClient, SwarmClient } from './client/client.js';
 export type { AdhocParameters, ApproveOptions, PauseRequest, ResumeOptions, SwarmLimits } from './client/client.js';
-export type { InFlightCall, SwarmResult, SwarmStatus } from './store/result.js';
+export type { InFlightCall, PausedChild, SwarmResult, SwarmStatus } from './store/result.js';
 export { scriptedModel } from './models/scripted.js';
 export type { ChatMessage, Model, ModelRequest, ModelResponse, ToolCall, ToolSpec, Usage } from './models/scripted.js';
 export type { ModelPrice, ModelUsageReport, Prices, UsageReport, UsageTotals } from './usage/report.js';

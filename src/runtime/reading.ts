@@ -20,7 +20,7 @@ import { summaryOf } from '../store/summary.js';
 import { leftOutBy, type SwarmFilter, type SwarmSummary } from '../store/types.js';
 import type { LiveSwarms } from './live.js';
 import { isRuntimeRecord } from '../store/records.js';
-import { withChildApprovals } from './child-approvals.js';
+import { withChildPauses } from './child-pauses.js';
 import type { SwarmHost } from './host.js';
 
 /** How many swarms' usage `usageOf` reads at once. */
@@ -107,7 +107,7 @@ export class Reading {
    */
   async result(swarmId: string): Promise<SwarmResult> {
     // A running swarm also shows the approvals its child swarms wait for (child-approvals.ts).
-    return withChildApprovals(await this.ownResult(swarmId), (childId) => this.result(childId));
+    return withChildPauses(await this.ownResult(swarmId), (childId) => this.result(childId));
   }
 
   private async ownResult(swarmId: string): Promise<SwarmResult> {

@@ -29,12 +29,24 @@ export type SwarmResult<R = unknown> =
        * they surface here, and `approve` / `reject` on this swarm's client answers them.
        */
       pendingApprovals?: PendingApproval[];
+      /**
+       * Child swarms it waits on (at any depth) that are paused, and why: a limit or budget that
+       * tripped, a question, approvals. Each is answered on its own client (`forSwarm(def, swarmId)`);
+       * approvals also on this one.
+       */
+      pausedChildren?: PausedChild[];
     }
   | { status: 'paused'; reason: PauseReason; currentTurn: number; maxTurns: number }
   | { status: 'completed'; result: R }
   /** `rejected`: a guardrail rejected the swarm; it names the guardrail and its step (A2A state `rejected`). */
   | { status: 'failed'; reason: string; rejected?: GuardrailRejection }
   | { status: 'stopped'; reason: string };
+
+/** A paused child swarm as its running ancestor's result lists it. */
+export interface PausedChild {
+  swarmId: string;
+  reason: PauseReason;
+}
 
 /**
  * A call of the current round that has not finished: a tool, an agent, a child swarm or a

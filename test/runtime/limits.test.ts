@@ -138,8 +138,12 @@ describe('maxTurns pauses', () => {
       (r) => r?.status === 'paused',
     );
     expect(await childClient.getResult()).toMatchObject({ reason: limitReason(1) });
-    // The parent waits on it, and its stream says why.
-    expect(await parent.getResult()).toMatchObject({ status: 'running', currentChildSwarm: 'l1:t1:0' });
+    // The parent waits on it; its result lists the paused child and why, and its stream says so.
+    expect(await parent.getResult()).toMatchObject({
+      status: 'running',
+      currentChildSwarm: 'l1:t1:0',
+      pausedChildren: [{ swarmId: 'l1:t1:0', reason: limitReason(1) }],
+    });
     let relayed: unknown;
     for await (const e of parent.events()) {
       if (e.kind === 'status-update' && e.metadata.type === 'child-swarm' && e.metadata.lifecycle === 'paused') {
@@ -152,6 +156,7 @@ describe('maxTurns pauses', () => {
     await childClient.extend({ maxTurns: 2 });
     await childClient.resume('conclude');
     expect(await parent.wait()).toEqual({ status: 'completed', result: 'lead: found 1' });
+    expect(await parent.getResult()).not.toHaveProperty('pausedChildren');
   });
 });
 
