@@ -8,6 +8,7 @@ import type { ModelStepInput, ModelStepOutput } from '../machines/contracts.js';
 import { withinDeadline } from './call-timeout.js';
 import { passDurableGate } from './durable-gate.js';
 import { guardInput } from './guardrails.js';
+import { sentHistory } from './history-view.js';
 import { judgeResponse, normalizeResponse } from './judge.js';
 import type { SwarmPorts } from './ports.js';
 
@@ -22,6 +23,8 @@ export function createModelStep(ports: SwarmPorts) {
     const rejected = guarded instanceof Promise ? await guarded : guarded;
     if (rejected) return rejected;
     const model = ports.modelFor(input.definitionId, input.speaker);
+    // What is sent: the whole conversation, unless a history policy shrinks it (maybe summarizing first).
+    const sent = input.history ? await sentHistory(input, model, ports, signal) : undefined;
     const started = performance.now();
     let first = true;
     // Each attempt of a model call gets the whole `modelTimeoutMs` (a restart asks again, afresh).
@@ -34,7 +37,7 @@ export function createModelStep(ports: SwarmPorts) {
         model.call({
           agentId: input.speaker,
           swarmId: input.swarmId,
-          messages: input.messages,
+          messages: sent ? sent.messages : input.messages,
           tools: ports.toolSpecs(input),
           signal: bounded,
           onText: (chunk) => {
@@ -56,6 +59,8 @@ export function createModelStep(ports: SwarmPorts) {
     }
     const judged = judgeResponse(response, input, ports);
     const { calls, verdict } = judged instanceof Promise ? await judged : judged;
-    return { response, calls, verdict, durationMs, model: model.name, at: Date.now() };
+    const out: ModelStepOutput = { response, calls, verdict, durationMs, model: model.name, at: Date.now() };
+    if (sent?.summary) out.summary = sent.summary;
+    return out;
   });
 }

@@ -23,6 +23,11 @@ export interface ModelRequest {
   tools: readonly ToolSpec[];
   signal: AbortSignal;
   onText?: (chunk: string) => void;
+  /**
+   * Set on the calls the runtime makes for itself: `'summary'` asks for a summary of older turns
+   * (a `history: { strategy: 'summarize' }` policy); absent on a speaker's own turns.
+   */
+  purpose?: 'summary';
 }
 
 /**

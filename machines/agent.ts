@@ -14,7 +14,8 @@ import { callDoneEvent, roundStartEvents, spawnOf } from './calls/index.js';
 import type { CallResult } from './calls/kind.js';
 import { runToolSlot, type ToolRunInput } from './calls/tool.js';
 import { type ModelStepOutput, modelStepSlot } from './contracts.js';
-import { llmCallEvent } from './event-builders.js';
+import { llmCallEvent, summaryCallEvent } from './event-builders.js';
+import type { HistoryPolicy, HistorySummary } from './history.js';
 import type { SwarmEventBody } from './events.js';
 import type { ChatMessage } from './messages.js';
 import {
@@ -51,6 +52,8 @@ export interface AgentInput {
   session: SessionEntry[];
   /** Prefix for idempotency keys of this agent's tool calls: stable across restarts. */
   scope: string;
+  /** What the agent's model sees of its conversation (`history.ts`); absent: all of it. */
+  history?: HistoryPolicy;
 }
 
 /** The agent's result: the handoff's tool result plus events it has not reported yet. */
@@ -77,6 +80,12 @@ export interface AgentContext {
   answer: CallResult | null;
   /** Events produced since the last report to the parent. */
   outbox: SwarmEventBody[];
+  /** The agent's history policy, if it has one (absent in snapshots stored before policies). */
+  history?: HistoryPolicy;
+  /** The summary of its older turns under a `'summarize'` policy (see `SwarmContext.summary`). */
+  summary?: HistorySummary;
+  /** Index of its request among its messages (after the session's exchanges): always sent. Set with `history`. */
+  request?: number;
 }
 
 /** Conversation an agent starts with: its instructions, the session so far, the request. */
@@ -125,8 +134,11 @@ export const agentMachine = setup({
       const step = (event as unknown as { output: ModelStepOutput }).output;
       const turn = context.turn + 1;
       const messages = [...context.messages, assistantMessage(step.response)];
-      const outbox = [...context.outbox, llmCallEvent(context.agentId, context.scope, turn, step)];
+      const outbox = [...context.outbox];
+      if (step.summary) outbox.push(summaryCallEvent(context.agentId, context.scope, turn, step.summary));
+      outbox.push(llmCallEvent(context.agentId, context.scope, turn, step));
       const next: Partial<AgentContext> = { turn, messages, outbox };
+      if (step.summary) next.summary = { text: step.summary.text, upTo: step.summary.upTo };
       if (params.then === 'round') {
         next.round = openRound(turn, step.calls, '', step.at);
         outbox.push(...roundStartEvents(context.agentId, next.round));
@@ -199,6 +211,7 @@ export const agentMachine = setup({
     pausedFrom: null,
     answer: null,
     outbox: [],
+    ...(input.history ? { history: input.history, request: 1 + 2 * input.session.length } : {}),
   }),
   initial: 'thinking',
   states: {
@@ -217,6 +230,7 @@ export const agentMachine = setup({
           messages: context.messages,
           tools: context.tools,
           handoffs: [],
+          ...(context.history ? { history: { policy: context.history, pinned: context.request ?? 1, ...(context.summary ? { summary: context.summary } : {}) } } : {}),
         }),
         onDone: [
           {

@@ -10,6 +10,7 @@
  */
 import { fromPromise, type PromiseActorLogic } from 'xstate';
 import type { CALL_SLOTS, PlannedCall } from './calls/index.js';
+import type { HistoryInput, MadeSummary } from './history.js';
 import type { ChatMessage, ModelResponse } from './messages.js';
 import type { HandoffTarget, StepVerdict } from './plan.js';
 
@@ -28,6 +29,8 @@ export interface ModelStepInput {
   messages: ChatMessage[];
   tools: string[];
   handoffs: HandoffTarget[];
+  /** The speaker's history policy and summary so far, when it has a policy (`history.ts`). */
+  history?: HistoryInput;
 }
 
 /**
@@ -46,6 +49,8 @@ export interface ModelStepOutput {
    * (`timeoutMs`) from it. Carried into the round, so a restored call keeps its deadline.
    */
   at?: number;
+  /** A summary of older turns made for this step (`'summarize'` policy): recorded before the step's own call. */
+  summary?: MadeSummary;
 }
 
 /** The actor logic behind each key the swarm machine declares, as `actors/` implements it. */

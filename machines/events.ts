@@ -198,6 +198,11 @@ export type InternalEventBody =
       /** The calls the runtime planned from the response and its verdict: the replay journal. */
       calls: PlannedCall[];
       verdict: StepVerdict;
+      /**
+       * Set on a summary call (a `'summarize'` history policy): the summary (`response.text`)
+       * covers the speaker's messages before index `upTo`. Recorded before its step's own call.
+       */
+      summary?: { upTo: number };
     }
   | { kind: 'internal:tool-start'; agent: string; toolName: string; callId: string; arguments: string }
   | {

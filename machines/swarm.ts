@@ -21,9 +21,10 @@ import { assign, emit, enqueueActions, setup, stopChild } from 'xstate';
 import { agentMachine, type AgentOutput, type SessionEntry } from './agent.js';
 import { CALL_SLOTS, callDoneEvent, isHandoff, roundStartEvents, spawnOf } from './calls/index.js';
 import { type ModelStepOutput, modelStepSlot } from './contracts.js';
-import { llmCallEvent, statusUpdate, valueParts, valueText } from './event-builders.js';
+import { llmCallEvent, statusUpdate, summaryCallEvent, valueParts, valueText } from './event-builders.js';
 import type { CheckpointStep, PauseReason, SwarmEventBody, SwarmFact } from './events.js';
 import type { ChatMessage, Usage } from './messages.js';
+import type { HistoryPolicy, HistorySummary, MadeSummary } from './history.js';
 import type { HandoffTarget } from './plan.js';
 import { addByModel, addCall, emptyLedger, type UsageLedger } from './usage.js';
 import { LIMIT_PAUSE } from './pause.js';
@@ -49,6 +50,8 @@ export interface AgentSpec {
   instructions: string;
   tools: string[];
   maxTurns: number;
+  /** What the agent's model sees of its conversation (`history.ts`); else the swarm's policy. */
+  history?: HistoryPolicy;
 }
 
 /** A resolved handoff: the tool the model sees plus, for an agent, what runs when it is called. */
@@ -74,6 +77,8 @@ export interface SwarmConfig {
    * `resume` go on) or fail it, as before limits could pause.
    */
   onLimit?: 'pause' | 'fail';
+  /** What the orchestrator's model sees of its conversation (`history.ts`); absent: all of it. */
+  history?: HistoryPolicy;
 }
 
 /** What the runtime passes to start a swarm. */
@@ -137,6 +142,11 @@ export interface SwarmContext {
    * the same ones. Absent in snapshots stored before pauses had ids (counts from 0 then).
    */
   pauses?: number;
+  /**
+   * The summary of the orchestrator's older turns, under a `'summarize'` history policy: made by
+   * a recorded model call, reused and extended by later turns (absent until one is made).
+   */
+  summary?: HistorySummary;
 }
 
 /** Events the swarm machine accepts from the runtime (besides its children's done events). */
@@ -215,6 +225,11 @@ function countEvents(counted: Counted, events: readonly SwarmEventBody[]): Count
   let sum: Counted = { usage: counted.usage, usageByModel: counted.usageByModel ?? emptyLedger() };
   for (const e of events) if (e.kind === 'internal:llm-call') sum = countCall(sum, e.model, e.usage);
   return sum;
+}
+
+/** `counted` plus a summary call, and the summary kept for the next turns. */
+function summarized(counted: Counted, made: MadeSummary): Counted & { summary: HistorySummary } {
+  return { ...countCall(counted, made.model, made.usage), summary: { text: made.text, upTo: made.upTo } };
 }
 
 /**
@@ -300,7 +315,8 @@ export const swarmMachine = setup({
       const out = step(event);
       const messages = [...context.messages, assistantMessage(out.response)];
       const turn = context.turn + 1;
-      const next: Partial<SwarmContext> = { turn, messages, ...countCall(context, out.model, out.response.usage) };
+      const counted = countCall(context, out.model, out.response.usage);
+      const next: Partial<SwarmContext> = { turn, messages, ...(out.summary ? summarized(counted, out.summary) : counted) };
       const verdict = out.verdict;
       if (params.then === 'round') next.round = openRound(turn, out.calls, context.swarmId, out.at);
       else if (params.then === 'correct') messages.push({ role: 'user', content: verdict.type === 'correct' ? verdict.message : 'Continue.' });
@@ -310,7 +326,9 @@ export const swarmMachine = setup({
     }),
     // Runs right after takeResponse: `context` is the updated one (turn counted, round open).
     announceResponse: emit(({ context, event }, params: { then: ResponseOutcome }) => {
-      const events: SwarmEventBody[] = [llmCallEvent(context.definitionId, '', context.turn, step(event))];
+      const out = step(event);
+      const events: SwarmEventBody[] = out.summary ? [summaryCallEvent(context.definitionId, '', context.turn, out.summary)] : [];
+      events.push(llmCallEvent(context.definitionId, '', context.turn, out));
       const outcome = context.outcome;
       if (params.then === 'round') {
         events.push(...roundStartEvents(context.definitionId, context.round!), checkpoint('model-response'));
@@ -534,6 +552,8 @@ export const swarmMachine = setup({
               messages: context.messages,
               tools: context.config.tools,
               handoffs: context.config.handoffs,
+              // Only with a history policy: the first user message is message 1.
+              ...(context.config.history ? { history: { policy: context.config.history, pinned: 1, ...(context.summary ? { summary: context.summary } : {}) } } : {}),
             }),
             onDone: [
               { guard: 'verdictFail', target: '#swarm.failed', actions: takeResponse('fail') },

@@ -59,6 +59,9 @@ export const agentCall = {
         session: site.swarm.session,
         scope: site.key,
       };
+      // The agent's own policy, else the swarm's.
+      const history = agent.history ?? site.swarm.config.history;
+      if (history) input.history = history;
       return { src: 'agent', input };
     },
     done: (speaker, call, result, key) => handoffResultEvent(speaker, call, result.agentId ?? call.agentId, result, key),

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { Customization } from '../../machines/calls/swarm.js';
 import type { ResolvedHandoff, SwarmConfig } from '../../machines/swarm.js';
 import type { Catalog } from './catalog.js';
+import { checkHistory } from '../define/history.js';
 import { checkOnLimit, resolveFromInput, type SwarmDefinition, type SwarmOverrides } from '../define/swarm.js';
 import type { AgentDefinition } from '../define/agent.js';
 import { ADHOC_ID, agentOfHosted, DEFINITION_ID, hostedAgentId } from '../define/ids.js';
@@ -43,7 +44,12 @@ export function agentHandoff(agent: AgentDefinition, description: string | undef
     kind: 'agent',
     agentId: agent.id,
     description: description ?? agent.description,
-    agent: { instructions: agent.instructions, tools: agent.tools.map((t) => t.name), maxTurns: agent.maxTurns },
+    agent: {
+      instructions: agent.instructions,
+      tools: agent.tools.map((t) => t.name),
+      maxTurns: agent.maxTurns,
+      ...(agent.history ? { history: agent.history } : {}),
+    },
   };
 }
 
@@ -181,6 +187,8 @@ export class Resolver {
     if (options.label) config.label = options.label;
     // Stored only when it differs from the default (pause), so configurations stay as they were.
     if (checkOnLimit(o.onLimit ?? def.onLimit, `Swarm "${def.id}"`) === 'fail') config.onLimit = 'fail';
+    const history = checkHistory(o.history ?? def.history, `Swarm "${def.id}"`);
+    if (history) config.history = history;
     return options.customization ? this.customize(def.id, config, options.customization) : config;
   }
 

@@ -8,6 +8,7 @@ import type { UsageReport } from '../usage/report.js';
 import type { z } from 'zod';
 import { responseSchemaOf } from '../define/response-schema.js';
 import type { OnLimit, SwarmOverrides, ToolEntry } from '../define/swarm.js';
+import type { HistoryPolicy } from '../define/history.js';
 import { ADHOC_ID } from '../define/ids.js';
 import type { Handoff } from '../define/handoff.js';
 import type { ResolveOptions } from '../catalog/resolve.js';
@@ -207,6 +208,8 @@ export interface AdhocParameters<R extends z.ZodType = z.ZodType> {
   maxTurns?: number;
   /** What reaching `maxTurns` does (default `'pause'`; see `SwarmDefinition.onLimit`). */
   onLimit?: OnLimit;
+  /** What the model sees of the conversation (see `SwarmDefinition.history`, docs/history.md). */
+  history?: HistoryPolicy;
   name?: string;
   description?: string;
 }
@@ -236,6 +239,7 @@ export class AdhocClient extends SwarmClient<AdhocParameters> {
         ...(params.tools ? { tools: params.tools } : {}),
         ...(params.maxTurns !== undefined ? { maxTurns: params.maxTurns } : {}),
         ...(params.onLimit !== undefined ? { onLimit: params.onLimit } : {}),
+        ...(params.history !== undefined ? { history: params.history } : {}),
       },
       ...(params.result ? { result: jsonSchemaOf(params.result) } : {}),
       ...(params.name || params.description ? { label: { name: params.name, description: params.description } } : {}),

@@ -7,6 +7,7 @@
 import type { Model } from '../../actors/index.js';
 import type { Tool } from './tool.js';
 import { DEFAULT_MAX_TURNS } from './swarm.js';
+import { checkHistory, type HistoryPolicy } from './history.js';
 
 /** An agent: instructions, tools and an optional model of its own. */
 export interface AgentDefinition {
@@ -19,6 +20,11 @@ export interface AgentDefinition {
   readonly model?: Model;
   /** Bound on the agent's own tool loop (model responses), default {@link DEFAULT_MAX_TURNS}. */
   readonly maxTurns: number;
+  /**
+   * What the agent's model sees of its conversation (see docs/history.md): past `maxTokens`,
+   * older turns are trimmed or summarized. Absent: the swarm's policy, else everything.
+   */
+  readonly history?: HistoryPolicy;
 }
 
 /**
@@ -42,7 +48,9 @@ export function defineAgent(spec: {
   tools?: readonly Tool[];
   model?: Model;
   maxTurns?: number;
+  history?: HistoryPolicy;
 }): AgentDefinition {
+  const history = checkHistory(spec.history, `Agent "${spec.id}"`);
   return Object.freeze({
     kind: 'agent' as const,
     id: spec.id,
@@ -52,5 +60,6 @@ export function defineAgent(spec: {
     tools: Object.freeze([...(spec.tools ?? [])]),
     ...(spec.model ? { model: spec.model } : {}),
     maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
+    ...(history ? { history } : {}),
   });
 }

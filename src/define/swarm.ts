@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { DefinitionError } from '../errors.js';
 import { checkTimeoutMs } from './timeout.js';
+import { checkHistory, type HistoryPolicy } from './history.js';
 import type { Handoff } from './handoff.js';
 import type { SwarmRegistryTools } from './swarm-registry.js';
 import type { Tool } from './tool.js';
@@ -55,6 +56,12 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
    * `resume()` go on in the same conversation, `stop()` ends it; `'fail'` fails it.
    */
   readonly onLimit?: OnLimit;
+  /**
+   * What the orchestrator's model sees of its conversation (see docs/history.md): past
+   * `maxTokens` (estimated), `'trim'` leaves the oldest turns out, `'summarize'` replaces them by
+   * a summary the model writes. The stored conversation stays whole. Also the default of its agents.
+   */
+  readonly history?: HistoryPolicy;
   readonly guardrails: {
     readonly input: readonly Guardrail<z.output<I>>[];
     readonly output: readonly Guardrail<z.output<R>>[];
@@ -106,7 +113,9 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
   guardrails?: { input?: readonly Guardrail<z.output<I>>[]; output?: readonly Guardrail<z.output<R>>[] };
   timeoutMs?: number;
   onLimit?: OnLimit;
+  history?: HistoryPolicy;
 }): SwarmDefinition<I, R> {
+  const history = checkHistory(spec.history, `Swarm "${spec.id}"`);
   const timeoutMs = checkTimeoutMs(spec.timeoutMs, `Swarm "${spec.id}"`);
   const onLimit = checkOnLimit(spec.onLimit, `Swarm "${spec.id}"`);
   return Object.freeze({
@@ -125,6 +134,7 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
     guardrails: Object.freeze({ input: spec.guardrails?.input ?? [], output: spec.guardrails?.output ?? [] }),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(onLimit !== undefined ? { onLimit } : {}),
+    ...(history ? { history } : {}),
   });
 }
 
@@ -144,4 +154,6 @@ export interface SwarmOverrides<I = unknown> {
   maxTurns?: FromInput<number, I>;
   /** What reaching `maxTurns` does in this run (see `SwarmDefinition.onLimit`). */
   onLimit?: OnLimit;
+  /** What the model sees of the conversation in this run (see `SwarmDefinition.history`). */
+  history?: HistoryPolicy;
 }

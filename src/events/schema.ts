@@ -199,6 +199,7 @@ export const internalSwarmEventSchema = z.discriminatedUnion('kind', [
     durationMs: z.number().nonnegative(),
     calls: z.array(plannedCall),
     verdict: stepVerdict,
+    summary: z.strictObject({ upTo: z.number().int().nonnegative() }).optional(),
     ...internalStamp,
   }),
   z.strictObject({ kind: z.literal('internal:tool-start'), agent: z.string(), toolName: z.string(), callId: z.string(), arguments: z.string(), ...internalStamp }),

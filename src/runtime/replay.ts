@@ -10,6 +10,7 @@
 import { createActor, fromPromise } from 'xstate';
 import type { SwarmEvent, SwarmEventBody } from '../../machines/events.js';
 import type { ModelStepInput, ModelStepOutput } from '../../machines/contracts.js';
+import type { MadeSummary } from '../../machines/history.js';
 import type { ToolRunInput } from '../../machines/calls/tool.js';
 import type { RemoteAgentInput } from '../../machines/calls/remote.js';
 import type { ChildSwarmInput } from '../../machines/calls/swarm.js';
@@ -139,9 +140,17 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
   const steps = new Map<string, ModelStepOutput>();
   // Results of tools, child swarms and remote agents, by idempotency key.
   const results = new Map<string, CallResult>();
+  // Summary calls (a 'summarize' history policy), by the key of the step they were made for.
+  const summaries = new Map<string, MadeSummary>();
   for (const e of recorded) {
-    if (e.kind === 'internal:llm-call') {
+    if (e.kind === 'internal:llm-call' && e.summary) {
+      const made: MadeSummary = { text: e.response.text ?? '', upTo: e.summary.upTo, model: e.model ?? '', durationMs: e.durationMs };
+      if (e.usage) made.usage = e.usage;
+      summaries.set(stepKey(e.agent, e.scope, e.turn), made);
+    } else if (e.kind === 'internal:llm-call') {
+      const summary = summaries.get(stepKey(e.agent, e.scope, e.turn));
       steps.set(stepKey(e.agent, e.scope, e.turn), {
+        ...(summary ? { summary } : {}),
         response: e.response,
         calls: e.calls,
         verdict: e.verdict,
