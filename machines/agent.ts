@@ -11,7 +11,8 @@
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import { callDoneEvent, roundStartEvents, spawnOf } from './calls/index.js';
-import type { CallResult } from './calls/kind.js';
+import type { CallResult, CallTimeout } from './calls/kind.js';
+import { AGENT_DEADLINE_ID, agentDeadlineSlot } from './agent-deadline.js';
 import { runToolSlot, type ToolRunInput } from './calls/tool.js';
 import { type ModelStepOutput, modelStepSlot } from './contracts.js';
 import { llmCallEvent, summaryCallEvent } from './event-builders.js';
@@ -54,6 +55,8 @@ export interface AgentInput {
   scope: string;
   /** What the agent's model sees of its conversation (`history.ts`); absent: all of it. */
   history?: HistoryPolicy;
+  /** The handoff's deadline (`defineAgent({ timeoutMs })`), counted from the round that handed off. */
+  timeout?: CallTimeout;
 }
 
 /** The agent's result: the handoff's tool result plus events it has not reported yet. */
@@ -86,6 +89,8 @@ export interface AgentContext {
   summary?: HistorySummary;
   /** Index of its request among its messages (after the session's exchanges): always sent. Set with `history`. */
   request?: number;
+  /** The handoff's deadline, if the agent has a `timeoutMs`. */
+  timeout?: CallTimeout;
 }
 
 /** Conversation an agent starts with: its instructions, the session so far, the request. */
@@ -111,6 +116,7 @@ export const agentMachine = setup({
   actors: {
     modelStep: modelStepSlot,
     runTool: runToolSlot,
+    agentDeadline: agentDeadlineSlot,
   },
   guards: {
     wantsCalls: ({ event }) => (event as unknown as { output: ModelStepOutput }).output.calls.length > 0,
@@ -124,6 +130,7 @@ export const agentMachine = setup({
     turnsLeftAfterResponse: ({ context }) => context.turn + 1 < context.maxTurns,
     roundDone: ({ context }) => runningCalls(context.round).length === 0,
     pausedInThinking: ({ context }) => context.pausedFrom === 'thinking',
+    deadlinePassed: ({ event }) => childDone({ event }) === AGENT_DEADLINE_ID,
   },
   actions: {
     // One static context update per model response; a step that continues the loop is then
@@ -194,6 +201,8 @@ export const agentMachine = setup({
       enqueue(sendParent({ type: 'child.report', events: context.outbox }));
       enqueue.assign({ outbox: [] });
     }),
+    // The deadline child answered first: its timeout is the agent's answer.
+    timedOut: assign(({ event }) => ({ answer: (event as unknown as { output: CallResult }).output })),
     markPaused: assign((_, params: { from: 'thinking' | 'acting' }) => ({ pausedFrom: params.from })),
   },
 }).createMachine({
@@ -212,11 +221,21 @@ export const agentMachine = setup({
     answer: null,
     outbox: [],
     ...(input.history ? { history: input.history, request: 1 + 2 * input.session.length } : {}),
+    ...(input.timeout ? { timeout: input.timeout } : {}),
+  }),
+  // Only an agent with a `timeoutMs` has a deadline child (spawned once; a restore brings it back).
+  entry: enqueueActions(({ context, enqueue }) => {
+    const timeout = context.timeout;
+    if (timeout) enqueue.spawnChild('agentDeadline', { id: AGENT_DEADLINE_ID, input: { agentId: context.agentId, key: context.scope, timeout } });
   }),
   initial: 'thinking',
   states: {
     thinking: {
-      on: { PAUSE: { target: 'paused', actions: { type: 'markPaused', params: { from: 'thinking' } } } },
+      on: {
+        PAUSE: { target: 'paused', actions: { type: 'markPaused', params: { from: 'thinking' } } },
+        // The model's answer is `xstate.done.actor.model` (the invoke's); the deadline's is the agent's end.
+        'xstate.done.actor.*': { guard: 'deadlinePassed', target: 'done', actions: 'timedOut' },
+      },
       invoke: {
         id: 'model',
         src: 'modelStep',
@@ -255,7 +274,12 @@ export const agentMachine = setup({
       always: { guard: 'roundDone', target: 'deciding' },
       on: {
         PAUSE: { target: 'paused', actions: { type: 'markPaused', params: { from: 'acting' } } },
-        'xstate.done.actor.*': [{ guard: 'lastCall', target: 'deciding', actions: 'recordCall' }, { actions: ['recordCall', 'report'] }],
+        // The deadline first: the other done events are the tools' results.
+        'xstate.done.actor.*': [
+          { guard: 'deadlinePassed', target: 'done', actions: 'timedOut' },
+          { guard: 'lastCall', target: 'deciding', actions: 'recordCall' },
+          { actions: ['recordCall', 'report'] },
+        ],
         'xstate.error.actor.*': [{ guard: 'lastCall', target: 'deciding', actions: 'recordCall' }, { actions: ['recordCall', 'report'] }],
       },
     },
@@ -270,7 +294,7 @@ export const agentMachine = setup({
     },
     paused: {
       on: {
-        'xstate.done.actor.*': { actions: ['recordCall', 'report'] },
+        'xstate.done.actor.*': [{ guard: 'deadlinePassed', target: 'done', actions: 'timedOut' }, { actions: ['recordCall', 'report'] }],
         'xstate.error.actor.*': { actions: ['recordCall', 'report'] },
         RESUME: [{ guard: 'pausedInThinking', target: 'thinking' }, { guard: 'roundDone', target: 'deciding' }, { target: 'acting' }],
       },

@@ -10,6 +10,8 @@
  */
 import { fromPromise, type PromiseActorLogic } from 'xstate';
 import type { CALL_SLOTS, PlannedCall } from './calls/index.js';
+import type { AgentDeadlineInput } from './agent-deadline.js';
+import type { CallResult } from './calls/kind.js';
 import type { HistoryInput, MadeSummary } from './history.js';
 import type { ChatMessage, ModelResponse } from './messages.js';
 import type { HandoffTarget, StepVerdict } from './plan.js';
@@ -54,7 +56,11 @@ export interface ModelStepOutput {
 }
 
 /** The actor logic behind each key the swarm machine declares, as `actors/` implements it. */
-export type SwarmActors = { modelStep: PromiseActorLogic<ModelStepOutput, ModelStepInput> } & {
+export type SwarmActors = {
+  modelStep: PromiseActorLogic<ModelStepOutput, ModelStepInput>;
+  /** An agent's deadline (`agent-deadline.ts`); default the live timer (`actors/agent-deadline.ts`). */
+  agentDeadline?: PromiseActorLogic<CallResult, AgentDeadlineInput>;
+} & {
   [K in keyof typeof CALL_SLOTS]: (typeof CALL_SLOTS)[K];
 };
 

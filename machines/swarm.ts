@@ -52,6 +52,8 @@ export interface AgentSpec {
   maxTurns: number;
   /** What the agent's model sees of its conversation (`history.ts`); else the swarm's policy. */
   history?: HistoryPolicy;
+  /** How long a handoff to it may take (`defineAgent({ timeoutMs })`), counted from the round that handed off. */
+  timeoutMs?: number;
 }
 
 /** A resolved handoff: the tool the model sees plus, for an agent, what runs when it is called. */

@@ -49,6 +49,7 @@ export function agentHandoff(agent: AgentDefinition, description: string | undef
       tools: agent.tools.map((t) => t.name),
       maxTurns: agent.maxTurns,
       ...(agent.history ? { history: agent.history } : {}),
+      ...(agent.timeoutMs !== undefined ? { timeoutMs: agent.timeoutMs } : {}),
     },
   };
 }

@@ -8,6 +8,7 @@ import type { Model } from '../../actors/index.js';
 import type { Tool } from './tool.js';
 import { DEFAULT_MAX_TURNS } from './swarm.js';
 import { checkHistory, type HistoryPolicy } from './history.js';
+import { checkTimeoutMs } from './timeout.js';
 
 /** An agent: instructions, tools and an optional model of its own. */
 export interface AgentDefinition {
@@ -25,6 +26,12 @@ export interface AgentDefinition {
    * older turns are trimmed or summarized. Absent: the swarm's policy, else everything.
    */
   readonly history?: HistoryPolicy;
+  /**
+   * How long a handoff to the agent may take, in ms, counted from the orchestrator response that
+   * handed off: past it the agent is stopped (its model call and tools aborted) and the
+   * orchestrator's model reads the timeout as the handoff's result.
+   */
+  readonly timeoutMs?: number;
 }
 
 /**
@@ -49,8 +56,10 @@ export function defineAgent(spec: {
   model?: Model;
   maxTurns?: number;
   history?: HistoryPolicy;
+  timeoutMs?: number;
 }): AgentDefinition {
   const history = checkHistory(spec.history, `Agent "${spec.id}"`);
+  const timeoutMs = checkTimeoutMs(spec.timeoutMs, `Agent "${spec.id}"`);
   return Object.freeze({
     kind: 'agent' as const,
     id: spec.id,
@@ -61,5 +70,6 @@ export function defineAgent(spec: {
     ...(spec.model ? { model: spec.model } : {}),
     maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
     ...(history ? { history } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
   });
 }

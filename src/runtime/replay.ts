@@ -11,6 +11,7 @@ import { createActor, fromPromise } from 'xstate';
 import type { SwarmEvent, SwarmEventBody } from '../../machines/events.js';
 import type { ModelStepInput, ModelStepOutput } from '../../machines/contracts.js';
 import type { MadeSummary } from '../../machines/history.js';
+import type { AgentDeadlineInput } from '../../machines/agent-deadline.js';
 import type { ToolRunInput } from '../../machines/calls/tool.js';
 import type { RemoteAgentInput } from '../../machines/calls/remote.js';
 import type { ChildSwarmInput } from '../../machines/calls/swarm.js';
@@ -193,7 +194,9 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
   const runTool = fromPromise<CallResult, ToolRunInput>(({ input: i, signal }) => wait(pendingResults, i.idempotencyKey, signal));
   const childSwarm = fromPromise<CallResult, ChildSwarmInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
   const remoteAgent = fromPromise<CallResult, RemoteAgentInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
-  const logic = wireSwarm({ modelStep, runTool, childSwarm, remoteAgent });
+  // An agent's deadline answers when the journal says its handoff ended with no answer of the agent's own (it timed out).
+  const agentDeadline = fromPromise<CallResult, AgentDeadlineInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
+  const logic = wireSwarm({ modelStep, runTool, childSwarm, remoteAgent, agentDeadline });
 
   const produced: SwarmEvent[] = [];
   return new Promise<SwarmEvent[]>((resolve, reject) => {

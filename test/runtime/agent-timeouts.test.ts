@@ -1,0 +1,158 @@
+/**
+ * Agent handoff timeouts (`defineAgent({ timeoutMs })`, issue 30 item 4): the deadline counts
+ * from the orchestrator response that handed off; past it the agent is stopped (its tools' and
+ * model call's signals abort) and the orchestrator's model reads the timeout as the handoff's
+ * result. A restored swarm keeps the deadline; a replay reproduces the run with zero calls.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createRuntime, DefinitionError, defineAgent, defineSwarm, handoff, type ModelRequest, scriptedModel, tool } from '../../src/index.js';
+import { forbiddenModel } from '../support/crash-w1.js';
+import { call, collect, lastToolResult } from '../support/script.js';
+import { sleep } from '../support/sleep.js';
+import { sqliteFilePerTest } from '../support/sqlite-file.js';
+
+const file = sqliteFilePerTest('xswarm-agent-timeouts-');
+
+/** A tool that settles only when its signal aborts; records its starts and aborts. */
+function hangingTool() {
+  let markStarted!: () => void;
+  const seen = { starts: [] as number[], aborts: [] as number[], started: new Promise<void>((r) => (markStarted = r)) };
+  const hang = tool({
+    name: 'hang',
+    description: 'Waits for ever',
+    parameters: z.object({}),
+    execute: (_args, ctx) =>
+      new Promise((_resolve, reject) => {
+        seen.starts.push(Date.now());
+        markStarted();
+        ctx.signal.addEventListener('abort', () => {
+          seen.aborts.push(Date.now());
+          reject(ctx.signal.reason);
+        });
+      }),
+  });
+  return { hang, seen };
+}
+
+/**
+ * The orchestrator hands off to `slow-agent` once and answers with what it read; the agent
+ * calls `hang` (or, with `agentHangs`, its model never answers). Records when it handed off.
+ */
+function models(options: { agentHangs?: boolean } = {}) {
+  const handedOff: number[] = [];
+  const modelAborts: number[] = [];
+  const model = scriptedModel(async (req: ModelRequest) => {
+    if (req.agentId === 'slow-agent') {
+      if (options.agentHangs) {
+        await new Promise<never>((_, reject) =>
+          req.signal.addEventListener('abort', () => {
+            modelAborts.push(Date.now());
+            reject(req.signal.reason);
+          }),
+        );
+      }
+      return req.messages.some((m) => m.role === 'tool') ? { text: 'Agent done.' } : call('hang', {}, 'a1');
+    }
+    if (req.messages.some((m) => m.role === 'tool')) return { text: lastToolResult(req) };
+    handedOff.push(Date.now());
+    return call('handoff_to_slow_agent', { request: 'Do it.' }, 'h1');
+  });
+  return { model, handedOff, modelAborts };
+}
+
+function definitions(hang: ReturnType<typeof hangingTool>['hang'], timeoutMs: number) {
+  const agent = defineAgent({ id: 'slow-agent', instructions: 'Work.', tools: [hang], timeoutMs });
+  const lead = defineSwarm({ id: 'lead', instructions: 'Delegate.', handoffs: [handoff.toAgent(agent)] });
+  return { swarms: [lead], agents: [agent] };
+}
+
+const timedOut = (ms: number) => `Agent "slow-agent" timed out after ${ms} ms (timeoutMs)`;
+
+describe('agent handoff timeouts', () => {
+  it("an agent whose tool hangs is stopped at its deadline: the tool's signal aborts, the orchestrator reads the timeout; replay makes no call", async () => {
+    const { hang, seen } = hangingTool();
+    const m = models();
+    const store = file.open();
+    const rt = file.runtime({ ...definitions(hang, 300), model: m.model, store });
+    const client = rt.forSwarm('lead', 'a1');
+    await client.run('go');
+    expect(await client.wait()).toEqual({ status: 'completed', result: timedOut(300) });
+    expect(seen.aborts).toHaveLength(1);
+    expect(seen.aborts[0]! - m.handedOff[0]!).toBeGreaterThanOrEqual(290);
+    const events = await collect(client.events({ since: 0 }));
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        kind: 'status-update',
+        metadata: expect.objectContaining({ type: 'handoff-result', from: 'slow-agent', ok: false, content: timedOut(300) }),
+      }),
+    );
+    const replayer = file.runtime({ ...definitions(hang, 300), model: forbiddenModel(), store });
+    expect(await collect(replayer.replay('a1'))).toEqual(events);
+  });
+
+  it("an agent whose model call hangs is stopped too: the model call's signal aborts", async () => {
+    const { hang } = hangingTool();
+    const m = models({ agentHangs: true });
+    const rt = file.runtime({ ...definitions(hang, 250), model: m.model, store: file.open() });
+    const client = rt.forSwarm('lead', 'a2');
+    await client.run('go');
+    expect(await client.wait()).toEqual({ status: 'completed', result: timedOut(250) });
+    expect(m.modelAborts).toHaveLength(1);
+    expect(m.modelAborts[0]! - m.handedOff[0]!).toBeGreaterThanOrEqual(240);
+  });
+
+  it('an agent that answers in time is not affected, and its replay is equal', async () => {
+    const quick = tool({ name: 'hang', description: 'Answers at once', parameters: z.object({}), execute: () => 'ok' });
+    const store = file.open();
+    const rt = file.runtime({ ...definitions(quick, 5_000), model: models().model, store });
+    const client = rt.forSwarm('lead', 'a3');
+    await client.run('go');
+    expect(await client.wait()).toEqual({ status: 'completed', result: 'Agent done.' });
+    const events = await collect(client.events({ since: 0 }));
+    const replayer = file.runtime({ ...definitions(quick, 5_000), model: forbiddenModel(), store });
+    expect(await collect(replayer.replay('a3'))).toEqual(events);
+  });
+
+  it('a restart keeps the deadline: restored after it passed, the agent times out at once', async () => {
+    const timeoutMs = 400;
+    const first = hangingTool();
+    const rtA = createRuntime({ ...definitions(first.hang, timeoutMs), model: models().model, store: file.open() });
+    await rtA.forSwarm('lead', 'a4').run('go');
+    await first.seen.started;
+    await rtA.close();
+    await sleep(timeoutMs + 100);
+
+    const second = hangingTool();
+    const rtB = file.runtime({ ...definitions(second.hang, timeoutMs), model: models().model, store: file.open() });
+    const restartedAt = Date.now();
+    await rtB.start();
+    expect(await rtB.forSwarm('lead', 'a4').wait()).toEqual({ status: 'completed', result: timedOut(timeoutMs) });
+    // Not a fresh deadline: well before another timeoutMs went by.
+    expect(Date.now() - restartedAt).toBeLessThan(timeoutMs - 100);
+  });
+
+  it('a restart before the deadline cuts the agent at the original deadline, not a fresh one', async () => {
+    const timeoutMs = 1_500;
+    const first = hangingTool();
+    const a = models();
+    const rtA = createRuntime({ ...definitions(first.hang, timeoutMs), model: a.model, store: file.open() });
+    await rtA.forSwarm('lead', 'a5').run('go');
+    await first.seen.started;
+    await rtA.close();
+    await sleep(500);
+    const second = hangingTool();
+    const rtB = file.runtime({ ...definitions(second.hang, timeoutMs), model: models().model, store: file.open() });
+    const restartedAt = Date.now();
+    await rtB.start();
+    expect(await rtB.forSwarm('lead', 'a5').wait()).toEqual({ status: 'completed', result: timedOut(timeoutMs) });
+    const cutAt = second.seen.aborts[0]!;
+    expect(cutAt - a.handedOff[0]!).toBeGreaterThanOrEqual(timeoutMs - 10);
+    expect(cutAt - restartedAt).toBeLessThan(timeoutMs - 300);
+  });
+
+  it('a bad timeoutMs is refused where the agent is defined', () => {
+    expect(() => defineAgent({ id: 'x', instructions: 'X.', timeoutMs: 0 })).toThrow(DefinitionError);
+    expect(() => defineAgent({ id: 'x', instructions: 'X.', timeoutMs: 1.5 })).toThrow(/Agent "x": timeoutMs must be a whole number/);
+  });
+});
