@@ -83,6 +83,8 @@ export interface SwarmPorts {
   responseSchemaProblem?(schema: Record<string, unknown>): string | undefined;
   /** A tool's `timeoutMs`, if it has one. */
   toolTimeoutMs(name: string): number | undefined;
+  /** A tool's `onTimeout`, if it has one (absent: `'result'`). */
+  toolOnTimeout?(name: string): 'result' | 'fail' | undefined;
   /** A swarm definition's own `timeoutMs` as a child (a definition of this runtime), if it has one. */
   swarmTimeoutMs(definitionId: string): number | undefined;
   /**

@@ -28,7 +28,11 @@ export function createRunTool(ports: SwarmPorts) {
     }
     const checked = ports.checkToolArgs(input.name, args);
     if (!checked.ok) return { ok: false, content: `Invalid arguments for "${input.name}": ${checked.error}` };
-    const timedOut = (e: CallTimeoutError): CallResult => ({ ok: false, content: `Tool "${input.name}" ${e.message}` });
+    const timedOut = (e: CallTimeoutError): CallResult => ({
+      ok: false,
+      content: `Tool "${input.name}" ${e.message}`,
+      ...(input.timeout?.fails ? { failsSwarm: true as const } : {}),
+    });
     return withinDeadline(
       input.timeout,
       signal,

@@ -22,7 +22,8 @@ export const AGENT_DEADLINE_ID = 'deadline';
 
 /** What the orchestrator's model reads when an agent did not answer in time. */
 export function agentTimeoutResult(input: AgentDeadlineInput): CallResult {
-  return { ok: false, content: `Agent "${input.agentId}" timed out after ${input.timeout.ms} ms (timeoutMs)` };
+  const content = `Agent "${input.agentId}" timed out after ${input.timeout.ms} ms (timeoutMs)`;
+  return input.timeout.fails ? { ok: false, content, failsSwarm: true } : { ok: false, content };
 }
 
 /** Slot of an agent's deadline; the runtime provides the logic (`actors/agent-deadline.ts`). */

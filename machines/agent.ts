@@ -131,6 +131,9 @@ export const agentMachine = setup({
     roundDone: ({ context }) => runningCalls(context.round).length === 0,
     pausedInThinking: ({ context }) => context.pausedFrom === 'thinking',
     deadlinePassed: ({ event }) => childDone({ event }) === AGENT_DEADLINE_ID,
+    // A tool that timed out with `onTimeout: 'fail'`: the agent ends with it, and its swarm fails.
+    toolFailsSwarm: ({ context, event }) =>
+      runningCall(context.round, childDone({ event })) !== undefined && callResultOf(event as unknown as ChildEvent).failsSwarm === true,
   },
   actions: {
     // One static context update per model response; a step that continues the loop is then
@@ -201,6 +204,8 @@ export const agentMachine = setup({
       enqueue(sendParent({ type: 'child.report', events: context.outbox }));
       enqueue.assign({ outbox: [] });
     }),
+    // The tool's failing timeout is the agent's answer (recorded first by recordCall).
+    failWithCall: assign(({ event }) => ({ answer: callResultOf(event as unknown as ChildEvent) })),
     // The deadline child answered first: its timeout is the agent's answer.
     timedOut: assign(({ event }) => ({ answer: (event as unknown as { output: CallResult }).output })),
     markPaused: assign((_, params: { from: 'thinking' | 'acting' }) => ({ pausedFrom: params.from })),
@@ -277,6 +282,7 @@ export const agentMachine = setup({
         // The deadline first: the other done events are the tools' results.
         'xstate.done.actor.*': [
           { guard: 'deadlinePassed', target: 'done', actions: 'timedOut' },
+          { guard: 'toolFailsSwarm', target: 'done', actions: ['recordCall', 'failWithCall'] },
           { guard: 'lastCall', target: 'deciding', actions: 'recordCall' },
           { actions: ['recordCall', 'report'] },
         ],
@@ -294,7 +300,11 @@ export const agentMachine = setup({
     },
     paused: {
       on: {
-        'xstate.done.actor.*': [{ guard: 'deadlinePassed', target: 'done', actions: 'timedOut' }, { actions: ['recordCall', 'report'] }],
+        'xstate.done.actor.*': [
+          { guard: 'deadlinePassed', target: 'done', actions: 'timedOut' },
+          { guard: 'toolFailsSwarm', target: 'done', actions: ['recordCall', 'failWithCall'] },
+          { actions: ['recordCall', 'report'] },
+        ],
         'xstate.error.actor.*': { actions: ['recordCall', 'report'] },
         RESUME: [{ guard: 'pausedInThinking', target: 'thinking' }, { guard: 'roundDone', target: 'deciding' }, { target: 'acting' }],
       },

@@ -100,5 +100,6 @@ export function handoffResultEvent(speaker: string, call: { id: string; childSwa
     content: result.content,
     key,
     ...(result.usage ? { usage: result.usage } : {}),
+    ...(result.failsSwarm ? { failsSwarm: true as const } : {}),
   });
 }

@@ -69,6 +69,8 @@ export type SwarmFact =
        * counted once in the parent's usage with this result; a replay reads it from here.
        */
       usage?: UsageByModel;
+      /** The handoff timed out with `onTimeout: 'fail'`: the swarm failed with it. */
+      failsSwarm?: true;
     }
   | {
       type: 'child-swarm';
@@ -214,6 +216,8 @@ export type InternalEventBody =
       content: string;
       /** The call's idempotency key ('' for calls rejected before running). */
       key: string;
+      /** The call timed out with `onTimeout: 'fail'`: the swarm failed with it. */
+      failsSwarm?: true;
     }
   | { kind: 'internal:checkpoint'; step: CheckpointStep };
 

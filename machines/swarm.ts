@@ -54,6 +54,8 @@ export interface AgentSpec {
   history?: HistoryPolicy;
   /** How long a handoff to it may take (`defineAgent({ timeoutMs })`), counted from the round that handed off. */
   timeoutMs?: number;
+  /** What its timeout does, when it fails the swarm (`defineAgent({ onTimeout: 'fail' })`). */
+  onTimeout?: 'fail';
 }
 
 /** A resolved handoff: the tool the model sees plus, for an agent, what runs when it is called. */
@@ -261,6 +263,19 @@ function takeResponse(then: ResponseOutcome) {
 }
 
 /**
+ * A call that timed out with `onTimeout: 'fail'` (its result says so, `failsSwarm`): its result
+ * is recorded and announced as any other, then the swarm fails with it (its other calls stop).
+ */
+const failingTimeout = {
+  guard: 'callFailsSwarm' as const,
+  target: '#swarm.failed',
+  actions: [
+    ...takeCall(false),
+    { type: 'fail' as const, params: ({ event }: { event: unknown }) => ({ reason: `${callResultOf(child(event)).content} (onTimeout: 'fail')` }) },
+  ],
+};
+
+/**
  * How a state waiting on a round's calls takes their results (done or failed alike): each is
  * recorded; the last one closes the round. When nothing is left to decide (no pause call
  * waits, turns remain) it goes straight back to `thinking`, sparing the eventless hop through
@@ -272,7 +287,8 @@ function callResults(deciding: 'deciding' | 'running.deciding') {
     { guard: 'lastCall' as const, target: deciding, actions: takeCall(true) },
     { actions: takeCall(false) },
   ];
-  return { 'xstate.done.actor.*': take, 'xstate.error.actor.*': take };
+  // Only a done call can carry a failing timeout (`failsSwarm`); an error never does.
+  return { 'xstate.done.actor.*': [failingTimeout, ...take], 'xstate.error.actor.*': take };
 }
 
 /**
@@ -307,6 +323,7 @@ export const swarmMachine = setup({
     pausedInThinking: ({ context }) => context.pause?.from === 'thinking',
     handoffsRunning: ({ context }) => runningCalls(context.round).some(isHandoff),
     callsRunning: ({ context }) => runningCalls(context.round).length > 0,
+    callFailsSwarm: ({ context, event }) => runningCall(context.round, child(event).actorId) !== undefined && callResultOf(child(event)).failsSwarm === true,
   },
   actions: {
     // A model response is taken in two static actions: one context update (`takeResponse`),
@@ -613,7 +630,7 @@ export const swarmMachine = setup({
     },
     paused: {
       on: {
-        'xstate.done.actor.*': { actions: takeCall(false) },
+        'xstate.done.actor.*': [failingTimeout, { actions: takeCall(false) }],
         'xstate.error.actor.*': { actions: takeCall(false) },
         RESUME: [
           // Back to deciding: with the limit raised it thinks again, else it pauses again.

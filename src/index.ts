@@ -29,6 +29,7 @@ export { defineSwarm, DEFAULT_MAX_TURNS } from './define/swarm.js';
 export { defineAgent } from './define/agent.js';
 export type { FromInput, Guardrail, OnLimit, SwarmDefinition, SwarmOverrides, ToolEntry } from './define/swarm.js';
 export type { HistoryPolicy } from './define/history.js';
+export type { OnTimeout } from './define/timeout.js';
 export { LIMIT_PAUSE, PAUSE_TYPES } from '../machines/pause.js';
 export type { LimitTrip, PauseType } from '../machines/pause.js';
 export type { AgentDefinition } from './define/agent.js';

@@ -62,7 +62,7 @@ export const agentCall = {
       // The agent's own policy, else the swarm's.
       const history = agent.history ?? site.swarm.config.history;
       if (history) input.history = history;
-      const timeout = timeoutOf(site, agent.timeoutMs);
+      const timeout = timeoutOf(site, agent.timeoutMs, agent.onTimeout);
       if (timeout) input.timeout = timeout;
       return { src: 'agent', input };
     },

@@ -16,6 +16,8 @@ export interface PlannedToolCall {
   arguments: string;
   /** The tool's `timeoutMs`, when it has one. */
   timeoutMs?: number;
+  /** The tool's `onTimeout`, when it is `'fail'`. */
+  onTimeout?: 'fail';
 }
 
 /** A regular tool call in a round, run by a `runTool` child. */
@@ -29,6 +31,8 @@ export interface ToolRoundCall {
   arguments: string;
   /** The tool's `timeoutMs`, when it has one (counted from the round's opening). */
   timeoutMs?: number;
+  /** The tool's `onTimeout`, when it is `'fail'`. */
+  onTimeout?: 'fail';
   result?: CallResult;
 }
 
@@ -52,13 +56,14 @@ export const runToolSlot = fromPromise<CallResult, ToolRunInput>(async () => {
 /** The tool call kind. */
 export const toolCall = {
   handoff: false,
-  open: ({ id, name, arguments: args, timeoutMs }, turn, index) => ({
+  open: ({ id, name, arguments: args, timeoutMs, onTimeout }, turn, index) => ({
     id,
     name,
     kind: 'tool',
     childId: childIdFor('tool', turn, index),
     arguments: args,
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(onTimeout === 'fail' ? { onTimeout } : {}),
   }),
   announce(speaker, call, events) {
     events.push(statusUpdate('working', { type: 'tool-call', agent: speaker, toolName: call.name, callId: call.id }), {
@@ -79,7 +84,7 @@ export const toolCall = {
         arguments: call.arguments,
         idempotencyKey: site.key,
       };
-      const timeout = timeoutOf(site, call.timeoutMs);
+      const timeout = timeoutOf(site, call.timeoutMs, call.onTimeout);
       if (timeout) input.timeout = timeout;
       return { src: 'runTool', input };
     },
@@ -91,6 +96,7 @@ export const toolCall = {
       ok: result.ok,
       content: result.content,
       key,
+      ...(result.failsSwarm ? { failsSwarm: true as const } : {}),
     }),
   },
 } satisfies CallKind<PlannedToolCall, ToolRoundCall>;

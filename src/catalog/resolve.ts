@@ -50,6 +50,7 @@ export function agentHandoff(agent: AgentDefinition, description: string | undef
       maxTurns: agent.maxTurns,
       ...(agent.history ? { history: agent.history } : {}),
       ...(agent.timeoutMs !== undefined ? { timeoutMs: agent.timeoutMs } : {}),
+      ...(agent.onTimeout === 'fail' ? { onTimeout: 'fail' as const } : {}),
     },
   };
 }

@@ -8,7 +8,7 @@ import type { Model } from '../../actors/index.js';
 import type { Tool } from './tool.js';
 import { DEFAULT_MAX_TURNS } from './swarm.js';
 import { checkHistory, type HistoryPolicy } from './history.js';
-import { checkTimeoutMs } from './timeout.js';
+import { checkOnTimeout, checkTimeoutMs, type OnTimeout } from './timeout.js';
 
 /** An agent: instructions, tools and an optional model of its own. */
 export interface AgentDefinition {
@@ -32,6 +32,8 @@ export interface AgentDefinition {
    * orchestrator's model reads the timeout as the handoff's result.
    */
   readonly timeoutMs?: number;
+  /** What the timeout does: `'result'` (the default), or `'fail'` to fail the swarm that handed off. */
+  readonly onTimeout?: OnTimeout;
 }
 
 /**
@@ -57,9 +59,11 @@ export function defineAgent(spec: {
   maxTurns?: number;
   history?: HistoryPolicy;
   timeoutMs?: number;
+  onTimeout?: OnTimeout;
 }): AgentDefinition {
   const history = checkHistory(spec.history, `Agent "${spec.id}"`);
   const timeoutMs = checkTimeoutMs(spec.timeoutMs, `Agent "${spec.id}"`);
+  const onTimeout = checkOnTimeout(spec.onTimeout, `Agent "${spec.id}"`);
   return Object.freeze({
     kind: 'agent' as const,
     id: spec.id,
@@ -71,5 +75,6 @@ export function defineAgent(spec: {
     maxTurns: spec.maxTurns ?? DEFAULT_MAX_TURNS,
     ...(history ? { history } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(onTimeout !== undefined ? { onTimeout } : {}),
   });
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from 'zod';
-import { checkTimeoutMs } from './timeout.js';
+import { checkOnTimeout, checkTimeoutMs, type OnTimeout } from './timeout.js';
 
 /**
  * What a tool's `execute` receives besides its arguments. `idempotencyKey` is the same when a
@@ -31,6 +31,11 @@ export interface Tool<P extends z.ZodObject = z.ZodObject> {
    * deadline is stored with the call, so a swarm restored after a crash keeps it.
    */
   readonly timeoutMs?: number;
+  /**
+   * What a call past `timeoutMs` does: `'result'` (the default) gives the timeout to the model as
+   * the tool's result; `'fail'` fails the swarm whose model (or agent) made the call.
+   */
+  readonly onTimeout?: OnTimeout;
   execute(args: z.output<P>, ctx: ToolContext): unknown;
 }
 
@@ -59,8 +64,10 @@ export function tool<P extends z.ZodObject>(spec: {
   parameters: P;
   execute: (args: z.output<P>, ctx: ToolContext) => unknown;
   timeoutMs?: number;
+  onTimeout?: OnTimeout;
 }): Tool<P> {
   checkTimeoutMs(spec.timeoutMs, `Tool "${spec.name}"`);
+  checkOnTimeout(spec.onTimeout, `Tool "${spec.name}"`);
   return Object.freeze({ kind: 'tool' as const, ...spec });
 }
 

@@ -73,6 +73,7 @@ export const swarmFactSchema = z.discriminatedUnion('type', [
     content: z.string(),
     key: z.string(),
     usage: usageByModel.optional(),
+    failsSwarm: z.literal(true).optional(),
   }),
   z.strictObject({
     type: z.literal('child-swarm'),
@@ -162,7 +163,7 @@ const callHead = { id: z.string(), name: z.string() };
 const timeoutMs = z.number().int().positive().optional();
 
 const plannedCall = z.discriminatedUnion('kind', [
-  z.strictObject({ ...callHead, kind: z.literal('tool'), arguments: z.string(), timeoutMs }),
+  z.strictObject({ ...callHead, kind: z.literal('tool'), arguments: z.string(), timeoutMs, onTimeout: z.literal('fail').optional() }),
   z.strictObject({ ...callHead, kind: z.literal('agent'), agentId: z.string(), request: z.string() }),
   z.strictObject({ ...callHead, kind: z.literal('remote'), agentId: z.string(), url: z.string(), request: z.string(), timeoutMs }),
   z.strictObject({ ...callHead, kind: z.literal('swarm'), definitionId: z.string(), input: z.unknown(), customization: customization.optional(), timeoutMs }),
@@ -210,6 +211,7 @@ export const internalSwarmEventSchema = z.discriminatedUnion('kind', [
     callId: z.string(),
     ok: z.boolean(),
     content: z.string(),
+    failsSwarm: z.literal(true).optional(),
     key: z.string(),
     ...internalStamp,
   }),

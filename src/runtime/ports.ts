@@ -68,6 +68,7 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     checkCustomization: (value) => checkCustomization(catalog, value),
     responseSchemaProblem,
     toolTimeoutMs: (name) => catalog.tool(name)?.timeoutMs,
+    toolOnTimeout: (name) => catalog.tool(name)?.onTimeout,
     swarmTimeoutMs: (definitionId) => catalog.swarm(definitionId)?.timeoutMs,
     isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,
     runChild: (input, signal) => deps.calls.runChild(input, signal),

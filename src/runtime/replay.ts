@@ -160,11 +160,17 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
         at: e.timestamp,
       });
     } else if (e.kind === 'internal:tool-complete' && e.key) {
-      results.set(e.key, { ok: e.ok, content: e.content });
+      results.set(e.key, { ok: e.ok, content: e.content, ...(e.failsSwarm ? { failsSwarm: true as const } : {}) });
     } else if (e.kind === 'status-update' && e.metadata.type === 'handoff-result') {
       // `from` names the agent that answered, which the live call's result carried.
       // A child's rolled-up usage counts again exactly as it did live: with this result.
-      results.set(e.metadata.key, { ok: e.metadata.ok, content: e.metadata.content, agentId: e.metadata.from, ...(e.metadata.usage ? { usage: e.metadata.usage } : {}) });
+      results.set(e.metadata.key, {
+        ok: e.metadata.ok,
+        content: e.metadata.content,
+        agentId: e.metadata.from,
+        ...(e.metadata.usage ? { usage: e.metadata.usage } : {}),
+        ...(e.metadata.failsSwarm ? { failsSwarm: true as const } : {}),
+      });
     }
   }
   const ports = judge?.(input);

@@ -46,6 +46,8 @@ const input: AgentInput = {
   timeout: { ms: 5_000, deadline: 0 },
 };
 /** What the agent answers when its deadline child does (`defineAgent({ timeoutMs })`). */
+/** A tool's timeout with `onTimeout: 'fail'`: the agent ends with it (and its swarm fails). */
+const FAILING_TIMEOUT: CallResult = { ok: false, content: 'Tool "lookup" timed out after 100 ms (timeoutMs)', failsSwarm: true };
 const TIMED_OUT: CallResult = { ok: false, content: `Agent "${AGENT}" timed out after 5000 ms (timeoutMs)` };
 
 type ResponseKind = 'MODEL_CALLS' | 'MODEL_INVALID' | 'MODEL_ANSWER' | 'MODEL_EMPTY';
@@ -116,7 +118,8 @@ type ModelEvent =
   | { type: 'TOOL_ERROR' }
   | { type: 'PAUSE' }
   | { type: 'RESUME' }
-  | { type: 'DEADLINE' };
+  | { type: 'DEADLINE' }
+  | { type: 'TOOL_TIMEOUT_FAIL' };
 
 const running = (round: ModelRound | null) => (round ? round.calls.filter((c) => c.result === undefined && c.kind !== 'pause') : []);
 const lastRunningTool = (round: ModelRound | null) => running(round).at(-1);
@@ -142,10 +145,10 @@ function openRound(c: ModelContext, kind: ResponseKind): Partial<ModelContext> {
   return { ...opened, ...report(opened) };
 }
 
-function recordCall(c: ModelContext, ok: boolean): Partial<ModelContext> {
+function recordCall(c: ModelContext, ok: boolean, failing?: CallResult): Partial<ModelContext> {
   const call = lastRunningTool(c.round)!;
   // agent.ts formats a tool failure with String(error) ("Error: …"); the swarm uses the message.
-  const result = ok ? toolOutput(call.id) : { ok: false, content: `Call failed: ${toolErrorText(call.id)}` };
+  const result = failing ?? (ok ? toolOutput(call.id) : { ok: false, content: `Call failed: ${toolErrorText(call.id)}` });
   return {
     round: { ...c.round!, calls: c.round!.calls.map((x) => (x === call ? { ...x, result } : x)) },
     outbox: [...c.outbox, `tool-complete:${call.id}:${ok}:${toolKey(c.round!.turn, call.id)}`],
@@ -177,6 +180,9 @@ const recordAndReport = (ok: boolean) =>
     const recorded = { ...context, ...recordCall(context, ok) };
     return { ...recorded, ...report(recorded) };
   });
+
+/** A tool's failing timeout: recorded (unreported: it goes with the output), and the agent's answer. */
+const failingTimeout = m.assign(({ context }) => ({ ...recordCall(context, false, FAILING_TIMEOUT), answer: FAILING_TIMEOUT }));
 
 const toolResult = (ok: boolean) => [
   // The last result goes unreported to `deciding`, which reports it with the round's close.
@@ -242,6 +248,7 @@ const agentModel = m.createMachine({
         TOOL_DONE: toolResult(true),
         TOOL_ERROR: toolResult(false),
         DEADLINE: { target: 'done', actions: m.assign({ answer: TIMED_OUT }) },
+        TOOL_TIMEOUT_FAIL: { guard: 'toolRunning', target: 'done', actions: failingTimeout },
         PAUSE: { target: 'paused', actions: m.assign({ pausedFrom: 'acting' as const }) },
         RESUME: {},
       },
@@ -265,6 +272,7 @@ const agentModel = m.createMachine({
         TOOL_DONE: { guard: 'toolRunning', actions: recordAndReport(true) },
         TOOL_ERROR: { guard: 'toolRunning', actions: recordAndReport(false) },
         DEADLINE: { target: 'done', actions: m.assign({ answer: TIMED_OUT }) },
+        TOOL_TIMEOUT_FAIL: { guard: 'toolRunning', target: 'done', actions: failingTimeout },
         RESUME: [{ guard: 'pausedInThinking', target: 'thinking' }, { guard: 'roundDone', target: 'deciding' }, { target: 'acting' }],
         // Ignored: a second PAUSE.
         PAUSE: {},
@@ -369,7 +377,8 @@ function startRun() {
         break;
       }
       case 'TOOL_DONE':
-      case 'TOOL_ERROR': {
+      case 'TOOL_ERROR':
+      case 'TOOL_TIMEOUT_FAIL': {
         const expected = lastRunningTool(before.round)!;
         const call = tools.last();
         same(
@@ -377,6 +386,7 @@ function startRun() {
           { toolCallId: expected.id, agentId: AGENT, key: toolKey(before.round!.turn, expected.id) },
         );
         if (event.type === 'TOOL_DONE') call.resolve(toolOutput(expected.id));
+        else if (event.type === 'TOOL_TIMEOUT_FAIL') call.resolve(FAILING_TIMEOUT);
         else call.reject(new Error(toolErrorText(expected.id)));
         break;
       }
@@ -418,7 +428,8 @@ function startRun() {
       answer: c.answer,
       outbox: c.outbox.map(eventSig),
       reports: parent.getSnapshot().context.reports.map((batch) => batch.map(eventSig)),
-      output: output && { ok: output.ok, content: output.content, events: output.events.map(eventSig) },
+      // A failing timeout's mark goes with the output: the swarm fails on it.
+      output: output && { ok: output.ok, content: output.content, ...(output.failsSwarm ? { failsSwarm: true } : {}), events: output.events.map(eventSig) },
       parentOutput: parent.getSnapshot().context.output === output,
       children: active ? Object.keys(s.children).sort() : Object.entries(s.children).flatMap(([id, ref]) => (ref?.getSnapshot().status === 'active' ? [id] : [])),
       openModelCalls: models.open().length,
@@ -472,13 +483,13 @@ const simpleFirstRound = testModel.getSimplePaths({
   stopWhen: firstRoundOver,
   allowDuplicatePaths: true,
   // The deadline only ends a path: the shortest paths take it from every state.
-  filterEvents: (s, e) => s.status === 'active' && s.can(e) && e.type !== 'DEADLINE',
+  filterEvents: (s, e) => s.status === 'active' && s.can(e) && e.type !== 'DEADLINE' && e.type !== 'TOOL_TIMEOUT_FAIL',
 });
 const simpleToEnd = testModel.getSimplePaths({
   serializeState: (s) => project(s),
   toState: ended,
   allowDuplicatePaths: true,
-  filterEvents: (s, e) => s.status === 'active' && s.can(e) && e.type !== 'PAUSE' && e.type !== 'DEADLINE',
+  filterEvents: (s, e) => s.status === 'active' && s.can(e) && e.type !== 'PAUSE' && e.type !== 'DEADLINE' && e.type !== 'TOOL_TIMEOUT_FAIL',
 });
 
 const describePath = (steps: { event: ModelEvent }[]) =>
@@ -498,6 +509,7 @@ const EVENT_TYPES = Object.keys({
   PAUSE: true,
   RESUME: true,
   DEADLINE: true,
+  TOOL_TIMEOUT_FAIL: true,
 } satisfies Record<ModelEvent['type'], true>) as ModelEvent['type'][];
 
 describe('agent machine, model-based (xstate/graph)', () => {

@@ -156,3 +156,85 @@ describe('agent handoff timeouts', () => {
     expect(() => defineAgent({ id: 'x', instructions: 'X.', timeoutMs: 1.5 })).toThrow(/Agent "x": timeoutMs must be a whole number/);
   });
 });
+
+describe("onTimeout: 'fail' — a call past its deadline fails the swarm instead of being a result", () => {
+  /** An orchestrator that calls `hang` once (and would answer with what it read). */
+  const callsHang = () => scriptedModel((req) => (req.messages.some((m) => m.role === 'tool') ? { text: lastToolResult(req) } : call('hang', {}, 'c1')));
+
+  it("a tool's: the swarm fails naming the timeout; the result is recorded first; replay makes no call", async () => {
+    const { hang, seen } = hangingTool();
+    const failing = tool({ ...hang, timeoutMs: 200, onTimeout: 'fail' });
+    const store = file.open();
+    const swarms = [defineSwarm({ id: 'planner', instructions: 'Plan.', tools: [failing] })];
+    const rt = file.runtime({ swarms, model: callsHang(), store });
+    const client = rt.forSwarm('planner', 'f1');
+    await client.run('go');
+    expect(await client.wait()).toEqual({ status: 'failed', reason: `Tool "hang" timed out after 200 ms (timeoutMs) (onTimeout: 'fail')` });
+    expect(seen.aborts).toHaveLength(1);
+    const events = await collect(client.events({ since: 0 }));
+    expect(events).toContainEqual(expect.objectContaining({ kind: 'internal:tool-complete', toolName: 'hang', ok: false, failsSwarm: true }));
+    const replayer = file.runtime({ swarms, model: forbiddenModel(), store });
+    expect(await collect(replayer.replay('f1'))).toEqual(events);
+  });
+
+  it("an agent's: the agent stops and the swarm fails; replay makes no call", async () => {
+    const { hang, seen } = hangingTool();
+    const agent = defineAgent({ id: 'slow-agent', instructions: 'Work.', tools: [hang], timeoutMs: 250, onTimeout: 'fail' });
+    const definitions = { swarms: [defineSwarm({ id: 'lead', instructions: 'Delegate.', handoffs: [handoff.toAgent(agent)] })], agents: [agent] };
+    const store = file.open();
+    const rt = file.runtime({ ...definitions, model: models().model, store });
+    const client = rt.forSwarm('lead', 'f2');
+    await client.run('go');
+    expect(await client.wait()).toEqual({ status: 'failed', reason: `${timedOut(250)} (onTimeout: 'fail')` });
+    expect(seen.aborts).toHaveLength(1);
+    const events = await collect(client.events({ since: 0 }));
+    expect(events).toContainEqual(expect.objectContaining({ metadata: expect.objectContaining({ type: 'handoff-result', failsSwarm: true }) }));
+    const replayer = file.runtime({ ...definitions, model: forbiddenModel(), store });
+    expect(await collect(replayer.replay('f2'))).toEqual(events);
+  });
+
+  it("a tool's, called by an agent: the agent ends with it and the swarm fails", async () => {
+    const { hang } = hangingTool();
+    const failing = tool({ ...hang, timeoutMs: 200, onTimeout: 'fail' });
+    const agent = defineAgent({ id: 'slow-agent', instructions: 'Work.', tools: [failing] });
+    const definitions = { swarms: [defineSwarm({ id: 'lead', instructions: 'Delegate.', handoffs: [handoff.toAgent(agent)] })], agents: [agent] };
+    const store = file.open();
+    const rt = file.runtime({ ...definitions, model: models().model, store });
+    const client = rt.forSwarm('lead', 'f3');
+    await client.run('go');
+    expect(await client.wait()).toEqual({ status: 'failed', reason: `Tool "hang" timed out after 200 ms (timeoutMs) (onTimeout: 'fail')` });
+    const events = await collect(client.events({ since: 0 }));
+    const replayer = file.runtime({ ...definitions, model: forbiddenModel(), store });
+    expect(await collect(replayer.replay('f3'))).toEqual(events);
+  });
+
+  it('restored after the deadline passed, the swarm fails at once', async () => {
+    const first = hangingTool();
+    const swarms = (hang: ReturnType<typeof hangingTool>['hang']) => [
+      defineSwarm({ id: 'planner', instructions: 'Plan.', tools: [tool({ ...hang, timeoutMs: 300, onTimeout: 'fail' })] }),
+    ];
+    const rtA = createRuntime({ swarms: swarms(first.hang), model: callsHang(), store: file.open() });
+    await rtA.forSwarm('planner', 'f4').run('go');
+    await first.seen.started;
+    await rtA.close();
+    await sleep(400);
+    const second = hangingTool();
+    const rtB = file.runtime({ swarms: swarms(second.hang), model: callsHang(), store: file.open() });
+    await rtB.start();
+    expect(await rtB.forSwarm('planner', 'f4').wait()).toEqual({ status: 'failed', reason: `Tool "hang" timed out after 300 ms (timeoutMs) (onTimeout: 'fail')` });
+    expect(second.seen.starts).toEqual([]);
+  });
+
+  it("without it (or with 'result') the timeout stays a result; a bad value is refused", async () => {
+    const { hang } = hangingTool();
+    const rt = file.runtime({
+      swarms: [defineSwarm({ id: 'planner', instructions: 'Plan.', tools: [tool({ ...hang, timeoutMs: 150, onTimeout: 'result' })] })],
+      model: callsHang(),
+      store: file.open(),
+    });
+    await rt.forSwarm('planner', 'f5').run('go');
+    expect(await rt.forSwarm('planner', 'f5').wait()).toEqual({ status: 'completed', result: 'Tool "hang" timed out after 150 ms (timeoutMs)' });
+    expect(() => tool({ ...hang, timeoutMs: 150, onTimeout: 'explode' as never })).toThrow(/Tool "hang": onTimeout must be 'result' or 'fail'/);
+    expect(() => defineAgent({ id: 'x', instructions: 'X.', onTimeout: 'later' as never })).toThrow(DefinitionError);
+  });
+});
