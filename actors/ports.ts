@@ -87,6 +87,8 @@ export interface SwarmPorts {
   toolOnTimeout?(name: string): 'result' | 'fail' | undefined;
   /** A swarm definition's own `timeoutMs` as a child (a definition of this runtime), if it has one. */
   swarmTimeoutMs(definitionId: string): number | undefined;
+  /** A swarm definition's own `onTimeout` as a child, if it has one (absent: `'result'`). */
+  swarmOnTimeout?(definitionId: string): 'result' | 'fail' | undefined;
   /**
    * How long one model call may take (the runtime's `modelTimeoutMs`), if bounded: past it the
    * call's signal aborts and the call fails.

@@ -99,6 +99,7 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
           url: h.url,
           description: h.description ?? card.description,
           ...(h.timeoutMs !== undefined ? { timeoutMs: h.timeoutMs } : {}),
+          ...(h.onTimeout === 'fail' ? { onTimeout: 'fail' as const } : {}),
         };
       }
       case 'best':
@@ -119,9 +120,11 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
             structured: card?.structured ?? false,
             customizable: h.isCustomizable,
             ...(h.timeoutMs !== undefined ? { timeoutMs: h.timeoutMs } : {}),
+            ...(h.onTimeout === 'fail' ? { onTimeout: 'fail' as const } : {}),
           };
         }
         const timeoutMs = h.timeoutMs ?? child.timeoutMs;
+        const onTimeout = h.onTimeout ?? child.onTimeout;
         return {
           toolName: handoffToolName(id),
           kind: 'swarm',
@@ -130,6 +133,7 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
           structured: !(child.input instanceof z.ZodString),
           customizable: h.isCustomizable,
           ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+          ...(timeoutMs !== undefined && onTimeout === 'fail' ? { onTimeout: 'fail' as const } : {}),
         };
       }
     }

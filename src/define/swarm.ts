@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { DefinitionError } from '../errors.js';
-import { checkTimeoutMs } from './timeout.js';
+import { checkOnTimeout, checkTimeoutMs, type OnTimeout } from './timeout.js';
 import { checkHistory, type HistoryPolicy } from './history.js';
 import type { Handoff } from './handoff.js';
 import type { SwarmRegistryTools } from './swarm-registry.js';
@@ -50,6 +50,11 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
    * parent's model reads the timeout as the handoff's result. Not a limit on top-level runs.
    */
   readonly timeoutMs?: number;
+  /**
+   * What its `timeoutMs` does when a run of it as a child times out: `'result'` (the default)
+   * gives the timeout to the parent's model; `'fail'` fails the parent. A handoff's own wins.
+   */
+  readonly onTimeout?: OnTimeout;
   /**
    * What reaching `maxTurns` does: `'pause'` (the default) pauses the swarm with a `LIMIT`
    * reason saying what was spent, keeping everything — `client.extend({ maxTurns })` then
@@ -112,9 +117,11 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
   customizable?: boolean;
   guardrails?: { input?: readonly Guardrail<z.output<I>>[]; output?: readonly Guardrail<z.output<R>>[] };
   timeoutMs?: number;
+  onTimeout?: OnTimeout;
   onLimit?: OnLimit;
   history?: HistoryPolicy;
 }): SwarmDefinition<I, R> {
+  const onTimeout = checkOnTimeout(spec.onTimeout, `Swarm "${spec.id}"`);
   const history = checkHistory(spec.history, `Swarm "${spec.id}"`);
   const timeoutMs = checkTimeoutMs(spec.timeoutMs, `Swarm "${spec.id}"`);
   const onLimit = checkOnLimit(spec.onLimit, `Swarm "${spec.id}"`);
@@ -133,6 +140,7 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
     customizable: spec.customizable ?? false,
     guardrails: Object.freeze({ input: spec.guardrails?.input ?? [], output: spec.guardrails?.output ?? [] }),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(onTimeout !== undefined ? { onTimeout } : {}),
     ...(onLimit !== undefined ? { onLimit } : {}),
     ...(history ? { history } : {}),
   });

@@ -161,12 +161,22 @@ const customization = z.strictObject({
 const callHead = { id: z.string(), name: z.string() };
 /** A call's `timeoutMs`, when it has one. */
 const timeoutMs = z.number().int().positive().optional();
+/** A call's `onTimeout`, when it is `'fail'`. */
+const failOnTimeout = z.literal('fail').optional();
 
 const plannedCall = z.discriminatedUnion('kind', [
-  z.strictObject({ ...callHead, kind: z.literal('tool'), arguments: z.string(), timeoutMs, onTimeout: z.literal('fail').optional() }),
+  z.strictObject({ ...callHead, kind: z.literal('tool'), arguments: z.string(), timeoutMs, onTimeout: failOnTimeout }),
   z.strictObject({ ...callHead, kind: z.literal('agent'), agentId: z.string(), request: z.string() }),
-  z.strictObject({ ...callHead, kind: z.literal('remote'), agentId: z.string(), url: z.string(), request: z.string(), timeoutMs }),
-  z.strictObject({ ...callHead, kind: z.literal('swarm'), definitionId: z.string(), input: z.unknown(), customization: customization.optional(), timeoutMs }),
+  z.strictObject({ ...callHead, kind: z.literal('remote'), agentId: z.string(), url: z.string(), request: z.string(), timeoutMs, onTimeout: failOnTimeout }),
+  z.strictObject({
+    ...callHead,
+    kind: z.literal('swarm'),
+    definitionId: z.string(),
+    input: z.unknown(),
+    customization: customization.optional(),
+    timeoutMs,
+    onTimeout: failOnTimeout,
+  }),
   z.strictObject({ ...callHead, kind: z.literal('pause'), reason: pauseReason }),
   z.strictObject({ ...callHead, kind: z.literal('invalid'), error: z.string() }),
 ]);

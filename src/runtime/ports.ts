@@ -70,6 +70,7 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     toolTimeoutMs: (name) => catalog.tool(name)?.timeoutMs,
     toolOnTimeout: (name) => catalog.tool(name)?.onTimeout,
     swarmTimeoutMs: (definitionId) => catalog.swarm(definitionId)?.timeoutMs,
+    swarmOnTimeout: (definitionId) => catalog.swarm(definitionId)?.onTimeout,
     isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,
     runChild: (input, signal) => deps.calls.runChild(input, signal),
     runRemote: (input, signal) => deps.calls.runRemote(input, signal),

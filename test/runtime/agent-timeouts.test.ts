@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, DefinitionError, defineAgent, defineSwarm, handoff, type ModelRequest, scriptedModel, tool } from '../../src/index.js';
+import { serve } from '../../src/server/index.js';
 import { forbiddenModel } from '../support/crash-w1.js';
 import { call, collect, lastToolResult } from '../support/script.js';
 import { sleep } from '../support/sleep.js';
@@ -236,5 +237,51 @@ describe("onTimeout: 'fail' — a call past its deadline fails the swarm instead
     expect(await rt.forSwarm('planner', 'f5').wait()).toEqual({ status: 'completed', result: 'Tool "hang" timed out after 150 ms (timeoutMs)' });
     expect(() => tool({ ...hang, timeoutMs: 150, onTimeout: 'explode' as never })).toThrow(/Tool "hang": onTimeout must be 'result' or 'fail'/);
     expect(() => defineAgent({ id: 'x', instructions: 'X.', onTimeout: 'later' as never })).toThrow(DefinitionError);
+  });
+
+  /** A parent that hands off once to `target` and answers with what it read; the child's (or peer's) model waits until aborted. */
+  const stalling = () =>
+    scriptedModel((req) => {
+      if (req.agentId === 'researcher' || req.agentId === 'weather') {
+        return new Promise((_resolve, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason)));
+      }
+      if (req.messages.some((m) => m.role === 'tool')) return { text: lastToolResult(req) };
+      return call(req.tools.find((t) => t.name.startsWith('handoff_to_'))!.name, { request: 'Find out' }, 'h1');
+    });
+
+  it("a child swarm handoff's (or, without one, the child definition's): the child is stopped and the parent fails; replay makes no call", async () => {
+    const child = defineSwarm({ id: 'researcher', instructions: 'Research.', timeoutMs: 250, onTimeout: 'fail' });
+    const store = file.open();
+    const byDefinition = [defineSwarm({ id: 'lead', instructions: 'Lead.', handoffs: [handoff.toSwarm(child)] }), child];
+    const rt = file.runtime({ swarms: byDefinition, model: stalling(), store });
+    await rt.forSwarm('lead', 'c1').run('go');
+    expect(await rt.forSwarm('lead', 'c1').wait()).toEqual({
+      status: 'failed',
+      reason: `Swarm "researcher" (c1:t1:0) was stopped: timed out after 250 ms (timeoutMs) (onTimeout: 'fail')`,
+    });
+    expect(await rt.forSwarm('researcher', 'c1:t1:0').getResult()).toEqual({ status: 'stopped', reason: 'timed out after 250 ms (timeoutMs)' });
+    const events = await collect(rt.forSwarm('lead', 'c1').events({ since: 0 }));
+    const replayer = file.runtime({ swarms: byDefinition, model: forbiddenModel(), store });
+    expect(await collect(replayer.replay('c1'))).toEqual(events);
+    // The handoff's own onTimeout wins over the definition's.
+    const byHandoff = [defineSwarm({ id: 'lead', instructions: 'Lead.', handoffs: [handoff.toSwarm(child, { onTimeout: 'result' })] }), child];
+    const rt2 = file.runtime({ swarms: byHandoff, model: stalling(), store: file.open() });
+    await rt2.forSwarm('lead', 'c2').run('go');
+    expect(await rt2.forSwarm('lead', 'c2').wait()).toMatchObject({ status: 'completed', result: expect.stringContaining('timed out after 250 ms (timeoutMs)') });
+  });
+
+  it("a remote agent handoff's: the remote task is canceled and the swarm fails", async () => {
+    const remote = file.runtime({ swarms: [defineSwarm({ id: 'weather', description: 'Forecasts', instructions: 'Forecast.' })], model: stalling(), store: file.open() });
+    const server = await serve(remote, { port: 0 });
+    file.track(server);
+    const cardUrl = `${server.url}/a2a/weather/.well-known/agent-card.json`;
+    const planner = defineSwarm({ id: 'planner', instructions: 'Plan.', handoffs: [handoff.toRemoteAgent(cardUrl, { timeoutMs: 400, onTimeout: 'fail' })] });
+    const rt = file.runtime({ swarms: [planner], model: stalling(), store: file.open() });
+    await rt.forSwarm('planner', 'r1').run('go');
+    expect(await rt.forSwarm('planner', 'r1').wait()).toEqual({
+      status: 'failed',
+      reason: `The remote agent "weather" (${cardUrl}) timed out after 400 ms (timeoutMs) (onTimeout: 'fail')`,
+    });
+    expect(() => handoff.toSwarm('x', { onTimeout: 'never' as never })).toThrow(/The handoff to swarm "x": onTimeout must be 'result' or 'fail'/);
   });
 });
