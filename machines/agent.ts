@@ -133,7 +133,8 @@ export const agentMachine = setup({
     deadlinePassed: ({ event }) => childDone({ event }) === AGENT_DEADLINE_ID,
     // A tool that timed out with `onTimeout: 'fail'`: the agent ends with it, and its swarm fails.
     toolFailsSwarm: ({ context, event }) =>
-      runningCall(context.round, childDone({ event })) !== undefined && callResultOf(event as unknown as ChildEvent).failsSwarm === true,
+      ((event as unknown as ChildEvent).output as { failsSwarm?: unknown } | undefined)?.failsSwarm === true &&
+      runningCall(context.round, childDone({ event })) !== undefined,
   },
   actions: {
     // One static context update per model response; a step that continues the loop is then

@@ -323,7 +323,9 @@ export const swarmMachine = setup({
     pausedInThinking: ({ context }) => context.pause?.from === 'thinking',
     handoffsRunning: ({ context }) => runningCalls(context.round).some(isHandoff),
     callsRunning: ({ context }) => runningCalls(context.round).length > 0,
-    callFailsSwarm: ({ context, event }) => runningCall(context.round, child(event).actorId) !== undefined && callResultOf(child(event)).failsSwarm === true,
+    // Asked of every finished call: the cheap look at its output first.
+    callFailsSwarm: ({ context, event }) =>
+      (child(event).output as { failsSwarm?: unknown } | undefined)?.failsSwarm === true && runningCall(context.round, child(event).actorId) !== undefined,
   },
   actions: {
     // A model response is taken in two static actions: one context update (`takeResponse`),

@@ -21,6 +21,8 @@ export function agentAsSwarm(agent: AgentDefinition): SwarmDefinition {
     instructions: agent.instructions,
     tools: agent.tools,
     maxTurns: agent.maxTurns,
+    // What its model sees is the agent's own policy, in whichever runtime hosts it.
+    ...(agent.history ? { history: agent.history } : {}),
   });
 }
 
