@@ -16,7 +16,7 @@ import { AGENT_DEADLINE_ID, agentDeadlineSlot } from './agent-deadline.js';
 import { runToolSlot, type ToolRunInput } from './calls/tool.js';
 import { type ModelStepOutput, modelStepSlot } from './contracts.js';
 import { llmCallEvent, summaryCallEvent } from './event-builders.js';
-import type { HistoryPolicy, HistorySummary } from './history.js';
+import { type HistoryPolicy, type HistorySummary, withHistory } from './history.js';
 import type { SwarmEventBody } from './events.js';
 import type { ChatMessage } from './messages.js';
 import {
@@ -245,18 +245,23 @@ export const agentMachine = setup({
       invoke: {
         id: 'model',
         src: 'modelStep',
-        input: ({ context }) => ({
-          swarmId: context.swarmId,
-          definitionId: context.definitionId,
-          speaker: context.agentId,
-          orchestrator: false,
-          scope: context.scope,
-          turn: context.turn + 1,
-          messages: context.messages,
-          tools: context.tools,
-          handoffs: [],
-          ...(context.history ? { history: { policy: context.history, pinned: context.request ?? 1, ...(context.summary ? { summary: context.summary } : {}) } } : {}),
-        }),
+        input: ({ context }) =>
+          withHistory(
+            {
+              swarmId: context.swarmId,
+              definitionId: context.definitionId,
+              speaker: context.agentId,
+              orchestrator: false,
+              scope: context.scope,
+              turn: context.turn + 1,
+              messages: context.messages,
+              tools: context.tools,
+              handoffs: [],
+            },
+            context.history,
+            context.request ?? 1,
+            context.summary,
+          ),
         onDone: [
           {
             guard: 'wantsCalls',

@@ -42,6 +42,20 @@ export interface HistoryInput {
   pinned: number;
 }
 
+/**
+ * `input` (a model step's, just built) with its speaker's history policy, when it has one: the
+ * object itself, so a step without a policy costs nothing more than before policies existed.
+ */
+export function withHistory<T extends object>(
+  input: T,
+  policy: HistoryPolicy | undefined,
+  pinned: number,
+  summary: HistorySummary | undefined,
+): T & { history?: HistoryInput } {
+  if (policy) (input as T & { history?: HistoryInput }).history = summary ? { policy, pinned, summary } : { policy, pinned };
+  return input;
+}
+
 /** A summary the model step made before its model call: what the machine keeps and records. */
 export interface MadeSummary extends HistorySummary {
   usage?: Usage;

@@ -24,7 +24,7 @@ import { type ModelStepOutput, modelStepSlot } from './contracts.js';
 import { llmCallEvent, statusUpdate, summaryCallEvent, valueParts, valueText } from './event-builders.js';
 import type { CheckpointStep, PauseReason, SwarmEventBody, SwarmFact } from './events.js';
 import type { ChatMessage, Usage } from './messages.js';
-import type { HistoryPolicy, HistorySummary, MadeSummary } from './history.js';
+import { type HistoryPolicy, type HistorySummary, type MadeSummary, withHistory } from './history.js';
 import type { HandoffTarget } from './plan.js';
 import { addByModel, addCall, emptyLedger, type UsageLedger } from './usage.js';
 import { LIMIT_PAUSE } from './pause.js';
@@ -563,19 +563,24 @@ export const swarmMachine = setup({
           invoke: {
             id: 'model',
             src: 'modelStep',
-            input: ({ context }) => ({
-              swarmId: context.swarmId,
-              definitionId: context.definitionId,
-              speaker: context.definitionId,
-              orchestrator: true,
-              scope: '',
-              turn: context.turn + 1,
-              messages: context.messages,
-              tools: context.config.tools,
-              handoffs: context.config.handoffs,
-              // Only with a history policy: the first user message is message 1.
-              ...(context.config.history ? { history: { policy: context.config.history, pinned: 1, ...(context.summary ? { summary: context.summary } : {}) } } : {}),
-            }),
+            input: ({ context }) =>
+              // With a history policy, its input too (the first user message is message 1).
+              withHistory(
+                {
+                  swarmId: context.swarmId,
+                  definitionId: context.definitionId,
+                  speaker: context.definitionId,
+                  orchestrator: true,
+                  scope: '',
+                  turn: context.turn + 1,
+                  messages: context.messages,
+                  tools: context.config.tools,
+                  handoffs: context.config.handoffs,
+                },
+                context.config.history,
+                1,
+                context.summary,
+              ),
             onDone: [
               { guard: 'verdictFail', target: '#swarm.failed', actions: takeResponse('fail') },
               { guard: 'verdictComplete', target: '#swarm.completed', actions: takeResponse('complete') },
