@@ -10,6 +10,7 @@ import type { CALL_SLOTS } from '../machines/calls/index.js';
 import { agentMachine } from '../machines/agent.js';
 import type { SwarmActors } from '../machines/contracts.js';
 import { swarmMachine } from '../machines/swarm.js';
+import { agentDeadline } from './agent-deadline.js';
 import { createChildSwarm } from './child-swarm.js';
 import { createModelStep } from './model-step.js';
 import type { SwarmPorts } from './ports.js';
@@ -35,7 +36,7 @@ const CALL_STEPS: { [K in keyof typeof CALL_SLOTS]: (ports: SwarmPorts) => Swarm
  * restore in another.
  */
 export function wireSwarm(actors: SwarmActors) {
-  const agent = agentMachine.provide({ actors: { modelStep: actors.modelStep, runTool: actors.runTool } });
+  const agent = agentMachine.provide({ actors: { modelStep: actors.modelStep, runTool: actors.runTool, agentDeadline: actors.agentDeadline ?? agentDeadline } });
   return swarmMachine.provide({ actors: { ...actors, agent } });
 }
 

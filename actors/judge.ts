@@ -154,7 +154,9 @@ function planTool(call: ToolCall, a: Record<string, unknown>, input: ModelStepIn
   const checked = ports.checkToolArgs(call.name, a);
   if (!checked.ok) return invalidCall(call, `Invalid arguments for "${call.name}": ${checked.error}`);
   const timeoutMs = ports.toolTimeoutMs(call.name);
-  return { id: call.id, name: call.name, kind: 'tool', arguments: call.arguments, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+  if (timeoutMs === undefined) return { id: call.id, name: call.name, kind: 'tool', arguments: call.arguments };
+  const fails = ports.toolOnTimeout?.(call.name) === 'fail';
+  return { id: call.id, name: call.name, kind: 'tool', arguments: call.arguments, timeoutMs, ...(fails ? { onTimeout: 'fail' as const } : {}) };
 }
 
 /** `calls` with the verdict, once the verdict is decided. */

@@ -5,10 +5,12 @@
  */
 import { fromPromise } from 'xstate';
 import type { ModelStepInput, ModelStepOutput } from '../machines/contracts.js';
+import type { ChatMessage } from '../machines/messages.js';
 import { gateCalls } from './approval-gate.js';
 import { withinDeadline } from './call-timeout.js';
 import { passDurableGate } from './durable-gate.js';
 import { guardInput } from './guardrails.js';
+import { sentHistory } from './history-view.js';
 import { judgeStep } from './judge-step.js';
 import { normalizeResponse } from './judge.js';
 import type { SwarmPorts } from './ports.js';
@@ -25,8 +27,12 @@ export function createModelStep(ports: SwarmPorts) {
     if (rejected) return rejected;
     const model = ports.modelFor(input.definitionId, input.speaker);
     const tools = ports.toolSpecs(input);
-    // Reserved before the call is made (a swarm without a budget gets undefined at once).
-    const reserving = ports.reserveModelCall?.(input, model.name, tools, signal);
+    // What is sent: the whole conversation, unless a history policy shrinks it (maybe summarizing
+    // first, a budgeted call of its own).
+    const sent = input.history ? await sentHistory(input, model, ports, signal) : undefined;
+    const sending: ModelStepInput = sent ? { ...input, messages: sent.messages as ChatMessage[] } : input;
+    // Reserved before the call is made, for what is sent (a swarm without a budget gets undefined at once).
+    const reserving = ports.reserveModelCall?.(sending, model.name, tools, signal);
     const hold = reserving instanceof Promise ? await reserving : reserving;
     const started = performance.now();
     let first = true;
@@ -40,7 +46,7 @@ export function createModelStep(ports: SwarmPorts) {
         model.call({
           agentId: input.speaker,
           swarmId: input.swarmId,
-          messages: input.messages,
+          messages: sending.messages,
           tools,
           signal: bounded,
           ...(hold ? { maxOutputTokens: hold.maxOutputTokens } : {}),
@@ -74,6 +80,8 @@ export function createModelStep(ports: SwarmPorts) {
     const { calls: planned, verdict } = judged instanceof Promise ? await judged : judged;
     const gated = gateCalls(planned, input, ports);
     const calls = gated instanceof Promise ? await gated : gated;
-    return { response, calls, verdict, durationMs, model: model.name, at: Date.now() };
+    const out: ModelStepOutput = { response, calls, verdict, durationMs, model: model.name, at: Date.now() };
+    if (sent?.summary) out.summary = sent.summary;
+    return out;
   });
 }

@@ -15,7 +15,7 @@ import type { HandoffTarget } from '../machines/plan.js';
 import type { SwarmPorts } from './ports.js';
 
 /** What planning a child swarm handoff needs of its target. */
-type ChildTarget = Pick<Extract<HandoffTarget, { kind: 'swarm' }>, 'definitionId' | 'structured' | 'customizable' | 'timeoutMs'>;
+type ChildTarget = Pick<Extract<HandoffTarget, { kind: 'swarm' }>, 'definitionId' | 'structured' | 'customizable' | 'timeoutMs' | 'onTimeout'>;
 
 /** The swarm registry's search tool: a regular tool whose results a registry handoff may name. */
 export const REGISTRY_SEARCH = 'swarm_registry_search';
@@ -46,6 +46,7 @@ export function planHandoff(call: ToolCall, args: Record<string, unknown>, input
           url: handoff.url,
           request: args.request,
           ...(handoff.timeoutMs !== undefined ? { timeoutMs: handoff.timeoutMs } : {}),
+          ...(handoff.onTimeout === 'fail' ? { onTimeout: handoff.onTimeout } : {}),
         };
   }
   if (handoff?.kind === 'swarm') return planSwarmHandoff(call, args, handoff, ports);
@@ -64,7 +65,7 @@ export function invalidCall(call: ToolCall, error: string): PlannedCall {
 
 /** Plans a handoff to a child swarm: its input from the arguments, plus any customization. */
 function planSwarmHandoff(call: ToolCall, args: Record<string, unknown>, target: ChildTarget, ports: SwarmPorts): PlannedCall {
-  const { definitionId, structured, customizable, timeoutMs } = target;
+  const { definitionId, structured, customizable, timeoutMs, onTimeout } = target;
   const invalid = (error: string) => invalidCall(call, error);
   const { customization, ...rest } = args;
   let childInput: unknown;
@@ -76,7 +77,15 @@ function planSwarmHandoff(call: ToolCall, args: Record<string, unknown>, target:
     if (typeof rest.request !== 'string' || !rest.request.trim()) return invalid(`${call.name} needs a non-empty "request" string.`);
     childInput = rest.request;
   }
-  const planned: PlannedCall = { id: call.id, name: call.name, kind: 'swarm', definitionId, input: childInput, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+  const planned: PlannedCall = {
+    id: call.id,
+    name: call.name,
+    kind: 'swarm',
+    definitionId,
+    input: childInput,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(onTimeout === 'fail' ? { onTimeout } : {}),
+  };
   if (customization === undefined) return planned;
   if (!customizable) return invalid(`Swarm "${definitionId}" cannot be customized; call ${call.name} without "customization".`);
   const checked = ports.checkCustomization(customization);
@@ -118,10 +127,17 @@ function planRegistryHandoff(call: ToolCall, args: Record<string, unknown>, inpu
   if (customization !== undefined) forwarded.customization = customization;
   const isText = structured === undefined;
   const timeoutMs = ports.swarmTimeoutMs(id);
+  const fails = timeoutMs !== undefined && ports.swarmOnTimeout?.(id) === 'fail';
   return planSwarmHandoff(
     call,
     forwarded,
-    { definitionId: id, structured: !isText, customizable: ports.isCustomizable(id), ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+    {
+      definitionId: id,
+      structured: !isText,
+      customizable: ports.isCustomizable(id),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      ...(fails ? { onTimeout: 'fail' as const } : {}),
+    },
     ports,
   );
 }

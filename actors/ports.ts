@@ -40,6 +40,11 @@ export interface ModelRequest {
   signal: AbortSignal;
   onText?: (chunk: string) => void;
   /**
+   * Set on the calls the runtime makes for itself: `'summary'` asks for a summary of older turns
+   * (a `history: { strategy: 'summarize' }` policy); absent on a speaker's own turns.
+   */
+  purpose?: 'summary';
+  /**
    * The most output tokens the call may produce: set when a budget reserved the call's worst
    * case with this ceiling, so a model should pass it on to its provider (OpenAI: `max_tokens`).
    */
@@ -116,8 +121,12 @@ export interface SwarmPorts {
   approvalRule?(name: string): ((args: unknown, ctx: { swarmId: string; agentId: string; toolCallId: string }) => boolean | Promise<boolean>) | undefined;
   /** A tool's `timeoutMs`, if it has one. */
   toolTimeoutMs(name: string): number | undefined;
+  /** A tool's `onTimeout`, if it has one (absent: `'result'`). */
+  toolOnTimeout?(name: string): 'result' | 'fail' | undefined;
   /** A swarm definition's own `timeoutMs` as a child (a definition of this runtime), if it has one. */
   swarmTimeoutMs(definitionId: string): number | undefined;
+  /** A swarm definition's own `onTimeout` as a child, if it has one (absent: `'result'`). */
+  swarmOnTimeout?(definitionId: string): 'result' | 'fail' | undefined;
   /**
    * How long one model call may take (the runtime's `modelTimeoutMs`), if bounded: past it the
    * call's signal aborts and the call fails.

@@ -32,7 +32,11 @@ export function createRunTool(ports: SwarmPorts) {
     // that ran counts, whatever its outcome.
     const reserving = ports.reserveToolCall?.(input, signal);
     if (reserving) (await reserving)();
-    const timedOut = (e: CallTimeoutError): CallResult => ({ ok: false, content: `Tool "${input.name}" ${e.message}` });
+    const timedOut = (e: CallTimeoutError): CallResult => ({
+      ok: false,
+      content: `Tool "${input.name}" ${e.message}`,
+      ...(input.timeout?.fails ? { failsSwarm: true as const } : {}),
+    });
     return withinDeadline(
       input.timeout,
       signal,

@@ -11,10 +11,12 @@
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import { callDoneEvent, roundStartEvents, spawnOf } from './calls/index.js';
-import type { CallResult } from './calls/kind.js';
+import type { CallResult, CallTimeout } from './calls/kind.js';
+import { AGENT_DEADLINE_ID, agentDeadlineSlot } from './agent-deadline.js';
 import { runToolSlot, type ToolRunInput } from './calls/tool.js';
 import { type ModelStepOutput, modelStepSlot } from './contracts.js';
-import { llmCallEvent } from './event-builders.js';
+import { llmCallEvent, summaryCallEvent } from './event-builders.js';
+import { type HistoryPolicy, type HistorySummary, withHistory } from './history.js';
 import type { SwarmEventBody } from './events.js';
 import type { ChatMessage } from './messages.js';
 import {
@@ -54,6 +56,10 @@ export interface AgentInput {
   scope: string;
   /** Tools approved for the rest of the run when the agent started (its swarm's). */
   approvedTools?: string[];
+  /** What the agent's model sees of its conversation (`history.ts`); absent: all of it. */
+  history?: HistoryPolicy;
+  /** The handoff's deadline (`defineAgent({ timeoutMs })`), counted from the round that handed off. */
+  timeout?: CallTimeout;
 }
 
 /** The agent's result: the handoff's tool result plus events it has not reported yet. */
@@ -82,6 +88,14 @@ export interface AgentContext {
   outbox: SwarmEventBody[];
   /** Tools approved for the rest of the run; absent until there is one. */
   approvedTools?: string[];
+  /** The agent's history policy, if it has one (absent in snapshots stored before policies). */
+  history?: HistoryPolicy;
+  /** The summary of its older turns under a `'summarize'` policy (see `SwarmContext.summary`). */
+  summary?: HistorySummary;
+  /** Index of its request among its messages (after the session's exchanges): always sent. Set with `history`. */
+  request?: number;
+  /** The handoff's deadline, if the agent has a `timeoutMs`. */
+  timeout?: CallTimeout;
 }
 
 /** Conversation an agent starts with: its instructions, the session so far, the request. */
@@ -107,6 +121,7 @@ export const agentMachine = setup({
   actors: {
     modelStep: modelStepSlot,
     runTool: runToolSlot,
+    agentDeadline: agentDeadlineSlot,
   },
   guards: {
     wantsCalls: ({ event }) => (event as unknown as { output: ModelStepOutput }).output.calls.length > 0,
@@ -124,6 +139,11 @@ export const agentMachine = setup({
     // Gated calls wait for their approval (which surfaces on the swarm) before the round can end.
     roundDone: ({ context }) => runningCalls(context.round).length === 0 && !awaitsApproval(context.round),
     pausedInThinking: ({ context }) => context.pausedFrom === 'thinking',
+    deadlinePassed: ({ event }) => childDone({ event }) === AGENT_DEADLINE_ID,
+    // A tool that timed out with `onTimeout: 'fail'`: the agent ends with it, and its swarm fails.
+    toolFailsSwarm: ({ context, event }) =>
+      ((event as unknown as ChildEvent).output as { failsSwarm?: unknown } | undefined)?.failsSwarm === true &&
+      runningCall(context.round, childDone({ event })) !== undefined,
   },
   actions: {
     // One static context update per model response; a step that continues the loop is then
@@ -134,8 +154,11 @@ export const agentMachine = setup({
       const step = (event as unknown as { output: ModelStepOutput }).output;
       const turn = context.turn + 1;
       const messages = [...context.messages, assistantMessage(step.response)];
-      const outbox = [...context.outbox, llmCallEvent(context.agentId, context.scope, turn, step)];
+      const outbox = [...context.outbox];
+      if (step.summary) outbox.push(summaryCallEvent(context.agentId, context.scope, turn, step.summary));
+      outbox.push(llmCallEvent(context.agentId, context.scope, turn, step));
       const next: Partial<AgentContext> = { turn, messages, outbox };
+      if (step.summary) next.summary = { text: step.summary.text, upTo: step.summary.upTo };
       if (params.then === 'round') {
         next.round = openRound(turn, step.calls, '', step.at);
         outbox.push(...roundStartEvents(context.agentId, next.round));
@@ -215,6 +238,10 @@ export const agentMachine = setup({
         enqueue.spawnChild('runTool', { id: call.childId, input: input as ToolRunInput });
       }
     }),
+    // The tool's failing timeout is the agent's answer (recorded first by recordCall).
+    failWithCall: assign(({ event }) => ({ answer: callResultOf(event as unknown as ChildEvent) })),
+    // The deadline child answered first: its timeout is the agent's answer.
+    timedOut: assign(({ event }) => ({ answer: (event as unknown as { output: CallResult }).output })),
     markPaused: assign((_, params: { from: 'thinking' | 'acting' }) => ({ pausedFrom: params.from })),
   },
 }).createMachine({
@@ -233,27 +260,44 @@ export const agentMachine = setup({
     answer: null,
     outbox: [],
     ...(input.approvedTools ? { approvedTools: input.approvedTools } : {}),
+    ...(input.history ? { history: input.history, request: 1 + 2 * input.session.length } : {}),
+    ...(input.timeout ? { timeout: input.timeout } : {}),
+  }),
+  // Only an agent with a `timeoutMs` has a deadline child (spawned once; a restore brings it back).
+  entry: enqueueActions(({ context, enqueue }) => {
+    const timeout = context.timeout;
+    if (timeout) enqueue.spawnChild('agentDeadline', { id: AGENT_DEADLINE_ID, input: { agentId: context.agentId, key: context.scope, timeout } });
   }),
   on: { APPROVE: { actions: 'answerApproval' }, REJECT: { actions: 'answerApproval' } },
   initial: 'thinking',
   states: {
     thinking: {
-      on: { PAUSE: { target: 'paused', actions: { type: 'markPaused', params: { from: 'thinking' } } } },
+      on: {
+        PAUSE: { target: 'paused', actions: { type: 'markPaused', params: { from: 'thinking' } } },
+        // The model's answer is `xstate.done.actor.model` (the invoke's); the deadline's is the agent's end.
+        'xstate.done.actor.*': { guard: 'deadlinePassed', target: 'done', actions: 'timedOut' },
+      },
       invoke: {
         id: 'model',
         src: 'modelStep',
-        input: ({ context }) => ({
-          swarmId: context.swarmId,
-          definitionId: context.definitionId,
-          speaker: context.agentId,
-          orchestrator: false,
-          scope: context.scope,
-          turn: context.turn + 1,
-          messages: context.messages,
-          tools: context.tools,
-          handoffs: [],
-          ...(context.approvedTools ? { approvedTools: context.approvedTools } : {}),
-        }),
+        input: ({ context }) =>
+          withHistory(
+            {
+              swarmId: context.swarmId,
+              definitionId: context.definitionId,
+              speaker: context.agentId,
+              orchestrator: false,
+              scope: context.scope,
+              turn: context.turn + 1,
+              messages: context.messages,
+              tools: context.tools,
+              handoffs: [],
+              ...(context.approvedTools ? { approvedTools: context.approvedTools } : {}),
+            },
+            context.history,
+            context.request ?? 1,
+            context.summary,
+          ),
         onDone: [
           { guard: 'rejected', target: 'done', actions: { type: 'takeResponse', params: { then: 'reject' } } },
           {
@@ -283,7 +327,13 @@ export const agentMachine = setup({
       always: { guard: 'roundDone', target: 'deciding' },
       on: {
         PAUSE: { target: 'paused', actions: { type: 'markPaused', params: { from: 'acting' } } },
-        'xstate.done.actor.*': [{ guard: 'lastCall', target: 'deciding', actions: 'recordCall' }, { actions: ['recordCall', 'report'] }],
+        // The deadline first: the other done events are the tools' results.
+        'xstate.done.actor.*': [
+          { guard: 'deadlinePassed', target: 'done', actions: 'timedOut' },
+          { guard: 'toolFailsSwarm', target: 'done', actions: ['recordCall', 'failWithCall'] },
+          { guard: 'lastCall', target: 'deciding', actions: 'recordCall' },
+          { actions: ['recordCall', 'report'] },
+        ],
         'xstate.error.actor.*': [{ guard: 'lastCall', target: 'deciding', actions: 'recordCall' }, { actions: ['recordCall', 'report'] }],
       },
     },
@@ -298,7 +348,11 @@ export const agentMachine = setup({
     },
     paused: {
       on: {
-        'xstate.done.actor.*': { actions: ['recordCall', 'report'] },
+        'xstate.done.actor.*': [
+          { guard: 'deadlinePassed', target: 'done', actions: 'timedOut' },
+          { guard: 'toolFailsSwarm', target: 'done', actions: ['recordCall', 'failWithCall'] },
+          { actions: ['recordCall', 'report'] },
+        ],
         'xstate.error.actor.*': { actions: ['recordCall', 'report'] },
         RESUME: [{ guard: 'pausedInThinking', target: 'thinking' }, { guard: 'roundDone', target: 'deciding' }, { target: 'acting' }],
       },

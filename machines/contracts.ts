@@ -10,6 +10,9 @@
  */
 import { fromPromise, type PromiseActorLogic } from 'xstate';
 import type { CALL_SLOTS, PlannedCall } from './calls/index.js';
+import type { AgentDeadlineInput } from './agent-deadline.js';
+import type { CallResult } from './calls/kind.js';
+import type { HistoryInput, MadeSummary } from './history.js';
 import type { ChatMessage, ModelResponse } from './messages.js';
 import type { HandoffTarget, StepVerdict } from './plan.js';
 
@@ -30,6 +33,8 @@ export interface ModelStepInput {
   handoffs: HandoffTarget[];
   /** Tools approved for the rest of the run (`approve(id, { always: true })`): never gated again. */
   approvedTools?: string[];
+  /** The speaker's history policy and summary so far, when it has a policy (`history.ts`). */
+  history?: HistoryInput;
 }
 
 /**
@@ -48,10 +53,16 @@ export interface ModelStepOutput {
    * (`timeoutMs`) from it. Carried into the round, so a restored call keeps its deadline.
    */
   at?: number;
+  /** A summary of older turns made for this step (`'summarize'` policy): recorded before the step's own call. */
+  summary?: MadeSummary;
 }
 
 /** The actor logic behind each key the swarm machine declares, as `actors/` implements it. */
-export type SwarmActors = { modelStep: PromiseActorLogic<ModelStepOutput, ModelStepInput> } & {
+export type SwarmActors = {
+  modelStep: PromiseActorLogic<ModelStepOutput, ModelStepInput>;
+  /** An agent's deadline (`agent-deadline.ts`); default the live timer (`actors/agent-deadline.ts`). */
+  agentDeadline?: PromiseActorLogic<CallResult, AgentDeadlineInput>;
+} & {
   [K in keyof typeof CALL_SLOTS]: (typeof CALL_SLOTS)[K];
 };
 

@@ -7,6 +7,7 @@
  */
 import type { CallResult } from './calls/kind.js';
 import type { ModelStepOutput } from './contracts.js';
+import type { MadeSummary } from './history.js';
 import { DATA_PART_COMPAT_FLAG, type DataPart, type Part, type SwarmEventBody, type SwarmFact, type TaskState } from './events.js';
 
 /** States after which nothing follows. */
@@ -61,6 +62,26 @@ export function llmCallEvent(agent: string, scope: string, turn: number, step: M
   };
 }
 
+/**
+ * The `internal:llm-call` event of a summary call (a `'summarize'` history policy), recorded just
+ * before the call of the step it was made for: marked by `summary`, with no calls of its own.
+ */
+export function summaryCallEvent(agent: string, scope: string, turn: number, made: MadeSummary): SwarmEventBody {
+  return {
+    kind: 'internal:llm-call',
+    agent,
+    scope,
+    turn,
+    response: { text: made.text, ...(made.usage ? { usage: made.usage } : {}) },
+    ...(made.usage ? { usage: made.usage } : {}),
+    model: made.model,
+    durationMs: made.durationMs,
+    calls: [],
+    verdict: { type: 'continue' },
+    summary: { upTo: made.upTo },
+  };
+}
+
 /** The `handoff-result` fact of a finished handoff: `from` is who answered, `to` who handed off. */
 export function handoffResultEvent(speaker: string, call: { id: string; childSwarmId?: string }, from: string, result: CallResult, key: string): SwarmEventBody {
   return statusUpdate('working', {
@@ -73,5 +94,6 @@ export function handoffResultEvent(speaker: string, call: { id: string; childSwa
     content: result.content,
     key,
     ...(result.usage ? { usage: result.usage } : {}),
+    ...(result.failsSwarm ? { failsSwarm: true as const } : {}),
   });
 }

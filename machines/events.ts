@@ -82,6 +82,8 @@ export type SwarmFact =
        * counted once in the parent's usage with this result; a replay reads it from here.
        */
       usage?: UsageByModel;
+      /** The handoff timed out with `onTimeout: 'fail'`: the swarm failed with it. */
+      failsSwarm?: true;
     }
   | {
       type: 'child-swarm';
@@ -214,6 +216,11 @@ export type InternalEventBody =
       /** The calls the runtime planned from the response and its verdict: the replay journal. */
       calls: PlannedCall[];
       verdict: StepVerdict;
+      /**
+       * Set on a summary call (a `'summarize'` history policy): the summary (`response.text`)
+       * covers the speaker's messages before index `upTo`. Recorded before its step's own call.
+       */
+      summary?: { upTo: number };
     }
   | { kind: 'internal:tool-start'; agent: string; toolName: string; callId: string; arguments: string }
   | {
@@ -225,6 +232,8 @@ export type InternalEventBody =
       content: string;
       /** The call's idempotency key ('' for calls rejected before running). */
       key: string;
+      /** The call timed out with `onTimeout: 'fail'`: the swarm failed with it. */
+      failsSwarm?: true;
     }
   | { kind: 'internal:checkpoint'; step: CheckpointStep };
 

@@ -27,6 +27,8 @@ export type HandoffTarget =
       description: string;
       /** How long each call may take (the handoff's `timeoutMs`). */
       timeoutMs?: number;
+      /** Its timeout fails the swarm (the handoff's `onTimeout: 'fail'`). */
+      onTimeout?: 'fail';
     }
   | {
       toolName: string;
@@ -40,6 +42,8 @@ export type HandoffTarget =
       customizable: boolean;
       /** How long each run may take (the handoff's `timeoutMs`, else the child definition's). */
       timeoutMs?: number;
+      /** Its timeout fails the swarm (the handoff's `onTimeout`, else the child definition's, is `'fail'`). */
+      onTimeout?: 'fail';
     };
 
 /**

@@ -128,6 +128,7 @@ function toCallResult(output: unknown): CallResult {
     if (typeof o.agentId === 'string') result.agentId = o.agentId;
     // A child's (or a peer's) usage by model, counted only if it is one.
     if (isUsageByModel(o.usage) && Object.keys(o.usage).length > 0) result.usage = o.usage;
+    if ((o as { failsSwarm?: unknown }).failsSwarm === true) result.failsSwarm = true;
     return result;
   }
   return { ok: false, content: 'The call produced no result.' };

@@ -21,9 +21,10 @@ import { assign, emit, enqueueActions, setup, stopChild } from 'xstate';
 import { agentMachine, type AgentOutput, type SessionEntry } from './agent.js';
 import { CALL_SLOTS, callDoneEvent, isHandoff, roundStartEvents, spawnOf } from './calls/index.js';
 import { type ModelStepOutput, modelStepSlot } from './contracts.js';
-import { llmCallEvent, statusUpdate, valueParts, valueText } from './event-builders.js';
+import { llmCallEvent, statusUpdate, summaryCallEvent, valueParts, valueText } from './event-builders.js';
 import type { CheckpointStep, PauseReason, SwarmEventBody, SwarmFact } from './events.js';
 import type { ChatMessage, Usage } from './messages.js';
+import { type HistoryPolicy, type HistorySummary, type MadeSummary, withHistory } from './history.js';
 import type { HandoffTarget } from './plan.js';
 import { addByModel, addCall, emptyLedger, type UsageLedger } from './usage.js';
 import { LIMIT_PAUSE } from './pause.js';
@@ -55,6 +56,12 @@ export interface AgentSpec {
   instructions: string;
   tools: string[];
   maxTurns: number;
+  /** What the agent's model sees of its conversation (`history.ts`); else the swarm's policy. */
+  history?: HistoryPolicy;
+  /** How long a handoff to it may take (`defineAgent({ timeoutMs })`), counted from the round that handed off. */
+  timeoutMs?: number;
+  /** What its timeout does, when it fails the swarm (`defineAgent({ onTimeout: 'fail' })`). */
+  onTimeout?: 'fail';
 }
 
 /** A resolved handoff: the tool the model sees plus, for an agent, what runs when it is called. */
@@ -86,6 +93,8 @@ export interface SwarmConfig {
   guardrails?: GuardrailNames;
   /** The budgets its calls draw from (`budget.ts`); absent without any. */
   budget?: SwarmBudget;
+  /** What the orchestrator's model sees of its conversation (`history.ts`); absent: all of it. */
+  history?: HistoryPolicy;
 }
 
 /** What the runtime passes to start a swarm. */
@@ -165,6 +174,11 @@ export interface SwarmContext {
    * approval any more. Absent until the first such approval.
    */
   approvedTools?: string[];
+  /**
+   * The summary of the orchestrator's older turns, under a `'summarize'` history policy: made by
+   * a recorded model call, reused and extended by later turns (absent until one is made).
+   */
+  summary?: HistorySummary;
 }
 
 /** Events the swarm machine accepts from the runtime (besides its children's done events). */
@@ -247,6 +261,11 @@ function countEvents(counted: Counted, events: readonly SwarmEventBody[]): Count
   return sum;
 }
 
+/** `counted` plus a summary call, and the summary kept for the next turns. */
+function summarized(counted: Counted, made: MadeSummary): Counted & { summary: HistorySummary } {
+  return { ...countCall(counted, made.model, made.usage), summary: { text: made.text, upTo: made.upTo } };
+}
+
 /**
  * The context update that closes `round`: its results (and the human notes given meanwhile)
  * join the conversation. Also used after a correction round, which opened no round of calls.
@@ -274,6 +293,19 @@ function takeResponse(then: ResponseOutcome) {
 }
 
 /**
+ * A call that timed out with `onTimeout: 'fail'` (its result says so, `failsSwarm`): its result
+ * is recorded and announced as any other, then the swarm fails with it (its other calls stop).
+ */
+const failingTimeout = {
+  guard: 'callFailsSwarm' as const,
+  target: '#swarm.failed',
+  actions: [
+    ...takeCall(false),
+    { type: 'fail' as const, params: ({ event }: { event: unknown }) => ({ reason: `${callResultOf(child(event)).content} (onTimeout: 'fail')` }) },
+  ],
+};
+
+/**
  * How a state waiting on a round's calls takes their results (done or failed alike): each is
  * recorded; the last one closes the round. When nothing is left to decide (no pause call
  * waits, turns remain) it goes straight back to `thinking`, sparing the eventless hop through
@@ -285,7 +317,8 @@ function callResults(deciding: 'deciding' | 'running.deciding') {
     { guard: 'lastCall' as const, target: deciding, actions: takeCall(true) },
     { actions: takeCall(false) },
   ];
-  return { 'xstate.done.actor.*': take, 'xstate.error.actor.*': take };
+  // Only a done call can carry a failing timeout (`failsSwarm`); an error never does.
+  return { 'xstate.done.actor.*': [failingTimeout, ...take], 'xstate.error.actor.*': take };
 }
 
 /**
@@ -335,6 +368,9 @@ export const swarmMachine = setup({
     handoffsRunning: ({ context }) => runningCalls(context.round).some(isHandoff),
     callsRunning: ({ context }) => runningCalls(context.round).length > 0,
     ...approvalGuards,
+    // Asked of every finished call: the cheap look at its output first.
+    callFailsSwarm: ({ context, event }) =>
+      (child(event).output as { failsSwarm?: unknown } | undefined)?.failsSwarm === true && runningCall(context.round, child(event).actorId) !== undefined,
   },
   actions: {
     // A model response is taken in two static actions: one context update (`takeResponse`),
@@ -345,7 +381,8 @@ export const swarmMachine = setup({
       const out = step(event);
       const messages = [...context.messages, assistantMessage(out.response)];
       const turn = context.turn + 1;
-      const next: Partial<SwarmContext> = { turn, messages, ...countCall(context, out.model, out.response.usage) };
+      const counted = countCall(context, out.model, out.response.usage);
+      const next: Partial<SwarmContext> = { turn, messages, ...(out.summary ? summarized(counted, out.summary) : counted) };
       const verdict = out.verdict;
       if (params.then === 'round') next.round = openRound(turn, out.calls, context.swarmId, out.at);
       else if (params.then === 'correct') messages.push({ role: 'user', content: verdict.type === 'correct' ? verdict.message : 'Continue.' });
@@ -365,7 +402,9 @@ export const swarmMachine = setup({
     }),
     // Runs right after takeResponse: `context` is the updated one (turn counted, round open).
     announceResponse: emit(({ context, event }, params: { then: ResponseOutcome }) => {
-      const events: SwarmEventBody[] = [llmCallEvent(context.definitionId, '', context.turn, step(event))];
+      const out = step(event);
+      const events: SwarmEventBody[] = out.summary ? [summaryCallEvent(context.definitionId, '', context.turn, out.summary)] : [];
+      events.push(llmCallEvent(context.definitionId, '', context.turn, out));
       const outcome = context.outcome;
       if (params.then === 'round') {
         events.push(...roundStartEvents(context.definitionId, context.round!), checkpoint('model-response'));
@@ -647,18 +686,25 @@ export const swarmMachine = setup({
           invoke: {
             id: 'model',
             src: 'modelStep',
-            input: ({ context }) => ({
-              swarmId: context.swarmId,
-              definitionId: context.definitionId,
-              speaker: context.definitionId,
-              orchestrator: true,
-              scope: '',
-              turn: context.turn + 1,
-              messages: context.messages,
-              tools: context.config.tools,
-              handoffs: context.config.handoffs,
-              ...(context.approvedTools ? { approvedTools: context.approvedTools } : {}),
-            }),
+            input: ({ context }) =>
+              // With a history policy, its input too (the first user message is message 1).
+              withHistory(
+                {
+                  swarmId: context.swarmId,
+                  definitionId: context.definitionId,
+                  speaker: context.definitionId,
+                  orchestrator: true,
+                  scope: '',
+                  turn: context.turn + 1,
+                  messages: context.messages,
+                  tools: context.config.tools,
+                  handoffs: context.config.handoffs,
+                  ...(context.approvedTools ? { approvedTools: context.approvedTools } : {}),
+                },
+                context.config.history,
+                1,
+                context.summary,
+              ),
             onDone: [
               { guard: 'verdictFail', target: '#swarm.failed', actions: takeResponse('fail') },
               { guard: 'verdictReject', target: '#swarm.failed', actions: takeResponse('reject') },
@@ -722,7 +768,7 @@ export const swarmMachine = setup({
     },
     paused: {
       on: {
-        'xstate.done.actor.*': { actions: takeCall(false) },
+        'xstate.done.actor.*': [failingTimeout, { actions: takeCall(false) }],
         'xstate.error.actor.*': { actions: takeCall(false) },
         'child.approvals': { actions: 'approvalStep' },
         // The last pending approval answered: on as a resume from a round would go.

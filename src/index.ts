@@ -32,6 +32,8 @@ export type { AgentGuardrails, GuardedToolCall, SwarmGuardrails } from './define
 export type { GuardrailAction, GuardrailRejection, GuardrailStep } from '../machines/guardrail.js';
 export { GUARDRAIL_PAUSE } from '../machines/guardrail.js';
 export type { StallRule } from '../machines/stall.js';
+export type { HistoryPolicy } from './define/history.js';
+export type { OnTimeout } from './define/timeout.js';
 export { LIMIT_PAUSE, PAUSE_TYPES } from '../machines/pause.js';
 export type { LimitTrip, PauseType } from '../machines/pause.js';
 export type { ApprovalAnswer, PendingApproval } from '../machines/approvals.js';

@@ -8,7 +8,7 @@
 import type { AgentInput } from '../agent.js';
 import { handoffResultEvent, statusUpdate } from '../event-builders.js';
 import type { SwarmConfig } from '../swarm.js';
-import { type CallKind, type CallResult, childIdFor } from './kind.js';
+import { type CallKind, type CallResult, childIdFor, timeoutOf } from './kind.js';
 
 /** A handoff to an agent as the judge planned it. */
 export interface PlannedAgentCall {
@@ -60,6 +60,11 @@ export const agentCall = {
         scope: site.key,
       };
       if (site.swarm.approvedTools) input.approvedTools = site.swarm.approvedTools;
+      // The agent's own policy, else the swarm's.
+      const history = agent.history ?? site.swarm.config.history;
+      if (history) input.history = history;
+      const timeout = timeoutOf(site, agent.timeoutMs, agent.onTimeout);
+      if (timeout) input.timeout = timeout;
       return { src: 'agent', input };
     },
     done: (speaker, call, result, key) => handoffResultEvent(speaker, call, result.agentId ?? call.agentId, result, key),

@@ -24,7 +24,18 @@ export interface CallResult {
    * the parent's children's usage once, with this result, and kept in the `handoff-result` fact.
    */
   usage?: UsageByModel;
+  /**
+   * The call timed out and its `onTimeout` is `'fail'`: the swarm that made it fails (an agent
+   * handing the result on ends with it, failing its swarm). Recorded in the call's event.
+   */
+  failsSwarm?: true;
 }
+
+/**
+ * What a call past its deadline does: `'result'` (the default) gives the timeout to the model as
+ * the call's result; `'fail'` fails the swarm that made the call.
+ */
+export type OnTimeout = 'result' | 'fail';
 
 /** Where a call is made: the swarm, who speaks, and what a handoff to an agent needs of the swarm. */
 export interface CallSite {
@@ -47,6 +58,8 @@ export interface CallSite {
 export interface CallTimeout {
   ms: number;
   deadline: number;
+  /** Its `onTimeout` is `'fail'`: the timeout's result fails the swarm (absent: it is a result). */
+  fails?: true;
 }
 
 /**
@@ -54,8 +67,11 @@ export interface CallTimeout {
  * restored call keeps the deadline it had. Undefined when the call has no timeout (or its round
  * was stored before timeouts existed).
  */
-export function timeoutOf(site: CallSite, timeoutMs: number | undefined): CallTimeout | undefined {
-  return timeoutMs === undefined || site.openedAt === undefined ? undefined : { ms: timeoutMs, deadline: site.openedAt + timeoutMs };
+export function timeoutOf(site: CallSite, timeoutMs: number | undefined, onTimeout?: OnTimeout): CallTimeout | undefined {
+  if (timeoutMs === undefined || site.openedAt === undefined) return undefined;
+  const timeout: CallTimeout = { ms: timeoutMs, deadline: site.openedAt + timeoutMs };
+  if (onTimeout === 'fail') timeout.fails = true;
+  return timeout;
 }
 
 /** The keys of `setup({ actors })` that run calls (see `CALL_SLOTS` in `index.ts`, and the agent machine). */

@@ -19,6 +19,8 @@ export interface PlannedRemoteCall {
   request: string;
   /** The handoff's `timeoutMs`, when it has one. */
   timeoutMs?: number;
+  /** The handoff's `onTimeout`, when it is `'fail'` (the timeout fails the swarm). */
+  onTimeout?: 'fail';
 }
 
 /** A handoff to an agent served over A2A in a round, run by a `remoteAgent` child. */
@@ -33,6 +35,8 @@ export interface RemoteRoundCall {
   request: string;
   /** Counted from the round's opening; past it the A2A task is canceled and the handoff fails. */
   timeoutMs?: number;
+  /** The handoff's `onTimeout`, when it is `'fail'` (the timeout fails the swarm). */
+  onTimeout?: 'fail';
   result?: CallResult;
 }
 
@@ -57,7 +61,7 @@ export const remoteAgentSlot = fromPromise<CallResult, RemoteAgentInput>(async (
 /** The remote-agent handoff kind. */
 export const remoteCall = {
   handoff: true,
-  open: ({ id, name, agentId, url, request, timeoutMs }, turn, index) => ({
+  open: ({ id, name, agentId, url, request, timeoutMs, onTimeout }, turn, index) => ({
     id,
     name,
     kind: 'remote',
@@ -66,6 +70,7 @@ export const remoteCall = {
     url,
     request,
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(onTimeout === 'fail' ? { onTimeout } : {}),
   }),
   announce(speaker, call, events) {
     events.push(statusUpdate('working', { type: 'agent-handoff', from: speaker, to: call.agentId, callId: call.id, request: call.request }));
@@ -73,7 +78,7 @@ export const remoteCall = {
   run: {
     spawn: (call, site) => {
       const input: RemoteAgentInput = { swarmId: site.swarmId, callId: call.id, agentId: call.agentId, url: call.url, request: call.request, key: site.key };
-      const timeout = timeoutOf(site, call.timeoutMs);
+      const timeout = timeoutOf(site, call.timeoutMs, call.onTimeout);
       if (timeout) input.timeout = timeout;
       return { src: 'remoteAgent', input };
     },

@@ -30,6 +30,8 @@ export interface PlannedSwarmCall {
   customization?: Customization;
   /** The handoff's (or the child definition's) `timeoutMs`, when it has one. */
   timeoutMs?: number;
+  /** The handoff's `onTimeout`, when it is `'fail'` (the timeout fails the swarm). */
+  onTimeout?: 'fail';
 }
 
 /** A handoff to a child swarm in a round, run by a `childSwarm` child. */
@@ -45,6 +47,8 @@ export interface SwarmRoundCall {
   customization?: Customization;
   /** Counted from the round's opening; past it the child is stopped and the handoff fails. */
   timeoutMs?: number;
+  /** The handoff's `onTimeout`, when it is `'fail'` (the timeout fails the swarm). */
+  onTimeout?: 'fail';
   result?: CallResult;
 }
 
@@ -85,6 +89,7 @@ export const swarmCall = {
     input: call.input,
     ...(call.customization ? { customization: call.customization } : {}),
     ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}),
+    ...(call.onTimeout === 'fail' ? { onTimeout: call.onTimeout } : {}),
   }),
   announce(speaker, call, events) {
     events.push(
@@ -109,7 +114,7 @@ export const swarmCall = {
         input: call.input,
         ...(call.customization ? { customization: call.customization } : {}),
       };
-      const timeout = timeoutOf(site, call.timeoutMs);
+      const timeout = timeoutOf(site, call.timeoutMs, call.onTimeout);
       if (timeout) input.timeout = timeout;
       return { src: 'childSwarm', input };
     },

@@ -16,6 +16,8 @@ export interface PlannedToolCall {
   arguments: string;
   /** The tool's `timeoutMs`, when it has one. */
   timeoutMs?: number;
+  /** The tool's `onTimeout`, when it is `'fail'`. */
+  onTimeout?: 'fail';
 }
 
 /** A regular tool call in a round, run by a `runTool` child. */
@@ -31,6 +33,8 @@ export interface ToolRoundCall {
   timeoutMs?: number;
   /** When an approved call (see `gated.ts`) was approved: its deadline counts from then. */
   startedAt?: number;
+  /** The tool's `onTimeout`, when it is `'fail'`. */
+  onTimeout?: 'fail';
   result?: CallResult;
 }
 
@@ -54,13 +58,14 @@ export const runToolSlot = fromPromise<CallResult, ToolRunInput>(async () => {
 /** The tool call kind. */
 export const toolCall = {
   handoff: false,
-  open: ({ id, name, arguments: args, timeoutMs }, turn, index) => ({
+  open: ({ id, name, arguments: args, timeoutMs, onTimeout }, turn, index) => ({
     id,
     name,
     kind: 'tool',
     childId: childIdFor('tool', turn, index),
     arguments: args,
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(onTimeout === 'fail' ? { onTimeout } : {}),
   }),
   announce(speaker, call, events) {
     events.push(statusUpdate('working', { type: 'tool-call', agent: speaker, toolName: call.name, callId: call.id }), {
@@ -81,7 +86,7 @@ export const toolCall = {
         arguments: call.arguments,
         idempotencyKey: site.key,
       };
-      const timeout = timeoutOf(call.startedAt === undefined ? site : { ...site, openedAt: call.startedAt }, call.timeoutMs);
+      const timeout = timeoutOf(call.startedAt === undefined ? site : { ...site, openedAt: call.startedAt }, call.timeoutMs, call.onTimeout);
       if (timeout) input.timeout = timeout;
       return { src: 'runTool', input };
     },
@@ -93,6 +98,7 @@ export const toolCall = {
       ok: result.ok,
       content: result.content,
       key,
+      ...(result.failsSwarm ? { failsSwarm: true as const } : {}),
     }),
   },
 } satisfies CallKind<PlannedToolCall, ToolRoundCall>;

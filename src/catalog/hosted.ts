@@ -23,6 +23,8 @@ export function agentAsSwarm(agent: AgentDefinition): SwarmDefinition {
     maxTurns: agent.maxTurns,
     // Its guardrails hold wherever it runs (there its pause pauses the hosted run).
     ...(agent.guardrails ? { guardrails: agent.guardrails } : {}),
+    // What its model sees is the agent's own policy, in whichever runtime hosts it.
+    ...(agent.history ? { history: agent.history } : {}),
   });
 }
 

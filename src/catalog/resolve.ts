@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { Customization } from '../../machines/calls/swarm.js';
 import type { ResolvedHandoff, SwarmConfig } from '../../machines/swarm.js';
 import type { Catalog } from './catalog.js';
+import { checkHistory } from '../define/history.js';
 import { checkOnLimit, resolveFromInput, type SwarmDefinition, type SwarmOverrides } from '../define/swarm.js';
 import type { AgentDefinition } from '../define/agent.js';
 import { ADHOC_ID, agentOfHosted, DEFINITION_ID, hostedAgentId } from '../define/ids.js';
@@ -54,7 +55,14 @@ export function agentHandoff(agent: AgentDefinition, description: string | undef
     kind: 'agent',
     agentId: agent.id,
     description: description ?? agent.description,
-    agent: { instructions: agent.instructions, tools: agent.tools.map((t) => t.name), maxTurns: agent.maxTurns },
+    agent: {
+      instructions: agent.instructions,
+      tools: agent.tools.map((t) => t.name),
+      maxTurns: agent.maxTurns,
+      ...(agent.history ? { history: agent.history } : {}),
+      ...(agent.timeoutMs !== undefined ? { timeoutMs: agent.timeoutMs } : {}),
+      ...(agent.onTimeout === 'fail' ? { onTimeout: 'fail' as const } : {}),
+    },
   };
 }
 
@@ -102,6 +110,7 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
           url: h.url,
           description: h.description ?? card.description,
           ...(h.timeoutMs !== undefined ? { timeoutMs: h.timeoutMs } : {}),
+          ...(h.onTimeout === 'fail' ? { onTimeout: 'fail' as const } : {}),
         };
       }
       case 'best':
@@ -122,9 +131,11 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
             structured: card?.structured ?? false,
             customizable: h.isCustomizable,
             ...(h.timeoutMs !== undefined ? { timeoutMs: h.timeoutMs } : {}),
+            ...(h.onTimeout === 'fail' ? { onTimeout: 'fail' as const } : {}),
           };
         }
         const timeoutMs = h.timeoutMs ?? child.timeoutMs;
+        const onTimeout = h.onTimeout ?? child.onTimeout;
         return {
           toolName: handoffToolName(id),
           kind: 'swarm',
@@ -133,6 +144,7 @@ export function resolveHandoffs(catalog: Catalog, swarmId: string, handoffs: rea
           structured: !(child.input instanceof z.ZodString),
           customizable: h.isCustomizable,
           ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+          ...(timeoutMs !== undefined && onTimeout === 'fail' ? { onTimeout: 'fail' as const } : {}),
         };
       }
     }
@@ -198,6 +210,8 @@ export class Resolver {
     if (options.guardrails) config.guardrails = this.guardrailNames(def.id, options.guardrails);
     const budget = swarmBudget(def, o, options.budgetOuter);
     if (budget) config.budget = budget;
+    const history = checkHistory(o.history ?? def.history, `Swarm "${def.id}"`);
+    if (history) config.history = history;
     return options.customization ? this.customize(def.id, config, options.customization) : config;
   }
 

@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { responseSchemaOf } from '../define/response-schema.js';
 import type { OnLimit, SwarmOverrides, ToolEntry } from '../define/swarm.js';
 import type { Budget } from '../define/budget.js';
+import type { HistoryPolicy } from '../define/history.js';
 import { ADHOC_ID } from '../define/ids.js';
 import type { Handoff } from '../define/handoff.js';
 import type { AdhocGuardrails, ResolveOptions } from '../catalog/resolve.js';
@@ -267,6 +268,8 @@ export interface AdhocParameters<R extends z.ZodType = z.ZodType> {
   budget?: Budget;
   /** The key whose budget the run also draws from (`createRuntime({ keyBudgets })`). */
   budgetKey?: string;
+  /** What the model sees of the conversation (see `SwarmDefinition.history`, docs/history.md). */
+  history?: HistoryPolicy;
   name?: string;
   description?: string;
 }
@@ -299,6 +302,7 @@ export class AdhocClient extends SwarmClient<AdhocParameters> {
         ...(params.stall !== undefined ? { stall: params.stall } : {}),
         ...(params.budget !== undefined ? { budget: params.budget } : {}),
         ...(params.budgetKey !== undefined ? { budgetKey: params.budgetKey } : {}),
+        ...(params.history !== undefined ? { history: params.history } : {}),
       },
       ...(params.guardrails ? { guardrails: params.guardrails } : {}),
       ...(params.result ? { result: jsonSchemaOf(params.result) } : {}),

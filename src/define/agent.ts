@@ -8,6 +8,8 @@ import type { Model } from '../../actors/index.js';
 import type { Tool } from './tool.js';
 import { DEFAULT_MAX_TURNS } from './swarm.js';
 import { type AgentGuardrails, checkGuardrails } from './guardrail.js';
+import { checkHistory, type HistoryPolicy } from './history.js';
+import { checkOnTimeout, checkTimeoutMs, type OnTimeout } from './timeout.js';
 
 /** An agent: instructions, tools and an optional model of its own. */
 export interface AgentDefinition {
@@ -26,6 +28,19 @@ export interface AgentDefinition {
    * guardrail with `onReject: 'block'` refuses that call only.
    */
   readonly guardrails?: AgentGuardrails;
+  /**
+   * What the agent's model sees of its conversation (see docs/history.md): past `maxTokens`,
+   * older turns are trimmed or summarized. Absent: the swarm's policy, else everything.
+   */
+  readonly history?: HistoryPolicy;
+  /**
+   * How long a handoff to the agent may take, in ms, counted from the orchestrator response that
+   * handed off: past it the agent is stopped (its model call and tools aborted) and the
+   * orchestrator's model reads the timeout as the handoff's result.
+   */
+  readonly timeoutMs?: number;
+  /** What the timeout does: `'result'` (the default), or `'fail'` to fail the swarm that handed off. */
+  readonly onTimeout?: OnTimeout;
 }
 
 /**
@@ -50,9 +65,15 @@ export function defineAgent(spec: {
   model?: Model;
   maxTurns?: number;
   guardrails?: AgentGuardrails;
+  history?: HistoryPolicy;
+  timeoutMs?: number;
+  onTimeout?: OnTimeout;
 }): AgentDefinition {
   const owner = `Agent "${spec.id}"`;
   const g = spec.guardrails;
+  const history = checkHistory(spec.history, owner);
+  const timeoutMs = checkTimeoutMs(spec.timeoutMs, owner);
+  const onTimeout = checkOnTimeout(spec.onTimeout, owner);
   return Object.freeze({
     kind: 'agent' as const,
     id: spec.id,
@@ -70,5 +91,8 @@ export function defineAgent(spec: {
           }),
         }
       : {}),
+    ...(history ? { history } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(onTimeout !== undefined ? { onTimeout } : {}),
   });
 }

@@ -13,7 +13,7 @@
 import { DEFAULT_MAX_TURNS, type SwarmDefinition } from './swarm.js';
 import type { AgentDefinition } from './agent.js';
 import type { Tool } from './tool.js';
-import { checkTimeoutMs } from './timeout.js';
+import { checkOnTimeout, checkTimeoutMs, type OnTimeout } from './timeout.js';
 
 /** Options of the handoff builders that run a call elsewhere (a child swarm, a remote agent). */
 export interface HandoffOptions {
@@ -23,6 +23,11 @@ export interface HandoffOptions {
    * timeout as the handoff's result. The deadline is stored with the call, so a restart keeps it.
    */
   timeoutMs?: number;
+  /**
+   * What the timeout does: `'result'` (the default) gives it to the model as the handoff's
+   * result; `'fail'` fails the swarm that handed off.
+   */
+  onTimeout?: OnTimeout;
 }
 
 /** A handoff to an agent, by definition or by registered id. */
@@ -47,6 +52,8 @@ export interface SwarmHandoff {
   readonly isCustomizable: boolean;
   /** This handoff's timeout (see {@link HandoffOptions}); else the child definition's `timeoutMs`. */
   readonly timeoutMs?: number;
+  /** What this handoff's timeout does (see {@link HandoffOptions}); else the child definition's `onTimeout`. */
+  readonly onTimeout?: OnTimeout;
   withDescription(text: string): SwarmHandoff;
   /**
    * Adds a `customization` argument to the handoff tool: `additional_instructions`,
@@ -76,6 +83,8 @@ export interface RemoteHandoff {
   readonly description?: string;
   /** This handoff's timeout (see {@link HandoffOptions}). */
   readonly timeoutMs?: number;
+  /** What its timeout does (see {@link HandoffOptions}). */
+  readonly onTimeout?: OnTimeout;
   withDescription(text: string): RemoteHandoff;
 }
 
@@ -104,13 +113,13 @@ function bestAgentHandoff(skill: string, description?: string): BestAgentHandoff
   });
 }
 
-function remoteHandoff(url: string, description: string | undefined, timeoutMs: number | undefined): RemoteHandoff {
+function remoteHandoff(url: string, description: string | undefined, timing: Timing): RemoteHandoff {
   return Object.freeze({
     kind: 'remote' as const,
     url,
     ...(description !== undefined ? { description } : {}),
-    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    withDescription: (text: string) => remoteHandoff(url, text, timeoutMs),
+    ...timing,
+    withDescription: (text: string) => remoteHandoff(url, text, timing),
   });
 }
 
@@ -123,21 +132,26 @@ function agentHandoff(agent: AgentDefinition | string, description?: string): Ag
   });
 }
 
-function swarmHandoff(swarm: SwarmDefinition | string, description: string | undefined, isCustomizable: boolean, timeoutMs: number | undefined): SwarmHandoff {
+function swarmHandoff(swarm: SwarmDefinition | string, description: string | undefined, isCustomizable: boolean, timing: Timing): SwarmHandoff {
   return Object.freeze({
     kind: 'swarm' as const,
     swarm,
     ...(description !== undefined ? { description } : {}),
     isCustomizable,
-    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    withDescription: (text: string) => swarmHandoff(swarm, text, isCustomizable, timeoutMs),
-    customizable: () => swarmHandoff(swarm, description, true, timeoutMs),
+    ...timing,
+    withDescription: (text: string) => swarmHandoff(swarm, text, isCustomizable, timing),
+    customizable: () => swarmHandoff(swarm, description, true, timing),
   });
 }
 
-/** The `timeoutMs` of a builder's options, checked (`DefinitionError` when invalid). */
-function timeoutOption(options: HandoffOptions | undefined, target: string): number | undefined {
-  return checkTimeoutMs(options?.timeoutMs, `The handoff to ${target}`);
+/** A handoff's timeout options as it keeps them: only those given. */
+type Timing = { timeoutMs?: number; onTimeout?: OnTimeout };
+
+/** The `timeoutMs` and `onTimeout` of a builder's options, checked (`DefinitionError` when invalid). */
+function timeoutOption(options: HandoffOptions | undefined, target: string): Timing {
+  const timeoutMs = checkTimeoutMs(options?.timeoutMs, `The handoff to ${target}`);
+  const onTimeout = checkOnTimeout(options?.onTimeout, `The handoff to ${target}`);
+  return { ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(onTimeout !== undefined ? { onTimeout } : {}) };
 }
 
 /**

@@ -7,7 +7,8 @@
  */
 import { z } from 'zod';
 import { DefinitionError } from '../errors.js';
-import { checkTimeoutMs } from './timeout.js';
+import { checkOnTimeout, checkTimeoutMs, type OnTimeout } from './timeout.js';
+import { checkHistory, type HistoryPolicy } from './history.js';
 import { type Budget, checkBudget } from './budget.js';
 import type { Handoff } from './handoff.js';
 import type { SwarmRegistryTools } from './swarm-registry.js';
@@ -47,6 +48,11 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
    */
   readonly timeoutMs?: number;
   /**
+   * What its `timeoutMs` does when a run of it as a child times out: `'result'` (the default)
+   * gives the timeout to the parent's model; `'fail'` fails the parent. A handoff's own wins.
+   */
+  readonly onTimeout?: OnTimeout;
+  /**
    * What reaching `maxTurns` does: `'pause'` (the default) pauses the swarm with a `LIMIT`
    * reason saying what was spent, keeping everything — `client.extend({ maxTurns })` then
    * `resume()` go on in the same conversation, `stop()` ends it; `'fail'` fails it.
@@ -58,6 +64,12 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
    * (the swarm pauses with a `LIMIT` reason, or fails with `onLimit: 'fail'`).
    */
   readonly budget?: Budget;
+  /**
+   * What the orchestrator's model sees of its conversation (see docs/history.md): past
+   * `maxTokens` (estimated), `'trim'` leaves the oldest turns out, `'summarize'` replaces them by
+   * a summary the model writes. The stored conversation stays whole. Also the default of its agents.
+   */
+  readonly history?: HistoryPolicy;
   readonly guardrails: {
     readonly input: readonly Guardrail<z.output<I>>[];
     readonly output: readonly Guardrail<z.output<R>>[];
@@ -119,10 +131,14 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
     toolCall?: readonly Guardrail<GuardedToolCall>[];
   };
   timeoutMs?: number;
+  onTimeout?: OnTimeout;
   onLimit?: OnLimit;
   stall?: StallRule;
   budget?: Budget;
+  history?: HistoryPolicy;
 }): SwarmDefinition<I, R> {
+  const onTimeout = checkOnTimeout(spec.onTimeout, `Swarm "${spec.id}"`);
+  const history = checkHistory(spec.history, `Swarm "${spec.id}"`);
   const timeoutMs = checkTimeoutMs(spec.timeoutMs, `Swarm "${spec.id}"`);
   const budget = checkBudget(spec.budget, `Swarm "${spec.id}"`);
   const onLimit = checkOnLimit(spec.onLimit, `Swarm "${spec.id}"`);
@@ -150,8 +166,10 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
     }),
     ...(stall !== undefined ? { stall } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(onTimeout !== undefined ? { onTimeout } : {}),
     ...(onLimit !== undefined ? { onLimit } : {}),
     ...(budget !== undefined ? { budget } : {}),
+    ...(history ? { history } : {}),
   });
 }
 
@@ -180,4 +198,6 @@ export interface SwarmOverrides<I = unknown> {
    * tenant's per day.
    */
   budgetKey?: string;
+  /** What the model sees of the conversation in this run (see `SwarmDefinition.history`). */
+  history?: HistoryPolicy;
 }

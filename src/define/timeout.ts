@@ -5,7 +5,10 @@
  *
  * @module
  */
+import type { OnTimeout } from '../../machines/calls/kind.js';
 import { DefinitionError } from '../errors.js';
+
+export type { OnTimeout } from '../../machines/calls/kind.js';
 
 /** The longest timeout accepted: about 24.8 days, what `setTimeout` can wait. */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -20,4 +23,13 @@ export function checkTimeoutMs(value: unknown, owner: string): number | undefine
     throw new DefinitionError(`${owner}: timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${JSON.stringify(value) ?? String(value)}`);
   }
   return value;
+}
+
+/**
+ * `value` when it is an {@link OnTimeout} (`'result'`: the model reads the timeout, the default;
+ * `'fail'`: the swarm that made the call fails) or absent; otherwise a {@link DefinitionError}.
+ */
+export function checkOnTimeout(value: unknown, owner: string): OnTimeout | undefined {
+  if (value === undefined || value === 'result' || value === 'fail') return value;
+  throw new DefinitionError(`${owner}: onTimeout must be 'result' or 'fail', got ${JSON.stringify(value) ?? String(value)}`);
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { DefinitionError } from '../errors.js';
-import { checkTimeoutMs } from './timeout.js';
+import { checkOnTimeout, checkTimeoutMs, type OnTimeout } from './timeout.js';
 
 /**
  * What a tool's `execute` receives besides its arguments. `idempotencyKey` is the same when a
@@ -52,6 +52,11 @@ export interface Tool<P extends z.ZodObject = z.ZodObject> {
    * `client.reject`): see {@link NeedsApproval} and docs/approvals.md.
    */
   readonly needsApproval?: NeedsApproval<z.output<P>>;
+  /**
+   * What a call past `timeoutMs` does: `'result'` (the default) gives the timeout to the model as
+   * the tool's result; `'fail'` fails the swarm whose model (or agent) made the call.
+   */
+  readonly onTimeout?: OnTimeout;
   execute(args: z.output<P>, ctx: ToolContext): unknown;
 }
 
@@ -88,8 +93,10 @@ export function tool<P extends z.ZodObject>(spec: {
   execute: (args: z.output<P>, ctx: ToolContext) => unknown;
   timeoutMs?: number;
   needsApproval?: NeedsApproval<z.output<P>>;
+  onTimeout?: OnTimeout;
 }): Tool<P> {
   checkTimeoutMs(spec.timeoutMs, `Tool "${spec.name}"`);
+  checkOnTimeout(spec.onTimeout, `Tool "${spec.name}"`);
   const gate = spec.needsApproval;
   if (gate !== undefined && typeof gate !== 'boolean' && typeof gate !== 'function') {
     throw new DefinitionError(`Tool "${spec.name}": needsApproval must be a boolean or a function (args, ctx) => boolean, got ${typeof gate}`);

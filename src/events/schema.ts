@@ -98,6 +98,7 @@ export const swarmFactSchema = z.discriminatedUnion('type', [
     content: z.string(),
     key: z.string(),
     usage: usageByModel.optional(),
+    failsSwarm: z.literal(true).optional(),
   }),
   z.strictObject({
     type: z.literal('child-swarm'),
@@ -193,12 +194,22 @@ const customization = z.strictObject({
 const callHead = { id: z.string(), name: z.string() };
 /** A call's `timeoutMs`, when it has one. */
 const timeoutMs = z.number().int().positive().optional();
+/** A call's `onTimeout`, when it is `'fail'`. */
+const failOnTimeout = z.literal('fail').optional();
 
 const plannedCall = z.discriminatedUnion('kind', [
-  z.strictObject({ ...callHead, kind: z.literal('tool'), arguments: z.string(), timeoutMs }),
+  z.strictObject({ ...callHead, kind: z.literal('tool'), arguments: z.string(), timeoutMs, onTimeout: failOnTimeout }),
   z.strictObject({ ...callHead, kind: z.literal('agent'), agentId: z.string(), request: z.string() }),
-  z.strictObject({ ...callHead, kind: z.literal('remote'), agentId: z.string(), url: z.string(), request: z.string(), timeoutMs }),
-  z.strictObject({ ...callHead, kind: z.literal('swarm'), definitionId: z.string(), input: z.unknown(), customization: customization.optional(), timeoutMs }),
+  z.strictObject({ ...callHead, kind: z.literal('remote'), agentId: z.string(), url: z.string(), request: z.string(), timeoutMs, onTimeout: failOnTimeout }),
+  z.strictObject({
+    ...callHead,
+    kind: z.literal('swarm'),
+    definitionId: z.string(),
+    input: z.unknown(),
+    customization: customization.optional(),
+    timeoutMs,
+    onTimeout: failOnTimeout,
+  }),
   z.strictObject({ ...callHead, kind: z.literal('pause'), reason: pauseReason }),
   z.strictObject({ ...callHead, kind: z.literal('invalid'), error: z.string() }),
   z.strictObject({ ...callHead, kind: z.literal('gated'), arguments: z.string(), timeoutMs, approvalId: z.string() }),
@@ -238,6 +249,7 @@ export const internalSwarmEventSchema = z.discriminatedUnion('kind', [
     durationMs: z.number().nonnegative(),
     calls: z.array(plannedCall),
     verdict: stepVerdict,
+    summary: z.strictObject({ upTo: z.number().int().nonnegative() }).optional(),
     ...internalStamp,
   }),
   z.strictObject({ kind: z.literal('internal:tool-start'), agent: z.string(), toolName: z.string(), callId: z.string(), arguments: z.string(), ...internalStamp }),
@@ -248,6 +260,7 @@ export const internalSwarmEventSchema = z.discriminatedUnion('kind', [
     callId: z.string(),
     ok: z.boolean(),
     content: z.string(),
+    failsSwarm: z.literal(true).optional(),
     key: z.string(),
     ...internalStamp,
   }),

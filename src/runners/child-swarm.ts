@@ -134,7 +134,8 @@ export class ChildSwarms {
     if (!known && signal.aborted) throw signal.reason;
     // Restored past the handoff's deadline before its child began: it never does.
     if (!known && input.timeout && Date.now() >= input.timeout.deadline) {
-      return { ok: false, content: `${targetName(input.definitionId)} (${id}) ${new CallTimeoutError(input.timeout.ms).message}` };
+      const content = `${targetName(input.definitionId)} (${id}) ${new CallTimeoutError(input.timeout.ms).message}`;
+      return input.timeout.fails ? { ok: false, content, failsSwarm: true } : { ok: false, content };
     }
     // Re-attaching after a restart: relay what the parent has not stored yet, exactly once.
     const since = known ? await reading(() => this.relayedUpTo(input.parentId, id)) : 0;
@@ -247,7 +248,10 @@ export class ChildSwarms {
         }
       });
       const ended = await reading(() => deps.reading.result(id));
-      const result = outcome(`${targetName(input.definitionId)} (${id})`, ended);
+      const stated = outcome(`${targetName(input.definitionId)} (${id})`, ended);
+      // Stopped at the handoff's deadline (see above), with `onTimeout: 'fail'`: the parent fails too.
+      const timedOut = input.timeout?.fails && ended.status === 'stopped' && ended.reason === new CallTimeoutError(input.timeout.ms).message;
+      const result: CallResult = timedOut ? { ...stated, failsSwarm: true } : stated;
       // An ended child's usage, rolled up over its own children, goes with its result: the
       // parent counts it once, when it records the result (a restored parent reads it again
       // here). A child still running (this runtime closing) has not spent its last yet. A call

@@ -52,7 +52,11 @@ export class RemoteAgents {
       input.timeout,
       signal,
       (bounded) => (skill === undefined ? this.deps.client.send(input, hooks, bounded) : callBestAgent(this.deps.registry, skill, input, hooks, bounded)),
-      (e) => ({ ok: false, content: `The remote agent "${input.agentId}" (${input.url}) ${e.message}` }),
+      (e) => ({
+        ok: false,
+        content: `The remote agent "${input.agentId}" (${input.url}) ${e.message}`,
+        ...(input.timeout?.fails ? { failsSwarm: true as const } : {}),
+      }),
     );
   }
 

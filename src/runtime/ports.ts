@@ -77,7 +77,9 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
       if (rule === undefined || rule === false) return undefined;
       return rule === true ? () => true : (rule as (args: unknown, ctx: { swarmId: string; agentId: string; toolCallId: string }) => boolean | Promise<boolean>);
     },
+    toolOnTimeout: (name) => catalog.tool(name)?.onTimeout,
     swarmTimeoutMs: (definitionId) => catalog.swarm(definitionId)?.timeoutMs,
+    swarmOnTimeout: (definitionId) => catalog.swarm(definitionId)?.onTimeout,
     isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,
     runChild: (input, signal) => deps.calls.runChild(input, signal),
     runRemote: deps.budgets ? budgetedRemote(deps.calls, deps.budgets) : (input, signal) => deps.calls.runRemote(input, signal),

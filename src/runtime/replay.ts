@@ -11,6 +11,8 @@ import { createActor, fromPromise } from 'xstate';
 import type { SwarmEvent, SwarmEventBody, SwarmFact } from '../../machines/events.js';
 import type { PlannedCall } from '../../machines/calls/index.js';
 import type { ModelStepInput, ModelStepOutput } from '../../machines/contracts.js';
+import type { MadeSummary } from '../../machines/history.js';
+import type { AgentDeadlineInput } from '../../machines/agent-deadline.js';
 import type { ToolRunInput } from '../../machines/calls/tool.js';
 import type { RemoteAgentInput } from '../../machines/calls/remote.js';
 import type { ChildSwarmInput } from '../../machines/calls/swarm.js';
@@ -170,9 +172,17 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
   const steps = new Map<string, ModelStepOutput>();
   // Results of tools, child swarms and remote agents, by idempotency key.
   const results = new Map<string, CallResult>();
+  // Summary calls (a 'summarize' history policy), by the key of the step they were made for.
+  const summaries = new Map<string, MadeSummary>();
   for (const e of recorded) {
-    if (e.kind === 'internal:llm-call') {
+    if (e.kind === 'internal:llm-call' && e.summary) {
+      const made: MadeSummary = { text: e.response.text ?? '', upTo: e.summary.upTo, model: e.model ?? '', durationMs: e.durationMs };
+      if (e.usage) made.usage = e.usage;
+      summaries.set(stepKey(e.agent, e.scope, e.turn), made);
+    } else if (e.kind === 'internal:llm-call') {
+      const summary = summaries.get(stepKey(e.agent, e.scope, e.turn));
       steps.set(stepKey(e.agent, e.scope, e.turn), {
+        ...(summary ? { summary } : {}),
         response: e.response,
         calls: e.calls,
         verdict: e.verdict,
@@ -181,11 +191,17 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
         at: e.timestamp,
       });
     } else if (e.kind === 'internal:tool-complete' && e.key) {
-      results.set(e.key, { ok: e.ok, content: e.content });
+      results.set(e.key, { ok: e.ok, content: e.content, ...(e.failsSwarm ? { failsSwarm: true as const } : {}) });
     } else if (e.kind === 'status-update' && e.metadata.type === 'handoff-result') {
       // `from` names the agent that answered, which the live call's result carried.
       // A child's rolled-up usage counts again exactly as it did live: with this result.
-      results.set(e.metadata.key, { ok: e.metadata.ok, content: e.metadata.content, agentId: e.metadata.from, ...(e.metadata.usage ? { usage: e.metadata.usage } : {}) });
+      results.set(e.metadata.key, {
+        ok: e.metadata.ok,
+        content: e.metadata.content,
+        agentId: e.metadata.from,
+        ...(e.metadata.usage ? { usage: e.metadata.usage } : {}),
+        ...(e.metadata.failsSwarm ? { failsSwarm: true as const } : {}),
+      });
     }
   }
   const ports = judge?.(input);
@@ -213,7 +229,9 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
   const runTool = fromPromise<CallResult, ToolRunInput>(({ input: i, signal }) => wait(pendingResults, i.idempotencyKey, signal));
   const childSwarm = fromPromise<CallResult, ChildSwarmInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
   const remoteAgent = fromPromise<CallResult, RemoteAgentInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
-  const logic = wireSwarm({ modelStep, runTool, childSwarm, remoteAgent });
+  // An agent's deadline answers when the journal says its handoff ended with no answer of the agent's own (it timed out).
+  const agentDeadline = fromPromise<CallResult, AgentDeadlineInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
+  const logic = wireSwarm({ modelStep, runTool, childSwarm, remoteAgent, agentDeadline });
 
   const produced: SwarmEvent[] = [];
   return new Promise<SwarmEvent[]>((resolve, reject) => {

@@ -19,6 +19,7 @@ import type { ToolRunInput } from '../../machines/calls/tool.js';
 import type { CallResult } from '../../machines/calls/kind.js';
 import type { PlannedCall } from '../../machines/calls/index.js';
 import type { Round } from '../../machines/round.js';
+import type { AgentDeadlineInput } from '../../machines/agent-deadline.js';
 import { Controllable, Coverage, describeModelPaths, eventSig, flush, machineGraph, same } from '../support/mbt-harness.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -41,7 +42,13 @@ const input: AgentInput = {
   request: 'find the forecast',
   session: [{ agentId: 'scout', request: 'look around', answer: 'all quiet' }],
   scope: 'swarm-mbt:t1:c1',
+  // A deadline child runs beside the agent; the DEADLINE event makes it answer.
+  timeout: { ms: 5_000, deadline: 0 },
 };
+/** What the agent answers when its deadline child does (`defineAgent({ timeoutMs })`). */
+/** A tool's timeout with `onTimeout: 'fail'`: the agent ends with it (and its swarm fails). */
+const FAILING_TIMEOUT: CallResult = { ok: false, content: 'Tool "lookup" timed out after 100 ms (timeoutMs)', failsSwarm: true };
+const TIMED_OUT: CallResult = { ok: false, content: `Agent "${AGENT}" timed out after 5000 ms (timeoutMs)` };
 
 type ResponseKind = 'MODEL_CALLS' | 'MODEL_INVALID' | 'MODEL_ANSWER' | 'MODEL_EMPTY';
 
@@ -104,7 +111,15 @@ interface ModelContext {
   reports: string[][];
 }
 
-type ModelEvent = { type: ResponseKind } | { type: 'MODEL_ERROR' } | { type: 'TOOL_DONE' } | { type: 'TOOL_ERROR' } | { type: 'PAUSE' } | { type: 'RESUME' };
+type ModelEvent =
+  | { type: ResponseKind }
+  | { type: 'MODEL_ERROR' }
+  | { type: 'TOOL_DONE' }
+  | { type: 'TOOL_ERROR' }
+  | { type: 'PAUSE' }
+  | { type: 'RESUME' }
+  | { type: 'DEADLINE' }
+  | { type: 'TOOL_TIMEOUT_FAIL' };
 
 const running = (round: ModelRound | null) => (round ? round.calls.filter((c) => c.result === undefined && c.kind !== 'pause') : []);
 const lastRunningTool = (round: ModelRound | null) => running(round).at(-1);
@@ -130,10 +145,10 @@ function openRound(c: ModelContext, kind: ResponseKind): Partial<ModelContext> {
   return { ...opened, ...report(opened) };
 }
 
-function recordCall(c: ModelContext, ok: boolean): Partial<ModelContext> {
+function recordCall(c: ModelContext, ok: boolean, failing?: CallResult): Partial<ModelContext> {
   const call = lastRunningTool(c.round)!;
   // agent.ts formats a tool failure with String(error) ("Error: …"); the swarm uses the message.
-  const result = ok ? toolOutput(call.id) : { ok: false, content: `Call failed: ${toolErrorText(call.id)}` };
+  const result = failing ?? (ok ? toolOutput(call.id) : { ok: false, content: `Call failed: ${toolErrorText(call.id)}` });
   return {
     round: { ...c.round!, calls: c.round!.calls.map((x) => (x === call ? { ...x, result } : x)) },
     outbox: [...c.outbox, `tool-complete:${call.id}:${ok}:${toolKey(c.round!.turn, call.id)}`],
@@ -165,6 +180,9 @@ const recordAndReport = (ok: boolean) =>
     const recorded = { ...context, ...recordCall(context, ok) };
     return { ...recorded, ...report(recorded) };
   });
+
+/** A tool's failing timeout: recorded (unreported: it goes with the output), and the agent's answer. */
+const failingTimeout = m.assign(({ context }) => ({ ...recordCall(context, false, FAILING_TIMEOUT), answer: FAILING_TIMEOUT }));
 
 const toolResult = (ok: boolean) => [
   // The last result goes unreported to `deciding`, which reports it with the round's close.
@@ -217,6 +235,8 @@ const agentModel = m.createMachine({
           { target: 'done', actions: m.assign(({ context }) => ({ ...respond(context, 'MODEL_EMPTY'), answer: { ok: false, content: NO_ANSWER } })) },
         ],
         MODEL_ERROR: { target: 'done', actions: m.assign({ answer: { ok: false, content: `Agent failed: ${MODEL_ERROR}` } }) },
+        // The deadline ends the agent wherever it is; what it had not reported goes with its output.
+        DEADLINE: { target: 'done', actions: m.assign({ answer: TIMED_OUT }) },
         PAUSE: { target: 'paused', actions: m.assign({ pausedFrom: 'thinking' as const }) },
         // Ignored: RESUME while not paused.
         RESUME: {},
@@ -227,6 +247,8 @@ const agentModel = m.createMachine({
       on: {
         TOOL_DONE: toolResult(true),
         TOOL_ERROR: toolResult(false),
+        DEADLINE: { target: 'done', actions: m.assign({ answer: TIMED_OUT }) },
+        TOOL_TIMEOUT_FAIL: { guard: 'toolRunning', target: 'done', actions: failingTimeout },
         PAUSE: { target: 'paused', actions: m.assign({ pausedFrom: 'acting' as const }) },
         RESUME: {},
       },
@@ -249,6 +271,8 @@ const agentModel = m.createMachine({
         // Tools keep running while the agent is paused.
         TOOL_DONE: { guard: 'toolRunning', actions: recordAndReport(true) },
         TOOL_ERROR: { guard: 'toolRunning', actions: recordAndReport(false) },
+        DEADLINE: { target: 'done', actions: m.assign({ answer: TIMED_OUT }) },
+        TOOL_TIMEOUT_FAIL: { guard: 'toolRunning', target: 'done', actions: failingTimeout },
         RESUME: [{ guard: 'pausedInThinking', target: 'thinking' }, { guard: 'roundDone', target: 'deciding' }, { target: 'acting' }],
         // Ignored: a second PAUSE.
         PAUSE: {},
@@ -276,7 +300,8 @@ const testModel = createTestModel(agentModel, {
 
 const models = new Controllable<ModelStepInput, ModelStepOutput>();
 const tools = new Controllable<ToolRunInput, CallResult>();
-const liveAgent = agentMachine.provide({ actors: { modelStep: models.logic, runTool: tools.logic } });
+const deadlines = new Controllable<AgentDeadlineInput, CallResult>();
+const liveAgent = agentMachine.provide({ actors: { modelStep: models.logic, runTool: tools.logic, agentDeadline: deadlines.logic } });
 
 /** Stands in for the swarm: runs the agent, keeps its reports and output, forwards PAUSE/RESUME. */
 const parentMachine = setup({
@@ -317,6 +342,7 @@ const realRound = (round: Round | null) =>
 function startRun() {
   models.reset();
   tools.reset();
+  deadlines.reset();
   const parent = createActor(parentMachine, { input, inspect: coverage.observe });
   const errors: unknown[] = [];
   parent.subscribe({ error: (err) => errors.push(err) });
@@ -351,7 +377,8 @@ function startRun() {
         break;
       }
       case 'TOOL_DONE':
-      case 'TOOL_ERROR': {
+      case 'TOOL_ERROR':
+      case 'TOOL_TIMEOUT_FAIL': {
         const expected = lastRunningTool(before.round)!;
         const call = tools.last();
         same(
@@ -359,6 +386,7 @@ function startRun() {
           { toolCallId: expected.id, agentId: AGENT, key: toolKey(before.round!.turn, expected.id) },
         );
         if (event.type === 'TOOL_DONE') call.resolve(toolOutput(expected.id));
+        else if (event.type === 'TOOL_TIMEOUT_FAIL') call.resolve(FAILING_TIMEOUT);
         else call.reject(new Error(toolErrorText(expected.id)));
         break;
       }
@@ -366,6 +394,12 @@ function startRun() {
       case 'RESUME':
         parent.send({ type: event.type });
         break;
+      case 'DEADLINE': {
+        const deadline = deadlines.one();
+        same(deadline.input, { agentId: AGENT, key: input.scope, timeout: input.timeout });
+        deadline.resolve(TIMED_OUT);
+        break;
+      }
       default:
         event satisfies never;
     }
@@ -394,7 +428,8 @@ function startRun() {
       answer: c.answer,
       outbox: c.outbox.map(eventSig),
       reports: parent.getSnapshot().context.reports.map((batch) => batch.map(eventSig)),
-      output: output && { ok: output.ok, content: output.content, events: output.events.map(eventSig) },
+      // A failing timeout's mark goes with the output: the swarm fails on it.
+      output: output && { ok: output.ok, content: output.content, ...(output.failsSwarm ? { failsSwarm: true } : {}), events: output.events.map(eventSig) },
       parentOutput: parent.getSnapshot().context.output === output,
       children: active ? Object.keys(s.children).sort() : Object.entries(s.children).flatMap(([id, ref]) => (ref?.getSnapshot().status === 'active' ? [id] : [])),
       openModelCalls: models.open().length,
@@ -414,13 +449,17 @@ function startRun() {
       // At done the output is the answer plus the events not reported yet.
       output: active ? null : { ...mc.answer!, events: mc.outbox },
       parentOutput: true,
-      children: [...(thinking ? ['model'] : []), ...(mc.round ? mc.round.calls.flatMap((x, i) => (run.includes(x) ? [`tool:${mc.round!.turn}:${i}`] : [])) : [])].sort(),
+      children: [
+        ...(thinking ? ['model'] : []),
+        ...(active ? ['deadline'] : []),
+        ...(mc.round ? mc.round.calls.flatMap((x, i) => (run.includes(x) ? [`tool:${mc.round!.turn}:${i}`] : [])) : []),
+      ].sort(),
       // A paused agent aborts its model call (re-issued on resume); its tools keep running.
       openModelCalls: thinking ? 1 : 0,
       openToolCalls: run.length,
     };
     same(real, wanted);
-    if (!active) same(models.allClosed() && tools.allClosed(), true);
+    if (!active) same(models.allClosed() && tools.allClosed() && deadlines.allClosed(), true);
   }
 
   return { exec, check };
@@ -443,12 +482,14 @@ const simpleFirstRound = testModel.getSimplePaths({
   toState: firstRoundOver,
   stopWhen: firstRoundOver,
   allowDuplicatePaths: true,
+  // The deadline only ends a path: the shortest paths take it from every state.
+  filterEvents: (s, e) => s.status === 'active' && s.can(e) && e.type !== 'DEADLINE' && e.type !== 'TOOL_TIMEOUT_FAIL',
 });
 const simpleToEnd = testModel.getSimplePaths({
   serializeState: (s) => project(s),
   toState: ended,
   allowDuplicatePaths: true,
-  filterEvents: (s, e) => s.status === 'active' && s.can(e) && e.type !== 'PAUSE',
+  filterEvents: (s, e) => s.status === 'active' && s.can(e) && e.type !== 'PAUSE' && e.type !== 'DEADLINE' && e.type !== 'TOOL_TIMEOUT_FAIL',
 });
 
 const describePath = (steps: { event: ModelEvent }[]) =>
@@ -467,6 +508,8 @@ const EVENT_TYPES = Object.keys({
   TOOL_ERROR: true,
   PAUSE: true,
   RESUME: true,
+  DEADLINE: true,
+  TOOL_TIMEOUT_FAIL: true,
 } satisfies Record<ModelEvent['type'], true>) as ModelEvent['type'][];
 
 describe('agent machine, model-based (xstate/graph)', () => {

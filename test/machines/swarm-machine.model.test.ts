@@ -230,6 +230,7 @@ type ModelEvent =
   | { type: 'MODEL_ERROR' }
   | { type: 'TOOL_DONE' }
   | { type: 'TOOL_ERROR' }
+  | { type: 'TOOL_TIMEOUT_FAIL' }
   | { type: 'AGENT_DONE' }
   | { type: 'AGENT_FAIL' }
   | { type: 'AGENT_STEP' }
@@ -336,6 +337,21 @@ function finishTool(c: ModelContext, ok: boolean): Partial<ModelContext> {
     round: withResult(c.round!, call.id, result),
     emitted: [...c.emitted, `tool-complete:${call.id}:${ok}:${toolKey(c.round!.turn, call.id)}`, 'cp:tool-result'],
   };
+}
+
+/** A tool's timeout with `onTimeout: 'fail'` (the test's tools say so in their result). */
+const failingTimeout = (id: string): CallResult => ({ ok: false, content: `Tool "lookup" ${id} timed out after 100 ms (timeoutMs)`, failsSwarm: true });
+
+/** A tool timed out with `onTimeout: 'fail'` (the last running one): its result is recorded, then the swarm fails with it. */
+function failOnTimeout(c: ModelContext): Partial<ModelContext> {
+  const call = lastRunningTool(c.round)!;
+  const result = failingTimeout(call.id);
+  const recorded = {
+    ...c,
+    round: withResult(c.round!, call.id, result),
+    emitted: [...c.emitted, `tool-complete:${call.id}:false:${toolKey(c.round!.turn, call.id)}`, 'cp:tool-result'],
+  };
+  return { ...recorded, ...fail(recorded, `${result.content} (onTimeout: 'fail')`) };
 }
 
 /**
@@ -450,6 +466,8 @@ const m = setup({
     callsRunning: ({ context }) => running(context.round).length > 0,
   },
 });
+
+const timeoutFails = { guard: 'toolRunning' as const, target: '#model.failed', actions: m.assign(({ context }) => failOnTimeout(context)) };
 
 const answer = (kind: ResponseKind, target: string) => ({ target, actions: m.assign(({ context }) => openRound(context, kind)) });
 
@@ -573,6 +591,7 @@ const swarmModel = m.createMachine({
           on: {
             TOOL_DONE: settle((c) => finishTool(c, true), 'tool', 'deciding'),
             TOOL_ERROR: settle((c) => finishTool(c, false), 'tool', 'deciding'),
+            TOOL_TIMEOUT_FAIL: timeoutFails,
             PAUSE: { target: '#model.paused', actions: m.assign(({ context }) => paused(context, 'round')) },
           },
         },
@@ -613,6 +632,7 @@ const swarmModel = m.createMachine({
         RESUME: {},
         TOOL_DONE: settle((c) => finishTool(c, true), 'tool', '#model.running.deciding'),
         TOOL_ERROR: settle((c) => finishTool(c, false), 'tool', '#model.running.deciding'),
+        TOOL_TIMEOUT_FAIL: timeoutFails,
         AGENT_DONE: settle((c) => finishAgent(c, true), 'agent', '#model.running.deciding'),
         AGENT_FAIL: settle((c) => finishAgent(c, false), 'agent', '#model.running.deciding'),
         CHILD_DONE: settle((c) => finishExternal(c, true), 'external', '#model.running.deciding'),
@@ -633,6 +653,7 @@ const swarmModel = m.createMachine({
         PAUSE: {},
         TOOL_DONE: { guard: 'toolRunning', actions: m.assign(({ context }) => finishTool(context, true)) },
         TOOL_ERROR: { guard: 'toolRunning', actions: m.assign(({ context }) => finishTool(context, false)) },
+        TOOL_TIMEOUT_FAIL: timeoutFails,
         // A paused swarm pauses its agents but not its child swarms and remote agents.
         CHILD_DONE: { guard: 'externalRunning', actions: m.assign(({ context }) => finishExternal(context, true)) },
         CHILD_ERROR: { guard: 'externalRunning', actions: m.assign(({ context }) => finishExternal(context, false)) },
@@ -771,7 +792,8 @@ function startRun() {
         break;
       }
       case 'TOOL_DONE':
-      case 'TOOL_ERROR': {
+      case 'TOOL_ERROR':
+      case 'TOOL_TIMEOUT_FAIL': {
         const expected = lastRunningTool(before.round)!;
         const call = tools.last();
         same(
@@ -779,6 +801,7 @@ function startRun() {
           { toolCallId: expected.id, agentId: DEF, key: toolKey(before.round!.turn, expected.id) },
         );
         if (event.type === 'TOOL_DONE') call.resolve(toolOutput(expected.id));
+        else if (event.type === 'TOOL_TIMEOUT_FAIL') call.resolve(failingTimeout(expected.id));
         else call.reject(new Error(toolErrorText(expected.id)));
         break;
       }
@@ -956,9 +979,11 @@ const simpleFirstRound = testModel.getSimplePaths({
   toState: firstRoundOver,
   stopWhen: firstRoundOver,
   allowDuplicatePaths: true,
+  // A failing timeout only ends a path: the shortest paths take it from every state it can happen in.
+  filterEvents: (s, e) => s.status === 'active' && s.can(e) && e.type !== 'TOOL_TIMEOUT_FAIL',
 });
 /** Left out of the second family: pauses, stops, and failed handoff results (tool failures stay). */
-const SIMPLE_TO_END_SKIPS = new Set<ModelEvent['type']>(['PAUSE', 'STOP', 'AGENT_FAIL', 'CHILD_ERROR', 'EXTEND', 'MODEL_GUARD_PAUSE']);
+const SIMPLE_TO_END_SKIPS = new Set<ModelEvent['type']>(['PAUSE', 'STOP', 'AGENT_FAIL', 'CHILD_ERROR', 'EXTEND', 'MODEL_GUARD_PAUSE', 'TOOL_TIMEOUT_FAIL']);
 /** The run is over for the model's responses: it ended, or it waits at its turn limit. */
 const runOver = (s: ModelSnapshot) => ended(s) || (s.matches('paused') && s.context.pauseFrom === 'limit');
 const simpleToEnd = testModel.getSimplePaths({
@@ -990,6 +1015,7 @@ const EVENT_TYPES = Object.keys({
   MODEL_GUARD_PAUSE: true,
   TOOL_DONE: true,
   TOOL_ERROR: true,
+  TOOL_TIMEOUT_FAIL: true,
   AGENT_DONE: true,
   AGENT_FAIL: true,
   AGENT_STEP: true,
