@@ -1172,6 +1172,24 @@ describe('swarm machine, model-based (xstate/graph)', () => {
     const pending = (actor: { getSnapshot(): { context: { pause: { reason: { pendingApprovals?: { approvalId: string }[] } } | null } } }) =>
       actor.getSnapshot().context.pause?.reason.pendingApprovals?.map((p) => p.approvalId);
 
+    it("a guardrail's pause that held gated calls: released by RESUME, they ask for approval; nothing ran before", async () => {
+      const { actor } = start();
+      const rejected = { guardrail: 'review', step: 'toolCall' as const, callId: 'g1' };
+      models
+        .one((i) => i.orchestrator)
+        .resolve({ ...respond([gated('g1', 'apr_1')]), verdict: { type: 'pause', reason: 'review it', rejected, then: { type: 'continue' } } });
+      await flush();
+      expect(actor.getSnapshot().context.pause).toMatchObject({ from: 'guardrail' });
+      actor.send({ type: 'RESUME', message: 'reviewed' });
+      await flush();
+      expect(actor.getSnapshot().value).toBe('paused');
+      expect(actor.getSnapshot().context.pause).toMatchObject({ from: 'approval', reason: { type: 'APPROVAL_NEEDED', pendingApprovalId: 'apr_1' } });
+      expect(tools.open()).toHaveLength(0);
+      actor.send({ type: 'APPROVE', approvalId: 'apr_1', at: 5 });
+      await flush();
+      expect(tools.open().map((c) => c.input.toolCallId)).toEqual(['g1']);
+    });
+
     it("the orchestrator's gated calls: pause at once, RESUME ignored, approve one, reject the last", async () => {
       const { actor, emitted } = start();
       models.one((i) => i.orchestrator).resolve(respond([gated('g1', 'apr_1'), { id: 't1', name: 'lookup', kind: 'tool', arguments: '{}' }, gated('g2', 'apr_2')]));

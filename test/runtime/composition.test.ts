@@ -91,6 +91,8 @@ describe('child swarms', () => {
       maxTurns: 10,
       currentChildSwarm: 'p:t1:0',
       inFlight: [{ callId: expect.any(String), kind: 'swarm', target: 'mid', childSwarmId: 'p:t1:0' }],
+      // The grandchild's pause shows at the root, naming it.
+      pausedChildren: [{ swarmId: 'p:t1:0:t1:0', reason: { type: 'HITL', message: 'Approve the leaf plan?', pauseId: 'ask' } }],
     });
     expect(await runtime.forSwarm('mid', 'p:t1:0').getResult()).toMatchObject({ status: 'running', currentChildSwarm: 'p:t1:0:t1:0' });
 

@@ -200,6 +200,35 @@ describe.each(['trim', 'summarize'] as const)("history { strategy: '%s' } over a
   });
 });
 
+describe('history under a budget', () => {
+  it('a summary call is reserved and counted like any model call: the budget trips with every call, summaries included, counted once', async () => {
+    const capped = defineSwarm({
+      id: 'reader',
+      instructions: 'Read every page, then say how many.',
+      tools: [readPage],
+      maxTurns: PAGES + 10,
+      history: { maxTokens: MAX_TOKENS, strategy: 'summarize' },
+      budget: { modelCalls: 60 },
+    });
+    const m = model();
+    const rt = runtime({ swarms: [capped], model: m, store: memoryStore() });
+    const client = rt.forSwarm(capped, 'doc');
+    await client.run('Read the document.');
+    const result = await client.wait();
+    // Paused, its stream does not end: its stored events so far.
+    const events = await rt.store.readEvents('doc', 0);
+    const requests = m.requests;
+    expect(result).toMatchObject({ status: 'paused', reason: { type: 'LIMIT', limit: { limit: 'modelCalls', max: 60, spent: 60, left: 0 } } });
+    const calls = llmCalls(events);
+    expect(calls.some((e) => e.summary)).toBe(true);
+    // Sixty calls made and recorded, summaries among them; none past the cap.
+    expect(requests).toHaveLength(60);
+    expect(calls).toHaveLength(60);
+    const own = (await rt.forSwarm(capped, 'doc').usage()).budgets?.at(-1);
+    expect(own).toMatchObject({ spent: { modelCalls: 60 }, left: { modelCalls: 0 } });
+  });
+});
+
 describe('history policies of agents and of ad-hoc swarms', () => {
   it("an agent's conversation is shrunk by its own policy (the request kept), and its replay makes no model call", async () => {
     const agentPages = 120;

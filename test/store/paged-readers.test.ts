@@ -218,7 +218,10 @@ describe('a stream of a few thousand stored events', () => {
     const whole = taskFromEvents(expected);
     const task = await pagedReads('w1', pagesOf(expected.length), () => client.getTask({ tenant: '', id: 'w1' }));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(task).toEqual(whole);
+    // A finished task read whole also reports the swarm's usage (one call per turn of the script).
+    const { usage, ...metadata } = task.metadata as Record<string, unknown>;
+    expect({ ...task, metadata }).toEqual(whole);
+    expect(usage).toMatchObject({ scripted: { calls: expect.any(Number), inputTokens: 0 } });
 
     const broken = await pagedReads('w2', pagesOf(CORRUPT_SEQ - 1), () => client.getTask({ tenant: '', id: 'w2' }));
     expect(broken.status?.state).toBe(TaskState.TASK_STATE_FAILED);
