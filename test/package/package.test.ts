@@ -201,7 +201,7 @@ describe('the packed tarball', () => {
     async () => {
       // The type-checks below prove it for the packages they leave out; this proves it for all.
       const root = join(core, 'node_modules/xswarm');
-      const entries = { '.': [], ...OPTIONAL_PEERS } as Record<string, readonly string[]>;
+      const entries = { '.': [], machines: [], ...OPTIONAL_PEERS } as Record<string, readonly string[]>;
       for (const [entry, peers] of Object.entries(entries)) {
         const exported = manifest.exports[entry === '.' ? '.' : `./${entry}`] as { types: string };
         const named = await externalImports(root, exported.types);
@@ -246,6 +246,27 @@ await runtime.close();
       expect(output).toEqual({
         result: { status: 'completed', result: 'Go hiking on Saturday.' },
         calls: ['planner', 'weather-agent', 'planner', 'calendar-agent', 'planner', 'allergen-agent', 'planner'],
+      });
+    },
+    TEST_MS,
+  );
+
+  it(
+    "exports the machines (xswarm/machines): a user walks the swarm machine's graph with xstate/graph",
+    async () => {
+      const output = await runProgram(
+        core,
+        'machines.mjs',
+        `import { swarmMachine, agentMachine, teamLeaderMachine, teamWorkerMachine, SWARM_MACHINE_VERSION } from 'xswarm/machines';
+import { toDirectedGraph } from 'xstate/graph';
+const top = (m) => toDirectedGraph(m).children.map((n) => n.stateNode.key);
+console.log(JSON.stringify({ swarm: top(swarmMachine), ids: [swarmMachine, agentMachine, teamLeaderMachine, teamWorkerMachine].map((m) => m.id), version: SWARM_MACHINE_VERSION }));
+`,
+      );
+      expect(output).toEqual({
+        swarm: ['running', 'awaitingHandoff', 'paused', 'completed', 'failed', 'stopped'],
+        ids: ['swarm', 'agent', expect.any(String), expect.any(String)],
+        version: expect.any(Number),
       });
     },
     TEST_MS,
