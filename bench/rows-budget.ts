@@ -8,21 +8,16 @@
  */
 import { timeSequential } from './measure.js';
 import type { Figures } from './table.js';
-import { createW1Runtime, W1_INPUT, W1_MODEL_CALLS, W1_RESULT } from './w1.js';
+import { createW1Runtime, runW1, W1_MODEL_CALLS } from './w1.js';
 
 /** Caps no W1 run reaches: the row measures the reserving, not a pause. */
 const BUDGET = { tokens: 1e9, usd: 1e6, modelCalls: 1e6, toolCalls: 1e6, wallMs: 3_600_000 };
 
 /** W1 in memory, one run at a time, every call reserved against the run's budget. */
 export async function budgetedSequential(): Promise<Figures> {
-  const { runtime, swarm } = createW1Runtime(0, undefined, undefined, BUDGET);
+  const { runtime } = createW1Runtime(0, undefined, undefined, BUDGET);
   try {
-    const timing = await timeSequential(async () => {
-      const client = runtime.forSwarm(swarm);
-      await client.run(W1_INPUT);
-      const result = (await client.wait()) as { status?: unknown; result?: unknown };
-      if (result.status !== 'completed' || result.result !== W1_RESULT) throw new Error(`unexpected W1 result: ${JSON.stringify(result)}`);
-    });
+    const timing = await timeSequential(() => runW1(runtime));
     return { ...timing, usPerModelCall: timing.usPerRun / W1_MODEL_CALLS };
   } finally {
     await runtime.close();

@@ -8,19 +8,14 @@
 import { inspectRelay } from '../src/inspect/relay.js';
 import { timeSequential } from './measure.js';
 import type { Figures } from './table.js';
-import { createW1Runtime, W1_INPUT, W1_MODEL_CALLS, W1_RESULT } from './w1.js';
+import { createW1Runtime, runW1, W1_MODEL_CALLS } from './w1.js';
 
 /** W1 in memory, one run at a time, every actor inspected through the relay. */
 export async function inspectedSequential(): Promise<Figures> {
   const relay = await inspectRelay({ port: 0 });
-  const { runtime, swarm } = createW1Runtime(0, undefined, relay.inspect);
+  const { runtime } = createW1Runtime(0, undefined, relay.inspect);
   try {
-    const timing = await timeSequential(async () => {
-      const client = runtime.forSwarm(swarm);
-      await client.run(W1_INPUT);
-      const result = (await client.wait()) as { status?: unknown; result?: unknown };
-      if (result.status !== 'completed' || result.result !== W1_RESULT) throw new Error(`unexpected W1 result: ${JSON.stringify(result)}`);
-    });
+    const timing = await timeSequential(() => runW1(runtime));
     // Every finished run's actors were dropped by the relay: what it holds does not grow.
     await new Promise((r) => setTimeout(r, 10));
     if (relay.liveActors() !== 0) throw new Error(`the relay still holds ${relay.liveActors()} actors after the runs`);

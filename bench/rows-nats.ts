@@ -15,7 +15,8 @@ import { cpuMeter, RawOps, type Seen, startSetup, type Timing, WriteLog } from '
 import { ECHO_AGENT, echoAnswer } from './nats-worker.js';
 import type { Figures } from './table.js';
 import { W1_MODEL_CALLS } from './w1.js';
-import { HOSTING, natsMissing, runW1, w1OverNats } from './w1-nats.js';
+import { HOSTING, natsMissing, w1OverNats } from './w1-nats.js';
+import { runW1 } from './w1.js';
 
 /** The namespace the runtimes use (the default). */
 const PREFIX = 'xswarm';

@@ -22,7 +22,8 @@ import { CONCURRENT_LATENCY_MS, percentile } from './measure.js';
 import { processMeter, setupPids, workersUs } from './nats-bench.js';
 import { type Child, startChild } from './scale-children.js';
 import type { Figures } from './table.js';
-import { natsMissing, runW1, w1OverNats } from './w1-nats.js';
+import { natsMissing, w1OverNats } from './w1-nats.js';
+import { runW1 } from './w1.js';
 
 /** Runs posted at once in the REST rows (the workload's name says it: rows.ts). */
 const REST_RUNS = 500;

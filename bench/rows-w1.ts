@@ -14,7 +14,7 @@ import { createMachineW1 } from './machine-alone.js';
 import { countCommits, openRawCommits, rawCommitUs, scratchDir } from './disk.js';
 import { CONCURRENT_LATENCY_MS, CONCURRENT_RUNS, SEQUENTIAL_RUNS, type SequentialTiming, timeConcurrent, timeSequential, WARMUP_RUNS } from './measure.js';
 import type { Figures } from './table.js';
-import { type CallCounts, createW1Runtime, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID, type W1Runtime } from './w1.js';
+import { type CallCounts, checkW1Result, createW1Runtime, newCounts, runW1, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_SWARM_ID } from './w1.js';
 
 /**
  * Throws unless the script saw exactly one call per agent and four orchestrator calls for each
@@ -28,18 +28,6 @@ function checkCounts(counts: CallCounts, runs: number): void {
   if (counts[W1_SWARM_ID] !== expected) throw new Error(`orchestrator was called ${counts[W1_SWARM_ID]} times, expected ${expected}`);
 }
 
-function checkResult(result: unknown): void {
-  const r = result as { status?: unknown; result?: unknown };
-  if (r.status !== 'completed' || r.result !== W1_RESULT) throw new Error(`unexpected W1 result: ${JSON.stringify(result)}`);
-}
-
-/** One W1 run through the public client API: start, wait until final, check the result. */
-async function runOnce({ runtime, swarm }: W1Runtime): Promise<void> {
-  const client = runtime.forSwarm(swarm);
-  await client.run(W1_INPUT);
-  checkResult(await client.wait());
-}
-
 const sequentialFigures = (t: SequentialTiming): Figures => ({ ...t, usPerModelCall: t.usPerRun / W1_MODEL_CALLS });
 
 /** W1 on one runtime with the in-memory store, one run at a time, no model latency. */
@@ -48,7 +36,7 @@ export async function runtimeSequential(): Promise<Figures> {
   try {
     return sequentialFigures(
       await timeSequential(async (i) => {
-        await runOnce(w1);
+        await runW1(w1.runtime);
         checkCounts(w1.counts, i + 1);
       }),
     );
@@ -63,7 +51,7 @@ export async function runtimeSequential(): Promise<Figures> {
  */
 async function warmRuntime(): Promise<void> {
   const w1 = createW1Runtime(0);
-  for (let i = 0; i < WARMUP_RUNS; i++) await runOnce(w1);
+  for (let i = 0; i < WARMUP_RUNS; i++) await runW1(w1.runtime);
   await w1.runtime.close();
 }
 
@@ -72,7 +60,7 @@ export async function runtimeConcurrent(): Promise<Figures> {
   await warmRuntime();
   const w1 = createW1Runtime(CONCURRENT_LATENCY_MS);
   try {
-    const m = await timeConcurrent(() => runOnce(w1));
+    const m = await timeConcurrent(() => runW1(w1.runtime));
     checkCounts(w1.counts, CONCURRENT_RUNS);
     return m;
   } finally {
@@ -115,7 +103,7 @@ export async function rawCommitPerStep(): Promise<Figures> {
       timing = await timeSequential(
         async (i) => {
           if (i === DURABLE_WARMUP) commits0 = counted.commits();
-          await runOnce(w1);
+          await runW1(w1.runtime);
           checkCounts(w1.counts, i + 1);
         },
         DURABLE_WARMUP,
@@ -156,7 +144,7 @@ export function sqliteSequential(synchronous: 'FULL' | 'NORMAL'): () => Promise<
       const timing = await timeSequential(
         async (i) => {
           if (i === warmup) [commits0, tx0, stats0] = [counted.commits(), counted.transactions(), sqlite.stats()];
-          await runOnce(w1);
+          await runW1(w1.runtime);
           checkCounts(w1.counts, i + 1);
         },
         warmup,
@@ -206,7 +194,7 @@ export async function sqliteConcurrent(): Promise<Figures> {
   try {
     const tx0 = counted.transactions();
     const stats0 = sqlite.stats();
-    const m = await timeConcurrent(() => runOnce(w1));
+    const m = await timeConcurrent(() => runW1(w1.runtime));
     checkCounts(w1.counts, CONCURRENT_RUNS);
     const tx = counted.transactions();
     const stats = sqlite.stats();
@@ -231,7 +219,7 @@ export async function bareSequential(): Promise<Figures> {
   const machine = createBareW1(counts, 0);
   return sequentialFigures(
     await timeSequential(async (i) => {
-      checkResult({ status: 'completed', result: await runBareW1(machine, W1_INPUT) });
+      checkW1Result({ status: 'completed', result: await runBareW1(machine, W1_INPUT) });
       checkCounts(counts, i + 1);
     }),
   );
@@ -246,7 +234,7 @@ export async function machineSequential(): Promise<Figures> {
   const run = await createMachineW1(counts);
   return sequentialFigures(
     await timeSequential(async (i) => {
-      checkResult(await run());
+      checkW1Result(await run());
       checkCounts(counts, i + 1);
     }),
   );
@@ -256,10 +244,10 @@ export async function machineSequential(): Promise<Figures> {
 export async function machineConcurrent(): Promise<Figures> {
   // Warm-up on a throwaway machine, as for the other concurrent rows.
   const warm = await createMachineW1(newCounts());
-  for (let i = 0; i < WARMUP_RUNS; i++) checkResult(await warm());
+  for (let i = 0; i < WARMUP_RUNS; i++) checkW1Result(await warm());
   const counts = newCounts();
   const run = await createMachineW1(counts, CONCURRENT_LATENCY_MS);
-  const m = await timeConcurrent(async () => checkResult(await run()));
+  const m = await timeConcurrent(async () => checkW1Result(await run()));
   checkCounts(counts, CONCURRENT_RUNS);
   return m;
 }
@@ -272,7 +260,7 @@ export async function bareConcurrent(): Promise<Figures> {
   const counts = newCounts();
   const machine = createBareW1(counts, CONCURRENT_LATENCY_MS);
   const m = await timeConcurrent(async () => {
-    checkResult({ status: 'completed', result: await runBareW1(machine, W1_INPUT) });
+    checkW1Result({ status: 'completed', result: await runBareW1(machine, W1_INPUT) });
   });
   checkCounts(counts, CONCURRENT_RUNS);
   return m;

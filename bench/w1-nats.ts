@@ -9,7 +9,7 @@ import { createRuntime, defineSwarm, handoff, type Runtime, scriptedModel } from
 import { natsServerMissing } from '../test/support/nats-server.js';
 import { type NatsSetup, startSetup } from './nats-bench.js';
 import type { Figures } from './table.js';
-import { type CallCounts, newCounts, W1_AGENTS, W1_INPUT, W1_MODEL_CALLS, W1_RESULT, W1_SWARM_ID, w1Call, w1Respond } from './w1.js';
+import { type CallCounts, newCounts, W1_AGENTS, W1_MODEL_CALLS, W1_SWARM_ID, w1Call, w1Respond } from './w1.js';
 
 /** Hosting timings of the rows: a loaded machine must not turn a slow answer into a resent call. */
 export const HOSTING = { deadlineMs: 120_000, heartbeatTimeoutMs: 60_000 };
@@ -31,14 +31,6 @@ function w1Orchestrator(url: string, latencyMs: number): { runtime: Runtime; cou
   const model = scriptedModel(latencyMs > 0 ? (req) => w1Call(req, counts, latencyMs) : (req) => w1Respond(req, counts));
   const runtime = createRuntime({ swarms: [swarm], model, nats: { servers: url, name: 'bench-orchestrator' }, hosting: HOSTING });
   return { runtime, counts };
-}
-
-/** One W1 run to its end; throws unless it completed with W1's result. */
-export async function runW1(runtime: Runtime): Promise<void> {
-  const client = runtime.forSwarm(W1_SWARM_ID);
-  await client.run(W1_INPUT);
-  const result = await client.wait();
-  if (result.status !== 'completed' || result.result !== W1_RESULT) throw new Error(`unexpected W1 result: ${JSON.stringify(result)}`);
 }
 
 /** Throws unless every agent (summed over the workers) and the orchestrator answered as W1 does in `runs` runs. */

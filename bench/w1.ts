@@ -108,3 +108,16 @@ export function createW1Runtime(latencyMs: number, store?: SwarmStore, inspect?:
   const runtime = createRuntime({ swarms: [swarm], agents, model, ...(store ? { store } : {}), ...(inspect ? { inspect } : {}), ...(prices ? { prices } : {}) });
   return { runtime, swarm, counts };
 }
+
+/** Throws unless `result` is a completed W1 run's (any of the rows: runtime, machine alone, bare XState). */
+export function checkW1Result(result: unknown): void {
+  const r = result as { status?: unknown; result?: unknown };
+  if (r.status !== 'completed' || r.result !== W1_RESULT) throw new Error(`unexpected W1 result: ${JSON.stringify(result)}`);
+}
+
+/** One W1 run through the public client API, to its end; throws unless it completed with W1's result. */
+export async function runW1(runtime: Runtime): Promise<void> {
+  const client = runtime.forSwarm(W1_SWARM_ID);
+  await client.run(W1_INPUT);
+  checkW1Result(await client.wait());
+}
