@@ -7,11 +7,11 @@ import { fromPromise } from 'xstate';
 import type { ModelStepInput, ModelStepOutput } from '../machines/contracts.js';
 import type { ChatMessage } from '../machines/messages.js';
 import { gateCalls } from './approval-gate.js';
-import { withinDeadline } from './call-timeout.js';
 import { passDurableGate } from './durable-gate.js';
 import { guardInput } from './guardrails.js';
 import { sentHistory } from './history-view.js';
 import { judgeStep } from './judge-step.js';
+import { budgetedModelCall } from './model-call.js';
 import { normalizeResponse } from './judge.js';
 import type { SwarmPorts } from './ports.js';
 
@@ -31,45 +31,18 @@ export function createModelStep(ports: SwarmPorts) {
     // first, a budgeted call of its own).
     const sent = input.history ? await sentHistory(input, model, ports, signal) : undefined;
     const sending: ModelStepInput = sent ? { ...input, messages: sent.messages as ChatMessage[] } : input;
-    // Reserved before the call is made, for what is sent (a swarm without a budget gets undefined at once).
-    const reserving = ports.reserveModelCall?.(sending, model.name, tools, signal);
-    const hold = reserving instanceof Promise ? await reserving : reserving;
-    const started = performance.now();
     let first = true;
-    // Each attempt of a model call gets the whole `modelTimeoutMs` (a restart asks again, afresh).
-    const limit = ports.modelTimeoutMs;
-    const timeout = limit === undefined ? undefined : { ms: limit, deadline: Date.now() + limit };
-    const call = withinDeadline(
-      timeout,
-      signal,
-      (bounded) =>
-        model.call({
-          agentId: input.speaker,
-          swarmId: input.swarmId,
-          messages: sending.messages,
-          tools,
-          signal: bounded,
-          ...(hold ? { maxOutputTokens: hold.maxOutputTokens } : {}),
-          onText: (chunk) => {
-            if (bounded.aborted || chunk === '') return;
-            ports.onText(input.swarmId, input.speaker, input.turn, chunk, first);
-            first = false;
-          },
-        }),
-      (e) => {
-        throw new Error(`${model.name}: the model call timed out after ${e.timeoutMs} ms (modelTimeoutMs)`);
+    // Reserved for what is sent.
+    const { raw, durationMs } = await budgetedModelCall(ports, model, sending, tools, signal, 'model call', (bounded) => ({
+      agentId: input.speaker,
+      swarmId: input.swarmId,
+      messages: sending.messages,
+      onText: (chunk) => {
+        if (bounded.aborted || chunk === '') return;
+        ports.onText(input.swarmId, input.speaker, input.turn, chunk, first);
+        first = false;
       },
-    );
-    let raw: Awaited<typeof call>;
-    try {
-      raw = await call;
-    } catch (e) {
-      // A failed call counts: it settles at its worst case, as one that reports no usage does.
-      hold?.settle();
-      throw e;
-    }
-    hold?.settle(raw.usage);
-    const durationMs = performance.now() - started;
+    }));
     let response: ModelStepOutput['response'];
     try {
       response = normalizeResponse(raw, input.turn);
