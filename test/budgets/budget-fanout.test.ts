@@ -10,19 +10,9 @@ import { defineAgent, defineSwarm, handoff, handoffToolName, memoryStore, type M
 import { calls, call } from '../support/script.js';
 import { sqliteFilePerTest } from '../support/sqlite-file.js';
 import { until } from '../support/wait.js';
+import { seeded } from '../support/seeded.js';
 
 const file = sqliteFilePerTest('xswarm-budget-fanout-');
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const dig = tool({ name: 'dig', description: 'Digs', parameters: z.object({ n: z.number() }), execute: ({ n }) => `dug ${n}` });
 const digger = defineAgent({ id: 'digger', instructions: 'Dig forever.', tools: [dig], maxTurns: 100 });
@@ -43,7 +33,7 @@ const root = (tokens: number) =>
  * most the output ceiling); `spent` sums what was reported, by caller.
  */
 function diggers(seed: number) {
-  const rand = random(seed);
+  const rand = seeded(seed);
   const spent = new Map<string, number>();
   const made: ModelRequest[] = [];
   const model = scriptedModel(async (req) => {

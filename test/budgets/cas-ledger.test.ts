@@ -9,17 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { type CasBackend, casLedger } from '../../src/store/cas-budgets.js';
 import type { BudgetAmount } from '../../src/store/budgets.js';
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../support/seeded.js';
 
 const ROOT = { tokens: 1000, modelCalls: 10, toolCalls: 5 };
 const CHILD = { tokens: 400, modelCalls: 4 };
@@ -57,7 +47,7 @@ describe('the compare-and-set ledger never overspends', () => {
     let conflicts = 0;
     let refused = 0;
     for (let seed = 1; seed <= 100; seed++) {
-      const rand = random(seed);
+      const rand = seeded(seed);
       const backend = yieldingBackend(rand, (value) => {
         const { account } = JSON.parse(value) as { account: { caps: Record<string, number>; spent: BudgetAmount; reserved: BudgetAmount } };
         for (const limit of ['tokens', 'modelCalls', 'toolCalls'] as const) {

@@ -10,20 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { type BudgetAmount, type BudgetLedger, memoryLedger } from '../../src/store/budgets.js';
 import { sqliteStore } from '../../src/index.js';
 import { sqliteFilePerTest } from '../support/sqlite-file.js';
+import { seeded } from '../support/seeded.js';
 
 const file = sqliteFilePerTest('xswarm-budget-ledger-');
-
-/** A small seeded PRNG (mulberry32): the same seed makes the same interleaving. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ROOT = { tokens: 1000, usd: 0.5, modelCalls: 12, toolCalls: 6 };
 const CHILD = { tokens: 400, modelCalls: 5 };
@@ -64,7 +53,7 @@ function interleaving(rand: () => number, calls: number): Op[] {
 
 /** Runs one interleaving on `ledgers` (taking turns) and checks after every step that no account is over a cap. */
 async function check(seed: number, ledgers: BudgetLedger[]): Promise<{ granted: number; refused: number }> {
-  const rand = random(seed);
+  const rand = seeded(seed);
   const calls = 40;
   const plan = Array.from({ length: calls }, (_, c) => {
     const child = c % 3; // 0: the root's own calls; 1, 2: two children drawing from the root

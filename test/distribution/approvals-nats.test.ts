@@ -5,27 +5,19 @@
  * travels over NATS to the child's holder. Runs skipped when nats-server is not installed.
  */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createRuntime, defineSwarm, handoff, type PendingApproval, SwarmError, tool } from '../../src/index.js';
+import { createRuntime, defineSwarm, handoff, type PendingApproval, SwarmError } from '../../src/index.js';
 import { natsFaultFixtures } from '../support/nats-faults.js';
 import { natsServerMissing } from '../support/nats-server.js';
 import { call, lastToolResult, queueModel } from '../support/script.js';
 import { until } from '../support/wait.js';
+import { refundSwarm } from '../support/approval-swarms.js';
 
 const nats = natsFaultFixtures('xswarm-approvals-nats-');
 const HOSTING = { deadlineMs: 2_000, heartbeatMs: 250, heartbeatTimeoutMs: 2_000 };
 
 describe.skipIf(natsServerMissing)('approvals over NATS', () => {
   it("a child swarm's approval surfaces on the root and is answered there, over NATS", async () => {
-    const ran: string[] = [];
-    const refund = tool({
-      name: 'refund',
-      description: 'Refunds an order',
-      parameters: z.object({ order: z.string() }),
-      execute: ({ order }) => (ran.push(order), `refunded ${order}`),
-      needsApproval: true,
-    });
-    const refunds = defineSwarm({ id: 'refunds', description: 'Does refunds', instructions: 'Refund.', tools: [refund] });
+    const { ran, child: refunds } = refundSwarm();
     const lead = defineSwarm({ id: 'lead', instructions: 'Lead.', handoffs: [handoff.toSwarm('refunds')] });
     const answer = (prefix: string) => (req: Parameters<typeof lastToolResult>[0]) => ({ text: `${prefix}: ${lastToolResult(req)}` });
     const worker = createRuntime({

@@ -5,7 +5,6 @@
  * (the commands go over the transport, as over NATS).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import {
   createRuntime,
   defineSwarm,
@@ -17,28 +16,15 @@ import {
   type Runtime,
   type SwarmResult,
   SwarmError,
-  tool,
 } from '../../src/index.js';
 import { call, collect, lastToolResult, queueModel } from '../support/script.js';
 import { until } from '../support/wait.js';
+import { refundSwarm } from '../support/approval-swarms.js';
 
 const runtimes: Runtime[] = [];
 afterEach(async () => {
   for (const r of runtimes.splice(0)) await r.close();
 });
-
-function refunds() {
-  const ran: string[] = [];
-  const refund = tool({
-    name: 'refund',
-    description: 'Refunds an order',
-    parameters: z.object({ order: z.string() }),
-    execute: ({ order }) => (ran.push(order), `refunded ${order}`),
-    needsApproval: true,
-  });
-  const child = defineSwarm({ id: 'refunds', description: 'Does refunds', instructions: 'Refund.', tools: [refund] });
-  return { ran, child };
-}
 
 const lead = defineSwarm({ id: 'lead', instructions: 'Lead.', handoffs: [handoff.toSwarm('refunds')] });
 
@@ -53,7 +39,7 @@ const surfaced = (r: SwarmResult): PendingApproval[] => (r.status === 'running' 
 
 describe('approvals of child swarms', () => {
   it('surface on the root, in one runtime: approved through the root, the child and the root go on', async () => {
-    const { ran, child } = refunds();
+    const { ran, child } = refundSwarm();
     const rt = createRuntime({ swarms: [lead, child], model: queueModel({ ...leadScript(), ...childScript() }) });
     runtimes.push(rt);
     const root = rt.forSwarm('lead', 'L1');
@@ -86,7 +72,7 @@ describe('approvals of child swarms', () => {
     const bus = new LocalBus();
     const store = memoryStore();
     const hosting = { deadlineMs: 400, heartbeatMs: 50, heartbeatTimeoutMs: 300 };
-    const { ran, child } = refunds();
+    const { ran, child } = refundSwarm();
     const worker = createRuntime({ swarms: [child], model: queueModel(childScript()), store, transport: localTransport(bus), hosting });
     runtimes.push(worker);
     await worker.start();

@@ -8,12 +8,12 @@
 import { type Message, type Task, TaskState } from '@a2a-js/sdk';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createRuntime, defineSwarm, handoff, type PendingApproval, tool } from '../../src/index.js';
+import { createRuntime, defineSwarm, handoff, type PendingApproval } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import { drain, sdkClient, sendRequest, userText } from '../support/a2a-peers.js';
 import { call, lastToolResult, queueModel } from '../support/script.js';
 import { servedPerTest } from '../support/server-clients.js';
+import { refundSwarm } from '../support/approval-swarms.js';
 
 const served = servedPerTest();
 const closing: (() => Promise<unknown>)[] = [];
@@ -21,16 +21,8 @@ afterEach(async () => {
   for (const c of closing.splice(0)) await c().catch(() => undefined);
 });
 
-const ran: string[] = [];
-const refund = tool({
-  name: 'refund',
-  description: 'Refunds an order',
-  parameters: z.object({ order: z.string() }),
-  execute: ({ order }) => (ran.push(order), `refunded ${order}`),
-  needsApproval: true,
-});
+const { ran, refund, child: refunds } = refundSwarm();
 const desk = defineSwarm({ id: 'desk', description: 'Refunds, with approval', instructions: 'Refund.', tools: [refund] });
-const refunds = defineSwarm({ id: 'refunds', description: 'Does refunds', instructions: 'Refund.', tools: [refund] });
 const lead = defineSwarm({ id: 'lead', description: 'Leads', instructions: 'Lead.', handoffs: [handoff.toSwarm(refunds)] });
 
 const answerWith = (prefix: string) => (req: Parameters<typeof lastToolResult>[0]) => ({ text: `${prefix}: ${lastToolResult(req)}` });

@@ -4,37 +4,18 @@
  * 400, an id not pending a 409 with nothing changed. The SSE stream carries the facts.
  */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createRuntime, defineSwarm, tool } from '../../src/index.js';
+import { createRuntime } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
-import { calls, queueModel } from '../support/script.js';
+import { queueModel } from '../support/script.js';
 import { request, servedPerTest } from '../support/server-clients.js';
 import { until } from '../support/wait.js';
+import { deploy, deployScript } from '../support/approval-swarms.js';
 
 const served = servedPerTest();
 
-const ship = tool({
-  name: 'ship',
-  description: 'Ships a build',
-  parameters: z.object({ build: z.string() }),
-  execute: ({ build }) => `shipped ${build}`,
-  needsApproval: true,
-});
-const deploy = defineSwarm({ id: 'deploy', instructions: 'Ship.', tools: [ship] });
-
 describe('approvals over REST', () => {
   it('lists pending approvals, answers them with approve and reject, refuses what is not pending', async () => {
-    const model = queueModel({
-      deploy: [
-        calls(['ship', { build: 'a' }, 's1'], ['ship', { build: 'b' }, 's2']),
-        (req) => ({
-          text: req.messages
-            .filter((m) => m.role === 'tool')
-            .map((m) => m.content)
-            .join(' | '),
-        }),
-      ],
-    });
+    const model = queueModel({ deploy: deployScript() });
     served.runtime = createRuntime({ swarms: [deploy], model });
     served.server = await serve(served.runtime);
     const url = served.server.url;

@@ -6,11 +6,11 @@
  * nothing changes.
  */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createRuntime, defineSwarm, type SwarmEvent, tool } from '../../src/index.js';
+import { createRuntime, type SwarmEvent } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import { answerModel, dinner, notes } from '../support/answer-swarms.js';
-import { calls, queueModel } from '../support/script.js';
+import { queueModel } from '../support/script.js';
+import { deploy, deployScript } from '../support/approval-swarms.js';
 import { type Frame, isEvent, servedPerTest, Subscriber } from '../support/server-clients.js';
 
 const served = servedPerTest();
@@ -56,26 +56,8 @@ describe('commands on a swarm’s WebSocket', () => {
   });
 
   it('approves and rejects gated calls, and extends a limit pause', async () => {
-    const ship = tool({
-      name: 'ship',
-      description: 'Ships',
-      parameters: z.object({ build: z.string() }),
-      execute: ({ build }) => `shipped ${build}`,
-      needsApproval: true,
-    });
-    const deploy = defineSwarm({ id: 'deploy', instructions: 'Ship.', tools: [ship] });
     const { model: notesModel } = answerModel();
-    const model = queueModel({
-      deploy: [
-        calls(['ship', { build: 'a' }, 's1'], ['ship', { build: 'b' }, 's2']),
-        (req) => ({
-          text: req.messages
-            .filter((m) => m.role === 'tool')
-            .map((m) => m.content)
-            .join(' | '),
-        }),
-      ],
-    });
+    const model = queueModel({ deploy: deployScript() });
     served.runtime = createRuntime({
       swarms: [deploy, notes],
       model: { name: 'both', call: (req) => (req.agentId === 'deploy' ? model.call(req) : notesModel.call(req)) },

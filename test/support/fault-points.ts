@@ -9,17 +9,7 @@
  * the same points.
  */
 
-/** A seeded generator of numbers in [0, 1) (mulberry32: small, and good enough to draw points). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from './seeded.js';
 
 /** The points of one test. */
 export interface FaultPoints {

@@ -1,0 +1,16 @@
+/**
+ * A seeded generator of numbers in [0, 1), for tests that draw interleavings, delays or fault
+ * points: the same seed draws the same sequence, so a failure replays from its seed.
+ */
+
+/** mulberry32: small, and good enough to draw test schedules. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
