@@ -53,6 +53,7 @@ export class Forking {
 
   /** The fork `options` would make, without making it (throws the {@link ForkError} the fork would). */
   async plan(sourceId: string, options: ForkOptions): Promise<ForkPlan> {
+    if (options.newId !== undefined) assertSwarmId(options.newId);
     return (await this.prepare(sourceId, options, options.newId ?? PLANNED_ID)).plan;
   }
 

@@ -242,9 +242,9 @@ export interface Runtime {
    * child swarm still running, an unknown seq or turn, a swarm with no journal). See docs/forking.md.
    *
    * @example
-   * const plan = await runtime.forkPlan(id, { atTurn: 2 }); // what the branch may do again
+   * const plan = await runtime.forkPlan('trip-1', { atTurn: 2 }); // what the branch may do again
    * for (const c of plan.sideEffects) console.log(c.name, c.callId, c.arguments, 'recorded at seq', c.seq);
-   * const { swarmId } = await runtime.fork(id, { atTurn: 2, instructions: 'Prefer indoor plans.' });
+   * const { swarmId } = await runtime.fork('trip-1', { atTurn: 2, instructions: 'Prefer indoor plans.' });
    * console.log(await runtime.forSwarm('planner', swarmId).wait());
    */
   fork(swarmId: string, options: ForkOptions): Promise<ForkPlan>;

@@ -6,10 +6,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineSwarm, ForkError, type Runtime, type SwarmEvent, tool } from '../../src/index.js';
+import { createRuntime, defineSwarm, ForkError, handoff, type Runtime, type SwarmEvent, tool } from '../../src/index.js';
 import { createW1Runtime, W1_AGENTS, W1_INPUT, W1_RESULT, W1_SWARM_ID } from '../../bench/w1.js';
 import { memoryEffects, W1_RESULT as TOOLS_RESULT, w1Definitions, w1Model } from '../support/crash-w1.js';
-import { askerModel, calls, collect, queueModel } from '../support/script.js';
+import { askerModel, call, calls, collect, queueModel } from '../support/script.js';
 import { sqliteFilePerTest } from '../support/sqlite-file.js';
 
 const file = sqliteFilePerTest('xswarm-fork-');
@@ -248,5 +248,33 @@ describe('forks of unfinished swarms, and restarts', () => {
     const events = await b.store.readEvents('durable-fork', 0);
     expect(events[plan.seq]).toMatchObject({ metadata: { type: 'forked', forkedFrom: { swarmId: 'durable-source', seq: plan.seq } } });
     expect(await collect(b.replay('durable-fork'))).toEqual(events);
+  });
+
+  it('refuses a fork while a child swarm runs; after its result, the child’s answer comes from the journal', async () => {
+    const kid = defineSwarm({ id: 'kid', instructions: 'Ask, then answer.' });
+    const lead = defineSwarm({ id: 'lead', instructions: 'Delegate.', handoffs: [handoff.toSwarm(kid)] });
+    const model = queueModel({
+      lead: [call('handoff_to_kid', { request: 'pick a day' }, 'k1'), { text: 'lead done' }, { text: 'fork done' }],
+      kid: [call('pause', { reason: 'Which day?' }, 'q'), { text: 'Sunday' }],
+    });
+    const runtime = track(createRuntime({ swarms: [lead, kid], model }));
+    const parent = runtime.forSwarm(lead, 'lead-1');
+    await parent.run('go');
+    const child = runtime.forSwarm(kid, 'lead-1:t1:0');
+    await expect.poll(async () => (await child.getResult().catch(() => undefined))?.status).toBe('paused');
+    const running = (await runtime.store.readEvents('lead-1', 0)).at(-1)!.seq;
+    expect(await refusal(runtime.forkPlan('lead-1', { atSeq: running }))).toBe('child-in-flight');
+    await child.resume('any');
+    expect(await parent.wait()).toMatchObject({ status: 'completed', result: 'lead done' });
+
+    const plan = await runtime.fork('lead-1', { atTurn: 2, newId: 'lead-2' });
+    expect(plan.sideEffects).toEqual([]);
+    expect(await runtime.forSwarm(lead, 'lead-2').wait()).toMatchObject({ status: 'completed', result: 'fork done' });
+    // The child ran once (for the source); the fork read its answer from the journal.
+    expect(model.requests.filter((r) => r.agentId === 'kid')).toHaveLength(2);
+    expect((await runtime.list()).map((s) => s.swarmId).sort()).toEqual(['lead-1', 'lead-1:t1:0', 'lead-2']);
+    // Forked before the handoff, the child swarm is listed as a side effect.
+    const before = await runtime.forkPlan('lead-1', { atTurn: 1 });
+    expect(before.sideEffects).toMatchObject([{ kind: 'swarm', name: 'kid', callId: 'k1', key: 'lead-1:t1:k1', newKey: '<new-id>:t1:k1' }]);
   });
 });
