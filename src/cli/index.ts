@@ -98,9 +98,9 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   reject: async (args) => (await import('./commands.js')).swarmCommand('reject', args),
   serve: async (args) => (await import('./serve.js')).serveCommand(args),
   replay: async (args) => (await import('./replay.js')).replayCommand(args),
-  fork: async (args) => (await import('./fork.js')).forkCommand(args),
   worker: async (args) => (await import('./worker.js')).workerCommand(args),
   inspect: async (args) => (await import('./inspect.js')).inspectCommand(args),
+  fork: async (args) => (await import('./fork.js')).forkCommand(args),
 };
 
 /**
