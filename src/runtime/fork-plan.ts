@@ -6,9 +6,11 @@
  *
  * @module
  */
+import { isSpawned } from '../../machines/calls/index.js';
 import type { ForkedCall, SwarmEvent } from '../../machines/events.js';
-import { toolKey } from '../../machines/round.js';
+import { type Round, toolKey } from '../../machines/round.js';
 import { isChunk } from '../events/chunks.js';
+import type { PersistedMachineSnapshot } from './persisted.js';
 import type { AwaitedCall } from './replay.js';
 
 /**
@@ -192,40 +194,40 @@ function completes(e: SwarmEvent, kind: ForkedCall['kind'], callId: string, key:
 /**
  * Refuses a fork point where the replayed machine waits on calls it cannot restore exactly: a
  * child swarm or remote agent still running (its own state is not forked), or a round whose
- * parallel calls are partly done (the middle of a parallel join).
+ * parallel calls are partly done (the middle of a parallel join) — the orchestrator's round or
+ * an agent's, read from the machine's snapshot at the point.
  */
-export function checkAwaited(sourceId: string, recorded: readonly SwarmEvent[], seq: number, awaiting: readonly AwaitedCall[]): void {
-  const prefix = recorded.slice(0, seq);
+export function checkAwaited(sourceId: string, recorded: readonly SwarmEvent[], seq: number, awaiting: readonly AwaitedCall[], snapshot: PersistedMachineSnapshot): void {
   for (const a of awaiting) {
-    if (a.kind === 'swarm' || a.kind === 'remote') {
-      const started = prefix.find(
-        (e) => e.kind === 'status-update' && (e.metadata.type === 'swarm-handoff' || e.metadata.type === 'agent-handoff') && e.metadata.callId === a.callId,
-      );
-      throw new ForkError(
-        sourceId,
-        'child-in-flight',
-        `at seq ${seq} its ${a.kind === 'swarm' ? 'child swarm' : 'remote agent'} call "${a.callId}" is still running (its own state is not forked): fork before seq ${started?.seq ?? seq} or after its result`,
-      );
-    }
-    if (a.kind !== 'tool') continue;
-    // The model call that planned it, and its other calls' results recorded since.
-    const at = prefix.findLastIndex((e) => e.kind === 'internal:llm-call' && !e.summary && e.agent === a.agentId && e.calls.some((c) => c.id === a.callId));
-    if (at < 0) continue;
-    const step = prefix[at] as Extract<SwarmEvent, { kind: 'internal:llm-call' }>;
-    const others = new Set(step.calls.map((c) => c.id).filter((id) => id !== a.callId && !awaiting.some((w) => w.callId === id)));
-    const done = prefix
-      .slice(at + 1)
-      .filter(
-        (e) =>
-          (e.kind === 'internal:tool-complete' && e.agent === step.agent && others.has(e.callId)) ||
-          (e.kind === 'status-update' && e.metadata.type === 'handoff-result' && others.has(e.metadata.callId)),
-      );
-    if (done.length > 0) {
-      throw new ForkError(
-        sourceId,
-        'parallel-join',
-        `seq ${seq} is in the middle of a parallel join: turn ${step.turn} of ${step.agent} made ${step.calls.length} calls in parallel (seq ${step.seq}), ${done.length} of them had returned and "${a.callId}" had not; fork at seq ${step.seq} or after the last of them returned`,
-      );
-    }
+    if (a.kind !== 'swarm' && a.kind !== 'remote') continue;
+    const started = recorded.find(
+      (e) => e.seq <= seq && e.kind === 'status-update' && (e.metadata.type === 'swarm-handoff' || e.metadata.type === 'agent-handoff') && e.metadata.callId === a.callId,
+    );
+    throw new ForkError(
+      sourceId,
+      'child-in-flight',
+      `at seq ${seq} its ${a.kind === 'swarm' ? 'child swarm' : 'remote agent'} call "${a.callId}" is still running (its own state is not forked): fork before seq ${started?.seq ?? seq} or after its result`,
+    );
+  }
+  for (const { speaker, round } of roundsOf(snapshot)) {
+    const spawned = round.calls.filter(isSpawned);
+    const done = spawned.filter((c) => c.result !== undefined);
+    const running = spawned.filter((c) => c.result === undefined);
+    if (done.length === 0 || running.length === 0) continue;
+    throw new ForkError(
+      sourceId,
+      'parallel-join',
+      `seq ${seq} is in the middle of a parallel join: turn ${round.turn} of ${speaker} made ${spawned.length} calls in parallel; ${done.map((c) => `"${c.id}"`).join(', ')} had returned and ${running.map((c) => `"${c.id}"`).join(', ')} had not. Fork before that turn's model call or after its last result`,
+    );
+  }
+}
+
+/** The open rounds in a persisted swarm snapshot: the orchestrator's, and each running agent's (its child machines, at any depth). */
+function* roundsOf(snapshot: PersistedMachineSnapshot): Generator<{ speaker: string; round: Round }> {
+  const context = snapshot.context as { round?: Round | null; definitionId?: string; agentId?: string } | undefined;
+  if (context?.round) yield { speaker: context.agentId ?? context.definitionId ?? '', round: context.round };
+  for (const child of Object.values(snapshot.children)) {
+    const s = child.snapshot as Partial<PersistedMachineSnapshot> | undefined;
+    if (s && typeof s === 'object' && s.children && 'context' in s) yield* roundsOf(s as PersistedMachineSnapshot);
   }
 }

@@ -143,7 +143,7 @@ export class Forking {
       );
     }
     if (replayed.ended) throw new ForkError(sourceId, 'ended', `it had ended by seq ${seq}: there is nothing to continue from there`);
-    checkAwaited(sourceId, recorded, seq, replayed.awaiting);
+    checkAwaited(sourceId, recorded, seq, replayed.awaiting, replayed.snapshot);
     const plan: ForkPlan = {
       sourceId,
       swarmId: newId,

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineSwarm, ForkError, handoff, type Runtime, type SwarmEvent, tool } from '../../src/index.js';
+import { createRuntime, defineAgent, defineSwarm, ForkError, handoff, type Runtime, type SwarmEvent, tool } from '../../src/index.js';
 import { createW1Runtime, W1_AGENTS, W1_INPUT, W1_RESULT, W1_SWARM_ID } from '../../bench/w1.js';
 import { memoryEffects, W1_RESULT as TOOLS_RESULT, w1Definitions, w1Model } from '../support/crash-w1.js';
 import { askerModel, call, calls, collect, queueModel } from '../support/script.js';
@@ -137,6 +137,8 @@ describe('fork of a finished W1 run', () => {
     for (const r of live) expect(r.messages[0]).toEqual({ role: 'system', content: 'Prefer indoor plans.' });
     const fact = (await runtime.store.readEvents('instr-fork', 0)).find((e) => e.kind === 'status-update' && e.metadata.type === 'forked');
     expect(fact?.kind === 'status-update' && fact.metadata).toMatchObject({ instructions: 'Prefer indoor plans.', turn: 2 });
+    // Its replay reproduces it, the replaced instructions included.
+    expect(await collect(runtime.replay('instr-fork'))).toEqual(await runtime.store.readEvents('instr-fork', 0));
   });
 });
 
@@ -184,6 +186,31 @@ describe('refusals', () => {
     ]);
     expect(await runtime.forSwarm(swarm, 'par-fork').wait()).toMatchObject({ status: 'completed', result: 'again' });
     expect(ran.filter((k) => k.startsWith('par-fork:'))).toEqual(plan.sideEffects.map((c) => c.newKey).sort());
+  });
+
+  it('refuses a fork between the answers of agents handed off to in parallel', async () => {
+    const agents = ['quick', 'late'].map((id) => defineAgent({ id, instructions: `You are ${id}.` }));
+    const swarm = defineSwarm({ id: 'fan', instructions: 'Ask both.', handoffs: agents.map((a) => handoff.toAgent(a)) });
+    const model = queueModel({
+      fan: [calls(['handoff_to_quick', { request: 'q?' }, 'a'], ['handoff_to_late', { request: 'l?' }, 'b']), { text: 'both answered' }],
+      quick: [{ text: 'quick answer' }],
+      late: [
+        async () => {
+          await new Promise((r) => setTimeout(r, 40));
+          return { text: 'late answer' };
+        },
+      ],
+    });
+    const runtime = track(createRuntime({ swarms: [swarm], agents, model }));
+    await runtime.forSwarm(swarm, 'fan-1').run('go');
+    expect(await runtime.forSwarm(swarm, 'fan-1').wait()).toMatchObject({ status: 'completed' });
+    const events = await runtime.store.readEvents('fan-1', 0);
+    const results = events.filter((e) => e.kind === 'status-update' && e.metadata.type === 'handoff-result');
+    expect(results).toHaveLength(2);
+    const reasons = new Set<string>();
+    for (let seq = results[0]!.seq; seq < results[1]!.seq; seq++) reasons.add(await refusal(runtime.forkPlan('fan-1', { atSeq: seq })));
+    expect(reasons.has('parallel-join')).toBe(true);
+    expect([...reasons].every((r) => r === 'parallel-join' || r === 'inside-step')).toBe(true);
   });
 
   it('refuses unknown points, a final event, a seq inside a step and a taken id, with reasons', async () => {
