@@ -23,6 +23,7 @@ import { isFinal, resultOf, topState } from '../store/result.js';
 import { summaryOf } from '../store/summary.js';
 import type { SwarmRecord } from '../store/types.js';
 import { checkAwaited, ForkError, type ForkOptions, type ForkPlan, forkSeq, renamed, sideEffectsAfter, turnsBefore } from './fork-plan.js';
+import { ownerLost } from './host.js';
 import type { Leases } from './leases.js';
 import type { LiveSwarms } from './live.js';
 import type { PersistedMachineSnapshot } from './persisted.js';
@@ -66,9 +67,7 @@ export class Forking {
     const { plan, source, replayed } = await this.prepare(sourceId, options, newId);
     const def = catalog.swarm(source.definitionId);
     if (!def) throw new SwarmError(`Cannot fork swarm "${sourceId}": its definition "${source.definitionId}" is not registered with this runtime`, 'unknown-definition');
-    if (live.hosts.has(newId) || live.starting.has(newId) || live.passivated.has(newId) || (await summaryOf(live.store, newId))) {
-      throw new SwarmError(`Swarm id "${newId}" is already in use`, 'id-in-use');
-    }
+    if (live.hosts.has(newId) || live.starting.has(newId) || live.passivated.has(newId)) throw inUse(newId);
 
     const snapshot = replayed.snapshot;
     if (options.instructions !== undefined) withInstructions(snapshot, options.instructions);
@@ -95,10 +94,23 @@ export class Forking {
       lastSeq: forked.seq,
       updatedAt: now,
     };
+    // Reserved at once: a second fork or start under this id is refused meanwhile.
     live.starting.add(newId);
     try {
-      // One commit: the fork exists whole (its prefix, its origin, its state) or not at all.
-      await live.store.commit({ swarmId: newId, events: [...replayed.events, forked], record, ...(writes.length > 0 ? { messages: writes } : {}), lease: owner.lease() });
+      if (await summaryOf(live.store, newId)) throw inUse(newId);
+      // One commit: the fork exists whole (its prefix, its origin, its state) or not at all. A
+      // store that refuses it as a revision or lease conflict holds the id already.
+      try {
+        await live.store.commit({
+          swarmId: newId,
+          events: [...replayed.events, forked],
+          record,
+          ...(writes.length > 0 ? { messages: writes } : {}),
+          lease: owner.lease(),
+        });
+      } catch (e) {
+        throw ownerLost(e) ? inUse(newId) : e;
+      }
     } finally {
       live.starting.delete(newId);
     }
@@ -153,6 +165,10 @@ export class Forking {
     };
     return { plan, source, replayed };
   }
+}
+
+function inUse(swarmId: string): SwarmError {
+  return new SwarmError(`Swarm id "${swarmId}" is already in use`, 'id-in-use');
 }
 
 /** The A2A state the fork is in at its point: its last status update's (a paused swarm stays `input-required`). */
