@@ -94,7 +94,7 @@ function orchestratorCall(e: SwarmEvent, definitionId: string): e is Extract<Swa
  * The fork point as a count of the source's events (the fork's prefix), checked against the
  * journal: a seq it holds, a turn whose model call it recorded.
  */
-export function forkSeq(sourceId: string, definitionId: string, recorded: readonly SwarmEvent[], point: ForkPoint): number {
+export function forkSeq(sourceId: string, definitionId: string, recorded: readonly SwarmEvent[], point: ForkPoint): { seq: number; startsTurn?: number } {
   const { atSeq, atTurn } = point as { atSeq?: unknown; atTurn?: unknown };
   if ((atSeq === undefined) === (atTurn === undefined)) throw new ForkError(sourceId, 'invalid-point', 'give exactly one of atSeq and atTurn');
   const last = recorded.at(-1)?.seq ?? 0;
@@ -103,19 +103,42 @@ export function forkSeq(sourceId: string, definitionId: string, recorded: readon
     if (typeof atSeq !== 'number' || !Number.isInteger(atSeq) || atSeq < 1)
       throw new ForkError(sourceId, 'invalid-point', `atSeq must be a whole number from 1 (got ${String(atSeq)})`);
     if (atSeq > last) throw new ForkError(sourceId, 'unknown-seq', `it has no event ${atSeq} (its last is ${last})`);
-    return atSeq;
+    return { seq: atSeq };
   }
   if (typeof atTurn !== 'number' || !Number.isInteger(atTurn) || atTurn < 1)
     throw new ForkError(sourceId, 'invalid-point', `atTurn must be a whole number from 1 (got ${String(atTurn)})`);
-  const first = recorded.findIndex((e) => orchestratorCall(e, definitionId) && e.turn === atTurn);
-  if (first < 0) {
+  let cut = recorded.findIndex((e) => orchestratorCall(e, definitionId) && e.turn === atTurn);
+  if (cut < 0) {
     const turns = recorded.filter((e) => orchestratorCall(e, definitionId) && !e.summary).length;
-    throw new ForkError(sourceId, 'unknown-turn', `it recorded no model call of turn ${atTurn} (it recorded ${turns} turn(s))`);
+    if (atTurn !== turns + 1) throw new ForkError(sourceId, 'unknown-turn', `it recorded no model call of turn ${atTurn} (it recorded ${turns} turn(s))`);
+    // The turn whose model call failed, or is in flight: just before the failure, if any. The
+    // replay checks that the machine was making that call there.
+    cut = recorded.length;
+    const end = recorded[cut - 1]!;
+    if (end.kind === 'status-update' && end.metadata.type === 'completed') {
+      throw new ForkError(sourceId, 'unknown-turn', `it completed in turn ${turns}: there is no turn ${atTurn}`);
+    }
+    if (end.kind === 'status-update' && end.final) cut--;
+    // A stop records its checkpoint just before its final update.
+    const stop = recorded[cut - 1];
+    if (stop?.kind === 'internal:checkpoint' && stop.step === 'stop') cut--;
+    while (cut > 0 && isChunk(recorded[cut - 1]!)) cut--;
+    return { seq: cut, startsTurn: atTurn };
   }
   // The streamed chunks of that call came before it: they are the call's, not the prefix's.
-  let cut = first;
   while (cut > 0 && isChunk(recorded[cut - 1]!)) cut--;
-  return cut;
+  return { seq: cut };
+}
+
+/**
+ * Refuses `atTurn` for a turn the source never recorded a model call of, unless the machine at
+ * the fork point was making that turn's model call (it failed, or is still in flight).
+ */
+export function checkStartsTurn(sourceId: string, snapshot: PersistedMachineSnapshot, turn: number | undefined): void {
+  if (turn === undefined) return;
+  const model = snapshot.children.model?.snapshot as { input?: { turn?: unknown } } | undefined;
+  if (model?.input?.turn === turn) return;
+  throw new ForkError(sourceId, 'unknown-turn', `it never started turn ${turn}: it ${snapshot.value === 'paused' ? 'was paused' : 'had stopped'} before its model call`);
 }
 
 /** How many orchestrator turns the first `seq` events completed. */

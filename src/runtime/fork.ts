@@ -22,7 +22,7 @@ import { MessageLists } from '../store/messages.js';
 import { isFinal, resultOf, topState } from '../store/result.js';
 import { summaryOf } from '../store/summary.js';
 import type { SwarmRecord } from '../store/types.js';
-import { checkAwaited, ForkError, type ForkOptions, type ForkPlan, forkSeq, renamed, sideEffectsAfter, turnsBefore } from './fork-plan.js';
+import { checkAwaited, checkStartsTurn, ForkError, type ForkOptions, type ForkPlan, forkSeq, renamed, sideEffectsAfter, turnsBefore } from './fork-plan.js';
 import { ownerLost } from './host.js';
 import type { Leases } from './leases.js';
 import type { LiveSwarms } from './live.js';
@@ -127,7 +127,7 @@ export class Forking {
     if (!source) throw new SwarmError(`Unknown swarm "${sourceId}"`, 'unknown-swarm');
     if (source.problem) throw new ForkError(sourceId, 'no-snapshot', source.problem);
     const recorded = await live.store.readEvents(sourceId, 0);
-    const seq = forkSeq(sourceId, source.definitionId, recorded, options);
+    const { seq, startsTurn } = forkSeq(sourceId, source.definitionId, recorded, options);
     if (seq === recorded.length && isFinal(source.status))
       throw new ForkError(sourceId, 'ended', `seq ${seq} is its final event: there is nothing to continue from there`);
     // A volatile store keeps no snapshot while a swarm runs: the live host has its context.
@@ -155,6 +155,7 @@ export class Forking {
       );
     }
     if (replayed.ended) throw new ForkError(sourceId, 'ended', `it had ended by seq ${seq}: there is nothing to continue from there`);
+    checkStartsTurn(sourceId, replayed.snapshot, startsTurn);
     checkAwaited(sourceId, recorded, seq, replayed.awaiting, replayed.snapshot);
     const plan: ForkPlan = {
       sourceId,

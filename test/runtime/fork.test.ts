@@ -222,6 +222,7 @@ describe('refusals', () => {
     expect(await refusal(runtime.forkPlan('w1', { atSeq: last + 1 }))).toBe('unknown-seq');
     expect(await refusal(runtime.forkPlan('w1', { atSeq: 0 }))).toBe('invalid-point');
     expect(await refusal(runtime.forkPlan('w1', { atTurn: 9 }))).toBe('unknown-turn');
+    expect(await refusal(runtime.forkPlan('w1', { atTurn: 5 }))).toBe('unknown-turn');
     expect(await refusal(runtime.forkPlan('w1', { atTurn: 1, atSeq: 3 } as never))).toBe('invalid-point');
     expect(await refusal(runtime.forkPlan('w1', { atSeq: last }))).toBe('ended');
     // The task and `started` of the first step: seq 1 is inside it.
@@ -253,6 +254,63 @@ describe('forks of unfinished swarms, and restarts', () => {
     expect((await source.getResult()).status).toBe('paused');
     await source.resume('Monday');
     expect(await source.wait()).toMatchObject({ status: 'completed', result: 'Booked for Monday.' });
+  });
+
+  it('forks a failed swarm just before the step that failed: that step runs again, live', async () => {
+    const swarm = defineSwarm({
+      id: 'flaky',
+      instructions: 'Work.',
+      tools: [tool({ name: 'work', description: 'works', parameters: z.object({}), execute: async () => 'worked' })],
+    });
+    const model = queueModel({
+      flaky: [
+        call('work', {}, 'w'),
+        () => {
+          throw new Error('model unavailable');
+        },
+        { text: 'done at last' },
+      ],
+    });
+    const runtime = track(createRuntime({ swarms: [swarm], model }));
+    await runtime.forSwarm(swarm, 'flaky-1').run('go');
+    expect(await runtime.forSwarm(swarm, 'flaky-1').wait()).toMatchObject({ status: 'failed', reason: expect.stringMatching(/model unavailable/) });
+    const plan = await runtime.fork('flaky-1', { atTurn: 2, newId: 'flaky-2' });
+    expect(plan).toMatchObject({ turn: 1, sideEffects: [] });
+    expect(await runtime.forSwarm(swarm, 'flaky-2').wait()).toEqual({ status: 'completed', result: 'done at last' });
+    expect(model.requests).toHaveLength(3);
+  });
+
+  it('forks a swarm stopped during a model call just before that call, and a running one at its latest step', async () => {
+    const hang = (req: { signal: AbortSignal }) =>
+      new Promise<never>((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true }));
+    const swarm = defineSwarm({
+      id: 'halt',
+      instructions: 'Work.',
+      tools: [tool({ name: 'work', description: 'works', parameters: z.object({}), execute: async () => 'worked' })],
+    });
+    const model = queueModel({ halt: [call('work', {}, 'w'), hang, { text: 'resumed by the fork' }, hang, { text: 'the running one forked' }] });
+    const runtime = track(createRuntime({ swarms: [swarm], model }));
+    const source = runtime.forSwarm(swarm, 'halt-1');
+    await source.run('go');
+    await expect.poll(() => model.requests.length).toBe(2);
+    // Running, its turn 2 in flight: forked at turn 2 (the call in flight is made again by the fork).
+    const running = await runtime.fork('halt-1', { atTurn: 2, newId: 'halt-running' });
+    await expect.poll(() => model.requests.length).toBe(3);
+    expect(await runtime.forSwarm(swarm, 'halt-running').wait()).toEqual({ status: 'completed', result: 'resumed by the fork' });
+    await source.stop('enough');
+    expect(await source.wait()).toMatchObject({ status: 'stopped' });
+    const stopped = await runtime.fork('halt-1', { atTurn: 2, newId: 'halt-2' });
+    expect(stopped.seq).toBe(running.seq);
+    await expect.poll(() => model.requests.length).toBe(4);
+    await runtime.forSwarm(swarm, 'halt-2').stop('again');
+    const third = await runtime.fork('halt-2', { atTurn: 2, newId: 'halt-3' });
+    expect(await runtime.forSwarm(swarm, 'halt-3').wait()).toEqual({ status: 'completed', result: 'the running one forked' });
+    // A fork of a fork names its own source, at the same point.
+    const facts = (await runtime.store.readEvents('halt-3', 0)).filter((e) => e.kind === 'status-update' && e.metadata.type === 'forked');
+    expect(facts.map((e) => e.kind === 'status-update' && e.metadata.type === 'forked' && e.metadata.forkedFrom)).toEqual([
+      { swarmId: 'halt-1', seq: running.seq },
+      { swarmId: 'halt-2', seq: third.seq },
+    ]);
   });
 
   it('a fork is durable: its runtime closed before it ran, a new runtime on the same file continues it', async () => {
