@@ -106,7 +106,38 @@ export type SwarmFact =
   | { type: 'completed'; result: unknown }
   /** The swarm failed; `rejected` says which guardrail rejected it (its A2A state is then `rejected`). */
   | { type: 'failed'; reason: string; rejected?: GuardrailRejection }
-  | { type: 'stopped'; reason: string };
+  | { type: 'stopped'; reason: string }
+  /**
+   * This swarm is a fork of another (`runtime.fork`): its events up to `forkedFrom.seq` are that
+   * swarm's, replayed with no model or tool call; it runs live from here on. `sideEffects` lists
+   * the source's calls after the fork point, which this branch may make again under new keys.
+   */
+  | { type: 'forked'; forkedFrom: { swarmId: string; seq: number }; turn: number; instructions?: string; sideEffects: ForkedCall[] };
+
+/**
+ * A call with side effects the source of a fork recorded after the fork point (a tool call, or a
+ * child swarm started): the fork's branch may make it again, under its own idempotency key.
+ */
+export interface ForkedCall {
+  /** A tool call, or a handoff to a child swarm (which runs its own tools). */
+  kind: 'tool' | 'swarm';
+  /** The tool's name, or the child swarm's definition id. */
+  name: string;
+  /** The call's id, as the model named it. */
+  callId: string;
+  /** Who made the call: the orchestrator (the swarm's definition id) or an agent. */
+  agent: string;
+  /** The call's arguments as the model wrote them (JSON text; a child swarm's input as JSON). */
+  arguments: string;
+  /** The seq of the recorded call in the source (its `internal:tool-start`, or its `swarm-handoff`). */
+  seq: number;
+  /** The seq of its recorded result in the source, when it completed there. */
+  completedSeq?: number;
+  /** The idempotency key it had in the source. */
+  key: string;
+  /** The idempotency key the same call has in the fork (it differs: the fork is a new swarm). */
+  newKey: string;
+}
 
 /** An A2A text part. */
 export interface TextPart {

@@ -97,6 +97,8 @@ export { memoryStore } from './store/memory.js';
 export { DEFAULT_DB_PATH, sqliteStore } from './store/sqlite/store.js';
 export type { SqliteStore, SqliteStoreOptions } from './store/sqlite/store.js';
 export { ReplayDivergenceError } from './runtime/replay.js';
+export { ForkError } from './runtime/fork-plan.js';
+export type { ForkOptions, ForkPlan, ForkPoint, ForkRefusal } from './runtime/fork-plan.js';
 export { serve } from './server/lazy.js';
 export { a2aRemoteAgents } from './a2a/lazy.js';
 export type { ServeOptions, SwarmServer } from './server/options.js';
@@ -114,6 +116,7 @@ export type {
   ArtifactUpdateEvent,
   DataPart,
   EventStamp,
+  ForkedCall,
   InternalEvent,
   Message,
   Part,

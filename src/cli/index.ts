@@ -51,6 +51,12 @@ Usage:
   xswarm replay <id> [--json]
       Re-runs a finished swarm from its journal with zero model and tool calls and prints its
       events; exits 1 if the replay diverges from the recording.
+  xswarm fork <id> (--at-seq N | --at-turn N) [--id NEW] [--instructions TEXT] [--dry-run] [--json] [--module PATH]
+      Starts a new swarm from a recorded step of swarm <id> (--at-turn N: just before its
+      orchestrator's turn N; --at-seq N: just after its event N), replayed with zero model and
+      tool calls, then driven live here like run (needs the module). It first lists the calls
+      with side effects recorded after that point, which the fork may make again; --dry-run
+      only lists them. A fork the runtime cannot restore exactly is refused (exit 5).
   xswarm inspect [id] [--team DEF/TEAM] [--url URL] [--with-token] [--open]
       Prints the address of the inspector page (xswarm serve serves it at /inspector/) on
       that swarm or team (the list without either); --open also opens it in a browser. --url
@@ -94,6 +100,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   replay: async (args) => (await import('./replay.js')).replayCommand(args),
   worker: async (args) => (await import('./worker.js')).workerCommand(args),
   inspect: async (args) => (await import('./inspect.js')).inspectCommand(args),
+  fork: async (args) => (await import('./fork.js')).forkCommand(args),
 };
 
 /**

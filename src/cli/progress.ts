@@ -153,5 +153,7 @@ function describeFact(f: SwarmFact, swarmId: string): EventLine {
       return { tone: 'bad', text: `failed: ${f.reason}` };
     case 'stopped':
       return { tone: 'bad', text: `stopped: ${f.reason}` };
+    case 'forked':
+      return { tone: 'plain', text: `forked from ${f.forkedFrom.swarmId} at seq ${f.forkedFrom.seq} (${f.sideEffects.length} recorded call(s) after it may run again)` };
   }
 }

@@ -125,6 +125,25 @@ export const swarmFactSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('completed'), result: z.unknown() }),
   z.strictObject({ type: z.literal('failed'), reason: z.string(), rejected: guardrailRejection.optional() }),
   z.strictObject({ type: z.literal('stopped'), reason: z.string() }),
+  z.strictObject({
+    type: z.literal('forked'),
+    forkedFrom: z.strictObject({ swarmId: z.string(), seq: z.number().int().nonnegative() }),
+    turn: z.number().int().nonnegative(),
+    instructions: z.string().optional(),
+    sideEffects: z.array(
+      z.strictObject({
+        kind: z.enum(['tool', 'swarm']),
+        name: z.string(),
+        callId: z.string(),
+        agent: z.string(),
+        arguments: z.string(),
+        seq: z.number().int().positive(),
+        completedSeq: z.number().int().positive().optional(),
+        key: z.string(),
+        newKey: z.string(),
+      }),
+    ),
+  }),
 ]);
 
 const taskEvent = z.strictObject({

@@ -37,6 +37,8 @@ import type { TeamClient } from '../team/client.js';
 import type { TeamDefinition } from '../define/team.js';
 import { type TeamListing, Teams } from '../team/teams.js';
 import { CallRunners } from './calls.js';
+import { Forking } from './fork.js';
+import type { ForkOptions, ForkPlan } from './fork-plan.js';
 import { Commands } from './commands.js';
 import type { SwarmHost } from './host.js';
 import { Serving } from './hosting.js';
@@ -91,6 +93,8 @@ class ComposedRuntime implements Runtime, SwarmControl {
   private readonly teams: Teams;
   /** The agent registry kept in the store (`options.registry` with a durable store). */
   private readonly registryRecord: RegistryRecord | undefined;
+  /** Forks of recorded swarms (`fork.ts`). */
+  private readonly forking: Forking;
 
   constructor(options: RuntimeOptions) {
     // Every option checked before anything is built, so a mistake leaves no connection behind.
@@ -157,6 +161,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
       },
     );
     this.registryRecord = o.registry && !store.volatile ? new RegistryRecord(o.registry, { store, lease: () => owner.lease() }) : undefined;
+    this.forking = new Forking({ live, catalog, specs, leases, owner });
   }
 
   forTeam(definition: TeamDefinition | string, teamId?: string): TeamClient {
@@ -204,6 +209,14 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   async *replay(swarmId: string): AsyncGenerator<SwarmEvent> {
     yield* await replaySwarm(this.store, swarmId, (input) => judgingPorts({ catalog: this.catalog, specs: this.specs }, input));
+  }
+
+  fork(swarmId: string, options: ForkOptions): Promise<ForkPlan> {
+    return this.forking.fork(swarmId, options);
+  }
+
+  forkPlan(swarmId: string, options: ForkOptions): Promise<ForkPlan> {
+    return this.forking.plan(swarmId, options);
   }
 
   async close(): Promise<void> {

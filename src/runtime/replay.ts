@@ -26,6 +26,7 @@ import { isChunk } from '../events/chunks.js';
 import { stampEvent } from '../events/stamp.js';
 import { isFinal } from '../store/result.js';
 import type { SwarmStore } from '../store/types.js';
+import { type PersistedMachineSnapshot, persistedSnapshot } from './persisted.js';
 import { createPorts, type PortsDeps, type PortsHost } from './ports.js';
 
 /**
@@ -145,6 +146,22 @@ function asRecordedBefore(judged: Pick<ModelStepOutput, 'calls' | 'verdict'>, re
 }
 
 /**
+ * The input a swarm's replay starts from: its stored snapshot's, with the turn limit it began
+ * with (before its first extension) and, for a run recorded before limits could pause, the
+ * limit failing the swarm as it did then.
+ */
+export function replayInput(swarmId: string, snapshot: unknown, recorded: readonly SwarmEvent[]): SwarmInput {
+  const stored = inputFromSnapshot(swarmId, snapshot);
+  // The snapshot holds the limits as they ended; the run began with those before its first extension.
+  const extension = recorded.find((e) => e.kind === 'status-update' && e.metadata.type === 'extended');
+  const extended =
+    extension?.kind === 'status-update' && extension.metadata.type === 'extended'
+      ? { ...stored, config: { ...stored.config, maxTurns: extension.metadata.previousMaxTurns } }
+      : stored;
+  return recordedBeforeLimitsPaused(recorded, extended) ? { ...extended, config: { ...extended.config, onLimit: 'fail' as const } } : extended;
+}
+
+/**
  * Replays a finished swarm from its journal. Resolves with the replayed events, equal to the
  * recorded ones; throws {@link ReplayDivergenceError} at the first difference.
  *
@@ -159,14 +176,59 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
   if (!isFinal(record.status)) throw new SwarmError(`Cannot replay swarm "${swarmId}": it is ${record.status}, not finished`);
   if (record.problem) throw new SwarmError(`Cannot replay swarm "${swarmId}": ${record.problem}`);
   const recorded = await store.readEvents(swarmId, 0);
-  const stored = inputFromSnapshot(swarmId, record.snapshot);
-  // The snapshot holds the limits as they ended; the run began with those before its first extension.
-  const extension = recorded.find((e) => e.kind === 'status-update' && e.metadata.type === 'extended');
-  const extended =
-    extension?.kind === 'status-update' && extension.metadata.type === 'extended'
-      ? { ...stored, config: { ...stored.config, maxTurns: extension.metadata.previousMaxTurns } }
-      : stored;
-  const input = recordedBeforeLimitsPaused(recorded, extended) ? { ...extended, config: { ...extended.config, onLimit: 'fail' as const } } : extended;
+  const input = replayInput(swarmId, record.snapshot, recorded);
+  return (await replayJournal({ recorded, input, ports: judge?.(input) })).events;
+}
+
+/** What {@link replayJournal} replays. */
+export interface JournalReplay {
+  /** The recorded events, stamped for `input.swarmId` (a fork renames its source's first). */
+  recorded: readonly SwarmEvent[];
+  /** The input the machine starts from. */
+  input: SwarmInput;
+  /** Ports judging each recorded response again (see {@link replaySwarm}); none: the recorded verdicts. */
+  ports?: SwarmPorts | undefined;
+  /**
+   * Stop once the machine has produced this many events and waits for what the journal says
+   * comes next (a fork's prefix): nothing after them is fed. Default: the whole journal.
+   */
+  until?: number;
+}
+
+/** A call the replayed machine was waiting on where its replay stopped. */
+export interface AwaitedCall {
+  /** Which actor waits: a tool, a child swarm, a remote agent, or an agent's deadline. */
+  kind: 'tool' | 'swarm' | 'remote' | 'deadline';
+  /** The call's id, as the model named it (the agent's id for a deadline). */
+  callId: string;
+  /** The speaker whose call it is, when the actor's input says (tools). */
+  agentId?: string;
+  /** The idempotency key the replayed machine asks with. */
+  key: string;
+}
+
+/** Where {@link replayJournal} stopped. */
+export interface ReplayedJournal {
+  /** The events the machine produced, equal to the recorded ones. */
+  events: SwarmEvent[];
+  /** The machine's persisted snapshot there (what a host restores to continue from it). */
+  snapshot: PersistedMachineSnapshot;
+  /** The calls whose results it was waiting on. */
+  awaiting: AwaitedCall[];
+  /** Whether the machine had reached a final state. */
+  ended: boolean;
+}
+
+type Awaiting<T> = Deferred<T> & { call?: AwaitedCall };
+
+/**
+ * Drives the swarm machine through a journal with zero model and tool calls (see the module
+ * comment): to its end, or to the first `until` events. Throws {@link ReplayDivergenceError}
+ * at the first event that differs from the recorded one.
+ */
+export function replayJournal({ recorded, input, ports, until }: JournalReplay): Promise<ReplayedJournal> {
+  const swarmId = input.swarmId;
+  const goal = until ?? recorded.length;
 
   // The journal: every model step and tool result, by the key the replay actors ask with.
   const steps = new Map<string, ModelStepOutput>();
@@ -204,13 +266,12 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
       });
     }
   }
-  const ports = judge?.(input);
 
   const pendingSteps = new Map<string, Deferred<ModelStepOutput>>();
-  const pendingResults = new Map<string, Deferred<CallResult>>();
-  const wait = <T>(map: Map<string, Deferred<T>>, key: string, signal: AbortSignal) =>
+  const pendingResults = new Map<string, Awaiting<CallResult>>();
+  const wait = <T>(map: Map<string, Awaiting<T>>, key: string, signal: AbortSignal, call?: AwaitedCall) =>
     new Promise<T>((resolve, reject) => {
-      map.set(key, { resolve, reject });
+      map.set(key, { resolve, reject, ...(call ? { call } : {}) });
       signal.addEventListener('abort', () => {
         map.delete(key);
         reject(signal.reason);
@@ -226,21 +287,36 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
     const judged = asRecordedBefore(guarded ?? (await judgeStep(step.response, i, ports)), step.verdict);
     return { ...step, ...judged, calls: asGatedThen(judged.calls, step.calls) };
   });
-  const runTool = fromPromise<CallResult, ToolRunInput>(({ input: i, signal }) => wait(pendingResults, i.idempotencyKey, signal));
-  const childSwarm = fromPromise<CallResult, ChildSwarmInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
-  const remoteAgent = fromPromise<CallResult, RemoteAgentInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
+  const runTool = fromPromise<CallResult, ToolRunInput>(({ input: i, signal }) =>
+    wait(pendingResults, i.idempotencyKey, signal, { kind: 'tool', callId: i.toolCallId, agentId: i.agentId, key: i.idempotencyKey }),
+  );
+  const childSwarm = fromPromise<CallResult, ChildSwarmInput>(({ input: i, signal }) =>
+    wait(pendingResults, i.key, signal, { kind: 'swarm', callId: i.callId, key: i.key }),
+  );
+  const remoteAgent = fromPromise<CallResult, RemoteAgentInput>(({ input: i, signal }) =>
+    wait(pendingResults, i.key, signal, { kind: 'remote', callId: i.callId, key: i.key }),
+  );
   // An agent's deadline answers when the journal says its handoff ended with no answer of the agent's own (it timed out).
-  const agentDeadline = fromPromise<CallResult, AgentDeadlineInput>(({ input: i, signal }) => wait(pendingResults, i.key, signal));
+  const agentDeadline = fromPromise<CallResult, AgentDeadlineInput>(({ input: i, signal }) =>
+    wait(pendingResults, i.key, signal, { kind: 'deadline', callId: i.agentId, key: i.key }),
+  );
   const logic = wireSwarm({ modelStep, runTool, childSwarm, remoteAgent, agentDeadline });
 
   const produced: SwarmEvent[] = [];
-  return new Promise<SwarmEvent[]>((resolve, reject) => {
+  return new Promise<ReplayedJournal>((resolve, reject) => {
     let failed = false;
     const fail = (seq: number, detail: string) => {
       if (failed) return;
       failed = true;
       actor.stop();
       reject(new ReplayDivergenceError(swarmId, seq, detail));
+    };
+    const finish = (ended: boolean) => {
+      failed = true;
+      const snapshot = persistedSnapshot(actor);
+      const awaiting = [...pendingResults.values()].flatMap((d) => (d.call ? [d.call] : []));
+      if (!ended) actor.stop();
+      resolve({ events: produced, snapshot, awaiting, ended });
     };
     const accept = (body: SwarmEventBody) => {
       const expected = recorded[produced.length];
@@ -257,10 +333,12 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
     const pump = (): boolean => {
       for (;;) {
         if (failed) return true;
+        // Nothing past the goal is fed: a fork's prefix stops there.
+        if (produced.length >= goal) return false;
         const next = recorded[produced.length];
         if (!next) return false;
-        // Published from outside the machine: streamed chunks, child swarms' lifecycle.
-        if (isChunk(next) || (next.kind === 'status-update' && next.metadata.type === 'child-swarm')) {
+        // Published from outside the machine: streamed chunks, child swarms' lifecycle, a fork's origin.
+        if (isChunk(next) || (next.kind === 'status-update' && (next.metadata.type === 'child-swarm' || next.metadata.type === 'forked'))) {
           produced.push(next);
           continue;
         }
@@ -299,20 +377,22 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
     const check = () => {
       if (failed) return;
       if (actor.getSnapshot().status !== 'active') {
-        if (produced.length < recorded.length) pump();
-        if (produced.length < recorded.length) return fail(produced.length + 1, `the swarm ended before ${recorded[produced.length]!.kind}`);
-        failed = true;
-        resolve(produced);
-        return;
+        if (produced.length < goal) pump();
+        if (produced.length < goal) return fail(produced.length + 1, `the swarm ended before ${recorded[produced.length]!.kind}`);
+        return finish(true);
       }
       if (pump()) {
         idle = 0;
         return;
       }
-      // Nothing to feed and nothing moving: the journal and the machine disagree.
+      // Nothing to feed and nothing moving: the journal and the machine disagree, or a
+      // prefix replay has reached its goal (the machine waits for what comes after it).
       setImmediate(() => {
         if (failed || actor.getSnapshot().status !== 'active') return;
-        if (++idle > 3) return fail(produced.length + 1, `stalled waiting for ${canonical(recorded[produced.length] ?? produced.at(-1)!)}`);
+        if (++idle > 3) {
+          if (until !== undefined && produced.length >= until) return finish(false);
+          return fail(produced.length + 1, `stalled waiting for ${canonical(recorded[produced.length] ?? produced.at(-1)!)}`);
+        }
         check();
       });
     };

@@ -25,6 +25,7 @@ import type { TeamClient } from '../team/client.js';
 import type { TeamListing } from '../team/teams.js';
 import type { TeamDefinition } from '../define/team.js';
 import type { Prices, UsageTotals } from '../usage/report.js';
+import type { ForkOptions, ForkPlan } from './fork-plan.js';
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {
@@ -229,6 +230,26 @@ export interface Runtime {
    * its recorded events; throws `ReplayDivergenceError` where the code now behaves differently.
    */
   replay(swarmId: string): AsyncIterable<SwarmEvent>;
+  /**
+   * Starts a new swarm from a recorded step of another (finished or not): the source's journal
+   * is replayed up to the fork point with zero model and tool calls, then the new swarm runs
+   * live under its own id, lease, events and record. `atTurn: N` forks just before the
+   * orchestrator's model call of turn N; `atSeq: N` just after the source's event N (which must
+   * end a step). Its events 1..N are the source's (renamed for it), then a `forked` fact names
+   * the source and lists the calls with side effects recorded after the point, which the new
+   * branch may make again; the returned plan lists them too. Throws a `ForkError` naming the
+   * reason at a point it cannot restore exactly (inside a step, the middle of a parallel join, a
+   * child swarm still running, an unknown seq or turn, a swarm with no journal). See docs/forking.md.
+   *
+   * @example
+   * const plan = await runtime.forkPlan('trip-1', { atTurn: 2 }); // what the branch may do again
+   * for (const c of plan.sideEffects) console.log(c.name, c.callId, c.arguments, 'recorded at seq', c.seq);
+   * const { swarmId } = await runtime.fork('trip-1', { atTurn: 2, instructions: 'Prefer indoor plans.' });
+   * console.log(await runtime.forSwarm('planner', swarmId).wait());
+   */
+  fork(swarmId: string, options: ForkOptions): Promise<ForkPlan>;
+  /** What `fork(swarmId, options)` would do, without doing it: the same plan, the same refusals. */
+  forkPlan(swarmId: string, options: ForkOptions): Promise<ForkPlan>;
   /** Stops driving all swarms (their stored state stays) and closes a store it created. */
   close(): Promise<void>;
   /** The store this runtime writes to. */

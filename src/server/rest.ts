@@ -15,6 +15,7 @@
  * | `POST /swarms/:definitionId/:swarmId/approve` | `{ approvalId, always? }` | 200 `{ ok: true, result }`          |
  * | `POST /swarms/:definitionId/:swarmId/reject` | `{ approvalId, reason }` | 200 `{ ok: true, result }`           |
  * | `GET /swarms/:definitionId/:swarmId/events`  | `?since=n`, Last-Event-ID | 200 `text/event-stream`             |
+ * | `POST /swarms/:definitionId/:swarmId/fork`   | `{ atSeq \| atTurn, newId?, instructions?, dryRun? }` | 201 `{ swarmId, plan }` (see `fork-route.ts`) |
  *
  * Errors are JSON `{ error }`: 400 malformed JSON, a body that is not an object, a field of the
  * wrong type, invalid input (the runtime's message; a resume's answer that does not match its
@@ -30,6 +31,7 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyCommand, commandShape, isSwarmCommand, type SwarmCommandName } from './swarm-commands.js';
+import { forkRequest } from './fork-route.js';
 import { assertCursor } from '../events/cursor.js';
 import { isFinalEvent } from '../events/helpers.js';
 import { SWARM_STATUSES, type SwarmStatus } from '../store/result.js';
@@ -66,7 +68,8 @@ type Route =
   | { kind: 'definition'; definitionId: string }
   | { kind: 'swarm'; definitionId: string; swarmId: string }
   | { kind: 'events'; definitionId: string; swarmId: string }
-  | { kind: 'command'; definitionId: string; swarmId: string; command: SwarmCommandName };
+  | { kind: 'command'; definitionId: string; swarmId: string; command: SwarmCommandName }
+  | { kind: 'fork'; definitionId: string; swarmId: string };
 
 const METHODS: Record<Route['kind'], readonly string[]> = {
   definitions: ['GET'],
@@ -74,6 +77,7 @@ const METHODS: Record<Route['kind'], readonly string[]> = {
   swarm: ['GET'],
   events: ['GET'],
   command: ['POST'],
+  fork: ['POST'],
 };
 
 /** Creates the REST + SSE handler for the paths under `/swarms` (see the module table). */
@@ -189,6 +193,10 @@ export function createRestHandler(ctx: ServerContext, options: RestOptions = {})
         case 'events':
           await events(req, res, route, url);
           break;
+        case 'fork':
+          await findSwarm(route.definitionId, route.swarmId);
+          await forkRequest(ctx, req, res, route.definitionId, route.swarmId);
+          break;
       }
       return true;
     },
@@ -222,6 +230,7 @@ function routeOf(pathname: string): Route | false | undefined {
   if (parts.length === 1) return { kind: 'definition', definitionId: definitionId! };
   if (parts.length === 2) return { kind: 'swarm', definitionId: definitionId!, swarmId: swarmId! };
   if (parts.length === 3 && action === 'events') return { kind: 'events', definitionId: definitionId!, swarmId: swarmId! };
+  if (parts.length === 3 && action === 'fork') return { kind: 'fork', definitionId: definitionId!, swarmId: swarmId! };
   if (parts.length === 3 && isSwarmCommand(action)) {
     return { kind: 'command', definitionId: definitionId!, swarmId: swarmId!, command: action };
   }

@@ -316,7 +316,7 @@ describe.concurrent('xswarm', () => {
       [4, `xswarm run: ${MODULE} defines no swarm "nosuch"; it defines: planner, summary, asker, broken, slow, capped\n`],
       [
         2,
-        'xswarm: unknown command "frobnicate"; one of run, list, events, pause, resume, stop, extend, approve, reject, serve, replay, worker, inspect (xswarm --help)\n',
+        'xswarm: unknown command "frobnicate"; one of run, list, events, pause, resume, stop, extend, approve, reject, serve, replay, worker, inspect, fork (xswarm --help)\n',
       ],
       [2, 'xswarm run: which module and swarm? xswarm run <module> <definition> [input]\n'],
       [2, expect.stringMatching(/^xswarm list: Unknown option '--bogus'/)],
