@@ -11,8 +11,8 @@
  *
  * @example
  * import { describeSwarm } from 'xswarm/testing';
- * import { planner, agents } from './planner.js';
- * describeSwarm(planner, { agents });
+ * // In a vitest file: one test per path of the planner (its agents given where it names them by id).
+ * describeSwarm(planner, { agents: [weather] });
  *
  * @module
  */

@@ -34,7 +34,7 @@ export function pathsOf(definition: SwarmDefinition<any, any>, options: Describe
  *
  * @example
  * import { checkSwarm, describeFailure } from 'xswarm/testing';
- * const reports = await checkSwarm(planner, { agents });
+ * const reports = await checkSwarm(planner, { paths: 'shortest', crashes: 3 });
  * for (const f of reports.flatMap((r) => r.failures)) console.error(describeFailure(f));
  */
 export async function checkSwarm(definition: SwarmDefinition<any, any>, options: DescribeSwarmOptions = {}): Promise<PathReport[]> {

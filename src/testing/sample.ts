@@ -16,7 +16,8 @@ type Schema = Record<string, unknown>;
  * (`input`, `result`) of `describeSwarm`.
  *
  * @example
- * sampleOf({ type: 'object', properties: { day: { type: 'string' } }, required: ['day'] }); // { day: 'x' }
+ * import { sampleOf } from 'xswarm/testing';
+ * sampleOf({ type: 'object', properties: { day: { type: 'string' } }, required: ['day'] }); // { day: 'sample' }
  */
 export function sampleOf(schema: unknown, depth = 0): unknown {
   if (typeof schema !== 'object' || schema === null || depth > 12) return 'x';
