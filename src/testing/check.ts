@@ -112,13 +112,18 @@ export async function checkSwarmPath(definition: SwarmDefinition<any, any>, path
       const streamed = (async () => {
         for await (const e of client.events()) seen(e);
       })();
-      const result = await within(drive(client, path), options.timeoutMs, 'the clean run');
+      const limits: string[] = [];
+      const result = await within(drive(client, path, limits), options.timeoutMs, 'the clean run');
       await within(streamed, options.timeoutMs, "the client's event stream");
       report.result = result;
       report.commits = checked.commits();
       report.reached = [...reached];
       const events = await base.readEvents(SWARM_ID, 0);
       if (result.status !== path.expect) fail('outcome', [`it ended ${describeResult(result)}, the path expects ${path.expect}`]);
+      const limit = path.control.loop;
+      const tripped = limit === 'maxTurns' ? limits.includes('maxTurns') : limits.some((l) => l !== 'maxTurns' && l !== 'struggling');
+      if (limit && !tripped)
+        fail('outcome', [`the ${limit === 'budget' ? 'budget' : 'maxTurns limit'} never paused the swarm (limits seen: ${limits.join(', ') || 'none'})`]);
       fail('final', oneFinal(events, true));
       fail('ordered', ordered(SWARM_ID, events));
       for (const s of await base.list()) {

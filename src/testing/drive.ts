@@ -14,8 +14,11 @@ import type { SwarmPath } from './paths.js';
 /** Commands a path may give before it must have ended (a guard against a swarm that never ends). */
 const MAX_COMMANDS = 200;
 
-/** Drives the swarm of `client` to its end as `path` says; resolves with its final result. */
-export async function drive(client: SwarmClient, path: SwarmPath): Promise<SwarmResult> {
+/**
+ * Drives the swarm of `client` to its end as `path` says; resolves with its final result. Each
+ * limit that paused it (`maxTurns`, a budget cap) is added to `limits`.
+ */
+export async function drive(client: SwarmClient, path: SwarmPath, limits: string[] = []): Promise<SwarmResult> {
   for (let i = 0; i < MAX_COMMANDS; i++) {
     const r = await client.wait();
     if (r.status !== 'paused') return r;
@@ -31,6 +34,7 @@ export async function drive(client: SwarmClient, path: SwarmPath): Promise<Swarm
         else await client.resume('An answer from the test path', reason.pauseId === undefined ? {} : { pauseId: reason.pauseId });
       } else {
         // A limit (maxTurns, a budget) or a guardrail's pause: the path ends there.
+        if (reason.limit) limits.push(reason.limit.limit);
         await client.stop('stopped by the test path');
       }
     } catch {

@@ -14,6 +14,9 @@ import type { Tool, ToolContext } from '../define/tool.js';
 import type { PathRun } from './control.js';
 import { isTool } from './shape.js';
 
+/** The least `maxTurns` of the budget path: room for the budget to trip first. */
+const BUDGET_PATH_TURNS = 50;
+
 /** Definitions rewritten for one run, each once (handoffs by definition and by id then agree). */
 export class Instrumented {
   private readonly done = new Map<object, object>();
@@ -25,7 +28,7 @@ export class Instrumented {
     const seen = this.done.get(def);
     if (seen) return seen as D;
     const rewritten = Object.freeze({
-      ...def,
+      ...(root ? this.limits(def) : def),
       tools: mapFromInput(def.tools, (list: readonly ToolEntry[]) => list.map((e) => (isTool(e) ? this.tool(e, def.id) : e))),
       handoffs: mapFromInput(def.handoffs, (list: readonly Handoff[]) => list.map((h) => this.handoff(h))),
       guardrails: root ? this.guardrails(def.guardrails) : def.guardrails,
@@ -60,6 +63,21 @@ export class Instrumented {
         return override(args, { ...ctx, effect: (key?: string) => run.ledger.effect(ctx.idempotencyKey, key) });
       },
     }) as Tool;
+  }
+
+  /**
+   * The swarm under test with the limit its path does not test out of the way: the `maxTurns`
+   * path runs without the budget (else the budget could pause it first), the budget path with
+   * at least 50 turns (else `maxTurns` could).
+   */
+  private limits<D extends SwarmDefinition<any, any>>(def: D): D {
+    const loop = this.run.path.control.loop;
+    if (loop === 'maxTurns' && def.budget !== undefined) {
+      const { budget: _budget, ...rest } = def;
+      return rest as D;
+    }
+    if (loop === 'budget') return { ...def, maxTurns: Math.max(this.run.shape.maxTurns, BUDGET_PATH_TURNS) };
+    return def;
   }
 
   private handoff(h: Handoff): Handoff {

@@ -39,7 +39,10 @@ export interface PathControl {
   onApproval?: 'approve' | 'reject';
   /** In the middle of the first call of the path: pause (then resume) or stop from outside. */
   midCall?: 'pause' | 'stop';
-  /** Repeat the first step until a limit pauses the swarm (then stop it). */
+  /**
+   * Repeat the first step until a limit pauses the swarm (then stop it): `maxTurns` (the swarm
+   * runs without its budget in this path) or its `budget` (with at least 50 turns).
+   */
   loop?: 'maxTurns' | 'budget';
   /** The guardrail made to reject in this path. */
   guardrail?: GuardrailRef;
