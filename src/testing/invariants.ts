@@ -89,7 +89,20 @@ export function sameStream(clean: readonly SwarmEvent[], after: readonly SwarmEv
   const kind = (list: readonly SwarmEvent[], i: number) =>
     list[i] ? `${list[i]!.kind}${list[i]!.kind === 'status-update' ? `:${(list[i] as { metadata: { type: string } }).metadata.type}` : ''}` : 'nothing';
   const i = at === -1 ? a.length : at;
-  return [`the events differ from the clean run's at seq ${i + 1}: ${kind(after, i)} where the clean run has ${kind(clean, i)}`];
+  const where = firstDifference(a[i], b[i]);
+  return [`the events differ from the clean run's at seq ${i + 1}: ${kind(after, i)} where the clean run has ${kind(clean, i)}${where ? ` (at ${where})` : ''}`];
+}
+
+/** The path of the first field where two JSON values differ (`''` when one of them is missing). */
+function firstDifference(a: unknown, b: unknown, path = ''): string {
+  if (a === undefined || b === undefined || isDeepStrictEqual(a, b)) return '';
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return path || '(the value)';
+  for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const x = (a as Record<string, unknown>)[key];
+    const y = (b as Record<string, unknown>)[key];
+    if (!isDeepStrictEqual(x, y)) return firstDifference(x, y, path ? `${path}.${key}` : key) || (path ? `${path}.${key}` : key);
+  }
+  return path;
 }
 
 /** No call made more distinct side effects than it made in the clean run. */

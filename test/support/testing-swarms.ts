@@ -77,3 +77,11 @@ export const throwingGuardrail = defineSwarm({
   },
   maxTurns: 3,
 });
+
+/** A swarm whose tool answers differently on every run (a new random number). */
+export const dice = defineSwarm({
+  id: 'dice',
+  instructions: 'Roll the die.',
+  tools: [tool({ name: 'roll', description: 'Rolls a die', parameters: z.object({}), execute: () => 1 + Math.floor(Math.random() * 1e9) })],
+  maxTurns: 3,
+});

@@ -13,7 +13,7 @@ import { taskPlanner } from '../../examples/task-planner/index.js';
 import { workerSwarms } from '../../examples/team/index.js';
 import { writerCritic } from '../../examples/writer-critic/index.js';
 import { checkSwarm, describeFailure, describeSwarm, pathsOf } from '../../src/entries/testing.js';
-import { checkout, desk, throwingGuardrail } from '../support/testing-swarms.js';
+import { checkout, desk, dice, throwingGuardrail } from '../support/testing-swarms.js';
 
 describeSwarm(activityPlanner);
 describeSwarm(activityBooking, { paths: 'shortest' });
@@ -85,6 +85,17 @@ describe('broken swarms are caught, naming the path and the invariant', () => {
     );
     // The same tool keyed by its idempotency key passes every path.
     const fixed = await checkSwarm(checkout, { tools: { charge: (_args, ctx) => (ctx.effect(ctx.idempotencyKey), 'charged') } });
+    expect(fixed.flatMap((r) => r.failures).map(describeFailure)).toEqual([]);
+  });
+
+  it('a tool answering differently when it runs again is reported at its result; a deterministic override passes', async () => {
+    const reports = await checkSwarm(dice, { crashes: 2 });
+    const failure = reports.find((r) => r.path === 'tool roll succeeds')!.failures[0]!;
+    expect(failure.invariant).toBe('crash');
+    expect(describeFailure(failure)).toMatch(
+      /^path "tool roll succeeds": invariant "a crash and restart continues to the same end" failed: crash after commit \d+ of \d+: the events differ from the clean run's at seq \d+: internal:tool-complete where the clean run has internal:tool-complete \(at content\)$/,
+    );
+    const fixed = await checkSwarm(dice, { crashes: 2, tools: { roll: () => 4 } });
     expect(fixed.flatMap((r) => r.failures).map(describeFailure)).toEqual([]);
   });
 

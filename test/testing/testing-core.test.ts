@@ -79,7 +79,7 @@ describe('the invariant checks', () => {
     const later = run.map((e) => ({ ...e, status: { ...(e as { status: object }).status, timestamp: new Date(5).toISOString() } })) as SwarmEvent[];
     expect(sameStream(run, later)).toEqual([]);
     expect(sameStream(run, [run[0]!, status(2, false)])).toEqual([
-      "the events differ from the clean run's at seq 2: status-update:turn-completed where the clean run has status-update:completed",
+      "the events differ from the clean run's at seq 2: status-update:turn-completed where the clean run has status-update:completed (at status.state)",
     ]);
   });
 
