@@ -18,6 +18,7 @@ export const OPTIONAL_PEERS = {
   openai: ['openai'],
   nats: ['@nats-io/transport-node', '@nats-io/jetstream', '@nats-io/kv'],
   inspect: ['@statelyai/inspect', 'ws'],
+  testing: ['vitest'],
 } as const satisfies Record<string, readonly string[]>;
 
 // Resolved from this file, so a package installed in the application that depends on xswarm is found.

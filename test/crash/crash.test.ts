@@ -26,6 +26,7 @@ import {
 import { type Exit, killAll, pool, runFixture, W1_FIXTURE } from '../support/crash-process.js';
 import { memoryEffects, readBack, readLines, W1_CALLS, W1_RESULT, w1Definitions } from '../support/crash-w1.js';
 import { oneToN } from '../support/seqs.js';
+import { eventShape } from '../../src/testing/invariants.js';
 
 const SWARM = 'w1-crash';
 const dirs: string[] = [];
@@ -71,13 +72,8 @@ async function inspect(db: string) {
   return { ...stored.swarms[SWARM]!, modelCalls: stored.modelCalls, toolRuns: effects.keys().length };
 }
 
-/** An event without what legitimately differs between two runs: when, and how long a call took. */
-function shape(e: SwarmEvent): unknown {
-  if (e.kind === 'task' || e.kind === 'status-update') return { ...e, status: { ...e.status, timestamp: '' } };
-  if (e.kind === 'artifact-update') return e;
-  const { timestamp: _t, ...rest } = e;
-  return rest.kind === 'internal:llm-call' ? { ...rest, durationMs: 0 } : rest;
-}
+/** An event without what legitimately differs between two runs: when, and how long a call took (xswarm/testing's comparison). */
+const shape = eventShape;
 
 const counts = (lines: string[]) => {
   const m = new Map<string, number>();

@@ -7,14 +7,14 @@
  *   has). W1 runs there under plain `node`, the optional parts fail naming what to install, and
  *   a TypeScript consumer of `xswarm` type-checks against the shipped declarations without
  *   `skipLibCheck` (NodeNext and Bundler resolution): the core's declarations name no optional
- *   peer.
+ *   peer. `xswarm/testing` checks a swarm's paths there too (its `describeSwarm` names vitest).
  * - **full**: xswarm with every subpath's peers. Each entry point is used for real: `serve()`
  *   (from `xswarm/server` and from `xswarm`) answers HTTP on 127.0.0.1, a SQLite store in the
  *   temporary folder keeps a swarm across runtimes, the OpenAI model talks to a local
  *   Chat Completions server, a swarm hands off over A2A to another runtime's served swarm, the
  *   NATS entry runs a swarm on a real nats-server, the installed `xswarm` binary prints its help
- *   and serves a module until SIGTERM; a consumer of every subpath type-checks without
- *   `skipLibCheck`.
+ *   and serves a module until SIGTERM; `describeSwarm` runs in a vitest file of the project; a
+ *   consumer of every subpath type-checks without `skipLibCheck`.
  *
  * Peers are installed at the lockfile's versions (the ones the suite ran against). Nothing is
  * written outside the temporary folder, which is removed at the end, and the checkout is left
@@ -25,6 +25,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPTIONAL_PEERS } from '../../src/util/optional.js';
 import { natsServerMissing, startNatsServer } from '../support/nats-server.js';
@@ -268,6 +269,32 @@ console.log(JSON.stringify({ swarm: top(swarmMachine), ids: [swarmMachine, agent
         ids: ['swarm', 'agent', expect.any(String), expect.any(String)],
         version: expect.any(Number),
       });
+    },
+    TEST_MS,
+  );
+
+  it(
+    'xswarm/testing checks a swarm under plain node, and describeSwarm names vitest, which it needs',
+    async () => {
+      const output = (await runProgram(
+        core,
+        'testing.mjs',
+        `import { z } from 'zod';
+import { defineAgent, defineSwarm, handoff, tool } from 'xswarm';
+import { checkSwarm, describeFailure, describeSwarm } from 'xswarm/testing';
+const forecast = tool({ name: 'get_forecast', description: 'Forecast for a day', parameters: z.object({ day: z.string() }), execute: ({ day }) => day + ': sunny' });
+const weather = defineAgent({ id: 'weather-agent', instructions: 'Forecast.', tools: [forecast] });
+const planner = defineSwarm({ id: 'planner', instructions: 'Plan.', handoffs: [handoff.toAgent(weather)] });
+const reports = await checkSwarm(planner, { paths: 'shortest', crashes: 2 });
+let needs = 'no error';
+try { describeSwarm(planner); } catch (e) { needs = e.message; }
+console.log(JSON.stringify({ paths: reports.length, crashes: reports.reduce((n, r) => n + r.crashes, 0), failures: reports.flatMap((r) => r.failures).map(describeFailure), needs }));
+`,
+      )) as { paths: number; crashes: number; failures: string[]; needs: string };
+      expect(output.failures).toEqual([]);
+      expect(output.paths).toBeGreaterThanOrEqual(8);
+      expect(output.crashes).toBeGreaterThan(output.paths);
+      expect(output.needs).toBe('describeSwarm() needs the package vitest, which is not installed: npm install vitest');
     },
     TEST_MS,
   );
@@ -620,6 +647,34 @@ export const model = scriptedModel(() => ({ text: 'Go hiking.' }));
       } finally {
         if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
       }
+    },
+    TEST_MS,
+  );
+
+  it(
+    'describeSwarm(planner) in a vitest file of the project: one test per path, all passing',
+    async () => {
+      await writeFile(
+        join(full, 'planner.test.mjs'),
+        `import { z } from 'zod';
+import { defineAgent, defineSwarm, handoff, tool } from 'xswarm';
+import { describeSwarm } from 'xswarm/testing';
+const forecast = tool({ name: 'get_forecast', description: 'Forecast for a day', parameters: z.object({ day: z.string() }), execute: ({ day }) => day + ': sunny' });
+const weather = defineAgent({ id: 'weather-agent', instructions: 'Forecast.', tools: [forecast] });
+const planner = defineSwarm({ id: 'planner', instructions: 'Plan.', handoffs: [handoff.toAgent(weather)] });
+describeSwarm(planner);
+`,
+      );
+      const { code, stdout, stderr } = await exec(
+        process.execPath,
+        ['node_modules/vitest/vitest.mjs', 'run', 'planner.test.mjs', '--reporter=verbose', '--color=false'],
+        full,
+      );
+      expect(code, `${stdout}${stderr}`).toBe(0);
+      // vitest colours its summary whatever the flag says when it thinks it may.
+      const plain = stripVTControlCharacters(stdout);
+      expect(plain).toMatch(/handoff → weather-agent/);
+      expect(plain).toMatch(/Tests\s+11 passed \(11\)/);
     },
     TEST_MS,
   );
