@@ -17,6 +17,14 @@ import type { LiveSwarms } from './live.js';
 /** How often a runtime on a store with notices reads them (two indexed reads of a tiny table). */
 export const NOTICE_POLL_MS = 200;
 
+/**
+ * When a runtime told of a release scans for swarms to adopt, in ms after the notice: at once,
+ * and again a little later, since a store whose listing follows the writes of other processes
+ * (JetStream's index is fed by a watch) may not show every released lease yet when the notice
+ * arrives. Each scan lists only the swarms nobody holds: cheap when there are none.
+ */
+const ADOPT_AFTER_NOTICE_MS = [0, 250, 1_000, 3_000];
+
 /** What the notices need. */
 export interface NoticeDeps {
   store: SwarmStore;
@@ -33,6 +41,8 @@ export class Notices {
   private subscription: TransportSubscription | undefined;
   private lastReleases: number | undefined;
   private polling = false;
+  /** The adoption scans a notice scheduled. */
+  private readonly followUps = new Set<NodeJS.Timeout>();
   private stopped = false;
 
   constructor(private readonly deps: NoticeDeps) {}
@@ -58,6 +68,8 @@ export class Notices {
   stop(): void {
     this.stopped = true;
     clearInterval(this.timer);
+    for (const t of this.followUps) clearTimeout(t);
+    this.followUps.clear();
     this.subscription?.unsubscribe();
     this.subscription = undefined;
   }
@@ -81,9 +93,17 @@ export class Notices {
     }
   }
 
+  /** Adopts what was released: now, and in the follow-up scans of {@link ADOPT_AFTER_NOTICE_MS}. */
   private adoptNow(): void {
-    if (this.stopped || this.deps.live.closed) return;
-    void this.deps.leases.adopt('others').catch(() => undefined);
+    for (const ms of ADOPT_AFTER_NOTICE_MS) {
+      const timer = setTimeout(() => {
+        this.followUps.delete(timer);
+        if (this.stopped || this.deps.live.closed) return;
+        void this.deps.leases.adopt('others').catch(() => undefined);
+      }, ms);
+      timer.unref();
+      this.followUps.add(timer);
+    }
   }
 
   /** One read of the notices: a new release means something to adopt; stops for swarms held here are applied. */

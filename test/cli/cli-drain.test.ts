@@ -1,0 +1,82 @@
+/**
+ * `xswarm serve` on SIGTERM: it drains (the swarm it drives parks at a step boundary, its lease
+ * released) and exits 0 within `--drain-ms`; another process on the same file finishes the swarm.
+ * A second signal during the drain exits at once.
+ */
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createRuntime, sqliteStore } from '../../src/index.js';
+import { model, swarms } from '../fixtures/cli-swarms.js';
+import { killCliProcesses, printed, startCli } from '../support/cli-process.js';
+import { request } from '../support/server-clients.js';
+import { peek } from '../support/sqlite-raw.js';
+import { tempDirs } from '../support/temp-dirs.js';
+import { until } from '../support/wait.js';
+
+const tempDir = tempDirs();
+afterAll(killCliProcesses);
+
+/** `xswarm serve` of the CLI fixture on a new file, with `slow` (0.2 s per model call) running as `s1`. */
+async function servingSlowRun(extra: string[] = []) {
+  const db = join(tempDir('xswarm-cli-drain-'), 'state.db');
+  const served = startCli(['serve', 'test/fixtures/cli-swarms.ts', '--port', '0', ...extra], { XSWARM_DB: db });
+  const [, url] = await printed(served, / at (http:\/\/\S+) \(state:/);
+  expect((await request(url!, 'POST', '/swarms/slow', { input: 'Tick', swarmId: 's1' })).status).toBe(201);
+  // A step or two in: the swarm is mid-run when the signal comes.
+  await until('s1 to have ticked', () => (peek<{ last_seq: number }>(db, `SELECT last_seq FROM swarms WHERE swarm_id = 's1'`)[0]?.last_seq ?? 0) >= 4, {
+    timeout: 10_000,
+  });
+  return { db, served, url: url! };
+}
+
+describe('xswarm serve on SIGTERM', () => {
+  it('drains: exits 0 within --drain-ms, the swarm parked unfinished with its lease released; another process finishes it', async () => {
+    const { db, served } = await servingSlowRun(['--drain-ms', '3000']);
+    const at = Date.now();
+    served.child.kill('SIGTERM');
+    const done = await served.done;
+    const exitMs = Date.now() - at;
+    expect(done.code).toBe(0);
+    expect(exitMs).toBeLessThan(3_000);
+    const [row] = peek(db, `SELECT status, owner FROM swarms WHERE swarm_id = 's1'`);
+    expect(row).toEqual({ status: 'running', owner: null });
+
+    const store = sqliteStore(db);
+    const other = createRuntime({ swarms, model, store });
+    try {
+      await other.start();
+      expect(await other.forSwarm('slow', 's1').wait()).toEqual({ status: 'completed', result: 'ticked 6 times' });
+    } finally {
+      await other.close();
+      await store.close();
+    }
+  }, 60_000);
+
+  it('exits at once on a second signal during the drain', async () => {
+    const db = join(tempDir('xswarm-cli-drain-'), 'state.db');
+    const served = startCli(['serve', 'test/fixtures/drain-module.ts', '--port', '0', '--drain-ms', '30000'], { XSWARM_DB: db, LONG_MS: '20000' });
+    const [, url] = await printed(served, / at (http:\/\/\S+) \(state:/);
+    expect((await request(url!, 'POST', '/swarms/long', { input: 'Wait', swarmId: 'l1' })).status).toBe(201);
+    await until('the long call to be at work', () => peek<{ status: string }>(db, `SELECT status FROM swarms WHERE swarm_id = 'l1'`)[0]?.status === 'running', {
+      timeout: 10_000,
+    });
+    // The drain waits for the 20 s call (its deadline is 30 s) …
+    served.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(served.child.exitCode).toBe(null);
+    // … and a second signal ends it at once.
+    const at = Date.now();
+    served.child.kill('SIGTERM');
+    const done = await served.done;
+    expect(Date.now() - at).toBeLessThan(1_000);
+    expect(done.code).toBe(143);
+    expect(done.stderr).toContain('SIGTERM again, exiting now');
+  }, 60_000);
+
+  it('refuses a bad --drain-ms', async () => {
+    const bad = startCli(['serve', 'test/fixtures/cli-swarms.ts', '--port', '0', '--drain-ms', 'soon'], { XSWARM_DB: join(tempDir('xswarm-cli-drain-'), 'state.db') });
+    const done = await bad.done;
+    expect(done.code).toBe(2);
+    expect(done.stderr).toContain('--drain-ms takes a whole number of ms, not "soon"');
+  }, 60_000);
+});
