@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineSwarm, type Runtime, RuntimeDrainingError, type SwarmError, scriptedModel, tool } from '../../src/index.js';
+import { defineSwarm, handoff, type Runtime, RuntimeDrainingError, type SwarmError, scriptedModel, tool } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import { request } from '../support/server-clients.js';
 import { sqliteFilePerTest } from '../support/sqlite-file.js';
@@ -129,6 +129,51 @@ describe('drain', () => {
     expect(c.seen.executions).toHaveLength(2);
     expect(new Set(c.seen.executions).size).toBe(1);
     expect(c.seen.effects.size).toBe(1);
+  });
+});
+
+describe('drain with child swarms and waiting swarms', () => {
+  it('parks a parent awaiting its child, the child in a tool call and a swarm waiting for a human; the other runtime finishes them, the tool once', async () => {
+    const c = chore(300);
+    const parent = defineSwarm({ id: 'lead', instructions: 'Delegate.', handoffs: [handoff.toSwarm(c.swarm)] });
+    const asking = defineSwarm({ id: 'asking', instructions: 'Ask which day.' });
+    const model = (who: string) =>
+      scriptedModel((req) => {
+        const done = req.messages.some((m) => m.role === 'tool');
+        if (req.agentId !== 'asking') c.modelCalls.push(`${who}:${req.agentId}:${done ? 'after' : 'before'}`);
+        if (req.agentId === 'asking') {
+          const day = req.messages.findLast((m) => m.role === 'tool')?.content;
+          return day ? { text: `Booked ${day}.` } : { toolCalls: [{ id: 'q', name: 'pause', arguments: '{"reason":"Which day?"}' }] };
+        }
+        if (req.agentId === 'lead') return done ? { text: 'Delegated.' } : { toolCalls: [{ id: 'h1', name: 'handoff_to_chore', arguments: '{"request":"Do it"}' }] };
+        return done ? { text: 'Chore done.' } : { toolCalls: [{ id: 'e1', name: 'effect', arguments: '{}' }] };
+      });
+    const a = file.runtime({ swarms: [parent, c.swarm, asking], model: model('a'), store: file.open(), leaseMs: 60_000 });
+    const b = file.runtime({ swarms: [parent, c.swarm, asking], model: model('b'), store: file.open(), leaseMs: 60_000 });
+    await a.start();
+    await b.start();
+    // Another swarm waits for a human meanwhile: it is parked already.
+    await a.forSwarm(asking, 'q1').run('Book a day');
+    expect((await a.forSwarm(asking, 'q1').wait()).status).toBe('paused');
+    await a.forSwarm(parent, 'p1').run('Delegate');
+    await until('the child tool to be at work', () => c.seen.executions.length === 1);
+
+    await a.drain({ deadlineMs: 5_000 });
+    expect(a.stats()).toEqual({ live: 0, passivated: 0 });
+    expect(await b.forSwarm(parent, 'p1').wait()).toEqual({ status: 'completed', result: 'Delegated.' });
+    expect(c.seen.executions).toHaveLength(1);
+    expect(c.modelCalls).toEqual(['a:lead:before', 'a:chore:before', 'b:chore:after', 'b:lead:after']);
+    // The waiting swarm was adopted too: the human answers it there.
+    await until(
+      'b to hold q1',
+      async () =>
+        await b
+          .forSwarm(asking, 'q1')
+          .resume('Sunday')
+          .then(() => true)
+          .catch(() => false),
+    );
+    expect(await b.forSwarm(asking, 'q1').wait()).toEqual({ status: 'completed', result: 'Booked Sunday.' });
   });
 });
 
