@@ -234,8 +234,14 @@ class ComposedRuntime implements Runtime, SwarmControl {
   }
 
   drain(options?: DrainOptions): Promise<void> {
-    const deadlineMs = drainDeadline(options);
-    this.draining ??= this.drainWithin(deadlineMs);
+    if (this.draining) return this.draining;
+    let deadlineMs: number;
+    try {
+      deadlineMs = drainDeadline(options);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    this.draining = this.drainWithin(deadlineMs);
     return this.draining;
   }
 

@@ -80,6 +80,9 @@ describe('drain', () => {
     expect(rest.status).toBe(503);
     expect(a.drain()).toBe(draining);
     await draining;
+    await expect(file.runtime({ swarms: [c.swarm], model: c.model('c') }).drain({ deadlineMs: -1 })).rejects.toThrow(
+      'drain deadlineMs must be a number of ms from 0 up, got -1',
+    );
   });
 
   it('lets the call in flight finish and commit, then the other runtime adopts at once and makes only the next call', async () => {
