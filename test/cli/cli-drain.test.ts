@@ -1,12 +1,17 @@
 /**
  * `xswarm serve` on SIGTERM: it drains (the swarm it drives parks at a step boundary, its lease
  * released) and exits 0 within `--drain-ms`; another process on the same file finishes the swarm.
- * A second signal during the drain exits at once.
+ * A second signal during the drain exits at once. `xswarm worker` on SIGTERM: the swarm it hosts
+ * for another runtime parks (its tool call finishing there) and another worker finishes it.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRuntime, sqliteStore } from '../../src/index.js';
+import { createRuntime, type Runtime, sqliteStore } from '../../src/index.js';
 import { model, swarms } from '../fixtures/cli-swarms.js';
+import { model as longModel, swarms as longSwarms } from '../fixtures/drain-module.js';
+import { natsFaultFixtures } from '../support/nats-faults.js';
+import { natsServerMissing } from '../support/nats-server.js';
 import { killCliProcesses, printed, startCli } from '../support/cli-process.js';
 import { request } from '../support/server-clients.js';
 import { peek } from '../support/sqlite-raw.js';
@@ -78,5 +83,34 @@ describe('xswarm serve on SIGTERM', () => {
     const done = await bad.done;
     expect(done.code).toBe(2);
     expect(done.stderr).toContain('--drain-ms takes a whole number of ms, not "soon"');
+  }, 60_000);
+});
+
+const nats = natsFaultFixtures('xswarm-cli-drain-nats-');
+
+describe.skipIf(natsServerMissing)('xswarm worker on SIGTERM', () => {
+  it('drains: exits 0, and the swarm it hosted mid tool call is finished by another worker, the call made once', async () => {
+    const executions = join(nats.dir, 'executions.log');
+    writeFileSync(executions, '');
+    const worker = startCli(['worker', 'test/fixtures/drain-module.ts', '--nats', nats.server.url, '--drain-ms', '5000'], { LONG_MS: '600', EXECUTIONS: executions });
+    await printed(worker, /xswarm worker hosting swarms long/);
+    // A runtime without the definition: its run goes to the worker.
+    const home = createRuntime({ model: longModel, nats: { servers: nats.server.url } });
+    nats.runtimes.push(home);
+    await home.start();
+    await home.forSwarm('long', 'l1').run('Wait');
+    await until('the tool to be at work in the worker', () => readFileSync(executions, 'utf8').length > 0, { timeout: 10_000 });
+    // The other worker, started after the run went to the first one.
+    const other: Runtime = createRuntime({ swarms: longSwarms, model: longModel, nats: { servers: nats.server.url } });
+    nats.runtimes.push(other);
+    await other.start();
+
+    const at = Date.now();
+    worker.child.kill('SIGTERM');
+    const done = await worker.done;
+    expect(done.code, done.stderr).toBe(0);
+    expect(Date.now() - at).toBeLessThan(5_000);
+    expect(await home.forSwarm('long', 'l1').wait()).toEqual({ status: 'completed', result: 'Waited.' });
+    expect(readFileSync(executions, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
   }, 60_000);
 });
