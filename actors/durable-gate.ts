@@ -15,3 +15,18 @@ export async function passDurableGate(ports: SwarmPorts, swarmId: string, signal
   await ports.durable(swarmId);
   signal.throwIfAborted();
 }
+
+/**
+ * Runs a call's `work` once past the durability gate, counted in flight by the runtime
+ * (`SwarmPorts.callBegins`) until it settles: what a drain waits for before letting go.
+ */
+export async function gatedCall<T>(ports: SwarmPorts, swarmId: string, signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+  await passDurableGate(ports, swarmId, signal);
+  const ended = ports.callBegins?.(swarmId);
+  if (!ended) return work();
+  try {
+    return await work();
+  } finally {
+    ended();
+  }
+}

@@ -161,6 +161,12 @@ export interface SwarmPorts {
   /** Resolves once everything the swarm recorded so far is durable. */
   durable(swarmId: string): Promise<void>;
   /**
+   * Told that a model, tool or remote call of `swarmId` passed its durability gate and begins its
+   * work; returns what to call once that work has settled. A draining runtime waits for the
+   * calls in flight to end (their results committed) before it lets its swarms go. Optional.
+   */
+  callBegins?(swarmId: string): () => void;
+  /**
    * Reserves a model call's worst case (its prompt estimated, plus the output ceiling) against
    * every budget the swarm draws from, before the call is made. Undefined, at once, when no
    * budget applies; the hold itself, at once, when a ledger that answers at once grants it. While a cap would be exceeded it does not resolve: the swarm pauses at its

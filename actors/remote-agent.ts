@@ -8,13 +8,10 @@
 import { fromPromise } from 'xstate';
 import type { CallResult } from '../machines/calls/kind.js';
 import type { RemoteAgentInput } from '../machines/calls/remote.js';
-import { passDurableGate } from './durable-gate.js';
+import { gatedCall } from './durable-gate.js';
 import type { SwarmPorts } from './ports.js';
 
 /** Creates the `remoteAgent` actor logic. */
 export function createRemoteAgent(ports: SwarmPorts) {
-  return fromPromise<CallResult, RemoteAgentInput>(async ({ input, signal }) => {
-    await passDurableGate(ports, input.swarmId, signal);
-    return ports.runRemote(input, signal);
-  });
+  return fromPromise<CallResult, RemoteAgentInput>(({ input, signal }) => gatedCall(ports, input.swarmId, signal, () => ports.runRemote(input, signal)));
 }

@@ -31,6 +31,18 @@ export class SwarmError extends Error {
 }
 
 /**
+ * New work refused by a draining runtime (`runtime.drain()`, or `xswarm serve` / `xswarm worker`
+ * on SIGTERM): a run, a start, a hosted call from another runtime, an adoption. The swarms it
+ * held are released to the other runtimes on the same store or NATS; send the work there.
+ * Its `code` is `draining` (HTTP 503).
+ */
+export class RuntimeDrainingError extends SwarmError {
+  constructor(what: string) {
+    super(`This runtime is draining: it takes no new work (${what}); another runtime on the same store or NATS takes it`, 'draining');
+  }
+}
+
+/**
  * The kinds of {@link SwarmError}. `not-live`: the swarm is unfinished but driven by another
  * runtime (or not adopted yet); `store`: the store refused or failed the write; `invalid-id`:
  * not a valid swarm id (see `swarmIdProblem`); `invalid-cursor`: an event cursor (`since`)
@@ -38,7 +50,8 @@ export class SwarmError extends Error {
  * `corrupt`: stored data of the swarm cannot be read (the message names the swarm and the row).
  * `incompatible-version`: stored data was written in a format this runtime does not read (an
  * event of an older event format). `unavailable`: the connection to NATS is down (the command
- * was not applied; try again once it is back).
+ * was not applied; try again once it is back). `draining`: the runtime is draining
+ * (`runtime.drain()`, SIGTERM): it takes no new work; send it to another runtime.
  */
 export type SwarmErrorCode =
   | 'unknown-definition'
@@ -53,7 +66,8 @@ export type SwarmErrorCode =
   | 'store'
   | 'corrupt'
   | 'incompatible-version'
-  | 'unavailable';
+  | 'unavailable'
+  | 'draining';
 
 /**
  * What went wrong in team mode or the agent registry, machine-readably (the MCP and HTTP layers

@@ -49,6 +49,7 @@ export type { AgentHandoff, BestAgentHandoff, Handoff, HandoffOptions, InlineHan
 export type { RemoteAgentClient, RemoteCard, RemoteHooks } from './a2a/remote.js';
 export { createRuntime } from './runtime/index.js';
 export type { HostingOptions, InspectObserver, ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './runtime/types.js';
+export type { DrainOptions } from './runtime/drain.js';
 export { LocalBus, localTransport } from './transport/local.js';
 export { TransportError } from './transport/types.js';
 export type { Transport, TransportMessage, TransportStatus, TransportSubscription } from './transport/types.js';
@@ -106,7 +107,7 @@ export type { A2ARemoteOptions } from './a2a/client.js';
 export type { Commit, Lease, SwarmFilter, StoreStats, SwarmRecord, SwarmStore, SwarmSummary } from './store/types.js';
 export { CorruptEventError, LeaseLostError, RevisionConflictError } from './store/types.js';
 export type { BudgetAccount, BudgetAmount, BudgetLedger, BudgetRefusal, BudgetReservation, ReserveRequest } from './store/budgets.js';
-export { DefinitionError, SwarmError } from './errors.js';
+export { DefinitionError, RuntimeDrainingError, SwarmError } from './errors.js';
 export type { SwarmErrorCode } from './errors.js';
 export { isSwarmId, MAX_SWARM_ID_LENGTH, swarmIdProblem } from './define/swarm-id.js';
 export { factOf, isFinalEvent } from './events/helpers.js';

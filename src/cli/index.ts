@@ -41,13 +41,16 @@ Usage:
       answer as JSON (checked against the pause's response schema) instead of the message.
   xswarm serve <module> [--port N] [--host H] [--token-file PATH | --token T]
                [--allowed-origin O]... [--allowed-host H]... [--insecure-no-token]
-               [--inspect [--inspect-port N]]
+               [--inspect [--inspect-port N]] [--drain-ms N]
       Serves the module's swarms over REST + SSE, WebSocket, A2A and MCP; unfinished swarms
       resume on start. The bearer token comes from --token-file or XSWARM_TOKEN (preferred:
       --token shows it in the process list). Bound to 127.0.0.1 by default; another --host
       needs a token unless --insecure-no-token. Browser pages of other origins need
       --allowed-origin. --inspect also runs the Stately inspector's relay on 127.0.0.1 (a free
       port unless --inspect-port; needs @statelyai/inspect): open the printed INSPECT URL.
+      SIGTERM or SIGINT drains it: new work gets 503, its swarms park at a step boundary and
+      are released to the other processes on the store, within --drain-ms (default 10000);
+      then it exits 0. A second signal exits at once.
   xswarm replay <id> [--json]
       Re-runs a finished swarm from its journal with zero model and tool calls and prints its
       events; exits 1 if the replay diverges from the recording.
@@ -62,10 +65,10 @@ Usage:
       that swarm or team (the list without either); --open also opens it in a browser. --url
       is the server (default http://127.0.0.1:4000). --with-token puts the token (--token-file,
       --token or XSWARM_TOKEN) in the address's fragment, which no server receives.
-  xswarm worker <module> --nats URL
+  xswarm worker <module> --nats URL [--drain-ms N]
       Hosts the module's agents and swarms (it may export agents alone) for every process on
       that NATS: their handoffs to an agent or swarm they lack come here. Runs until SIGINT or
-      SIGTERM, then stops serving, releases what it holds and exits 0.
+      SIGTERM, then drains as serve does (new calls go to the other workers) and exits 0.
 
 Where the swarms live: every command takes --db PATH (default: XSWARM_DB, else
 ${DEFAULT_DB_PATH}), or --nats URL[,URL…] to keep them in JetStream on a NATS server: then

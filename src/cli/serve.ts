@@ -1,6 +1,7 @@
 /**
  * `xswarm serve <module>`: serves a module's swarms over REST + SSE, WebSocket, A2A and MCP
- * until SIGINT or SIGTERM; unfinished swarms of the database resume on start. With `--nats`
+ * until SIGINT or SIGTERM, which drain it (`--drain-ms`, default 10 000; a second signal exits at
+ * once: see `drain-signal.ts`); unfinished swarms of the database resume on start. With `--nats`
  * the state is in JetStream: every swarm there can be read and commanded through this server,
  * whichever process drives it, and handoffs reach the definitions other runtimes host. With
  * `--inspect` every actor reports to a relay on 127.0.0.1 that the Stately inspector and
@@ -13,6 +14,7 @@ import type { Runtime } from '../runtime/types.js';
 import { serve } from '../server/lazy.js';
 import { importOptional, OPTIONAL_PEERS } from '../util/optional.js';
 import type { InspectRelay } from '../inspect/relay.js';
+import { DRAIN_OPTIONS, drainMs, exitAtSecondSignal } from './drain-signal.js';
 import { CliError, EXIT, loadModule, moduleRuntime, openState, readToken, STATE_OPTIONS, untilStopped } from './module.js';
 
 /** `xswarm serve`; resolves with the exit code once stopped by a signal. */
@@ -22,6 +24,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       ...STATE_OPTIONS,
+      ...DRAIN_OPTIONS,
       port: { type: 'string' },
       host: { type: 'string' },
       token: { type: 'string' },
@@ -44,6 +47,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     throw new CliError(`--inspect-port takes a port number, not "${values['inspect-port']}"`, EXIT.usage);
   }
   if (values['inspect-port'] !== undefined && !values.inspect) throw new CliError('--inspect-port goes with --inspect', EXIT.usage);
+  const drainDeadlineMs = drainMs(values['drain-ms']);
   const mod = await loadModule(path, 'served');
   const state = await openState(values, 'serve');
   let runtime: Runtime | undefined;
@@ -78,8 +82,12 @@ export async function serveCommand(args: string[]): Promise<number> {
   process.stdout.write(`  MCP   ${server.url}/mcp\n  WS    ${server.url.replace('http', 'ws')}/events\n  PAGE  ${server.url}/inspector/ (the inspector page)\n`);
   if (relay) process.stdout.write(`  INSPECT ${relay.url} (Stately inspector; @statelyai/inspect receivers: ${relay.wsUrl})\n`);
   await untilStopped();
+  // Draining: new runs get 503 meanwhile, the swarms park and go to the other processes.
+  const exited = exitAtSecondSignal(drainDeadlineMs);
+  await runtime.drain({ deadlineMs: drainDeadlineMs });
   await server.close();
   await runtime.close();
+  exited();
   await relay?.close();
   await state.close();
   return EXIT.ok;

@@ -290,7 +290,7 @@ function unavailable(state: string): SwarmError {
 }
 
 /** Error answers worth sending again until the deadline: the answering runtime could not do it. */
-const RETRIED = new Set<SwarmErrorCode | 'error'>(['closed', 'unavailable', 'store', 'error']);
+const RETRIED = new Set<SwarmErrorCode | 'error'>(['closed', 'unavailable', 'store', 'error', 'draining']);
 
 /** The SwarmError code of an answer's code (an unexpected error is the store's or the host's failure). */
 function codeOf(code: SwarmErrorCode | 'error'): SwarmErrorCode {

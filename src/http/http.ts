@@ -158,6 +158,8 @@ const STATUS_OF: Record<SwarmErrorCode, number> = {
   'incompatible-version': 500,
   // NATS is down: nothing was applied, the client may retry.
   unavailable: 503,
+  // Draining (SIGTERM): this server takes no new work; another one on the same store does.
+  draining: 503,
 };
 
 /**

@@ -25,6 +25,7 @@ import { ownerLost, type SwarmHost } from './host.js';
 import type { LiveSwarms } from './live.js';
 import type { Rehydration } from './passivation.js';
 import type { Reading } from './reading.js';
+import { stopThroughStore } from './store-stop.js';
 import { type BudgetCaps, swarmAccount } from '../../machines/budget.js';
 import { budgetProblem } from '../define/budget.js';
 import type { BudgetLedger } from '../store/budgets.js';
@@ -308,6 +309,11 @@ export class Commands {
     }
     if (this.relay && owner !== undefined) {
       await this.relay.send(owner, relayed);
+      return undefined;
+    }
+    // A store shared without a transport (one SQLite file): the stop is left there for its holder.
+    if (relayed.op === 'stop' && this.live.store.notices) {
+      await stopThroughStore(this.live.store, swarmId, relayed.reason);
       return undefined;
     }
     throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it is not running in this runtime (another runtime owns it)`, 'not-live');

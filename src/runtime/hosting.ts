@@ -19,7 +19,7 @@ import type { SwarmCommand } from '../../machines/swarm.js';
 import type { BudgetAccountRef } from '../../machines/budget.js';
 import { delay } from '../util/abort.js';
 import type { Catalog } from '../catalog/catalog.js';
-import { SwarmError } from '../errors.js';
+import { RuntimeDrainingError, SwarmError } from '../errors.js';
 import type { HostedCard } from '../catalog/elsewhere.js';
 import type { OtherRuntimes } from '../distribution/calls.js';
 import {
@@ -66,6 +66,10 @@ export interface ServingDeps {
 /** The serving side of one runtime. */
 export class Serving {
   private readonly subscriptions: TransportSubscription[] = [];
+  /** The queue-group subscriptions by which this runtime hosts its definitions for others. */
+  private readonly hosting: TransportSubscription[] = [];
+  /** Hosting stopped (the runtime drains): host requests that still arrive are refused. */
+  private hostingStopped = false;
   /** Swarms this runtime was asked to host (or is taking over): their heartbeats go out. */
   private readonly beating = new Set<string>();
   private readonly adopting = new Set<string>();
@@ -92,8 +96,8 @@ export class Serving {
     const transport = await this.deps.transport;
     if (this.stopped) return;
     const queue = `${this.deps.prefix}.hosts`;
-    for (const id of this.deps.timings.serve ? this.deps.catalog.hostedIds() : []) {
-      this.subscriptions.push(
+    for (const id of this.deps.timings.serve && !this.hostingStopped ? this.deps.catalog.hostedIds() : []) {
+      this.hosting.push(
         transport.subscribe(this.subject('host', id), (m) => this.answer(m, () => this.take(id, m.data)), { queue }),
         transport.subscribe(this.subject('card', id), (m) => this.answer(m, async () => ({ ok: true, card: this.cardOf(id) })), { queue }),
       );
@@ -110,7 +114,20 @@ export class Serving {
     clearInterval(this.beatTimer);
     for (const s of this.subscriptions) s.unsubscribe();
     this.subscriptions.length = 0;
+    this.stopHosting();
     this.beating.clear();
+  }
+
+  /**
+   * Stops hosting this runtime's definitions (the runtime drains): its queue-group subscriptions
+   * end, so new calls go to the other runtimes hosting them; it still answers commands for the
+   * swarms it holds until it closes. A host request already on its way is refused as `draining`,
+   * which the caller sends again elsewhere.
+   */
+  stopHosting(): void {
+    this.hostingStopped = true;
+    for (const s of this.hosting) s.unsubscribe();
+    this.hosting.length = 0;
   }
 
   private async answer(message: TransportMessage, work: () => Promise<Reply>): Promise<void> {
@@ -130,6 +147,7 @@ export class Serving {
       return { ok: false, code: 'invalid-input', message: `Malformed host request for "${definitionId}"` };
     }
     const request = parsed.data as HostRequest;
+    if (this.hostingStopped) throw new RuntimeDrainingError(`a call of "${definitionId}" from another runtime`);
     const { live } = this.deps;
     const id = request.swarmId;
     if (request.stop !== undefined) return this.takeToStop(id, request.stop);

@@ -20,6 +20,7 @@ import { RemoteCards } from '../catalog/remote-cards.js';
 import { Resolver } from '../catalog/resolve.js';
 import { ToolSpecs } from '../catalog/tool-specs.js';
 import { ADHOC_ID } from '../define/ids.js';
+import { RuntimeDrainingError } from '../errors.js';
 import type { SwarmDefinition } from '../define/swarm.js';
 import type { SwarmCard } from '../define/swarm-registry.js';
 import { OtherRuntimes } from '../distribution/calls.js';
@@ -43,6 +44,8 @@ import { Commands } from './commands.js';
 import type { SwarmHost } from './host.js';
 import { Serving } from './hosting.js';
 import { Launcher } from './launch.js';
+import { CallGate, closingReserve, type DrainOptions, drainDeadline, parked } from './drain.js';
+import { Notices } from './notices.js';
 import { Leases } from './leases.js';
 import { LiveSwarms } from './live.js';
 import { resolveOptions } from './options.js';
@@ -56,6 +59,7 @@ import { teamPort } from './team-port.js';
 import type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
 
 export type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
+export type { DrainOptions } from './drain.js';
 
 /**
  * Creates a runtime. Options are checked first (a bad one is a `TypeError` naming it), then the
@@ -95,6 +99,12 @@ class ComposedRuntime implements Runtime, SwarmControl {
   private readonly registryRecord: RegistryRecord | undefined;
   /** Forks of recorded swarms (`fork.ts`). */
   private readonly forking: Forking;
+  /** The gate of every call, closed by a drain (see `drain.ts`). */
+  private readonly gate = new CallGate();
+  /** Releases told to and heard from the other runtimes, stops left in a shared store (`notices.ts`). */
+  private readonly notices: Notices;
+  /** The drain under way, once `drain` was called. */
+  private draining: Promise<void> | undefined;
 
   constructor(options: RuntimeOptions) {
     // Every option checked before anything is built, so a mistake leaves no connection behind.
@@ -127,7 +137,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
       reservationTtlMs: DEFAULT_RESERVATION_TTL_MS,
       pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
     });
-    const logic = createSwarmLogic(createPorts({ catalog, specs, model: o.model, hosts, calls, modelTimeoutMs: o.modelTimeoutMs, budgets }));
+    const logic = createSwarmLogic(createPorts({ catalog, specs, model: o.model, hosts, calls, modelTimeoutMs: o.modelTimeoutMs, budgets, gate: this.gate }));
     const live = (this.live = new LiveSwarms({ store, catalog, logic, hosts, owner, redact: o.redact, inspect: o.inspect }));
     const leases = (this.leases = new Leases(live, catalog, owner));
     const questions = new HumanQuestions();
@@ -162,6 +172,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     );
     this.registryRecord = o.registry && !store.volatile ? new RegistryRecord(o.registry, { store, lease: () => owner.lease() }) : undefined;
     this.forking = new Forking({ live, catalog, specs, leases, owner });
+    this.notices = new Notices({ store, live, leases, commands, reach });
   }
 
   forTeam(definition: TeamDefinition | string, teamId?: string): TeamClient {
@@ -195,11 +206,13 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   async start(): Promise<void> {
     this.live.assertOpen();
+    this.gate.assertAccepting('start');
     await this.serving?.serving;
     // The registry first: swarms adopted next may hand off to its agents.
     await this.registryRecord?.start();
     await this.leases.watch();
     await this.teams.watch();
+    await this.notices.start();
   }
 
   async prune(options: { olderThan: Date | number }): Promise<number> {
@@ -221,13 +234,45 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   async close(): Promise<void> {
     if (this.live.closed) return;
+    this.notices.stop();
     await this.teams.close();
     await this.registryRecord?.close();
     this.serving?.stop();
     this.leases.stop();
     await this.live.close();
+    // The leases are released: the other runtimes adopt at once, not at their next scan.
+    await this.notices.released();
     if (this.ownsStore) await this.store.close();
     await this.reach?.close();
+  }
+
+  drain(options?: DrainOptions): Promise<void> {
+    if (this.draining) return this.draining;
+    let deadlineMs: number;
+    try {
+      deadlineMs = drainDeadline(options);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    this.draining = this.drainWithin(deadlineMs);
+    return this.draining;
+  }
+
+  /** See `drain.ts`: refuse, let the calls in flight commit, hold the rest, close within the deadline. */
+  private async drainWithin(deadlineMs: number): Promise<void> {
+    if (this.live.closed) return;
+    const deadline = Date.now() + deadlineMs;
+    this.gate.close();
+    this.leases.stop();
+    this.serving?.stopHosting();
+    await parked(this.gate, () => this.live.hosts.values(), deadline - closingReserve(deadlineMs));
+    // Whatever is still in flight now is abandoned without committing (the adopter makes it again).
+    const closing = this.close();
+    closing.catch(() => undefined);
+    const left = deadline - Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closing, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, left))))]);
+    clearTimeout(timer);
   }
 
   async list(filter?: SwarmFilter, options: ListOptions = {}): Promise<ListedSwarm[]> {
@@ -258,6 +303,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   /** Starts a swarm under an id its caller chose (see `Launcher.start`). */
   startSwarm(definitionId: string, swarmId: string, input: unknown, options: StartOptions = {}): Promise<void> {
+    if (this.gate.draining) return Promise.reject(new RuntimeDrainingError(`a start of swarm "${swarmId}"`));
     return this.launcher.start(definitionId, swarmId, input, options);
   }
 

@@ -22,6 +22,8 @@ import type { LiveSwarms } from './live.js';
 /** Adoption: this runtime taking over the stored swarms nobody drives. */
 export class Leases {
   private adoptTimer: NodeJS.Timeout | undefined;
+  /** Stopped (the runtime drains or closes): nothing is claimed or restored any more. */
+  private stopped = false;
   private readonly owner: string;
   private readonly leaseMs: number;
 
@@ -111,7 +113,7 @@ export class Leases {
    */
   async restore(id: string, takeover?: string, first?: SwarmCommand): Promise<SwarmHost | undefined> {
     const { live } = this;
-    if (live.closed || live.starting.has(id)) return undefined;
+    if (live.closed || this.stopped || live.starting.has(id)) return undefined;
     live.starting.add(id);
     try {
       if (!(await live.store.claim(id, this.holder.lease(), Date.now(), takeover))) return undefined;
@@ -126,8 +128,9 @@ export class Leases {
     }
   }
 
-  /** Stops watching (the runtime closes). */
+  /** Stops watching, and adopting or restoring anything (the runtime drains or closes). */
   stop(): void {
+    this.stopped = true;
     clearInterval(this.adoptTimer);
   }
 

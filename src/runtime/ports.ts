@@ -20,6 +20,7 @@ import { responseSchemaProblem } from '../define/response-schema.js';
 import type { CallRunners } from './calls.js';
 import type { SwarmHost } from './host.js';
 import type { BudgetGate } from './budget-gate.js';
+import type { CallGate } from './drain.js';
 
 /** What the ports need from the host of a swarm (a live `SwarmHost`, or a replay's stand-in). */
 export type PortsHost = Pick<SwarmHost, 'config' | 'input' | 'publish' | 'durable'>;
@@ -37,6 +38,8 @@ export interface PortsDeps {
   modelTimeoutMs?: number | undefined;
   /** The budget gate (live runtimes; a replay makes no calls to reserve). */
   budgets?: Pick<BudgetGate, 'reserveModelCall' | 'reserveToolCall' | 'chargeRemote'> | undefined;
+  /** The gate a drain closes (live runtimes): calls are counted, and held once it drains. */
+  gate?: CallGate | undefined;
 }
 
 /** Builds the ports the actors use. */
@@ -81,7 +84,8 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     swarmTimeoutMs: (definitionId) => catalog.swarm(definitionId)?.timeoutMs,
     swarmOnTimeout: (definitionId) => catalog.swarm(definitionId)?.onTimeout,
     isCustomizable: (definitionId) => (catalog.swarm(definitionId) ?? catalog.elsewhere?.card(definitionId))?.customizable ?? false,
-    runChild: (input, signal) => deps.calls.runChild(input, signal),
+    // A draining runtime starts no child: the call waits, its step durable, for the adopter.
+    runChild: (input, signal) => (deps.gate?.draining ? deps.gate.held() : deps.calls.runChild(input, signal)),
     runRemote: deps.budgets ? budgetedRemote(deps.calls, deps.budgets) : (input, signal) => deps.calls.runRemote(input, signal),
     guardInput(definitionId, swarmId) {
       const guardrails = swarm(definitionId).guardrails.input;
@@ -122,8 +126,9 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     durable(swarmId) {
       const host = deps.hosts.get(swarmId);
       if (!host) return Promise.reject(new Error(`Swarm "${swarmId}" is not live in this runtime`));
-      return host.durable();
+      return deps.gate ? deps.gate.pass(host.durable()) : host.durable();
     },
+    ...(deps.gate ? { callBegins: (_swarmId: string) => deps.gate!.begins() } : {}),
     ...(deps.budgets ? budgetPorts(deps.budgets) : {}),
   };
 }

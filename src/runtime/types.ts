@@ -26,6 +26,7 @@ import type { TeamListing } from '../team/teams.js';
 import type { TeamDefinition } from '../define/team.js';
 import type { Prices, UsageTotals } from '../usage/report.js';
 import type { ForkOptions, ForkPlan } from './fork-plan.js';
+import type { DrainOptions } from './drain.js';
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {
@@ -250,8 +251,31 @@ export interface Runtime {
   fork(swarmId: string, options: ForkOptions): Promise<ForkPlan>;
   /** What `fork(swarmId, options)` would do, without doing it: the same plan, the same refusals. */
   forkPlan(swarmId: string, options: ForkOptions): Promise<ForkPlan>;
-  /** Stops driving all swarms (their stored state stays) and closes a store it created. */
+  /**
+   * Stops driving all swarms at once (their stored state stays: each continues from its last
+   * durable step, and a call in flight is aborted and made again by whoever continues it),
+   * releases their leases and closes a store it created. The other runtimes on the same store
+   * or NATS are told, and adopt them at once. See {@link drain} for a graceful stop.
+   */
   close(): Promise<void>;
+  /**
+   * Graceful shutdown (what `xswarm serve` and `xswarm worker` do on SIGTERM): refuses new work
+   * at once (runs, starts, adoptions and calls from other runtimes get a
+   * `RuntimeDrainingError`, code `draining`, HTTP 503), stops hosting its definitions on NATS,
+   * lets the model, tool and remote calls in flight finish and commit while holding every call
+   * after them, so each swarm and team parks at a step boundary, durably; then closes as
+   * {@link close} does: leases released, the other runtimes told, so they adopt the swarms at
+   * once. Resolves within `deadlineMs` (default 10 000): calls still in flight near it are
+   * abandoned without committing, and the adopter makes them again under the same idempotency
+   * keys. Calling it again returns the same drain.
+   *
+   * @example
+   * import { createRuntime, sqliteStore } from 'xswarm';
+   * const runtime = createRuntime({ swarms: [planner], model, store: sqliteStore('.xswarm/state.db') });
+   * await runtime.start();
+   * process.once('SIGTERM', () => void runtime.drain({ deadlineMs: 10_000 }).then(() => process.exit(0)));
+   */
+  drain(options?: DrainOptions): Promise<void>;
   /** The store this runtime writes to. */
   readonly store: SwarmStore;
   /**

@@ -7,6 +7,7 @@ import type { SwarmEvent } from '../../machines/events.js';
 import { SwarmError } from '../errors.js';
 import type { BudgetLedger } from './budgets.js';
 import type { MessageWrite } from './messages.js';
+import type { StoreNotices } from './notices.js';
 import type { SwarmResult, SwarmStatus } from './result.js';
 
 /**
@@ -126,6 +127,13 @@ export interface SwarmStore {
    * shared with other processes, lost on restart).
    */
   readonly budgets?: BudgetLedger;
+  /**
+   * Stop requests and lease-release counts shared by the processes on this store, for stores
+   * shared without a transport (a SQLite file): a stop reaches the swarm's holder, and a drained
+   * runtime's swarms are adopted at once (see `notices.ts`). Optional: runtimes on NATS say
+   * both over NATS, and a store of one process needs neither.
+   */
+  readonly notices?: StoreNotices;
   load(swarmId: string): Promise<SwarmRecord | undefined>;
   commit(commit: Commit): void | Promise<void>;
   /**

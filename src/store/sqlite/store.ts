@@ -11,6 +11,7 @@ import { assembleSnapshot, type MessageWrite } from '../messages.js';
 import { type BatchWriter, groupCommit, localWriter, newStoreStats, threadWriter, writerThread } from './group.js';
 import type { SqliteStoreStats } from './stats.js';
 import { sqliteLedger } from './budgets.js';
+import { sqliteNotices } from './notices.js';
 import { MAX_SEQ, openConnection, prepareLastKey, prepareWrites, SEQ_SPAN } from './writes.js';
 import { eventProblem, isFormat1 } from '../stored-event.js';
 import { isFinal, type SwarmResult } from '../result.js';
@@ -248,6 +249,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   const store = {
     path,
     budgets: sqliteLedger(db),
+    notices: sqliteNotices(db),
     /** Commits written so far (for benchmarks and tests); see also `stats()`. */
     get writes() {
       return stats.commits;
