@@ -153,7 +153,11 @@ function asRecordedBefore(judged: Pick<ModelStepOutput, 'calls' | 'verdict'>, re
  * replay diverge, so a recorded run works as a regression test. Without it the recorded
  * verdicts are used (replay needs no definitions at all).
  */
-export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (input: SwarmInput) => SwarmPorts | undefined): Promise<SwarmEvent[]> {
+export async function replaySwarm(
+  store: SwarmStore,
+  swarmId: string,
+  judge?: (input: SwarmInput, definitionVersion: number) => SwarmPorts | undefined,
+): Promise<SwarmEvent[]> {
   const record = await store.load(swarmId);
   if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
   if (!isFinal(record.status)) throw new SwarmError(`Cannot replay swarm "${swarmId}": it is ${record.status}, not finished`);
@@ -204,7 +208,8 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
       });
     }
   }
-  const ports = judge?.(input);
+  // Judged by the definition version the run ended on (an older one registered next to the current one).
+  const ports = judge?.(input, record.definitionVersion);
 
   const pendingSteps = new Map<string, Deferred<ModelStepOutput>>();
   const pendingResults = new Map<string, Deferred<CallResult>>();
@@ -260,7 +265,8 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
         const next = recorded[produced.length];
         if (!next) return false;
         // Published from outside the machine: streamed chunks, child swarms' lifecycle.
-        if (isChunk(next) || (next.kind === 'status-update' && next.metadata.type === 'child-swarm')) {
+        // A migration (after a deploy) is the runtime's, too: the replay runs on the migrated configuration.
+        if (isChunk(next) || (next.kind === 'status-update' && (next.metadata.type === 'child-swarm' || next.metadata.type === 'migrated'))) {
           produced.push(next);
           continue;
         }
@@ -324,12 +330,13 @@ export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (i
 /**
  * Ports that judge a replayed swarm's responses with today's definitions, wired as the live
  * runtime's are, or undefined when its definition is not registered (the recorded verdicts are
- * used then). Nothing in them reaches a model, a tool or another swarm: every answer comes
+ * used then; `definitionVersion`: the version it ran on, else the current one). Nothing in them reaches a model, a tool or another swarm: every answer comes
  * from the journal.
  */
-export function judgingPorts(deps: Pick<PortsDeps, 'catalog' | 'specs'>, input: SwarmInput): SwarmPorts | undefined {
-  if (!deps.catalog.swarm(input.definitionId)) return undefined;
+export function judgingPorts(deps: Pick<PortsDeps, 'catalog' | 'specs'>, input: SwarmInput, definitionVersion?: number): SwarmPorts | undefined {
+  if (!deps.catalog.swarm(input.definitionId, definitionVersion)) return undefined;
   const replaying: PortsHost = {
+    ...(definitionVersion !== undefined ? { definitionVersion } : {}),
     config: () => input.config,
     input: () => input.input,
     publish: () => undefined,
