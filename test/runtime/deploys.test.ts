@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineSwarm, type MigrationArgs, type MigrationSnapshot, type SwarmDefinition, type SwarmEvent, tool } from '../../src/index.js';
+import { defineSwarm, type MigrationArgs, type MigrationSnapshot, serve, type SwarmDefinition, type SwarmEvent, tool } from '../../src/index.js';
 import { askerModel, collect } from '../support/script.js';
 import { sqliteFilePerTest } from '../support/sqlite-file.js';
 import { sleep } from '../support/sleep.js';
@@ -208,5 +208,25 @@ describe('a definition missing after a deploy', () => {
     const c = file.runtime({ swarms: [askerV1], model: askerModel(), store: file.open(), leaseMs: 100 });
     await c.start();
     expect(await waited).toEqual({ status: 'completed', result: 'Booked for Friday.' });
+  });
+
+  it('the REST server shows it the same way: its stored status, waitingFor, and a command refused naming the version', async () => {
+    await pausedOnV1();
+    const b = file.runtime({ swarms: [askerV2()], model: askerModel(), store: file.open() });
+    await b.start();
+    const server = await serve(b);
+    file.track(server);
+    const got = await fetch(`${server.url}/swarms/asker/victim`);
+    expect(got.status).toBe(200);
+    expect(await got.json()).toMatchObject({ status: 'paused', waitingFor: 'asker@1' });
+    const listed = (await (await fetch(`${server.url}/swarms/asker`)).json()) as { swarmId: string }[];
+    expect(listed.find((s) => s.swarmId === 'victim')).toMatchObject({ status: 'paused', waitingFor: 'asker@1', result: { status: 'paused', waitingFor: 'asker@1' } });
+    const resumed = await fetch(`${server.url}/swarms/asker/victim/resume`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"message":"Monday"}',
+    });
+    expect(resumed.status).toBeGreaterThanOrEqual(400);
+    expect(JSON.stringify(await resumed.json())).toContain('asker@1');
   });
 });
