@@ -6,7 +6,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineSwarm, type MigrationArgs, type MigrationSnapshot, serve, type SwarmDefinition, type SwarmEvent, tool } from '../../src/index.js';
+import {
+  createRuntime,
+  DefinitionError,
+  defineSwarm,
+  type MigrationArgs,
+  type MigrationSnapshot,
+  scriptedModel,
+  serve,
+  type SwarmDefinition,
+  type SwarmEvent,
+  tool,
+} from '../../src/index.js';
 import { askerModel, collect } from '../support/script.js';
 import { sqliteFilePerTest } from '../support/sqlite-file.js';
 import { sleep } from '../support/sleep.js';
@@ -228,5 +239,25 @@ describe('a definition missing after a deploy', () => {
     });
     expect(resumed.status).toBeGreaterThanOrEqual(400);
     expect(JSON.stringify(await resumed.json())).toContain('asker@1');
+  });
+});
+
+describe('versions of one definition', () => {
+  const model = scriptedModel(() => ({ text: 'ok' }));
+
+  it('several versions of an id register together; the highest is current; one version twice is a duplicate', () => {
+    const v2 = askerV2();
+    const rt = createRuntime({ swarms: [v2, askerV1], model });
+    expect(rt.definition('asker')).toBe(v2);
+    expect(rt.definitions().filter((c) => c.id === 'asker')).toHaveLength(1);
+    // An older version's tools register too (here v2's calendar, whichever comes first).
+    expect(() => createRuntime({ swarms: [askerV1, defineSwarm({ id: 'asker', instructions: 'Another.' })], model })).toThrow(DefinitionError);
+    expect(() => createRuntime({ swarms: [askerV1, defineSwarm({ id: 'asker', instructions: 'Another.' })], model })).toThrow(/Duplicate swarm id "asker"/);
+  });
+
+  it('a version must be a positive integer, and migrate a function', () => {
+    expect(() => defineSwarm({ id: 'x', instructions: 'x', version: 0 })).toThrow(/version must be a positive integer/);
+    expect(() => defineSwarm({ id: 'x', instructions: 'x', version: 1.5 })).toThrow(DefinitionError);
+    expect(() => defineSwarm({ id: 'x', instructions: 'x', migrate: 'no' as never })).toThrow(/migrate must be a function/);
   });
 });
