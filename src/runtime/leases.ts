@@ -18,7 +18,7 @@ import { summaryOf } from '../store/summary.js';
 import { CorruptEventError, type SwarmRecord, type SwarmSummary } from '../store/types.js';
 import type { SwarmHost } from './host.js';
 import type { LiveSwarms } from './live.js';
-import { restorePlan, versionLabel } from './deploys.js';
+import { restorePlan, versionLabel, type Waiting } from './deploys.js';
 import { migrateRecord } from './migration.js';
 
 /** Adoption: this runtime taking over the stored swarms nobody drives. */
@@ -59,9 +59,15 @@ export class Leases {
     const { live } = this;
     const now = Date.now();
     const filter = scan === 'others' ? { status: UNFINISHED_STATUSES, notHeldBy: { owner: this.owner, at: now } } : { status: UNFINISHED_STATUSES };
-    for (const listed of await live.store.list(filter)) {
+    const listed = await live.store.list(filter);
+    for (const summary of listed) {
       if (live.closed) return;
-      await this.consider(listed, now);
+      await this.consider(summary, now);
+    }
+    // A swarm that waited and is no longer unfinished (another runtime finished it, it was pruned) waits no more.
+    if (live.waiting.size > 0) {
+      const unfinished = new Set(listed.map((s) => s.swarmId));
+      for (const id of live.waiting.keys()) if (!unfinished.has(id)) live.waiting.delete(id);
     }
   }
 
@@ -160,7 +166,7 @@ export class Leases {
     const plan = restorePlan(this.catalog, record.definitionId, record.definitionVersion);
     if (plan.kind === 'continue') return { record };
     if (plan.kind === 'wait') {
-      this.live.waiting.set(record.swarmId, plan.waiting);
+      await this.wait(record.swarmId, plan.waiting);
       return undefined;
     }
     // The stored snapshot must restore on its own first: a broken row is reported, not migrated.
@@ -170,10 +176,16 @@ export class Leases {
     const outcome = await migrateRecord(record, plan.definition, this.catalog, plan.from);
     if ('problem' in outcome) {
       // Not retried here (it would fail alike); a runtime with a fixed migrate, or the old version, adopts it.
-      this.live.waiting.set(record.swarmId, { waitingFor: versionLabel(record.definitionId, plan.from), reason: outcome.problem, retry: false });
+      await this.wait(record.swarmId, { waitingFor: versionLabel(record.definitionId, plan.from), reason: outcome.problem, retry: false });
       return undefined;
     }
     return outcome;
+  }
+
+  /** Notes that a swarm claimed here waits, and lets go of the claim: nobody drives it, any runtime may adopt it. */
+  private async wait(swarmId: string, waiting: Waiting): Promise<void> {
+    this.live.waiting.set(swarmId, waiting);
+    await this.live.store.release(this.owner, [swarmId]).catch(() => undefined);
   }
 
   /** Stops watching (the runtime closes). */
