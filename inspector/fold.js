@@ -386,6 +386,9 @@ export class Folder {
       case 'extended':
         this.say(e.seq, 'status', this.definitionId ?? 'swarm', `Limit raised: maxTurns ${f.maxTurns} (was ${f.previousMaxTurns})`, false);
         break;
+      case 'migrated':
+        this.say(e.seq, 'status', this.definitionId ?? 'swarm', `Migrated after a deploy: ${f.definitionId} version ${f.from} → ${f.to}`, false);
+        break;
       case 'resumed':
         this.pauseQuestion = null;
         this.root(e.seq).status = 'running';

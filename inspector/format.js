@@ -79,6 +79,8 @@ export function describe(e) {
           return { kind: f.type, text: f.message ? clip(f.message) : '' };
         case 'extended':
           return { kind: f.type, text: `maxTurns ${f.previousMaxTurns} → ${f.maxTurns}` };
+        case 'migrated':
+          return { kind: f.type, text: `${f.definitionId} version ${f.from} → ${f.to}` };
         case 'completed':
           return { kind: f.type, text: clip(typeof f.result === 'string' ? f.result : (JSON.stringify(f.result) ?? '')) };
         case 'failed':

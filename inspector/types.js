@@ -29,6 +29,7 @@
  *   | { type: 'paused', reason: PauseReason }
  *   | { type: 'resumed', message?: string }
  *   | { type: 'extended', maxTurns: number, previousMaxTurns: number }
+ *   | { type: 'migrated', definitionId: string, from: number, to: number }
  *   | { type: 'completed', result: unknown }
  *   | { type: 'failed', reason: string }
  *   | { type: 'stopped', reason: string }} SwarmFact

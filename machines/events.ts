@@ -101,6 +101,11 @@ export type SwarmFact =
   | { type: 'resumed'; message?: string }
   /** A client raised the swarm's limits (`client.extend`): what they are now. */
   | { type: 'extended'; maxTurns: number; previousMaxTurns: number; budget?: BudgetCaps }
+  /**
+   * The runtime migrated the stored run from definition version `from` to `to` with the
+   * definition's `migrate` (after a deploy): it continues on `to`.
+   */
+  | { type: 'migrated'; definitionId: string; from: number; to: number }
   /** A client approved or rejected a gated tool call (`client.approve` / `client.reject`). */
   | ({ type: 'approval' } & ApprovalAnswer)
   | { type: 'completed'; result: unknown }

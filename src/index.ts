@@ -28,6 +28,7 @@
 export { defineSwarm, DEFAULT_MAX_TURNS } from './define/swarm.js';
 export { defineAgent } from './define/agent.js';
 export type { FromInput, Guardrail, OnLimit, SwarmDefinition, SwarmOverrides, ToolEntry } from './define/swarm.js';
+export type { Migrate, MigrationArgs, MigrationSnapshot } from './define/migrate.js';
 export type { AgentGuardrails, GuardedToolCall, SwarmGuardrails } from './define/guardrail.js';
 export type { GuardrailAction, GuardrailRejection, GuardrailStep } from '../machines/guardrail.js';
 export { GUARDRAIL_PAUSE } from '../machines/guardrail.js';

@@ -44,7 +44,10 @@ export interface CatalogServices {
 
 /** Holds and checks the definitions of one runtime. */
 export class Catalog {
+  /** The current (highest) version of each swarm definition: what new runs use. */
   private readonly swarms = new Map<string, SwarmDefinition>();
+  /** Every registered version of each swarm definition, by id then version (see `docs/deploys.md`). */
+  private readonly versions = new Map<string, Map<number, SwarmDefinition>>();
   private readonly agents = new Map<string, AgentDefinition>();
   private readonly tools = new Map<string, Tool>();
   private readonly guardrails = new Map<string, Guardrail<unknown>>();
@@ -70,7 +73,8 @@ export class Catalog {
     this.guardrailNames(entries.guardrails ?? [], 'guardrails');
     for (const agent of entries.agents ?? []) this.addAgent(agent, 'agents');
     for (const swarm of entries.swarms ?? []) {
-      if (this.swarms.has(swarm.id)) throw new DefinitionError(`Duplicate swarm id "${swarm.id}"`);
+      // Versions of one id may be registered together; one version twice is a duplicate.
+      if (this.versions.get(swarm.id)?.has(swarm.version)) throw new DefinitionError(`Duplicate swarm id "${swarm.id}"`);
       this.addSwarm(swarm, 'swarms');
     }
     this.swarms.set(ADHOC_ID, defineSwarm({ id: ADHOC_ID, name: 'Ad-hoc swarm', instructions: 'Ad-hoc swarm' }));
@@ -82,18 +86,19 @@ export class Catalog {
       ),
     );
     // The agents and swarms those swarms name in turn register too.
-    const pending = [...this.swarms.values()];
+    const pending = this.allVersions();
     for (let swarm = pending.pop(); swarm; swarm = pending.pop()) {
       if (!Array.isArray(swarm.handoffs)) continue;
       for (const h of swarm.handoffs as readonly Handoff[]) {
         if (h.kind === 'agent' && typeof h.agent !== 'string') this.addAgent(h.agent, `handoffs of swarm "${swarm.id}"`);
-        if (h.kind === 'swarm' && typeof h.swarm !== 'string' && this.swarms.get(h.swarm.id) !== h.swarm) {
+        if (h.kind === 'swarm' && typeof h.swarm !== 'string' && this.swarm(h.swarm.id, h.swarm.version) !== h.swarm) {
           this.addSwarm(h.swarm, `handoffs of swarm "${swarm.id}"`);
           pending.push(h.swarm);
         }
       }
     }
-    for (const swarm of this.swarms.values()) if (swarm.id !== ADHOC_ID) this.checkStatic(swarm);
+    // Older versions are checked too: they serve the runs started on them.
+    for (const swarm of this.allVersions()) if (swarm.id !== ADHOC_ID) this.checkStatic(swarm);
     if (this.elsewhere) {
       for (const agent of this.agents.values()) {
         const hosted = agentAsSwarm(agent);
@@ -112,9 +117,26 @@ export class Catalog {
     return this.swarms.has(definitionId);
   }
 
-  /** The swarm definition with this id (the ad-hoc one included), or undefined. */
-  swarm(id: string): SwarmDefinition | undefined {
-    return this.swarms.get(id);
+  /**
+   * The swarm definition with this id (the ad-hoc one included), or undefined: its current
+   * (highest) version, or exactly `version` when given (an older one serves the runs started on it).
+   */
+  swarm(id: string, version?: number): SwarmDefinition | undefined {
+    const current = this.swarms.get(id);
+    if (version === undefined || current?.version === version) return current;
+    return this.versions.get(id)?.get(version);
+  }
+
+  /** The registered versions of a swarm definition, lowest first (none when it is not registered). */
+  swarmVersions(id: string): number[] {
+    return [...(this.versions.get(id)?.keys() ?? [])].sort((a, b) => a - b);
+  }
+
+  /** Every registered version of every swarm definition. */
+  private allVersions(): SwarmDefinition[] {
+    const all = [...this.swarms.values()].filter((d) => !this.versions.has(d.id));
+    for (const versions of this.versions.values()) all.push(...versions.values());
+    return all;
   }
 
   /** The agent with this id, or undefined. */
@@ -184,9 +206,14 @@ export class Catalog {
     if (!DEFINITION_ID.test(swarm.id)) throw new DefinitionError(`Swarm id "${swarm.id}" in ${where} is invalid: use letters, digits, _ . : -`);
     if (swarm.id === ADHOC_ID) throw new DefinitionError(`Swarm id "${ADHOC_ID}" is reserved for ad-hoc swarms`);
     if (swarm.id === REGISTRY_RECORD_DEFINITION) throw new DefinitionError(`Swarm id "${swarm.id}" is reserved for the agent registry's record`);
-    const known = this.swarms.get(swarm.id);
+    let versions = this.versions.get(swarm.id);
+    const known = versions?.get(swarm.version);
     if (known && known !== swarm) throw new DefinitionError(`Duplicate swarm id "${swarm.id}" in ${where}`);
-    this.swarms.set(swarm.id, swarm);
+    if (!versions) this.versions.set(swarm.id, (versions = new Map()));
+    versions.set(swarm.version, swarm);
+    // The highest version is the current one: new runs start on it.
+    const current = this.swarms.get(swarm.id);
+    if (!current || current.version < swarm.version) this.swarms.set(swarm.id, swarm);
   }
 
   private addAgent(agent: AgentDefinition, where: string): void {

@@ -26,9 +26,10 @@ export class ToolSpecs {
 
   /**
    * The specs a model sees in one step. An orchestrator's `complete` takes `resultJson` (an
-   * ad-hoc swarm's result schema) or its definition's result schema.
+   * ad-hoc swarm's result schema) or its definition's result schema (of `version`, the one the
+   * swarm runs on; absent: the current one).
    */
-  forStep(input: ModelStepInput, resultJson: Record<string, unknown> | undefined): ToolSpec[] {
+  forStep(input: ModelStepInput, resultJson: Record<string, unknown> | undefined, version?: number): ToolSpec[] {
     if (!input.orchestrator) {
       let specs = this.agentSpecs.get(input.tools);
       if (!specs) {
@@ -44,7 +45,7 @@ export class ToolSpecs {
     }
     let specs = byHandoffs.get(input.handoffs);
     if (!specs) {
-      const def = this.catalog.swarm(input.definitionId);
+      const def = this.catalog.swarm(input.definitionId, version);
       specs = [
         ...input.tools.map((name) => this.toolSpec(name)),
         ...input.handoffs.map((h) => this.handoffSpec(h)),

@@ -145,6 +145,8 @@ function describeFact(f: SwarmFact, swarmId: string): EventLine {
       return { tone: 'pause', text: `resumed${f.message ? `: ${clip(f.message)}` : ''}` };
     case 'extended':
       return { tone: 'pause', text: `limits raised: maxTurns ${f.maxTurns}${f.budget ? `, budget ${JSON.stringify(f.budget)}` : ''}` };
+    case 'migrated':
+      return { tone: 'pause', text: `migrated ${f.definitionId} from version ${f.from} to ${f.to}` };
     case 'approval':
       return { tone: 'pause', text: `${f.decision} ${f.approvalId}${f.always ? ' (always)' : ''}${f.reason ? `: ${clip(f.reason)}` : ''}` };
     case 'completed':

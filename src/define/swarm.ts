@@ -16,6 +16,7 @@ import type { Tool } from './tool.js';
 import { checkGuardrails, checkStall, type Guardrail, type GuardedToolCall } from './guardrail.js';
 import type { ModelResponse } from '../../machines/messages.js';
 import type { StallRule } from '../../machines/stall.js';
+import { checkMigrate, type Migrate } from './migrate.js';
 
 /** What a swarm's `tools` list may hold: tools, and the swarm registry tool set. */
 export type ToolEntry = Tool | SwarmRegistryTools;
@@ -80,6 +81,11 @@ export interface SwarmDefinition<I extends z.ZodType = z.ZodType, R extends z.Zo
   };
   /** Stall detection (off when absent): when the swarm counts as struggling and pauses. */
   readonly stall?: StallRule;
+  /**
+   * Migrates a stored run of an older version that this runtime does not have registered to this
+   * version (see `docs/deploys.md`); without it such a run waits for a runtime that has its version.
+   */
+  readonly migrate?: Migrate;
 }
 
 /** What reaching a limit does to a swarm (see `SwarmDefinition.onLimit`). */
@@ -136,6 +142,7 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
   stall?: StallRule;
   budget?: Budget;
   history?: HistoryPolicy;
+  migrate?: Migrate;
 }): SwarmDefinition<I, R> {
   const onTimeout = checkOnTimeout(spec.onTimeout, `Swarm "${spec.id}"`);
   const history = checkHistory(spec.history, `Swarm "${spec.id}"`);
@@ -145,6 +152,10 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
   const owner = `Swarm "${spec.id}"`;
   const g = spec.guardrails ?? {};
   const stall = checkStall(spec.stall, owner);
+  const migrate = checkMigrate(spec.migrate, owner);
+  if (spec.version !== undefined && (!Number.isInteger(spec.version) || spec.version < 1)) {
+    throw new DefinitionError(`${owner}: version must be a positive integer, got ${String(spec.version)}`);
+  }
   return Object.freeze({
     kind: 'swarm' as const,
     id: spec.id,
@@ -170,6 +181,7 @@ export function defineSwarm<I extends z.ZodType = z.ZodString, R extends z.ZodTy
     ...(onLimit !== undefined ? { onLimit } : {}),
     ...(budget !== undefined ? { budget } : {}),
     ...(history ? { history } : {}),
+    ...(migrate ? { migrate } : {}),
   });
 }
 

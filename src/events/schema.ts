@@ -114,6 +114,7 @@ export const swarmFactSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('paused'), reason: pauseReason }),
   z.strictObject({ type: z.literal('resumed'), message: z.string().optional() }),
   z.strictObject({ type: z.literal('extended'), maxTurns: z.number().int().positive(), previousMaxTurns: z.number().int().positive(), budget: budgetCaps.optional() }),
+  z.strictObject({ type: z.literal('migrated'), definitionId: z.string(), from: z.number().int().positive(), to: z.number().int().positive() }),
   z.strictObject({
     type: z.literal('approval'),
     approvalId: z.string(),

@@ -316,6 +316,9 @@ export class Commands {
       await stopThroughStore(this.live.store, swarmId, relayed.reason);
       return undefined;
     }
+    // Waiting for a definition version this runtime lacks: say which, not that someone else owns it.
+    const waiting = owner === undefined ? this.live.waiting.get(swarmId) : undefined;
+    if (waiting) throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": ${waiting.reason}`, 'not-live');
     throw new SwarmError(`Cannot ${verb} swarm "${swarmId}": it is not running in this runtime (another runtime owns it)`, 'not-live');
   }
 }

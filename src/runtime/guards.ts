@@ -20,13 +20,14 @@ function unknownGuardrail(name: string): Guardrail<unknown> {
 /**
  * The guardrails of `step` at `site`: the orchestrator's come from its swarm definition and,
  * for an ad-hoc swarm, from the names in its configuration; an agent's from its definition.
+ * `version`: the definition version the swarm runs on (absent: the current one).
  */
-export function guardrailsOf(catalog: Catalog, step: GuardrailStep, site: GuardSite, names: GuardrailNames | undefined): readonly Guardrail<unknown>[] {
+export function guardrailsOf(catalog: Catalog, step: GuardrailStep, site: GuardSite, names: GuardrailNames | undefined, version?: number): readonly Guardrail<unknown>[] {
   if (!site.orchestrator) {
     if (step !== 'response' && step !== 'toolCall') return NONE;
     return (catalog.agent(site.speaker)?.guardrails?.[step] as readonly Guardrail<unknown>[] | undefined) ?? NONE;
   }
-  const own = (catalog.swarm(site.definitionId)?.guardrails[step] as readonly Guardrail<unknown>[] | undefined) ?? NONE;
+  const own = (catalog.swarm(site.definitionId, version)?.guardrails[step] as readonly Guardrail<unknown>[] | undefined) ?? NONE;
   const named = names?.[step];
   if (!named || named.length === 0) return own;
   return [...own, ...named.map((name) => catalog.guardrail(name) ?? unknownGuardrail(name))];

@@ -38,6 +38,8 @@ function inspected(meta: { swarmId: string; inspect?: InspectObserver | undefine
 export class SwarmHost {
   readonly swarmId: string;
   readonly definitionId: string;
+  /** The definition version the swarm runs on (stamped on its records). */
+  readonly definitionVersion: number;
   /** The swarm's session, stamped on its events (kept in the machine's context, so it survives restarts). */
   readonly contextId: string;
   /**
@@ -101,6 +103,7 @@ export class SwarmHost {
   ) {
     this.swarmId = meta.swarmId;
     this.definitionId = meta.definitionId;
+    this.definitionVersion = meta.definitionVersion;
     this.ended = new Promise((resolve) => (this.endResolve = resolve));
     this.restored = 'record' in from;
     if ('record' in from) {
@@ -237,6 +240,17 @@ export class SwarmHost {
       this.chunkTimer = undefined;
       this.flush(false);
     }, CHUNK_WINDOW_MS);
+  }
+
+  /**
+   * Commits `body` with a snapshot record at once (a migrated swarm's record, stamped with its new
+   * definition version, and the fact saying so): written after any commit in flight, in order.
+   */
+  recordFact(body: SwarmEventBody): void {
+    // A swarm that ended at once (restored to be stopped) recorded its end already: nothing follows it.
+    if (this.isEnded() || this.failure || this.actor.getSnapshot().status !== 'active') return;
+    this.buffer.push(body);
+    this.flush(true, true);
   }
 
   /**
@@ -389,9 +403,9 @@ export class SwarmHost {
 
   /**
    * Writes buffered events, with a snapshot record when they include a checkpoint or the
-   * swarm reached a final state: one commit per completed step.
+   * swarm reached a final state (or `force`): one commit per completed step.
    */
-  private flush(withSnapshot = true): void {
+  private flush(withSnapshot = true, force = false): void {
     if (this.chunkTimer) {
       clearTimeout(this.chunkTimer);
       this.chunkTimer = undefined;
@@ -405,13 +419,13 @@ export class SwarmHost {
     const events = this.buffer as unknown as SwarmEvent[];
     this.buffer = [];
     const iso = isoTime(now);
-    let checkpoint = withSnapshot && done;
+    let checkpoint = (withSnapshot && done) || force;
     for (let i = 0; i < events.length; i++) {
       const e = stampEvent(events[i] as unknown as SwarmEventBody, ++this.seq, this, now, iso);
       if (e.kind === 'internal:checkpoint') checkpoint = withSnapshot;
       events[i] = e;
     }
-    const step = checkpoint ? this.record(snapshot, now, done || !this.store.volatile) : undefined;
+    const step = checkpoint ? this.record(snapshot, now, done || force || !this.store.volatile) : undefined;
     if (events.length === 0 && !step) return;
     if (!step) return this.write({ swarmId: this.swarmId, events }, false);
     const { record, messages } = step;

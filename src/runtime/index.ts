@@ -221,7 +221,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
   }
 
   async *replay(swarmId: string): AsyncGenerator<SwarmEvent> {
-    yield* await replaySwarm(this.store, swarmId, (input) => judgingPorts({ catalog: this.catalog, specs: this.specs }, input));
+    yield* await replaySwarm(this.store, swarmId, (input, version) => judgingPorts({ catalog: this.catalog, specs: this.specs }, input, version));
   }
 
   fork(swarmId: string, options: ForkOptions): Promise<ForkPlan> {

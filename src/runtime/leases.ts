@@ -7,7 +7,7 @@
  * @module
  */
 import { errorText } from '../../machines/error-text.js';
-import type { SwarmEvent } from '../../machines/events.js';
+import type { SwarmEvent, SwarmEventBody } from '../../machines/events.js';
 import { SWARM_MACHINE_VERSION, type SwarmCommand } from '../../machines/swarm.js';
 import type { Catalog } from '../catalog/catalog.js';
 import { heldByOther } from '../leases/holder.js';
@@ -18,6 +18,8 @@ import { summaryOf } from '../store/summary.js';
 import { CorruptEventError, type SwarmRecord, type SwarmSummary } from '../store/types.js';
 import type { SwarmHost } from './host.js';
 import type { LiveSwarms } from './live.js';
+import { restorePlan, versionLabel, type Waiting } from './deploys.js';
+import { migrateRecord } from './migration.js';
 
 /** Adoption: this runtime taking over the stored swarms nobody drives. */
 export class Leases {
@@ -59,9 +61,15 @@ export class Leases {
     const { live } = this;
     const now = Date.now();
     const filter = scan === 'others' ? { status: UNFINISHED_STATUSES, notHeldBy: { owner: this.owner, at: now } } : { status: UNFINISHED_STATUSES };
-    for (const listed of await live.store.list(filter)) {
+    const listed = await live.store.list(filter);
+    for (const summary of listed) {
       if (live.closed) return;
-      await this.consider(listed, now);
+      await this.consider(summary, now);
+    }
+    // A swarm that waited and is no longer unfinished (another runtime finished it, it was pruned) waits no more.
+    if (live.waiting.size > 0) {
+      const unfinished = new Set(listed.map((s) => s.swarmId));
+      for (const id of live.waiting.keys()) if (!unfinished.has(id)) live.waiting.delete(id);
     }
   }
 
@@ -73,6 +81,7 @@ export class Leases {
   async adoptOne(swarmId: string): Promise<void> {
     const { live } = this;
     if (live.closed || live.hosts.has(swarmId) || live.passivated.has(swarmId) || live.starting.has(swarmId) || live.unrestorable.has(swarmId)) return;
+    if (live.waiting.get(swarmId)?.retry === false) return;
     const summary = await summaryOf(live.store, swarmId);
     if (!summary || isFinal(summary.status) || live.closed) return;
     await this.consider(summary, Date.now());
@@ -86,13 +95,24 @@ export class Leases {
     // A team's record is its team host's to restore (see src/team/teams.ts), the agent
     // registry's is the runtime's (src/registry/persistence.ts): neither is a swarm.
     if (isRuntimeRecord(listed.definitionId)) return;
-    // Among runtimes serving each other, a swarm of a definition this one lacks is another's to take.
-    if (this.catalog.elsewhere && !this.catalog.has(listed.definitionId)) return;
     // A live lease of a process of this host that has died (a crash, then a restart) is not
     // waited out: the claim takes it from that very owner, or fails if someone else took it.
     const held = heldByOther(listed.lease, this.owner, now);
     const takeover = held?.takeover;
-    if (held && !takeover) return;
+    if (held && !takeover) {
+      // Someone drives it: it waits for nothing any more.
+      live.waiting.delete(id);
+      return;
+    }
+    if (live.waiting.get(id)?.retry === false) return;
+    // A definition (or version) this runtime lacks: the swarm waits, untouched, for a runtime
+    // that has it (among runtimes serving each other, it is another's to take). Checked again
+    // at every scan, without loading the swarm.
+    const plan = restorePlan(this.catalog, listed.definitionId, listed.definitionVersion);
+    if (plan.kind === 'wait') {
+      live.waiting.set(id, plan.waiting);
+      return;
+    }
     const candidate = await live.store.load(id);
     if (!candidate || isFinal(candidate.status)) return;
     // Check that it can be restored before claiming it: a broken row is left untouched.
@@ -118,14 +138,56 @@ export class Leases {
     try {
       if (!(await live.store.claim(id, this.holder.lease(), Date.now(), takeover))) return undefined;
       // Re-read: the previous owner may have written between loading and claiming.
-      const record = await live.store.load(id);
-      const tail = record ? await this.tailOf(record) : undefined;
-      if (!record || !tail || isFinal(record.status) || live.hosts.has(id) || live.closed) return undefined;
-      const host = this.restored(record, tail.at(-1)?.seq ?? record.lastSeq);
-      return host && live.launch(host, first);
+      const stored = await live.store.load(id);
+      const tail = stored ? await this.tailOf(stored) : undefined;
+      if (!stored || !tail || isFinal(stored.status) || live.hosts.has(id) || live.closed) return undefined;
+      const lastSeq = tail.at(-1)?.seq ?? stored.lastSeq;
+      const migrated = await this.migrated(stored, lastSeq);
+      if (!migrated || live.hosts.has(id) || live.closed) return undefined;
+      const host = this.restored(migrated.record, lastSeq);
+      if (!host) return undefined;
+      live.launch(host, first);
+      // The migrated record is written at once, with the fact saying so (after the start's own commit, if any).
+      if (migrated.fact) host.recordFact(migrated.fact);
+      live.waiting.delete(id);
+      return host;
     } finally {
       live.starting.delete(id);
     }
+  }
+
+  /**
+   * The record to restore `record` from: as stored when it continues on its own version (or
+   * cannot be restored here, which {@link restored} reports); migrated to the current version
+   * by its `migrate`, with the fact to record, when the plan says so. Undefined when it must
+   * wait (a definition missing, a migration that failed): noted in `live.waiting`, the stored
+   * data untouched.
+   */
+  private async migrated(record: SwarmRecord, lastSeq: number): Promise<{ record: SwarmRecord; fact?: SwarmEventBody } | undefined> {
+    if (record.problem) return { record };
+    const plan = restorePlan(this.catalog, record.definitionId, record.definitionVersion);
+    if (plan.kind === 'continue') return { record };
+    if (plan.kind === 'wait') {
+      await this.wait(record.swarmId, plan.waiting);
+      return undefined;
+    }
+    // The stored snapshot must restore on its own first: a broken row is reported, not migrated.
+    const dryRun = this.restored(record, lastSeq, true);
+    if (!dryRun) return undefined;
+    dryRun.discard();
+    const outcome = await migrateRecord(record, plan.definition, this.catalog, plan.from);
+    if ('problem' in outcome) {
+      // Not retried here (it would fail alike); a runtime with a fixed migrate, or the old version, adopts it.
+      await this.wait(record.swarmId, { waitingFor: versionLabel(record.definitionId, plan.from), reason: outcome.problem, retry: false });
+      return undefined;
+    }
+    return outcome;
+  }
+
+  /** Notes that a swarm claimed here waits, and lets go of the claim: nobody drives it, any runtime may adopt it. */
+  private async wait(swarmId: string, waiting: Waiting): Promise<void> {
+    this.live.waiting.set(swarmId, waiting);
+    await this.live.store.release(this.owner, [swarmId]).catch(() => undefined);
   }
 
   /** Stops watching, and adopting or restoring anything (the runtime drains or closes). */
@@ -155,14 +217,17 @@ export class Leases {
     return undefined;
   }
 
+  /**
+   * Why a record cannot be restored here at all. A definition or version this runtime lacks is
+   * not one (the swarm waits: see {@link migrated}); a swarm machine version change is: the
+   * machine's states, actor keys and children are the code's, which no `migrate` of a context
+   * can rewrite.
+   */
   private restoreProblem(record: SwarmRecord): string | undefined {
-    const def = this.catalog.swarm(record.definitionId);
-    if (!def) return `its definition "${record.definitionId}" is not registered with this runtime`;
+    // Which version it continues on (its own, or the current one by migration) is the plan's.
+    if (!this.catalog.has(record.definitionId)) return `its definition "${record.definitionId}" is not registered with this runtime`;
     if (record.machineVersion !== SWARM_MACHINE_VERSION) {
       return `its snapshot was written by swarm machine version ${record.machineVersion}, this runtime runs version ${SWARM_MACHINE_VERSION}`;
-    }
-    if (record.definitionVersion !== def.version) {
-      return `its snapshot was written by "${def.id}" version ${record.definitionVersion}, this runtime has version ${def.version}`;
     }
     return undefined;
   }

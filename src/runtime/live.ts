@@ -17,6 +17,7 @@ import type { SwarmStore } from '../store/types.js';
 import type { Redactor } from '../util/redact.js';
 import type { InspectObserver } from './types.js';
 import { type HostStart, SwarmHost } from './host.js';
+import type { Waiting } from './deploys.js';
 
 /** What the live swarms are built with. */
 export interface LiveOptions {
@@ -59,6 +60,11 @@ export class LiveSwarms {
   readonly starting = new Set<string>();
   /** Swarms of the store that this runtime could not restore, with the reason. */
   readonly unrestorable = new Map<string, string>();
+  /**
+   * Swarms of the store that wait for a definition (or a version of one) this runtime lacks, or
+   * whose migration failed: they read their stored status with the note (see `deploys.ts`).
+   */
+  readonly waiting = new Map<string, Waiting>();
   /** Swarms this runtime owns but evicted from memory while they wait (see `passivation.ts`). */
   readonly passivated = new Set<string>();
   /** Renews the leases of the swarms held here (passivated ones included: nobody may adopt them). */
@@ -102,7 +108,8 @@ export class LiveSwarms {
       {
         swarmId,
         definitionId,
-        definitionVersion: def.version,
+        // A restored swarm runs on the version it was stored by (or migrated to): see leases.ts.
+        definitionVersion: 'record' in from ? from.record.definitionVersion : def.version,
         lease: () => this.options.owner.lease(),
         redact: this.options.redact,
         // A dry run's actor is never started nor stopped: an inspector would keep it as live.

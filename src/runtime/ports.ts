@@ -23,7 +23,10 @@ import type { BudgetGate } from './budget-gate.js';
 import type { CallGate } from './drain.js';
 
 /** What the ports need from the host of a swarm (a live `SwarmHost`, or a replay's stand-in). */
-export type PortsHost = Pick<SwarmHost, 'config' | 'input' | 'publish' | 'durable'>;
+export type PortsHost = Pick<SwarmHost, 'config' | 'input' | 'publish' | 'durable'> & {
+  /** The definition version the swarm runs on (absent: the current one). */
+  readonly definitionVersion?: number;
+};
 
 /** What the ports are built from. */
 export interface PortsDeps {
@@ -45,9 +48,11 @@ export interface PortsDeps {
 /** Builds the ports the actors use. */
 export function createPorts(deps: PortsDeps): SwarmPorts {
   const { catalog } = deps;
-  const swarm = (id: string) => {
-    const def = catalog.swarm(id);
-    if (!def) throw new Error(`Swarm definition "${id}" is not registered with this runtime`);
+  // A swarm's own definition is the version it runs on (an older one serves runs started on it).
+  const swarm = (id: string, swarmId?: string) => {
+    const version = swarmId === undefined ? undefined : deps.hosts.get(swarmId)?.definitionVersion;
+    const def = catalog.swarm(id, version);
+    if (!def) throw new Error(`Swarm definition "${id}"${version === undefined ? '' : ` version ${version}`} is not registered with this runtime`);
     return def;
   };
   const hostedModels = new Map<string, Model>();
@@ -63,14 +68,17 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
       if (!model) hostedModels.set(agent.id, (model = speakingAs(agent.id, agent.model ?? deps.model)));
       return model;
     },
-    toolSpecs: (input) => deps.specs.forStep(input, deps.hosts.get(input.swarmId)?.config().result),
+    toolSpecs(input) {
+      const host = deps.hosts.get(input.swarmId);
+      return deps.specs.forStep(input, host?.config().result, host?.definitionVersion);
+    },
     checkToolArgs(name, args): Checked {
       const t = catalog.tool(name);
       if (!t) return { ok: false, error: `Tool "${name}" is not registered` };
       return validate(t.parameters, args);
     },
-    checkResult: (definitionId, swarmId, value) => validate(resultSchema(swarm(definitionId), deps.hosts.get(swarmId)?.config()), value),
-    resultIsText: (definitionId, swarmId) => resultIsText(swarm(definitionId), deps.hosts.get(swarmId)?.config()),
+    checkResult: (definitionId, swarmId, value) => validate(resultSchema(swarm(definitionId, swarmId), deps.hosts.get(swarmId)?.config()), value),
+    resultIsText: (definitionId, swarmId) => resultIsText(swarm(definitionId, swarmId), deps.hosts.get(swarmId)?.config()),
     childInput: (definitionId, args) => childInput(catalog, definitionId, args),
     checkCustomization: (value) => checkCustomization(catalog, value),
     responseSchemaProblem,
@@ -88,16 +96,16 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
     runChild: (input, signal) => (deps.gate?.draining ? deps.gate.held() : deps.calls.runChild(input, signal)),
     runRemote: deps.budgets ? budgetedRemote(deps.calls, deps.budgets) : (input, signal) => deps.calls.runRemote(input, signal),
     guardInput(definitionId, swarmId) {
-      const guardrails = swarm(definitionId).guardrails.input;
+      const guardrails = swarm(definitionId, swarmId).guardrails.input;
       return guardrails.length === 0 ? undefined : runGuardrails(guardrails, deps.hosts.get(swarmId)?.input(), swarmId);
     },
     guardOutput(definitionId, swarmId, result) {
-      const guardrails = swarm(definitionId).guardrails.output;
+      const guardrails = swarm(definitionId, swarmId).guardrails.output;
       return guardrails.length === 0 ? undefined : runGuardrails(guardrails, result, swarmId);
     },
     guard(step, site, value) {
       const host = deps.hosts.get(site.swarmId);
-      const guardrails = guardrailsOf(catalog, step, site, host?.config().guardrails);
+      const guardrails = guardrailsOf(catalog, step, site, host?.config().guardrails, host?.definitionVersion);
       if (guardrails.length === 0) return undefined;
       return runGuards(guardrails, step === 'input' ? host?.input() : step === 'toolCall' ? guardedToolCall(value) : value, site.swarmId);
     },

@@ -22,6 +22,7 @@ import type { LiveSwarms } from './live.js';
 import { isRuntimeRecord } from '../store/records.js';
 import { withChildPauses } from './child-pauses.js';
 import type { SwarmHost } from './host.js';
+import type { Waiting } from './deploys.js';
 
 /** How many swarms' usage `usageOf` reads at once. */
 const USAGE_READS = 32;
@@ -79,7 +80,11 @@ export class Reading {
   /** The store's listing, with what this runtime cannot restore reported failed. */
   private async stored(filter: SwarmFilter): Promise<SwarmSummary[]> {
     const { store, unrestorable } = this.live;
-    if (unrestorable.size === 0) return store.list(filter);
+    if (unrestorable.size === 0) {
+      // A waiting swarm keeps its stored status (only a note is added): filters and limits hold as listed.
+      const listed = await store.list(filter);
+      return this.live.waiting.size === 0 ? listed : listed.map((s) => this.reported(s));
+    }
     const wanted = (s: SwarmSummary) => !filter.status || filter.status.includes(s.status);
     // At most `unrestorable.size` listed rows can drop out of the filter: fetch that many more.
     const limit = filter.limit === undefined ? undefined : filter.limit + unrestorable.size;
@@ -307,8 +312,10 @@ export class Reading {
    */
   private reported<S extends SwarmSummary>(s: S): S {
     const problem = this.live.unrestorable.get(s.swarmId);
-    if (!problem || isFinal(s.status) || this.live.hosts.has(s.swarmId)) return s;
-    return { ...s, status: 'failed', result: { status: 'failed', reason: problem } };
+    if (isFinal(s.status) || this.live.hosts.has(s.swarmId)) return s;
+    if (problem) return { ...s, status: 'failed', result: { status: 'failed', reason: problem } };
+    const waiting = this.live.waiting.get(s.swarmId);
+    return waiting ? withWaiting(s, waiting) : s;
   }
 
   /**
@@ -359,6 +366,16 @@ export class Reading {
       close: stop,
     };
   }
+}
+
+/**
+ * A stored swarm that waits for a definition version (see `deploys.ts`) as it is reported: its
+ * stored status and result, with what it waits for and why (in the listing and in the result).
+ */
+function withWaiting<S extends SwarmSummary>(s: S, waiting: Waiting): S {
+  const note = { waitingFor: waiting.waitingFor, waitingReason: `Swarm "${s.swarmId}" waits: ${waiting.reason}` };
+  const result = s.result.status === 'running' || s.result.status === 'paused' ? { ...s.result, ...note } : s.result;
+  return { ...s, ...note, result };
 }
 
 /**

@@ -170,14 +170,18 @@ export function replayInput(swarmId: string, snapshot: unknown, recorded: readon
  * replay diverge, so a recorded run works as a regression test. Without it the recorded
  * verdicts are used (replay needs no definitions at all).
  */
-export async function replaySwarm(store: SwarmStore, swarmId: string, judge?: (input: SwarmInput) => SwarmPorts | undefined): Promise<SwarmEvent[]> {
+export async function replaySwarm(
+  store: SwarmStore,
+  swarmId: string,
+  judge?: (input: SwarmInput, definitionVersion: number) => SwarmPorts | undefined,
+): Promise<SwarmEvent[]> {
   const record = await store.load(swarmId);
   if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
   if (!isFinal(record.status)) throw new SwarmError(`Cannot replay swarm "${swarmId}": it is ${record.status}, not finished`);
   if (record.problem) throw new SwarmError(`Cannot replay swarm "${swarmId}": ${record.problem}`);
   const recorded = await store.readEvents(swarmId, 0);
   const input = replayInput(swarmId, record.snapshot, recorded);
-  return (await replayJournal({ recorded, input, ports: judge?.(input) })).events;
+  return (await replayJournal({ recorded, input, ports: judge?.(input, record.definitionVersion) })).events;
 }
 
 /** What {@link replayJournal} replays. */
@@ -338,7 +342,9 @@ export function replayJournal({ recorded, input, ports, until }: JournalReplay):
         const next = recorded[produced.length];
         if (!next) return false;
         // Published from outside the machine: streamed chunks, child swarms' lifecycle, a fork's origin.
-        if (isChunk(next) || (next.kind === 'status-update' && (next.metadata.type === 'child-swarm' || next.metadata.type === 'forked'))) {
+        // A migration (after a deploy) is the runtime's, too: the replay runs on the migrated configuration.
+        const outside = next.kind === 'status-update' && (next.metadata.type === 'child-swarm' || next.metadata.type === 'forked' || next.metadata.type === 'migrated');
+        if (isChunk(next) || outside) {
           produced.push(next);
           continue;
         }
@@ -404,12 +410,13 @@ export function replayJournal({ recorded, input, ports, until }: JournalReplay):
 /**
  * Ports that judge a replayed swarm's responses with today's definitions, wired as the live
  * runtime's are, or undefined when its definition is not registered (the recorded verdicts are
- * used then). Nothing in them reaches a model, a tool or another swarm: every answer comes
+ * used then; `definitionVersion`: the version it ran on, else the current one). Nothing in them reaches a model, a tool or another swarm: every answer comes
  * from the journal.
  */
-export function judgingPorts(deps: Pick<PortsDeps, 'catalog' | 'specs'>, input: SwarmInput): SwarmPorts | undefined {
-  if (!deps.catalog.swarm(input.definitionId)) return undefined;
+export function judgingPorts(deps: Pick<PortsDeps, 'catalog' | 'specs'>, input: SwarmInput, definitionVersion?: number): SwarmPorts | undefined {
+  if (!deps.catalog.swarm(input.definitionId, definitionVersion)) return undefined;
   const replaying: PortsHost = {
+    ...(definitionVersion !== undefined ? { definitionVersion } : {}),
     config: () => input.config,
     input: () => input.input,
     publish: () => undefined,

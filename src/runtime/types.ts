@@ -190,6 +190,13 @@ export interface ListOptions {
 /** A swarm as `runtime.list` reports it: its summary, and its rolled-up usage when asked for. */
 export interface ListedSwarm extends SwarmSummary {
   usage?: UsageTotals;
+  /**
+   * The definition version (`planner@1`) an unfinished swarm waits for: this runtime lacks it, so
+   * the swarm keeps its stored status until a runtime that has it adopts it (see docs/deploys.md).
+   */
+  waitingFor?: string;
+  /** Why it waits, naming the definition and version. */
+  waitingReason?: string;
 }
 
 /**

@@ -35,8 +35,21 @@ export type SwarmResult<R = unknown> =
        * approvals also on this one.
        */
       pausedChildren?: PausedChild[];
+      /** The definition version (`planner@1`) it waits for, when no runtime here has it (see docs/deploys.md). */
+      waitingFor?: string;
+      /** Why it waits, naming the definition and version. */
+      waitingReason?: string;
     }
-  | { status: 'paused'; reason: PauseReason; currentTurn: number; maxTurns: number }
+  | {
+      status: 'paused';
+      reason: PauseReason;
+      currentTurn: number;
+      maxTurns: number;
+      /** The definition version (`planner@1`) it waits for, when no runtime here has it (see docs/deploys.md). */
+      waitingFor?: string;
+      /** Why it waits, naming the definition and version. */
+      waitingReason?: string;
+    }
   | { status: 'completed'; result: R }
   /** `rejected`: a guardrail rejected the swarm; it names the guardrail and its step (A2A state `rejected`). */
   | { status: 'failed'; reason: string; rejected?: GuardrailRejection }

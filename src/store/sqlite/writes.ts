@@ -220,7 +220,7 @@ export function prepareWrites(db: Database.Database): Writes {
      ON CONFLICT (swarm_id) DO NOTHING RETURNING no`,
   );
   const updateRecord = db.prepare<RecordParams, { no: number }>(
-    `UPDATE swarms SET status = @status, revision = @revision, snapshot = @snapshot, result = @result, last_seq = @lastSeq,
+    `UPDATE swarms SET definition_version = @definitionVersion, status = @status, revision = @revision, snapshot = @snapshot, result = @result, last_seq = @lastSeq,
        updated_at = @updatedAt, owner = COALESCE(@owner, owner), lease_until = MAX(lease_until, @leaseUntil),
        owner_host = IIF(@owner IS NULL, owner_host, @ownerHost), owner_pid = IIF(@owner IS NULL, owner_pid, @ownerPid),
        list_lengths = COALESCE(@listLengths, list_lengths)
