@@ -24,7 +24,8 @@ import { holderIsGone } from '../leases/holder.js';
 import type { PauseReason } from '../../machines/events.js';
 import type { SwarmClient, SwarmLimits } from '../client/client.js';
 import type { Budget } from '../define/budget.js';
-import type { SwarmResult } from '../store/result.js';
+import { isFinal, type SwarmResult } from '../store/result.js';
+import { stopThroughStore } from '../runtime/store-stop.js';
 import type { SwarmStore, SwarmSummary } from '../store/types.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../define/swarm-id.js';
 import { CliError, EXIT, loadModule, moduleRuntime, openState, readToken, type State, STATE_OPTIONS, type StateFlags } from './module.js';
@@ -142,6 +143,8 @@ async function commandHere(request: CommandRequest, modulePath: string | undefin
     const root = await familyRoot(store, swarmId);
     const holder = (await liveHolder(store, swarmId)) ?? (await liveHolder(store, root));
     if (holder && state.distribution.transport) return await relay(request, state, record.definitionId);
+    // One SQLite file, no NATS: a stop is left in the file for the holder, which applies it at once.
+    if (holder && command === 'stop' && store.notices) return await stopHeld(request, store);
     if (holder) {
       throw new CliError(
         `cannot ${command} swarm "${swarmId}" here: a live process drives it (pid ${holder.pid ?? '?'} on ${(holder.host ?? '?').split('#')[0]}, owner ${holder.owner}). ` +
@@ -213,6 +216,23 @@ async function apply(request: CommandRequest, client: SwarmClient): Promise<Swar
   else if (request.approval) await answer(request.approval, client);
   else await client.resume(...resumeArgs(request));
   return client.getResult();
+}
+
+/**
+ * `xswarm stop` of a swarm another process holds on the same SQLite file: the stop request is
+ * left in the file (the holder polls it and aborts the call in flight), then the outcome is
+ * read back; a holder that has not applied it in time leaves it for whoever holds the swarm next.
+ */
+async function stopHeld(request: CommandRequest, store: SwarmStore): Promise<number> {
+  await stopThroughStore(store, request.swarmId, request.text ?? 'Stopped from the command line');
+  const result = (await store.load(request.swarmId))?.result;
+  if (!result || !isFinal(result.status)) {
+    throw new CliError(
+      `stop of swarm "${request.swarmId}" requested: the process that drives it has not applied it yet; it stops at its next poll, or when another process adopts it`,
+      EXIT.conflict,
+    );
+  }
+  return report(request, result);
 }
 
 /** The command's outcome: the swarm's state on one line (its result as JSON with `--json`). */

@@ -36,7 +36,8 @@ Usage:
       process at URL (the token also from XSWARM_TOKEN). With --nats, a live process holding
       the swarm (any: serve, worker, run) gets it over NATS. Else this process takes the swarm
       over, which needs --module PATH (or XSWARM_MODULE) and no live process holding it (e.g.
-      after xswarm run exited at a pause); resume then drives the swarm like run. resume
+      after xswarm run exited at a pause); resume then drives the swarm like run. A stop of a
+      swarm another process holds on the same database file is left there for it. resume
       --pause-id names the pause answered (a stale one is refused); --answer gives a typed
       answer as JSON (checked against the pause's response schema) instead of the message.
   xswarm serve <module> [--port N] [--host H] [--token-file PATH | --token T]

@@ -173,6 +173,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     this.registryRecord = o.registry && !store.volatile ? new RegistryRecord(o.registry, { store, lease: () => owner.lease() }) : undefined;
     this.forking = new Forking({ live, catalog, specs, leases, owner });
     this.notices = new Notices({ store, live, leases, commands, reach });
+    this.notices.watchStops();
   }
 
   forTeam(definition: TeamDefinition | string, teamId?: string): TeamClient {

@@ -41,26 +41,39 @@ export class Notices {
   private subscription: TransportSubscription | undefined;
   private lastReleases: number | undefined;
   private polling = false;
+  /** Whether releases are heard (after `start`): only a started runtime adopts. */
+  private adopting = false;
   /** The adoption scans a notice scheduled. */
   private readonly followUps = new Set<NodeJS.Timeout>();
   private stopped = false;
 
   constructor(private readonly deps: NoticeDeps) {}
 
-  /** Starts listening (`runtime.start`): releases told by others, stop requests for swarms held here. */
+  /**
+   * Applies the stop requests left in the store for swarms held here, from the runtime's
+   * creation on: a runtime that only runs its own swarms (`xswarm run`, a service that never
+   * calls `start`) is reached by a stop from another process too.
+   */
+  watchStops(): void {
+    if (this.stopped || this.timer || !this.deps.store.notices) return;
+    this.timer = setInterval(() => void this.poll(), NOTICE_POLL_MS);
+    this.timer.unref();
+  }
+
+  /** Starts listening for releases told by others (`runtime.start`: this runtime adopts from then on). */
   async start(): Promise<void> {
-    if (this.stopped || this.timer || this.subscription) return;
+    if (this.stopped || this.adopting) return;
+    this.adopting = true;
     const { reach, store } = this.deps;
+    if (store.notices) {
+      this.lastReleases = store.notices.releases();
+      this.watchStops();
+    }
     if (reach) {
       const transport = await reach.transport;
       if (this.stopped) return;
       this.subscription = transport.subscribe(releasedSubject(reach.prefix), () => this.adoptNow());
       await transport.flush();
-    }
-    if (store.notices) {
-      this.lastReleases = store.notices.releases();
-      this.timer = setInterval(() => void this.poll(), NOTICE_POLL_MS);
-      this.timer.unref();
     }
   }
 
@@ -112,7 +125,7 @@ export class Notices {
     if (!notices || this.polling || this.stopped) return;
     this.polling = true;
     try {
-      const releases = notices.releases();
+      const releases = this.adopting ? notices.releases() : this.lastReleases;
       if (releases !== this.lastReleases) {
         this.lastReleases = releases;
         this.adoptNow();

@@ -154,16 +154,16 @@ describe.concurrent('xswarm', () => {
     expect(listed.stdout).toMatch(/\na3 +asker +stopped +\S+ +changed my mind\n$/);
   });
 
-  it('`events --follow` on a swarm another process drives ends at its final event; `stop` there names that process', TIMEOUT, async () => {
+  it('`events --follow` on a swarm another process drives ends at its final event; `pause` there names that process', TIMEOUT, async () => {
     const { start, xswarm } = cliOn();
     // A run waiting at its prompt holds the swarm, alive, for as long as the test wants.
     const run = start(['run', MODULE, 'asker', 'book a day', '--id', 'live']);
     await printed(run, /paused \(HITL\)/);
     const follow = start(['events', 'live', '--follow', '--json']);
     follow.child.stdin.end();
-    const [refused] = await Promise.all([xswarm(['stop', 'live', '--module', MODULE]), printed(follow, /"type":"paused"/)]);
+    const [refused] = await Promise.all([xswarm(['pause', 'live', '--module', MODULE]), printed(follow, /"type":"paused"/)]);
     expect(refused.code).toBe(5);
-    expect(refused.stderr).toContain(`cannot stop swarm "live" here: a live process drives it (pid ${run.child.pid} on `);
+    expect(refused.stderr).toContain(`cannot pause swarm "live" here: a live process drives it (pid ${run.child.pid} on `);
     expect(refused.stderr).toContain('--url http://127.0.0.1:<port>');
     // Answered only now: the follower reads what is committed after it started, to the end.
     run.child.stdin.end('Monday\n');
@@ -174,6 +174,21 @@ describe.concurrent('xswarm', () => {
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events.filter(isFinal)).toEqual([events.at(-1)]);
     expect(events.at(-1)).toMatchObject({ kind: 'status-update', metadata: { type: 'completed', result: 'Booked for Monday' } });
+  });
+
+  it('`stop` of a swarm another process drives on the same database file reaches that process', TIMEOUT, async () => {
+    const { start, xswarm } = cliOn();
+    const run = start(['run', MODULE, 'asker', 'book a day', '--id', 'held']);
+    await printed(run, /paused \(HITL\)/);
+    const stopped = await xswarm(['stop', 'held', 'not needed']);
+    expect(stopped.stderr).toBe('');
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toBe('swarm held stopped: not needed\n');
+    // The process that drove it, waiting at its prompt, saw its swarm stopped and ended as a stopped run ends.
+    const ended = await run.done;
+    expect(ended.code).toBe(1);
+    expect(ended.stdout).toMatch(/\n +\d+ +stopped: not needed\n$/);
+    expect(ended.stderr).toContain('went on without this answer (resumed or stopped elsewhere)');
   });
 
   it('after its `xswarm run` was killed, `pause` takes a running swarm over and `resume` finishes it', TIMEOUT, async () => {
