@@ -161,7 +161,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
       new Serving({ transport: reach.transport, prefix: reach.prefix, owner: owner.id, timings: o.hosting, catalog, live, others, launcher, leases, commands });
     this.teams = new Teams(
       o.teams,
-      teamPort({ store, catalog, live, leases, reading, commands, launcher, others, inspect: o.inspect }),
+      teamPort({ store, catalog, live, leases, reading, commands, launcher, others, inspect: o.inspect, gate: this.gate }),
       (id) => catalog.has(id) || reach !== undefined,
       {
         store,

@@ -13,6 +13,7 @@ import { summaryOf } from '../store/summary.js';
 import type { SwarmStore } from '../store/types.js';
 import type { SwarmActivity, TeamRuntimePort } from '../team/host-types.js';
 import type { Commands } from './commands.js';
+import type { CallGate } from './drain.js';
 import type { Launcher } from './launch.js';
 import type { Leases } from './leases.js';
 import type { LiveSwarms } from './live.js';
@@ -31,6 +32,8 @@ export interface TeamPortParts {
   others: OtherRuntimes | undefined;
   /** The runtime's inspection observer, for the teams' leaders and workers. */
   inspect?: InspectObserver | undefined;
+  /** The gate a drain closes: no new team run, and no attempt's swarm started, once it drains. */
+  gate: CallGate;
 }
 
 /** The team port of a runtime made of `parts`. */
@@ -42,9 +45,14 @@ export function teamPort(parts: TeamPortParts): TeamRuntimePort {
     ...(parts.inspect ? { inspect: parts.inspect } : {}),
     // The attempt's swarm id is the hosted call's idempotency key: sent again (a leader
     // restarted), it attaches to the attempt instead of reading "id in use".
+    accepting: (what) => parts.gate.assertAccepting(what),
+    // Draining: the attempt waits (held, never failed) until the runtime closes; the runtime
+    // that adopts the team starts it then, under the same swarm id.
     startSwarm: (definitionId, swarmId, input, options) =>
-      remoteTask(definitionId)?.host({ swarmId, definitionId, input, attach: true, ...(options?.budgetOuter ? { budgetOuter: options.budgetOuter } : {}) }) ??
-      launcher.start(definitionId, swarmId, input, options?.budgetOuter ? { budgetOuter: options.budgetOuter } : {}),
+      parts.gate.draining
+        ? parts.gate.held()
+        : (remoteTask(definitionId)?.host({ swarmId, definitionId, input, attach: true, ...(options?.budgetOuter ? { budgetOuter: options.budgetOuter } : {}) }) ??
+          launcher.start(definitionId, swarmId, input, options?.budgetOuter ? { budgetOuter: options.budgetOuter } : {})),
     // A task swarm left by a previous process is adopted first (a team restored on first use):
     // that one swarm, looked up by id (a listing of every unfinished swarm per attempt is O(n)).
     wait: async (swarmId, signal) => {

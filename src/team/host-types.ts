@@ -19,6 +19,8 @@ export interface TeamRuntimePort {
    * workers report to it. Absent: their actors are made without one.
    */
   readonly inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Throws (a `RuntimeDrainingError`) when the runtime takes no new work: `what` names the refused work. */
+  accepting?(what: string): void;
   startSwarm(definitionId: string, swarmId: string, input: unknown, options?: { budgetOuter?: BudgetAccountRef[] }): Promise<void>;
   /**
    * The swarm's result once it is paused or has ended; rejects when `signal` aborts (the attempt

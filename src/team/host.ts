@@ -449,6 +449,7 @@ export class TeamHost {
   }
 
   async #runInSlices(tasks: readonly TaskSpec[]): Promise<Task[]> {
+    this.#port.accepting?.(`a run of team "${this.teamId}"`);
     if (tasks.length === 0) throw new TeamError(`team ${this.teamId}: a run needs at least one task`, 'invalid-task');
     if (tasks.length <= CREATE_SLICE) {
       // One slice: the run as it always was, then its commit.

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineSwarm, handoff, type Runtime, RuntimeDrainingError, type SwarmError, scriptedModel, tool } from '../../src/index.js';
+import { defineSwarm, defineTeam, handoff, type Runtime, RuntimeDrainingError, type SwarmError, scriptedModel, tool } from '../../src/index.js';
 import { serve } from '../../src/server/index.js';
 import { request } from '../support/server-clients.js';
 import { sqliteFilePerTest } from '../support/sqlite-file.js';
@@ -195,5 +195,33 @@ describe('stop by id from another runtime on the same SQLite file', () => {
     expect(c.seen.aborted).toHaveLength(1);
     expect(await b.forSwarm(c.swarm, 's1').getResult()).toMatchObject({ status: 'stopped', reason: 'stopped by ops' });
     expect(a.stats().live).toBe(0);
+  });
+});
+
+describe('a team while its runtime drains', () => {
+  it('refuses a new team run, holds the next attempt unstarted, and another runtime finishes the team, each task once', async () => {
+    const c = chore(300);
+    const team = defineTeam({ id: 'chores', workers: [{ type: 'any', swarm: c.swarm, count: 1 }] });
+    const tasks = ['a', 'b', 'c'].map((id) => ({ id, subject: `chore ${id}` }));
+    // Short leases: a team is adopted at the other runtime's scan (every half lease).
+    const a = file.runtime({ teams: [team], model: c.model('a'), store: file.open(), leaseMs: 2_000 });
+    await a.start();
+    await a.forTeam(team).run(tasks);
+    await until('the first chore at work', () => c.seen.executions.length === 1);
+    const draining = a.drain({ deadlineMs: 5_000 });
+    await expect(a.forTeam(team, 'other').run(tasks)).rejects.toBeInstanceOf(RuntimeDrainingError);
+    await draining;
+    // The tool call in flight finished and committed; the model call after it, and the next
+    // attempts, were held here.
+    expect(c.seen.effects.size).toBe(1);
+    expect(c.modelCalls.filter((m) => m.startsWith('a:'))).toEqual(['a:before']);
+
+    const b = file.runtime({ teams: [team], model: c.model('b'), store: file.open(), leaseMs: 2_000 });
+    await b.start();
+    const summary = await b.forTeam(team).wait();
+    expect(summary.status).toBe('completed');
+    expect(summary.counts.completed).toBe(3);
+    expect(c.seen.effects.size).toBe(3);
+    expect(c.seen.executions.length).toBe(3);
   });
 });
