@@ -65,7 +65,8 @@ export class Forking {
     const newId = options.newId ?? randomUUID();
     assertSwarmId(newId);
     const { plan, source, replayed } = await this.prepare(sourceId, options, newId);
-    const def = catalog.swarm(source.definitionId);
+    // On the version the source ran on while it is registered (docs/deploys.md), else the current one.
+    const def = catalog.swarm(source.definitionId, source.definitionVersion) ?? catalog.swarm(source.definitionId);
     if (!def) throw new SwarmError(`Cannot fork swarm "${sourceId}": its definition "${source.definitionId}" is not registered with this runtime`, 'unknown-definition');
     if (live.hosts.has(newId) || live.starting.has(newId) || live.passivated.has(newId)) throw inUse(newId);
 
@@ -140,7 +141,7 @@ export class Forking {
       replayed = await replayJournal({
         recorded: renamed(recorded, sourceId, newId),
         input,
-        ports: judgingPorts({ catalog, specs }, input),
+        ports: judgingPorts({ catalog, specs }, input, catalog.swarm(source.definitionId, source.definitionVersion) ? source.definitionVersion : undefined),
         until: seq,
       });
     } catch (e) {

@@ -363,3 +363,26 @@ describe('forks of unfinished swarms, and restarts', () => {
     expect(before.sideEffects).toMatchObject([{ kind: 'swarm', name: 'kid', callId: 'k1', key: 'lead-1:t1:k1', newKey: '<new-id>:t1:k1' }]);
   });
 });
+
+describe('fork across a deploy', () => {
+  it('a run of version 1 forks onto version 1 while it is registered beside version 2', async () => {
+    const v1 = defineSwarm({ id: 'greeter', instructions: 'Greet (v1).' });
+    const v2 = defineSwarm({ id: 'greeter', version: 2, instructions: 'Greet (v2).' });
+    const old = track(createRuntime({ swarms: [v1], model: queueModel({ greeter: [call('pause', { reason: 'Whom?' }, 'p1')] }), store: file.open() }));
+    await old.forSwarm('greeter', 'g1').run('Greet someone');
+    expect((await old.forSwarm('greeter', 'g1').wait()).status).toBe('paused');
+    await old.close();
+    open.splice(open.indexOf(old), 1);
+
+    const model = queueModel({ greeter: [{ text: 'Hello, Ada.' }] });
+    const both = track(createRuntime({ swarms: [v1, v2], model, store: file.open() }));
+    const forked = await both.fork('g1', { atSeq: (await both.store.readEvents('g1', 0)).length, newId: 'g1-fork' });
+    expect(forked.swarmId).toBe('g1-fork');
+    expect((await both.store.load('g1-fork'))?.definitionVersion).toBe(1);
+    await both.forSwarm('greeter', 'g1-fork').resume('Ada');
+    expect(await both.forSwarm('greeter', 'g1-fork').wait()).toMatchObject({ status: 'completed', result: 'Hello, Ada.' });
+    // It ran on version 1: the model was given v1's instructions.
+    expect((await both.store.load('g1-fork'))?.definitionVersion).toBe(1);
+    expect(model.requests[0]!.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('Greet (v1).') });
+  });
+});
