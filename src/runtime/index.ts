@@ -51,6 +51,8 @@ import { memoryLedger } from '../store/budgets.js';
 import { Reading } from './reading.js';
 import { judgingPorts, replaySwarm } from './replay.js';
 import { teamPort } from './team-port.js';
+import { type MetricsRegistry, RuntimeMetrics, timedStore } from './metrics.js';
+import { observeRuntime } from './observe.js';
 import type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
 
 export type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
@@ -91,6 +93,9 @@ class ComposedRuntime implements Runtime, SwarmControl {
   private readonly teams: Teams;
   /** The agent registry kept in the store (`options.registry` with a durable store). */
   private readonly registryRecord: RegistryRecord | undefined;
+  readonly metrics: MetricsRegistry | undefined;
+  /** Unsubscribes the logs and metrics (see `observe.ts`). */
+  private readonly unobserve: () => void;
 
   constructor(options: RuntimeOptions) {
     // Every option checked before anything is built, so a mistake leaves no connection behind.
@@ -124,8 +129,15 @@ class ComposedRuntime implements Runtime, SwarmControl {
       pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
     });
     const logic = createSwarmLogic(createPorts({ catalog, specs, model: o.model, hosts, calls, modelTimeoutMs: o.modelTimeoutMs, budgets }));
-    const live = (this.live = new LiveSwarms({ store, catalog, logic, hosts, owner, redact: o.redact, inspect: o.inspect }));
-    const leases = (this.leases = new Leases(live, catalog, owner));
+    // Metrics (only when asked for): the live swarms' commits are timed through their store.
+    this.metrics = o.metrics;
+    const metrics =
+      o.metrics &&
+      new RuntimeMetrics(o.metrics, { definitionOf: (id) => hosts.get(id)?.definitionId, leasesHeld: () => this.live.stats().live + this.live.stats().passivated });
+    const liveStore = metrics ? timedStore(store, metrics) : store;
+    const live = (this.live = new LiveSwarms({ store: liveStore, catalog, logic, hosts, owner, redact: o.redact, inspect: o.inspect, logger: o.logger }));
+    this.unobserve = observeRuntime({ live, reach, logger: o.logger, metrics });
+    const leases = (this.leases = new Leases(live, catalog, owner, o.logger));
     const questions = new HumanQuestions();
     const rehydration = o.passivateAfterMs === undefined ? withoutPassivation(live) : new Passivation(live, o.passivateAfterMs, questions, leases);
 
@@ -213,6 +225,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     this.serving?.stop();
     this.leases.stop();
     await this.live.close();
+    this.unobserve();
     if (this.ownsStore) await this.store.close();
     await this.reach?.close();
   }
