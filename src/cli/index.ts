@@ -41,13 +41,15 @@ Usage:
       answer as JSON (checked against the pause's response schema) instead of the message.
   xswarm serve <module> [--port N] [--host H] [--token-file PATH | --token T]
                [--allowed-origin O]... [--allowed-host H]... [--insecure-no-token]
-               [--inspect [--inspect-port N]]
+               [--inspect [--inspect-port N]] [--log-level L] [--public-metrics]
       Serves the module's swarms over REST + SSE, WebSocket, A2A and MCP; unfinished swarms
       resume on start. The bearer token comes from --token-file or XSWARM_TOKEN (preferred:
       --token shows it in the process list). Bound to 127.0.0.1 by default; another --host
       needs a token unless --insecure-no-token. Browser pages of other origins need
       --allowed-origin. --inspect also runs the Stately inspector's relay on 127.0.0.1 (a free
       port unless --inspect-port; needs @statelyai/inspect): open the printed INSPECT URL.
+      Logs JSON lines to stderr at --log-level (debug, info, warn, error; default info);
+      Prometheus metrics at GET /metrics, behind the token unless --public-metrics.
   xswarm replay <id> [--json]
       Re-runs a finished swarm from its journal with zero model and tool calls and prints its
       events; exits 1 if the replay diverges from the recording.
@@ -56,10 +58,10 @@ Usage:
       that swarm or team (the list without either); --open also opens it in a browser. --url
       is the server (default http://127.0.0.1:4000). --with-token puts the token (--token-file,
       --token or XSWARM_TOKEN) in the address's fragment, which no server receives.
-  xswarm worker <module> --nats URL
+  xswarm worker <module> --nats URL [--log-level L]
       Hosts the module's agents and swarms (it may export agents alone) for every process on
       that NATS: their handoffs to an agent or swarm they lack come here. Runs until SIGINT or
-      SIGTERM, then stops serving, releases what it holds and exits 0.
+      SIGTERM, then stops serving, releases what it holds and exits 0. Logs as serve does.
 
 Where the swarms live: every command takes --db PATH (default: XSWARM_DB, else
 ${DEFAULT_DB_PATH}), or --nats URL[,URL…] to keep them in JetStream on a NATS server: then
