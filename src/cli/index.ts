@@ -20,9 +20,10 @@ Usage:
       tool calls, child swarms, pauses), then its result. --json prints every event as one
       JSON line instead. A pause asks for the human's answer on stdin (a terminal prompt, or
       the next line of a pipe); when stdin ends, the swarm stays paused (exit 3).
-  xswarm list [--status S]... [--definition D] [--limit N] [--json]
+  xswarm list [--status S]... [--definition D] [--name N] [--component C] [--limit N] [--json]
       The swarms of the database, most recently updated first (S: running, awaitingHandoff,
       paused, completed, failed, stopped; several with commas or a repeated --status).
+      --name and --component keep the named runs with that name or component id.
   xswarm events <id> [--since N] [--follow] [--json]
       A swarm's events after event N; --follow waits for the next ones until the final event,
       whichever process drives the swarm.

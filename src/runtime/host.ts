@@ -336,6 +336,8 @@ export class SwarmHost {
       lastSeq: this.seq,
       updatedAt: now,
     };
+    const label = snapshot.context.config.label;
+    if (label) record.label = label;
     return persisted && persisted.writes.length > 0 ? { record, messages: persisted.writes } : { record };
   }
 

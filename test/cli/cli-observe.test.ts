@@ -11,6 +11,7 @@ import { guardCheckoutState } from '../support/checkout-guard.js';
 import { killCliProcesses, printed, runCli, startCli } from '../support/cli-process.js';
 import { parsePromText, sampleValue } from '../support/prom-text.js';
 import { until } from '../support/wait.js';
+import { createRuntime, scriptedModel, sqliteStore } from '../../src/index.js';
 
 const MODULE = 'test/fixtures/cli-swarms.ts';
 const TIMEOUT = { timeout: 60_000 };
@@ -27,6 +28,38 @@ afterAll(async () => {
 });
 
 type LogLine = { level: string; time: number; msg: string; swarmId?: string; definitionId?: string };
+
+describe('xswarm list of named runs', () => {
+  it('shows a NAME column and filters by --name and --component', TIMEOUT, async () => {
+    const db = join(dir, 'named.db');
+    const store = sqliteStore(db);
+    const runtime = createRuntime({ model: scriptedModel(() => ({ text: 'done' })), store });
+    for (const [id, name, componentId] of [
+      ['n1', 'digest', 'mailer'],
+      ['n2', 'report', undefined],
+    ] as const) {
+      const c = runtime.adhoc(id);
+      await c.run({ userMessage: 'Go', instructions: 'Answer.', name, ...(componentId ? { componentId } : {}) });
+      await c.wait();
+    }
+    await runtime.close();
+    await store.close();
+    const all = await runCli(['list', '--db', db]);
+    expect(all.code, all.stderr).toBe(0);
+    const [header, ...rows] = all.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^SWARM\s+DEFINITION\s+NAME\s+STATUS\s+UPDATED$/);
+    expect(rows.map((r) => r.split(/\s{2,}/).slice(0, 4))).toEqual([
+      ['n2', 'xswarm.adhoc', 'report', 'completed'],
+      ['n1', 'xswarm.adhoc', 'digest [mailer]', 'completed'],
+    ]);
+    const byName = await runCli(['list', '--db', db, '--name', 'digest', '--json']);
+    expect((JSON.parse(byName.stdout) as { swarmId: string; label: unknown }[]).map((s) => [s.swarmId, s.label])).toEqual([
+      ['n1', { name: 'digest', componentId: 'mailer' }],
+    ]);
+    const byComponent = await runCli(['list', '--db', db, '--component', 'nobody']);
+    expect(byComponent.stdout).toBe('');
+  });
+});
 
 describe('xswarm serve logs and metrics', () => {
   it('logs JSON lines to stderr at --log-level and counts the same model calls at /metrics', TIMEOUT, async () => {
