@@ -21,8 +21,15 @@ export type LogMethod = (fields: Record<string, unknown>, message: string) => vo
  * loggers whose every line carries the same fields.
  *
  * @example
- * import pino from 'pino';
- * const runtime = createRuntime({ swarms, model, logger: pino({ level: 'info' }) });
+ * import { createRuntime, type Logger } from 'xswarm';
+ * // pino({ level: 'info' }) fits as it is; so does any object with these four methods.
+ * const logger: Logger = {
+ *   debug: () => {},
+ *   info: (fields, message) => console.log(message, fields),
+ *   warn: (fields, message) => console.warn(message, fields),
+ *   error: (fields, message) => console.error(message, fields),
+ * };
+ * const runtime = createRuntime({ swarms, model, logger });
  */
 export interface Logger {
   debug: LogMethod;
