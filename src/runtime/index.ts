@@ -133,7 +133,11 @@ class ComposedRuntime implements Runtime, SwarmControl {
     this.metrics = o.metrics;
     const metrics =
       o.metrics &&
-      new RuntimeMetrics(o.metrics, { definitionOf: (id) => hosts.get(id)?.definitionId, leasesHeld: () => this.live.stats().live + this.live.stats().passivated });
+      new RuntimeMetrics(o.metrics, {
+        definitionOf: (id) => hosts.get(id)?.definitionId,
+        leasesHeld: () => this.live.stats().live + this.live.stats().passivated,
+        holds: (id) => hosts.has(id) || this.live.passivated.has(id),
+      });
     const liveStore = metrics ? timedStore(store, metrics) : store;
     const live = (this.live = new LiveSwarms({ store: liveStore, catalog, logic, hosts, owner, redact: o.redact, inspect: o.inspect, logger: o.logger }));
     this.unobserve = observeRuntime({ live, reach, logger: o.logger, metrics });

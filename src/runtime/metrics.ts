@@ -21,6 +21,8 @@ export interface MetricsSources {
   definitionOf(swarmId: string): string | undefined;
   /** How many swarms this runtime holds the lease of (in memory and passivated). */
   leasesHeld(): number;
+  /** Whether this runtime still drives the swarm (in memory or passivated). */
+  holds(swarmId: string): boolean;
 }
 
 /** The buckets of the step histogram, in seconds: a scripted model's microseconds to a slow model's minutes. */
@@ -73,7 +75,12 @@ export class RuntimeMetrics {
       registers,
       collect() {
         this.reset();
-        for (const s of swarms.values()) this.inc({ definition: s.definition, state: s.state });
+        for (const [id, s] of swarms) {
+          // A swarm this runtime stopped driving without its final event (its lease was lost,
+          // the runtime closed it) is no longer this runtime's to count.
+          if (!sources.holds(id)) swarms.delete(id);
+          else this.inc({ definition: s.definition, state: s.state });
+        }
       },
     });
     new prom.Gauge({

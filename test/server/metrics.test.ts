@@ -127,6 +127,24 @@ describe('GET /metrics', () => {
     expect(sampleValue(after, 'xswarm_leases_held')).toBe(0);
   });
 
+  it('keeps counting a passivated swarm as paused and leased, and drops it once stopped', async () => {
+    runtime = createRuntime({ swarms: [looper], model: model(), metrics: true, passivateAfterMs: 0 });
+    const loop = runtime.forSwarm(looper, 'loop-2');
+    await loop.run('Loop.');
+    await until(
+      'the looper is passivated',
+      () => runtime!.stats(),
+      (s) => s.passivated === 1,
+    );
+    const m = parsePromText(await runtime.metrics!.metrics());
+    expect(sampleValue(m, 'xswarm_swarms', { definition: 'looper', state: 'paused' })).toBe(1);
+    expect(sampleValue(m, 'xswarm_leases_held')).toBe(1);
+    await loop.stop('enough');
+    const after = parsePromText(await runtime.metrics!.metrics());
+    expect(after.get('xswarm_swarms')!.samples).toEqual([]);
+    expect(sampleValue(after, 'xswarm_swarms_finished_total', { definition: 'looper', state: 'stopped' })).toBe(1);
+  });
+
   it('is served without the token with publicMetrics, into a registry the caller gave', async () => {
     const { Registry } = await import('prom-client');
     const registry = new Registry();
