@@ -28,6 +28,7 @@ import {
   W1_BUDGETED,
   W1_FULL,
   W1_INSPECTED,
+  W1_METRICS,
   W1_JETSTREAM,
   W1_MACHINE,
   W1_MEMORY,
@@ -140,6 +141,15 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         beside('µs per model call', f.usPerModelCall, 'µs', 'W1 / memory, no observer', figures(W1_MEMORY, SEQUENTIAL)?.usPerModelCall);
         info(
           'µs per model call added by inspection',
+          f.usPerModelCall != null && figures(W1_MEMORY, SEQUENTIAL)?.usPerModelCall != null ? f.usPerModelCall - figures(W1_MEMORY, SEQUENTIAL)!.usPerModelCall! : null,
+          'µs',
+        );
+        break;
+      case `${W1_METRICS}|${SEQUENTIAL}`:
+        // For reading: what the Prometheus metrics cost per model call (off: the row above).
+        beside('µs per model call', f.usPerModelCall, 'µs', 'W1 / memory, no metrics', figures(W1_MEMORY, SEQUENTIAL)?.usPerModelCall);
+        info(
+          'µs per model call added by metrics',
           f.usPerModelCall != null && figures(W1_MEMORY, SEQUENTIAL)?.usPerModelCall != null ? f.usPerModelCall - figures(W1_MEMORY, SEQUENTIAL)!.usPerModelCall! : null,
           'µs',
         );

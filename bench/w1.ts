@@ -87,12 +87,18 @@ export interface W1Runtime {
 }
 
 /**
- * Creates a runtime with the W1 swarm and its agents, on the default in-memory store.
+ * Creates a runtime with the W1 swarm and its agents, on the default in-memory store (`extra`: metrics or a logger, for their rows).
  *
  * @example
  * const { runtime, swarm, counts } = createW1Runtime(0);
  */
-export function createW1Runtime(latencyMs: number, store?: SwarmStore, inspect?: RuntimeOptions['inspect'], budget?: Budget): W1Runtime {
+export function createW1Runtime(
+  latencyMs: number,
+  store?: SwarmStore,
+  inspect?: RuntimeOptions['inspect'],
+  budget?: Budget,
+  extra?: Pick<RuntimeOptions, 'metrics' | 'logger'>,
+): W1Runtime {
   const counts = newCounts();
   const agents = W1_AGENTS.map((id) => defineAgent({ id, instructions: `You are the ${id}. Answer briefly.` }));
   const swarm = defineSwarm({
@@ -105,7 +111,15 @@ export function createW1Runtime(latencyMs: number, store?: SwarmStore, inspect?:
   const model = scriptedModel(latencyMs > 0 ? (req) => w1Call(req, counts, latencyMs) : (req) => w1Respond(req, counts));
   // A budget in USD needs the model's price: the budget row prices it (what a real deployment does).
   const prices = budget?.usd !== undefined ? { [model.name]: { inputPerMTok: 2.5, outputPerMTok: 10 } } : undefined;
-  const runtime = createRuntime({ swarms: [swarm], agents, model, ...(store ? { store } : {}), ...(inspect ? { inspect } : {}), ...(prices ? { prices } : {}) });
+  const runtime = createRuntime({
+    swarms: [swarm],
+    agents,
+    model,
+    ...(store ? { store } : {}),
+    ...(inspect ? { inspect } : {}),
+    ...(prices ? { prices } : {}),
+    ...extra,
+  });
   return { runtime, swarm, counts };
 }
 

@@ -231,7 +231,7 @@ export class SwarmList {
       h(
         'div',
         { class: 'line2' },
-        h('span', { class: 'def' }, s.definitionId),
+        h('span', { class: 'def', title: s.label?.description ?? s.definitionId }, s.label?.name ? `${s.label.name} (${s.definitionId})` : s.definitionId),
         h('span', { title: 'started' }, when(s.startedAt)),
         h('span', { title: 'turns' }, `${s.turns ?? '—'} turns`),
         h('span', { title: 'tokens (input + output)' }, `${count(s.tokens?.total)} tok`),
@@ -247,7 +247,7 @@ function swarmItem(swarm) {
 
 /** @param {SwarmRow} s */
 function searchText(s) {
-  return `${s.swarmId} ${s.definitionId} ${s.status}`.toLowerCase();
+  return `${s.swarmId} ${s.definitionId} ${s.status} ${s.label?.name ?? ''} ${s.label?.componentId ?? ''}`.toLowerCase();
 }
 
 /** @param {() => void} act */

@@ -50,7 +50,8 @@
 /**
  * A row of `GET /inspector/api/overview`'s `swarms`, and the answer of `GET /inspector/api/swarms/:id`.
  * @typedef {{ swarmId: string, definitionId: string, status: string, startedAt: number | null, updatedAt: number, lastSeq: number,
- *   turns: number | null, tokens: { input: number, output: number, total: number } | null, parentSwarmId?: string }} SwarmRow
+ *   turns: number | null, tokens: { input: number, output: number, total: number } | null, parentSwarmId?: string,
+ *   label?: { name?: string, description?: string, componentId?: string } }} SwarmRow
  * @typedef {{ teamId: string, definitionId: string, status: string, counts: Record<string, number> }} TeamRow
  * @typedef {{ swarms: SwarmRow[], teams: TeamRow[] }} Overview
  */

@@ -184,6 +184,17 @@ export interface Artifact {
 }
 
 /**
+ * What a caller named a run (an ad-hoc swarm's `name`, `description` and `componentId`): shown
+ * by listings, the inspector and the CLI, and carried by the run's `task` event.
+ */
+export interface SwarmLabel {
+  name?: string;
+  description?: string;
+  /** An id the caller chose for the component (a feature, a job, a UI widget) that started the run. */
+  componentId?: string;
+}
+
+/**
  * The first event of every swarm: the A2A `Task`, submitted, with the input as the first
  * message of its history.
  */
@@ -194,7 +205,8 @@ export interface TaskEvent {
   contextId: string;
   status: { state: 'submitted'; timestamp: string };
   history?: Message[];
-  metadata: { definitionId: string };
+  /** `label`: what the caller named the run, when it did (runs recorded before named runs never carry it). */
+  metadata: { definitionId: string; label?: SwarmLabel };
   seq: number;
   swarmId: string;
 }
@@ -287,7 +299,7 @@ export type MessageBody = Omit<Message, 'messageId' | 'taskId' | 'contextId'>;
  * timestamps and the sequence number, which the runtime stamps.
  */
 export type SwarmEventBody =
-  | { kind: 'task'; status: { state: 'submitted' }; history?: MessageBody[]; metadata: { definitionId: string } }
+  | { kind: 'task'; status: { state: 'submitted' }; history?: MessageBody[]; metadata: { definitionId: string; label?: SwarmLabel } }
   | { kind: 'status-update'; status: { state: TaskState; message?: MessageBody }; final: boolean; metadata: SwarmFact }
   | Omit<ArtifactUpdateEvent, 'taskId' | 'contextId' | 'seq' | 'swarmId'>
   | InternalEventBody;

@@ -22,7 +22,7 @@ import { agentMachine, type AgentOutput, type SessionEntry } from './agent.js';
 import { CALL_SLOTS, callDoneEvent, isHandoff, roundStartEvents, spawnOf } from './calls/index.js';
 import { type ModelStepOutput, modelStepSlot } from './contracts.js';
 import { llmCallEvent, statusUpdate, summaryCallEvent, valueParts, valueText } from './event-builders.js';
-import type { CheckpointStep, PauseReason, SwarmEventBody, SwarmFact } from './events.js';
+import type { CheckpointStep, PauseReason, SwarmEventBody, SwarmFact, SwarmLabel } from './events.js';
 import type { ChatMessage, Usage } from './messages.js';
 import { type HistoryPolicy, type HistorySummary, type MadeSummary, withHistory } from './history.js';
 import type { HandoffTarget } from './plan.js';
@@ -78,8 +78,8 @@ export interface SwarmConfig {
   handoffs: ResolvedHandoff[];
   /** JSON Schema of the result, for ad-hoc swarms (defined swarms use their definition's). */
   result?: Record<string, unknown>;
-  /** Name and description of an ad-hoc swarm. */
-  label?: { name?: string; description?: string };
+  /** Name, description and component id of an ad-hoc swarm. */
+  label?: SwarmLabel;
   /** Most matches a `swarm_registry_search` returns, when the swarm has the registry tools. */
   registryLimit?: number;
   /**
@@ -665,7 +665,7 @@ export const swarmMachine = setup({
         kind: 'task',
         status: { state: 'submitted' },
         history: [{ kind: 'message', role: 'user', parts: valueParts(context.input) }],
-        metadata: { definitionId: context.definitionId },
+        metadata: context.config.label ? { definitionId: context.definitionId, label: context.config.label } : { definitionId: context.definitionId },
       },
       working({ type: 'started', definitionId: context.definitionId }),
       checkpoint('start'),

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { SwarmLabel } from '../../machines/events.js';
 import { z } from 'zod';
 import type { Customization } from '../../machines/calls/swarm.js';
 import type { ResolvedHandoff, SwarmConfig } from '../../machines/swarm.js';
@@ -31,7 +32,7 @@ export interface ResolveOptions {
   /** JSON Schema of an ad-hoc swarm's result. */
   result?: Record<string, unknown>;
   /** Name and description of an ad-hoc swarm. */
-  label?: { name?: string; description?: string };
+  label?: SwarmLabel;
   /** The handoffs already evaluated for this input (so a function of the input runs once). */
   handoffs?: readonly Handoff[];
   /** An ad-hoc swarm's guardrails, per step: registered by name, stored as names. */

@@ -20,9 +20,10 @@ Usage:
       tool calls, child swarms, pauses), then its result. --json prints every event as one
       JSON line instead. A pause asks for the human's answer on stdin (a terminal prompt, or
       the next line of a pipe); when stdin ends, the swarm stays paused (exit 3).
-  xswarm list [--status S]... [--definition D] [--limit N] [--json]
+  xswarm list [--status S]... [--definition D] [--name N] [--component C] [--limit N] [--json]
       The swarms of the database, most recently updated first (S: running, awaitingHandoff,
       paused, completed, failed, stopped; several with commas or a repeated --status).
+      --name and --component keep the named runs with that name or component id.
   xswarm events <id> [--since N] [--follow] [--json]
       A swarm's events after event N; --follow waits for the next ones until the final event,
       whichever process drives the swarm.
@@ -42,7 +43,7 @@ Usage:
       answer as JSON (checked against the pause's response schema) instead of the message.
   xswarm serve <module> [--port N] [--host H] [--token-file PATH | --token T]
                [--allowed-origin O]... [--allowed-host H]... [--insecure-no-token]
-               [--inspect [--inspect-port N]] [--drain-ms N]
+               [--inspect [--inspect-port N]] [--drain-ms N] [--log-level L] [--public-metrics]
       Serves the module's swarms over REST + SSE, WebSocket, A2A and MCP; unfinished swarms
       resume on start. The bearer token comes from --token-file or XSWARM_TOKEN (preferred:
       --token shows it in the process list). Bound to 127.0.0.1 by default; another --host
@@ -52,6 +53,8 @@ Usage:
       SIGTERM or SIGINT drains it: new work gets 503, its swarms park at a step boundary and
       are released to the other processes on the store, within --drain-ms (default 10000);
       then it exits 0. A second signal exits at once.
+      Logs JSON lines to stderr at --log-level (debug, info, warn, error; default info);
+      Prometheus metrics at GET /metrics, behind the token unless --public-metrics.
   xswarm replay <id> [--json]
       Re-runs a finished swarm from its journal with zero model and tool calls and prints its
       events; exits 1 if the replay diverges from the recording.
@@ -66,10 +69,11 @@ Usage:
       that swarm or team (the list without either); --open also opens it in a browser. --url
       is the server (default http://127.0.0.1:4000). --with-token puts the token (--token-file,
       --token or XSWARM_TOKEN) in the address's fragment, which no server receives.
-  xswarm worker <module> --nats URL [--drain-ms N]
+  xswarm worker <module> --nats URL [--drain-ms N] [--log-level L]
       Hosts the module's agents and swarms (it may export agents alone) for every process on
       that NATS: their handoffs to an agent or swarm they lack come here. Runs until SIGINT or
       SIGTERM, then drains as serve does (new calls go to the other workers) and exits 0.
+      Logs as serve does.
 
 Where the swarms live: every command takes --db PATH (default: XSWARM_DB, else
 ${DEFAULT_DB_PATH}), or --nats URL[,URL…] to keep them in JetStream on a NATS server: then

@@ -1,6 +1,7 @@
 /**
- * `xswarm list [--status s] [--definition d] [--limit n] [--json]`: the swarms of the database
- * (or of JetStream, with `--nats`), most recently updated first.
+ * `xswarm list [--status s] [--definition d] [--name n] [--component c] [--limit n] [--json]`:
+ * the swarms of the database (or of JetStream, with `--nats`), most recently updated first; a
+ * NAME column shows the names (and component ids) of named runs when there are any.
  *
  * @module
  */
@@ -21,6 +22,8 @@ export async function listCommand(args: string[]): Promise<number> {
       ...STATE_OPTIONS,
       status: { type: 'string', multiple: true },
       definition: { type: 'string' },
+      name: { type: 'string' },
+      component: { type: 'string' },
       limit: { type: 'string' },
       json: { type: 'boolean' },
     },
@@ -37,6 +40,8 @@ export async function listCommand(args: string[]): Promise<number> {
     const swarms = await state.store.list({
       ...(statuses ? { status: statuses as SwarmStatus[] } : {}),
       ...(values.definition !== undefined ? { definitionId: values.definition } : {}),
+      ...(values.name !== undefined ? { name: values.name } : {}),
+      ...(values.component !== undefined ? { componentId: values.component } : {}),
       ...(limit !== undefined ? { limit } : {}),
     });
     if (values.json) process.stdout.write(`${JSON.stringify(swarms)}\n`);
@@ -50,8 +55,10 @@ export async function listCommand(args: string[]): Promise<number> {
 /** The swarms as aligned columns: id, definition, status, last update, and what they wait on or ended with. */
 function table(swarms: SwarmSummary[]): string {
   if (swarms.length === 0) return '';
-  const rows = swarms.map((s) => [s.swarmId, s.definitionId, s.status, new Date(s.updatedAt).toISOString(), note(s)]);
-  const all = [['SWARM', 'DEFINITION', 'STATUS', 'UPDATED', ''], ...rows];
+  // The NAME column only when a listed run has a label: listings of unnamed runs read as before.
+  const named = swarms.some((s) => s.label);
+  const rows = swarms.map((s) => [s.swarmId, s.definitionId, ...(named ? [nameOf(s)] : []), s.status, new Date(s.updatedAt).toISOString(), note(s)]);
+  const all = [['SWARM', 'DEFINITION', ...(named ? ['NAME'] : []), 'STATUS', 'UPDATED', ''], ...rows];
   const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
   return (
     all
@@ -63,6 +70,12 @@ function table(swarms: SwarmSummary[]): string {
       )
       .join('\n') + '\n'
   );
+}
+
+/** A named run's name, with its component id in brackets. */
+function nameOf(s: SwarmSummary): string {
+  const { name, componentId } = s.label ?? {};
+  return [name, componentId === undefined ? undefined : `[${componentId}]`].filter((x) => x !== undefined).join(' ');
 }
 
 /** A paused swarm's question, an ended swarm's reason, the live holder of a running one. */

@@ -265,11 +265,11 @@ export async function moduleRuntime(
   state: State,
   mod: LoadedModule | undefined,
   store: SwarmStore = state.store,
-  { serve = true, inspect }: { serve?: boolean; inspect?: RuntimeOptions['inspect'] } = {},
+  { serve = true, inspect, observe }: { serve?: boolean; inspect?: RuntimeOptions['inspect']; observe?: Pick<RuntimeOptions, 'logger' | 'metrics'> } = {},
 ): Promise<Runtime> {
   const { createRuntime } = await import('../runtime/index.js');
   const definitions = mod ? { swarms: mod.swarms, agents: mod.agents, teams: mod.teams, tools: mod.tools, model: mod.model } : { model: NO_MODEL };
-  return createRuntime({ ...definitions, store, ...state.distribution, ...(serve ? {} : { hosting: { serve: false } }), ...(inspect ? { inspect } : {}) });
+  return createRuntime({ ...definitions, store, ...state.distribution, ...(serve ? {} : { hosting: { serve: false } }), ...(inspect ? { inspect } : {}), ...observe });
 }
 
 /** Resolves on the first SIGINT or SIGTERM: how long-running commands (`serve`, `worker`) wait to stop. */

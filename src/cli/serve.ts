@@ -12,9 +12,10 @@
 import { parseArgs } from 'node:util';
 import type { Runtime } from '../runtime/types.js';
 import { serve } from '../server/lazy.js';
-import { importOptional, OPTIONAL_PEERS } from '../util/optional.js';
+import { importOptional, installed, OPTIONAL_PEERS } from '../util/optional.js';
 import type { InspectRelay } from '../inspect/relay.js';
 import { DRAIN_OPTIONS, drainMs, exitAtSecondSignal } from './drain-signal.js';
+import { cliLogger, LOG_LEVEL_OPTION } from './log-level.js';
 import { CliError, EXIT, loadModule, moduleRuntime, openState, readToken, STATE_OPTIONS, untilStopped } from './module.js';
 
 /** `xswarm serve`; resolves with the exit code once stopped by a signal. */
@@ -34,8 +35,11 @@ export async function serveCommand(args: string[]): Promise<number> {
       'allowed-host': { type: 'string', multiple: true },
       inspect: { type: 'boolean' },
       'inspect-port': { type: 'string' },
+      ...LOG_LEVEL_OPTION,
+      'public-metrics': { type: 'boolean' },
     },
   });
+  const logger = cliLogger(values['log-level']);
   // Read before anything starts, so a bad token source fails fast.
   const token = await readToken(values.token, values['token-file']);
   const path = positionals[0];
@@ -56,7 +60,11 @@ export async function serveCommand(args: string[]): Promise<number> {
   try {
     // The relay first: the swarms resumed by start() report to it from their first step.
     if (values.inspect) relay = await startRelay(inspectPort, token);
-    runtime = await moduleRuntime(state, mod, state.store, relay ? { inspect: relay.inspect } : {});
+    // A served runtime has its metrics on where prom-client is installed: GET /metrics (behind
+    // the token unless --public-metrics); without it, /metrics answers 404 and a warning says why.
+    const metrics = OPTIONAL_PEERS.metrics.every(installed);
+    if (!metrics) logger.warn({}, `metrics off: GET /metrics needs ${OPTIONAL_PEERS.metrics.join(' ')} (npm install ${OPTIONAL_PEERS.metrics.join(' ')})`);
+    runtime = await moduleRuntime(state, mod, state.store, { ...(relay ? { inspect: relay.inspect } : {}), observe: { logger, ...(metrics ? { metrics: true } : {}) } });
     await runtime.start();
     server = await serve(runtime, {
       port,
@@ -65,6 +73,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       ...(values['insecure-no-token'] ? { insecureNoToken: true } : {}),
       ...(values['allowed-origin'] ? { allowedOrigins: values['allowed-origin'] } : {}),
       ...(values['allowed-host'] ? { allowedHosts: values['allowed-host'] } : {}),
+      ...(values['public-metrics'] ? { publicMetrics: true } : {}),
     });
   } catch (e) {
     // A refused bind (non-loopback without a token, port in use) must not leave swarms running.
@@ -79,9 +88,12 @@ export async function serveCommand(args: string[]): Promise<number> {
     process.stdout.write(`  REST  POST ${server.url}/swarms/${s.id}\n  A2A   ${server.url}/a2a/${s.id}/.well-known/agent-card.json\n`);
   }
   for (const t of mod.teams) process.stdout.write(`  REST  POST ${server.url}/teams/${t.id}/<teamId>/run\n`);
+  if (runtime.metrics) process.stdout.write(`  METRICS ${server.url}/metrics\n`);
   process.stdout.write(`  MCP   ${server.url}/mcp\n  WS    ${server.url.replace('http', 'ws')}/events\n  PAGE  ${server.url}/inspector/ (the inspector page)\n`);
   if (relay) process.stdout.write(`  INSPECT ${relay.url} (Stately inspector; @statelyai/inspect receivers: ${relay.wsUrl})\n`);
+  logger.info({ url: server.url, state: state.where }, 'xswarm serving');
   await untilStopped();
+  logger.info({}, 'xswarm stopping');
   // Draining: new runs get 503 meanwhile, the swarms park and go to the other processes.
   const exited = exitAtSecondSignal(drainDeadlineMs);
   await runtime.drain({ deadlineMs: drainDeadlineMs });

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { PauseReason, SwarmEvent } from '../../machines/events.js';
+import type { PauseReason, SwarmEvent, SwarmLabel } from '../../machines/events.js';
 import type { UsageReport } from '../usage/report.js';
 import type { z } from 'zod';
 import { responseSchemaOf } from '../define/response-schema.js';
@@ -270,8 +270,24 @@ export interface AdhocParameters<R extends z.ZodType = z.ZodType> {
   budgetKey?: string;
   /** What the model sees of the conversation (see `SwarmDefinition.history`, docs/history.md). */
   history?: HistoryPolicy;
+  /** What the run is called: shown by `runtime.list()` (filter with `{ name }`), the inspector, `xswarm list`, and carried by its `task` event. */
   name?: string;
+  /** What the run is for, shown with its name. */
   description?: string;
+  /**
+   * An id of the caller's choosing for the component that started the run (a feature, a job, a
+   * widget): listings filter by it (`runtime.list({ componentId })`). Every ad-hoc swarm has the
+   * definition id `xswarm.adhoc`; this and `name` tell them apart.
+   */
+  componentId?: string;
+}
+
+/** The label of an ad-hoc run: only the fields given (a stored label has no undefined keys). */
+function labelOf({ name, description, componentId }: AdhocParameters): SwarmLabel {
+  for (const [key, value] of Object.entries({ name, description, componentId })) {
+    if (value !== undefined && typeof value !== 'string') throw new TypeError(`adhoc run: ${key} must be a string`);
+  }
+  return { ...(name ? { name } : {}), ...(description ? { description } : {}), ...(componentId ? { componentId } : {}) };
 }
 
 /**
@@ -292,6 +308,12 @@ export class AdhocClient extends SwarmClient<AdhocParameters> {
     if (!params || typeof params.userMessage !== 'string' || typeof params.instructions !== 'string') {
       return Promise.reject(new TypeError('adhoc run needs { userMessage: string, instructions: string }'));
     }
+    let label: SwarmLabel | undefined;
+    try {
+      label = params.name || params.description || params.componentId ? labelOf(params) : undefined;
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const options: ResolveOptions = {
       overrides: {
         instructions: params.instructions,
@@ -306,7 +328,7 @@ export class AdhocClient extends SwarmClient<AdhocParameters> {
       },
       ...(params.guardrails ? { guardrails: params.guardrails } : {}),
       ...(params.result ? { result: jsonSchemaOf(params.result) } : {}),
-      ...(params.name || params.description ? { label: { name: params.name, description: params.description } } : {}),
+      ...(label ? { label } : {}),
     };
     return this.control.startSwarm(ADHOC_ID, this.swarmId, params.userMessage, options);
   }

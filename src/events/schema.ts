@@ -153,7 +153,10 @@ const taskEvent = z.strictObject({
   contextId: z.string().min(1),
   status: z.strictObject({ state: z.literal('submitted'), timestamp: isoTimestamp }),
   history: z.array(message).optional(),
-  metadata: z.strictObject({ definitionId: z.string() }),
+  metadata: z.strictObject({
+    definitionId: z.string(),
+    label: z.strictObject({ name: z.string().optional(), description: z.string().optional(), componentId: z.string().optional() }).optional(),
+  }),
   ...stamp,
 });
 

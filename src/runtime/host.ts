@@ -12,6 +12,7 @@ import type { SwarmEvent, SwarmEventBody } from '../../machines/events.js';
 import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmConfig, type SwarmContext, type SwarmInput } from '../../machines/swarm.js';
 import type { createSwarmLogic } from '../../actors/index.js';
 import type { Redactor } from '../util/redact.js';
+import type { Logger } from '../util/logger.js';
 import type { InspectObserver } from './types.js';
 import { CHUNK_WINDOW_MS, isChunk, mergeChunks } from '../events/chunks.js';
 import { isoTime, stampEvent } from '../events/stamp.js';
@@ -97,6 +98,8 @@ export class SwarmHost {
       redact?: Redactor | undefined;
       /** The runtime's inspection observer (`createRuntime({ inspect })`), told of this swarm's actor and its children. */
       inspect?: InspectObserver | undefined;
+      /** The runtime's logger: store retries and failures, a lost lease. */
+      logger?: Logger | undefined;
     },
     from: HostStart,
     private readonly onEnd: (host: SwarmHost) => void,
@@ -347,6 +350,8 @@ export class SwarmHost {
       lastSeq: this.seq,
       updatedAt: now,
     };
+    const label = snapshot.context.config.label;
+    if (label) record.label = label;
     return persisted && persisted.writes.length > 0 ? { record, messages: persisted.writes } : { record };
   }
 
@@ -473,6 +478,10 @@ export class SwarmHost {
   private async retry(c: Commit, err: unknown, attempt: number): Promise<void> {
     const delay = COMMIT_RETRY_DELAYS_MS[attempt];
     if (delay === undefined || this.endedFlag || ownerLost(err)) throw err;
+    this.meta.logger?.warn(
+      { swarmId: this.swarmId, definitionId: this.definitionId, attempt: attempt + 1, delayMs: delay, error: errorText(err) },
+      'store commit failed; retrying',
+    );
     await new Promise((resolve) => setTimeout(resolve, delay));
     if (this.endedFlag) throw err;
     try {
@@ -568,12 +577,23 @@ export class SwarmHost {
   private fail(err: unknown): void {
     if (this.failure) return;
     if (ownerLost(err) || this.inStore.revision === 0 || this.endedFlag) {
+      if (ownerLost(err) && this.inStore.revision > 0)
+        this.meta.logger?.warn(
+          { swarmId: this.swarmId, definitionId: this.definitionId, error: errorText(err) },
+          'lease lost: another runtime drives this swarm now; stopped here',
+        );
+      else if (!ownerLost(err) && !this.endedFlag)
+        this.meta.logger?.warn(
+          { swarmId: this.swarmId, definitionId: this.definitionId, error: errorText(err) },
+          'store failed on the first write; the swarm did not start',
+        );
       this.failure = toError(err);
       // The store no longer follows this swarm: stop driving it so nothing runs un-recorded.
       this.actor.stop();
       this.end();
       return;
     }
+    this.meta.logger?.error({ swarmId: this.swarmId, definitionId: this.definitionId, error: errorText(err) }, 'store failed: the swarm fails');
     this.failWith(`Storage failure, the swarm's last step could not be recorded: ${errorText(err)}`, err);
   }
 

@@ -56,6 +56,8 @@ import { memoryLedger } from '../store/budgets.js';
 import { Reading } from './reading.js';
 import { judgingPorts, replaySwarm } from './replay.js';
 import { teamPort } from './team-port.js';
+import { type MetricsRegistry, RuntimeMetrics, timedStore } from './metrics.js';
+import { observeRuntime } from './observe.js';
 import type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
 
 export type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
@@ -105,6 +107,9 @@ class ComposedRuntime implements Runtime, SwarmControl {
   private readonly notices: Notices;
   /** The drain under way, once `drain` was called. */
   private draining: Promise<void> | undefined;
+  readonly metrics: MetricsRegistry | undefined;
+  /** Unsubscribes the logs and metrics (see `observe.ts`). */
+  private readonly unobserve: () => void;
 
   constructor(options: RuntimeOptions) {
     // Every option checked before anything is built, so a mistake leaves no connection behind.
@@ -138,8 +143,19 @@ class ComposedRuntime implements Runtime, SwarmControl {
       pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
     });
     const logic = createSwarmLogic(createPorts({ catalog, specs, model: o.model, hosts, calls, modelTimeoutMs: o.modelTimeoutMs, budgets, gate: this.gate }));
-    const live = (this.live = new LiveSwarms({ store, catalog, logic, hosts, owner, redact: o.redact, inspect: o.inspect }));
-    const leases = (this.leases = new Leases(live, catalog, owner));
+    // Metrics (only when asked for): the live swarms' commits are timed through their store.
+    this.metrics = o.metrics;
+    const metrics =
+      o.metrics &&
+      new RuntimeMetrics(o.metrics, {
+        definitionOf: (id) => hosts.get(id)?.definitionId,
+        leasesHeld: () => this.live.stats().live + this.live.stats().passivated,
+        holds: (id) => hosts.has(id) || this.live.passivated.has(id),
+      });
+    const liveStore = metrics ? timedStore(store, metrics) : store;
+    const live = (this.live = new LiveSwarms({ store: liveStore, catalog, logic, hosts, owner, redact: o.redact, inspect: o.inspect, logger: o.logger }));
+    this.unobserve = observeRuntime({ live, reach, logger: o.logger, metrics });
+    const leases = (this.leases = new Leases(live, catalog, owner, o.logger));
     const questions = new HumanQuestions();
     const rehydration = o.passivateAfterMs === undefined ? withoutPassivation(live) : new Passivation(live, o.passivateAfterMs, questions, leases);
 
@@ -243,6 +259,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     await this.live.close();
     // The leases are released: the other runtimes adopt at once, not at their next scan.
     await this.notices.released();
+    this.unobserve();
     if (this.ownsStore) await this.store.close();
     await this.reach?.close();
   }

@@ -20,6 +20,7 @@ import type { SwarmHost } from './host.js';
 import type { LiveSwarms } from './live.js';
 import { restorePlan, versionLabel, type Waiting } from './deploys.js';
 import { migrateRecord } from './migration.js';
+import type { Logger } from '../util/logger.js';
 
 /** Adoption: this runtime taking over the stored swarms nobody drives. */
 export class Leases {
@@ -33,6 +34,8 @@ export class Leases {
     private readonly live: LiveSwarms,
     private readonly catalog: Catalog,
     private readonly holder: Owner,
+    /** The runtime's logger (`createRuntime({ logger })`); undefined: silent. */
+    private readonly log?: Logger,
   ) {
     this.owner = holder.id;
     this.leaseMs = holder.leaseMs;
@@ -42,7 +45,11 @@ export class Leases {
   async watch(): Promise<void> {
     await this.adopt();
     if (!this.adoptTimer) {
-      this.adoptTimer = setInterval(() => void this.adopt('others').catch(() => undefined), Math.max(50, this.leaseMs / 2));
+      this.adoptTimer = setInterval(
+        () =>
+          void this.adopt('others').catch((e: unknown) => this.log?.warn({ owner: this.owner, error: errorText(e) }, 'adoption scan failed; retried at the next scan')),
+        Math.max(50, this.leaseMs / 2),
+      );
       this.adoptTimer.unref();
     }
   }
@@ -121,7 +128,8 @@ export class Leases {
     dryRun.discard();
     // Two adoption passes may run at once (start's timer, a parent re-attaching a child).
     if (live.starting.has(id) || live.passivated.has(id)) return;
-    await this.restore(id, takeover);
+    const adopted = await this.restore(id, takeover);
+    if (adopted) this.log?.info({ swarmId: id, definitionId: listed.definitionId, previousOwner: listed.lease?.owner }, 'swarm adopted');
   }
 
   /**
@@ -214,6 +222,7 @@ export class Leases {
       }
     }
     this.live.unrestorable.set(record.swarmId, `Cannot restore swarm "${record.swarmId}": ${problem}`);
+    this.log?.warn({ swarmId: record.swarmId, definitionId: record.definitionId, problem }, 'swarm cannot be restored here; it reads failed');
     return undefined;
   }
 

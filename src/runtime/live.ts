@@ -18,6 +18,8 @@ import type { Redactor } from '../util/redact.js';
 import type { InspectObserver } from './types.js';
 import { type HostStart, SwarmHost } from './host.js';
 import type { Waiting } from './deploys.js';
+import type { Logger } from '../util/logger.js';
+import { errorText } from '../../machines/error-text.js';
 
 /** What the live swarms are built with. */
 export interface LiveOptions {
@@ -35,6 +37,8 @@ export interface LiveOptions {
   redact: Redactor | undefined;
   /** The inspection observer every host's actor reports to (`createRuntime({ inspect })`). */
   inspect?: InspectObserver | undefined;
+  /** The runtime's logger (`createRuntime({ logger })`); undefined: silent. */
+  logger?: Logger | undefined;
 }
 
 /**
@@ -114,6 +118,7 @@ export class LiveSwarms {
         redact: this.options.redact,
         // A dry run's actor is never started nor stopped: an inspector would keep it as live.
         inspect: dryRun ? undefined : this.options.inspect,
+        logger: this.options.logger,
         committed: (events) => {
           this.deliver(events);
           this.observer?.committed(host, events);
@@ -174,8 +179,9 @@ export class LiveSwarms {
         if (!this.listeners.has(listener)) break;
         try {
           listener(e);
-        } catch {
+        } catch (err) {
           // One subscriber's bug must not stop a swarm or the other subscribers.
+          this.options.logger?.warn({ swarmId: e.swarmId, seq: e.seq, error: errorText(err) }, 'an event listener threw; ignored');
         }
       }
     }

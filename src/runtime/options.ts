@@ -26,6 +26,8 @@ import { checkPrices, type Prices } from '../usage/report.js';
 import type { InspectObserver, RuntimeOptions } from './types.js';
 import { checkKeyBudgets, type KeyBudget } from '../define/budget.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from './budget-gate.js';
+import { guardedLogger, type Logger } from '../util/logger.js';
+import { isRegistry, type MetricsRegistry, newRegistry } from './metrics.js';
 
 /** How long a lease lasts without renewal unless `leaseMs` says otherwise. */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -62,6 +64,10 @@ export interface ResolvedOptions {
   hosting: HostingTimings;
   /** The inspection observer of every actor; undefined: no inspection wiring at all. */
   inspect: InspectObserver | undefined;
+  /** The caller's logger, guarded; undefined: silent (nothing is logged, nothing is built for it). */
+  logger: Logger | undefined;
+  /** The registry of the runtime's metrics; undefined: no metrics. */
+  metrics: MetricsRegistry | undefined;
 }
 
 /** A function, checked by type only: zod 4's `z.function()` is a schema of its own, not a value check. */
@@ -99,6 +105,8 @@ const optionsSchema = z.looseObject({
   inspect: z
     .union([fn, z.looseObject({ next: fn.optional(), error: fn.optional(), complete: fn.optional() }).refine((o) => ['next', 'error', 'complete'].some((k) => k in o))])
     .optional(),
+  logger: z.looseObject({ debug: fn, info: fn, warn: fn, error: fn }).optional(),
+  metrics: z.union([z.boolean(), z.custom<MetricsRegistry>(isRegistry)]).optional(),
 });
 
 /** What each option must be, for the error that names it. */
@@ -117,6 +125,8 @@ const EXPECTED: Record<string, string> = {
   transport: 'transport must be a Transport (request, subscribe, publish)',
   hosting: 'hosting must be { deadlineMs?, heartbeatMs?, heartbeatTimeoutMs?, serve? }',
   'hosting.serve': 'hosting.serve must be a boolean',
+  logger: 'logger must be a logger with debug, info, warn and error methods (pino, or jsonLogger())',
+  metrics: 'metrics must be true or a prom-client Registry',
   inspect: 'inspect must be an inspection observer: a function, or an object with next (e.g. createWebSocketInspector().inspect)',
 };
 
@@ -161,6 +171,8 @@ export function resolveOptions(options: RuntimeOptions): ResolvedOptions {
     reach: reachOf(options.nats, options.transport, prefix, !options.store),
     hosting,
     inspect: options.inspect && guardedObserver(options.inspect),
+    logger: options.logger && guardedLogger(options.logger),
+    metrics: options.metrics === true ? newRegistry() : options.metrics || undefined,
   };
 }
 

@@ -17,7 +17,7 @@ import { SwarmError } from '../errors.js';
 import { isFinal, type SwarmResult, type SwarmStatus } from '../store/result.js';
 import { PAGE_SIZE, readPage } from '../store/pages.js';
 import { summaryOf } from '../store/summary.js';
-import { leftOutBy, type SwarmFilter, type SwarmSummary } from '../store/types.js';
+import { labelMatches, leftOutBy, type SwarmFilter, type SwarmSummary } from '../store/types.js';
 import type { LiveSwarms } from './live.js';
 import { isRuntimeRecord } from '../store/records.js';
 import { withChildPauses } from './child-pauses.js';
@@ -94,7 +94,13 @@ export class Reading {
       for (const id of unrestorable.keys()) {
         if (listed.has(id)) continue;
         const record = await store.load(id);
-        if (!record || (filter.definitionId && record.definitionId !== filter.definitionId) || leftOutBy(filter.notHeldBy, record.lease)) continue;
+        if (
+          !record ||
+          (filter.definitionId && record.definitionId !== filter.definitionId) ||
+          leftOutBy(filter.notHeldBy, record.lease) ||
+          !labelMatches(filter, record.label)
+        )
+          continue;
         const { snapshot: _s, ...summary } = record;
         listed.set(id, summary);
       }

@@ -60,9 +60,13 @@ function recordedBeforeLimitsPaused(recorded: readonly SwarmEvent[], input: Swar
 
 /**
  * `body` as an older recording has it: a pause recorded before pauses had ids carries none, so
- * the id the machine makes today is left out of the comparison (nothing else differs).
+ * the id the machine makes today is left out of the comparison (nothing else differs); a named
+ * run's task event recorded before it carried the label, likewise.
  */
 function asRecordedThen(body: SwarmEventBody, recorded: SwarmEvent): SwarmEventBody {
+  // A named run recorded before task events carried the run's label.
+  if (body.kind === 'task' && body.metadata.label && recorded.kind === 'task' && !recorded.metadata.label)
+    return { ...body, metadata: { definitionId: body.metadata.definitionId } };
   if (body.kind !== 'status-update' || body.metadata.type !== 'paused' || recorded.kind !== 'status-update' || recorded.metadata.type !== 'paused') return body;
   if (recorded.metadata.reason.pauseId !== undefined || body.metadata.reason.pauseId === undefined) return body;
   const { pauseId: _new, ...reason } = body.metadata.reason;

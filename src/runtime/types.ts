@@ -27,6 +27,8 @@ import type { TeamDefinition } from '../define/team.js';
 import type { Prices, UsageTotals } from '../usage/report.js';
 import type { ForkOptions, ForkPlan } from './fork-plan.js';
 import type { DrainOptions } from './drain.js';
+import type { Logger } from '../util/logger.js';
+import type { MetricsRegistry } from './metrics.js';
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {
@@ -154,6 +156,21 @@ export interface RuntimeOptions {
    * const runtime = createRuntime({ swarms, model: scriptedModel(() => ({ text: 'ok' })), inspect });
    */
   inspect?: InspectObserver;
+  /**
+   * Where the runtime logs what an operator needs (swarms started, paused, finished and failed;
+   * adoption; lost leases; store write retries and failures; NATS drops and reconnections;
+   * listener and logger errors): a pino-compatible logger, `{ debug, info, warn, error }(fields, message)`.
+   * `jsonLogger({ level })` writes JSON lines to stderr. Default: silent. See docs/observability.md.
+   */
+  logger?: Logger;
+  /**
+   * Prometheus metrics of this runtime: `true` for a new registry of its own, or a prom-client
+   * `Registry` to register them in (one runtime per registry: the names would clash). Read them
+   * from `runtime.metrics` (`await runtime.metrics.metrics()`), or `GET /metrics` of `serve()`.
+   * No default process metrics are registered. Default: off, at no cost (prom-client is not even
+   * loaded). See docs/observability.md for the names and labels.
+   */
+  metrics?: MetricsRegistry | boolean;
 }
 
 /** What {@link RuntimeOptions.inspect} takes: an XState inspection observer, or a function of each event. */
@@ -319,4 +336,6 @@ export interface Runtime {
    * waiting, restored on demand; see `passivateAfterMs`).
    */
   stats(): { live: number; passivated: number };
+  /** The registry of this runtime's metrics (`createRuntime({ metrics })`); undefined without. */
+  readonly metrics?: MetricsRegistry;
 }

@@ -26,6 +26,7 @@ import { createTeamHandler } from './teams.js';
 import { createInspectorApiHandler } from './inspector/api.js';
 import { createInspectorStaticHandler, isInspectorFile } from './inspector/static.js';
 import type { ServeOptions, SwarmServer } from './options.js';
+import { createMetricsHandler, METRICS_PATH } from './metrics.js';
 
 export type { ServeOptions, SwarmServer } from './options.js';
 
@@ -93,13 +94,14 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
     createMcpHandler(ctx, options.registry ? { registry: options.registry } : {}),
     createInspectorApiHandler(ctx),
     createInspectorStaticHandler(),
+    createMetricsHandler(ctx),
   ];
 
   const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', base || 'http://127.0.0.1');
     if (url.pathname === '/health') return sendJson(res, 200, { ok: true });
     policy.check(req);
-    if (!isPublic(url) && !authorized(req, ctx.token)) {
+    if (!isPublic(url) && !(options.publicMetrics && url.pathname === METRICS_PATH) && !authorized(req, ctx.token)) {
       res.setHeader('www-authenticate', 'Bearer');
       throw new HttpError(401, 'Missing or wrong bearer token');
     }

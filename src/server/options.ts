@@ -50,6 +50,12 @@ export interface ServeOptions {
    * `get_task_status`) are added to the MCP server.
    */
   registry?: AgentRegistry;
+  /**
+   * Serve `GET /metrics` (the runtime's Prometheus metrics, `createRuntime({ metrics })`)
+   * without the bearer token, for a scraper that cannot send one. Default false: it needs the
+   * token like every other endpoint.
+   */
+  publicMetrics?: boolean;
 }
 
 /** A running server. */

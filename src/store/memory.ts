@@ -7,7 +7,7 @@ import type { SwarmEvent } from '../../machines/events.js';
 import { isFinal } from './result.js';
 import { assembleSnapshot } from './messages.js';
 import { memoryLedger } from './budgets.js';
-import { type Commit, type Lease, LeaseLostError, leftOutBy, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
+import { type Commit, labelMatches, type Lease, LeaseLostError, leftOutBy, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
 
 /**
  * Creates an in-memory store. It is volatile: a swarm's snapshot is written when the swarm
@@ -73,7 +73,10 @@ export function memoryStore(): SwarmStore {
       const records: SwarmRecord[] = [];
       for (const { record, lease } of swarms.values()) if (record && !leftOutBy(filter.notHeldBy, lease)) records.push(record);
       return records
-        .filter((r) => (!filter.definitionId || r.definitionId === filter.definitionId) && (!filter.status || filter.status.includes(r.status)))
+        .filter(
+          (r) =>
+            (!filter.definitionId || r.definitionId === filter.definitionId) && (!filter.status || filter.status.includes(r.status)) && labelMatches(filter, r.label),
+        )
         .sort((a, b) => b.updatedAt - a.updatedAt)
         .slice(0, filter.limit ?? Infinity)
         .map(({ snapshot: _s, ...summary }) => {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { SwarmEvent } from '../../machines/events.js';
+import type { SwarmEvent, SwarmLabel } from '../../machines/events.js';
 import { SwarmError } from '../errors.js';
 import type { BudgetLedger } from './budgets.js';
 import type { MessageWrite } from './messages.js';
@@ -44,6 +44,11 @@ export interface SwarmRecord {
    * `load` of stores shared by processes, so a command can be sent to the holder.
    */
   lease?: Lease;
+  /**
+   * What the caller named the run (an ad-hoc swarm's `name`, `description`, `componentId`).
+   * Absent for runs without one, and in records written before runs had names.
+   */
+  label?: SwarmLabel;
 }
 
 /** A record without its snapshot: what listings return. */
@@ -54,12 +59,21 @@ export interface SwarmFilter {
   definitionId?: string;
   status?: readonly SwarmRecord['status'][];
   limit?: number;
+  /** Only the runs with this name (`label.name`, see `AdhocParameters.name`). */
+  name?: string;
+  /** Only the runs with this component id (`label.componentId`). */
+  componentId?: string;
   /**
    * Leaves out the swarms whose lease `owner` holds past `at` (ms since epoch): what an
    * adoption scan need not see, the swarms its own runtime drives. A store that ignores it
    * lists them, which costs time, not correctness.
    */
   notHeldBy?: { owner: string; at: number };
+}
+
+/** Whether a record's label passes a filter's `name` and `componentId` (for stores filtering in memory). */
+export function labelMatches(filter: SwarmFilter, label: SwarmLabel | undefined): boolean {
+  return (filter.name === undefined || label?.name === filter.name) && (filter.componentId === undefined || label?.componentId === filter.componentId);
 }
 
 /** Whether a listing filtered with `notHeldBy` leaves out a swarm whose lease is `lease`. */

@@ -38,6 +38,19 @@ export function natsTransport(connection: NatsConnection, options: { owned?: boo
   /** Rejections of the requests in flight: an outage fails them at once (their answers are lost). */
   const inFlight = new Set<(error: TransportError) => void>();
   const subscriptions = new Set<Subscription>();
+  /** Told of each change of `link` (see `Transport.watchStatus`). */
+  const watchers = new Set<(status: TransportStatus) => void>();
+  const setLink = (next: TransportStatus) => {
+    if (next === link) return;
+    link = next;
+    for (const watcher of watchers) {
+      try {
+        watcher(next);
+      } catch {
+        // A watcher's failure is its own: the link state stays right.
+      }
+    }
+  };
 
   const status = (): TransportStatus => (closed || connection.isClosed() ? 'closed' : link);
   const unavailable = (what: string) => new TransportError(`NATS is ${status() === 'closed' ? 'closed' : 'disconnected'}: ${what}`, 'unavailable');
@@ -53,21 +66,21 @@ export function natsTransport(connection: NatsConnection, options: { owned?: boo
         case 'disconnect':
         case 'reconnecting':
         case 'staleConnection':
-          link = 'disconnected';
+          setLink('disconnected');
           failInFlight();
           break;
         case 'reconnect':
-          link = 'connected';
+          setLink('connected');
           break;
         case 'close':
-          link = 'closed';
+          setLink('closed');
           failInFlight();
           break;
       }
     }
   })();
   void connection.closed().then(() => {
-    link = 'closed';
+    setLink('closed');
     failInFlight();
   });
 
@@ -135,6 +148,10 @@ export function natsTransport(connection: NatsConnection, options: { owned?: boo
       }
     },
     status,
+    watchStatus(listener) {
+      watchers.add(listener);
+      return () => watchers.delete(listener);
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -66,6 +66,12 @@ export interface Transport {
   flush(): Promise<void>;
   /** The connection's state now. */
   status(): TransportStatus;
+  /**
+   * Calls `listener` at each change of the connection's state (a drop, a reconnection, the
+   * close), for logs and metrics; returns the function that stops the calls. Optional: a
+   * transport without it (in process) never changes state.
+   */
+  watchStatus?(listener: (status: TransportStatus) => void): () => void;
   /** Closes the connection (a transport given to a runtime is closed by its owner, not the runtime). */
   close(): Promise<void>;
 }

@@ -19,13 +19,14 @@ export const OPTIONAL_PEERS = {
   nats: ['@nats-io/transport-node', '@nats-io/jetstream', '@nats-io/kv'],
   inspect: ['@statelyai/inspect', 'ws'],
   testing: ['vitest'],
+  metrics: ['prom-client'],
 } as const satisfies Record<string, readonly string[]>;
 
 // Resolved from this file, so a package installed in the application that depends on xswarm is found.
 const require = createRequire(import.meta.url);
 
 /** Whether `pkg` resolves; an ESM-only package without a `require` export still counts as installed. */
-function installed(pkg: string): boolean {
+export function installed(pkg: string): boolean {
   try {
     require.resolve(pkg);
     return true;

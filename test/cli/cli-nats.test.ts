@@ -179,7 +179,10 @@ describe.skipIf(natsServerMissing).concurrent('xswarm on NATS', () => {
       const [servedExit, workerExit] = await Promise.all([terminate(served), terminate(worker)]);
       expect(servedExit.code, servedExit.stderr).toBe(0);
       expect(workerExit.code, workerExit.stderr).toBe(0);
-      expect(workerExit.stderr).toBe('');
+      // Its stderr holds its log (JSON lines at info, see docs/observability.md): nothing went wrong.
+      const logged = workerExit.stderr.split('\n').filter((l) => l !== '');
+      expect(logged.map((l) => (JSON.parse(l) as { level: string }).level).filter((level) => level !== 'info')).toEqual([]);
+      expect(logged.at(-1)).toContain('"msg":"xswarm worker stopping"');
     },
   );
 

@@ -1,7 +1,7 @@
 /**
  * Lazy loading of the repository's own entry: importing the core (`src/index.ts`, what
  * `import … from 'xswarm'` is) and running a swarm loads none of the heavy optional packages
- * (express, ws, better-sqlite3, @a2a-js/sdk, @modelcontextprotocol/*); `sqliteStore()` and
+ * (express, ws, better-sqlite3, @a2a-js/sdk, @modelcontextprotocol/*, prom-client); `sqliteStore()` and
  * `serve()` load theirs on first use. (test/package/package.test.ts checks that the packed core works
  * where they are not installed at all; this checks they are not loaded where they are.)
  *
@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/repo-root.js';
 
 /** The heavy packages, as the path segment that marks a file of theirs. */
-const HEAVY = ['express', 'ws', 'better-sqlite3', '@a2a-js/sdk', '@modelcontextprotocol/', '@statelyai/inspect'] as const;
+const HEAVY = ['express', 'ws', 'better-sqlite3', '@a2a-js/sdk', '@modelcontextprotocol/', '@statelyai/inspect', 'prom-client'] as const;
 type Heavy = (typeof HEAVY)[number];
 
 /** Runs in the child (an ES module, cwd = the repository): prints what was loaded at each stage. */
@@ -67,6 +67,10 @@ await server.close();
 await runtime.close();
 stages.serve = await loaded();
 
+const measured = xswarm.createRuntime({ swarms: [swarm], model: xswarm.scriptedModel(() => ({ text: 'done' })), metrics: true });
+await measured.close();
+stages.metrics = await loaded();
+
 console.log(JSON.stringify(stages));
 `;
 
@@ -76,7 +80,7 @@ function heavyIn(files: string[]): Heavy[] {
 }
 
 let dir: string;
-let stages: Record<'import' | 'run' | 'sqlite' | 'serve', string[]>;
+let stages: Record<'import' | 'run' | 'sqlite' | 'serve' | 'metrics', string[]>;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'xswarm-lazy-'));
@@ -117,6 +121,10 @@ describe('lazy loading of the core entry (src/index.ts)', () => {
   });
 
   it('serve() loads the servers’ packages on first use (not the inspector relay’s)', () => {
-    expect(heavyIn(stages.serve)).toEqual(HEAVY.filter((p) => p !== '@statelyai/inspect'));
+    expect(heavyIn(stages.serve)).toEqual(HEAVY.filter((p) => p !== '@statelyai/inspect' && p !== 'prom-client'));
+  });
+
+  it('prom-client loads only for a runtime with metrics (createRuntime({ metrics }))', () => {
+    expect(heavyIn(stages.metrics)).toContain('prom-client');
   });
 });

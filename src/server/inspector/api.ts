@@ -8,7 +8,7 @@
  * | `GET /inspector/api/swarms/:swarmId`     |                                               | 200 `SwarmRow`                      |
  *
  * `status` filters swarms by their top-level state (and teams by theirs), `definitionId` by
- * definition (a swarm's or a team's), `q` keeps the rows whose id, definition or status
+ * definition (a swarm's or a team's), `q` keeps the rows whose id, definition, status, run name or component id
  * contains the text (case-insensitive; it searches the newest 5,000 swarms), `limit` (default
  * 1,000, at most 5,000) bounds each list. Errors: 400 an unknown status, a bad limit, a
  * malformed swarm id; 404 an unknown swarm (a team's record is no swarm) or path; 405 (with
@@ -73,7 +73,7 @@ export function createInspectorApiHandler(ctx: ServerContext): HttpHandler {
       ...(query.statuses ? { status: query.statuses as SwarmStatus[] } : {}),
       ...(query.definitionId !== undefined ? { definitionId: query.definitionId } : {}),
     });
-    const kept = summaries.filter((s) => matches(s.swarmId, s.definitionId, s.status)).slice(0, query.limit);
+    const kept = summaries.filter((s) => matches(s.swarmId, s.definitionId, s.status, s.label?.name ?? '', s.label?.componentId ?? '')).slice(0, query.limit);
     const [swarms, teams] = await Promise.all([rows.rows(kept), teamRows(query)]);
     const body: InspectorOverview = { swarms, teams: teams.filter((t) => matches(t.teamId, t.definitionId, t.status)) };
     sendJson(res, 200, body);

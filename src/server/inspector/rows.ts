@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { SwarmEvent } from '../../../machines/events.js';
+import type { SwarmEvent, SwarmLabel } from '../../../machines/events.js';
 import type { Usage } from '../../../machines/messages.js';
 import type { Runtime } from '../../runtime/types.js';
 import { isFinal } from '../../store/result.js';
@@ -39,6 +39,8 @@ export interface SwarmRow {
   tokens: { input: number; output: number; total: number } | null;
   /** For a child swarm (id `<parent>:t<turn>:<index>`), its parent's id, when the parent exists. */
   parentSwarmId?: string;
+  /** What the caller named the run (an ad-hoc swarm's `name`, `description`, `componentId`), when it did. */
+  label?: SwarmLabel;
 }
 
 /** How many swarms are read at once. */
@@ -97,6 +99,7 @@ export class SwarmRows {
       turns: counters.turns,
       tokens: counters.tokens,
       ...(parent !== undefined ? { parentSwarmId: parent } : {}),
+      ...(s.label ? { label: s.label } : {}),
     };
   }
 

@@ -8,7 +8,7 @@
  * @module
  */
 import { SwarmError } from '../../errors.js';
-import { leftOutBy, type SwarmFilter, type SwarmSummary } from '../types.js';
+import { labelMatches, leftOutBy, type SwarmFilter, type SwarmSummary } from '../types.js';
 import { type Decoded, decodeValue, toSummary } from './records.js';
 
 /** How long a value delivered by the index watch may wait before it is parsed. */
@@ -64,6 +64,7 @@ export class Listing {
       if (filter.definitionId && summary.definitionId !== filter.definitionId) continue;
       if (filter.status && filter.status.length > 0 && !filter.status.includes(summary.status)) continue;
       if (leftOutBy(filter.notHeldBy, summary.lease)) continue;
+      if (!labelMatches(filter, summary.label)) continue;
       out.push(summary);
     }
     out.sort((a, b) => b.updatedAt - a.updatedAt);

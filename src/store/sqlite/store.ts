@@ -6,7 +6,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import { EVENT_FORMAT, type SwarmEvent } from '../../../machines/events.js';
+import { EVENT_FORMAT, type SwarmEvent, type SwarmLabel } from '../../../machines/events.js';
 import { assembleSnapshot, type MessageWrite } from '../messages.js';
 import { type BatchWriter, groupCommit, localWriter, newStoreStats, threadWriter, writerThread } from './group.js';
 import type { SqliteStoreStats } from './stats.js';
@@ -76,7 +76,10 @@ const SWARMS_TABLE = (name: string) => `
       -- The stored length of each message list, {"<list id>": n}: an append must start there.
       list_lengths TEXT,
       -- The key of the swarm's last step holding message writes (see steps.prev_messages).
-      messages_key INTEGER
+      messages_key INTEGER,
+      -- What the caller named the run ({"name", "description", "componentId"} JSON), or NULL.
+      -- Added to version 3 files that lack it (see openSchema): older xswarm ignores it.
+      label TEXT
     );`;
 
 /**
@@ -143,6 +146,8 @@ interface Row {
   owner_host?: string | null;
   owner_pid?: number | null;
   messages_key: number | null;
+  /** The run's label as JSON; absent from rows read before the column existed. */
+  label?: string | null;
   /** Listings only: 1 when {@link BAD_MESSAGES}. */
   bad_messages?: number;
 }
@@ -305,6 +310,14 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
         where.push(`(CASE WHEN ${UNREADABLE} THEN 'failed' ELSE status END) IN (${filter.status.map(() => '?').join(',')})`);
         params.push(...filter.status);
       }
+      if (filter.name !== undefined) {
+        where.push(`json_extract(label, '$.name') = ?`);
+        params.push(filter.name);
+      }
+      if (filter.componentId !== undefined) {
+        where.push(`json_extract(label, '$.componentId') = ?`);
+        params.push(filter.componentId);
+      }
       if (filter.notHeldBy) {
         where.push('(owner IS NULL OR owner <> ? OR lease_until <= ?)');
         params.push(filter.notHeldBy.owner, filter.notHeldBy.at);
@@ -312,7 +325,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
       // The snapshot text travels only when it is unreadable (for toRecord to name the problem as load does).
       const snapshot = `CASE WHEN status NOT IN ${FINAL} AND json_valid(snapshot) = 0 THEN snapshot ELSE 'null' END`;
       const sql = `SELECT no, swarm_id, definition_id, definition_version, machine_version, status, revision, ${snapshot} AS snapshot, result, last_seq, updated_at,
-          owner, lease_until, owner_host, owner_pid, messages_key, ${BAD_MESSAGES} AS bad_messages
+          owner, lease_until, owner_host, owner_pid, messages_key, label, ${BAD_MESSAGES} AS bad_messages
         FROM swarms ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY updated_at DESC LIMIT ?`;
       params.push(filter.limit ?? -1);
       return db
@@ -442,17 +455,24 @@ function parseEvent(swarmId: string, seq: number, text: string, before: SwarmEve
 function openSchema(db: Database.Database, path: string): void {
   db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
   const version = () => db.prepare<[], { value: string }>(`SELECT value FROM meta WHERE key = 'schema'`).get()?.value;
-  if (version() === SCHEMA_VERSION) return;
+  if (version() === SCHEMA_VERSION && hasLabelColumn(db)) return;
   db.transaction(() => {
     const found = version();
-    if (found === SCHEMA_VERSION) return;
     if (found === undefined) {
       db.exec(SWARMS_TABLE('swarms') + STEPS_SCHEMA);
       db.prepare(`INSERT INTO meta (key, value) VALUES ('schema', ?)`).run(SCHEMA_VERSION);
     } else if (found === '1') migrateFrom1(db);
     else if (found === '2') db.prepare(`UPDATE meta SET value = ? WHERE key = 'schema'`).run(SCHEMA_VERSION);
-    else throw new Error(`${path}: store schema version ${found}, this xswarm reads version ${SCHEMA_VERSION}`);
+    else if (found !== SCHEMA_VERSION) throw new Error(`${path}: store schema version ${found}, this xswarm reads version ${SCHEMA_VERSION}`);
+    // Files written before runs had names lack the label column: added, NULL for their rows
+    // (an optional column, so the schema version stays: an older xswarm still reads the file).
+    if (!hasLabelColumn(db)) db.exec(`ALTER TABLE swarms ADD COLUMN label TEXT`);
   }).immediate();
+}
+
+/** Whether the `swarms` table has the `label` column. */
+function hasLabelColumn(db: Database.Database): boolean {
+  return db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM pragma_table_info('swarms') WHERE name = 'label'`).get()!.n > 0;
 }
 
 /**
@@ -517,6 +537,17 @@ function migrateFrom1(db: Database.Database): void {
   db.exec(`DROP TABLE events_v1; DROP TABLE messages_v1; UPDATE meta SET value = '${SCHEMA_VERSION}' WHERE key = 'schema';`);
 }
 
+/** A stored label; one that cannot be read is left out (it names the run, nothing depends on it). */
+function labelOf(text: string | null | undefined): SwarmLabel | undefined {
+  if (!text) return undefined;
+  try {
+    const label: unknown = JSON.parse(text);
+    return label && typeof label === 'object' && !Array.isArray(label) ? (label as SwarmLabel) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A row as a record, its snapshot assembled with the swarm's message `lists` (when given: see
  * src/store/messages.ts; a message that cannot be read makes the snapshot unreadable). A
@@ -540,6 +571,8 @@ function toRecord(row: Row, lists?: () => ReadonlyMap<string, readonly unknown[]
     lastSeq: row.last_seq,
     updatedAt: row.updated_at,
   };
+  const label = labelOf(row.label);
+  if (label) record.label = label;
   try {
     const snapshot: unknown = JSON.parse(row.snapshot);
     record.snapshot = lists ? assembleSnapshot(snapshot, lists()) : snapshot;

@@ -76,6 +76,8 @@ interface RecordParams {
   ownerPid: number | null;
   /** Filled in while writing, from the stored lengths (see {@link listLengths}). */
   listLengths: string | null;
+  /** The run's label as JSON, or null. */
+  label: string | null;
 }
 
 /**
@@ -129,6 +131,7 @@ export function serializeCommit(c: Commit): SerializedCommit {
           ownerHost: c.lease?.host ?? null,
           ownerPid: c.lease?.pid ?? null,
           listLengths: null,
+          label: r.label ? JSON.stringify(r.label) : null,
         }
       : null,
     events,
@@ -215,15 +218,15 @@ export function prepareWrites(db: Database.Database): Writes {
   );
   const setMessagesKey = db.prepare<[number, number]>(`UPDATE swarms SET messages_key = ? WHERE no = ?`);
   const insertRecord = db.prepare<RecordParams, { no: number }>(
-    `INSERT INTO swarms (swarm_id, definition_id, definition_version, machine_version, status, revision, snapshot, result, last_seq, updated_at, owner, lease_until, owner_host, owner_pid, list_lengths)
-     VALUES (@swarmId, @definitionId, @definitionVersion, @machineVersion, @status, @revision, @snapshot, @result, @lastSeq, @updatedAt, @owner, @leaseUntil, @ownerHost, @ownerPid, @listLengths)
+    `INSERT INTO swarms (swarm_id, definition_id, definition_version, machine_version, status, revision, snapshot, result, last_seq, updated_at, owner, lease_until, owner_host, owner_pid, list_lengths, label)
+     VALUES (@swarmId, @definitionId, @definitionVersion, @machineVersion, @status, @revision, @snapshot, @result, @lastSeq, @updatedAt, @owner, @leaseUntil, @ownerHost, @ownerPid, @listLengths, @label)
      ON CONFLICT (swarm_id) DO NOTHING RETURNING no`,
   );
   const updateRecord = db.prepare<RecordParams, { no: number }>(
     `UPDATE swarms SET definition_version = @definitionVersion, status = @status, revision = @revision, snapshot = @snapshot, result = @result, last_seq = @lastSeq,
        updated_at = @updatedAt, owner = COALESCE(@owner, owner), lease_until = MAX(lease_until, @leaseUntil),
        owner_host = IIF(@owner IS NULL, owner_host, @ownerHost), owner_pid = IIF(@owner IS NULL, owner_pid, @ownerPid),
-       list_lengths = COALESCE(@listLengths, list_lengths)
+       list_lengths = COALESCE(@listLengths, list_lengths), label = COALESCE(@label, label)
      WHERE swarm_id = @swarmId AND revision = @revision - 1 AND (@owner IS NULL OR owner IS NULL OR owner = @owner)
      RETURNING no`,
   );
