@@ -51,7 +51,7 @@ export type { RemoteAgentClient, RemoteCard, RemoteHooks } from './a2a/remote.js
 export { createRuntime } from './runtime/index.js';
 export { jsonLogger, LOG_LEVELS } from './util/logger.js';
 export type { JsonLoggerOptions, Logger, LogLevel, LogMethod } from './util/logger.js';
-export type { MetricsRegistry } from './runtime/metrics.js';
+export type { MetricsRegistry } from './runtime/metrics-registry.js';
 export type { HostingOptions, InspectObserver, ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './runtime/types.js';
 export type { DrainOptions } from './runtime/drain.js';
 export { LocalBus, localTransport } from './transport/local.js';

@@ -56,7 +56,8 @@ import { memoryLedger } from '../store/budgets.js';
 import { Reading } from './reading.js';
 import { judgingPorts, replaySwarm } from './replay.js';
 import { teamPort } from './team-port.js';
-import { type MetricsRegistry, RuntimeMetrics, timedStore } from './metrics.js';
+import { RuntimeMetrics, timedStore } from './metrics.js';
+import type { MetricsRegistry } from './metrics-registry.js';
 import { observeRuntime } from './observe.js';
 import type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
 

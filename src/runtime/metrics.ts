@@ -11,9 +11,7 @@ import type * as PromClient from 'prom-client';
 import type { SwarmEvent } from '../../machines/events.js';
 import type { Commit, SwarmStore } from '../store/types.js';
 import { OPTIONAL_PEERS, requireOptional } from '../util/optional.js';
-
-/** The registry metrics are written to: prom-client's `Registry`. */
-export type MetricsRegistry = PromClient.Registry;
+import type { MetricsRegistry } from './metrics-registry.js';
 
 /** What the metrics read from the runtime besides its events. */
 export interface MetricsSources {
@@ -66,7 +64,8 @@ export class RuntimeMetrics {
     sources: MetricsSources,
   ) {
     const prom = promClient();
-    const registers = [registry];
+    // The caller's registry is prom-client's (MetricsRegistry is its structural type).
+    const registers = [registry as unknown as PromClient.Registry];
     const swarms = this.swarms;
     new prom.Gauge({
       name: 'xswarm_swarms',
@@ -245,7 +244,7 @@ function promClient(): typeof PromClient {
 
 /** A new registry of prom-client's (for `metrics: true`). */
 export function newRegistry(): MetricsRegistry {
-  return new (promClient().Registry)();
+  return new (promClient().Registry)() as unknown as MetricsRegistry;
 }
 
 /** Whether `value` looks like a prom-client registry (`metrics` may be one). */

@@ -27,7 +27,8 @@ import type { InspectObserver, RuntimeOptions } from './types.js';
 import { checkKeyBudgets, type KeyBudget } from '../define/budget.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from './budget-gate.js';
 import { guardedLogger, type Logger } from '../util/logger.js';
-import { isRegistry, type MetricsRegistry, newRegistry } from './metrics.js';
+import { isRegistry, newRegistry } from './metrics.js';
+import type { MetricsRegistry } from './metrics-registry.js';
 
 /** How long a lease lasts without renewal unless `leaseMs` says otherwise. */
 export const DEFAULT_LEASE_MS = 15_000;

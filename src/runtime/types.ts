@@ -28,7 +28,7 @@ import type { Prices, UsageTotals } from '../usage/report.js';
 import type { ForkOptions, ForkPlan } from './fork-plan.js';
 import type { DrainOptions } from './drain.js';
 import type { Logger } from '../util/logger.js';
-import type { MetricsRegistry } from './metrics.js';
+import type { MetricsRegistry } from './metrics-registry.js';
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {
