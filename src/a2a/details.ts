@@ -7,6 +7,8 @@
  * @module
  */
 import type { Artifact, Message, SwarmEvent } from '../../machines/events.js';
+import { DATA_PART_COMPAT_FLAG } from '../../machines/events.js';
+import { type FileResult, isFileResult } from './files.js';
 import { RESULT_ARTIFACT_ID } from './mapping.js';
 
 /** What the result artifact of one definition's swarms says about itself. */
@@ -59,6 +61,29 @@ export function resultDescription(details: ResultDetails): string {
 }
 
 /**
+ * A result's parts with its files as file parts: a result that is a file part is that part; one
+ * that is a list of parts (text, data or file parts, at least one a file) is those parts. Any
+ * other result keeps its data and text parts.
+ */
+function withFiles(parts: Artifact['parts']): Artifact['parts'] {
+  const data = parts[0]?.kind === 'data' ? parts[0] : undefined;
+  if (!data) return parts;
+  const value = data.metadata?.[DATA_PART_COMPAT_FLAG] ? data.data.value : data.data;
+  // The events' part type knows text and data parts only: file parts exist at this edge alone.
+  const asParts = (files: unknown[]) => files as unknown as Artifact['parts'];
+  if (isFileResult(value)) return asParts([value]);
+  if (Array.isArray(value) && value.some(isFileResult) && value.every(isPart)) return asParts(value);
+  return parts;
+}
+
+/** Whether `value` is an A2A v0.3 part. */
+function isPart(value: unknown): value is FileResult | Artifact['parts'][number] {
+  if (isFileResult(value)) return true;
+  const v = value as { kind?: unknown; text?: unknown; data?: unknown } | null;
+  return (v?.kind === 'text' && typeof v.text === 'string') || (v?.kind === 'data' && typeof v.data === 'object' && v.data !== null);
+}
+
+/**
  * `event` as an A2A peer sees it: the result artifact with its description and metadata (the
  * swarm id and definition id), a failed status with `metadata.error` on the update and its
  * message. Other events are returned as they are.
@@ -67,6 +92,7 @@ export function withDetails(event: SwarmEvent, details: ResultDetails): SwarmEve
   if (event.kind === 'artifact-update' && event.artifact.artifactId === RESULT_ARTIFACT_ID && event.artifact.name === 'result') {
     const artifact: DetailedArtifact = {
       ...event.artifact,
+      parts: withFiles(event.artifact.parts),
       description: resultDescription(details),
       metadata: { swarmId: event.swarmId, definitionId: details.definitionId },
     };

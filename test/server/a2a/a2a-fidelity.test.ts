@@ -6,11 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { TaskState, type Task } from '@a2a-js/sdk';
-import { createRuntime, defineSwarm, type ModelRequest } from '../../../src/index.js';
+import { createRuntime, defineSwarm, fileResult, fileResultSchema, type ModelRequest } from '../../../src/index.js';
 import { serve } from '../../../src/server/index.js';
 import { queueModel, type Step } from '../../support/script.js';
 import { cases, drain, MODES, sdkClient, sendRequest, userText } from '../../support/a2a-peers.js';
 import { servedPerTest } from '../../support/server-clients.js';
+import { a2aRemoteAgents } from '../../../src/a2a/client.js';
 
 const echo = defineSwarm({ id: 'echo', name: 'Echo', description: 'Echoes the request', instructions: 'Repeat the request.' });
 const planner = defineSwarm({
@@ -92,5 +93,82 @@ describe.each(MODES)('with an SDK client in %s mode', (mode) => {
     const task = await client.getTask({ tenant: '', id: last.taskId });
     expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
     expect(task.status?.message?.metadata).toEqual({ error });
+  });
+});
+
+describe.each(MODES)('file parts, with an SDK client in %s mode', (mode) => {
+  it('a message with file parts reaches the model: a text file’s content, a binary file as a data URL, a URL named', async () => {
+    const model = queueModel({ echo: [{ text: 'read' }] });
+    served.runtime = createRuntime({ swarms: [echo], model });
+    served.server = await serve(served.runtime);
+    const client = await sdkClient(`${served.server.url}/a2a/echo/.well-known/agent-card.json`, mode);
+    const message = userText(crypto.randomUUID(), 'Summarize these');
+    message.parts.push(
+      { content: { $case: 'raw', value: Buffer.from('line one\nline two') } as never, metadata: undefined, filename: 'notes.txt', mediaType: 'text/plain' },
+      { content: { $case: 'raw', value: Buffer.from([0x89, 0x50, 0x4e, 0x47]) } as never, metadata: undefined, filename: 'dot.png', mediaType: 'image/png' },
+      { content: { $case: 'url', value: 'https://example.com/report.pdf' } as never, metadata: undefined, filename: 'report.pdf', mediaType: 'application/pdf' },
+    );
+    const done = (await client.sendMessage(sendRequest(message))) as Task;
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const sent = model.requests[0]!.messages.find((m) => m.role === 'user')!.content;
+    expect(sent).toBe(
+      [
+        'Summarize these',
+        '<file name="notes.txt" type="text/plain">\nline one\nline two\n</file>',
+        `<file name="dot.png" type="image/png">\ndata:image/png;base64,${Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString('base64')}\n</file>`,
+        '<file name="report.pdf" type="application/pdf" url="https://example.com/report.pdf"/>',
+      ].join('\n'),
+    );
+  });
+
+  it('a swarm whose result is a file (fileResult) answers with a file part; a list of parts keeps them all', async () => {
+    const report = defineSwarm({ id: 'report', description: 'Writes a report file', instructions: 'Write.', result: fileResultSchema });
+    const bundle = defineSwarm({ id: 'bundle', description: 'Files and words', instructions: 'Write.', result: z.array(z.unknown()) });
+    const file = fileResult({ name: 'report.md', mimeType: 'text/markdown', content: '# Report\nAll good.' });
+    const linked = fileResult({ name: 'chart.png', mimeType: 'image/png', uri: 'https://example.com/chart.png' });
+    served.runtime = createRuntime({
+      swarms: [report, bundle],
+      model: queueModel({ report: [{ text: JSON.stringify(file) }], bundle: [{ text: JSON.stringify([{ kind: 'text', text: 'See the chart.' }, linked]) }] }),
+    });
+    served.server = await serve(served.runtime);
+    const client = await sdkClient(`${served.server.url}/a2a/report/.well-known/agent-card.json`, mode);
+    const events = await drain(client.sendMessageStream(sendRequest(userText(crypto.randomUUID(), 'go'))));
+    const result = events.map((e) => e.payload!.value as any).find((v) => v.artifact?.artifactId === 'result');
+    expect(result.artifact.parts).toHaveLength(1);
+    const [part] = result.artifact.parts;
+    expect([part.content.$case, Buffer.from(part.content.value).toString('utf8'), part.filename, part.mediaType]).toEqual([
+      'raw',
+      '# Report\nAll good.',
+      'report.md',
+      'text/markdown',
+    ]);
+    // A poll of the task has the same file.
+    const task = await client.getTask({ tenant: '', id: result.taskId });
+    const stored = task.artifacts.find((a) => a.artifactId === 'result')!.parts[0]!;
+    expect([stored.content?.$case, stored.filename]).toEqual(['raw', 'report.md']);
+
+    const other = await sdkClient(`${served.server.url}/a2a/bundle/.well-known/agent-card.json`, mode);
+    const done = (await other.sendMessage(sendRequest(userText(crypto.randomUUID(), 'go')))) as Task;
+    const parts = done.artifacts.find((a) => a.artifactId === 'result')!.parts;
+    expect(parts.map((p) => [p.content?.$case, p.content?.value, p.filename, p.mediaType])).toEqual([
+      ['text', 'See the chart.', '', expect.any(String)],
+      ['url', 'https://example.com/chart.png', 'chart.png', 'image/png'],
+    ]);
+  });
+});
+
+describe('file results, read by our remote-agent client', () => {
+  it('a remote agent answering with a file gives the calling swarm its content, not a placeholder', async () => {
+    const report = defineSwarm({ id: 'report', description: 'Writes a report file', instructions: 'Write.', result: fileResultSchema });
+    const file = fileResult({ name: 'report.md', mimeType: 'text/markdown', content: '# Report\nAll good.' });
+    served.runtime = createRuntime({ swarms: [report], model: queueModel({ report: [{ text: JSON.stringify(file) }] }) });
+    served.server = await serve(served.runtime);
+    const url = `${served.server.url}/a2a/report/.well-known/agent-card.json`;
+    const answer = await a2aRemoteAgents().send(
+      { swarmId: 's1', callId: 'c1', agentId: 'report', url, request: 'go', key: crypto.randomUUID() },
+      { askHuman: async () => undefined },
+      AbortSignal.timeout(10_000),
+    );
+    expect(answer).toMatchObject({ ok: true, content: '<file name="report.md" type="text/markdown">\n# Report\nAll good.\n</file>' });
   });
 });
