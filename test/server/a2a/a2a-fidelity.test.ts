@@ -12,6 +12,7 @@ import { queueModel, type Step } from '../../support/script.js';
 import { cases, drain, MODES, sdkClient, sendRequest, userText } from '../../support/a2a-peers.js';
 import { servedPerTest } from '../../support/server-clients.js';
 import { a2aRemoteAgents } from '../../../src/a2a/client.js';
+import { answerOf } from '../../../src/server/a2a/answers.js';
 
 const echo = defineSwarm({ id: 'echo', name: 'Echo', description: 'Echoes the request', instructions: 'Repeat the request.' });
 const planner = defineSwarm({
@@ -170,5 +171,15 @@ describe('file results, read by our remote-agent client', () => {
       AbortSignal.timeout(10_000),
     );
     expect(answer).toMatchObject({ ok: true, content: '<file name="report.md" type="text/markdown">\n# Report\nAll good.\n</file>' });
+  });
+});
+
+describe('files in an answer to a pause', () => {
+  it('a follow-up message with text and a file answers with both, the file as a <file> element', () => {
+    const parts = [
+      { content: { $case: 'text' as const, value: 'Here it is' }, metadata: undefined, filename: '', mediaType: 'text/plain' },
+      { content: { $case: 'raw' as const, value: Buffer.from('a,b\n1,2') }, metadata: undefined, filename: 'table.csv', mediaType: 'text/csv' },
+    ];
+    expect(answerOf({ parts, metadata: undefined }, undefined)).toEqual({ answer: 'Here it is\n<file name="table.csv" type="text/csv">\na,b\n1,2\n</file>' });
   });
 });
