@@ -9,7 +9,7 @@ import { TaskState, type Task } from '@a2a-js/sdk';
 import { createRuntime, defineSwarm, fileResult, fileResultSchema, type ModelRequest } from '../../../src/index.js';
 import { serve } from '../../../src/server/index.js';
 import { queueModel, type Step } from '../../support/script.js';
-import { cases, drain, MODES, sdkClient, sendRequest, userText } from '../../support/a2a-peers.js';
+import { cases, drain, MODES, sdkClient, sendRequest, streamed, userText } from '../../support/a2a-peers.js';
 import { servedPerTest } from '../../support/server-clients.js';
 import { a2aRemoteAgents } from '../../../src/a2a/client.js';
 import { answerOf } from '../../../src/server/a2a/answers.js';
@@ -50,6 +50,28 @@ describe.each(MODES)('with an SDK client in %s mode', (mode) => {
       .filter((a) => a.artifact.artifactId === 'stream:echo:1');
     // One event: the merged text, which is also the stream's end.
     expect(chunks.map((c) => [c.artifact.parts.map((p: any) => p.content.value).join(''), c.lastChunk])).toEqual([['Hello', true]]);
+  });
+
+  it('a stream ended after the merge window ends on an empty chunk; the run replays as recorded', async () => {
+    const cardUrl = await start({ echo: [streamed(['Hel', 'lo'])] });
+    const client = await sdkClient(cardUrl(), mode);
+    const events = await drain(client.sendMessageStream(sendRequest(userText(crypto.randomUUID(), 'hi'))));
+    const chunks = events.map((e) => e.payload!.value as any).filter((v) => v.artifact?.artifactId === 'stream:echo:1');
+    expect(chunks.map((c) => [c.artifact.parts.map((p: any) => p.content.value).join(''), c.append, c.lastChunk])).toEqual([
+      ['Hel', false, false],
+      ['lo', true, false],
+      ['', true, true],
+    ]);
+    const taskId = (events[0]!.payload!.value as Task).id;
+    const recorded = served.runtime!.forSwarm('echo', taskId).events({ since: 0 });
+    const stored: unknown[] = [];
+    for await (const e of recorded) {
+      stored.push(e);
+      if (e.kind === 'status-update' && e.final) break;
+    }
+    const replayed: unknown[] = [];
+    for await (const e of served.runtime!.replay(taskId)) replayed.push(e);
+    expect(replayed).toEqual(stored);
   });
 
   it('the result artifact has a description (the result schema’s) and metadata (swarm, definition)', async () => {
