@@ -46,6 +46,9 @@ async function modelStep(ports: SwarmPorts, input: ModelStepInput, signal: Abort
       first = false;
     },
   }));
+  // The call returned after streaming: its stream is over (an aborted call's text is replaced
+  // by the next attempt's, so it is not ended here).
+  if (!first && !signal.aborted) ports.onTextEnd?.(input.swarmId, input.speaker, input.turn);
   let response: ModelStepOutput['response'];
   try {
     response = normalizeResponse(raw, input.turn);

@@ -158,6 +158,12 @@ export interface SwarmPorts {
    * a call attempt: it replaces what an interrupted attempt streamed before.
    */
   onText(swarmId: string, speaker: string, turn: number, chunk: string, first: boolean): void;
+  /**
+   * Told that `speaker`'s model call of `turn` streamed its last chunk (the call returned after
+   * streaming text): the stream's last artifact update carries `lastChunk: true`, as A2A expects.
+   * Optional: without it a stream simply never says it ended.
+   */
+  onTextEnd?(swarmId: string, speaker: string, turn: number): void;
   /** Resolves once everything the swarm recorded so far is durable. */
   durable(swarmId: string): Promise<void>;
   /**

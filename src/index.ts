@@ -106,6 +106,7 @@ export { ForkError } from './runtime/fork-plan.js';
 export type { ForkOptions, ForkPlan, ForkPoint, ForkRefusal } from './runtime/fork-plan.js';
 export { serve } from './server/lazy.js';
 export { a2aRemoteAgents } from './a2a/lazy.js';
+export { fileResult, fileResultSchema, type FileResult } from './a2a/files.js';
 export type { ServeOptions, SwarmServer } from './server/options.js';
 export type { A2ARemoteOptions } from './a2a/client.js';
 export type { Commit, Lease, SwarmFilter, StoreStats, SwarmRecord, SwarmStore, SwarmSummary } from './store/types.js';

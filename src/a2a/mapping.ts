@@ -12,6 +12,7 @@ import { legacyPushNotificationToV1StreamResponse } from '@a2a-js/sdk/compat/v0_
 import type { Artifact, Message as SwarmMessage, StatusUpdateEvent, SwarmEvent, TaskEvent } from '../../machines/events.js';
 import type { SwarmStatus } from '../store/result.js';
 import { withPauseRequest } from './pause-request.js';
+import { fileText, isTextual } from './files.js';
 
 /** The artifact id of a swarm's final result (set by the swarm machine). */
 export const RESULT_ARTIFACT_ID = 'result';
@@ -132,8 +133,8 @@ export function messageText(message: Pick<Message, 'parts'>): string {
 }
 
 /**
- * The text of parts: text parts joined by newlines; without text parts, data parts as JSON,
- * URLs as themselves and raw bytes by file name.
+ * The text of parts: text parts and files (`<file>` elements, see `./files.ts`) joined by
+ * newlines, in order; without them, data parts as JSON.
  */
 export function partsText(parts: readonly Part[]): string {
   const texts: string[] = [];
@@ -143,21 +144,22 @@ export function partsText(parts: readonly Part[]): string {
     if (!c) continue;
     if (c.$case === 'text') texts.push(c.value);
     else if (c.$case === 'data') others.push(JSON.stringify(c.value));
-    else if (c.$case === 'url') others.push(c.value);
-    else others.push(`[file ${p.filename || 'unnamed'}, ${c.value.length} bytes]`);
+    else texts.push(fileText(p)!);
   }
   return (texts.length > 0 ? texts : others).join('\n');
 }
 
 /**
- * A swarm's input from an A2A message. A swarm with text input gets the message's text; one
- * with structured input gets the first data part, or the text parsed as JSON (left as text
- * when it is not JSON, so the swarm's input validation names the problem).
+ * A swarm's input from an A2A message. A swarm with text input gets the message's text (its
+ * files in it, see {@link partsText}); one with structured input gets the first data part, else
+ * the first JSON file's content parsed, or the text parsed as JSON (left as text when it is not
+ * JSON, so the swarm's input validation names the problem).
  */
 export function inputFromMessage(message: Pick<Message, 'parts'>, structured: boolean): unknown {
   if (!structured) return messageText(message);
   for (const p of message.parts) if (p.content?.$case === 'data') return p.content.value;
-  const text = messageText(message);
+  const json = message.parts.find((p) => p.content?.$case === 'raw' && isTextual(p.mediaType) && /json/i.test(p.mediaType));
+  const text = json?.content?.$case === 'raw' ? Buffer.from(json.content.value).toString('utf8') : messageText(message);
   try {
     return JSON.parse(text);
   } catch {

@@ -21,8 +21,26 @@ export function isChunk(body: SwarmEventBody): body is ChunkBody {
   return body.kind === 'artifact-update' && body.artifact.name === 'stream';
 }
 
-/** `b` appended to `a`: one event with `a`'s append flag and both texts. */
+/**
+ * `b` appended to `a`: one event with `a`'s append flag and both texts, the last chunk of its
+ * stream when `b` is (the stream's end merged into its last text).
+ */
 export function mergeChunks(a: ChunkBody, b: ChunkBody): ChunkBody {
   const text = (x: ChunkBody) => x.artifact.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('');
-  return { ...a, artifact: { ...a.artifact, parts: [{ kind: 'text', text: text(a) + text(b) }] } };
+  return { ...a, artifact: { ...a.artifact, parts: [{ kind: 'text', text: text(a) + text(b) }] }, lastChunk: a.lastChunk === true || b.lastChunk === true };
+}
+
+/**
+ * The end of `speaker`'s stream of `turn`: an empty appended chunk with `lastChunk: true`. Within
+ * the chunk window it merges into the stream's last text (no event of its own); after it, it is
+ * an event with no text that says the stream is over. Streams recorded before it never end so.
+ */
+export function lastChunk(speaker: string, turn: number): ChunkBody {
+  return {
+    kind: 'artifact-update',
+    artifact: { artifactId: `stream:${speaker}:${turn}`, name: 'stream', parts: [{ kind: 'text', text: '' }] },
+    append: true,
+    lastChunk: true,
+    metadata: { agent: speaker, turn },
+  };
 }

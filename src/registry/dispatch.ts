@@ -12,7 +12,7 @@ const KINDS: readonly DependencyKind[] = ['blocking', 'parallel', 'optional'];
 
 /** Whether a task has ended. */
 export function isTerminal(state: RegistryTaskState): boolean {
-  return state === 'completed' || state === 'failed';
+  return state === 'completed' || state === 'failed' || state === 'canceled';
 }
 
 /**
@@ -82,6 +82,15 @@ export function endTask(task: RegistryTask, outcome: Outcome, now: number): void
   task.history.push({ state, at: now });
 }
 
+/** Ends `task` as `canceled` for `reason` (kept as its `error`), on the agent it was on. */
+export function cancelTask(task: RegistryTask, reason: string, now: number): void {
+  delete task.question;
+  task.state = 'canceled';
+  task.error = reason;
+  task.endedAt = now;
+  task.history.push({ state: 'canceled', at: now, ...(task.agentId ? { agentId: task.agentId } : {}) });
+}
+
 /**
  * Waits for `task`'s dependencies as their kinds say; resolves with the reason it must fail
  * (a blocking dependency failed), or undefined when it may run. `settled(id)` resolves with a
@@ -92,5 +101,6 @@ export async function awaitDependencies(task: RegistryTask, settled: (taskId: st
   const ended = await Promise.all(waited.map(async (d) => ({ dep: d, task: await settled(d.taskId) })));
   const failed = ended.find((e) => e.dep.kind === 'blocking' && e.task.state !== 'completed');
   if (!failed) return undefined;
-  return `Blocking dependency "${failed.dep.taskId}" failed${failed.task.error ? `: ${failed.task.error}` : ''}`;
+  const how = failed.task.state === 'canceled' ? 'was canceled' : 'failed';
+  return `Blocking dependency "${failed.dep.taskId}" ${how}${failed.task.error ? `: ${failed.task.error}` : ''}`;
 }

@@ -8,6 +8,7 @@
  * | `list_agents` `{ skill? }` | the agents with health, skills, load and check timestamps |
  * | `agent_message` `{ agent, message }` or `{ taskId, message }` | sends a message to the named agent and returns its answer; with `taskId`, answers that task's question (a task in `input-required`) and returns the task |
  * | `get_task_status` `{ taskId, wait? }` | a task's state, agent, result or error and timestamps |
+ * | `cancel_task` `{ taskId, reason? }` | cancels a task not ended yet (its A2A task too); returns it, `canceled` |
  *
  * Errors follow MCP's split: arguments that do not match a tool's schema, and unknown tools,
  * are refused by the SDK; a failure the caller can act on (an unknown task or agent, an
@@ -45,7 +46,9 @@ const AGENT_MESSAGE_INPUT = z.object({
 });
 const GET_TASK_STATUS_INPUT = z.object({ taskId: z.string().min(1), wait: z.boolean().optional().describe('Wait until the task has ended or asks for input.') });
 
-const TASK_STATE = z.enum(['submitted', 'working', 'input-required', 'completed', 'failed']);
+const CANCEL_TASK_INPUT = z.object({ taskId: z.string().min(1), reason: z.string().min(1).optional().describe('Why (kept as the task’s error).') });
+
+const TASK_STATE = z.enum(['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled']);
 const TASK_OUTPUT = z.object({
   id: z.string(),
   skill: z.string().optional(),
@@ -82,7 +85,7 @@ const AGENT_OUTPUT = z.object({
 const LIST_AGENTS_OUTPUT = z.object({ agents: z.array(AGENT_OUTPUT) });
 const AGENT_MESSAGE_OUTPUT = z.object({ agent: z.string(), answer: z.string().optional(), task: TASK_OUTPUT.optional() });
 
-/** Adds `create_task`, `list_agents`, `agent_message` and `get_task_status` for `registry` to `server`. */
+/** Adds `create_task`, `list_agents`, `agent_message`, `get_task_status` and `cancel_task` for `registry` to `server`. */
 export function registerRegistryTools(server: McpServer, registry: AgentRegistry): void {
   server.registerTool(
     'create_task',
@@ -139,8 +142,8 @@ export function registerRegistryTools(server: McpServer, registry: AgentRegistry
     {
       title: 'Task status',
       description:
-        'A task: submitted, working, input-required (with the question: answer it with agent_message and taskId), completed (with the result) ' +
-        'or failed (with the error), its agent and timestamps. wait: true waits until it has ended or asks for input.',
+        'A task: submitted, working, input-required (with the question: answer it with agent_message and taskId), completed (with the result), ' +
+        'failed (with the error) or canceled, its agent and timestamps. wait: true waits until it has ended or asks for input.',
       inputSchema: GET_TASK_STATUS_INPUT,
       outputSchema: TASK_OUTPUT,
       annotations: { readOnlyHint: true },
@@ -151,6 +154,20 @@ export function registerRegistryTools(server: McpServer, registry: AgentRegistry
         if (!task) throw new TeamError(`No task "${taskId}"`, 'unknown-task');
         return answer(task);
       }),
+  );
+
+  server.registerTool(
+    'cancel_task',
+    {
+      title: 'Cancel a task',
+      description:
+        'Cancels a task that has not ended (submitted, working or input-required): it is canceled at once, and the A2A task it went to ' +
+        'is canceled on its agent. Returns the task (canceled). A completed or failed task cannot be canceled.',
+      inputSchema: CANCEL_TASK_INPUT,
+      outputSchema: TASK_OUTPUT,
+      annotations: { destructiveHint: true, idempotentHint: true },
+    },
+    ({ taskId, reason }) => safely(async () => answer(registry.cancel(taskId, reason))),
   );
 }
 

@@ -45,7 +45,7 @@ import { TeamError } from '../errors.js';
 import { DEFAULT_CARD_TIMEOUT_MS, DEFAULT_MAX_CARD_BYTES } from '../a2a/bounded-fetch.js';
 import { type AllowedHosts, checkAllowedHosts } from '../a2a/endpoint-policy.js';
 import { type CardFetchOptions, type CheckedCard, fetchAgentCard, reasonOf, type RegistrySkill } from './card-check.js';
-import { answeredTask, askTask, awaitDependencies, checkDispatch, endTask, isTerminal, newTask, startTask } from './dispatch.js';
+import { answeredTask, askTask, awaitDependencies, cancelTask, checkDispatch, endTask, isTerminal, newTask, startTask } from './dispatch.js';
 import { checkAgentHealth, type HealthResult, pingAgent } from './health.js';
 import { type Outcome, sendWithRetry } from './retry.js';
 import { hasSkill, selectAgent } from './selection.js';
@@ -157,6 +157,15 @@ export interface AgentRegistry {
    * `wrong-state` when the task is not waiting for input.
    */
   answer(taskId: string, text: string): RegistryTask;
+  /**
+   * Cancels a task that has not ended: it is `canceled` at once (returned; `reason`, default
+   * `Canceled`, is its `error`), its waiters are answered, and the A2A task it went to is
+   * canceled on its peer (`CancelTask`, v0.3 `tasks/cancel`; best effort: the peer's own state
+   * is its business); a local agent's run is aborted. Tasks blocked on it fail. Canceling a
+   * canceled task returns it as it is. Throws a `TeamError`: `unknown-task`, `wrong-state` when
+   * the task completed or failed.
+   */
+  cancel(taskId: string, reason?: string): RegistryTask;
   /**
    * Runs one call of a swarm's handoff to the best agent for `skill` (`handoff.toBestAgent`):
    * the best healthy agent with the skill, chosen now and counted in its load while the call
@@ -302,6 +311,8 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
   };
   /** The runs of unfinished tasks, which close() waits for (each stops at once then). */
   const runs = new Set<Promise<void>>();
+  /** What cancels each unfinished task's run (see `cancel`). */
+  const cancels = new Map<string, AbortController>();
 
   const applyCard = (info: AgentInfo, card: CheckedCard) => {
     info.name = card.name;
@@ -423,8 +434,10 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
    * Runs a submitted task to its end, or until close(), which leaves it as it is then
    * (unfinished: see {@link AgentRegistry.close}). Never rejects.
    */
-  const run = async (task: RegistryTask): Promise<void> => {
+  const run = async (task: RegistryTask, canceled: AbortSignal): Promise<void> => {
     const finish = (outcome: Outcome) => {
+      // Canceled meanwhile: cancel() ended it; what the agent said after does not count.
+      if (task.state === 'canceled') return;
       questions.delete(task.id);
       endTask(task, outcome, now());
       settle(task).resolve(copy(task));
@@ -432,10 +445,11 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
     };
     let outcome: Outcome;
     try {
-      outcome = await sendTask(task);
+      outcome = await sendTask(task, canceled);
     } catch (e) {
       // Closing interrupted the task: nothing about it changes, so its record keeps it unfinished.
-      if (closing.signal.aborted) return;
+      // Canceling ended it already.
+      if (closing.signal.aborted || canceled.aborted) return;
       outcome = { ok: false, error: reasonOf(e) };
     }
     finish(outcome);
@@ -445,10 +459,10 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
    * Waits for a task's dependencies and sends it (see `./retry.ts`); resolves with its outcome.
    * Rejects when the registry closes meanwhile.
    */
-  const sendTask = async (task: RegistryTask): Promise<Outcome> => {
+  const sendTask = async (task: RegistryTask, canceled: AbortSignal): Promise<Outcome> => {
     const blocked = await abortable(
       awaitDependencies(task, (id) => settle(tasks.get(id)!).promise),
-      closing.signal,
+      AbortSignal.any([closing.signal, canceled]),
     );
     if (blocked) return { ok: false, error: blocked };
     closing.signal.throwIfAborted();
@@ -462,13 +476,14 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
         }),
       // Closing stops following the remote task but leaves it running: a registry restored from
       // a snapshot taken before re-sends the same message and re-attaches to it.
-      swarmEnded: () => !closing.signal.aborted,
+      // A canceled task is over for good: its remote task is canceled too.
+      swarmEnded: () => canceled.aborted || !closing.signal.aborted,
     };
     const message: Message = { swarmId: registryId, callId: task.id, key: `${registryId}:${task.id}`, text: task.message };
     return sendWithRetry<Agent>({
       idOf: (agent) => agent.info.id,
       choose: (tried) => chooseAgent(task, tried),
-      send: (agent) => send(agent, message, hooks),
+      send: (agent) => send(agent, message, hooks, canceled),
       broken,
       trying: (agent, previous) => {
         startTask(task, agent.info.id, now(), previous);
@@ -494,7 +509,12 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
 
   const startRun = (task: RegistryTask) => {
     settle(task);
-    const running = run(task).finally(() => runs.delete(running));
+    const canceling = new AbortController();
+    cancels.set(task.id, canceling);
+    const running = run(task, canceling.signal).finally(() => {
+      runs.delete(running);
+      if (cancels.get(task.id) === canceling) cancels.delete(task.id);
+    });
     runs.add(running);
   };
 
@@ -679,6 +699,21 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
       answeredTask(task, now());
       resolve(text);
       changed(task);
+      return copy(task);
+    },
+
+    cancel(taskId, reason = 'Canceled') {
+      assertOpen();
+      const task = tasks.get(taskId);
+      if (!task) throw new TeamError(`No task "${taskId}"`, 'unknown-task');
+      if (task.state === 'canceled') return copy(task);
+      if (isTerminal(task.state)) throw new TeamError(`Task "${taskId}" is ${task.state}: it cannot be canceled`, 'wrong-state');
+      questions.delete(taskId);
+      cancelTask(task, reason, now());
+      settle(task).resolve(copy(task));
+      changed(task);
+      // After the record: the run sees the task canceled when its send stops.
+      cancels.get(taskId)?.abort(new TeamError(`Task "${taskId}" was canceled: ${reason}`, 'wrong-state'));
       return copy(task);
     },
 

@@ -52,9 +52,10 @@ export interface TaskDependency {
 /**
  * A dispatched task's state: `submitted` until it has an agent, `working` on it (back to
  * `submitted` when a broken agent is left for another), `input-required` while the agent waits
- * for an answer ({@link AgentRegistry.answer}), then terminal.
+ * for an answer ({@link AgentRegistry.answer}), then terminal: `completed`, `failed`, or
+ * `canceled` ({@link AgentRegistry.cancel}).
  */
-export type RegistryTaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed';
+export type RegistryTaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
 
 /** One entry of a task's history: the state entered and when. */
 export interface RegistryTaskStep {
@@ -92,7 +93,7 @@ export interface RegistryTask {
   agentId?: string;
   /** The agent's answer (completed). */
   result?: string;
-  /** Why it failed. */
+  /** Why it failed, or was canceled. */
   error?: string;
   /** `input-required`: what the agent asks. */
   question?: string;

@@ -6,6 +6,7 @@
  * @module
  */
 import { errorText } from '../../machines/error-text.js';
+import { lastChunk } from '../events/chunks.js';
 import type { Checked, Model, SwarmPorts } from '../../actors/index.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Guardrail } from '../define/swarm.js';
@@ -130,6 +131,9 @@ export function createPorts(deps: PortsDeps): SwarmPorts {
         lastChunk: false,
         metadata: { agent: speaker, turn },
       });
+    },
+    onTextEnd(swarmId, speaker, turn) {
+      deps.hosts.get(swarmId)?.publish(lastChunk(speaker, turn));
     },
     durable(swarmId) {
       const host = deps.hosts.get(swarmId);

@@ -47,7 +47,7 @@ export interface ServeOptions {
   subscribers?: EventSocketOptions;
   /**
    * An agent registry: its tools (`create_task`, `list_agents`, `agent_message`,
-   * `get_task_status`) are added to the MCP server.
+   * `get_task_status`, `cancel_task`) are added to the MCP server.
    */
   registry?: AgentRegistry;
   /**

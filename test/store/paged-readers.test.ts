@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { withDetails } from '../../src/a2a/details.js';
 import { taskFromEvents } from '../../src/a2a/mapping.js';
 import { eventsCommand } from '../../src/cli/events.js';
 import {
@@ -215,7 +216,8 @@ describe('a stream of a few thousand stored events', () => {
 
   it('A2A GetTask (the SDK client) builds the task page by page; at a corrupt row, the task so far, failed naming it', async () => {
     const client = await sdkClient(`${server.url}/a2a/wide/.well-known/agent-card.json`, 'v1.0');
-    const whole = taskFromEvents(expected);
+    // As A2A peers see it: with the result artifact's description and metadata.
+    const whole = taskFromEvents(expected.map((e) => withDetails(e, { definitionId: 'wide' })));
     const task = await pagedReads('w1', pagesOf(expected.length), () => client.getTask({ tenant: '', id: 'w1' }));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     // A finished task read whole also reports the swarm's usage (one call per turn of the script).

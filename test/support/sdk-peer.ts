@@ -16,6 +16,8 @@ export interface SdkPeer {
   cardUrl: string;
   /** How many times each message id was executed. */
   readonly received: Map<string, number>;
+  /** The request text of each task a client canceled (`CancelTask`), in order. */
+  readonly canceled: string[];
   /** Resolves once a message with text `request` is being worked on (a task is open for it). */
   working(request: string): Promise<void>;
   /** Lets the task for `request` complete (now, or as soon as it arrives). */
@@ -35,6 +37,9 @@ function gate() {
 /** Starts a peer whose card has the skill `translate`. */
 export async function startSdkPeer(): Promise<SdkPeer> {
   const received = new Map<string, number>();
+  const canceled: string[] = [];
+  /** The request text of each task, for `canceled`. */
+  const requests = new Map<string, string>();
   const gates = new Map<string, ReturnType<typeof gate>>();
   const gateOf = (request: string) => {
     let g = gates.get(request);
@@ -87,6 +92,7 @@ export async function startSdkPeer(): Promise<SdkPeer> {
       received.set(message.messageId, (received.get(message.messageId) ?? 0) + 1);
       const request = text(message);
       const { taskId, contextId } = context;
+      requests.set(taskId, request);
       const task: Task = {
         id: taskId,
         contextId,
@@ -110,6 +116,7 @@ export async function startSdkPeer(): Promise<SdkPeer> {
       bus.finished();
     },
     async cancelTask(taskId, bus) {
+      canceled.push(requests.get(taskId) ?? taskId);
       bus.publish(
         AgentEvent.statusUpdate({
           taskId,
@@ -127,6 +134,7 @@ export async function startSdkPeer(): Promise<SdkPeer> {
   return {
     cardUrl: `${base}/.well-known/agent-card.json`,
     received,
+    canceled,
     working: (request) => gateOf(request).arrived,
     release: (request) => gateOf(request).open(),
     close: () =>

@@ -37,7 +37,9 @@ export function answerOf(message: Pick<Message, 'parts' | 'metadata'>, pause: Pa
   if (named !== undefined && typeof named !== 'string') throw new RequestMalformedError('message.metadata.pauseId must be a string');
   const pauseId = named === undefined ? {} : { pauseId: named };
   const data = message.parts.find((p) => p.content?.$case === 'data')?.content?.value as unknown;
-  const text = message.parts.some((p) => p.content?.$case === 'text') ? messageText({ parts: message.parts.filter((p) => p.content?.$case === 'text') }) : undefined;
+  // Text and files (as `<file>` elements) are what a person says; data parts are read apart.
+  const said = message.parts.filter((p) => p.content !== undefined && p.content.$case !== 'data');
+  const text = said.length > 0 ? messageText({ parts: said }) : undefined;
   if (pause?.type === LIMIT_PAUSE && isObject(data) && 'extend' in data) {
     const extend = data.extend;
     if (!isObject(extend)) throw new RequestMalformedError('extend must be an object of limits to raise, such as {"extend":{"maxTurns":12}}');

@@ -63,6 +63,7 @@ import {
   toStreamResponse,
   type TaskIds,
 } from '../../a2a/mapping.js';
+import { type FailureError, type ResultDetails, withDetails } from '../../a2a/details.js';
 
 /** Key in `ServerCallContext.state` of an AbortSignal that fires when the HTTP client goes away. */
 export const REQUEST_SIGNAL_KEY = 'xswarm.requestSignal';
@@ -120,6 +121,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
   private readonly card: () => AgentCard;
   private readonly contexts: ContextIds;
   private readonly structuredInput: boolean;
+  private readonly details: ResultDetails;
 
   constructor(options: { runtime: Runtime; definitionId: string; card: () => AgentCard; contexts: ContextIds }) {
     this.runtime = options.runtime;
@@ -128,6 +130,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     this.contexts = options.contexts;
     const summary = this.runtime.definitions().find((c) => c.id === this.definitionId);
     this.structuredInput = summary?.inputSchema.type !== 'string';
+    this.details = { definitionId: this.definitionId, ...(summary ? { name: summary.name, resultSchema: summary.resultSchema } : {}) };
   }
 
   async getAgentCard(): Promise<AgentCard> {
@@ -370,7 +373,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
         for (const e of page) {
           if (e.seq > upTo) break read;
           seq = e.seq;
-          if (e.kind === 'task' || e.kind === 'status-update' || e.kind === 'artifact-update') events.push(e);
+          if (e.kind === 'task' || e.kind === 'status-update' || e.kind === 'artifact-update') events.push(withDetails(e, this.details));
         }
       }
     } catch (e) {
@@ -398,7 +401,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     const client = this.runtime.forSwarm(this.definitionId, ids.taskId);
     const events = client.events({ since, signal });
     for await (const event of untilAborted(events, signal)) {
-      const response = toStreamResponse(event.kind === 'status-update' && event.final ? await withUsage(event, client) : event);
+      const response = toStreamResponse(withDetails(event.kind === 'status-update' && event.final ? await withUsage(event, client) : event, this.details));
       if (response) yield response;
       if (endsStream(event)) return;
     }
@@ -443,7 +446,14 @@ async function usageByModel(client: { usage(): Promise<UsageReport> }): Promise<
 function failedTask(task: Task, problem: string, ids: TaskIds): Task {
   return {
     ...task,
-    status: { state: TaskState.TASK_STATE_FAILED, message: textMessage(`${ids.taskId}#problem`, Role.ROLE_AGENT, problem, ids), timestamp: task.status?.timestamp },
+    status: {
+      state: TaskState.TASK_STATE_FAILED,
+      message: {
+        ...textMessage(`${ids.taskId}#problem`, Role.ROLE_AGENT, problem, ids),
+        metadata: { error: { kind: 'problem', message: problem } satisfies FailureError },
+      },
+      timestamp: task.status?.timestamp,
+    },
     metadata: { ...task.metadata, problem },
   };
 }

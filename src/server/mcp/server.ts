@@ -47,7 +47,7 @@ export const MCP_PATH = '/mcp';
 export interface McpHandlerOptions {
   /**
    * An agent registry whose tools (`create_task`, `list_agents`, `agent_message`,
-   * `get_task_status`; see `../registry/mcp-tools.ts`) are served next to the swarms' tools.
+   * `get_task_status`, `cancel_task`; see `../registry/mcp-tools.ts`) are served next to the swarms' tools.
    */
   registry?: AgentRegistry;
 }

@@ -174,8 +174,8 @@ describe.each(MODES)('with an SDK client in %s mode', (mode) => {
     const { cardUrl } = await start({ echo: [streamed(['Hel', 'lo'])] });
     const client = await sdkClient(cardUrl(), mode);
     const events = await drain(client.sendMessageStream(sendRequest(userText(crypto.randomUUID(), 'hi'))));
-    expect(cases(events)).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'artifactUpdate', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
-    const [first, started, c1, c2, turn, result, done] = events.map((e) => e.payload!.value) as any[];
+    expect(cases(events)).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'artifactUpdate', 'artifactUpdate', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
+    const [first, started, c1, c2, end, turn, result, done] = events.map((e) => e.payload!.value) as any[];
     expect(first.status.state).toBe(TaskState.TASK_STATE_SUBMITTED);
     expect(started).toMatchObject({ status: { state: TaskState.TASK_STATE_WORKING }, metadata: { type: 'started', definitionId: 'echo' } });
     // The first chunk of a call starts the artifact; the next ones append to it.
@@ -183,6 +183,11 @@ describe.each(MODES)('with an SDK client in %s mode', (mode) => {
       ['stream:echo:1', false, 'Hel'],
       ['stream:echo:1', true, 'lo'],
     ]);
+    expect([c1.lastChunk, c2.lastChunk]).toEqual([false, false]);
+    // The call returned well after its last chunk was committed: the stream ends with an empty
+    // appended chunk that says so (a quicker end merges into the last text instead).
+    expect(end).toMatchObject({ artifact: { artifactId: 'stream:echo:1' }, append: true, lastChunk: true });
+    expect(end.artifact.parts.map((p: any) => p.content.value)).toEqual(['']);
     // The last turn completes too, before the result.
     expect(turn).toMatchObject({ status: { state: TaskState.TASK_STATE_WORKING }, metadata: { type: 'turn-completed', turn: 1 } });
     expect(result).toMatchObject({ artifact: { artifactId: 'result', name: 'result' }, lastChunk: true });
@@ -191,7 +196,7 @@ describe.each(MODES)('with an SDK client in %s mode', (mode) => {
     expect(events.slice(1).every((e) => (e.payload!.value as any).taskId === first.id && (e.payload!.value as any).contextId === first.contextId)).toBe(true);
 
     const stored = await client.getTask({ tenant: '', id: first.id });
-    expect(stored.artifacts.find((a) => a.artifactId === 'stream:echo:1')?.parts.map((p) => p.content?.value)).toEqual(['Hel', 'lo']);
+    expect(stored.artifacts.find((a) => a.artifactId === 'stream:echo:1')?.parts.map((p) => p.content?.value)).toEqual(['Hel', 'lo', '']);
   });
 
   it('GetTask, CancelTask (the swarm stops) and, in v1.0, ListTasks', async () => {
