@@ -90,7 +90,10 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
     createRestHandler(ctx, options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
     createTeamHandler(ctx, options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
     createEventSocketHandler(ctx, options.subscribers),
-    createA2AHandler(ctx),
+    createA2AHandler(ctx, {
+      ...(options.allowedPushHosts ? { allowedPushHosts: options.allowedPushHosts } : {}),
+      ...(options.pushRetry ? { pushRetry: options.pushRetry } : {}),
+    }),
     createMcpHandler(ctx, options.registry ? { registry: options.registry } : {}),
     createInspectorApiHandler(ctx),
     createInspectorStaticHandler(),

@@ -56,6 +56,21 @@ export interface ServeOptions {
    * token like every other endpoint.
    */
   publicMetrics?: boolean;
+  /**
+   * Hosts A2A push-notification webhooks may be on although they are loopback, link-local or
+   * private (refused otherwise, against server-side request forgery): `host`, `host:port`,
+   * `[v6]` or `*`, e.g. `['127.0.0.1']` for a receiver on this machine. See docs/a2a-push.md.
+   */
+  allowedPushHosts?: string[];
+  /** Retries of A2A push deliveries to a receiver that is down (capped exponential backoff). */
+  pushRetry?: {
+    /** The wait after the first failed attempt, doubled after each further one. Default 1000 ms. */
+    initialDelayMs?: number;
+    /** The longest wait between attempts. Default 60 000 ms. */
+    maxDelayMs?: number;
+    /** How long one attempt waits for the receiver's answer. Default 10 000 ms. */
+    timeoutMs?: number;
+  };
 }
 
 /** A running server. */
