@@ -32,8 +32,8 @@ function gate() {
   return { opened, open, arrived, arrive };
 }
 
-/** Starts a peer whose card has the skill `translate`. */
-export async function startSdkPeer(): Promise<SdkPeer> {
+/** Starts a peer whose card has the skill `translate` (and advertises push notifications with `push`: the SDK's own store and sender). */
+export async function startSdkPeer(options: { push?: boolean } = {}): Promise<SdkPeer> {
   const received = new Map<string, number>();
   const gates = new Map<string, ReturnType<typeof gate>>();
   const gateOf = (request: string) => {
@@ -51,7 +51,7 @@ export async function startSdkPeer(): Promise<SdkPeer> {
     supportedInterfaces: [{ url: `${base}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
     provider: undefined,
     version: '1.0.0',
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: options.push ?? false, extensions: [], extendedAgentCard: false },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text'],

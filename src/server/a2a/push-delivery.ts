@@ -5,7 +5,8 @@
  * with capped exponential backoff (with jitter) until it succeeds, the config is deleted or the
  * server closes. The cursor moves only after a 2xx answer, so a delivery interrupted by a crash
  * is sent again after the restart with the same event id (at least once; once for a receiver
- * that de-duplicates by `X-A2A-Event-Id`). A loop ends after the task's final update.
+ * that de-duplicates by `X-A2A-Event-Id`). A loop ends after the task's final update, or when the
+ * receiver answers `410 Gone`.
  *
  * @module
  */
@@ -18,7 +19,7 @@ import { toStreamResponse } from '../../a2a/mapping.js';
 import type { Runtime } from '../../runtime/types.js';
 import { memoryPushOutbox, type PushOutbox, type PushSubscription } from '../../store/push-outbox.js';
 import { checkPushTarget, type Resolver } from './push-policy.js';
-import { postPush } from './push-post.js';
+import { PushGoneError, postPush } from './push-post.js';
 
 /** How deliveries are retried and bounded (`serve(runtime, { pushRetry })`). */
 export interface PushRetryOptions {
@@ -149,8 +150,13 @@ export class PushDelivery {
           signal,
         );
         return true;
-      } catch {
+      } catch (e) {
         if (signal.aborted) return false;
+        // The receiver wants nothing more (410 Gone): the subscription is over, kept as done.
+        if (e instanceof PushGoneError) {
+          this.outbox.advance(taskId, configId, current.cursor, true);
+          return false;
+        }
         const delay = Math.min(this.maxDelayMs, this.initialDelayMs * 2 ** Math.min(attempt, 30));
         // Jitter (±20%): receivers coming back are not hit by every server at the same instant.
         await sleep(delay * (0.8 + Math.random() * 0.4), undefined, { signal }).catch(() => undefined);

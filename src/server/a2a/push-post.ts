@@ -3,7 +3,8 @@
  * over `node:http`/`node:https` with the connection pinned to the address the policy checked
  * (`push-policy.ts`; its `lookup` answers that address only, so DNS rebinding cannot redirect
  * it; TLS still verifies the URL's host name). Redirects are not followed: a 3xx is a failed
- * delivery like any other non-2xx answer, retried later.
+ * delivery like any other non-2xx answer, retried later; except `410 Gone`, the receiver saying
+ * it wants nothing more ({@link PushGoneError}), which ends the subscription.
  *
  * Headers (see docs/a2a-push.md):
  * - `X-A2A-Event-Id`: `<taskId>:<seq>`, the same for every attempt of one update, across
@@ -31,6 +32,11 @@ export const SIGNATURE_HEADER = 'x-a2a-signature';
 
 /** The header of the event id. */
 export const EVENT_ID_HEADER = 'x-a2a-event-id';
+
+/** The receiver answered 410 Gone: it wants no more notifications at this URL. */
+export class PushGoneError extends Error {
+  override readonly name = 'PushGoneError';
+}
 
 /** What one delivery sends. */
 export interface PushMessage {
@@ -78,7 +84,10 @@ export function postPush(target: CheckedTarget, message: PushMessage, timeoutMs:
     const req = send(url, options, (res) => {
       res.resume();
       const status = res.statusCode ?? 0;
-      res.once('end', () => (status >= 200 && status < 300 ? resolve() : reject(new Error(`${url.href} answered HTTP ${status}`))));
+      res.once('end', () => {
+        if (status >= 200 && status < 300) resolve();
+        else reject(status === 410 ? new PushGoneError(`${url.href} is gone (HTTP 410)`) : new Error(`${url.href} answered HTTP ${status}`));
+      });
       res.once('error', reject);
     });
     req.once('timeout', () => req.destroy(new Error(`${url.href} gave no answer within ${timeoutMs} ms`)));
