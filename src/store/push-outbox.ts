@@ -41,7 +41,7 @@ export interface PushSubscription {
 
 /** Where push subscriptions and their cursors are kept (see the module doc). Every call is one small read or write. */
 export interface PushOutbox {
-  /** Adds or replaces a subscription (a replaced one keeps its cursor). */
+  /** Adds or replaces a subscription (a replaced one keeps its cursor, and stays done once done). */
   save(subscription: PushSubscription): void;
   get(taskId: string, configId: string): PushSubscription | undefined;
   /** The subscriptions of a task, oldest first. */
@@ -61,7 +61,7 @@ export function memoryPushOutbox(): PushOutbox {
   return {
     save(s) {
       const existing = entries.get(key(s.taskId, s.configId));
-      entries.set(key(s.taskId, s.configId), { ...s, cursor: existing?.cursor ?? s.cursor, done: existing ? existing.done : s.done });
+      entries.set(key(s.taskId, s.configId), { ...s, cursor: existing?.cursor ?? s.cursor, done: existing ? existing.done || s.done : s.done });
     },
     get: (taskId, configId) => {
       const s = entries.get(key(taskId, configId));

@@ -255,7 +255,9 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     const push = this.pushConfigs();
     const ids = await this.locate(params.taskId);
     await push.check(params);
-    return push.register(ids.taskId, params, context, await this.lastSeq(ids.taskId));
+    const { status } = await this.runtime.forSwarm(this.definitionId, ids.taskId).getResult();
+    const ended = status === 'completed' || status === 'failed' || status === 'stopped';
+    return push.register(ids.taskId, params, context, await this.lastSeq(ids.taskId), ended);
   }
 
   async getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, _context: ServerCallContext): Promise<TaskPushNotificationConfig> {

@@ -45,9 +45,10 @@ export class PushConfigs {
 
   /**
    * Keeps a checked config of a task whose updates after `cursor` it receives (a config
-   * replaced under the same id keeps its place), and returns it with its id.
+   * replaced under the same id keeps its place), and returns it with its id. `ended`: the task
+   * has ended, nothing will be delivered (the config is kept, for Get and List).
    */
-  register(taskId: string, config: TaskPushNotificationConfig, context: ServerCallContext, cursor: number): TaskPushNotificationConfig {
+  register(taskId: string, config: TaskPushNotificationConfig, context: ServerCallContext, cursor: number, ended = false): TaskPushNotificationConfig {
     const auth = config.authentication;
     const subscription: PushSubscription = {
       taskId,
@@ -58,7 +59,7 @@ export class PushConfigs {
       ...(auth?.scheme && auth.credentials ? { authentication: { scheme: auth.scheme, credentials: auth.credentials } } : {}),
       wireVersion: context.requestedVersion === '1.0' ? '1.0' : '0.3',
       cursor,
-      done: false,
+      done: ended,
     };
     return toConfig(this.push.register(subscription));
   }

@@ -35,7 +35,7 @@ export function sqlitePushOutbox(db: Database.Database): PushOutbox {
   db.exec(SCHEMA);
   const put = db.prepare(
     `INSERT INTO push_outbox (task_id, config_id, definition_id, config, wire_version, cursor, done, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (task_id, config_id) DO UPDATE SET definition_id = excluded.definition_id, config = excluded.config, wire_version = excluded.wire_version`,
+     ON CONFLICT (task_id, config_id) DO UPDATE SET definition_id = excluded.definition_id, config = excluded.config, wire_version = excluded.wire_version, done = MAX(done, excluded.done)`,
   );
   const one = db.prepare<[string, string], Row>(`SELECT * FROM push_outbox WHERE task_id = ? AND config_id = ?`);
   const ofTask = db.prepare<[string], Row>(`SELECT * FROM push_outbox WHERE task_id = ? ORDER BY created, config_id`);

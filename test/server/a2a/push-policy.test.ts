@@ -94,6 +94,8 @@ describe('push webhook URLs (SSRF)', () => {
       await expect(client.createTaskPushNotificationConfig(config('http://[::1]:9/hook'))).rejects.toThrow(/refused/);
       expect((await client.createTaskPushNotificationConfig(config('http://127.0.0.1:9/hook'))).url).toBe('http://127.0.0.1:9/hook');
     }
+    // The tasks had ended: their configs are kept (Get, List) with nothing left to deliver.
+    expect(served.runtime!.store.pushOutbox!.pending()).toEqual([]);
   });
 
   it('judges a host name by every address it resolves to', async () => {
