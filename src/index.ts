@@ -109,6 +109,7 @@ export { a2aRemoteAgents } from './a2a/lazy.js';
 export { fileResult, fileResultSchema, type FileResult } from './a2a/files.js';
 export type { ServeOptions, SwarmServer } from './server/options.js';
 export type { A2ARemoteOptions } from './a2a/client.js';
+export { a2aPushInbox, type A2APushInbox, type PushInboxOptions, type PushInboxSubscription } from './a2a/push-inbox.js';
 export type { Commit, Lease, SwarmFilter, StoreStats, SwarmRecord, SwarmStore, SwarmSummary } from './store/types.js';
 export { CorruptEventError, LeaseLostError, RevisionConflictError } from './store/types.js';
 export type { BudgetAccount, BudgetAmount, BudgetLedger, BudgetRefusal, BudgetReservation, ReserveRequest } from './store/budgets.js';

@@ -40,6 +40,7 @@ import { type AllowedHosts, refusedInterfaces } from './endpoint-policy.js';
 import type { RemoteAgentClient, RemoteCard, RemoteHooks } from './remote.js';
 import { partsText, RESULT_ARTIFACT_ID, TERMINAL_STATES, textPart } from './mapping.js';
 import { type RemoteRequest, remoteRequestOf } from './pause-request.js';
+import type { A2APushInbox } from './push-inbox.js';
 
 /** Options of {@link a2aRemoteAgents}. */
 export interface A2ARemoteOptions {
@@ -86,6 +87,14 @@ export interface A2ARemoteOptions {
    * (at most 5), whatever this says.
    */
   allowedHosts?: AllowedHosts;
+  /**
+   * Ask peers for push notifications instead of holding a stream open: with an inbox that our
+   * server serves (`serve(runtime, { pushInbox })`, see `./push-inbox.ts` and docs/a2a-push.md),
+   * a call to a peer whose card advertises `capabilities.pushNotifications` sends its message
+   * with a webhook on our server and returns at once; the task is read (`GetTask`) whenever the
+   * peer notifies, and every `fallbackPollMs`. Peers without push are streamed to as before.
+   */
+  pushInbox?: A2APushInbox;
 }
 
 /**
@@ -218,7 +227,9 @@ export function a2aRemoteAgents(options: A2ARemoteOptions = {}): RemoteAgentClie
       }
       const card = await client.getAgentCard().catch(() => undefined);
       const name = card?.name || input.agentId;
-      const exchangeWith = (c: Client) => new Exchange(c, !!card?.capabilities?.streaming, maxResubscribes, pollIntervalMs);
+      // Push when both sides can: the peer says so, and our inbox has a URL.
+      const push = card?.capabilities?.pushNotifications && options.pushInbox?.ready ? options.pushInbox : undefined;
+      const exchangeWith = (c: Client) => new Exchange(c, !!card?.capabilities?.streaming, maxResubscribes, pollIntervalMs, push);
       let exchange = exchangeWith(client);
 
       // On abort the call returns at once, while the exchange goes on briefly in the
@@ -300,6 +311,7 @@ class Exchange {
     private readonly streaming: boolean,
     private readonly maxResubscribes: number,
     private readonly pollIntervalMs: number,
+    private readonly push?: A2APushInbox,
   ) {}
 
   /** Fires when the exchange is stopped. */
@@ -349,6 +361,7 @@ class Exchange {
     // The stream of an answer opens with the task as it was: still input-required. That is
     // the question we just answered, not a new one.
     this.answering = message.taskId !== '';
+    if (this.push) return this.runWithPush(message, this.push);
     const request = {
       tenant: '',
       message,
@@ -375,6 +388,37 @@ class Exchange {
         await sleep(this.pollIntervalMs, this.signal);
       }
       this.applyTask(await this.client.getTask({ tenant: '', id: this.taskId }, { signal: this.signal }));
+    }
+  }
+
+  /**
+   * {@link run} with push notifications: the message goes with a webhook of our inbox and
+   * returns at once; each notification (or the inbox's fallback poll) has the task read again,
+   * until it is {@link finished}.
+   */
+  private async runWithPush(message: Message, inbox: A2APushInbox): Promise<void> {
+    const hook = inbox.open();
+    try {
+      const request = {
+        tenant: '',
+        message,
+        configuration: {
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: { tenant: '', id: '', taskId: '', url: hook.url, token: '', authentication: { scheme: 'Bearer', credentials: hook.secret } },
+          returnImmediately: true,
+        },
+        metadata: undefined,
+      };
+      const answer = await this.client.sendMessage(request, { signal: this.signal });
+      if ('messageId' in answer) this.reply = answer;
+      else this.applyTask(answer, this.answering);
+      this.answering = false;
+      while (!this.finished) {
+        await hook.wait(this.signal);
+        this.applyTask(await this.client.getTask({ tenant: '', id: this.taskId }, { signal: this.signal }));
+      }
+    } finally {
+      hook.close();
     }
   }
 

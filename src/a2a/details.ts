@@ -20,6 +20,12 @@ export interface ResultDetails {
   resultSchema?: Record<string, unknown>;
 }
 
+/** The details of definition `definitionId` from the runtime's cards (`runtime.definitions()`). */
+export function resultDetails(cards: readonly { id: string; name: string; resultSchema: Record<string, unknown> }[], definitionId: string): ResultDetails {
+  const card = cards.find((c) => c.id === definitionId);
+  return { definitionId, ...(card ? { name: card.name, resultSchema: card.resultSchema } : {}) };
+}
+
 /**
  * The kind of a failure, read from its reason (the machine records the reason only): `guardrail`
  * (a guardrail rejected the input or result), `model-call`, `max-turns`, `timeout`, `problem`

@@ -77,6 +77,15 @@ export function endpointProblem(cardUrl: string, url: string, allowedHosts: Allo
 }
 
 /**
+ * Whether `url`'s host (and port) is one of `allowedHosts` (see {@link AllowedHosts}); the
+ * scheme is not looked at. The push-notification policy of the server shares it.
+ */
+export function hostAllowed(url: URL, allowedHosts: AllowedHosts): boolean {
+  const port = portOf(url);
+  return parseAllowedHosts(allowedHosts).some((e) => e.hostname === undefined || (e.hostname === url.hostname && (e.port === undefined || e.port === port)));
+}
+
+/**
  * The refusals of a card's interfaces that break the rule, one per interface (duplicates
  * once), each `its <binding> interface <reason>`; empty when every one may be contacted. The
  * caller passes the interfaces it may contact: those of bindings nobody speaks are never

@@ -13,3 +13,4 @@
  */
 export { a2aRemoteAgents } from '../a2a/client.js';
 export type { A2ARemoteOptions } from '../a2a/client.js';
+export { a2aPushInbox, type A2APushInbox, type PushInboxOptions, type PushInboxSubscription } from '../a2a/push-inbox.js';

@@ -27,6 +27,7 @@ import { createInspectorApiHandler } from './inspector/api.js';
 import { createInspectorStaticHandler, isInspectorFile } from './inspector/static.js';
 import type { ServeOptions, SwarmServer } from './options.js';
 import { createMetricsHandler, METRICS_PATH } from './metrics.js';
+import { createPushInboxHandler, isPushInboxPath } from './push-inbox-route.js';
 
 export type { ServeOptions, SwarmServer } from './options.js';
 
@@ -90,22 +91,28 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
     createRestHandler(ctx, options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
     createTeamHandler(ctx, options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
     createEventSocketHandler(ctx, options.subscribers),
-    createA2AHandler(ctx),
+    createA2AHandler(ctx, {
+      ...(options.allowedPushHosts ? { allowedPushHosts: options.allowedPushHosts } : {}),
+      ...(options.pushRetry ? { pushRetry: options.pushRetry } : {}),
+    }),
     createMcpHandler(ctx, options.registry ? { registry: options.registry } : {}),
     createInspectorApiHandler(ctx),
     createInspectorStaticHandler(),
     createMetricsHandler(ctx),
+    ...(options.pushInbox ? [createPushInboxHandler(ctx, options.pushInbox)] : []),
   ];
 
   const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', base || 'http://127.0.0.1');
     if (url.pathname === '/health') return sendJson(res, 200, { ok: true });
     policy.check(req);
-    if (!isPublic(url) && !(options.publicMetrics && url.pathname === METRICS_PATH) && !authorized(req, ctx.token)) {
+    // The push inbox authenticates by each call's secret (push-inbox-route.ts).
+    const inbox = options.pushInbox !== undefined && isPushInboxPath(url);
+    if (!isPublic(url) && !inbox && !(options.publicMetrics && url.pathname === METRICS_PATH) && !authorized(req, ctx.token)) {
       res.setHeader('www-authenticate', 'Bearer');
       throw new HttpError(401, 'Missing or wrong bearer token');
     }
-    policy.checkBody(req);
+    if (!inbox) policy.checkBody(req);
     for (const h of handlers) if (await h.handle(req, res, url)) return;
     throw new HttpError(404, `No endpoint at ${req.method} ${url.pathname}`);
   };
@@ -147,6 +154,7 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
   });
   const { address, port } = server.address() as AddressInfo;
   base = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  options.pushInbox?.attach(base);
   return {
     url: base,
     async close() {

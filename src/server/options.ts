@@ -7,6 +7,7 @@
  * @module
  */
 import type { AgentRegistry } from '../registry/registry.js';
+import type { A2APushInbox } from '../a2a/push-inbox.js';
 
 /** Options of `serve(runtime, options)` (`xswarm/server`, or `xswarm` loading it on demand). */
 export interface ServeOptions {
@@ -56,6 +57,27 @@ export interface ServeOptions {
    * token like every other endpoint.
    */
   publicMetrics?: boolean;
+  /**
+   * Hosts A2A push-notification webhooks may be on although they are loopback, link-local or
+   * private (refused otherwise, against server-side request forgery): `host`, `host:port`,
+   * `[v6]` or `*`, e.g. `['127.0.0.1']` for a receiver on this machine. See docs/a2a-push.md.
+   */
+  allowedPushHosts?: string[];
+  /**
+   * The inbox of the runtime's remote calls made with push (`a2aRemoteAgents({ pushInbox })`):
+   * served at `POST /a2a-push/<id>` (each call's id and HMAC signature authenticate it, not the
+   * token). See docs/a2a-push.md.
+   */
+  pushInbox?: A2APushInbox;
+  /** Retries of A2A push deliveries to a receiver that is down (capped exponential backoff). */
+  pushRetry?: {
+    /** The wait after the first failed attempt, doubled after each further one. Default 1000 ms. */
+    initialDelayMs?: number;
+    /** The longest wait between attempts. Default 60 000 ms. */
+    maxDelayMs?: number;
+    /** How long one attempt waits for the receiver's answer. Default 10 000 ms. */
+    timeoutMs?: number;
+  };
 }
 
 /** A running server. */

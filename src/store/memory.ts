@@ -7,6 +7,7 @@ import type { SwarmEvent } from '../../machines/events.js';
 import { isFinal } from './result.js';
 import { assembleSnapshot } from './messages.js';
 import { memoryLedger } from './budgets.js';
+import { memoryPushOutbox } from './push-outbox.js';
 import { type Commit, labelMatches, type Lease, LeaseLostError, leftOutBy, RevisionConflictError, type SwarmRecord, type SwarmStore } from './types.js';
 
 /**
@@ -25,6 +26,7 @@ export function memoryStore(): SwarmStore {
   return {
     volatile: true,
     budgets: memoryLedger(),
+    pushOutbox: memoryPushOutbox(),
     async load(swarmId) {
       const entry = swarms.get(swarmId);
       const stored = entry?.record;

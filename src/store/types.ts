@@ -8,6 +8,7 @@ import { SwarmError } from '../errors.js';
 import type { BudgetLedger } from './budgets.js';
 import type { MessageWrite } from './messages.js';
 import type { StoreNotices } from './notices.js';
+import type { PushOutbox } from './push-outbox.js';
 import type { SwarmResult, SwarmStatus } from './result.js';
 
 /**
@@ -148,6 +149,11 @@ export interface SwarmStore {
    * both over NATS, and a store of one process needs neither.
    */
   readonly notices?: StoreNotices;
+  /**
+   * The durable outbox of A2A push notifications (`./push-outbox.ts`), when the store keeps one
+   * (memory, SQLite). Optional: a store without it gets a process-local outbox from the server.
+   */
+  readonly pushOutbox?: PushOutbox;
   load(swarmId: string): Promise<SwarmRecord | undefined>;
   commit(commit: Commit): void | Promise<void>;
   /**

@@ -34,8 +34,8 @@ function gate() {
   return { opened, open, arrived, arrive };
 }
 
-/** Starts a peer whose card has the skill `translate`. */
-export async function startSdkPeer(): Promise<SdkPeer> {
+/** Starts a peer whose card has the skill `translate` (and advertises push notifications with `push`: the SDK's own store and sender). */
+export async function startSdkPeer(options: { push?: boolean } = {}): Promise<SdkPeer> {
   const received = new Map<string, number>();
   const canceled: string[] = [];
   /** The request text of each task, for `canceled`. */
@@ -56,7 +56,7 @@ export async function startSdkPeer(): Promise<SdkPeer> {
     supportedInterfaces: [{ url: `${base}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
     provider: undefined,
     version: '1.0.0',
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: options.push ?? false, extensions: [], extendedAgentCard: false },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text'],

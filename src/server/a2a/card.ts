@@ -30,7 +30,7 @@ export function agentCardUrl(baseUrl: string, definitionId: string): string {
  *   one per tool and per handoff target among its capabilities (`runtime.definitions()`);
  *   tools and handoffs computed from the input at run time are not known in advance;
  * - modes: `text/plain`, plus `application/json` where input or result is structured;
- * - `capabilities.streaming`; no push notifications;
+ * - `capabilities.streaming` and `capabilities.pushNotifications` (push-configs.ts);
  * - `supportedInterfaces`: JSON-RPC at `<base>/a2a/<id>` for v1.0 and for v0.3 (the SDK's
  *   compat layer accepts v0.3 requests only when the card lists a 0.3 interface);
  * - with a token, an HTTP bearer scheme that every request must satisfy.
@@ -87,7 +87,7 @@ export function swarmAgentCard(runtime: Runtime, definitionId: string, baseUrl: 
     ],
     provider: undefined,
     version: String(def.version),
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
     securitySchemes: token
       ? {
           [BEARER_SCHEME]: {

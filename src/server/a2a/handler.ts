@@ -41,6 +41,8 @@ import { Role, TaskState } from '@a2a-js/sdk';
 import { PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { answerOf, raiseLimits, resumeWith } from './answers.js';
+import type { PushDelivery } from './push-delivery.js';
+import { PushConfigs } from './push-configs.js';
 import type { SwarmEvent } from '../../../machines/events.js';
 import { abortable, untilAborted } from '../../util/abort.js';
 import { lastStoredSeq } from '../../events/cursor.js';
@@ -63,7 +65,7 @@ import {
   toStreamResponse,
   type TaskIds,
 } from '../../a2a/mapping.js';
-import { type FailureError, type ResultDetails, withDetails } from '../../a2a/details.js';
+import { type FailureError, type ResultDetails, resultDetails, withDetails } from '../../a2a/details.js';
 
 /** Key in `ServerCallContext.state` of an AbortSignal that fires when the HTTP client goes away. */
 export const REQUEST_SIGNAL_KEY = 'xswarm.requestSignal';
@@ -122,15 +124,18 @@ export class SwarmRequestHandler implements A2ARequestHandler {
   private readonly contexts: ContextIds;
   private readonly structuredInput: boolean;
   private readonly details: ResultDetails;
+  /** Push notifications (push-configs.ts); without them, the config methods are not supported. */
+  private readonly push: PushConfigs | undefined;
 
-  constructor(options: { runtime: Runtime; definitionId: string; card: () => AgentCard; contexts: ContextIds }) {
+  constructor(options: { runtime: Runtime; definitionId: string; card: () => AgentCard; contexts: ContextIds; push?: PushDelivery }) {
     this.runtime = options.runtime;
     this.definitionId = options.definitionId;
     this.card = options.card;
     this.contexts = options.contexts;
+    this.push = options.push ? new PushConfigs(options.push, options.definitionId) : undefined;
     const summary = this.runtime.definitions().find((c) => c.id === this.definitionId);
     this.structuredInput = summary?.inputSchema.type !== 'string';
-    this.details = { definitionId: this.definitionId, ...(summary ? { name: summary.name, resultSchema: summary.resultSchema } : {}) };
+    this.details = resultDetails(summary ? [summary] : [], this.definitionId);
   }
 
   async getAgentCard(): Promise<AgentCard> {
@@ -147,7 +152,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
    * `returnImmediately`.
    */
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
-    const accepted = await this.accept(params);
+    const accepted = await this.acceptWithPush(params, context);
     if (!params.configuration?.returnImmediately) {
       // wait() resolves when the swarm is paused or has ended: the A2A "blocking" contract.
       // A child swarm asking for approvals makes the task input-required too (approval-answers.ts).
@@ -162,7 +167,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
    * update per swarm event, ending after the event that completes, fails, cancels or pauses it.
    */
   async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    const accepted = await this.accept(params);
+    const accepted = await this.acceptWithPush(params, context);
     const { task } = await this.snapshot(accepted.ids, accepted.cursor);
     yield { payload: { $case: 'task', value: withHistoryLength(task, params.configuration?.historyLength) } };
     // A re-sent message reaches a task that may have finished or paused since: nothing follows.
@@ -248,20 +253,29 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     yield* this.follow(ids, seq, signalOf(context));
   }
 
-  async createTaskPushNotificationConfig(_params: TaskPushNotificationConfig, _context: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError();
+  /** Registers a webhook for the task's updates from now on (push-configs.ts). */
+  async createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    const push = this.pushConfigs();
+    const ids = await this.locate(params.taskId);
+    await push.check(params);
+    const { status } = await this.runtime.forSwarm(this.definitionId, ids.taskId).getResult();
+    const ended = status === 'completed' || status === 'failed' || status === 'stopped';
+    return push.register(ids.taskId, params, context, await this.lastSeq(ids.taskId), ended);
   }
 
-  async getTaskPushNotificationConfig(_params: GetTaskPushNotificationConfigRequest, _context: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError();
+  async getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, _context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    const push = this.pushConfigs();
+    return push.get((await this.locate(params.taskId)).taskId, params.id);
   }
 
-  async listTaskPushNotificationConfigs(_params: ListTaskPushNotificationConfigsRequest, _context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
-    throw new PushNotificationNotSupportedError();
+  async listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, _context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+    const push = this.pushConfigs();
+    return push.list((await this.locate(params.taskId)).taskId);
   }
 
-  async deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigRequest, _context: ServerCallContext): Promise<void> {
-    throw new PushNotificationNotSupportedError();
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, _context: ServerCallContext): Promise<void> {
+    const push = this.pushConfigs();
+    push.delete((await this.locate(params.taskId)).taskId, params.id);
   }
 
   // ---- internals ----------------------------------------------------------------------
@@ -278,6 +292,25 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     const record = await this.runtime.store.load(taskId);
     if (!record || record.definitionId !== this.definitionId) throw new TaskNotFoundError(`Task not found: ${taskId}`);
     return { taskId, contextId: await this.contextOf(taskId) };
+  }
+
+  private pushConfigs(): PushConfigs {
+    if (!this.push) throw new PushNotificationNotSupportedError();
+    return this.push;
+  }
+
+  /**
+   * {@link accept}, with the webhook a message may carry: checked before the task starts (a
+   * refused URL starts nothing), registered for the updates of this interaction on.
+   */
+  private async acceptWithPush(params: SendMessageRequest, context: ServerCallContext): Promise<Accepted> {
+    const config = params.configuration?.taskPushNotificationConfig;
+    if (!config) return this.accept(params);
+    const push = this.pushConfigs();
+    await push.check(config);
+    const accepted = await this.accept(params);
+    push.register(accepted.ids.taskId, config, context, accepted.cursor);
+    return accepted;
   }
 
   private contextOf(taskId: string): Promise<string> {

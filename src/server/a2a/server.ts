@@ -33,6 +33,8 @@ import { DEFAULT_KEEPALIVE_MS } from '../../http/sse.js';
 import { swarmAgentCard } from './card.js';
 import { ContextIds, REQUEST_SIGNAL_KEY, SwarmRequestHandler } from './handler.js';
 import { refuseRequest } from './wire.js';
+import { PushDelivery, type PushRetryOptions } from './push-delivery.js';
+import type { AllowedHosts } from '../../a2a/endpoint-policy.js';
 
 const CARD_PATHS = new Set(['/.well-known/agent-card.json', '/.well-known/agent.json']);
 
@@ -40,6 +42,10 @@ const CARD_PATHS = new Set(['/.well-known/agent-card.json', '/.well-known/agent.
 export interface A2AHandlerOptions {
   /** Interval of `: ping` comments on SSE streams (default {@link DEFAULT_KEEPALIVE_MS}). */
   keepAliveMs?: number;
+  /** Hosts push-notification webhooks may be on although not public (`serve`'s `allowedPushHosts`; push-policy.ts). */
+  allowedPushHosts?: AllowedHosts;
+  /** Retries and timeout of push deliveries (`serve`'s `pushRetry`). */
+  pushRetry?: PushRetryOptions;
 }
 
 /** Creates the A2A handler of a server. */
@@ -47,6 +53,11 @@ export function createA2AHandler(ctx: ServerContext, options: A2AHandlerOptions 
   const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS;
   const apps = new Map<string, Express>();
   const contexts = new ContextIds();
+  // One outbox delivery for the server's every definition; its backlog resumes on first use.
+  const push = new PushDelivery(ctx.runtime, {
+    ...(options.allowedPushHosts ? { allowedPushHosts: options.allowedPushHosts } : {}),
+    ...(options.pushRetry ? { retry: options.pushRetry } : {}),
+  });
   // The SDK builds a call context from the request headers only; this is how a request's
   // "client went away" signal reaches the request handler.
   const signals = new WeakMap<object, AbortSignal>();
@@ -71,6 +82,7 @@ export function createA2AHandler(ctx: ServerContext, options: A2AHandlerOptions 
       // Built on first use: the base URL is known only once the server listens.
       card: () => (card ??= swarmAgentCard(ctx.runtime, definitionId, ctx.baseUrl(), ctx.token)!),
       contexts,
+      push,
     });
     const app = express();
     app.disable('x-powered-by');
@@ -80,7 +92,10 @@ export function createA2AHandler(ctx: ServerContext, options: A2AHandlerOptions 
     return app;
   };
 
+  // A restarted server delivers the backlog of its store's outbox without waiting for a request.
+  push.resume();
   return {
+    close: () => push.close(),
     async handle(req, res, url) {
       const match = /^\/a2a\/([^/]+)(\/.*)?$/.exec(url.pathname);
       if (!match) return false;

@@ -12,6 +12,7 @@ import { type BatchWriter, groupCommit, localWriter, newStoreStats, threadWriter
 import type { SqliteStoreStats } from './stats.js';
 import { sqliteLedger } from './budgets.js';
 import { sqliteNotices } from './notices.js';
+import { sqlitePushOutbox } from './push-outbox.js';
 import { MAX_SEQ, openConnection, prepareLastKey, prepareWrites, SEQ_SPAN } from './writes.js';
 import { eventProblem, isFormat1 } from '../stored-event.js';
 import { isFinal, type SwarmResult } from '../result.js';
@@ -255,6 +256,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     path,
     budgets: sqliteLedger(db),
     notices: sqliteNotices(db),
+    pushOutbox: sqlitePushOutbox(db),
     /** Commits written so far (for benchmarks and tests); see also `stats()`. */
     get writes() {
       return stats.commits;

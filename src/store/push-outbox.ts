@@ -1,0 +1,78 @@
+/**
+ * The durable outbox of A2A push notifications: which webhook each task's updates go to, and how
+ * far each webhook got. The updates themselves are the task's stored events (its numbered,
+ * durable event log), so an outbox entry is a subscription with a cursor: the sequence number
+ * of the last event delivered. A delivery that fails leaves the cursor where it was; after a
+ * restart the server resumes every entry that is not done from its cursor, so nothing is lost,
+ * and a receiver that de-duplicates by event id (`<taskId>:<seq>`, stable across restarts) sees
+ * each update once.
+ *
+ * A store keeps one when it can ({@link SwarmStore.pushOutbox}: memory and SQLite); the server
+ * falls back to a process-local one otherwise.
+ *
+ * @module
+ */
+
+/** How a webhook authenticates a delivery (the A2A `AuthenticationInfo`). */
+export interface PushAuthentication {
+  /** `Bearer`, `HMAC-SHA256` (a signature over the body), or another HTTP auth scheme. */
+  scheme: string;
+  credentials: string;
+}
+
+/** One webhook of one task, as the outbox keeps it. */
+export interface PushSubscription {
+  taskId: string;
+  /** The config id (the client's, or one given by the server). */
+  configId: string;
+  /** The swarm definition the task runs. */
+  definitionId: string;
+  url: string;
+  /** The A2A `token`, sent back as `X-A2A-Notification-Token`. */
+  token?: string;
+  authentication?: PushAuthentication;
+  /** The A2A version the config was registered over (`1.0` or `0.3`): the payload's shape. */
+  wireVersion: string;
+  /** Sequence number of the last event of the task handled (delivered, or not an update). */
+  cursor: number;
+  /** Every update of the ended task was delivered: nothing more will come. */
+  done: boolean;
+}
+
+/** Where push subscriptions and their cursors are kept (see the module doc). Every call is one small read or write. */
+export interface PushOutbox {
+  /** Adds or replaces a subscription (a replaced one keeps its cursor, and stays done once done). */
+  save(subscription: PushSubscription): void;
+  get(taskId: string, configId: string): PushSubscription | undefined;
+  /** The subscriptions of a task, oldest first. */
+  list(taskId: string): PushSubscription[];
+  /** Removes a subscription; false when there was none. */
+  delete(taskId: string, configId: string): boolean;
+  /** Moves a subscription's cursor (never back), marking it done when the task ended. */
+  advance(taskId: string, configId: string, cursor: number, done: boolean): void;
+  /** The subscriptions not done, oldest first: what a starting server resumes. */
+  pending(): PushSubscription[];
+}
+
+/** An outbox in memory (the memory store's, and the fallback of stores without one). */
+export function memoryPushOutbox(): PushOutbox {
+  const entries = new Map<string, PushSubscription>();
+  const key = (taskId: string, configId: string) => `${taskId}\0${configId}`;
+  return {
+    save(s) {
+      const existing = entries.get(key(s.taskId, s.configId));
+      entries.set(key(s.taskId, s.configId), { ...s, cursor: existing?.cursor ?? s.cursor, done: existing ? existing.done || s.done : s.done });
+    },
+    get: (taskId, configId) => {
+      const s = entries.get(key(taskId, configId));
+      return s && { ...s };
+    },
+    list: (taskId) => [...entries.values()].filter((s) => s.taskId === taskId).map((s) => ({ ...s })),
+    delete: (taskId, configId) => entries.delete(key(taskId, configId)),
+    advance(taskId, configId, cursor, done) {
+      const s = entries.get(key(taskId, configId));
+      if (s && cursor >= s.cursor) entries.set(key(taskId, configId), { ...s, cursor, done });
+    },
+    pending: () => [...entries.values()].filter((s) => !s.done).map((s) => ({ ...s })),
+  };
+}
