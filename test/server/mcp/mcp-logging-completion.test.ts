@@ -87,6 +87,33 @@ describe('MCP logging', () => {
   });
 });
 
+describe('MCP streams', () => {
+  it('concurrent waits of one client each get their own progress and logs on their own response stream', async () => {
+    const { url } = await start(script('r0', 'r1', 'r2'));
+    const client = await v1(url);
+    const logs: { swarmId: string; message: string }[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params.data as { swarmId: string; message: string }));
+    const progress: string[][] = [[], [], []];
+    const results = await Promise.all(
+      [0, 1, 2].map((i) =>
+        client.callTool({ name: 'echo_run', arguments: { input: 'hi', swarmId: `c${i}`, wait: true } }, undefined, {
+          onprogress: (p) => void progress[i]!.push(p.message ?? ''),
+          timeout: 10_000,
+        }),
+      ),
+    );
+    // The model's replies go to whichever swarm asks first: each completes with one of them.
+    expect(results.map((r) => (r.structuredContent as { swarmId: string }).swarmId)).toEqual(['c0', 'c1', 'c2']);
+    expect(results.map((r) => (r.structuredContent as { status: string }).status)).toEqual(['completed', 'completed', 'completed']);
+    for (const i of [0, 1, 2]) {
+      // Each stream carried exactly its own swarm's lines: the logs naming c<i>, in order.
+      expect(progress[i]!.length).toBeGreaterThan(0);
+      expect(progress[i]).toEqual(logs.filter((l) => l.swarmId === `c${i}`).map((l) => l.message));
+    }
+    expect(logs).toHaveLength(progress.flat().length);
+  });
+});
+
 describe('MCP completion', () => {
   it("completes a result template's swarmId to the ids of that definition's swarms with the typed prefix", async () => {
     const { url, runtime } = await start(queueModel({}));
