@@ -12,6 +12,8 @@
  * | tools `<name>_approve` / `<name>_reject` | answer a pending approval (see `approval-tools.ts`) |
  * | resource template `swarm://<id>/{swarmId}/result` | the {@link SwarmResult} as `application/json` |
  * | prompt `<name>_instructions` | the swarm's instructions (with an `input` argument when they depend on the input) |
+ * | logging | the progress lines of a wait also as `info` messages (`logger: "xswarm"`) |
+ * | completion | a result template's `swarmId`: the definition's recent swarm ids (`./completions.ts`) |
  *
  * With `wait`, a pause with a response schema is asked with an MCP elicitation when the client
  * can answer one (see `./answers.ts`).
@@ -49,6 +51,7 @@ import { validate } from '../../define/tool.js';
 import { type ElicitedPause, elicitedAnswer, elicitedPause, resultOrElicitation } from './answers.js';
 import { mcpBaseNames } from './names.js';
 import { registerApprovalTools } from './approval-tools.js';
+import { completeSwarmIds } from './completions.js';
 import { type InputMode, runInputSchema, splitRunArgs, swarmResultSchema } from './schemas.js';
 
 /** Everything per definition that does not change between requests, computed once. */
@@ -113,6 +116,9 @@ const SERVER_INFO = { name: 'xswarm', version: XSWARM_VERSION };
 /** A fresh `McpServer` exposing a runtime's swarms (the v2 SDK wants one per HTTP request). */
 export function createSwarmMcpServer(runtime: Runtime, catalog: SwarmMcpCatalog): McpServer {
   const server = new McpServer(SERVER_INFO, {
+    // Logging (2025-11-25; deprecated but served in 2026-07-28): a wait's progress lines are
+    // also `notifications/message`, for clients that show logs rather than progress.
+    capabilities: { logging: {} },
     instructions:
       'Each swarm definition has tools <name>_run, <name>_get_result, <name>_resume, <name>_extend and <name>_stop, ' +
       'the resource template swarm://<id>/{swarmId}/result and the prompt <name>_instructions. ' +
@@ -238,6 +244,8 @@ function register(server: McpServer, runtime: Runtime, { def, name, run, output 
           mimeType: 'application/json',
         })),
       }),
+      // completion/complete on the template: the ids of this definition's recent swarms.
+      complete: { swarmId: (value) => completeSwarmIds(runtime, def.id, value) },
     }),
     { title: `Results of ${def.name} swarms`, description: `The SwarmResult JSON of a swarm ${label}.`, mimeType: 'application/json' },
     async (uri, variables) => {
@@ -347,9 +355,13 @@ async function follow(runtime: Runtime, definitionId: string, swarmId: string, s
   for await (const event of client.events({ since, signal })) {
     if (event.kind !== 'status-update') continue;
     const message = progressMessage(event.metadata);
-    if (message !== undefined && token !== undefined) {
+    if (message !== undefined) {
       // A client that went away must not stop the swarm or fail the wait.
-      await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } }).catch(() => undefined);
+      if (token !== undefined) {
+        await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } }).catch(() => undefined);
+      }
+      // The SDK applies the client's level (logging/setLevel, or the 2026 envelope's, without which it sends none).
+      await ctx.mcpReq.log('info', { swarmId, message }, 'xswarm').catch(() => undefined);
     }
     if (event.final || event.metadata.type === 'paused') break;
     // A child swarm asks for approvals (its input-required relayed here): the swarm, still
