@@ -13,6 +13,8 @@ import type { TeamHost } from './host.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamStatus } from './host-types.js';
 import type { InboxMessage, InboxRead, InboxStats } from './inbox.js';
 import type { UsageTotals } from '../usage/report.js';
+import type { HelpRequest } from './host-desk.js';
+import { TeamError } from '../errors.js';
 
 /** The board of a team as its client reads it (a copy: changing it changes nothing). */
 export interface TeamBoardView {
@@ -164,6 +166,41 @@ export class TeamClient {
   async *events(options: { since?: number; signal?: AbortSignal } = {}): AsyncGenerator<TeamEvent> {
     const host = (await this.slot.find()) ?? this.slot.view();
     yield* host.log.read(options.since ?? 0, options.signal);
+  }
+
+  /**
+   * Writes `message` (text) from the user to the member `to` (`leader` or a worker id): a
+   * `message` in its inbox, durable when this resolves. Returns the message's seq. Throws a
+   * `TeamError` `not-a-member` for anyone else. See docs/team-inbox.md.
+   */
+  async write(to: string, message: string): Promise<number> {
+    const seqs = await (await this.#host()).desk.post(to, message);
+    return seqs[0]!;
+  }
+
+  /** Writes `message` from the user to every member (each gets it once); returns the seqs, in join order. */
+  async broadcast(message: string): Promise<number[]> {
+    return (await this.#host()).desk.post(undefined, message);
+  }
+
+  /**
+   * The workers' help requests kept (open, escalated to the user, and the last answered ones),
+   * oldest first. One `escalated` waits for {@link answer}.
+   */
+  async helpRequests(): Promise<readonly HelpRequest[]> {
+    return ((await this.slot.find()) ?? this.slot.view()).desk.helpRequests();
+  }
+
+  /** Answers help request `requestId` as the user: the worker's `team_help_request` call returns `answer`. */
+  async answer(requestId: string, answer: string): Promise<HelpRequest> {
+    return (await this.#host()).desk.answer(requestId, answer, 'user');
+  }
+
+  /** The team's host, read from the store; a team never run has none (`unknown-team`). */
+  async #host(): Promise<TeamHost> {
+    const host = await this.slot.find();
+    if (!host) throw new TeamError(`team ${this.teamId} has not run`, 'unknown-team');
+    return host;
   }
 
   /** Pauses the run for a human: nothing new is assigned; running tasks finish. */
