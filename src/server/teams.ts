@@ -52,6 +52,7 @@ import {
   type ServerContext,
 } from '../http/http.js';
 import { DEFAULT_KEEPALIVE_MS, parseCursor, sseCursor, streamSse } from '../http/sse.js';
+import { handleTeamDesk } from './team-desk.js';
 
 /** Options of {@link createTeamHandler}. */
 export interface TeamHandlerOptions {
@@ -190,6 +191,8 @@ export function createTeamHandler(ctx: ServerContext, options: TeamHandlerOption
 
   return {
     async handle(req, res, url) {
+      // The inbox's and the board's changes (messages, help, tasks): ./team-desk.ts.
+      if (await handleTeamDesk(ctx, (definitionId, teamId) => findTeam(runtime, definitionId, teamId), req, res, url)) return true;
       const route = routeOf(url.pathname);
       if (route === false) return false;
       if (route === undefined) throw new HttpError(404, `No endpoint at ${url.pathname}`);

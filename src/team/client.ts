@@ -9,7 +9,7 @@
 import type { BlockedTask, BoardCounts, BoardSnapshot } from './board-types.js';
 import type { Task, TaskSpec } from '../define/team.js';
 import type { TeamEvent } from './events.js';
-import type { TeamHost } from './host.js';
+import type { TaskUpdate, TeamHost } from './host.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamStatus } from './host-types.js';
 import type { InboxMessage, InboxRead, InboxStats } from './inbox.js';
 import type { UsageTotals } from '../usage/report.js';
@@ -201,6 +201,16 @@ export class TeamClient {
     const host = await this.slot.find();
     if (!host) throw new TeamError(`team ${this.teamId} has not run`, 'unknown-team');
     return host;
+  }
+
+  /**
+   * Changes a task: `addBlockers` (task ids it waits on as well; a cycle is refused),
+   * `assignTo` (a worker id: the task waits for that worker), `cancel` (failed for good, its
+   * dependents blocked). The task must be pending (an escalated one can be canceled). Resolves
+   * with the task once the change is durable. See docs/team-inbox.md.
+   */
+  async updateTask(taskId: string, update: TaskUpdate): Promise<Task> {
+    return (await this.#host()).updateTask(taskId, update);
   }
 
   /** Pauses the run for a human: nothing new is assigned; running tasks finish. */

@@ -37,6 +37,8 @@ export interface DeskState {
   readonly reads: Readonly<Record<string, { key: string; since: number; cursor: number }>>;
   /** The keys of the latest write and broadcast calls done (bounded). */
   readonly sent: readonly string[];
+  /** Pending tasks assigned to a worker (`updateTask(id, { assignTo })`), by task id. */
+  readonly pins?: Readonly<Record<string, string>>;
 }
 
 /** How many answered requests and sent keys are kept (the record stays the size of the team). */
@@ -78,6 +80,16 @@ export class TeamDesk {
   /** Takes a stored state back (a restore). */
   restore(stored: unknown): void {
     this.#state = readDesk(stored);
+  }
+
+  /** The worker task `taskId` is assigned to, if any. */
+  pinOf(taskId: string): string | undefined {
+    return this.#state.pins?.[taskId];
+  }
+
+  /** Assigns the pending task `taskId` to `workerId` (the caller checked both). */
+  pin(taskId: string, workerId: string): void {
+    this.#state = { ...this.#state, pins: { ...this.#state.pins, [taskId]: workerId } };
   }
 
   /** The help requests not answered yet (and the answered ones still kept), oldest first. */
@@ -246,5 +258,6 @@ function readDesk(stored: unknown): DeskState {
     nextHelp: typeof s.nextHelp === 'number' ? s.nextHelp : 1,
     reads: s.reads && typeof s.reads === 'object' ? s.reads : {},
     sent: Array.isArray(s.sent) ? s.sent : [],
+    ...(s.pins && typeof s.pins === 'object' ? { pins: s.pins } : {}),
   };
 }

@@ -50,6 +50,16 @@ const SUMMARY_BLOCKED = 100;
 type LeaderActor = Actor<typeof teamLeaderMachine>;
 type WorkerActor = Actor<typeof teamWorkerMachine>;
 
+/** What `teamClient.updateTask` changes (each optional; applied in this order). */
+export interface TaskUpdate {
+  /** Tasks the (pending) task now waits on as well: it is claimed once they completed. */
+  readonly addBlockers?: readonly string[];
+  /** The worker (id, e.g. `api-1`) that takes the (pending) task: it waits for that worker while the worker is live. */
+  readonly assignTo?: string;
+  /** `true`: the task (pending or escalated) is given up: failed for good, its dependents blocked. */
+  readonly cancel?: boolean;
+}
+
 /** How a host is created. */
 export interface TeamHostOptions {
   definition: TeamDefinition;
@@ -707,6 +717,36 @@ export class TeamHost implements TeamToolTarget {
     this.#wake();
   }
 
+  /**
+   * Changes a task of the board (`teamClient.updateTask`): adds blockers, assigns it to a worker,
+   * or cancels it; resolves once durable. See {@link TaskUpdate}.
+   */
+  async updateTask(taskId: string, update: TaskUpdate): Promise<Task> {
+    if (this.#heldBy) throw new TeamError(`team ${this.teamId} is driven by another runtime (${this.#heldBy})`, 'team-in-use');
+    if (typeof update !== 'object' || update === null) throw new TeamError('a task update is { addBlockers?, assignTo?, cancel? }', 'invalid-task');
+    const { addBlockers, assignTo, cancel } = update;
+    if (addBlockers !== undefined && (!Array.isArray(addBlockers) || addBlockers.some((id) => typeof id !== 'string')))
+      throw new TeamError('addBlockers is a list of task ids', 'invalid-task');
+    if (assignTo !== undefined && !this.workerIds.includes(assignTo))
+      throw new TeamError(`cannot assign to ${String(assignTo)}: not a worker of team ${this.teamId} (${this.workerIds.join(', ')})`, 'not-a-member');
+    const task = this.board.task(taskId);
+    if (!task) throw new TeamError(`no task ${String(taskId)} on board ${this.teamId}`, 'unknown-task');
+    if (assignTo !== undefined && task.status !== 'pending') throw new TeamError(`task ${taskId} is ${task.status}; only a pending task can be assigned`, 'wrong-state');
+    if (addBlockers?.length) this.board.addBlockers(taskId, addBlockers);
+    if (assignTo !== undefined) this.desk.pin(taskId, assignTo);
+    if (cancel === true) this.board.cancel(taskId, 'canceled by the user');
+    this.#fact({
+      type: 'team-task-updated',
+      taskId,
+      ...(addBlockers?.length ? { addBlockers } : {}),
+      ...(assignTo !== undefined ? { assignTo } : {}),
+      ...(cancel === true ? { canceled: true } : {}),
+    });
+    this.#boardChanged();
+    await this.#durable();
+    return this.board.task(taskId)!;
+  }
+
   // ---- the inbox tools (team-tools.ts) -------------------------------------------------------
 
   /** Makes this host the one the team tools of its team reach (it drives the team). */
@@ -1151,6 +1191,7 @@ export class TeamHost implements TeamToolTarget {
       claimable: this.board.claimableFor(this.#workerTypes).map((t) => ({
         taskId: t.id,
         ...withType(this.#workerTypeOf(t.metadata)),
+        ...withWorker(this.desk.pinOf(t.id)),
         attempt: t.attempts + 1,
       })),
       // A creation being written counts as work under way: its tasks are remaining but nobody
@@ -1205,10 +1246,15 @@ function withType(type: string | undefined): { type?: string } {
   return type !== undefined ? { type } : {};
 }
 
+/** The `workerId` field of a claimable task assigned to a worker. */
+function withWorker(workerId: string | undefined): { workerId?: string } {
+  return workerId !== undefined ? { workerId } : {};
+}
+
 /** Whether the desk holds anything (a record of a team that never used it stays as it was). */
 function deskUsed(desk: TeamDesk): boolean {
   const state = desk.state();
-  return state.help.length > 0 || state.sent.length > 0 || Object.keys(state.reads).length > 0 || state.nextHelp > 1;
+  return state.help.length > 0 || state.sent.length > 0 || state.pins !== undefined || Object.keys(state.reads).length > 0 || state.nextHelp > 1;
 }
 
 /** A board fact as a team fact. */
