@@ -8,10 +8,11 @@
  * | `GET /teams/:definitionId/:teamId/help`                |                                        | 200 `HelpRequest[]`              |
  * | `POST /teams/:definitionId/:teamId/help/:requestId`    | `{ answer }`                           | 200 `HelpRequest` (answered)     |
  * | `PATCH /teams/:definitionId/:teamId/tasks/:taskId`     | `{ addBlockers?, assignTo?, cancel? }` | 200 `Task`                       |
+ * | `DELETE /teams/:definitionId/:teamId`                  |                                        | 200 `{ deleted }` (records)      |
  *
  * A team that never ran is a 404, as in `./teams.ts`; a recipient or worker that is not a member
  * is a 404, an unknown request or task a 404, a change that does not fit (an answered
- * request, a task not pending) a 409, a cycle a 400.
+ * request, a task not pending, a team running or paused to delete) a 409, a cycle a 400.
  *
  * @module
  */
@@ -25,7 +26,17 @@ export type FindTeam = (definitionId: string, teamId: string) => Promise<TeamCli
 /** Handles the routes of the module's table; false for any other path. */
 export async function handleTeamDesk(ctx: ServerContext, findTeam: FindTeam, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
   const parts = pathSegments(url.pathname, '/teams');
-  if (!parts || parts.length < 3) return false;
+  if (!parts || parts.length < 2) return false;
+  if (parts.length === 2) {
+    if (req.method !== 'DELETE') return false;
+    try {
+      const client = await findTeam(parts[0]!, parts[1]!);
+      sendJson(res, 200, { deleted: await client.delete() });
+      return true;
+    } catch (err) {
+      throw asHttpError(err);
+    }
+  }
   const [definitionId, teamId, action, id] = parts as [string, string, string, string | undefined];
   const body = async (shape: string) => objectBody(await readJson(req, ctx.maxBodyBytes), shape);
   try {

@@ -64,6 +64,8 @@ export interface TeamSlot {
    * host made for it that is left idle (`act` threw) is not kept.
    */
   use<T>(act: (host: TeamHost) => T | Promise<T>): Promise<T>;
+  /** Deletes the finished team's records (see {@link TeamClient.delete}); returns how many were deleted. */
+  remove(): Promise<number>;
 }
 
 /** The handle on one team. */
@@ -194,6 +196,17 @@ export class TeamClient {
   /** Answers help request `requestId` as the user: the worker's `team_help_request` call returns `answer`. */
   async answer(requestId: string, answer: string): Promise<HelpRequest> {
     return (await this.#host()).desk.answer(requestId, answer, 'user');
+  }
+
+  /**
+   * Deletes a finished team (completed, stalled, failed or stopped): its record (board, inbox,
+   * events) and the records of its task swarms (every attempt and their child swarms), from the
+   * store; the team reads as never run afterwards and its id can run again. A team running or
+   * paused is refused (`wrong-team-state`: stop it first), as is one that never ran
+   * (`unknown-team`). Resolves with how many records were deleted.
+   */
+  delete(): Promise<number> {
+    return this.slot.remove();
   }
 
   /** The team's host, read from the store; a team never run has none (`unknown-team`). */

@@ -96,6 +96,7 @@ describe('team inbox over REST', () => {
     expect(answered.status).toBe(200);
     expect(answered.body).toMatchObject({ id: 'help-1', status: 'answered', answer: 'red', by: 'user' });
     expect((await request(url, 'POST', '/teams/desk/d1/help/help-1', { answer: 'green' })).status).toBe(409);
+    expect((await request(url, 'DELETE', '/teams/desk/d1')).status).toBe(409);
     open();
     expect((await client.wait()).status).toBe('completed');
     expect(String(client.board().tasks.find((t) => t.id === 'ask')!.result)).toContain('red');
@@ -139,5 +140,10 @@ describe('team inbox over REST', () => {
     }
     expect(claims.find((c) => c.taskId === 'c')).toMatchObject({ workerId: 'dev-2' });
     expect(claims.some((c) => c.taskId === 'e')).toBe(false);
+    // The finished team is deleted: its record and its four attempts' records.
+    const deleted = await request(url, 'DELETE', '/teams/desk/d2');
+    expect([deleted.status, deleted.body]).toEqual([200, { deleted: 5 }]);
+    expect((await request(url, 'GET', '/teams/desk/d2')).status).toBe(404);
+    expect((await request(url, 'DELETE', '/teams/desk/d2')).status).toBe(404);
   });
 });

@@ -178,6 +178,36 @@ describe('team messages', () => {
   });
 });
 
+describe('team cleanup', () => {
+  it("delete() removes a finished team's record and its task swarms' records; a running team is refused; the id runs again", async () => {
+    const team = defineTeam({ id: 'tidy', workers: [{ type: 'dev', swarm: worker, count: 2 }] });
+    const store = file.open();
+    const runtime = file.runtime({ model: askingModel(() => false), store, teams: [team] });
+    const client = runtime.forTeam('tidy', 't1');
+    await client.run([
+      { id: 'a', subject: 'a' },
+      { id: 'b', subject: 'b', dependencies: ['a'] },
+    ]);
+    await expect(client.delete()).rejects.toThrow(/running/);
+    expect((await client.wait()).status).toBe('completed');
+    expect(await store.load('t1:a:1')).toBeDefined();
+    expect(
+      await runtime
+        .forTeam('tidy', 'never')
+        .delete()
+        .catch((e: Error) => e.message),
+    ).toMatch(/has not run/);
+    expect(await client.delete()).toBe(3);
+    expect(await store.load('t1')).toBeUndefined();
+    expect(await store.load('t1:a:1')).toBeUndefined();
+    expect(await store.load('t1:b:1')).toBeUndefined();
+    expect(client.status).toBe('idle');
+    // The id is free again: a new run starts from an empty board.
+    await client.run([{ id: 'c', subject: 'c' }]);
+    expect((await client.wait()).counts).toMatchObject({ total: 1, completed: 1 });
+  });
+});
+
 describe('team specialty', () => {
   it("each task goes to a worker whose specialty it asks for (metadata.type = the worker's type, or metadata.specialty one of its specialty's words)", async () => {
     const team = defineTeam({
