@@ -84,7 +84,8 @@ type Route =
 const METHODS: Record<Route['kind'], readonly string[]> = {
   definitions: ['GET'],
   definition: ['GET'],
-  team: ['GET'],
+  // DELETE is served by ./team-desk.ts (cleanup).
+  team: ['GET', 'DELETE'],
   run: ['POST'],
   view: ['GET'],
   command: ['POST'],
