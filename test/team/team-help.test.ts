@@ -97,6 +97,43 @@ describe('team help requests', () => {
   });
 });
 
+describe('team help requests across a restart', () => {
+  it('a question escalated before a restart is still waited for after it; the answer reaches the restarted worker, which finishes', async () => {
+    const team = defineTeam({ id: 'patient', workers: [{ type: 'dev', swarm: worker }] });
+    const one = file.runtime({ model: askingModel(() => true, 'Which region?'), store: file.open(), teams: [team], owner: 'one' });
+    const first = one.forTeam('patient', 'p1');
+    await first.run([{ id: 'deploy', subject: 'deploy' }]);
+    await until('the question to be escalated', async () => (await first.helpRequests()).some((h) => h.status === 'escalated'));
+    await one.close();
+
+    const asked: string[] = [];
+    const model = scriptedModel((req) => {
+      const results = toolResults(req);
+      if (results.length === 0) asked.push(taskOf(req));
+      return results.length === 0
+        ? { toolCalls: [{ id: 'again', name: 'team_help_request', arguments: JSON.stringify({ question: 'Which region?' }) }] }
+        : { text: `deployed with ${results.join(',')}` };
+    });
+    const two = file.runtime({ model, store: file.open(), teams: [team], owner: 'two' });
+    const client = two.forTeam('patient', 'p1');
+    await client.ready();
+    expect(await client.helpRequests()).toMatchObject([{ id: 'help-1', status: 'escalated', question: 'Which region?' }]);
+    await until('the team to go on', () => client.status === 'running');
+    await client.answer('help-1', 'eu-west');
+    expect((await client.wait()).status).toBe('completed');
+    expect(String(client.board().tasks[0]!.result)).toContain('eu-west');
+    // One question in all: the call in flight at the restart waited for the same request.
+    expect((await client.helpRequests()).map((h) => h.id)).toEqual(['help-1']);
+    expect(
+      client
+        .inbox()
+        .messages()
+        .filter((m) => m.type === 'help_request'),
+    ).toHaveLength(1);
+    expect(asked).toEqual([]);
+  });
+});
+
 describe('team messages', () => {
   it('a broadcast reaches every member once; a worker reads each message once; a restart on SQLite delivers nothing twice', async () => {
     const team = defineTeam({ id: 'chatty', workers: [{ type: 'dev', swarm: worker, count: 3 }] });
