@@ -213,6 +213,8 @@ export class TeamClient {
   async #host(): Promise<TeamHost> {
     const host = await this.slot.find();
     if (!host) throw new TeamError(`team ${this.teamId} has not run`, 'unknown-team');
+    // Its messages and answers are written by the runtime that drives it.
+    if (host.reading) throw new TeamError(`team ${this.teamId} is driven by another runtime: write to it there`, 'team-in-use');
     return host;
   }
 

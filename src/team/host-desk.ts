@@ -97,9 +97,19 @@ export class TeamDesk {
     return this.#state.help;
   }
 
-  /** The workers waiting on an answer: they make progress (not silent) meanwhile. */
+  /**
+   * The workers waiting on an answer: they make progress (not silent) meanwhile. Only a request
+   * whose task the worker still holds counts: one left behind by a released attempt does not
+   * keep its worker from being found silent.
+   */
   waitingWorkers(): string[] {
-    return this.#state.help.filter((h) => h.status !== 'answered').map((h) => h.workerId);
+    return this.#state.help
+      .filter((h) => {
+        if (h.status === 'answered') return false;
+        const task = this.deps.task(h.taskId);
+        return task?.status === 'in_progress' && task.owner === h.workerId;
+      })
+      .map((h) => h.workerId);
   }
 
   /** The user writes to `to` (a member), or to every member when `to` is absent. */
