@@ -65,6 +65,8 @@ export interface ClaimableTask {
   type?: string;
   /** The attempt a claim of the task starts now (the board's count + 1); absent: the leader counts. */
   attempt?: number;
+  /** The worker the task is assigned to (`updateTask(id, { assignTo })`): it waits for that worker while it is live. */
+  workerId?: string;
 }
 
 /**

@@ -219,7 +219,9 @@ export function planAssignments(context: TeamLeaderContext): { task: ClaimableTa
   const plan: { task: ClaimableTask; worker: LeaderWorker }[] = [];
   for (const task of context.board.claimable) {
     if (held.has(task.taskId)) continue;
-    const fits = (w: LeaderWorker) => task.type === undefined || !types.has(task.type) || w.type === task.type;
+    // A task assigned to a live worker waits for that worker; otherwise the type decides.
+    const pinned = task.workerId !== undefined && context.workers.some((w) => w.workerId === task.workerId && live(w));
+    const fits = (w: LeaderWorker) => (pinned ? w.workerId === task.workerId : task.type === undefined || !types.has(task.type) || w.type === task.type);
     const i = idle.findIndex(fits);
     if (i < 0) continue;
     plan.push({ task, worker: idle[i]! });

@@ -100,7 +100,27 @@ export interface TeamDefinitionInput {
    * refused by it pauses, which fails its attempt, as any pause of a task swarm does.
    */
   readonly budget?: Budget;
+  /** How the leader answers a worker's `help_request` (see {@link HelpRequestHandler}); absent: every question goes to the user. */
+  readonly onHelpRequest?: HelpRequestHandler;
 }
+
+/** A worker's question as the leader's {@link HelpRequestHandler} receives it. */
+export interface HelpRequestInfo {
+  /** The request's id (what `teamClient.answer(id, …)` names). */
+  readonly id: string;
+  readonly teamId: string;
+  readonly workerId: string;
+  readonly question: string;
+  /** The task the worker is on (absent if it is no longer on the board). */
+  readonly task?: Task;
+}
+
+/**
+ * The leader's answer to a worker's question: a text answers it; `undefined` (or a throw)
+ * escalates it to the user, who answers with `teamClient.answer(id, text)`. Called once per
+ * request (again after a restart if the process stopped before it answered).
+ */
+export type HelpRequestHandler = (request: HelpRequestInfo) => string | undefined | Promise<string | undefined>;
 
 /** A checked team definition: limits resolved, worker counts filled in. */
 export interface TeamDefinition {
@@ -111,6 +131,8 @@ export interface TeamDefinition {
   readonly limits: TeamLimits;
   /** What all of one team's task swarms may spend together (see {@link TeamDefinitionInput.budget}). */
   readonly budget?: Budget;
+  /** How the leader answers a worker's `help_request` (see {@link TeamDefinitionInput.onHelpRequest}). */
+  readonly onHelpRequest?: HelpRequestHandler;
 }
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -151,6 +173,7 @@ export function defineTeam(input: TeamDefinitionInput): TeamDefinition {
     workers: Object.freeze(workers),
     limits,
     ...(budget !== undefined ? { budget } : {}),
+    ...(typeof input.onHelpRequest === 'function' ? { onHelpRequest: input.onHelpRequest } : {}),
   });
 }
 

@@ -19,6 +19,7 @@ import { type NatsOptions, natsPrefix, natsSecrets } from '../nats/options.js';
 import type { AgentRegistry } from '../registry/registry.js';
 import type { SwarmStore } from '../store/types.js';
 import { teamSwarms, type TeamDefinition } from '../define/team.js';
+import { withTeamTools } from '../team/team-tools.js';
 import { MAX_TIMEOUT_MS } from '../define/timeout.js';
 import { type Redactor, redactor } from '../util/redact.js';
 import { guardedObserver } from './inspect.js';
@@ -145,7 +146,7 @@ export function resolveOptions(options: RuntimeOptions): ResolvedOptions {
   const prefix = options.nats || options.transport ? natsPrefix(options.nats ?? {}) : undefined;
   return {
     catalog: {
-      swarms: options.teams ? teamSwarms(options.teams, options.swarms) : options.swarms,
+      swarms: options.teams ? withTeamTools(teamSwarms(options.teams, options.swarms), options.teams) : options.swarms,
       agents: options.agents,
       tools: options.tools,
       guardrails: options.guardrails,

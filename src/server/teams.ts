@@ -52,6 +52,7 @@ import {
   type ServerContext,
 } from '../http/http.js';
 import { DEFAULT_KEEPALIVE_MS, parseCursor, sseCursor, streamSse } from '../http/sse.js';
+import { handleTeamDesk } from './team-desk.js';
 
 /** Options of {@link createTeamHandler}. */
 export interface TeamHandlerOptions {
@@ -83,7 +84,8 @@ type Route =
 const METHODS: Record<Route['kind'], readonly string[]> = {
   definitions: ['GET'],
   definition: ['GET'],
-  team: ['GET'],
+  // DELETE is served by ./team-desk.ts (cleanup).
+  team: ['GET', 'DELETE'],
   run: ['POST'],
   view: ['GET'],
   command: ['POST'],
@@ -190,6 +192,8 @@ export function createTeamHandler(ctx: ServerContext, options: TeamHandlerOption
 
   return {
     async handle(req, res, url) {
+      // The inbox's and the board's changes (messages, help, tasks): ./team-desk.ts.
+      if (await handleTeamDesk(ctx, (definitionId, teamId) => findTeam(runtime, definitionId, teamId), req, res, url)) return true;
       const route = routeOf(url.pathname);
       if (route === false) return false;
       if (route === undefined) throw new HttpError(404, `No endpoint at ${url.pathname}`);

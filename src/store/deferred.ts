@@ -44,6 +44,11 @@ export function deferredStore(opening: Promise<SwarmStore>): SwarmStore {
     renew: async (owner, ids, until) => (await ready).renew(owner, ids, until),
     release: async (owner, ids) => (await ready).release(owner, ids),
     prune: async (olderThan) => (await ready).prune(olderThan),
+    remove: async (ids) => {
+      const inner = await ready;
+      if (!inner.remove) throw new Error('this store cannot delete swarms');
+      return inner.remove(ids);
+    },
     stats: () => store?.stats?.() ?? { commits: 0, transactions: 0 },
     budgets: deferredLedger(ready),
     connected: () => store?.connected?.() ?? true,

@@ -117,6 +117,14 @@ export function memoryStore(): SwarmStore {
       }
       return n;
     },
+    async remove(swarmIds) {
+      let n = 0;
+      for (const id of swarmIds) {
+        const r = swarms.get(id)?.record;
+        if (r && isFinal(r.status) && swarms.delete(id)) n++;
+      }
+      return n;
+    },
     async close() {},
   };
 }

@@ -202,6 +202,12 @@ export interface SwarmStore {
   stats?(): StoreStats;
   /** Deletes finished swarms (record and events) last updated before `olderThan`; returns how many. */
   prune(olderThan: number): Promise<number>;
+  /**
+   * Deletes these swarms (record, events, message lists) when they are finished; those running,
+   * paused or unknown are left. Returns how many were deleted. Optional: a store without it
+   * cannot delete a team (`teamClient.delete()` refuses).
+   */
+  remove?(swarmIds: readonly string[]): Promise<number>;
   close(): Promise<void>;
 }
 

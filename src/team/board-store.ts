@@ -248,6 +248,41 @@ export class BoardState {
     this.#end();
   }
 
+  /** A pending task given up before it ran (`TaskBoard.cancel`): failed for good, its dependents blocked. */
+  canceled(taskId: string, reason: string, at: number): void {
+    const task = this.tasks.get(taskId);
+    if (task?.status !== 'pending') return;
+    this.version++;
+    const next = this.#replace(task, { ...task, status: 'failed', lastError: reason, updatedAt: at });
+    this.blockedEpoch++;
+    this.#fact({ type: 'task-abandoned', ...this.#base(taskId, at), reason });
+    this.#changed(next);
+    this.#end();
+  }
+
+  /** A pending task waits on more tasks (`TaskBoard.addBlockers`; checked there: known, new, no cycle). */
+  blockersAdded(taskId: string, blockers: readonly string[], at: number): void {
+    const task = this.tasks.get(taskId);
+    if (task?.status !== 'pending') return;
+    this.version++;
+    const wasReady = this.isReady(task);
+    // Replaced first (its readiness unchanged), then its open count raised: no longer ready if any blocker is open.
+    const next = this.#replace(task, { ...task, dependencies: [...task.dependencies, ...blockers], updatedAt: at });
+    let open = this.open.get(taskId) ?? 0;
+    for (const id of blockers) {
+      let list = this.dependents.get(id);
+      if (!list) this.dependents.set(id, (list = []));
+      list.push(taskId);
+      if (this.tasks.get(id)?.status !== 'completed') open++;
+    }
+    if (open > 0) this.open.set(taskId, open);
+    // The heap keeps its entry: it is dropped when found no longer ready (see ReadyHeap).
+    if (wasReady && !this.isReady(next)) this.readyCount--;
+    if (this.deadIds.size > 0) this.blockedEpoch++;
+    this.#changed(next);
+    this.#end();
+  }
+
   /** Indexes `tasks` (new ones, in creation order; their dependencies are known tasks or among them). */
   #add(tasks: readonly Task[]): void {
     for (const task of tasks) {

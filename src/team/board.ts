@@ -367,6 +367,43 @@ export class TaskBoard {
     return this.task(taskId)!;
   }
 
+  /**
+   * Gives up a pending task before it runs (`teamClient.updateTask(id, { cancel: true })`): it
+   * is failed for good and its dependents are blocked. A task in progress, or settled, is
+   * refused (`wrong-state`); an escalated one is {@link abandon}ed.
+   */
+  cancel(taskId: string, reason = 'canceled'): Task {
+    const task = this.#require(taskId);
+    if (task.status === 'escalated') return this.abandon(taskId, reason);
+    if (task.status !== 'pending') throw new TeamError(`task ${taskId} is ${task.status}; only a pending or escalated task can be canceled`, 'wrong-state');
+    this.#state.canceled(taskId, reason, this.#clock());
+    return this.task(taskId)!;
+  }
+
+  /**
+   * Makes a pending task wait on more tasks of the board as well (blockers it has already are
+   * left out). Refused: a task not pending (`wrong-state`), an unknown blocker (`unknown-task`),
+   * the task itself or a blocker that waits on it, directly or not (`cycle`).
+   */
+  addBlockers(taskId: string, blockers: readonly string[]): Task {
+    const task = this.#require(taskId);
+    if (task.status !== 'pending') throw new TeamError(`task ${taskId} is ${task.status}; blockers are added to a pending task only`, 'wrong-state');
+    const added = [...new Set(blockers)].filter((id) => !task.dependencies.includes(id));
+    for (const id of added) this.#require(id);
+    // A blocker that (transitively) waits on the task would make a cycle.
+    const seen = new Set<string>();
+    const stack = [...added];
+    while (stack.length > 0) {
+      const id = stack.pop()!;
+      if (id === taskId) throw new TeamError(`blocking task ${taskId} on ${added.join(', ')} would make a cycle`, 'cycle');
+      if (seen.has(id)) continue;
+      seen.add(id);
+      stack.push(...(this.task(id)?.dependencies ?? []));
+    }
+    if (added.length > 0) this.#state.blockersAdded(taskId, added, this.#clock());
+    return this.task(taskId)!;
+  }
+
   /** Tasks that could be claimed now (matching `filter`), in the order claimers get them. O(n): a listing. */
   claimable(filter: ClaimFilter = {}): Task[] {
     const state = this.#state;

@@ -9,10 +9,12 @@
 import type { BlockedTask, BoardCounts, BoardSnapshot } from './board-types.js';
 import type { Task, TaskSpec } from '../define/team.js';
 import type { TeamEvent } from './events.js';
-import type { TeamHost } from './host.js';
+import type { TaskUpdate, TeamHost } from './host.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamStatus } from './host-types.js';
 import type { InboxMessage, InboxRead, InboxStats } from './inbox.js';
 import type { UsageTotals } from '../usage/report.js';
+import type { HelpRequest } from './host-desk.js';
+import { TeamError } from '../errors.js';
 
 /** The board of a team as its client reads it (a copy: changing it changes nothing). */
 export interface TeamBoardView {
@@ -62,6 +64,8 @@ export interface TeamSlot {
    * host made for it that is left idle (`act` threw) is not kept.
    */
   use<T>(act: (host: TeamHost) => T | Promise<T>): Promise<T>;
+  /** Deletes the finished team's records (see {@link TeamClient.delete}); returns how many were deleted. */
+  remove(): Promise<number>;
 }
 
 /** The handle on one team. */
@@ -164,6 +168,64 @@ export class TeamClient {
   async *events(options: { since?: number; signal?: AbortSignal } = {}): AsyncGenerator<TeamEvent> {
     const host = (await this.slot.find()) ?? this.slot.view();
     yield* host.log.read(options.since ?? 0, options.signal);
+  }
+
+  /**
+   * Writes `message` (text) from the user to the member `to` (`leader` or a worker id): a
+   * `message` in its inbox, durable when this resolves. Returns the message's seq. Throws a
+   * `TeamError` `not-a-member` for anyone else. See docs/team-inbox.md.
+   */
+  async write(to: string, message: string): Promise<number> {
+    const seqs = await (await this.#host()).desk.post(to, message);
+    return seqs[0]!;
+  }
+
+  /** Writes `message` from the user to every member (each gets it once); returns the seqs, in join order. */
+  async broadcast(message: string): Promise<number[]> {
+    return (await this.#host()).desk.post(undefined, message);
+  }
+
+  /**
+   * The workers' help requests kept (open, escalated to the user, and the last answered ones),
+   * oldest first. One `escalated` waits for {@link answer}.
+   */
+  async helpRequests(): Promise<readonly HelpRequest[]> {
+    return ((await this.slot.find()) ?? this.slot.view()).desk.helpRequests();
+  }
+
+  /** Answers help request `requestId` as the user: the worker's `team_help_request` call returns `answer`. */
+  async answer(requestId: string, answer: string): Promise<HelpRequest> {
+    return (await this.#host()).desk.answer(requestId, answer, 'user');
+  }
+
+  /**
+   * Deletes a finished team (completed, stalled, failed or stopped): its record (board, inbox,
+   * events) and the records of its task swarms (every attempt and their child swarms), from the
+   * store; the team reads as never run afterwards and its id can run again. A team running or
+   * paused is refused (`wrong-team-state`: stop it first), as is one that never ran
+   * (`unknown-team`). Resolves with how many records were deleted.
+   */
+  delete(): Promise<number> {
+    return this.slot.remove();
+  }
+
+  /** The team's host, read from the store; a team never run has none (`unknown-team`). */
+  async #host(): Promise<TeamHost> {
+    const host = await this.slot.find();
+    if (!host) throw new TeamError(`team ${this.teamId} has not run`, 'unknown-team');
+    // Its messages and answers are written by the runtime that drives it.
+    if (host.reading) throw new TeamError(`team ${this.teamId} is driven by another runtime: write to it there`, 'team-in-use');
+    return host;
+  }
+
+  /**
+   * Changes a task: `addBlockers` (task ids it waits on as well; a cycle is refused),
+   * `assignTo` (a worker id: the task waits for that worker), `cancel` (failed for good, its
+   * dependents blocked). The task must be pending (an escalated one can be canceled). Resolves
+   * with the task once the change is durable. See docs/team-inbox.md.
+   */
+  async updateTask(taskId: string, update: TaskUpdate): Promise<Task> {
+    return (await this.#host()).updateTask(taskId, update);
   }
 
   /** Pauses the run for a human: nothing new is assigned; running tasks finish. */

@@ -30,6 +30,13 @@ export type TeamFact =
   | { type: 'team-message-sent'; messageSeq: number; from: string; to: string; messageType: InboxMessageType }
   | { type: 'team-escalation'; taskId: string; workerId: string; error: string; failures: number }
   | { type: 'team-started'; tasks: number }
+  /** A worker asked the leader (`team_help_request`); see docs/team-inbox.md. */
+  | { type: 'team-help-requested'; requestId: string; workerId: string; taskId: string; question: string }
+  /** The leader could not answer: the user must (`teamClient.answer`). */
+  | { type: 'team-help-escalated'; requestId: string; workerId: string; question: string; reason: string }
+  | { type: 'team-help-answered'; requestId: string; workerId: string; by: 'leader' | 'user' }
+  /** A task changed by `teamClient.updateTask`: blockers added, reassigned, or canceled. */
+  | { type: 'team-task-updated'; taskId: string; addBlockers?: readonly string[]; assignTo?: string; canceled?: boolean }
   /**
    * A creation written in slices that a crash cut short was dropped on restore: the tasks of
    * the `team-task-created` events since `fromTask` (the creation index of its first task) are
@@ -60,6 +67,7 @@ function stateOf(fact: TeamFact): TaskState {
   switch (fact.type) {
     case 'team-escalation':
     case 'team-paused':
+    case 'team-help-escalated':
       return 'input-required';
     case 'team-ended':
       return fact.status === 'completed' ? 'completed' : fact.status === 'stopped' ? 'canceled' : 'failed';
@@ -75,6 +83,8 @@ function said(fact: TeamFact): string | undefined {
       return `Task ${fact.taskId} failed ${fact.failures} times (last: ${fact.error}); resume with retry or skip.`;
     case 'team-paused':
       return fact.reason;
+    case 'team-help-escalated':
+      return `${fact.workerId} asks (${fact.requestId}): ${fact.question}`;
     case 'team-released-attempt-completed':
       return `Attempt ${fact.attempt} of task ${fact.taskId} (swarm ${fact.swarmId}) completed after the team had released it: its work was done twice; its result is not the task's.`;
     case 'team-ended':

@@ -46,6 +46,8 @@ export interface TeamSnapshot {
   inbox: InboxSnapshot;
   /** Stops owed to attempts the team gave up that had not ended yet (`host-stops.ts`). */
   pendingStops?: PendingStop[];
+  /** The desk's messages, read cursors and help requests (`host-desk.ts`); absent before it was used. */
+  desk?: unknown;
 }
 
 /**

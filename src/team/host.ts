@@ -22,7 +22,7 @@ import {
 import { teamWorkerMachine } from '../../machines/team/worker.js';
 import { errorText } from '../../machines/error-text.js';
 import { attemptKey, CREATE_SLICE, createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
-import { workerSwarmId, type TeamDefinition, type TeamWorkerDefinition } from '../define/team.js';
+import { workerSwarmId, type TaskMetadata, type TeamDefinition, type TeamWorkerDefinition } from '../define/team.js';
 import { TeamError } from '../errors.js';
 import { TeamEventLog, type TeamFact } from './events.js';
 import { PendingStops } from './host-stops.js';
@@ -37,6 +37,9 @@ import type { RecordStorePort } from '../store/records.js';
 import { isFinal } from '../store/result.js';
 import { heldByOther } from '../leases/holder.js';
 import type { TeamEvent } from './events.js';
+import { TeamDesk } from './host-desk.js';
+import { specialtyMatcher } from './specialty.js';
+import { registerTeamToolTarget, type TeamToolTarget } from './team-tools.js';
 
 /** The leader's id in the team's inbox. */
 const LEADER_ID = 'leader';
@@ -46,6 +49,16 @@ const SUMMARY_BLOCKED = 100;
 
 type LeaderActor = Actor<typeof teamLeaderMachine>;
 type WorkerActor = Actor<typeof teamWorkerMachine>;
+
+/** What `teamClient.updateTask` changes (each optional; applied in this order). */
+export interface TaskUpdate {
+  /** Tasks the (pending) task now waits on as well: it is claimed once they completed. */
+  readonly addBlockers?: readonly string[];
+  /** The worker (id, e.g. `api-1`) that takes the (pending) task: it waits for that worker while the worker is live. */
+  readonly assignTo?: string;
+  /** `true`: the task (pending or escalated) is given up: failed for good, its dependents blocked. */
+  readonly cancel?: boolean;
+}
 
 /** How a host is created. */
 export interface TeamHostOptions {
@@ -62,7 +75,7 @@ export interface TeamHostOptions {
 }
 
 /** One team in a runtime. Use it through a `TeamClient`. */
-export class TeamHost {
+export class TeamHost implements TeamToolTarget {
   readonly teamId: string;
   readonly definition: TeamDefinition;
   // Replaced once when the team is restored from the store (`load`), before any use.
@@ -124,6 +137,14 @@ export class TeamHost {
   #dropped: TeamFact | undefined;
   /** The runs of {@link runInSlices}, one after the other. */
   #runs: Promise<unknown> = Promise.resolve();
+  /** Messages, read cursors and help requests of the inbox tools and the client (`host-desk.ts`). */
+  readonly desk: TeamDesk;
+  /** The help request the leader is being told of (its `relayHelp` effect answers it). */
+  #relaying: string | undefined;
+  /** The worker type a task's metadata asks for (`specialty.ts`). */
+  readonly #workerTypeOf: (metadata: TaskMetadata) => string | undefined;
+  /** Undoes this host's registration as the team tools' target (see `team-tools.ts`). */
+  #unregister: (() => void) | undefined;
 
   constructor(options: TeamHostOptions) {
     const { definition, teamId } = options;
@@ -139,6 +160,30 @@ export class TeamHost {
     this.board = createBoard({ id: teamId, limits: definition.limits, clock: this.#clock });
     this.inbox = createInbox({ teamId, limits: definition.limits, members: [LEADER_ID, ...this.#specs.map((s) => s.workerId)], clock: this.#clock });
     this.log = new TeamEventLog(teamId, [], this.#clock);
+    this.#workerTypeOf = specialtyMatcher(definition);
+    this.desk = new TeamDesk({
+      teamId,
+      inbox: () => this.inbox,
+      task: (taskId) => this.board.task(taskId),
+      clock: this.#clock,
+      fact: (fact) => this.#fact(fact),
+      durable: () => {
+        this.#changed();
+        return this.#durable();
+      },
+      tellLeader: (request) => {
+        const leader = this.#leader;
+        if (leader?.getSnapshot().status !== 'active') return false;
+        this.#relaying = request.id;
+        try {
+          this.#send({ type: 'HELP_REQUEST', at: this.#clock(), workerId: request.workerId, message: request.question, taskId: request.taskId });
+        } finally {
+          this.#relaying = undefined;
+        }
+        return true;
+      },
+      handler: () => this.definition.onHelpRequest,
+    });
     this.#storePort = options.journal;
     this.#pollMs = options.pollMs ?? 250;
     this.#stops = new PendingStops({
@@ -268,6 +313,7 @@ export class TeamHost {
     this.board = restoreBoard(snapshot.board, { limits: this.definition.limits, clock: this.#clock });
     this.inbox = restoreInbox(snapshot.inbox, { clock: this.#clock });
     this.log = new TeamEventLog(this.teamId, events, this.#clock);
+    this.desk.restore(snapshot.desk);
     this.#status = snapshot.status;
     this.#reason = snapshot.reason;
     this.#escalation = snapshot.escalation;
@@ -279,6 +325,7 @@ export class TeamHost {
     const leaderSnapshot = snapshot.leader as ReturnType<LeaderActor['getSnapshot']> | null;
     if (leaderSnapshot) this.#lastLeader = leaderSnapshot.context;
     if (!drive || (this.#status !== 'running' && this.#status !== 'paused')) return;
+    this.#register();
     const leader = this.#startStoredLeader(snapshot.leader);
     if (!leader) return;
     for (const w of leader.getSnapshot().context.workers) {
@@ -384,6 +431,7 @@ export class TeamHost {
       board: { ...board, tasks: this.board.size },
       inbox: { format: 1, ...inbox, messages: this.inbox.stats().retained, keptFrom: this.inbox.keptFrom },
       ...(stops.length > 0 ? { pendingStops: stops } : {}),
+      ...(deskUsed(this.desk) ? { desk: this.desk.state() } : {}),
       ...(this.board.creating ? { creating: { ...this.board.creating } } : {}),
       ...rowsRef(rows),
     };
@@ -662,15 +710,78 @@ export class TeamHost {
     if (this.#timer) clearInterval(this.#timer);
     for (const off of this.#offs) off();
     this.#portOff();
+    this.#unregister?.();
     for (const id of [...this.#workers.keys()]) this.#kill(id);
     this.#leader?.stop();
     this.log.running = false;
     this.#wake();
   }
 
+  /**
+   * Changes a task of the board (`teamClient.updateTask`): adds blockers, assigns it to a worker,
+   * or cancels it; resolves once durable. See {@link TaskUpdate}.
+   */
+  async updateTask(taskId: string, update: TaskUpdate): Promise<Task> {
+    if (this.#heldBy) throw new TeamError(`team ${this.teamId} is driven by another runtime (${this.#heldBy})`, 'team-in-use');
+    if (typeof update !== 'object' || update === null) throw new TeamError('a task update is { addBlockers?, assignTo?, cancel? }', 'invalid-task');
+    const { addBlockers, assignTo, cancel } = update;
+    if (addBlockers !== undefined && (!Array.isArray(addBlockers) || addBlockers.some((id) => typeof id !== 'string')))
+      throw new TeamError('addBlockers is a list of task ids', 'invalid-task');
+    if (assignTo !== undefined && !this.workerIds.includes(assignTo))
+      throw new TeamError(`cannot assign to ${String(assignTo)}: not a worker of team ${this.teamId} (${this.workerIds.join(', ')})`, 'not-a-member');
+    const task = this.board.task(taskId);
+    if (!task) throw new TeamError(`no task ${String(taskId)} on board ${this.teamId}`, 'unknown-task');
+    if (assignTo !== undefined && task.status !== 'pending') throw new TeamError(`task ${taskId} is ${task.status}; only a pending task can be assigned`, 'wrong-state');
+    if (addBlockers?.length) this.board.addBlockers(taskId, addBlockers);
+    if (assignTo !== undefined) this.desk.pin(taskId, assignTo);
+    if (cancel === true) this.board.cancel(taskId, 'canceled by the user');
+    this.#fact({
+      type: 'team-task-updated',
+      taskId,
+      ...(addBlockers?.length ? { addBlockers } : {}),
+      ...(assignTo !== undefined ? { assignTo } : {}),
+      ...(cancel === true ? { canceled: true } : {}),
+    });
+    this.#boardChanged();
+    await this.#durable();
+    return this.board.task(taskId)!;
+  }
+
+  // ---- the inbox tools (team-tools.ts) -------------------------------------------------------
+
+  /** Makes this host the one the team tools of its team reach (it drives the team). */
+  #register(): void {
+    this.#unregister ??= registerTeamToolTarget(this);
+  }
+
+  /** The worker and task of the attempt whose swarm is `swarmId` or a child swarm of it. */
+  attemptOf(swarmId: string): { workerId: string; taskId: string } | undefined {
+    for (const task of this.board.inProgress()) {
+      const key = attemptKey(this.board.id, task.id, task.attempts);
+      if ((swarmId === key || swarmId.startsWith(`${key}:`)) && task.owner !== undefined) return { workerId: task.owner, taskId: task.id };
+    }
+    return undefined;
+  }
+
+  /** A worker's model writes to `to`, or broadcasts (`to` absent); see `TeamDesk.memberWrite`. */
+  memberWrite(workerId: string, to: string | undefined, text: string, key: string): Promise<number> {
+    return this.desk.memberWrite(workerId, to, text, key);
+  }
+
+  /** A worker's model reads its new messages; see `TeamDesk.memberRead`. */
+  memberRead(workerId: string, key: string): Promise<{ from: string; type: string; text: string; seq: number }[]> {
+    return this.desk.memberRead(workerId, key);
+  }
+
+  /** A worker asks the leader and waits for the answer; see `TeamDesk.askForHelp`. */
+  askForHelp(request: { workerId: string; taskId: string; question: string; key: string }, signal: AbortSignal): Promise<string> {
+    return this.desk.askForHelp(request, signal);
+  }
+
   // ---- the leader --------------------------------------------------------------------------
 
   #startLeader(): void {
+    this.#register();
     const leader = this.#createLeader();
     this.#status = 'running';
     this.#reason = undefined;
@@ -776,7 +887,10 @@ export class TeamHost {
       },
       retryTask: (_, p) => safely(() => this.board.retry(p.taskId)),
       skipTask: (_, p) => safely(() => this.board.abandon(p.taskId, p.message ?? 'skipped by a human')),
-      relayHelp: () => {},
+      // The leader answers through the desk: the definition's onHelpRequest, else the user.
+      relayHelp: () => {
+        if (this.#relaying !== undefined) this.desk.relay(this.#relaying);
+      },
       reportStall: () => {},
       requestShutdown: (_, p) => {
         safely(() => this.#write(LEADER_ID, p.workerId, 'shutdown_request', { reason: 'the run is over' }));
@@ -1049,6 +1163,8 @@ export class TeamHost {
       if (active) this.#progress.set(workerId, now);
       if (activity) this.#activity.set(swarmId, activity.events);
     }
+    // A worker waiting on the answer to its question is not silent: its swarm waits in a tool call.
+    for (const workerId of this.desk.waitingWorkers()) this.#progress.set(workerId, now);
   }
 
   /** Tells the leader the board once per burst of changes (after the change that caused it). */
@@ -1074,7 +1190,8 @@ export class TeamHost {
     return {
       claimable: this.board.claimableFor(this.#workerTypes).map((t) => ({
         taskId: t.id,
-        ...(t.metadata.type !== undefined ? { type: t.metadata.type } : {}),
+        ...withType(this.#workerTypeOf(t.metadata)),
+        ...withWorker(this.desk.pinOf(t.id)),
         attempt: t.attempts + 1,
       })),
       // A creation being written counts as work under way: its tasks are remaining but nobody
@@ -1122,6 +1239,22 @@ function storedLeaderProblem(stored: unknown): string | undefined {
   const status = (stored as { status?: unknown }).status;
   if (status !== 'active') return `its stored leader is ${typeof status === 'string' ? status : 'of no status'}, not active`;
   return undefined;
+}
+
+/** The `type` field of a claimable task, when it has one. */
+function withType(type: string | undefined): { type?: string } {
+  return type !== undefined ? { type } : {};
+}
+
+/** The `workerId` field of a claimable task assigned to a worker. */
+function withWorker(workerId: string | undefined): { workerId?: string } {
+  return workerId !== undefined ? { workerId } : {};
+}
+
+/** Whether the desk holds anything (a record of a team that never used it stays as it was). */
+function deskUsed(desk: TeamDesk): boolean {
+  const state = desk.state();
+  return state.help.length > 0 || state.sent.length > 0 || state.pins !== undefined || Object.keys(state.reads).length > 0 || state.nextHelp > 1;
 }
 
 /** A board fact as a team fact. */

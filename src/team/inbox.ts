@@ -12,8 +12,28 @@ import { z } from 'zod';
 import { TeamError } from '../errors.js';
 import { resolveTeamLimits, type TeamLimits } from '../define/team-limits.js';
 
-/** The message types of seed 004, in the order the seed lists them. */
-export const INBOX_MESSAGE_TYPES = ['task_completed', 'task_failed', 'idle_notification', 'help_request', 'shutdown_request', 'shutdown_approved'] as const;
+/**
+ * The message types: seed 004's six, in the order the seed lists them, then `message` (free
+ * text a user or a worker's model writes or broadcasts) and `help_answer` (the answer to a
+ * `help_request`, see docs/team-inbox.md). Inboxes stored before the last two existed read the
+ * same (their counts of them are 0).
+ */
+export const INBOX_MESSAGE_TYPES = [
+  'task_completed',
+  'task_failed',
+  'idle_notification',
+  'help_request',
+  'shutdown_request',
+  'shutdown_approved',
+  'message',
+  'help_answer',
+] as const;
+
+/** The types that came after seed 004's six: a stored inbox may have no count of them. */
+const LATER_TYPES: readonly InboxMessageType[] = ['message', 'help_answer'];
+
+/** Who writes as the team's user (the client, REST): a sender that is never a member. */
+export const TEAM_USER_ID = 'user';
 
 /** One of {@link INBOX_MESSAGE_TYPES}. */
 export type InboxMessageType = (typeof INBOX_MESSAGE_TYPES)[number];
@@ -25,9 +45,11 @@ const inboxPayloadSchemas = {
   task_completed: z.strictObject({ taskId: id, result: z.unknown().optional(), durationMs: z.number().nonnegative().optional() }),
   task_failed: z.strictObject({ taskId: id, error: z.string(), attempt: z.number().int().positive() }),
   idle_notification: z.strictObject({ workerId: id, completedTasks: z.number().int().nonnegative().optional() }),
-  help_request: z.strictObject({ taskId: id.optional(), question: z.string().min(1) }),
+  help_request: z.strictObject({ taskId: id.optional(), question: z.string().min(1), requestId: id.optional() }),
   shutdown_request: z.strictObject({ reason: z.string() }),
   shutdown_approved: z.strictObject({ workerId: id }),
+  message: z.strictObject({ text: z.string().min(1) }),
+  help_answer: z.strictObject({ requestId: id, answer: z.string(), by: z.enum(['leader', 'user']) }),
 } satisfies Record<InboxMessageType, z.ZodType>;
 
 /** The payload of each message type. */
@@ -118,11 +140,13 @@ export function restoreInbox(snapshot: unknown, options: { readonly clock?: () =
   const parsed = snapshotSchema.safeParse(snapshot);
   if (!parsed.success) throw new TeamError(`not an inbox snapshot: ${issues(parsed.error)}`, 'invalid-snapshot');
   const { format: _format, ...context } = parsed.data as unknown as InboxSnapshot;
+  const byType = { ...context.byType } as Record<InboxMessageType, number>;
+  for (const type of LATER_TYPES) byType[type] ??= 0;
   for (const message of context.messages) {
     if (message.teamId !== context.teamId) throw new TeamError(`inbox snapshot of team ${context.teamId} holds a message of team ${message.teamId}`, 'invalid-snapshot');
     if (message.seq >= context.nextSeq) throw new TeamError(`inbox snapshot: message seq ${message.seq} is not below nextSeq ${context.nextSeq}`, 'invalid-snapshot');
   }
-  return new Inbox(context, options.clock ?? Date.now);
+  return new Inbox({ ...context, byType }, options.clock ?? Date.now);
 }
 
 /** A team's inbox. Create one with {@link createInbox} or {@link restoreInbox}. */
@@ -195,6 +219,20 @@ export class Inbox {
     if (typeof to !== 'string' || !this.#members.includes(to)) throw new TeamError(`cannot write to ${String(to)}: not a member of team ${this.teamId}`, 'not-a-member');
     const checked = checkPayload(type, payload);
     return this.#deliver(sender, [to], type, checked)[0]!;
+  }
+
+  /**
+   * Delivers one message from someone who is not a member (the team's user, {@link TEAM_USER_ID})
+   * to the member `to`, or to every member (in join order) when `to` is absent. The recipients
+   * must be members (`not-a-member`); the payload must fit the type (`invalid-message`).
+   */
+  post<T extends InboxMessageType>(from: string, to: string | undefined, type: T, payload: InboxPayloads[T]): InboxMessage[] {
+    if (typeof from !== 'string' || from.length === 0 || this.#members.includes(from))
+      throw new TeamError(`${String(from)} cannot post as an outsider to team ${this.teamId}`, 'not-a-member');
+    if (to !== undefined && (typeof to !== 'string' || !this.#members.includes(to)))
+      throw new TeamError(`cannot write to ${String(to)}: not a member of team ${this.teamId}`, 'not-a-member');
+    const checked = checkPayload(type, payload);
+    return this.#deliver(from, to === undefined ? this.#members : [to], type, checked);
   }
 
   /** Delivers one message to every member but the sender, in join order. */
@@ -416,7 +454,10 @@ const snapshotSchema = z.strictObject({
   nextSeq: z.number().int().positive(),
   messages: z.array(messageSchema),
   sent: count,
-  byType: z.strictObject(Object.fromEntries(INBOX_MESSAGE_TYPES.map((type) => [type, count])) as Record<InboxMessageType, typeof count>),
+  // The later types' counts may be missing: an inbox stored before they existed.
+  byType: z.strictObject(
+    Object.fromEntries(INBOX_MESSAGE_TYPES.map((type) => [type, LATER_TYPES.includes(type) ? count.optional() : count])) as Record<InboxMessageType, typeof count>,
+  ),
   expired: count,
 });
 

@@ -15,6 +15,7 @@ import { TeamClient, type TeamSlot } from './client.js';
 import { workerSwarmId, type TeamDefinition } from '../define/team.js';
 import { TeamError } from '../errors.js';
 import { TeamHost } from './host.js';
+import { attemptKey } from './board.js';
 import type { TeamRuntimePort } from './host-types.js';
 import { TEAM_RECORD_PREFIX } from '../define/ids.js';
 import type { RecordStorePort } from '../store/records.js';
@@ -153,9 +154,23 @@ export class Teams {
    * holds, gets a host kept for it: reads of a team that never ran leave nothing behind.
    */
   #slot(def: TeamDefinition, id: string): TeamSlot {
+    const find = async () => {
+      const kept = this.#kept(def, id);
+      if (kept) {
+        await this.#load(kept);
+        return kept;
+      }
+      const store = this.storePort?.store;
+      if (!store || this.#closed) return undefined;
+      if (!(await (store.summary ? store.summary(id) : store.load(id)))) return undefined;
+      const host = this.#host(def, id);
+      await this.#load(host);
+      return host;
+    };
     return {
       teamId: id,
       definitionId: def.id,
+      remove: async () => this.#remove(id, await find()),
       view: () => this.#kept(def, id) ?? this.#blank(def, id),
       find: async () => {
         const kept = this.#kept(def, id);
@@ -186,6 +201,26 @@ export class Teams {
         }
       },
     };
+  }
+
+  /** Deletes the finished team `id` (see `TeamClient.delete`). */
+  async #remove(id: string, host: TeamHost | undefined): Promise<number> {
+    if (!host) throw new TeamError(`team ${id} has not run`, 'unknown-team');
+    if (host.status === 'running' || host.status === 'paused') throw new TeamError(`cannot delete team ${id}: it is ${host.status} (stop it first)`, 'wrong-team-state');
+    if (host.status === 'idle') throw new TeamError(`team ${id} has not run`, 'unknown-team');
+    await host.flush();
+    const store = this.storePort?.store;
+    let removed = 1;
+    if (store) {
+      if (!store.remove) throw new TeamError(`the store cannot delete team ${id}`, 'wrong-team-state');
+      // Its task attempts and the child swarms they handed off to (`<attempt>:…`).
+      const attempts = host.board.tasks().flatMap((t) => Array.from({ length: t.attempts }, (_, i) => attemptKey(host.board.id, t.id, i + 1)));
+      const children = attempts.length === 0 ? [] : (await store.list()).map((s) => s.swarmId).filter((sid) => attempts.some((key) => sid.startsWith(`${key}:`)));
+      removed = await store.remove([...attempts, ...children, id]);
+    }
+    if (this.#hosts.get(id) === host) this.#hosts.delete(id);
+    host.close();
+    return removed;
   }
 
   /** The kept host of team `id`, if any (one that lost its lease is dropped: the next use reads the team again). */

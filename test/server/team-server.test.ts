@@ -284,7 +284,7 @@ describe('teams over REST, SSE and WebSocket', () => {
     for (const [method, path, allow] of [
       ['GET', '/teams/builders/x/run', 'POST'],
       ['POST', '/teams', 'GET'],
-      ['DELETE', '/teams/builders/x', 'GET'],
+      ['PUT', '/teams/builders/x', 'GET, DELETE'],
       ['POST', '/teams/builders/x/board', 'GET'],
       ['GET', '/teams/builders/x/stop', 'POST'],
     ] as const) {

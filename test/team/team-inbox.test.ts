@@ -25,6 +25,8 @@ const VALID: { [T in InboxMessageType]: InboxPayloads[T] } = {
   help_request: { taskId: 't1', question: 'Which database?' },
   shutdown_request: { reason: 'batch done' },
   shutdown_approved: { workerId: 'w1' },
+  message: { text: 'The API is up on port 4000' },
+  help_answer: { requestId: 'help-1', answer: 'Postgres', by: 'leader' },
 };
 
 describe('team inbox: messages', () => {

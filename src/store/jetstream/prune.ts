@@ -24,12 +24,23 @@ export class Pruner {
 
   /** Deletes the finished swarms (readable ones) last updated before `olderThan`; returns how many. */
   async prune(olderThan: number): Promise<number> {
+    return this.#delete((_swarmId, updatedAt) => updatedAt < olderThan);
+  }
+
+  /** Deletes these swarms when they are finished (see `SwarmStore.remove`); returns how many. */
+  async remove(swarmIds: readonly string[]): Promise<number> {
+    const ids = new Set(swarmIds);
+    return this.#delete((swarmId) => ids.has(swarmId));
+  }
+
+  /** Deletes the finished swarms `chosen` picks. */
+  async #delete(chosen: (swarmId: string, updatedAt: number) => boolean): Promise<number> {
     const r = await this.setup.ready().catch((e: unknown) => {
       throw unavailable(e);
     });
     let n = 0;
     for (const [swarmId, { rev, summary }] of await this.listing.entries()) {
-      if (!summary || !isFinal(summary.status) || summary.problem || summary.updatedAt >= olderThan) continue;
+      if (!summary || !isFinal(summary.status) || summary.problem || !chosen(swarmId, summary.updatedAt)) continue;
       try {
         await r.kv.delete(this.names.key(swarmId), { previousSeq: rev });
       } catch (e) {

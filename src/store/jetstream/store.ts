@@ -149,6 +149,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
     connected: () => outages.connected,
     stats: () => ({ ...committer.stats }),
     prune: (olderThan) => pruner.prune(olderThan),
+    remove: (swarmIds) => pruner.remove(swarmIds),
     budgets: jetstreamLedger(setup, names, timeoutMs),
     async close() {
       if (setup.closed || outages.closing) return;

@@ -206,6 +206,8 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   const selectPrunable = db.prepare<[number], { no: number }>(`SELECT no FROM swarms WHERE status IN ${FINAL} AND updated_at < ?`);
   const deleteSteps = db.prepare<[number, number]>(`DELETE FROM steps WHERE key BETWEEN ? AND ?`);
   const pruneSwarms = db.prepare<[number]>(`DELETE FROM swarms WHERE status IN ${FINAL} AND updated_at < ?`);
+  const selectRemovable = db.prepare<[string], { no: number }>(`SELECT no FROM swarms WHERE swarm_id = ? AND status IN ${FINAL}`);
+  const removeSwarm = db.prepare<[number]>(`DELETE FROM swarms WHERE no = ?`);
 
   /**
    * A swarm's stored message lists, by list id: the message writes of its steps that hold some
@@ -367,6 +369,20 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
         db.transaction(() => {
           for (const { no } of selectPrunable.all(olderThan)) deleteSteps.run(no * SEQ_SPAN, no * SEQ_SPAN + MAX_SEQ);
           return pruneSwarms.run(olderThan).changes;
+        }),
+      );
+    },
+    async remove(swarmIds: readonly string[]) {
+      return group.exclusive(
+        db.transaction(() => {
+          let n = 0;
+          for (const id of swarmIds) {
+            const row = selectRemovable.get(id);
+            if (!row) continue;
+            deleteSteps.run(row.no * SEQ_SPAN, row.no * SEQ_SPAN + MAX_SEQ);
+            n += removeSwarm.run(row.no).changes;
+          }
+          return n;
         }),
       );
     },
