@@ -58,6 +58,9 @@ import { judgingPorts, replaySwarm } from './replay.js';
 import { teamPort } from './team-port.js';
 import { type MetricsRegistry, RuntimeMetrics, timedStore } from './metrics.js';
 import { observeRuntime } from './observe.js';
+import { tracingOf } from './tracing/options.js';
+import type { SwarmTracing } from './tracing/swarm-spans.js';
+import { tracedPorts } from './tracing/traced-ports.js';
 import type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
 
 export type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
@@ -110,6 +113,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
   readonly metrics: MetricsRegistry | undefined;
   /** Unsubscribes the logs and metrics (see `observe.ts`). */
   private readonly unobserve: () => void;
+  /** The spans of this runtime (`createRuntime({ tracing })`); undefined without. */
+  private readonly tracing: SwarmTracing | undefined;
+  /** Unsubscribes the spans from the events. */
+  private readonly untrace: () => void;
 
   constructor(options: RuntimeOptions) {
     // Every option checked before anything is built, so a mistake leaves no connection behind.
@@ -142,7 +149,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
       reservationTtlMs: DEFAULT_RESERVATION_TTL_MS,
       pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
     });
-    const logic = createSwarmLogic(createPorts({ catalog, specs, model: o.model, hosts, calls, modelTimeoutMs: o.modelTimeoutMs, budgets, gate: this.gate }));
+    // Traces (only when asked for): the calls run in spans through the ports, the rest follows the events.
+    const tracing = (this.tracing = tracingOf(o.tracing, { definitionOf: (id) => hosts.get(id)?.definitionId }));
+    const ports = createPorts({ catalog, specs, model: o.model, hosts, calls, modelTimeoutMs: o.modelTimeoutMs, budgets, gate: this.gate });
+    const logic = createSwarmLogic(tracing ? tracedPorts(ports, tracing) : ports);
     // Metrics (only when asked for): the live swarms' commits are timed through their store.
     this.metrics = o.metrics;
     const metrics =
@@ -155,6 +165,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     const liveStore = metrics ? timedStore(store, metrics) : store;
     const live = (this.live = new LiveSwarms({ store: liveStore, catalog, logic, hosts, owner, redact: o.redact, inspect: o.inspect, logger: o.logger }));
     this.unobserve = observeRuntime({ live, reach, logger: o.logger, metrics });
+    this.untrace = tracing ? live.subscribe((e) => tracing.event(e)) : () => undefined;
     const leases = (this.leases = new Leases(live, catalog, owner, o.logger));
     const questions = new HumanQuestions();
     const rehydration = o.passivateAfterMs === undefined ? withoutPassivation(live) : new Passivation(live, o.passivateAfterMs, questions, leases);
@@ -260,6 +271,8 @@ class ComposedRuntime implements Runtime, SwarmControl {
     // The leases are released: the other runtimes adopt at once, not at their next scan.
     await this.notices.released();
     this.unobserve();
+    this.untrace();
+    this.tracing?.close();
     if (this.ownsStore) await this.store.close();
     await this.reach?.close();
   }

@@ -1,0 +1,245 @@
+/**
+ * A runtime's OpenTelemetry spans (`createRuntime({ tracing })`): one `swarm` span per swarm this
+ * process drives → one span per orchestrator `turn` → the model calls (`chat <model>`), tool calls
+ * (`execute_tool <name>`) and handoffs (`invoke_agent <target>`) of that turn; an agent's own
+ * model and tool calls sit under its handoff's span, a child swarm's `swarm` span too.
+ *
+ * The swarm, turn and handoff spans follow the durable events (as the metrics do); the model and
+ * tool spans wrap the calls themselves (through the ports), so their context is active while
+ * they run and whatever they call (a hosted agent over NATS, an A2A peer, an MCP server) carries
+ * it on. The machines know nothing of this.
+ *
+ * A swarm that outlives its process keeps its trace: unless a caller's context started it, its
+ * trace id and its root's span id derive from the swarm id, so the `swarm` span of every process
+ * that drives it (the first one, an adopter after a restart) has the same virtual parent (never
+ * exported) in the same trace.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
+import type { SwarmEvent } from '../../../machines/events.js';
+import type { ModelStepInput } from '../../../machines/contracts.js';
+import type { ToolRunInput } from '../../../machines/calls/tool.js';
+import type { CallResult } from '../../../machines/calls/kind.js';
+import type { TracedModelCall } from '../../../actors/index.js';
+import type { Otel } from './otel.js';
+
+/** The instrumentation scope's name: what a backend shows as the spans' library. */
+export const TRACER_NAME = 'xswarm';
+
+/** A span and the context it is active in. */
+interface Open {
+  span: Span;
+  ctx: Context;
+}
+
+/** A swarm as its spans follow it. */
+interface Followed extends Open {
+  definitionId: string;
+  /** The orchestrator's open turn, if any. */
+  turn?: Open & { n: number };
+  /** The last turn seen (a handoff's key names it). */
+  lastTurn: number;
+  /** The open handoffs, by their key (`<swarm id>:t<turn>:<call id>`: an agent's scope). */
+  handoffs: Map<string, Open>;
+}
+
+/** What the spans read from the runtime besides its events. */
+export interface TracingSources {
+  /** The definition of a swarm driven here (for a swarm whose `task` event was not seen: an adopted one). */
+  definitionOf(swarmId: string): string | undefined;
+}
+
+/** The spans of one runtime. */
+export class SwarmTracing {
+  private readonly swarms = new Map<string, Followed>();
+  /** Contexts that started swarms not yet seen (a child swarm's handoff, an A2A caller's), by swarm id. */
+  private readonly parents = new Map<string, Context>();
+
+  constructor(
+    private readonly otel: Otel,
+    private readonly tracer: Tracer,
+    private readonly sources: TracingSources,
+  ) {}
+
+  /** Makes `ctx` the parent of the swarm `swarmId` once it starts here (before its `task` event). */
+  parentOf(swarmId: string, ctx: Context): void {
+    this.parents.set(swarmId, ctx);
+  }
+
+  /** The context of a swarm's span (for a call that must carry it), if it is followed here. */
+  contextOf(swarmId: string): Context | undefined {
+    return this.swarms.get(swarmId)?.ctx;
+  }
+
+  /** Follows one durable event. */
+  event(e: SwarmEvent): void {
+    if (e.kind === 'task') {
+      this.follow(e.swarmId, e.metadata.definitionId, Date.parse(e.status.timestamp), e.metadata.label?.name);
+      return;
+    }
+    if (e.kind !== 'status-update') return;
+    const s = this.follow(e.swarmId);
+    const fact = e.metadata;
+    if (fact.type === 'agent-handoff' || fact.type === 'swarm-handoff') {
+      const h = this.handoff(s, e.swarmId, `${e.swarmId}:t${s.lastTurn}:${fact.callId}`, fact.to);
+      h.span.setAttribute('xswarm.handoff.kind', fact.type === 'agent-handoff' ? 'agent' : 'swarm');
+      if (fact.type === 'swarm-handoff') h.span.setAttribute('xswarm.child_swarm.id', fact.childSwarmId);
+    } else if (fact.type === 'handoff-result') {
+      const h = s.handoffs.get(fact.key);
+      if (!h) return;
+      s.handoffs.delete(fact.key);
+      if (!fact.ok) h.span.setStatus({ code: this.otel.SpanStatusCode.ERROR, message: fact.content });
+      h.span.end();
+    } else if (fact.type === 'turn-completed') {
+      if (s.turn && s.turn.n === fact.turn) {
+        s.turn.span.end();
+        delete s.turn;
+      }
+    } else if (e.final) {
+      this.end(e.swarmId, s, fact.type === 'failed' ? fact.reason : undefined, fact.type);
+    }
+  }
+
+  /** Runs a model call in a span of its own, under its agent's handoff or its turn. */
+  async modelCall(input: ModelStepInput, model: string, work: () => Promise<TracedModelCall>): Promise<TracedModelCall> {
+    const s = this.follow(input.swarmId, input.definitionId);
+    const parent = input.orchestrator ? this.turn(s, input.turn).ctx : this.handoff(s, input.swarmId, input.scope, input.speaker).ctx;
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': model,
+      'gen_ai.agent.name': input.speaker,
+      'gen_ai.agent.id': input.speaker,
+      'xswarm.swarm.id': input.swarmId,
+      'xswarm.definition.id': input.definitionId,
+      'xswarm.turn': input.turn,
+    };
+    return this.run(`chat ${model}`, parent, attributes, work, (span, { raw }) => {
+      const calls = raw.toolCalls?.length ?? 0;
+      span.setAttribute('gen_ai.response.finish_reasons', [calls > 0 ? 'tool_calls' : 'stop']);
+      if (raw.usage) {
+        span.setAttribute('gen_ai.usage.input_tokens', raw.usage.inputTokens);
+        span.setAttribute('gen_ai.usage.output_tokens', raw.usage.outputTokens);
+      }
+    });
+  }
+
+  /** Runs a tool call in a span of its own, under its agent's handoff or the orchestrator's turn. */
+  async toolCall(input: ToolRunInput, work: () => Promise<CallResult>): Promise<CallResult> {
+    const s = this.follow(input.swarmId);
+    // An agent's call key starts with its handoff's key (its scope): see `toolKey` in machines/round.ts.
+    let parent = s.turn?.ctx ?? s.ctx;
+    for (const [key, h] of s.handoffs) if (input.idempotencyKey.startsWith(`${key}:`)) parent = h.ctx;
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': input.name,
+      'gen_ai.tool.call.id': input.toolCallId,
+      'gen_ai.agent.name': input.agentId,
+      'xswarm.swarm.id': input.swarmId,
+      'xswarm.definition.id': s.definitionId,
+    };
+    return this.run(`execute_tool ${input.name}`, parent, attributes, work, (span, result) => {
+      if (!result.ok) span.setStatus({ code: this.otel.SpanStatusCode.ERROR, message: result.content });
+    });
+  }
+
+  /** The context of a handoff's span (a child swarm or a remote agent runs in it), opening it if its event was not seen yet. */
+  handoffContext(swarmId: string, key: string, to: string): Context {
+    return this.handoff(this.follow(swarmId), swarmId, key, to).ctx;
+  }
+
+  /** Runs `work` with `ctx` active (where a context manager is registered). */
+  within<T>(ctx: Context, work: () => T): T {
+    return this.otel.context.with(ctx, work);
+  }
+
+  /** Ends every open span: the runtime closes (a swarm it drove continues elsewhere, in the same trace). */
+  close(): void {
+    for (const [id, s] of this.swarms) this.end(id, s, undefined, 'released');
+  }
+
+  /** The swarm's spans, its `swarm` span opened at first sight (its `task` event, or adoption). */
+  private follow(swarmId: string, definitionId?: string, startTime?: number, name?: string): Followed {
+    let s = this.swarms.get(swarmId);
+    if (s) return s;
+    const def = definitionId ?? this.sources.definitionOf(swarmId) ?? 'unknown';
+    const parent = this.parents.get(swarmId) ?? this.rootOf(swarmId);
+    this.parents.delete(swarmId);
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': def,
+      'xswarm.swarm.id': swarmId,
+      'xswarm.definition.id': def,
+    };
+    if (name !== undefined) attributes['xswarm.swarm.name'] = name;
+    // Seen first by a later event: the swarm was started elsewhere (adopted, or started before a restart).
+    if (startTime === undefined) attributes['xswarm.swarm.adopted'] = true;
+    const span = this.tracer.startSpan(`swarm ${def}`, { attributes, ...(startTime !== undefined && !Number.isNaN(startTime) ? { startTime } : {}) }, parent);
+    s = { span, ctx: this.otel.trace.setSpan(parent, span), definitionId: def, lastTurn: 1, handoffs: new Map() };
+    this.swarms.set(swarmId, s);
+    return s;
+  }
+
+  /** The orchestrator's turn `n`, opened at its first model call. */
+  private turn(s: Followed, n: number): Open {
+    if (s.turn?.n === n) return s.turn;
+    s.turn?.span.end();
+    const span = this.tracer.startSpan(`turn ${n}`, { attributes: { 'xswarm.turn': n, 'xswarm.definition.id': s.definitionId } }, s.ctx);
+    s.turn = { n, span, ctx: this.otel.trace.setSpan(s.ctx, span) };
+    s.lastTurn = n;
+    return s.turn;
+  }
+
+  /** The span of the handoff `key` (opened by its event or its first call, whichever comes first). */
+  private handoff(s: Followed, swarmId: string, key: string, to: string): Open {
+    let h = s.handoffs.get(key);
+    if (h) return h;
+    const parent = s.turn?.ctx ?? s.ctx;
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': to,
+      'gen_ai.agent.id': to,
+      'xswarm.handoff.to': to,
+      'xswarm.swarm.id': swarmId,
+      'xswarm.definition.id': s.definitionId,
+    };
+    const span = this.tracer.startSpan(`invoke_agent ${to}`, { attributes }, parent);
+    h = { span, ctx: this.otel.trace.setSpan(parent, span) };
+    s.handoffs.set(key, h);
+    return h;
+  }
+
+  /** Ends a swarm's spans; `error` marks the swarm span failed. */
+  private end(swarmId: string, s: Followed, error: string | undefined, outcome: string): void {
+    for (const h of s.handoffs.values()) h.span.end();
+    s.turn?.span.end();
+    s.span.setAttribute('xswarm.swarm.outcome', outcome);
+    if (error !== undefined) s.span.setStatus({ code: this.otel.SpanStatusCode.ERROR, message: error });
+    s.span.end();
+    this.swarms.delete(swarmId);
+  }
+
+  /** The virtual parent of a swarm started without a caller's context: the same in every process. */
+  private rootOf(swarmId: string): Context {
+    const hash = createHash('sha256').update(`xswarm:${swarmId}`).digest('hex');
+    const { trace, TraceFlags, ROOT_CONTEXT } = this.otel;
+    return trace.setSpanContext(ROOT_CONTEXT, { traceId: hash.slice(0, 32), spanId: hash.slice(32, 48), traceFlags: TraceFlags.SAMPLED, isRemote: true });
+  }
+
+  /** Runs `work` in a new span under `parent`, its outcome (`describe`, or the error) recorded. */
+  private async run<T>(name: string, parent: Context, attributes: Attributes, work: () => Promise<T>, describe: (span: Span, value: T) => void): Promise<T> {
+    const { context, trace, SpanKind, SpanStatusCode } = this.otel;
+    const span = this.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
+    try {
+      const value = await context.with(trace.setSpan(parent, span), work);
+      describe(span, value);
+      return value;
+    } catch (e) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.message : String(e) });
+      throw e;
+    } finally {
+      span.end();
+    }
+  }
+}
