@@ -128,7 +128,19 @@ class ComposedRuntime implements Runtime, SwarmControl {
     this.reach = reach;
     this.ownsStore = !o.store;
     const store = (this.store = o.store ?? (reach?.store ? deferredStore(reach.store) : memoryStore()));
-    const others = reach && new OtherRuntimes({ transport: reach.transport, prefix: reach.prefix, owner: owner.id, timings: o.hosting, store });
+    // Traces (only when asked for): the calls run in spans through the ports, the rest follows the
+    // events; calls to other runtimes carry the trace context in their headers.
+    const tracing = (this.tracing = tracingOf(o.tracing, { definitionOf: (id) => hosts.get(id)?.definitionId }));
+    const others =
+      reach &&
+      new OtherRuntimes({
+        transport: reach.transport,
+        prefix: reach.prefix,
+        owner: owner.id,
+        timings: o.hosting,
+        store,
+        ...(tracing ? { headers: () => tracing.inject() } : {}),
+      });
 
     // The catalog. Its registry search reads a live swarm's configuration from the hosts.
     const hosts = new Map<string, SwarmHost>();
@@ -149,8 +161,6 @@ class ComposedRuntime implements Runtime, SwarmControl {
       reservationTtlMs: DEFAULT_RESERVATION_TTL_MS,
       pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
     });
-    // Traces (only when asked for): the calls run in spans through the ports, the rest follows the events.
-    const tracing = (this.tracing = tracingOf(o.tracing, { definitionOf: (id) => hosts.get(id)?.definitionId }));
     const ports = createPorts({ catalog, specs, model: o.model, hosts, calls, modelTimeoutMs: o.modelTimeoutMs, budgets, gate: this.gate });
     const logic = createSwarmLogic(tracing ? tracedPorts(ports, tracing) : ports);
     // Metrics (only when asked for): the live swarms' commits are timed through their store.
@@ -185,7 +195,19 @@ class ComposedRuntime implements Runtime, SwarmControl {
     this.serving =
       reach &&
       others &&
-      new Serving({ transport: reach.transport, prefix: reach.prefix, owner: owner.id, timings: o.hosting, catalog, live, others, launcher, leases, commands });
+      new Serving({
+        transport: reach.transport,
+        prefix: reach.prefix,
+        owner: owner.id,
+        timings: o.hosting,
+        catalog,
+        live,
+        others,
+        launcher,
+        leases,
+        commands,
+        ...(tracing ? { heard: (id: string, headers: Readonly<Record<string, string>>) => tracing.extract(id, headers) } : {}),
+      });
     this.teams = new Teams(
       o.teams,
       teamPort({ store, catalog, live, leases, reading, commands, launcher, others, inspect: o.inspect, gate: this.gate }),

@@ -68,6 +68,23 @@ export class SwarmTracing {
     this.parents.set(swarmId, ctx);
   }
 
+  /**
+   * The active trace context as W3C headers (`traceparent`, `tracestate`: through the registered
+   * propagator), for a request to another runtime; undefined when there is none to carry.
+   */
+  inject(): Record<string, string> | undefined {
+    const carrier: Record<string, string> = {};
+    this.otel.propagation.inject(this.otel.context.active(), carrier);
+    return Object.keys(carrier).length > 0 ? carrier : undefined;
+  }
+
+  /** Makes the caller's context in `headers` (W3C `traceparent`) the parent of the swarm `swarmId` started here. */
+  extract(swarmId: string, headers: Readonly<Record<string, string>>): void {
+    if (headers.traceparent === undefined) return;
+    const ctx = this.otel.propagation.extract(this.otel.ROOT_CONTEXT, headers);
+    if (this.otel.trace.getSpanContext(ctx)) this.parentOf(swarmId, ctx);
+  }
+
   /** The context of a swarm's span (for a call that must carry it), if it is followed here. */
   contextOf(swarmId: string): Context | undefined {
     return this.swarms.get(swarmId)?.ctx;
