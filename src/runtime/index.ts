@@ -184,7 +184,14 @@ class ComposedRuntime implements Runtime, SwarmControl {
     const reading = (this.reading = new Reading(live, o.prices, budgets));
     const commands = (this.commands = new Commands({ live, rehydration, questions, reading, others, budgets: ledger }));
     const cards = new RemoteCards(o.remote);
-    const launcher = (this.launcher = new Launcher({ live, catalog, resolver: new Resolver(catalog, cards), cards, others }));
+    const launcher = (this.launcher = new Launcher({
+      live,
+      catalog,
+      resolver: new Resolver(catalog, cards),
+      cards,
+      others,
+      starting: tracing && ((id) => tracing.startingIn(id)),
+    }));
 
     // The runners of calls.
     const remote = new RemoteAgents({ client: o.remote, live, questions, commands, registry: o.registry });

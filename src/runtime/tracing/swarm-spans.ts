@@ -78,6 +78,12 @@ export class SwarmTracing {
     return Object.keys(carrier).length > 0 ? carrier : undefined;
   }
 
+  /** A swarm starts here: the span active in its caller's context, if any, becomes its parent (unless one was named). */
+  startingIn(swarmId: string): void {
+    const active = this.otel.context.active();
+    if (!this.parents.has(swarmId) && this.otel.trace.getSpanContext(active)) this.parents.set(swarmId, active);
+  }
+
   /** Makes the caller's context in `headers` (W3C `traceparent`) the parent of the swarm `swarmId` started here. */
   extract(swarmId: string, headers: Readonly<Record<string, string>>): void {
     if (headers.traceparent === undefined) return;
