@@ -6,6 +6,7 @@
  * @module
  */
 import type * as OtelApi from '@opentelemetry/api';
+import { importIfInstalled, OPTIONAL_PEERS } from './optional.js';
 
 let api: typeof OtelApi | undefined;
 
@@ -29,4 +30,26 @@ export function withTraceHeaders(init: RequestInit): RequestInit {
   const headers = new Headers(init.headers);
   for (const [key, value] of Object.entries(trace)) if (!headers.has(key)) headers.set(key, value);
   return { ...init, headers };
+}
+
+/**
+ * The W3C trace context in `carrier` (request headers, or an MCP request's `_meta`), as string
+ * fields; undefined when it has no `traceparent`.
+ */
+export function traceCarrierOf(carrier: Readonly<Record<string, unknown>> | undefined): Record<string, string> | undefined {
+  const traceparent = carrier?.traceparent;
+  if (typeof traceparent !== 'string') return undefined;
+  const tracestate = carrier?.tracestate;
+  return { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) };
+}
+
+/**
+ * Runs `work` with the caller's trace context in `carrier` active (a swarm it starts continues
+ * the caller's trace), when there is one and `@opentelemetry/api` is installed; else as it is.
+ */
+export async function withCarriedTrace<T>(carrier: Record<string, string> | undefined, work: () => Promise<T>): Promise<T> {
+  if (!carrier) return work();
+  const otel = api ?? (await importIfInstalled(OPTIONAL_PEERS.tracing[0], () => import('@opentelemetry/api')));
+  if (!otel) return work();
+  return otel.context.with(otel.propagation.extract(otel.context.active(), carrier), work);
 }

@@ -55,7 +55,7 @@ export function createA2AHandler(ctx: ServerContext, options: A2AHandlerOptions 
     const context = defaultServerCallContextBuilder(options);
     const signal = signals.get(options.headers);
     if (signal) context.state.set(REQUEST_SIGNAL_KEY, signal);
-    keepTraceHeaders(context, options.headers as Readonly<Record<string, string | string[] | undefined>>);
+    keepTraceHeaders(context, options.headers as Readonly<Record<string, unknown>>);
     return context;
   };
   // Requests reach the JSON-RPC endpoint only after the server checked the bearer token.
