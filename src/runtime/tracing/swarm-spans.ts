@@ -128,7 +128,7 @@ export class SwarmTracing {
   /** Runs a model call in a span of its own, under its agent's handoff or its turn. */
   async modelCall(input: ModelStepInput, model: string, work: () => Promise<TracedModelCall>): Promise<TracedModelCall> {
     const s = this.follow(input.swarmId, input.definitionId);
-    const parent = input.orchestrator ? this.turn(s, input.turn).ctx : this.handoff(s, input.swarmId, input.scope, input.speaker).ctx;
+    const parent = input.orchestrator ? this.turn(s, input.swarmId, input.turn).ctx : this.handoff(s, input.swarmId, input.scope, input.speaker).ctx;
     const attributes: Attributes = {
       'gen_ai.operation.name': 'chat',
       'gen_ai.request.model': model,
@@ -205,10 +205,11 @@ export class SwarmTracing {
   }
 
   /** The orchestrator's turn `n`, opened at its first model call. */
-  private turn(s: Followed, n: number): Open {
+  private turn(s: Followed, swarmId: string, n: number): Open {
     if (s.turn?.n === n) return s.turn;
     s.turn?.span.end();
-    const span = this.tracer.startSpan(`turn ${n}`, { attributes: { 'xswarm.turn': n, 'xswarm.definition.id': s.definitionId } }, s.ctx);
+    const attributes: Attributes = { 'xswarm.turn': n, 'xswarm.swarm.id': swarmId, 'xswarm.definition.id': s.definitionId };
+    const span = this.tracer.startSpan(`turn ${n}`, { attributes }, s.ctx);
     s.turn = { n, span, ctx: this.otel.trace.setSpan(s.ctx, span) };
     s.lastTurn = n;
     return s.turn;
