@@ -217,7 +217,19 @@ class ComposedRuntime implements Runtime, SwarmControl {
       });
     this.teams = new Teams(
       o.teams,
-      teamPort({ store, catalog, live, leases, reading, commands, launcher, others, inspect: o.inspect, gate: this.gate }),
+      teamPort({
+        store,
+        catalog,
+        live,
+        leases,
+        reading,
+        commands,
+        launcher,
+        others,
+        inspect: o.inspect,
+        gate: this.gate,
+        traceTask: tracing && ((id, def, start) => tracing.teamTask(id, def, start)),
+      }),
       (id) => catalog.has(id) || reach !== undefined,
       {
         store,

@@ -56,6 +56,8 @@ export class SwarmTracing {
   private readonly swarms = new Map<string, Followed>();
   /** Contexts that started swarms not yet seen (a child swarm's handoff, an A2A caller's), by swarm id. */
   private readonly parents = new Map<string, Context>();
+  /** The `team_task` spans of attempts started here, by their swarm's id: ended with it. */
+  private readonly tasks = new Map<string, Span>();
 
   constructor(
     private readonly otel: Otel,
@@ -122,6 +124,7 @@ export class SwarmTracing {
       }
     } else if (e.final) {
       this.end(e.swarmId, s, fact.type === 'failed' ? fact.reason : undefined, fact.type);
+      this.endTask(e.swarmId, fact.type === 'failed' ? fact.reason : undefined);
     }
   }
 
@@ -172,6 +175,33 @@ export class SwarmTracing {
     return this.handoff(this.follow(swarmId), swarmId, key, to).ctx;
   }
 
+  /**
+   * Starts a team task attempt's swarm (`start`) in a `team_task` span, ended with the swarm (or
+   * at once if it could not start): the attempt's swarm span, here or in a worker, is its child.
+   */
+  async teamTask(swarmId: string, definitionId: string, start: () => Promise<void>): Promise<void> {
+    const active = this.otel.context.active();
+    const parent = this.otel.trace.getSpanContext(active) ? active : this.rootOf(swarmId);
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': definitionId,
+      'xswarm.task.swarm_id': swarmId,
+      'xswarm.definition.id': definitionId,
+    };
+    const span = this.tracer.startSpan(`team_task ${definitionId}`, { attributes }, parent);
+    const ctx = this.otel.trace.setSpan(parent, span);
+    this.parentOf(swarmId, ctx);
+    this.tasks.set(swarmId, span);
+    try {
+      await this.within(ctx, start);
+    } catch (e) {
+      this.tasks.delete(swarmId);
+      span.setStatus({ code: this.otel.SpanStatusCode.ERROR, message: e instanceof Error ? e.message : String(e) });
+      span.end();
+      throw e;
+    }
+  }
+
   /** Runs `work` with `ctx` active (where a context manager is registered). */
   within<T>(ctx: Context, work: () => T): T {
     return this.otel.context.with(ctx, work);
@@ -180,6 +210,19 @@ export class SwarmTracing {
   /** Ends every open span: the runtime closes (a swarm it drove continues elsewhere, in the same trace). */
   close(): void {
     for (const [id, s] of this.swarms) this.end(id, s, undefined, 'released');
+    for (const id of [...this.tasks.keys()]) this.endTask(id, undefined);
+  }
+
+  /**
+   * Ends a task attempt's span once its swarm ended. An attempt that ran in a worker process ends
+   * here when this runtime closes (its final event is the worker's).
+   */
+  private endTask(swarmId: string, error: string | undefined): void {
+    const span = this.tasks.get(swarmId);
+    if (!span) return;
+    this.tasks.delete(swarmId);
+    if (error !== undefined) span.setStatus({ code: this.otel.SpanStatusCode.ERROR, message: error });
+    span.end();
   }
 
   /** The swarm's spans, its `swarm` span opened at first sight (its `task` event, or adoption). */
