@@ -17,7 +17,7 @@ import type { SwarmPorts } from './ports.js';
 import { createRemoteAgent } from './remote-agent.js';
 import { createRunTool } from './run-tool.js';
 
-export type { Checked, GuardDecision, GuardSite, Model, ModelRequest, SwarmPorts } from './ports.js';
+export type { Checked, GuardDecision, GuardSite, Model, ModelRequest, SwarmPorts, TracedModelCall } from './ports.js';
 export { BUILTIN_TOOLS } from './judge.js';
 export { REGISTRY_HANDOFF, REGISTRY_SEARCH } from './plan-handoff.js';
 

@@ -36,16 +36,19 @@ async function modelStep(ports: SwarmPorts, input: ModelStepInput, signal: Abort
   const sending: ModelStepInput = sent ? { ...input, messages: sent.messages as ChatMessage[] } : input;
   let first = true;
   // Reserved for what is sent.
-  const { raw, durationMs } = await budgetedModelCall(ports, model, sending, tools, signal, 'model call', (bounded) => ({
-    agentId: input.speaker,
-    swarmId: input.swarmId,
-    messages: sending.messages,
-    onText: (chunk) => {
-      if (bounded.aborted || chunk === '') return;
-      ports.onText(input.swarmId, input.speaker, input.turn, chunk, first);
-      first = false;
-    },
-  }));
+  const call = () =>
+    budgetedModelCall(ports, model, sending, tools, signal, 'model call', (bounded) => ({
+      agentId: input.speaker,
+      swarmId: input.swarmId,
+      messages: sending.messages,
+      onText: (chunk) => {
+        if (bounded.aborted || chunk === '') return;
+        ports.onText(input.swarmId, input.speaker, input.turn, chunk, first);
+        first = false;
+      },
+    }));
+  // Traced only when the runtime traces (no wrapper otherwise: nothing added to the call).
+  const { raw, durationMs } = await (ports.traceModelCall ? ports.traceModelCall(input, model.name, call) : call());
   // The call returned after streaming: its stream is over (an aborted call's text is replaced
   // by the next attempt's, so it is not ended here).
   if (!first && !signal.aborted) ports.onTextEnd?.(input.swarmId, input.speaker, input.turn);

@@ -182,4 +182,18 @@ export interface SwarmPorts {
   reserveModelCall?(input: ModelStepInput, model: string, tools: readonly ToolSpec[], signal: AbortSignal): ModelCallHold | Promise<ModelCallHold> | undefined;
   /** Reserves one tool call against the swarm's `toolCalls` caps, as {@link reserveModelCall} does. */
   reserveToolCall?(input: ToolRunInput, signal: AbortSignal): Promise<BudgetSettle> | undefined;
+  /**
+   * Runs a step's model call (`work`) inside a trace span of its own (`createRuntime({ tracing })`),
+   * its span's context active while it runs. Absent (no tracing, and in a replay): the call is made
+   * as it is.
+   */
+  traceModelCall?(input: ModelStepInput, model: string, work: () => Promise<TracedModelCall>): Promise<TracedModelCall>;
+  /** Runs a tool call (`work`) inside a trace span of its own, as {@link traceModelCall} does. */
+  traceToolCall?(input: ToolRunInput, work: () => Promise<CallResult>): Promise<CallResult>;
+}
+
+/** What a traced model call resolves with: the raw response (its usage and tool calls go on the span). */
+export interface TracedModelCall {
+  raw: ModelResponse;
+  durationMs: number;
 }

@@ -18,7 +18,11 @@ import type { SwarmPorts } from './ports.js';
  * began, which nobody reads.
  */
 export function createRunTool(ports: SwarmPorts) {
-  return fromPromise<CallResult, ToolRunInput>(({ input, signal }) => gatedCall(ports, input.swarmId, signal, () => runTool(ports, input, signal)));
+  return fromPromise<CallResult, ToolRunInput>(({ input, signal }) =>
+    gatedCall(ports, input.swarmId, signal, () =>
+      ports.traceToolCall ? ports.traceToolCall(input, () => runTool(ports, input, signal)) : runTool(ports, input, signal),
+    ),
+  );
 }
 
 /** One tool call, past its durability gate. */

@@ -7,6 +7,7 @@
 import { boardScale, LARGE as BOARD_LARGE, SMALL as BOARD_SMALL } from './rows-board.js';
 import { inspectedSequential } from './rows-inspect.js';
 import { metricsSequential } from './rows-metrics.js';
+import { tracedSequential } from './rows-traced.js';
 import { budgetedSequential } from './rows-budget.js';
 import { longConversation, TURNS } from './rows-long.js';
 import { PASSIVATE_AFTER_MS, pausedSwarms, SWARMS } from './rows-paused.js';
@@ -31,6 +32,8 @@ export const W1_MEMORY = 'W1 / memory';
 export const W1_INSPECTED = 'W1 / memory, inspected';
 /** W1 in memory with `createRuntime({ metrics: true })` (see rows-metrics.ts). */
 export const W1_METRICS = 'W1 / memory, metrics on';
+/** W1 in memory with `createRuntime({ tracing })`, every span recorded (see rows-traced.ts). */
+export const W1_TRACED = 'W1 / memory, traced';
 /** W1 in memory with a budget (every cap) on the swarm: every call reserved and settled (see rows-budget.ts). */
 export const W1_BUDGETED = 'W1 / memory, budget on every call';
 export const W1_BARE = 'W1 / bare XState';
@@ -88,6 +91,7 @@ export const ROWS: RowSpec[] = [
   { workload: W1_MEMORY, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL), name(W1_MACHINE, SEQUENTIAL)], repeated: true, measure: runtimeSequential },
   { workload: W1_INSPECTED, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: inspectedSequential },
   { workload: W1_METRICS, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: metricsSequential },
+  { workload: W1_TRACED, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: tracedSequential },
   { workload: W1_BUDGETED, mode: SEQUENTIAL, needs: [name(W1_MEMORY, SEQUENTIAL)], repeated: true, measure: budgetedSequential },
   { workload: W1_BARE, mode: SEQUENTIAL, repeated: true, measure: bareSequential },
   { workload: W1_MACHINE, mode: SEQUENTIAL, needs: [name(W1_BARE, SEQUENTIAL)], repeated: true, measure: machineSequential },

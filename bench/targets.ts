@@ -29,6 +29,7 @@ import {
   W1_FULL,
   W1_INSPECTED,
   W1_METRICS,
+  W1_TRACED,
   W1_JETSTREAM,
   W1_MACHINE,
   W1_MEMORY,
@@ -150,6 +151,15 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         beside('µs per model call', f.usPerModelCall, 'µs', 'W1 / memory, no metrics', figures(W1_MEMORY, SEQUENTIAL)?.usPerModelCall);
         info(
           'µs per model call added by metrics',
+          f.usPerModelCall != null && figures(W1_MEMORY, SEQUENTIAL)?.usPerModelCall != null ? f.usPerModelCall - figures(W1_MEMORY, SEQUENTIAL)!.usPerModelCall! : null,
+          'µs',
+        );
+        break;
+      case `${W1_TRACED}|${SEQUENTIAL}`:
+        // For reading: what recording every span costs per model call (off: the row above).
+        beside('µs per model call', f.usPerModelCall, 'µs', 'W1 / memory, not traced', figures(W1_MEMORY, SEQUENTIAL)?.usPerModelCall);
+        info(
+          'µs per model call added by tracing',
           f.usPerModelCall != null && figures(W1_MEMORY, SEQUENTIAL)?.usPerModelCall != null ? f.usPerModelCall - figures(W1_MEMORY, SEQUENTIAL)!.usPerModelCall! : null,
           'µs',
         );

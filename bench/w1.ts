@@ -97,7 +97,7 @@ export function createW1Runtime(
   store?: SwarmStore,
   inspect?: RuntimeOptions['inspect'],
   budget?: Budget,
-  extra?: Pick<RuntimeOptions, 'metrics' | 'logger'>,
+  extra?: Pick<RuntimeOptions, 'metrics' | 'logger' | 'tracing'>,
 ): W1Runtime {
   const counts = newCounts();
   const agents = W1_AGENTS.map((id) => defineAgent({ id, instructions: `You are the ${id}. Answer briefly.` }));

@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { withTraceHeaders } from '../util/trace-headers.js';
 import { boundedFetch, cardBounds, DEFAULT_CARD_TIMEOUT_MS, DEFAULT_MAX_CARD_BYTES, guardedFetch, urlOf } from './bounded-fetch.js';
 import { type AllowedHosts, checkAllowedHosts, endpointProblem } from './endpoint-policy.js';
 
@@ -76,7 +77,8 @@ export function agentFetch(cardUrl: string, base: typeof fetch, limits: CardLimi
     }
     const problem = endpointProblem(cardUrl, url, limits.allowedHosts);
     if (problem) throw new Error(`no request goes there: ${problem}`);
-    return guardedFetch(base, url, init);
+    // The call's trace context goes with it (when the runtime traces): the peer's spans join the trace.
+    return guardedFetch(base, url, withTraceHeaders(init));
   };
 }
 

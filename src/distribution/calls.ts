@@ -26,6 +26,11 @@ export interface OtherRuntimesDeps {
   timings: HostingTimings;
   /** This runtime's store: while it cannot reach its server, nothing can be recorded. */
   store: Pick<SwarmStore, 'connected'>;
+  /**
+   * The headers of a request made now: the active trace context (`traceparent`, `tracestate`)
+   * when the runtime traces, so the runtime that takes a call continues the caller's trace.
+   */
+  headers?: () => Record<string, string> | undefined;
 }
 
 /** How long one request waits for its answer (an answer comes once the work is accepted, not done). */
@@ -223,7 +228,11 @@ export class OtherRuntimes {
       let lastError: unknown;
       if (transport.status() === 'connected') {
         try {
-          const message = await transport.request(subject, JSON.stringify(body), { timeoutMs: Math.max(1, Math.min(REQUEST_TIMEOUT_MS, until - Date.now())) });
+          const headers = this.deps.headers?.();
+          const message = await transport.request(subject, JSON.stringify(body), {
+            timeoutMs: Math.max(1, Math.min(REQUEST_TIMEOUT_MS, until - Date.now())),
+            ...(headers ? { headers } : {}),
+          });
           const reply = parseReply(message.data);
           // A runtime closing, cut off from NATS or failing: another member of the group may take it.
           if (!reply.ok && RETRIED.has(reply.code) && Date.now() < until) {

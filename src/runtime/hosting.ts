@@ -61,6 +61,11 @@ export interface ServingDeps {
    */
   leases: Pick<Leases, 'restore'>;
   commands: Pick<Commands, 'apply'>;
+  /**
+   * Told the headers of a host request before its swarm starts here (the caller's trace
+   * context, when this runtime traces: the swarm's spans continue the caller's trace).
+   */
+  heard?: (swarmId: string, headers: Readonly<Record<string, string>>) => void;
 }
 
 /** The serving side of one runtime. */
@@ -98,7 +103,7 @@ export class Serving {
     const queue = `${this.deps.prefix}.hosts`;
     for (const id of this.deps.timings.serve && !this.hostingStopped ? this.deps.catalog.hostedIds() : []) {
       this.hosting.push(
-        transport.subscribe(this.subject('host', id), (m) => this.answer(m, () => this.take(id, m.data)), { queue }),
+        transport.subscribe(this.subject('host', id), (m) => this.answer(m, () => this.take(id, m.data, m.headers)), { queue }),
         transport.subscribe(this.subject('card', id), (m) => this.answer(m, async () => ({ ok: true, card: this.cardOf(id) })), { queue }),
       );
     }
@@ -141,7 +146,7 @@ export class Serving {
   }
 
   /** A host request: the swarm is started here, or attached to wherever its state is. */
-  private async take(definitionId: string, data: string): Promise<Reply> {
+  private async take(definitionId: string, data: string, headers?: Readonly<Record<string, string>>): Promise<Reply> {
     const parsed = hostRequestSchema.safeParse(parseJson(data));
     if (!parsed.success || parsed.data.definitionId !== definitionId) {
       return { ok: false, code: 'invalid-input', message: `Malformed host request for "${definitionId}"` };
@@ -157,6 +162,7 @@ export class Serving {
       this.beating.add(id);
       return { ok: true };
     }
+    if (headers) this.deps.heard?.(id, headers);
     try {
       // Heard from now on: the caller tells a runtime working on its call from one that never
       // answers, and waits for an answer that is slow to come (the first step not recorded yet).

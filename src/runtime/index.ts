@@ -59,6 +59,9 @@ import { teamPort } from './team-port.js';
 import { RuntimeMetrics, timedStore } from './metrics.js';
 import type { MetricsRegistry } from './metrics-registry.js';
 import { observeRuntime } from './observe.js';
+import { tracingOf } from './tracing/options.js';
+import type { SwarmTracing } from './tracing/swarm-spans.js';
+import { tracedPorts } from './tracing/traced-ports.js';
 import type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
 
 export type { ListedSwarm, ListOptions, Runtime, RuntimeOptions } from './types.js';
@@ -111,6 +114,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
   readonly metrics: MetricsRegistry | undefined;
   /** Unsubscribes the logs and metrics (see `observe.ts`). */
   private readonly unobserve: () => void;
+  /** The spans of this runtime (`createRuntime({ tracing })`); undefined without. */
+  private readonly tracing: SwarmTracing | undefined;
+  /** Unsubscribes the spans from the events. */
+  private readonly untrace: () => void;
 
   constructor(options: RuntimeOptions) {
     // Every option checked before anything is built, so a mistake leaves no connection behind.
@@ -122,7 +129,19 @@ class ComposedRuntime implements Runtime, SwarmControl {
     this.reach = reach;
     this.ownsStore = !o.store;
     const store = (this.store = o.store ?? (reach?.store ? deferredStore(reach.store) : memoryStore()));
-    const others = reach && new OtherRuntimes({ transport: reach.transport, prefix: reach.prefix, owner: owner.id, timings: o.hosting, store });
+    // Traces (only when asked for): the calls run in spans through the ports, the rest follows the
+    // events; calls to other runtimes carry the trace context in their headers.
+    const tracing = (this.tracing = tracingOf(o.tracing, { definitionOf: (id) => hosts.get(id)?.definitionId }));
+    const others =
+      reach &&
+      new OtherRuntimes({
+        transport: reach.transport,
+        prefix: reach.prefix,
+        owner: owner.id,
+        timings: o.hosting,
+        store,
+        ...(tracing ? { headers: () => tracing.inject() } : {}),
+      });
 
     // The catalog. Its registry search reads a live swarm's configuration from the hosts.
     const hosts = new Map<string, SwarmHost>();
@@ -143,7 +162,8 @@ class ComposedRuntime implements Runtime, SwarmControl {
       reservationTtlMs: DEFAULT_RESERVATION_TTL_MS,
       pause: (swarmId, reason) => this.commands.pause(swarmId, reason),
     });
-    const logic = createSwarmLogic(createPorts({ catalog, specs, model: o.model, hosts, calls, modelTimeoutMs: o.modelTimeoutMs, budgets, gate: this.gate }));
+    const ports = createPorts({ catalog, specs, model: o.model, hosts, calls, modelTimeoutMs: o.modelTimeoutMs, budgets, gate: this.gate });
+    const logic = createSwarmLogic(tracing ? tracedPorts(ports, tracing) : ports);
     // Metrics (only when asked for): the live swarms' commits are timed through their store.
     this.metrics = o.metrics;
     const metrics =
@@ -156,6 +176,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     const liveStore = metrics ? timedStore(store, metrics) : store;
     const live = (this.live = new LiveSwarms({ store: liveStore, catalog, logic, hosts, owner, redact: o.redact, inspect: o.inspect, logger: o.logger }));
     this.unobserve = observeRuntime({ live, reach, logger: o.logger, metrics });
+    this.untrace = tracing ? live.subscribe((e) => tracing.event(e)) : () => undefined;
     const leases = (this.leases = new Leases(live, catalog, owner, o.logger));
     const questions = new HumanQuestions();
     const rehydration = o.passivateAfterMs === undefined ? withoutPassivation(live) : new Passivation(live, o.passivateAfterMs, questions, leases);
@@ -164,7 +185,14 @@ class ComposedRuntime implements Runtime, SwarmControl {
     const reading = (this.reading = new Reading(live, o.prices, budgets));
     const commands = (this.commands = new Commands({ live, rehydration, questions, reading, others, budgets: ledger }));
     const cards = new RemoteCards(o.remote);
-    const launcher = (this.launcher = new Launcher({ live, catalog, resolver: new Resolver(catalog, cards), cards, others }));
+    const launcher = (this.launcher = new Launcher({
+      live,
+      catalog,
+      resolver: new Resolver(catalog, cards),
+      cards,
+      others,
+      starting: tracing && ((id) => tracing.startingIn(id)),
+    }));
 
     // The runners of calls.
     const remote = new RemoteAgents({ client: o.remote, live, questions, commands, registry: o.registry });
@@ -175,10 +203,34 @@ class ComposedRuntime implements Runtime, SwarmControl {
     this.serving =
       reach &&
       others &&
-      new Serving({ transport: reach.transport, prefix: reach.prefix, owner: owner.id, timings: o.hosting, catalog, live, others, launcher, leases, commands });
+      new Serving({
+        transport: reach.transport,
+        prefix: reach.prefix,
+        owner: owner.id,
+        timings: o.hosting,
+        catalog,
+        live,
+        others,
+        launcher,
+        leases,
+        commands,
+        ...(tracing ? { heard: (id: string, headers: Readonly<Record<string, string>>) => tracing.extract(id, headers) } : {}),
+      });
     this.teams = new Teams(
       o.teams,
-      teamPort({ store, catalog, live, leases, reading, commands, launcher, others, inspect: o.inspect, gate: this.gate }),
+      teamPort({
+        store,
+        catalog,
+        live,
+        leases,
+        reading,
+        commands,
+        launcher,
+        others,
+        inspect: o.inspect,
+        gate: this.gate,
+        traceTask: tracing && ((id, def, start) => tracing.teamTask(id, def, start)),
+      }),
       (id) => catalog.has(id) || reach !== undefined,
       {
         store,
@@ -261,6 +313,8 @@ class ComposedRuntime implements Runtime, SwarmControl {
     // The leases are released: the other runtimes adopt at once, not at their next scan.
     await this.notices.released();
     this.unobserve();
+    this.untrace();
+    this.tracing?.close();
     if (this.ownsStore) await this.store.close();
     await this.reach?.close();
   }

@@ -28,6 +28,11 @@ export interface LauncherDeps {
   cards: RemoteCards;
   /** The runtimes hosting the definitions this one does not have (with a transport). */
   others?: Pick<OtherRuntimes, 'host' | 'assertAvailable'> | undefined;
+  /**
+   * Told that a swarm is being started here, in its caller's async context: a traced runtime
+   * takes the span active there (the caller's own, an A2A request's) as the swarm's parent.
+   */
+  starting?: ((swarmId: string) => void) | undefined;
 }
 
 /** Starts the swarms of one runtime. */
@@ -57,6 +62,7 @@ export class Launcher {
     const { live } = deps;
     assertSwarmId(swarmId, maxIdLength);
     live.assertOpen();
+    deps.starting?.(swarmId);
     // With NATS down its first step could not be recorded: say so now, nothing was started.
     await deps.others?.assertAvailable();
     const def = deps.catalog.swarm(definitionId);

@@ -30,6 +30,8 @@ import { DEFAULT_MAX_OUTPUT_TOKENS } from './budget-gate.js';
 import { guardedLogger, type Logger } from '../util/logger.js';
 import { isRegistry, newRegistry } from './metrics.js';
 import type { MetricsRegistry } from './metrics-registry.js';
+import { isTracingOption } from './tracing/options.js';
+import type { TracingOption } from './tracing/tracer-like.js';
 
 /** How long a lease lasts without renewal unless `leaseMs` says otherwise. */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -70,6 +72,8 @@ export interface ResolvedOptions {
   logger: Logger | undefined;
   /** The registry of the runtime's metrics; undefined: no metrics. */
   metrics: MetricsRegistry | undefined;
+  /** Whether and how to trace (`tracing`); undefined or false: no tracing. */
+  tracing: TracingOption | undefined;
 }
 
 /** A function, checked by type only: zod 4's `z.function()` is a schema of its own, not a value check. */
@@ -109,6 +113,7 @@ const optionsSchema = z.looseObject({
     .optional(),
   logger: z.looseObject({ debug: fn, info: fn, warn: fn, error: fn }).optional(),
   metrics: z.union([z.boolean(), z.custom<MetricsRegistry>(isRegistry)]).optional(),
+  tracing: z.custom<TracingOption>(isTracingOption).optional(),
 });
 
 /** What each option must be, for the error that names it. */
@@ -129,6 +134,7 @@ const EXPECTED: Record<string, string> = {
   'hosting.serve': 'hosting.serve must be a boolean',
   logger: 'logger must be a logger with debug, info, warn and error methods (pino, or jsonLogger())',
   metrics: 'metrics must be true or a prom-client Registry',
+  tracing: 'tracing must be a boolean or { tracer } (an OpenTelemetry Tracer)',
   inspect: 'inspect must be an inspection observer: a function, or an object with next (e.g. createWebSocketInspector().inspect)',
 };
 
@@ -175,6 +181,7 @@ export function resolveOptions(options: RuntimeOptions): ResolvedOptions {
     inspect: options.inspect && guardedObserver(options.inspect),
     logger: options.logger && guardedLogger(options.logger),
     metrics: options.metrics === true ? newRegistry() : options.metrics || undefined,
+    tracing: options.tracing,
   };
 }
 

@@ -34,6 +34,11 @@ export interface TeamPortParts {
   inspect?: InspectObserver | undefined;
   /** The gate a drain closes: no new team run, and no attempt's swarm started, once it drains. */
   gate: CallGate;
+  /**
+   * Runs the start of a task attempt's swarm (`swarmId`) in a `team_task` span of a traced
+   * runtime (the swarm's spans under it, a worker process's too); absent: started as it is.
+   */
+  traceTask?: ((swarmId: string, definitionId: string, start: () => Promise<void>) => Promise<void>) | undefined;
 }
 
 /** The team port of a runtime made of `parts`. */
@@ -48,11 +53,13 @@ export function teamPort(parts: TeamPortParts): TeamRuntimePort {
     accepting: (what) => parts.gate.assertAccepting(what),
     // Draining: the attempt waits (held, never failed) until the runtime closes; the runtime
     // that adopts the team starts it then, under the same swarm id.
-    startSwarm: (definitionId, swarmId, input, options) =>
-      parts.gate.draining
-        ? parts.gate.held()
-        : (remoteTask(definitionId)?.host({ swarmId, definitionId, input, attach: true, ...(options?.budgetOuter ? { budgetOuter: options.budgetOuter } : {}) }) ??
-          launcher.start(definitionId, swarmId, input, options?.budgetOuter ? { budgetOuter: options.budgetOuter } : {})),
+    startSwarm: (definitionId, swarmId, input, options) => {
+      if (parts.gate.draining) return parts.gate.held();
+      const start = () =>
+        remoteTask(definitionId)?.host({ swarmId, definitionId, input, attach: true, ...(options?.budgetOuter ? { budgetOuter: options.budgetOuter } : {}) }) ??
+        launcher.start(definitionId, swarmId, input, options?.budgetOuter ? { budgetOuter: options.budgetOuter } : {});
+      return parts.traceTask ? parts.traceTask(swarmId, definitionId, start) : start();
+    },
     // A task swarm left by a previous process is adopted first (a team restored on first use):
     // that one swarm, looked up by id (a listing of every unfinished swarm per attempt is O(n)).
     wait: async (swarmId, signal) => {

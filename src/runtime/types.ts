@@ -29,6 +29,7 @@ import type { ForkOptions, ForkPlan } from './fork-plan.js';
 import type { DrainOptions } from './drain.js';
 import type { Logger } from '../util/logger.js';
 import type { MetricsRegistry } from './metrics-registry.js';
+import type { TracingOption } from './tracing/tracer-like.js';
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {
@@ -171,6 +172,14 @@ export interface RuntimeOptions {
    * loaded). See docs/observability.md for the names and labels.
    */
   metrics?: MetricsRegistry | boolean;
+  /**
+   * OpenTelemetry traces (`@opentelemetry/api`, an optional peer): `true` records spans through
+   * the globally registered tracer provider (no-ops until an SDK is registered), `{ tracer }`
+   * through the given tracer. A span per swarm, turn, model call, tool call and handoff, with the
+   * GenAI semantic-convention attributes; trace context carried to hosted agents, child swarms
+   * and A2A peers. Default: off, at no cost (the API is not even loaded). See docs/tracing.md.
+   */
+  tracing?: TracingOption;
 }
 
 /** What {@link RuntimeOptions.inspect} takes: an XState inspection observer, or a function of each event. */

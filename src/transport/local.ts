@@ -71,16 +71,16 @@ export function localTransport(bus: LocalBus = new LocalBus()): Transport {
         // A handler's failure is its own (see Transport.subscribe).
       }
     });
-  const send = (subject: string, data: string, respond: (data: string) => boolean): number => {
+  const send = (subject: string, data: string, respond: (data: string) => boolean, headers?: Readonly<Record<string, string>>): number => {
     const receivers = bus.receivers(subject);
-    for (const sub of receivers) deliver(sub, { subject, data, respond });
+    for (const sub of receivers) deliver(sub, { subject, data, respond, ...(headers ? { headers } : {}) });
     return receivers.length;
   };
   const assertOpen = () => {
     if (closed) throw new TransportError('The transport is closed', 'unavailable');
   };
   return {
-    request(subject, data, { timeoutMs }) {
+    request(subject, data, { timeoutMs, headers }) {
       assertOpen();
       return new Promise<TransportMessage>((resolve, reject) => {
         let answered = false;
@@ -95,7 +95,7 @@ export function localTransport(bus: LocalBus = new LocalBus()): Transport {
           queueMicrotask(() => resolve({ subject, data: reply, respond: () => false }));
           return true;
         };
-        if (send(subject, data, respond) === 0) {
+        if (send(subject, data, respond, headers) === 0) {
           answered = true;
           clearTimeout(timer);
           reject(new TransportError(`Nobody listens on "${subject}"`, 'no-responders'));

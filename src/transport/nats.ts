@@ -13,6 +13,7 @@
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { type Transport, TransportError, type TransportMessage, type TransportStatus, type TransportSubscription } from './types.js';
 import { closeConnection } from '../nats/connection.js';
+import { headerRecord, natsHeaders } from './nats-headers.js';
 
 /** The client's request error, told apart by name and shape (see the module comment). */
 function requestError(e: unknown, subject: string, timeoutMs: number): TransportError {
@@ -84,14 +85,13 @@ export function natsTransport(connection: NatsConnection, options: { owned?: boo
     failInFlight();
   });
 
-  const message = (msg: Msg, subject = msg.subject): TransportMessage => ({
-    subject,
-    data: msg.string(),
-    respond: (data) => msg.respond(data),
-  });
+  const message = (msg: Msg, subject = msg.subject): TransportMessage => {
+    const headers = headerRecord(msg.headers);
+    return { subject, data: msg.string(), respond: (data) => msg.respond(data), ...(headers ? { headers } : {}) };
+  };
 
   return {
-    request(subject, data, { timeoutMs }) {
+    request(subject, data, { timeoutMs, headers }) {
       if (status() !== 'connected') return Promise.reject(unavailable(`no request on "${subject}"`));
       return new Promise<TransportMessage>((resolve, reject) => {
         let settled = false;
@@ -102,7 +102,11 @@ export function natsTransport(connection: NatsConnection, options: { owned?: boo
           reject(error);
         };
         inFlight.add(fail);
-        connection.request(subject, data, { timeout: timeoutMs }).then(
+        // Headers (a trace context) are built with the client's own `headers()`, loaded only then.
+        (headers
+          ? natsHeaders(headers).then((h) => connection.request(subject, data, { timeout: timeoutMs, headers: h }))
+          : connection.request(subject, data, { timeout: timeoutMs })
+        ).then(
           (reply) => {
             if (settled) return;
             settled = true;

@@ -16,6 +16,8 @@ export interface TransportMessage {
   readonly subject: string;
   /** The payload as text (JSON, by the runtime's convention). */
   readonly data: string;
+  /** The message's headers, when it carries some (a trace context's `traceparent`, `tracestate`). */
+  readonly headers?: Readonly<Record<string, string>>;
   /** Answers a request; a no-op for a plain publish. Returns false when there was nobody to answer. */
   respond(data: string): boolean;
 }
@@ -43,6 +45,15 @@ export class TransportError extends Error {
   }
 }
 
+/**
+ * How a request is sent: its timeout, and headers it carries to the handler (NATS headers; the
+ * trace context). A transport that cannot carry headers may drop them: they are never required.
+ */
+export interface RequestOptions {
+  timeoutMs: number;
+  headers?: Readonly<Record<string, string>>;
+}
+
 /** A message bus between runtimes. */
 export interface Transport {
   /**
@@ -50,7 +61,7 @@ export interface Transport {
    * `no-responders` at once when nobody listens, `timeout` after `timeoutMs`, `unavailable`
    * while the connection is down.
    */
-  request(subject: string, data: string, options: { timeoutMs: number }): Promise<TransportMessage>;
+  request(subject: string, data: string, options: RequestOptions): Promise<TransportMessage>;
   /**
    * Publishes without waiting (at most once: a publish made while disconnected may be lost, so
    * nothing that must arrive is sent this way alone).

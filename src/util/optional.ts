@@ -20,6 +20,7 @@ export const OPTIONAL_PEERS = {
   inspect: ['@statelyai/inspect', 'ws'],
   testing: ['vitest'],
   metrics: ['prom-client'],
+  tracing: ['@opentelemetry/api'],
 } as const satisfies Record<string, readonly string[]>;
 
 // Resolved from this file, so a package installed in the application that depends on xswarm is found.

@@ -54,6 +54,7 @@ import type { Runtime } from '../../runtime/types.js';
 import { storedPages } from '../../store/pages.js';
 import { CorruptEventError, type SwarmSummary } from '../../store/types.js';
 import { MAX_DERIVED_SWARM_ID_LENGTH, swarmIdProblem } from '../../define/swarm-id.js';
+import { withCallerTrace } from './trace-context.js';
 import {
   endsInteraction,
   endsStream,
@@ -152,7 +153,8 @@ export class SwarmRequestHandler implements A2ARequestHandler {
    * `returnImmediately`.
    */
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
-    const accepted = await this.acceptWithPush(params, context);
+    // A swarm the message starts continues the caller's trace (trace-context.ts).
+    const accepted = await withCallerTrace(context, () => this.acceptWithPush(params, context));
     if (!params.configuration?.returnImmediately) {
       // wait() resolves when the swarm is paused or has ended: the A2A "blocking" contract.
       // A child swarm asking for approvals makes the task input-required too (approval-answers.ts).
@@ -167,7 +169,8 @@ export class SwarmRequestHandler implements A2ARequestHandler {
    * update per swarm event, ending after the event that completes, fails, cancels or pauses it.
    */
   async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    const accepted = await this.acceptWithPush(params, context);
+    // A swarm the message starts continues the caller's trace (trace-context.ts).
+    const accepted = await withCallerTrace(context, () => this.acceptWithPush(params, context));
     const { task } = await this.snapshot(accepted.ids, accepted.cursor);
     yield { payload: { $case: 'task', value: withHistoryLength(task, params.configuration?.historyLength) } };
     // A re-sent message reaches a task that may have finished or paused since: nothing follows.

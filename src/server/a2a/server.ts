@@ -32,6 +32,7 @@ import { HttpError, readBody, sendJson, type HttpHandler, type ServerContext } f
 import { DEFAULT_KEEPALIVE_MS } from '../../http/sse.js';
 import { swarmAgentCard } from './card.js';
 import { ContextIds, REQUEST_SIGNAL_KEY, SwarmRequestHandler } from './handler.js';
+import { keepTraceHeaders } from './trace-context.js';
 import { refuseRequest } from './wire.js';
 import { PushDelivery, type PushRetryOptions } from './push-delivery.js';
 import type { AllowedHosts } from '../../a2a/endpoint-policy.js';
@@ -65,6 +66,7 @@ export function createA2AHandler(ctx: ServerContext, options: A2AHandlerOptions 
     const context = defaultServerCallContextBuilder(options);
     const signal = signals.get(options.headers);
     if (signal) context.state.set(REQUEST_SIGNAL_KEY, signal);
+    keepTraceHeaders(context, options.headers as Readonly<Record<string, unknown>>);
     return context;
   };
   // Requests reach the JSON-RPC endpoint only after the server checked the bearer token.

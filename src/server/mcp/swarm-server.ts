@@ -27,6 +27,7 @@
  *
  * @module
  */
+import { traceCarrierOf, withCarriedTrace } from '../../util/trace-headers.js';
 import { XSWARM_VERSION } from '../../util/version.js';
 import {
   McpServer,
@@ -151,7 +152,8 @@ function register(server: McpServer, runtime: Runtime, { def, name, run, output 
         if (elicited) return continueElicited(runtime, def.id, name, elicited, ctx);
         const { input, swarmId, wait } = splitRunArgs(args as Record<string, unknown>, run.mode);
         const client = runtime.forSwarm(def.id, swarmId);
-        await client.run(input);
+        // A `_meta.traceparent` (W3C trace context, as MCP clients propagate it) makes the swarm's span the caller's child.
+        await withCarriedTrace(traceCarrierOf(ctx.mcpReq._meta), () => client.run(input));
         if (!wait) return answer({ swarmId: client.swarmId, ...(await client.getResult()) });
         return resultOrElicitation(name, client.swarmId, await follow(runtime, def.id, client.swarmId, 0, ctx), ctx);
       }),
