@@ -7,7 +7,6 @@
  *
  * @module
  */
-import type { Part } from '@a2a-js/sdk';
 import { z } from 'zod';
 
 /** An A2A v0.3 file part, as a swarm's result: the bytes (base64) or a URI, with a name and a type. */
@@ -60,17 +59,28 @@ function attr(value: string): string {
 }
 
 /**
+ * A v1.0 part as {@link fileText} reads it: the `@a2a-js/sdk` `Part`'s fields, named
+ * structurally so that the core's declarations (which export `fileResult`) do not name the SDK,
+ * an optional peer.
+ */
+export interface FilePartLike {
+  content?: { $case: string; value?: unknown } | undefined;
+  filename?: string;
+  mediaType?: string;
+}
+
+/**
  * How a file part (v1.0: `raw` bytes or a `url`) reads for a model: a `<file>` element with its
  * name and type, holding a textual file's content (UTF-8), a binary file's `data:` URL, or
  * naming the URL of a file that lives elsewhere. Undefined for a part that is not a file.
  */
-export function fileText(part: Pick<Part, 'content' | 'filename' | 'mediaType'>): string | undefined {
+export function fileText(part: FilePartLike): string | undefined {
   const c = part.content;
   if (c?.$case !== 'raw' && c?.$case !== 'url') return undefined;
   const type = part.mediaType || (c.$case === 'raw' ? 'application/octet-stream' : '');
   const head = `<file${part.filename ? ` name="${attr(part.filename)}"` : ''}${type ? ` type="${attr(type)}"` : ''}`;
-  if (c.$case === 'url') return `${head} url="${attr(c.value)}"/>`;
-  const bytes = Buffer.from(c.value);
+  if (c.$case === 'url') return `${head} url="${attr(String(c.value))}"/>`;
+  const bytes = Buffer.from(c.value as Uint8Array);
   const body = isTextual(type) ? bytes.toString('utf8') : `data:${type};base64,${bytes.toString('base64')}`;
   return `${head}>\n${body}\n</file>`;
 }

@@ -203,10 +203,10 @@ describe('the packed tarball', () => {
       // The type-checks below prove it for the packages they leave out; this proves it for all.
       const root = join(core, 'node_modules/xswarm');
       const entries = { '.': [], machines: [], ...OPTIONAL_PEERS } as Record<string, readonly string[]>;
-      // Metrics are an option of the core (createRuntime({ metrics })), not a subpath: the core's
-      // declarations ('.') must then not name prom-client, which this loop checks.
+      // Metrics and tracing are options of the core (createRuntime({ metrics, tracing })), not
+      // subpaths: the core's declarations ('.') must then not name their packages, which this loop checks.
       const options = Object.keys(entries).filter((e) => e !== '.' && !manifest.exports[`./${e}`]);
-      expect(options).toEqual(['metrics']);
+      expect(options).toEqual(['metrics', 'tracing']);
       for (const [entry, peers] of Object.entries(entries)) {
         if (options.includes(entry)) continue;
         const exported = manifest.exports[entry === '.' ? '.' : `./${entry}`] as { types: string };
