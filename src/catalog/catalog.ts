@@ -16,7 +16,7 @@ import { jsonSchemaOf, type Tool, TOOL_NAME } from '../define/tool.js';
 import type { Elsewhere } from './elsewhere.js';
 import { REGISTRY_RECORD_DEFINITION } from '../define/ids.js';
 import type { AgentRegistry } from '../registry/registry.js';
-import { defineSwarm, type SwarmDefinition, type ToolEntry } from '../define/swarm.js';
+import { defineSwarm, sameSwarm, type SwarmDefinition, type ToolEntry } from '../define/swarm.js';
 import type { AgentDefinition } from '../define/agent.js';
 import type { Guardrail } from '../define/guardrail.js';
 import { agentAsSwarm } from './hosted.js';
@@ -91,7 +91,7 @@ export class Catalog {
       if (!Array.isArray(swarm.handoffs)) continue;
       for (const h of swarm.handoffs as readonly Handoff[]) {
         if (h.kind === 'agent' && typeof h.agent !== 'string') this.addAgent(h.agent, `handoffs of swarm "${swarm.id}"`);
-        if (h.kind === 'swarm' && typeof h.swarm !== 'string' && this.swarm(h.swarm.id, h.swarm.version) !== h.swarm) {
+        if (h.kind === 'swarm' && typeof h.swarm !== 'string' && !this.registered(h.swarm)) {
           this.addSwarm(h.swarm, `handoffs of swarm "${swarm.id}"`);
           pending.push(h.swarm);
         }
@@ -202,13 +202,19 @@ export class Catalog {
       }));
   }
 
+  /** Whether `swarm` (or the definition registered in its place, see `derivedSwarm`) is registered. */
+  private registered(swarm: SwarmDefinition): boolean {
+    const known = this.swarm(swarm.id, swarm.version);
+    return known !== undefined && sameSwarm(known, swarm);
+  }
+
   private addSwarm(swarm: SwarmDefinition, where: string): void {
     if (!DEFINITION_ID.test(swarm.id)) throw new DefinitionError(`Swarm id "${swarm.id}" in ${where} is invalid: use letters, digits, _ . : -`);
     if (swarm.id === ADHOC_ID) throw new DefinitionError(`Swarm id "${ADHOC_ID}" is reserved for ad-hoc swarms`);
     if (swarm.id === REGISTRY_RECORD_DEFINITION) throw new DefinitionError(`Swarm id "${swarm.id}" is reserved for the agent registry's record`);
     let versions = this.versions.get(swarm.id);
     const known = versions?.get(swarm.version);
-    if (known && known !== swarm) throw new DefinitionError(`Duplicate swarm id "${swarm.id}" in ${where}`);
+    if (known && !sameSwarm(known, swarm)) throw new DefinitionError(`Duplicate swarm id "${swarm.id}" in ${where}`);
     if (!versions) this.versions.set(swarm.id, (versions = new Map()));
     versions.set(swarm.version, swarm);
     // The highest version is the current one: new runs start on it.

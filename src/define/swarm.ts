@@ -213,3 +213,22 @@ export interface SwarmOverrides<I = unknown> {
   /** What the model sees of the conversation in this run (see `SwarmDefinition.history`). */
   history?: HistoryPolicy;
 }
+
+/** The definition each derived definition was made from (see {@link derivedSwarm}). */
+const origins = new WeakMap<object, object>();
+
+/**
+ * A copy of `def` with `changes` that a runtime takes for `def` itself: a handoff naming the
+ * original reaches the copy, which is registered in its place (e.g. a team worker's swarm given
+ * the team's tools). Same id and version.
+ */
+export function derivedSwarm<D extends SwarmDefinition<any, any>>(def: D, changes: Partial<Pick<D, 'tools'>>): D {
+  const copy = Object.freeze({ ...def, ...changes }) as D;
+  origins.set(copy, origins.get(def) ?? def);
+  return copy;
+}
+
+/** Whether two definitions are one: the same object, or one derived from the other by {@link derivedSwarm}. */
+export function sameSwarm(a: SwarmDefinition<any, any>, b: SwarmDefinition<any, any>): boolean {
+  return a === b || (origins.get(a) ?? a) === (origins.get(b) ?? b);
+}

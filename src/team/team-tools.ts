@@ -10,7 +10,7 @@
  * @module
  */
 import { z } from 'zod';
-import { resolveFromInput, type SwarmDefinition, type ToolEntry } from '../define/swarm.js';
+import { derivedSwarm, resolveFromInput, type SwarmDefinition, type ToolEntry } from '../define/swarm.js';
 import { tool, type Tool, type ToolContext } from '../define/tool.js';
 import type { TeamDefinition } from '../define/team.js';
 import { delay } from '../util/abort.js';
@@ -119,6 +119,7 @@ export function withTeamTools(swarms: readonly SwarmDefinition<any, any>[], team
     ];
     const tools =
       typeof own === 'function' ? (args: { input: unknown }) => add(resolveFromInput(own, args.input) as readonly ToolEntry[]) : add(own as readonly ToolEntry[]);
-    return Object.freeze({ ...swarm, tools }) as SwarmDefinition<any, any>;
+    // Registered in the original's place: handoffs naming the original reach it.
+    return derivedSwarm(swarm, { tools });
   });
 }

@@ -7,7 +7,7 @@
  * ask for.
  */
 import { describe, expect, it } from 'vitest';
-import { createRuntime, defineSwarm, defineTeam, scriptedModel, type ModelRequest, type ToolContext } from '../../src/index.js';
+import { createRuntime, defineSwarm, defineTeam, handoff, scriptedModel, type ModelRequest, type ToolContext } from '../../src/index.js';
 import { teamTools } from '../../src/team/team-tools.js';
 import { sleep } from '../support/sleep.js';
 import { sqliteFilePerTest } from '../support/sqlite-file.js';
@@ -280,6 +280,33 @@ describe('team specialty', () => {
         db: 'backend',
         docs: expect.stringMatching(/^(frontend css|backend)$/),
       });
+    } finally {
+      await runtime.close();
+    }
+  });
+});
+
+describe('team tools on a worker swarm another swarm also hands off to', () => {
+  it('the runtime registers the worker with its team tools in its place, and a handoff naming the original reaches it', async () => {
+    const summary = defineSwarm({ id: 'summary', instructions: 'Summarize.' });
+    const planner = defineSwarm({ id: 'planner', instructions: 'Plan, then summarize.', handoffs: [handoff.toSwarm(summary)] });
+    const team = defineTeam({ id: 'writers', workers: [{ type: 'any', swarm: summary }] });
+    const seen: string[][] = [];
+    const model = scriptedModel((req: ModelRequest) => {
+      seen.push([req.agentId, ...(req.tools ?? []).map((t) => t.name)]);
+      if (req.agentId === 'summary') return { text: 'Short.' };
+      return req.messages.some((m) => m.role === 'tool')
+        ? { text: 'Planned.' }
+        : { toolCalls: [{ id: 'h1', name: 'handoff_to_summary', arguments: '{"request":"sum up"}' }] };
+    });
+    const runtime = createRuntime({ swarms: [planner], teams: [team], model });
+    try {
+      expect(runtime.definition('summary')).not.toBe(summary);
+      const client = runtime.forSwarm(planner);
+      await client.run('Plan the week');
+      expect(await client.wait()).toMatchObject({ status: 'completed', result: 'Planned.' });
+      // The child swarm is the registered worker definition: it was offered the team's tools.
+      expect(seen.find((s) => s[0] === 'summary')).toEqual(expect.arrayContaining(['team_write', 'team_help_request']));
     } finally {
       await runtime.close();
     }
