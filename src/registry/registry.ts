@@ -35,6 +35,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { A2ARemoteOptions } from '../a2a/client.js';
+import type { A2APushInbox } from '../a2a/push-inbox.js';
 import { abortable } from '../util/abort.js';
 import type { AgentDefinition } from '../define/agent.js';
 import type { RemoteAgentInput } from '../../machines/calls/remote.js';
@@ -97,6 +98,15 @@ export interface AgentRegistryOptions {
    * bounded as above).
    */
   client?: RemoteAgentClient;
+  /**
+   * Ask peers for push notifications instead of holding a stream open, as
+   * `a2aRemoteAgents({ pushInbox })` does (see `src/a2a/push-inbox.ts` and docs/a2a-push.md): a
+   * task sent to a peer whose card advertises `capabilities.pushNotifications` goes with a
+   * webhook of this inbox, and each notification re-reads the task (`GetTask`). The inbox must
+   * be served (`serve(runtime, { pushInbox })`) or have a `publicUrl`; peers without push are
+   * streamed to as before. Used by the default client only.
+   */
+  pushInbox?: A2APushInbox;
   /**
    * This registry's id, the prefix of the A2A message ids it sends (`<id>:<taskId>`), so a
    * restored registry re-sends the same message for the same task (default: a random UUID).
@@ -281,6 +291,7 @@ export function createAgentRegistry(options: AgentRegistryOptions = {}): AgentRe
       client = a2aRemoteAgents({
         ...(options.headers ? { headers: options.headers } : {}),
         ...(options.fetch ? { fetch: options.fetch } : {}),
+        ...(options.pushInbox ? { pushInbox: options.pushInbox } : {}),
         timeoutMs,
         maxCardBytes,
         allowedHosts,

@@ -7,7 +7,7 @@
  * and a receiver that de-duplicates by event id (`<taskId>:<seq>`, stable across restarts) sees
  * each update once.
  *
- * A store keeps one when it can ({@link SwarmStore.pushOutbox}: memory and SQLite); the server
+ * A store keeps one when it can ({@link SwarmStore.pushOutbox}: memory, SQLite, JetStream); the server
  * falls back to a process-local one otherwise.
  *
  * @module
@@ -52,6 +52,12 @@ export interface PushOutbox {
   advance(taskId: string, configId: string, cursor: number, done: boolean): void;
   /** The subscriptions not done, oldest first: what a starting server resumes. */
   pending(): PushSubscription[];
+  /**
+   * Resolves once the outbox can be read: an outbox kept over the network (JetStream) loads its
+   * copy first. The server awaits it before it resumes deliveries or answers a config method;
+   * absent, the outbox is readable at once. Rejects when the load failed (tried again on the next call).
+   */
+  ready?(): Promise<void>;
 }
 
 /** An outbox in memory (the memory store's, and the fallback of stores without one). */

@@ -151,7 +151,7 @@ export interface SwarmStore {
   readonly notices?: StoreNotices;
   /**
    * The durable outbox of A2A push notifications (`./push-outbox.ts`), when the store keeps one
-   * (memory, SQLite). Optional: a store without it gets a process-local outbox from the server.
+   * (memory, SQLite, JetStream). Optional: a store without it gets a process-local outbox from the server.
    */
   readonly pushOutbox?: PushOutbox;
   load(swarmId: string): Promise<SwarmRecord | undefined>;

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { createRuntime, defineSwarm, scriptedModel, tool, type Runtime } from '../../src/index.js';
-import { serve, type SwarmServer } from '../../src/server/index.js';
+import { type ServeOptions, serve, type SwarmServer } from '../../src/server/index.js';
 import { call } from './script.js';
 
 /** A tool whose name becomes a card skill (`tool:translate`, name `translate`, tag `tool`). */
@@ -82,12 +82,12 @@ export function peersClosedBy(cleanups: (() => Promise<unknown>)[]): (label: str
   };
 }
 
-/** A peer serving swarm `swarmId` with `tools` (each becomes a skill of its card). */
-export async function startPeer(label: string, swarmId: string, tools = [translateTool]): Promise<Peer> {
+/** A peer serving swarm `swarmId` with `tools` (each becomes a skill of its card), `serve()` given `serveOptions` (e.g. `allowedPushHosts`). */
+export async function startPeer(label: string, swarmId: string, tools = [translateTool], serveOptions: ServeOptions = {}): Promise<Peer> {
   const model = peerModel(label);
   const swarm = defineSwarm({ id: swarmId, description: `${label} agent`, instructions: 'Do the task.', tools });
   const runtime = createRuntime({ swarms: [swarm], model });
-  let server: SwarmServer | undefined = await serve(runtime);
+  let server: SwarmServer | undefined = await serve(runtime, serveOptions);
   const port = Number(new URL(server.url).port);
   const peer: Peer = {
     label,
@@ -100,7 +100,7 @@ export async function startPeer(label: string, swarmId: string, tools = [transla
       server = undefined;
     },
     async restart() {
-      server = await serve(runtime, { port });
+      server = await serve(runtime, { ...serveOptions, port });
     },
     async close() {
       model.releaseAll();

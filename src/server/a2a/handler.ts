@@ -258,7 +258,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
 
   /** Registers a webhook for the task's updates from now on (push-configs.ts). */
   async createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    const push = this.pushConfigs();
+    const push = await this.pushConfigs();
     const ids = await this.locate(params.taskId);
     await push.check(params);
     const { status } = await this.runtime.forSwarm(this.definitionId, ids.taskId).getResult();
@@ -267,17 +267,17 @@ export class SwarmRequestHandler implements A2ARequestHandler {
   }
 
   async getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, _context: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    const push = this.pushConfigs();
+    const push = await this.pushConfigs();
     return push.get((await this.locate(params.taskId)).taskId, params.id);
   }
 
   async listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, _context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
-    const push = this.pushConfigs();
+    const push = await this.pushConfigs();
     return push.list((await this.locate(params.taskId)).taskId);
   }
 
   async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, _context: ServerCallContext): Promise<void> {
-    const push = this.pushConfigs();
+    const push = await this.pushConfigs();
     push.delete((await this.locate(params.taskId)).taskId, params.id);
   }
 
@@ -297,8 +297,10 @@ export class SwarmRequestHandler implements A2ARequestHandler {
     return { taskId, contextId: await this.contextOf(taskId) };
   }
 
-  private pushConfigs(): PushConfigs {
+  /** The push configs, once their outbox can be read (a JetStream store's loads first). */
+  private async pushConfigs(): Promise<PushConfigs> {
     if (!this.push) throw new PushNotificationNotSupportedError();
+    await this.push.ready();
     return this.push;
   }
 
@@ -309,7 +311,7 @@ export class SwarmRequestHandler implements A2ARequestHandler {
   private async acceptWithPush(params: SendMessageRequest, context: ServerCallContext): Promise<Accepted> {
     const config = params.configuration?.taskPushNotificationConfig;
     if (!config) return this.accept(params);
-    const push = this.pushConfigs();
+    const push = await this.pushConfigs();
     await push.check(config);
     const accepted = await this.accept(params);
     push.register(accepted.ids.taskId, config, context, accepted.cursor);

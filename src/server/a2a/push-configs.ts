@@ -64,6 +64,11 @@ export class PushConfigs {
     return toConfig(this.push.register(subscription));
   }
 
+  /** Resolves once the configs can be read (see `PushDelivery.ready`). */
+  ready(): Promise<void> {
+    return this.push.ready();
+  }
+
   get(taskId: string, id: string): TaskPushNotificationConfig {
     const s = this.push.outbox.get(taskId, id);
     if (!s) throw new TaskNotFoundError(`Push notification config ${id} not found for task ${taskId}`);

@@ -83,7 +83,22 @@ export class PushDelivery {
   resume(): void {
     if (this.resumed) return;
     this.resumed = true;
-    for (const s of this.outbox.pending()) this.ensureLoop(s.taskId, s.configId);
+    // An outbox loaded over the network (JetStream) is read once loaded; one that cannot load is
+    // tried again at the next config method (`ready`), the backlog with it.
+    this.ready().then(
+      () => {
+        for (const s of this.outbox.pending()) this.ensureLoop(s.taskId, s.configId);
+      },
+      () => {
+        this.resumed = false;
+      },
+    );
+  }
+
+  /** Resolves once the outbox can be read (see `PushOutbox.ready`); resumes the backlog when an earlier load failed. */
+  async ready(): Promise<void> {
+    await this.outbox.ready?.();
+    if (!this.resumed) this.resume();
   }
 
   /** Throws a `PushTargetError` when no notification may go to `url`. */

@@ -26,6 +26,8 @@ export class Names {
   readonly messageSubjects: string;
   /** The budget ledger's KV bucket (created on its first use): one key per budget account. */
   readonly budgetBucket: string;
+  /** The push outbox's KV bucket (created on its first use): one key per webhook of a task. */
+  readonly pushBucket: string;
 
   constructor(private readonly prefix: string) {
     this.bucket = `${prefix}_swarms`;
@@ -34,6 +36,7 @@ export class Names {
     this.eventSubjects = `${prefix}.ev.>`;
     this.messageSubjects = `${prefix}.msg.>`;
     this.budgetBucket = `${prefix}_budgets`;
+    this.pushBucket = `${prefix}_push`;
   }
 
   /** A swarm's key in the bucket. */

@@ -20,7 +20,8 @@
  *   which reads a stream subject in order);
  * - `seen.ts`: what this process has seen of each key; `listing.ts`: the summaries `list` reads;
  * - `watching.ts`: the bucket's watch (other processes' writes) and the readers woken by them;
- * - `prune.ts`: deleting finished swarms; `outage.ts`: waiting while NATS is unreachable.
+ * - `prune.ts`: deleting finished swarms; `outage.ts`: waiting while NATS is unreachable;
+ * - `push-outbox.ts`: the A2A push outbox (webhooks and their cursors) in a bucket of its own.
  *
  * @module
  */
@@ -42,6 +43,7 @@ import { openBroker, Setup } from './setup.js';
 import { BucketWatch, Watchers } from './watching.js';
 import { KeyWriter } from './writer.js';
 import { jetstreamLedger } from './budgets.js';
+import { jetstreamPushOutbox } from './push-outbox.js';
 
 /** Options of {@link jetstreamStore}. */
 export interface JetStreamStoreOptions {
@@ -128,6 +130,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   const loader = new Loader(setup, names, seen, recent, lists);
   const eventReads = new EventReads(setup, names, seen, recent, listing, watchers);
   const pruner = new Pruner(setup, names, listing, seen);
+  const pushOutbox = jetstreamPushOutbox(setup, names, timeoutMs, () => outages.closing);
 
   return {
     // A new swarm's first write is a create, refused on a key that holds a value (`commit.ts`).
@@ -151,11 +154,14 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
     prune: (olderThan) => pruner.prune(olderThan),
     remove: (swarmIds) => pruner.remove(swarmIds),
     budgets: jetstreamLedger(setup, names, timeoutMs),
+    pushOutbox,
     async close() {
       if (setup.closed || outages.closing) return;
       outages.closing = true;
       // Commits already taken are written before the store closes (or fail, NATS being down).
       await writer.settled();
+      // So are the push outbox's cursor advances and configs (a restart resumes from them).
+      await pushOutbox.settled();
       setup.closed = true;
       bucketWatch.stop();
       outages.stop();
