@@ -28,12 +28,15 @@ export async function sentHistory(input: ModelStepInput, model: Model, ports: Sw
   const messages = summaryRequest(history.summary?.text, view.summarize.messages);
   // A summary call is budgeted like any model call, under a key of its own (its step's scope, marked).
   const reserveFor = { ...input, scope: `${input.scope}#summary`, messages };
-  const { raw, durationMs } = await budgetedModelCall(ports, model, reserveFor, [], signal, 'summary call', () => ({
-    agentId: input.speaker,
-    swarmId: input.swarmId,
-    messages,
-    purpose: 'summary',
-  }));
+  const call = () =>
+    budgetedModelCall(ports, model, reserveFor, [], signal, 'summary call', () => ({
+      agentId: input.speaker,
+      swarmId: input.swarmId,
+      messages,
+      purpose: 'summary',
+    }));
+  // Traced like the step's own call (a `chat` span, marked as a summary) when the runtime traces.
+  const { raw, durationMs } = await (ports.traceModelCall ? ports.traceModelCall(input, model.name, call, 'summary') : call());
   const text = boundedSummary(typeof raw.text === 'string' ? raw.text : '', history.policy);
   const summary: MadeSummary = { text, upTo: view.summarize.upTo, model: model.name, durationMs };
   if (raw.usage) summary.usage = raw.usage;

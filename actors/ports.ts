@@ -185,9 +185,9 @@ export interface SwarmPorts {
   /**
    * Runs a step's model call (`work`) inside a trace span of its own (`createRuntime({ tracing })`),
    * its span's context active while it runs. Absent (no tracing, and in a replay): the call is made
-   * as it is.
+   * as it is. `purpose` marks a history policy's summary call (made for the step `input`).
    */
-  traceModelCall?(input: ModelStepInput, model: string, work: () => Promise<TracedModelCall>): Promise<TracedModelCall>;
+  traceModelCall?(input: ModelStepInput, model: string, work: () => Promise<TracedModelCall>, purpose?: 'summary'): Promise<TracedModelCall>;
   /** Runs a tool call (`work`) inside a trace span of its own, as {@link traceModelCall} does. */
   traceToolCall?(input: ToolRunInput, work: () => Promise<CallResult>): Promise<CallResult>;
 }

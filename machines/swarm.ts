@@ -106,6 +106,17 @@ export interface SwarmInput {
   input: unknown;
   userMessage: string;
   config: SwarmConfig;
+  /** The caller's trace context the swarm starts under (a traced runtime's); absent without one. */
+  trace?: CallerTrace;
+}
+
+/**
+ * A caller's W3C trace context (`traceparent`, `tracestate`), kept with a swarm so that a runtime
+ * adopting it after a restart continues the caller's trace. Opaque to the machine.
+ */
+export interface CallerTrace {
+  traceparent: string;
+  tracestate?: string;
 }
 
 /** How a swarm ended; also the machine's output. */
@@ -179,6 +190,12 @@ export interface SwarmContext {
    * a recorded model call, reused and extended by later turns (absent until one is made).
    */
   summary?: HistorySummary;
+  /**
+   * The caller's trace context the swarm was started under (a traced runtime's): kept so that an
+   * adopting runtime's spans stay in the caller's trace. Absent without one, and in snapshots
+   * stored before it was kept (their adopters trace them in the swarm's own derived trace).
+   */
+  trace?: CallerTrace;
 }
 
 /** Events the swarm machine accepts from the runtime (besides its children's done events). */
@@ -657,6 +674,8 @@ export const swarmMachine = setup({
     usage: { inputTokens: 0, outputTokens: 0 },
     usageByModel: emptyLedger(),
     pauses: 0,
+    // Only when given: a swarm started without a caller's trace keeps the context it always had.
+    ...(input.trace ? { trace: input.trace } : {}),
   }),
   entry: emit(({ context }) => ({
     type: 'swarm.events' as const,

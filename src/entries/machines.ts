@@ -17,7 +17,18 @@
  * @module
  */
 export { swarmMachine, SWARM_MACHINE_VERSION } from '../../machines/swarm.js';
-export type { AgentSpec, PauseState, ResolvedHandoff, SwarmCommand, SwarmConfig, SwarmContext, SwarmEmitted, SwarmInput, SwarmOutcome } from '../../machines/swarm.js';
+export type {
+  AgentSpec,
+  CallerTrace,
+  PauseState,
+  ResolvedHandoff,
+  SwarmCommand,
+  SwarmConfig,
+  SwarmContext,
+  SwarmEmitted,
+  SwarmInput,
+  SwarmOutcome,
+} from '../../machines/swarm.js';
 export { agentMachine } from '../../machines/agent.js';
 export type { AgentContext, AgentEvent, AgentInput, AgentOutput, SessionEntry } from '../../machines/agent.js';
 export type { ModelStepInput, ModelStepOutput, SwarmActors } from '../../machines/contracts.js';

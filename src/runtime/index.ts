@@ -131,7 +131,11 @@ class ComposedRuntime implements Runtime, SwarmControl {
     const store = (this.store = o.store ?? (reach?.store ? deferredStore(reach.store) : memoryStore()));
     // Traces (only when asked for): the calls run in spans through the ports, the rest follows the
     // events; calls to other runtimes carry the trace context in their headers.
-    const tracing = (this.tracing = tracingOf(o.tracing, { definitionOf: (id) => hosts.get(id)?.definitionId }));
+    const tracing = (this.tracing = tracingOf(o.tracing, {
+      definitionOf: (id) => hosts.get(id)?.definitionId,
+      // The caller's trace context an adopted swarm kept (in its machine's context).
+      traceOf: (id) => hosts.get(id)?.context().trace,
+    }));
     const others =
       reach &&
       new OtherRuntimes({

@@ -14,6 +14,7 @@ import { resolveFromInput } from '../define/swarm.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH, MAX_SWARM_ID_LENGTH } from '../define/swarm-id.js';
 import { validate } from '../define/tool.js';
 import type { OtherRuntimes } from '../distribution/calls.js';
+import type { CallerTrace } from '../../machines/swarm.js';
 import { SwarmError } from '../errors.js';
 import { summaryOf } from '../store/summary.js';
 import { ownerLost } from './host.js';
@@ -30,9 +31,10 @@ export interface LauncherDeps {
   others?: Pick<OtherRuntimes, 'host' | 'assertAvailable'> | undefined;
   /**
    * Told that a swarm is being started here, in its caller's async context: a traced runtime
-   * takes the span active there (the caller's own, an A2A request's) as the swarm's parent.
+   * takes the span active there (the caller's own, an A2A request's) as the swarm's parent, and
+   * returns that parent's W3C context, kept with the swarm so that an adopter continues its trace.
    */
-  starting?: ((swarmId: string) => void) | undefined;
+  starting?: ((swarmId: string) => CallerTrace | undefined) | undefined;
 }
 
 /** Starts the swarms of one runtime. */
@@ -62,7 +64,7 @@ export class Launcher {
     const { live } = deps;
     assertSwarmId(swarmId, maxIdLength);
     live.assertOpen();
-    deps.starting?.(swarmId);
+    const trace = deps.starting?.(swarmId);
     // With NATS down its first step could not be recorded: say so now, nothing was started.
     await deps.others?.assertAvailable();
     const def = deps.catalog.swarm(definitionId);
@@ -98,6 +100,7 @@ export class Launcher {
             input: value,
             userMessage: typeof value === 'string' ? value : JSON.stringify(value),
             config,
+            ...(trace ? { trace } : {}),
           },
         }),
       );

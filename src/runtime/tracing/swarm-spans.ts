@@ -9,10 +9,11 @@
  * they run and whatever they call (a hosted agent over NATS, an A2A peer, an MCP server) carries
  * it on. The machines know nothing of this.
  *
- * A swarm that outlives its process keeps its trace: unless a caller's context started it, its
- * trace id and its root's span id derive from the swarm id, so the `swarm` span of every process
- * that drives it (the first one, an adopter after a restart) has the same virtual parent (never
- * exported) in the same trace.
+ * A swarm that outlives its process keeps its trace. One a caller's context started keeps that
+ * context (its W3C `traceparent`) in its machine's context: an adopter's `swarm` span is a child
+ * of the same parent. Otherwise its trace id and its root's span id derive from the swarm id, so
+ * the `swarm` span of every process that drives it (the first one, an adopter after a restart)
+ * has the same virtual parent (never exported) in the same trace.
  *
  * @module
  */
@@ -23,6 +24,7 @@ import type { ModelStepInput } from '../../../machines/contracts.js';
 import type { ToolRunInput } from '../../../machines/calls/tool.js';
 import type { CallResult } from '../../../machines/calls/kind.js';
 import type { TracedModelCall } from '../../../actors/index.js';
+import type { CallerTrace } from '../../../machines/swarm.js';
 import type { Otel } from './otel.js';
 
 /** The instrumentation scope's name: what a backend shows as the spans' library. */
@@ -49,7 +51,12 @@ interface Followed extends Open {
 export interface TracingSources {
   /** The definition of a swarm driven here (for a swarm whose `task` event was not seen: an adopted one). */
   definitionOf(swarmId: string): string | undefined;
+  /** The caller's trace context kept with a swarm driven here (see {@link SwarmTracing.startingIn}), if any. */
+  traceOf?(swarmId: string): CallerTrace | undefined;
 }
+
+/** A W3C `traceparent` (version 00 and the future versions it allows): trace id, parent span id, flags. */
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 
 /** The spans of one runtime. */
 export class SwarmTracing {
@@ -80,10 +87,22 @@ export class SwarmTracing {
     return Object.keys(carrier).length > 0 ? carrier : undefined;
   }
 
-  /** A swarm starts here: the span active in its caller's context, if any, becomes its parent (unless one was named). */
-  startingIn(swarmId: string): void {
+  /**
+   * A swarm starts here: the span active in its caller's context, if any, becomes its parent
+   * (unless one was named). Returns that parent as W3C fields, for the swarm to keep: an adopter
+   * after a restart continues the caller's trace (undefined when no caller's context started it).
+   */
+  startingIn(swarmId: string): CallerTrace | undefined {
     const active = this.otel.context.active();
     if (!this.parents.has(swarmId) && this.otel.trace.getSpanContext(active)) this.parents.set(swarmId, active);
+    const parent = this.parents.get(swarmId);
+    const sc = parent && this.otel.trace.getSpanContext(parent);
+    if (!sc || !this.otel.isSpanContextValid(sc)) return undefined;
+    // Written by hand rather than by the registered propagator: an application without one
+    // still gets its swarms' traces kept (as the derived roots need none either).
+    const flags = (sc.traceFlags & 0xff).toString(16).padStart(2, '0');
+    const tracestate = sc.traceState?.serialize();
+    return { traceparent: `00-${sc.traceId}-${sc.spanId}-${flags}`, ...(tracestate ? { tracestate } : {}) };
   }
 
   /** Makes the caller's context in `headers` (W3C `traceparent`) the parent of the swarm `swarmId` started here. */
@@ -128,8 +147,11 @@ export class SwarmTracing {
     }
   }
 
-  /** Runs a model call in a span of its own, under its agent's handoff or its turn. */
-  async modelCall(input: ModelStepInput, model: string, work: () => Promise<TracedModelCall>): Promise<TracedModelCall> {
+  /**
+   * Runs a model call in a span of its own, under its agent's handoff or its turn; a history
+   * policy's summary call (`purpose: 'summary'`) is marked `xswarm.purpose: summary`.
+   */
+  async modelCall(input: ModelStepInput, model: string, work: () => Promise<TracedModelCall>, purpose?: 'summary'): Promise<TracedModelCall> {
     const s = this.follow(input.swarmId, input.definitionId);
     const parent = input.orchestrator ? this.turn(s, input.swarmId, input.turn).ctx : this.handoff(s, input.swarmId, input.scope, input.speaker).ctx;
     const attributes: Attributes = {
@@ -141,6 +163,7 @@ export class SwarmTracing {
       'xswarm.definition.id': input.definitionId,
       'xswarm.turn': input.turn,
     };
+    if (purpose !== undefined) attributes['xswarm.purpose'] = purpose;
     return this.run(`chat ${model}`, parent, attributes, work, (span, { raw }) => {
       const calls = raw.toolCalls?.length ?? 0;
       span.setAttribute('gen_ai.response.finish_reasons', [calls > 0 ? 'tool_calls' : 'stop']);
@@ -230,7 +253,8 @@ export class SwarmTracing {
     let s = this.swarms.get(swarmId);
     if (s) return s;
     const def = definitionId ?? this.sources.definitionOf(swarmId) ?? 'unknown';
-    const parent = this.parents.get(swarmId) ?? this.rootOf(swarmId);
+    // A live caller's context first; else the one the swarm kept (adopted after a restart); else its derived root.
+    const parent = this.parents.get(swarmId) ?? this.keptContext(swarmId) ?? this.rootOf(swarmId);
     this.parents.delete(swarmId);
     const attributes: Attributes = {
       'gen_ai.operation.name': 'invoke_agent',
@@ -285,6 +309,22 @@ export class SwarmTracing {
     if (error !== undefined) s.span.setStatus({ code: this.otel.SpanStatusCode.ERROR, message: error });
     s.span.end();
     this.swarms.delete(swarmId);
+  }
+
+  /** The caller's context a swarm kept (its `traceparent`), as a remote parent; undefined without a valid one. */
+  private keptContext(swarmId: string): Context | undefined {
+    const kept = this.sources.traceOf?.(swarmId);
+    const m = kept && TRACEPARENT.exec(kept.traceparent);
+    if (!m || m[1] === 'ff') return undefined;
+    const { trace, ROOT_CONTEXT, createTraceState, isSpanContextValid } = this.otel;
+    const sc = {
+      traceId: m[2]!,
+      spanId: m[3]!,
+      traceFlags: Number.parseInt(m[4]!, 16),
+      isRemote: true,
+      ...(kept.tracestate ? { traceState: createTraceState(kept.tracestate) } : {}),
+    };
+    return isSpanContextValid(sc) ? trace.setSpanContext(ROOT_CONTEXT, sc) : undefined;
   }
 
   /** The virtual parent of a swarm started without a caller's context: the same in every process. */

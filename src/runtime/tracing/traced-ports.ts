@@ -13,7 +13,7 @@ import type { SwarmTracing } from './swarm-spans.js';
 export function tracedPorts(ports: SwarmPorts, tracing: SwarmTracing): SwarmPorts {
   return {
     ...ports,
-    traceModelCall: (input, model, work) => tracing.modelCall(input, model, work),
+    traceModelCall: (input, model, work, purpose) => tracing.modelCall(input, model, work, purpose),
     traceToolCall: (input, work) => tracing.toolCall(input, work),
     runChild(input, signal) {
       const ctx = tracing.handoffContext(input.parentId, input.key, input.definitionId);
