@@ -172,19 +172,7 @@ export class Teams {
       definitionId: def.id,
       remove: async () => this.#remove(id, await find()),
       view: () => this.#kept(def, id) ?? this.#blank(def, id),
-      find: async () => {
-        const kept = this.#kept(def, id);
-        if (kept) {
-          await this.#load(kept);
-          return kept;
-        }
-        const store = this.storePort?.store;
-        if (!store || this.#closed) return undefined;
-        if (!(await (store.summary ? store.summary(id) : store.load(id)))) return undefined;
-        const host = this.#host(def, id);
-        await this.#load(host);
-        return host;
-      },
+      find,
       use: async (act) => {
         // A host dropped meanwhile (another caller's run on it failed) is made again.
         for (;;) {

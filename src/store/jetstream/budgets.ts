@@ -5,31 +5,16 @@
  *
  * @module
  */
-import { StorageType } from '@nats-io/jetstream';
-import { type KV, Kvm } from '@nats-io/kv';
 import { type CasBackend, casLedger } from '../cas-budgets.js';
 import type { BudgetLedger } from '../budgets.js';
 import type { Names } from './names.js';
 import { isWrongSequence, unavailable } from './outage.js';
 import type { Setup } from './setup.js';
+import { sideBucket } from './side-bucket.js';
 
 /** The ledger of a JetStream store opened by `setup`. */
 export function jetstreamLedger(setup: Setup, names: Names, timeoutMs: number): BudgetLedger {
-  let bucket: Promise<KV> | undefined;
-  const kv = (): Promise<KV> =>
-    (bucket ??= setup
-      .ready()
-      .then(async (broker) => {
-        const kvm = new Kvm(broker.ctx.js);
-        // Created by whichever process uses it first; opened as it is by the others.
-        return kvm
-          .create(names.budgetBucket, { history: 1, storage: StorageType.File, timeout: timeoutMs })
-          .catch(() => kvm.open(names.budgetBucket, { allow_direct: true, timeout: timeoutMs }));
-      })
-      .catch((e: unknown) => {
-        bucket = undefined;
-        throw unavailable(e);
-      }));
+  const kv = sideBucket(setup, names.budgetBucket, timeoutMs, unavailable);
   const backend: CasBackend = {
     async get(key) {
       const entry = await (await kv()).get(key).catch((e: unknown) => {

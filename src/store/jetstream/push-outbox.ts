@@ -16,13 +16,13 @@
  * @module
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { StorageType } from '@nats-io/jetstream';
-import { type KV, Kvm } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import { fromSubjectToken, subjectToken } from '../../transport/types.js';
 import type { PushOutbox, PushSubscription } from '../push-outbox.js';
 import type { Names } from './names.js';
 import { isWrongSequence } from './outage.js';
 import type { Setup } from './setup.js';
+import { sideBucket } from './side-bucket.js';
 
 /** What a key holds: the subscription, and when it was first saved (the outbox's order). */
 interface Stored extends PushSubscription {
@@ -71,23 +71,9 @@ export function jetstreamPushOutbox(setup: Setup, names: Names, timeoutMs: numbe
   /** What the bucket holds as last read or written here: the base of the next compare-and-set. */
   const stored = new Map<string, Entry>();
   const queues = new Map<string, Promise<void>>();
-  let bucket: Promise<KV> | undefined;
   let loading: Promise<void> | undefined;
 
-  const kv = (): Promise<KV> =>
-    (bucket ??= setup
-      .ready()
-      .then(async (broker) => {
-        const kvm = new Kvm(broker.ctx.js);
-        // Created by whichever process uses it first; opened as it is by the others.
-        return kvm
-          .create(names.pushBucket, { history: 1, storage: StorageType.File, timeout: timeoutMs })
-          .catch(() => kvm.open(names.pushBucket, { allow_direct: true, timeout: timeoutMs }));
-      })
-      .catch((e: unknown) => {
-        bucket = undefined;
-        throw e;
-      }));
+  const kv = sideBucket(setup, names.pushBucket, timeoutMs);
 
   const read = async (store: KV, key: string): Promise<Entry> => {
     const e = await store.get(key);
