@@ -174,7 +174,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
       o.metrics &&
       new RuntimeMetrics(o.metrics, {
         definitionOf: (id) => hosts.get(id)?.definitionId,
-        leasesHeld: () => this.live.stats().live + this.live.stats().passivated,
+        leasesHeld: () => {
+          const { live, passivated } = this.live.stats();
+          return live + passivated;
+        },
         holds: (id) => hosts.has(id) || this.live.passivated.has(id),
       });
     const liveStore = metrics ? timedStore(store, metrics) : store;

@@ -11,23 +11,13 @@ import { serve } from '../../src/server/index.js';
 import { startPeer, tickingClock } from '../support/registry-peers.js';
 import { startSdkPeer } from '../support/sdk-peer.js';
 import { until } from '../support/wait.js';
+import { recordingFetch } from '../support/recording-fetch.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
   vi.restoreAllMocks();
 });
-
-/** A fetch that records the JSON-RPC method of every request it sends (`+push` when the message carries a webhook). */
-function recordingFetch(methods: string[]): typeof fetch {
-  return async (input, init) => {
-    if (typeof init?.body === 'string') {
-      const body = JSON.parse(init.body) as { method?: string; params?: { configuration?: Record<string, unknown> } };
-      if (body.method) methods.push(body.params?.configuration?.taskPushNotificationConfig ? `${body.method}+push` : body.method);
-    }
-    return fetch(input, init);
-  };
-}
 
 /** A registry whose tasks go with push: its inbox served by a server of our own. */
 async function pushRegistry(methods: string[]) {

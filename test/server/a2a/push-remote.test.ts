@@ -12,23 +12,13 @@ import { serve } from '../../../src/server/index.js';
 import { call, lastToolResult, queueModel, type Step } from '../../support/script.js';
 import { startSdkPeer } from '../../support/sdk-peer.js';
 import { until } from '../../support/wait.js';
+import { recordingFetch } from '../../support/recording-fetch.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
   vi.restoreAllMocks();
 });
-
-/** A fetch that records the JSON-RPC method of every request it sends. */
-function recordingFetch(methods: string[]): typeof fetch {
-  return async (input, init) => {
-    if (typeof init?.body === 'string') {
-      const body = JSON.parse(init.body) as { method?: string; params?: { configuration?: Record<string, unknown> } };
-      if (body.method) methods.push(body.params?.configuration?.taskPushNotificationConfig ? `${body.method}+push` : body.method);
-    }
-    return fetch(input, init);
-  };
-}
 
 /** The caller: a `planner` handing off to the agent at `cardUrl`, its remote calls made with push. */
 async function caller(cardUrl: string, tool: string, methods: string[]) {
