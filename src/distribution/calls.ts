@@ -13,7 +13,8 @@ import { delay } from '../util/abort.js';
 import type { HostedCard } from '../catalog/elsewhere.js';
 import { SwarmError, type SwarmErrorCode } from '../errors.js';
 import type { SwarmStore } from '../store/types.js';
-import { type Transport, TransportError, type TransportMessage, type TransportSubscription } from '../transport/types.js';
+import { type Transport, TransportError, type TransportMessage } from '../transport/types.js';
+import { BeatListeners } from './beats.js';
 import { type HostingTimings, type HostRequest, type OwnerCommand, parseReply, type Reply, type SubjectKind, subjectOf } from './protocol.js';
 
 /** What calling other runtimes needs. */
@@ -42,6 +43,9 @@ const RECONNECT_POLL_MS = 50;
 
 /** The calling side of one runtime. */
 export class OtherRuntimes {
+  /** One subscription per hosted swarm's heartbeats, shared by its call's request and keep-alive. */
+  private readonly beats = new BeatListeners();
+
   constructor(private readonly deps: OtherRuntimesDeps) {}
 
   /**
@@ -79,9 +83,9 @@ export class OtherRuntimes {
     // from a subscriber that never answers (any process may listen on the subject).
     let heard = Number.NEGATIVE_INFINITY;
     const transport = await this.deps.transport;
-    let beats: TransportSubscription | undefined;
+    let stopListening: (() => void) | undefined;
     try {
-      beats = transport.subscribe(this.subject('beat', request.swarmId), () => {
+      stopListening = this.beats.listen(transport, this.subject('beat', request.swarmId), () => {
         heard = Date.now();
       });
     } catch {
@@ -90,7 +94,7 @@ export class OtherRuntimes {
     try {
       await this.ask(subject, request, deadlineMs, signal, nobody, { working: () => Date.now() - heard < this.deps.timings.heartbeatTimeoutMs });
     } finally {
-      beats?.unsubscribe();
+      stopListening?.();
     }
   }
 
@@ -166,11 +170,11 @@ export class OtherRuntimes {
     let last = Date.now();
     /** A request sent again is under way: it may wait out an outage, and one is enough. */
     let asking = false;
-    let sub: TransportSubscription | undefined;
+    let stopListening: (() => void) | undefined;
     void this.deps.transport
       .then((t) => {
         if (signal.aborted) return;
-        sub = t.subscribe(this.subject('beat', request.swarmId), () => {
+        stopListening = this.beats.listen(t, this.subject('beat', request.swarmId), () => {
           last = Date.now();
           onBeat?.();
         });
@@ -196,7 +200,7 @@ export class OtherRuntimes {
       'abort',
       () => {
         clearInterval(check);
-        sub?.unsubscribe();
+        stopListening?.();
       },
       { once: true },
     );

@@ -81,7 +81,9 @@ describe('handoffs to definitions another runtime hosts', () => {
     // The handoff's tool carried the description given at definition time.
     expect(orchestratorModel.requests[0]!.tools.find((t) => t.name === 'handoff_to_weather')?.description).toBe('Asks the weather agent');
     expect(forecasts).toHaveLength(1);
-    // The call's keep-alive ended with it: nobody listens to the child's heartbeats any more.
+    // The call's keep-alive ended with it: nobody listens to the child's heartbeats any more
+    // (the shared subscription is let go one macrotask after its last listener left).
+    await new Promise((resolve) => setImmediate(resolve));
     expect(bus.receivers(`xswarm.beat.${subjectToken('trip:t1:0')}`)).toEqual([]);
     // The agent ran as a swarm of its own, under the call's derived id, durable in the store.
     const child = (await home.list()).find((s) => s.definitionId === 'xswarm.agent.weather');
