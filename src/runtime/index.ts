@@ -277,6 +277,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
     return this.teams.list(options);
   }
 
+  deleteTeam(teamId: string): Promise<number> {
+    return this.teams.delete(teamId);
+  }
+
   definition(id: string): SwarmDefinition | undefined {
     return id === ADHOC_ID ? undefined : this.catalog.swarm(id);
   }
