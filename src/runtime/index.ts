@@ -237,6 +237,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
         inspect: o.inspect,
         gate: this.gate,
         traceTask: tracing && ((id, def, start) => tracing.teamTask(id, def, start)),
+        taskEnded: tracing && ((id, outcome, error) => tracing.teamTaskEnded(id, outcome, error)),
       }),
       (id) => catalog.has(id) || reach !== undefined,
       {
