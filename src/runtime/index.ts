@@ -56,6 +56,8 @@ import { memoryLedger } from '../store/budgets.js';
 import { Reading } from './reading.js';
 import { judgingPorts, replaySwarm } from './replay.js';
 import { teamPort } from './team-port.js';
+import { teamToolRemote } from './team-tools-remote.js';
+import { answerTeamToolCall, registerTeamToolRemote } from '../team/team-tools.js';
 import { RuntimeMetrics, timedStore } from './metrics.js';
 import type { MetricsRegistry } from './metrics-registry.js';
 import { observeRuntime } from './observe.js';
@@ -118,6 +120,8 @@ class ComposedRuntime implements Runtime, SwarmControl {
   private readonly tracing: SwarmTracing | undefined;
   /** Unsubscribes the spans from the events. */
   private readonly untrace: () => void;
+  /** Undoes the registration of this runtime's team tools remote (see `team-tools-remote.ts`). */
+  private readonly unregisterTeamTools: () => void;
 
   constructor(options: RuntimeOptions) {
     // Every option checked before anything is built, so a mistake leaves no connection behind.
@@ -222,7 +226,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
         leases,
         commands,
         ...(tracing ? { heard: (id: string, headers: Readonly<Record<string, string>>) => tracing.extract(id, headers) } : {}),
+        teamTools: answerTeamToolCall,
       });
+    // The team tools of the worker swarms it hosts reach the runtimes driving their teams.
+    this.unregisterTeamTools = others ? registerTeamToolRemote(teamToolRemote({ store, others, owner: owner.id })) : () => undefined;
     this.teams = new Teams(
       o.teams,
       teamPort({
@@ -326,6 +333,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     await this.notices.released();
     this.unobserve();
     this.untrace();
+    this.unregisterTeamTools();
     this.tracing?.close();
     if (this.ownsStore) await this.store.close();
     await this.reach?.close();
