@@ -342,11 +342,9 @@ export interface Runtime {
    * Resolves with how many records were deleted.
    *
    * @example
-   * ```ts
    * for (const t of await runtime.listTeams()) {
    *   if (t.status === 'completed' && t.updatedAt < Date.now() - 7 * 86_400_000) await runtime.deleteTeam(t.teamId);
    * }
-   * ```
    */
   deleteTeam(teamId: string): Promise<number>;
   /**
