@@ -19,7 +19,7 @@ import {
   type TeamLeaderEffects,
   type TeamWorkerSpec,
 } from '../../machines/team/leader.js';
-import { teamWorkerMachine } from '../../machines/team/worker.js';
+import { teamWorkerMachine, type TeamWorkerInput } from '../../machines/team/worker.js';
 import { errorText } from '../../machines/error-text.js';
 import { attemptKey, CREATE_SLICE, createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
 import { workerSwarmId, type TaskMetadata, type TeamDefinition, type TeamWorkerDefinition } from '../define/team.js';
@@ -576,7 +576,12 @@ export class TeamHost implements TeamToolTarget {
    */
   waitingFor(): Pick<TeamRunSummary, 'waitingFor' | 'openHelp'> {
     if (this.#status !== 'running' && this.#status !== 'paused') return {};
-    const open = this.desk.helpRequests().filter((h) => h.status === 'escalated');
+    // Only a request of an attempt under way: one left by a stopped or released attempt waits for nobody.
+    const open = this.desk.helpRequests().filter((h) => {
+      if (h.status !== 'escalated') return false;
+      const task = this.board.task(h.taskId);
+      return task?.status === 'in_progress' && task.owner === h.workerId && h.key.startsWith(`${attemptKey(this.board.id, task.id, task.attempts)}:`);
+    });
     if (open.length === 0) return {};
     return { waitingFor: 'help', openHelp: open.map(({ id, workerId, taskId, question, at }) => ({ id, workerId, taskId, question, at })) };
   }
@@ -804,9 +809,9 @@ export class TeamHost implements TeamToolTarget {
     if (definition) this.#stops.add({ swarmId: attemptKey(this.board.id, task.id, attempt), definitionId: workerSwarmId(definition), taskId: task.id, attempt, reason });
     const worker = this.#workers.get(owner);
     if (worker && spec) {
-      const respawns = worker.actor.getSnapshot().context.respawns;
+      const { respawns, completed, failed, totalDurationMs } = worker.actor.getSnapshot().context;
       this.#kill(owner);
-      this.#startWorker(spec, respawns).send({ type: 'READY' });
+      this.#startWorker(spec, respawns, undefined, { completed, failed, totalDurationMs }).send({ type: 'READY' });
     }
     return attempt;
   }
@@ -1009,7 +1014,7 @@ export class TeamHost implements TeamToolTarget {
   }
 
   /** A worker actor started, new or from its persisted snapshot (a task under way then re-attaches). */
-  #startWorker(spec: TeamWorkerSpec, respawns: number, snapshot?: unknown): WorkerActor {
+  #startWorker(spec: TeamWorkerSpec, respawns: number, snapshot?: unknown, carried?: TeamWorkerInput['carried']): WorkerActor {
     const runTask = taskRunner({
       port: this.#port,
       board: this.board,
@@ -1037,7 +1042,7 @@ export class TeamHost implements TeamToolTarget {
       released: (stop) => this.#stops.add(stop),
     });
     const actor = createActor(teamWorkerMachine.provide({ actors: { runTask } }), {
-      input: { workerId: spec.workerId, type: spec.type, specialty: spec.specialty, teamId: this.teamId, respawns },
+      input: { workerId: spec.workerId, type: spec.type, specialty: spec.specialty, teamId: this.teamId, respawns, ...(carried ? { carried } : {}) },
       ...(snapshot ? { snapshot: snapshot as ReturnType<WorkerActor['getSnapshot']> } : {}),
       ...(this.#port.inspect ? { inspect: this.#port.inspect, id: `${this.teamId}/${spec.workerId}` } : {}),
     });

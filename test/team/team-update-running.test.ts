@@ -97,6 +97,30 @@ describe('updateTask on a running task', () => {
     ]);
     expect(all.find((f) => f.type === 'team-task-updated')).toMatchObject({ assignTo: other, stoppedAttempt: 1 });
   });
+
+  it('the worker whose attempt is stopped keeps its counts (its idle notification says how many tasks it completed)', async () => {
+    const solo = defineTeam({ id: 'solo', workers: [{ type: 'dev', swarm: worker }] });
+    const model = scriptedModel(async (req) => {
+      if (taskOf(req) === 'slow') await new Promise<never>((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true }));
+      return { text: 'done' };
+    });
+    const runtime = file.runtime({ model, store: file.open(), teams: [solo] });
+    const client = runtime.forTeam('solo', 's1');
+    await client.run([
+      { id: 'quick', subject: 'quick' },
+      { id: 'slow', subject: 'slow', dependencies: ['quick'] },
+    ]);
+    await until('slow to run', () => client.board().tasks.find((t) => t.id === 'slow')?.status === 'in_progress');
+    await client.updateTask('slow', { cancel: true });
+    expect((await client.wait()).status).toBe('completed');
+    const idle = client
+      .inbox()
+      .messages()
+      .filter((m) => m.type === 'idle_notification')
+      .map((m) => (m.payload as { completedTasks: number }).completedTasks);
+    // Spawned (0), after quick (1), replaced after the cancel (still 1).
+    expect(idle).toEqual([0, 1, 1]);
+  });
 });
 
 describe('runtime.deleteTeam', () => {

@@ -57,4 +57,17 @@ describe('a team waiting on the user for help', () => {
     const listed = await runtime.listTeams();
     expect(listed[0]?.waitingFor).toBeUndefined();
   });
+
+  it('a question of an attempt that was canceled waits for nobody: the team no longer says it waits', async () => {
+    const model = scriptedModel((req) => ({
+      toolCalls: [{ id: 'q1', name: 'team_help_request', arguments: JSON.stringify({ question: `About ${taskOf(req)}?` }) }],
+    }));
+    const runtime = file.runtime({ model, store: file.open(), teams: [team] });
+    const client = runtime.forTeam('waiting', 'w2');
+    await client.run([{ id: 'ask', subject: 'ask' }]);
+    await until('the question', () => client.summary().waitingFor === 'help');
+    await client.updateTask('ask', { cancel: true });
+    expect(client.summary().waitingFor).toBeUndefined();
+    expect((await client.wait()).status).toBe('completed');
+  });
 });
