@@ -35,6 +35,11 @@ export interface TeamWorkerInput {
   specialty: string;
   /** How many times this worker was respawned before (0 for a first spawn). */
   respawns?: number;
+  /**
+   * The counts of the worker this one replaces without a respawn (its attempt stopped by the
+   * user, see `TeamHost.updateTask`): they go on from there. Absent: from 0.
+   */
+  carried?: { completed: number; failed: number; totalDurationMs: number };
 }
 
 /** Input of the `runTask` actor: one attempt of one task, by a worker of a given specialty. */
@@ -186,9 +191,9 @@ export const teamWorkerMachine = setup({
     type: input.type,
     specialty: input.specialty,
     currentTask: null,
-    completed: 0,
-    failed: 0,
-    totalDurationMs: 0,
+    completed: input.carried?.completed ?? 0,
+    failed: input.carried?.failed ?? 0,
+    totalDurationMs: input.carried?.totalDurationMs ?? 0,
     respawns: input.respawns ?? 0,
     lastBeat: null,
     stopReason: null,

@@ -114,10 +114,20 @@ export class OtherRuntimes {
   }
 
   /**
+   * Sends a team tool call of a worker swarm hosted here to the runtime driving its team
+   * (`owner`): its value, or undefined when that runtime drives no team holding the attempt.
+   * Errors as for {@link send}.
+   */
+  async teamCall(owner: string, call: { swarmId: string } & Record<string, unknown>): Promise<{ value: unknown } | undefined> {
+    const reply = await this.requestOnce(this.subject('team', owner), call, `The team of swarm "${call.swarmId}" is driven by ${owner}, which did not answer`);
+    return reply.ok && reply.found ? { value: reply.value } : undefined;
+  }
+
+  /**
    * Sends `body` on `subject` once: an error answer is raised, and no answer is the `not-live`
    * error `nobody` (with the transport's reason), or `unavailable` while the transport is down.
    */
-  private async requestOnce(subject: string, body: unknown, nobody: string): Promise<void> {
+  private async requestOnce(subject: string, body: unknown, nobody: string): Promise<Reply> {
     const transport = await this.connected();
     let message: TransportMessage;
     try {
@@ -126,7 +136,9 @@ export class OtherRuntimes {
       if (e instanceof TransportError && e.code === 'unavailable') throw new SwarmError(`NATS is unavailable: ${e.message}`, 'unavailable');
       throw new SwarmError(`${nobody} (${(e as Error).message})`, 'not-live');
     }
-    raise(parseReply(message.data));
+    const reply = parseReply(message.data);
+    raise(reply);
+    return reply;
   }
 
   /**

@@ -75,8 +75,26 @@ export const ownerCommandSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('reject'), swarmId: z.string(), approvalId: z.string(), reason: z.string() }),
 ]);
 
-/** Every answer between runtimes: done, or the error to raise at the caller. */
-export type Reply = { ok: true; card?: HostedCard } | { ok: false; code: SwarmErrorCode | 'error'; message: string };
+/**
+ * A team tool call of a worker swarm hosted here, for the runtime driving its team (the team
+ * record's lease owner): see `TeamToolCall` in `team/team-tools.ts`. `waitMs`: how long a help
+ * request may wait for its answer before the reply says it is pending.
+ */
+export const teamToolCallSchema = z.intersection(
+  z.object({ swarmId: z.string(), key: z.string(), waitMs: z.number().int().positive().max(60_000) }),
+  z.discriminatedUnion('op', [
+    z.object({ op: z.literal('write'), to: z.string(), text: z.string() }),
+    z.object({ op: z.literal('broadcast'), text: z.string() }),
+    z.object({ op: z.literal('read') }),
+    z.object({ op: z.literal('help'), question: z.string() }),
+  ]),
+);
+
+/**
+ * Every answer between runtimes: done, or the error to raise at the caller. A team tool call's
+ * answer carries its value (`found: false`: the runtime drives no team holding that attempt).
+ */
+export type Reply = { ok: true; card?: HostedCard; found?: boolean; value?: unknown } | { ok: false; code: SwarmErrorCode | 'error'; message: string };
 
 /** Timings of hosted calls, all resolved (see `HostingOptions`). */
 export interface HostingTimings {
@@ -88,8 +106,8 @@ export interface HostingTimings {
   serve: boolean;
 }
 
-/** What a subject carries: host requests and cards per definition, commands per owner, heartbeats per swarm. */
-export type SubjectKind = 'host' | 'card' | 'owner' | 'beat';
+/** What a subject carries: host requests and cards per definition, commands and team tool calls per owner, heartbeats per swarm. */
+export type SubjectKind = 'host' | 'card' | 'owner' | 'beat' | 'team';
 
 /** The subject of `kind` for `id` in the `prefix` namespace. */
 export function subjectOf(prefix: string, kind: SubjectKind, id: string): string {

@@ -28,6 +28,7 @@ import {
   hostRequestSchema,
   type OwnerCommand,
   ownerCommandSchema,
+  teamToolCallSchema,
   parseJson,
   type Reply,
   type SubjectKind,
@@ -39,6 +40,7 @@ import { summaryOf } from '../store/summary.js';
 import { jsonSchemaOf } from '../define/tool.js';
 import type { Transport, TransportMessage, TransportSubscription } from '../transport/types.js';
 import type { Commands } from './commands.js';
+import type { TeamToolCall } from '../team/team-tools.js';
 import type { Launcher } from './launch.js';
 import type { Leases } from './leases.js';
 import type { LiveSwarms } from './live.js';
@@ -66,6 +68,11 @@ export interface ServingDeps {
    * context, when this runtime traces: the swarm's spans continue the caller's trace).
    */
   heard?: (swarmId: string, headers: Readonly<Record<string, string>>) => void;
+  /**
+   * Answers the team tool calls of worker swarms hosted elsewhere for the teams driven here
+   * (`answerTeamToolCall` of `team/team-tools.ts`); absent: none are taken.
+   */
+  teamTools?: (call: TeamToolCall, waitMs: number) => Promise<{ value: unknown } | undefined>;
 }
 
 /** The serving side of one runtime. */
@@ -108,6 +115,8 @@ export class Serving {
       );
     }
     this.subscriptions.push(transport.subscribe(this.subject('owner', this.deps.owner), (m) => this.answer(m, () => this.obey(m.data))));
+    const teamTools = this.deps.teamTools;
+    if (teamTools) this.subscriptions.push(transport.subscribe(this.subject('team', this.deps.owner), (m) => this.answer(m, () => this.teamCall(teamTools, m.data))));
     this.beatTimer = setInterval(() => this.beat(transport), this.deps.timings.heartbeatMs);
     this.beatTimer.unref();
     await transport.flush();
@@ -264,6 +273,15 @@ export class Serving {
       this.adopting.delete(id);
       this.stops.delete(id);
     }
+  }
+
+  /** A team tool call of a worker swarm hosted by another runtime, for a team driven here. */
+  private async teamCall(answer: NonNullable<ServingDeps['teamTools']>, data: string): Promise<Reply> {
+    const parsed = teamToolCallSchema.safeParse(parseJson(data));
+    if (!parsed.success) return { ok: false, code: 'invalid-input', message: 'Malformed team tool call' };
+    const { waitMs, ...call } = parsed.data;
+    const done = await answer(call as TeamToolCall, waitMs);
+    return done ? { ok: true, found: true, value: done.value } : { ok: true, found: false };
   }
 
   private async obey(data: string): Promise<Reply> {

@@ -56,6 +56,8 @@ import { memoryLedger } from '../store/budgets.js';
 import { Reading } from './reading.js';
 import { judgingPorts, replaySwarm } from './replay.js';
 import { teamPort } from './team-port.js';
+import { teamToolRemote } from './team-tools-remote.js';
+import { answerTeamToolCall, registerTeamToolRemote } from '../team/team-tools.js';
 import { RuntimeMetrics, timedStore } from './metrics.js';
 import type { MetricsRegistry } from './metrics-registry.js';
 import { observeRuntime } from './observe.js';
@@ -118,6 +120,8 @@ class ComposedRuntime implements Runtime, SwarmControl {
   private readonly tracing: SwarmTracing | undefined;
   /** Unsubscribes the spans from the events. */
   private readonly untrace: () => void;
+  /** Undoes the registration of this runtime's team tools remote (see `team-tools-remote.ts`). */
+  private readonly unregisterTeamTools: () => void;
 
   constructor(options: RuntimeOptions) {
     // Every option checked before anything is built, so a mistake leaves no connection behind.
@@ -222,7 +226,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
         leases,
         commands,
         ...(tracing ? { heard: (id: string, headers: Readonly<Record<string, string>>) => tracing.extract(id, headers) } : {}),
+        teamTools: answerTeamToolCall,
       });
+    // The team tools of the worker swarms it hosts reach the runtimes driving their teams.
+    this.unregisterTeamTools = others ? registerTeamToolRemote(teamToolRemote({ store, others, owner: owner.id })) : () => undefined;
     this.teams = new Teams(
       o.teams,
       teamPort({
@@ -237,6 +244,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
         inspect: o.inspect,
         gate: this.gate,
         traceTask: tracing && ((id, def, start) => tracing.teamTask(id, def, start)),
+        taskEnded: tracing && ((id, outcome, error) => tracing.teamTaskEnded(id, outcome, error)),
       }),
       (id) => catalog.has(id) || reach !== undefined,
       {
@@ -275,6 +283,10 @@ class ComposedRuntime implements Runtime, SwarmControl {
 
   listTeams(options?: { definitionId?: string; limit?: number }): Promise<TeamListing[]> {
     return this.teams.list(options);
+  }
+
+  deleteTeam(teamId: string): Promise<number> {
+    return this.teams.delete(teamId);
   }
 
   definition(id: string): SwarmDefinition | undefined {
@@ -321,6 +333,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     await this.notices.released();
     this.unobserve();
     this.untrace();
+    this.unregisterTeamTools();
     this.tracing?.close();
     if (this.ownsStore) await this.store.close();
     await this.reach?.close();

@@ -39,6 +39,12 @@ export interface TeamPortParts {
    * runtime (the swarm's spans under it, a worker process's too); absent: started as it is.
    */
   traceTask?: ((swarmId: string, definitionId: string, start: () => Promise<void>) => Promise<void>) | undefined;
+  /**
+   * The team's wait on an attempt's swarm ended: with its result (`outcome`: its status, `error`
+   * a failure's reason), or `released` (the team gave the attempt up). Ends its `team_task`
+   * span, which no final event ends when the swarm ran in a worker process.
+   */
+  taskEnded?: ((swarmId: string, outcome: string, error?: string) => void) | undefined;
 }
 
 /** The team port of a runtime made of `parts`. */
@@ -64,7 +70,16 @@ export function teamPort(parts: TeamPortParts): TeamRuntimePort {
     // that one swarm, looked up by id (a listing of every unfinished swarm per attempt is O(n)).
     wait: async (swarmId, signal) => {
       if (!live.hosts.has(swarmId)) await leases.adoptOne(swarmId).catch(() => undefined);
-      return reading.wait(swarmId, signal);
+      let result: Awaited<ReturnType<typeof reading.wait>>;
+      try {
+        result = await reading.wait(swarmId, signal);
+      } catch (error) {
+        // Aborted: the attempt is over for the team (given up, or ended). Another error is retried.
+        if (signal.aborted) parts.taskEnded?.(swarmId, 'released');
+        throw error;
+      }
+      parts.taskEnded?.(swarmId, result.status, result.status === 'failed' ? result.reason : undefined);
+      return result;
     },
     stop: (swarmId, reason) => commands.stop(swarmId, reason),
     stored: async (swarmId) => ((await summaryOf(store, swarmId)) ? reading.result(swarmId) : undefined),

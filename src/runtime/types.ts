@@ -334,6 +334,20 @@ export interface Runtime {
    */
   listTeams(options?: { definitionId?: string; limit?: number }): Promise<TeamListing[]>;
   /**
+   * Deletes the finished team `teamId` (completed, stalled, failed or stopped), of whichever
+   * definition this runtime knows it by: as `forTeam(definitionId, teamId).delete()`, its record
+   * (board, inbox, events) and its task attempts' swarms go from the store and the id can run
+   * again. Refused with a `TeamError`: a team running or paused (`wrong-team-state`: stop it
+   * first), one that never ran or of a definition this runtime does not know (`unknown-team`).
+   * Resolves with how many records were deleted.
+   *
+   * @example
+   * for (const t of await runtime.listTeams()) {
+   *   if (t.status === 'completed' && t.updatedAt < Date.now() - 7 * 86_400_000) await runtime.deleteTeam(t.teamId);
+   * }
+   */
+  deleteTeam(teamId: string): Promise<number>;
+  /**
    * Calls `listener` with every event of every swarm this runtime drives, in commit order,
    * once it is durable. Returns the unsubscribe function. A throwing listener is ignored.
    * One exception: when the store keeps refusing a swarm's commits, its `failed` event (the

@@ -12,7 +12,9 @@
  *
  * A team that never ran is a 404, as in `./teams.ts`; a recipient or worker that is not a member
  * is a 404, an unknown request or task a 404, a change that does not fit (an answered
- * request, a task not pending, a team running or paused to delete) a 409, a cycle a 400.
+ * request, blockers for a running task, a finished task, a team running or paused to delete) a
+ * 409, a cycle a 400. A running task canceled or reassigned has its attempt stopped (see
+ * `TeamHost.updateTask`).
  *
  * @module
  */

@@ -221,8 +221,11 @@ export class TeamClient {
   /**
    * Changes a task: `addBlockers` (task ids it waits on as well; a cycle is refused),
    * `assignTo` (a worker id: the task waits for that worker), `cancel` (failed for good, its
-   * dependents blocked). The task must be pending (an escalated one can be canceled). Resolves
-   * with the task once the change is durable. See docs/team-inbox.md.
+   * dependents blocked). A running task can be reassigned or canceled: its attempt is stopped
+   * (durably, wherever it runs) and not counted as a failure; a reassigned task's next attempt
+   * is the named worker's. Refused (`wrong-state`): blockers for a running task, any change to a
+   * finished one (completed or failed), assigning an escalated one (it can be canceled).
+   * Resolves with the task once the change is durable. See docs/team-inbox.md.
    */
   async updateTask(taskId: string, update: TaskUpdate): Promise<Task> {
     return (await this.#host()).updateTask(taskId, update);

@@ -36,7 +36,7 @@ export type TeamFact =
   | { type: 'team-help-escalated'; requestId: string; workerId: string; question: string; reason: string }
   | { type: 'team-help-answered'; requestId: string; workerId: string; by: 'leader' | 'user' }
   /** A task changed by `teamClient.updateTask`: blockers added, reassigned, or canceled. */
-  | { type: 'team-task-updated'; taskId: string; addBlockers?: readonly string[]; assignTo?: string; canceled?: boolean }
+  | { type: 'team-task-updated'; taskId: string; addBlockers?: readonly string[]; assignTo?: string; canceled?: boolean; stoppedAttempt?: number }
   /**
    * A creation written in slices that a crash cut short was dropped on restore: the tasks of
    * the `team-task-created` events since `fromTask` (the creation index of its first task) are

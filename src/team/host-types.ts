@@ -91,5 +91,24 @@ export interface TeamRunSummary {
   escalation?: Escalation;
   /** Why the run failed or was stopped, or why the team is paused. */
   reason?: string;
+  /**
+   * `'help'` while a run under way has help requests escalated to the user, unanswered (see
+   * {@link openHelp}): those workers wait for `teamClient.answer`, the others keep working
+   * (the team is not paused for it). Absent otherwise.
+   */
+  waitingFor?: 'help';
+  /** With {@link waitingFor}: the escalated requests to answer, oldest first. */
+  openHelp?: readonly OpenHelp[];
   metrics: TeamRunMetrics;
+}
+
+/** A help request escalated to the user, as a team's summary names it: what to answer. */
+export interface OpenHelp {
+  /** What `teamClient.answer(id, …)` (REST `POST …/help/:id`) takes. */
+  id: string;
+  workerId: string;
+  taskId: string;
+  question: string;
+  /** When it was asked (epoch ms). */
+  at: number;
 }

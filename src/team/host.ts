@@ -19,7 +19,7 @@ import {
   type TeamLeaderEffects,
   type TeamWorkerSpec,
 } from '../../machines/team/leader.js';
-import { teamWorkerMachine } from '../../machines/team/worker.js';
+import { teamWorkerMachine, type TeamWorkerInput } from '../../machines/team/worker.js';
 import { errorText } from '../../machines/error-text.js';
 import { attemptKey, CREATE_SLICE, createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
 import { workerSwarmId, type TaskMetadata, type TeamDefinition, type TeamWorkerDefinition } from '../define/team.js';
@@ -50,13 +50,24 @@ const SUMMARY_BLOCKED = 100;
 type LeaderActor = Actor<typeof teamLeaderMachine>;
 type WorkerActor = Actor<typeof teamWorkerMachine>;
 
-/** What `teamClient.updateTask` changes (each optional; applied in this order). */
+/**
+ * What `teamClient.updateTask` changes (each optional; applied in this order). A task in
+ * progress can be reassigned or canceled (its attempt is stopped, see `TeamHost.updateTask`),
+ * not blocked; a finished task (completed or failed) cannot be changed.
+ */
 export interface TaskUpdate {
-  /** Tasks the (pending) task now waits on as well: it is claimed once they completed. */
+  /** Tasks the (pending) task now waits on as well: it is claimed once they completed. Refused for a task in progress. */
   readonly addBlockers?: readonly string[];
-  /** The worker (id, e.g. `api-1`) that takes the (pending) task: it waits for that worker while the worker is live. */
+  /**
+   * The worker (id, e.g. `api-1`) that takes the (pending or running) task: it waits for that
+   * worker while the worker is live. A running attempt is stopped first; the task's next
+   * attempt (a new number, not counted as a failure) is that worker's.
+   */
   readonly assignTo?: string;
-  /** `true`: the task (pending or escalated) is given up: failed for good, its dependents blocked. */
+  /**
+   * `true`: the task (pending, running or escalated) is given up: failed for good, its
+   * dependents blocked. A running attempt is stopped (not counted as a failure).
+   */
   readonly cancel?: boolean;
 }
 
@@ -554,8 +565,25 @@ export class TeamHost implements TeamToolTarget {
       ...(this.#reason !== undefined && (this.#status === 'paused' || this.#status === 'failed' || this.#status === 'stopped' || this.#status === 'stalled')
         ? { reason: this.#reason }
         : {}),
+      ...this.waitingFor(),
       metrics: this.metrics(),
     };
+  }
+
+  /**
+   * What a run under way waits on the user for, besides a pause: its help requests escalated to
+   * the user and not answered yet (see `TeamRunSummary.waitingFor`); empty when none.
+   */
+  waitingFor(): Pick<TeamRunSummary, 'waitingFor' | 'openHelp'> {
+    if (this.#status !== 'running' && this.#status !== 'paused') return {};
+    // Only a request of an attempt under way: one left by a stopped or released attempt waits for nobody.
+    const open = this.desk.helpRequests().filter((h) => {
+      if (h.status !== 'escalated') return false;
+      const task = this.board.task(h.taskId);
+      return task?.status === 'in_progress' && task.owner === h.workerId && h.key.startsWith(`${attemptKey(this.board.id, task.id, task.attempts)}:`);
+    });
+    if (open.length === 0) return {};
+    return { waitingFor: 'help', openHelp: open.map(({ id, workerId, taskId, question, at }) => ({ id, workerId, taskId, question, at })) };
   }
 
   /** Seed 004's metrics of the current (or last) run. */
@@ -719,7 +747,9 @@ export class TeamHost implements TeamToolTarget {
 
   /**
    * Changes a task of the board (`teamClient.updateTask`): adds blockers, assigns it to a worker,
-   * or cancels it; resolves once durable. See {@link TaskUpdate}.
+   * or cancels it; resolves once durable. See {@link TaskUpdate}. A task in progress that is
+   * reassigned or canceled has its attempt stopped ({@link #stopAttempt}); one finished, or a
+   * running one given blockers, is refused (`wrong-state`) having changed nothing.
    */
   async updateTask(taskId: string, update: TaskUpdate): Promise<Task> {
     if (this.#heldBy) throw new TeamError(`team ${this.teamId} is driven by another runtime (${this.#heldBy})`, 'team-in-use');
@@ -731,8 +761,21 @@ export class TeamHost implements TeamToolTarget {
       throw new TeamError(`cannot assign to ${String(assignTo)}: not a worker of team ${this.teamId} (${this.workerIds.join(', ')})`, 'not-a-member');
     const task = this.board.task(taskId);
     if (!task) throw new TeamError(`no task ${String(taskId)} on board ${this.teamId}`, 'unknown-task');
-    if (assignTo !== undefined && task.status !== 'pending') throw new TeamError(`task ${taskId} is ${task.status}; only a pending task can be assigned`, 'wrong-state');
+    if (task.status === 'completed' || task.status === 'failed')
+      throw new TeamError(`task ${taskId} is ${task.status}: a finished task cannot be changed (run a new task instead)`, 'wrong-state');
+    const running = task.status === 'in_progress';
+    if (running && addBlockers?.length)
+      throw new TeamError(
+        `task ${taskId} is in progress (attempt ${task.attempts}, ${task.owner}): a started task cannot wait on blockers; cancel it, or reassign it once they completed`,
+        'wrong-state',
+      );
+    if (assignTo !== undefined && task.status !== 'pending' && !running)
+      throw new TeamError(`task ${taskId} is ${task.status}; only a pending or running task can be assigned`, 'wrong-state');
     if (addBlockers?.length) this.board.addBlockers(taskId, addBlockers);
+    const stopped =
+      running && (cancel === true || assignTo !== undefined)
+        ? this.#stopAttempt(task, cancel === true ? 'canceled by the user' : `reassigned to ${assignTo} by the user`)
+        : undefined;
     if (assignTo !== undefined) this.desk.pin(taskId, assignTo);
     if (cancel === true) this.board.cancel(taskId, 'canceled by the user');
     this.#fact({
@@ -741,10 +784,36 @@ export class TeamHost implements TeamToolTarget {
       ...(addBlockers?.length ? { addBlockers } : {}),
       ...(assignTo !== undefined ? { assignTo } : {}),
       ...(cancel === true ? { canceled: true } : {}),
+      ...(stopped !== undefined ? { stoppedAttempt: stopped } : {}),
     });
     this.#boardChanged();
     await this.#durable();
     return this.board.task(taskId)!;
+  }
+
+  /**
+   * Stops the running attempt of `task` for the user (`updateTask` with `cancel` or `assignTo`):
+   * the task goes back to the board (released, so the attempt is not counted as a failure and
+   * the next claim is a new attempt), its swarm is owed a durable stop (`host-stops.ts`: kept
+   * with the team and sent again until the swarm has ended, wherever it runs), and its worker's
+   * actor is replaced by a fresh one, which aborts the attempt's wait and reports the worker idle
+   * (the leader frees it; its own release of the task is refused, the board has it already).
+   * Returns the stopped attempt's number.
+   */
+  #stopAttempt(task: Task, reason: string): number {
+    const owner = task.owner!;
+    const attempt = task.attempts;
+    const spec = this.#specs.find((s) => s.workerId === owner);
+    const definition = spec && this.definition.workers.find((w) => w.type === spec.type);
+    this.board.release(task.id, owner, { reason });
+    if (definition) this.#stops.add({ swarmId: attemptKey(this.board.id, task.id, attempt), definitionId: workerSwarmId(definition), taskId: task.id, attempt, reason });
+    const worker = this.#workers.get(owner);
+    if (worker && spec) {
+      const { respawns, completed, failed, totalDurationMs } = worker.actor.getSnapshot().context;
+      this.#kill(owner);
+      this.#startWorker(spec, respawns, undefined, { completed, failed, totalDurationMs }).send({ type: 'READY' });
+    }
+    return attempt;
   }
 
   // ---- the inbox tools (team-tools.ts) -------------------------------------------------------
@@ -945,7 +1014,7 @@ export class TeamHost implements TeamToolTarget {
   }
 
   /** A worker actor started, new or from its persisted snapshot (a task under way then re-attaches). */
-  #startWorker(spec: TeamWorkerSpec, respawns: number, snapshot?: unknown): WorkerActor {
+  #startWorker(spec: TeamWorkerSpec, respawns: number, snapshot?: unknown, carried?: TeamWorkerInput['carried']): WorkerActor {
     const runTask = taskRunner({
       port: this.#port,
       board: this.board,
@@ -973,7 +1042,7 @@ export class TeamHost implements TeamToolTarget {
       released: (stop) => this.#stops.add(stop),
     });
     const actor = createActor(teamWorkerMachine.provide({ actors: { runTask } }), {
-      input: { workerId: spec.workerId, type: spec.type, specialty: spec.specialty, teamId: this.teamId, respawns },
+      input: { workerId: spec.workerId, type: spec.type, specialty: spec.specialty, teamId: this.teamId, respawns, ...(carried ? { carried } : {}) },
       ...(snapshot ? { snapshot: snapshot as ReturnType<WorkerActor['getSnapshot']> } : {}),
       ...(this.#port.inspect ? { inspect: this.#port.inspect, id: `${this.teamId}/${spec.workerId}` } : {}),
     });

@@ -33,6 +33,14 @@ export interface TeamListing {
   definitionId: string;
   status: SwarmStatus;
   updatedAt: number;
+  /**
+   * `'help'` when a run under way waits on the user's answer to help requests (their ids in
+   * `openHelp`; see `TeamRunSummary.waitingFor`). Known for the teams this runtime drives or
+   * has read (a listing reads no team's state): read the others' with `forTeam(…).summary()`.
+   */
+  waitingFor?: 'help';
+  /** With `waitingFor`: the ids of the help requests to answer (`teamClient.answer`). */
+  openHelp?: string[];
 }
 
 /** The longest team id (task swarm ids add `:<task>:<attempt>` to it). */
@@ -119,12 +127,38 @@ export class Teams {
     const listings = await Promise.all(
       ids.map(async (id) =>
         (await store.list({ definitionId: `${TEAM_RECORD_PREFIX}${id}`, ...(options.limit !== undefined ? { limit: options.limit } : {}) })).map(
-          (s): TeamListing => ({ teamId: s.swarmId, definitionId: id, status: s.status, updatedAt: s.updatedAt }),
+          (s): TeamListing => ({ teamId: s.swarmId, definitionId: id, status: s.status, updatedAt: s.updatedAt, ...this.#waiting(id, s.swarmId) }),
         ),
       ),
     );
     const all = listings.flat().sort((a, b) => b.updatedAt - a.updatedAt);
     return options.limit !== undefined ? all.slice(0, options.limit) : all;
+  }
+
+  /** What a kept host of team `teamId` (of definition `definitionId`) says its run waits on the user for. */
+  #waiting(definitionId: string, teamId: string): Pick<TeamListing, 'waitingFor' | 'openHelp'> {
+    const host = this.#hosts.get(teamId);
+    if (!host || host.closed || host.definition.id !== definitionId) return {};
+    const { waitingFor, openHelp } = host.waitingFor();
+    return waitingFor ? { waitingFor, openHelp: (openHelp ?? []).map((h) => h.id) } : {};
+  }
+
+  /**
+   * Deletes the finished team `teamId` of whichever registered definition it belongs to (what
+   * `runtime.deleteTeam` does): as `forTeam(definition, teamId).delete()`, with its refusals.
+   */
+  async delete(teamId: string): Promise<number> {
+    if (typeof teamId !== 'string' || teamId.length === 0) throw new TeamError('a team id is a non-empty string', 'unknown-team');
+    let def = this.#hosts.get(teamId)?.definition;
+    const store = this.storePort?.store;
+    if (!def && store) {
+      const stored = await (store.summary ? store.summary(teamId) : store.load(teamId));
+      const definitionId = stored?.definitionId.startsWith(TEAM_RECORD_PREFIX) ? stored.definitionId.slice(TEAM_RECORD_PREFIX.length) : undefined;
+      def = definitionId !== undefined ? this.#definitions.get(definitionId) : undefined;
+      if (stored && !def) throw new TeamError(`${teamId} is not a team of a definition this runtime knows`, 'unknown-team');
+    }
+    if (!def) throw new TeamError(`team ${teamId} has not run`, 'unknown-team');
+    return this.forTeam(def, teamId).delete();
   }
 
   /** Every registered team definition, in registration order. */

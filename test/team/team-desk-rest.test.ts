@@ -102,7 +102,7 @@ describe('team inbox over REST', () => {
     expect(String(client.board().tasks.find((t) => t.id === 'ask')!.result)).toContain('red');
   });
 
-  it('PATCH tasks/:id adds a blocker, assigns a task to a worker, cancels one; refuses a cycle, an unknown worker, a task not pending', async () => {
+  it('PATCH tasks/:id adds a blocker, assigns a task to a worker, cancels one; refuses a cycle, an unknown worker, blockers for a running task', async () => {
     const { url, rt, open, ran } = await start();
     // Task a holds both workers' attention first; c and d wait on nothing but are changed before anyone is free.
     const tasks = [
@@ -126,7 +126,7 @@ describe('team inbox over REST', () => {
     // e is given up.
     const canceled = await request(url, 'PATCH', '/teams/desk/d2/tasks/e', { cancel: true });
     expect([canceled.status, canceled.body.status]).toEqual([200, 'failed']);
-    expect((await request(url, 'PATCH', '/teams/desk/d2/tasks/a', { cancel: true })).status).toBe(409);
+    expect((await request(url, 'PATCH', '/teams/desk/d2/tasks/a', { addBlockers: ['b'] })).status).toBe(409);
     expect((await request(url, 'PATCH', '/teams/desk/d2/tasks/zz', { cancel: true })).status).toBe(404);
     expect((await request(url, 'PATCH', '/teams/desk/d2/tasks/c', { cancel: 'yes' })).status).toBe(400);
     open();

@@ -225,6 +225,16 @@ export class SwarmTracing {
     }
   }
 
+  /**
+   * The team's attempt of `swarmId` ended (its wait resolved with the swarm's outcome, or the
+   * team gave it up): its `team_task` span ends now. What ends it for an attempt that ran in
+   * another process, whose final event this runtime never sees; a local one may end it first.
+   */
+  teamTaskEnded(swarmId: string, outcome: string, error?: string): void {
+    this.tasks.get(swarmId)?.setAttribute('xswarm.task.outcome', outcome);
+    this.endTask(swarmId, error);
+  }
+
   /** Runs `work` with `ctx` active (where a context manager is registered). */
   within<T>(ctx: Context, work: () => T): T {
     return this.otel.context.with(ctx, work);
@@ -237,8 +247,9 @@ export class SwarmTracing {
   }
 
   /**
-   * Ends a task attempt's span once its swarm ended. An attempt that ran in a worker process ends
-   * here when this runtime closes (its final event is the worker's).
+   * Ends a task attempt's span once its swarm ended: at its final event when it ran here, when
+   * the team's wait on it ends ({@link teamTaskEnded}) when it ran in a worker process, or when
+   * this runtime closes.
    */
   private endTask(swarmId: string, error: string | undefined): void {
     const span = this.tasks.get(swarmId);
