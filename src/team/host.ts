@@ -484,7 +484,7 @@ export class TeamHost implements TeamToolTarget {
   /**
    * {@link run} for a batch of any size without blocking the event loop, resolving once the
    * whole batch is durable (written to the store, when the team has one). The batch is checked
-   * in slices (the same errors, nothing changed), then added and written in slices of
+   * in slices (the same errors, nothing changed), then added and written in slices of at most
    * `CREATE_SLICE` tasks, one commit each (see `TaskBoard.createInSlices`): a batch of more
    * than one slice is held (nobody claims its tasks) and each commit's record marks the
    * creation as under way, so a crash between two slices restores the team without any of

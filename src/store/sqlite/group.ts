@@ -122,10 +122,10 @@ function writtenChars(s: SerializedCommit): number {
  * than the write. So is a batch while the writer is not yet ready (its thread still starting):
  * it would wait for the thread, not for its transaction. A commit of {@link LARGE_COMMIT} or
  * more goes to the writer thread even then (alone, or with its batch), waiting for the thread
- * to start if it must: its write would block this thread longer than the hop delays it. Each commit's promise settles only
- * after the transaction holding it has committed. (The end of the turn is `setImmediate`,
- * after every timer and I/O callback due: a microtask would run after each callback and group
- * almost nothing.)
+ * to start if it must: its write would block this thread longer than the hop delays it. Each
+ * commit's promise settles only after the transaction holding it has committed. (The end of
+ * the turn is `setImmediate`, after every timer and I/O callback due: a microtask would run
+ * after each callback and group almost nothing.)
  *
  * A swarm has commits in at most one batch out at a time: its commits queued while one is out
  * wait for that batch's answer, so a refusal still reaches them before they are written (a
@@ -133,9 +133,9 @@ function writtenChars(s: SerializedCommit): number {
  *
  * A commit is serialized once, when it is written or posted (not when queued: its JSON texts
  * then live only as long as the post, which spares the garbage collector), or when it would be
- * written inline (to see whether it is large). A commit that
- * cannot be serialized or is refused fails alone, and so do the same swarm's later commits
- * issued before the failure was reported (in the same batch, or queued behind it).
+ * written inline (to see whether it is large). A commit that cannot be serialized or is refused
+ * fails alone, and so do the same swarm's later commits issued before the failure was reported
+ * (in the same batch, or queued behind it).
  */
 export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteStoreStats): GroupCommit {
   let queue: Queued[] = [];
