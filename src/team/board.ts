@@ -321,8 +321,9 @@ export class TaskBoard {
         id,
         subject: spec.subject,
         description: spec.description ?? '',
-        metadata: json(spec.metadata ?? {}, `metadata of task ${id}`),
-        dependencies: [...new Set(spec.dependencies ?? [])],
+        // (Most tasks of a large batch have neither: no copy, no Set, no message made for them.)
+        metadata: spec.metadata === undefined ? {} : json(spec.metadata, `metadata of task ${id}`),
+        dependencies: spec.dependencies === undefined || spec.dependencies.length === 0 ? [] : [...new Set(spec.dependencies)],
         status: 'pending',
         attempts: 0,
         failures: 0,
