@@ -107,6 +107,16 @@ export class BoardState {
     this.#add(context.tasks);
   }
 
+  /**
+   * The state of `context` built in steps (a board of 100,000 tasks restored): yields whenever
+   * `pace` (called once per task of each pass) says so, and returns the state.
+   */
+  static *build(context: BoardContext, pace: () => boolean): Generator<void, BoardState, void> {
+    const state = new BoardState({ ...context, tasks: [] });
+    yield* state.#addSteps(context.tasks, pace);
+    return state;
+  }
+
   /** Calls `listener` with every fact; returns the unsubscribe. */
   onFact(listener: (fact: BoardFact) => void): () => void {
     this.#facts.push(listener);
@@ -349,12 +359,19 @@ export class BoardState {
 
   /** Indexes `tasks` (new ones, in creation order; their dependencies are known tasks or among them). */
   #add(tasks: readonly Task[]): void {
+    const steps = this.#addSteps(tasks, never);
+    while (!steps.next().done);
+  }
+
+  /** {@link #add} in steps: yields whenever `pace` says so. */
+  *#addSteps(tasks: readonly Task[], pace: () => boolean): Generator<void, void, void> {
     for (const task of tasks) {
       this.order.set(task.id, this.order.size);
       this.tasks.set(task.id, task);
       this.byStatus[task.status]++;
       if (task.status === 'in_progress') this.inProgress.add(task.id);
       if (DEAD.has(task.status)) this.deadIds.add(task.id);
+      if (pace()) yield;
     }
     // Dependencies second: a batch may list a dependency after its dependent.
     for (const task of tasks) {
@@ -368,6 +385,7 @@ export class BoardState {
       // Kept for tasks still waiting only: most tasks of a large board wait on nothing.
       if (open > 0) this.open.set(task.id, open);
       if (this.isReady(task)) this.#enter(task);
+      if (pace()) yield;
     }
   }
 
@@ -418,6 +436,11 @@ export class BoardState {
 /** Whether `task` is dead (failed or escalated): its dependents are blocked. */
 export function isDead(task: Task): boolean {
   return DEAD.has(task.status);
+}
+
+/** A pace that never asks for a pause (see {@link BoardState.build}). */
+function never(): boolean {
+  return false;
 }
 
 function remove<T>(list: T[], item: T): void {

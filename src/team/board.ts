@@ -13,7 +13,16 @@
  */
 import { findBlockedFrom, findCycle, findCycleSteps } from './board-graph.js';
 import { attemptKey, BoardState, bucketOf, failureOutcome, UNTYPED, type BoardContext } from './board-store.js';
-import { parseBoardSnapshot, parseTaskSpec, type BlockedTask, type BoardCounts, type BoardFact, type BoardSnapshot, type Claim } from './board-types.js';
+import {
+  parseBoardSnapshot,
+  parseBoardSnapshotSteps,
+  parseTaskSpec,
+  type BlockedTask,
+  type BoardCounts,
+  type BoardFact,
+  type BoardSnapshot,
+  type Claim,
+} from './board-types.js';
 import type { Task, TaskSpec } from '../define/team.js';
 import { TeamError } from '../errors.js';
 import { checkLimit, resolveTeamLimits, type TeamLimits } from '../define/team-limits.js';
@@ -122,6 +131,33 @@ export function restoreBoard(snapshot: unknown, options: RestoreBoardOptions = {
   return new TaskBoard({ ...context, limits }, options.clock ?? Date.now);
 }
 
+/**
+ * {@link restoreBoard} without blocking the event loop for the whole board: the snapshot is
+ * checked, searched for cycles and indexed in steps of {@link SLICE_MS}, the event loop running
+ * between two (a team of 100,000 tasks adopted after a restart). The same board, the same errors.
+ */
+export async function restoreBoardInSteps(snapshot: unknown, options: RestoreBoardOptions = {}): Promise<TaskBoard> {
+  const pace = pacer(Number.POSITIVE_INFINITY, true);
+  const parsed = await inTurns(parseBoardSnapshotSteps(snapshot, pace));
+  const dependent = new Map<string, readonly string[]>();
+  for (const task of parsed.tasks) if (task.dependencies.length > 0) dependent.set(task.id, task.dependencies);
+  const cycle = dependent.size === 0 ? undefined : await inTurns(findCycleSteps(dependent, CREATE_SLICE));
+  if (cycle) throw new TeamError(`board snapshot holds a dependency cycle: ${cycle.join(' → ')}`, 'invalid-snapshot');
+  const limits = options.limits ? resolveTeamLimits({ ...parsed.limits, ...options.limits }) : parsed.limits;
+  const { format: _format, ...context } = parsed;
+  const state = await inTurns(BoardState.build({ ...context, limits }, pace));
+  return new TaskBoard(state, options.clock ?? Date.now);
+}
+
+/** Runs `steps` to its end, one macrotask per step. */
+async function inTurns<T>(steps: Generator<void, T, void>): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await nextTurn();
+  }
+}
+
 /** A team's task board. Create one with {@link createBoard} or {@link restoreBoard}. */
 export class TaskBoard {
   readonly #state: BoardState;
@@ -134,8 +170,8 @@ export class TaskBoard {
   #blocked: { epoch: number; list: BlockedTask[] } | undefined;
 
   /** @internal Use {@link createBoard} or {@link restoreBoard}. */
-  constructor(context: BoardContext, clock: () => number) {
-    this.#state = new BoardState(context);
+  constructor(context: BoardContext | BoardState, clock: () => number) {
+    this.#state = context instanceof BoardState ? context : new BoardState(context);
     this.#clock = clock;
   }
 

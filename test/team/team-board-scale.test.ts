@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findBlocked } from '../../src/team/board-graph.js';
 import { createRuntime, defineSwarm, defineTeam, scriptedModel, sqliteStore, type SwarmStore, type TeamFact } from '../../src/index.js';
-import { CREATE_SLICE, createBoard, type Task, type TaskBoard } from '../../src/team/board.js';
+import { CREATE_SLICE, createBoard, restoreBoard, restoreBoardInSteps, type Task, type TaskBoard } from '../../src/team/board.js';
 import { BoardState } from '../../src/team/board-store.js';
 import { readTeamSnapshot, rowsRef } from '../../src/team/host-journal.js';
 import { COPY_CHUNK, replayRows, type RowsBatch, TEAM_ROWS_LIST, TeamRows } from '../../src/team/host-rows.js';
@@ -525,6 +525,43 @@ describe('creating a large board', () => {
     expect(claimable()).toEqual(expected());
     expect(claimable()).toEqual(['other', ...held.map((t) => t.id).filter((id) => !['h7', 'h8', 'h35'].includes(id))]);
     expect(state.readyCount).toBe(expected().length);
+  });
+
+  it('a board restored in steps is the board restoreBoard makes, with the same errors, and lets the event loop run meanwhile', async () => {
+    const board = createBoard({ id: 'r', limits: { maxTasksPerBoard: 50_000 } });
+    board.create(tasks(40_000).map((t, i) => (i % 10 === 1 ? { ...t, dependencies: [`t${i}`], metadata: { type: i % 20 === 1 ? 'api' : 'ui' } } : t)));
+    // A dependency on a later task (a blocker added afterwards), and tasks done, running, failed.
+    board.addBlockers('t5', ['t39999']);
+    for (let i = 0; i < 30; i++) {
+      const claim = board.claimNext('w')!;
+      if (i % 3 === 0) board.complete(claim.task.id, 'w');
+      else if (i % 3 === 1) board.fail(claim.task.id, 'w', { error: 'no', retry: false });
+    }
+    const snapshot = board.snapshot();
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const stepped = await restoreBoardInSteps(snapshot);
+    counting = false;
+    expect(turns).toBeGreaterThan(1);
+    const whole = restoreBoard(snapshot);
+    expect(stepped.snapshot()).toEqual(whole.snapshot());
+    expect(stepped.counts()).toEqual(whole.counts());
+    expect(stepped.blocked()).toEqual(whole.blocked());
+    expect(stepped.firstClaimable(5).map((t) => t.id)).toEqual(whole.firstClaimable(5).map((t) => t.id));
+    expect(stepped.firstClaimable(5, { types: ['api'] }).map((t) => t.id)).toEqual(whole.firstClaimable(5, { types: ['api'] }).map((t) => t.id));
+    expect(stepped.claimNext('w')).toEqual(whole.claimNext('w'));
+    const cyclic = { ...snapshot, tasks: snapshot.tasks.map((t) => (t.id === 't1' ? { ...t, dependencies: ['t2'] } : t)) };
+    await expect(restoreBoardInSteps(cyclic)).rejects.toMatchObject({ code: 'invalid-snapshot', message: expect.stringContaining('cycle') });
+    await expect(restoreBoardInSteps({ ...snapshot, tasks: [...snapshot.tasks, snapshot.tasks[0]] })).rejects.toMatchObject({ code: 'invalid-snapshot' });
+    await expect(restoreBoardInSteps({ ...snapshot, tasks: [{ ...snapshot.tasks[0], status: 'nope' }] })).rejects.toMatchObject({
+      code: 'invalid-snapshot',
+      message: expect.stringContaining('tasks.0.status'),
+    });
   });
 
   it('a crash between two slices of a creation restores the board without any of it, and the run can be made again', async () => {
