@@ -36,6 +36,17 @@ export class ReadyHeap {
   }
 
   /**
+   * Appends entries whose creation indexes (ascending) are above every entry held: each one's
+   * parent in the heap is lower already, so nothing sifts. O(entries), no comparison.
+   */
+  append(order: readonly number[], ids: readonly string[]): void {
+    for (let i = 0; i < ids.length; i++) {
+      this.#order.push(order[i]!);
+      this.#ids.push(ids[i]!);
+    }
+  }
+
+  /**
    * The first `limit` distinct ids that pass `valid`, lowest creation index first; stale
    * entries met on the way are dropped. O(limit · log n) plus the stale entries dropped.
    */

@@ -140,15 +140,38 @@ export function parseTaskSpec(spec: unknown, index: number): TaskSpec {
   return parsed.data as TaskSpec;
 }
 
+/** The snapshot's head: its tasks are checked one by one (see {@link parseBoardSnapshotSteps}). */
+const headSchema = snapshotSchema.extend({ tasks: z.array(z.unknown()) });
+
 /**
  * A snapshot checked for shape and for the rules a board keeps (unique ids, known
  * dependencies, an owner exactly on `in_progress` tasks); throws a {@link TeamError}
  * `invalid-snapshot`.
  */
 export function parseBoardSnapshot(value: unknown): BoardSnapshot {
-  const parsed = snapshotSchema.safeParse(value);
-  if (!parsed.success) throw new TeamError(`not a board snapshot: ${issues(parsed.error)}`, 'invalid-snapshot');
-  const snapshot = parsed.data as BoardSnapshot;
+  const steps = parseBoardSnapshotSteps(value, () => false);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * {@link parseBoardSnapshot} in steps: the generator yields whenever `pace` (called once per
+ * task and check) says so, so that a caller can let the event loop run between two (a board of
+ * 100,000 tasks restored), and returns the snapshot.
+ */
+export function* parseBoardSnapshotSteps(value: unknown, pace: () => boolean): Generator<void, BoardSnapshot, void> {
+  const head = headSchema.safeParse(value);
+  if (!head.success) throw new TeamError(`not a board snapshot: ${issues(head.error)}`, 'invalid-snapshot');
+  const tasks: Task[] = [];
+  for (const [i, value] of head.data.tasks.entries()) {
+    const parsed = taskSchema.safeParse(value);
+    if (!parsed.success) throw new TeamError(`not a board snapshot: ${issues(parsed.error, `tasks.${i}.`)}`, 'invalid-snapshot');
+    tasks.push(parsed.data as Task);
+    if (pace()) yield;
+  }
+  const snapshot = { ...head.data, tasks } as BoardSnapshot;
   const seen = new Set<string>();
   for (const task of snapshot.tasks) {
     if (seen.has(task.id)) throw new TeamError(`board snapshot holds task ${task.id} twice`, 'invalid-snapshot');
@@ -158,14 +181,16 @@ export function parseBoardSnapshot(value: unknown): BoardSnapshot {
     if ((task.status === 'in_progress') !== (task.owner !== undefined)) {
       throw new TeamError(`board snapshot: task ${task.id} is ${task.status} ${task.owner ? 'with' : 'without'} an owner`, 'invalid-snapshot');
     }
+    if (pace()) yield;
   }
   for (const task of snapshot.tasks) {
     const unknown = task.dependencies.find((dependency) => !seen.has(dependency));
     if (unknown !== undefined) throw new TeamError(`board snapshot: task ${task.id} depends on unknown task ${unknown}`, 'invalid-snapshot');
+    if (pace()) yield;
   }
   return snapshot;
 }
 
-function issues(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`).join('; ');
+function issues(error: z.ZodError, prefix = ''): string {
+  return error.issues.map((issue) => `${prefix}${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`).join('; ');
 }

@@ -13,7 +13,16 @@
  */
 import { findBlockedFrom, findCycle, findCycleSteps } from './board-graph.js';
 import { attemptKey, BoardState, bucketOf, failureOutcome, UNTYPED, type BoardContext } from './board-store.js';
-import { parseBoardSnapshot, parseTaskSpec, type BlockedTask, type BoardCounts, type BoardFact, type BoardSnapshot, type Claim } from './board-types.js';
+import {
+  parseBoardSnapshot,
+  parseBoardSnapshotSteps,
+  parseTaskSpec,
+  type BlockedTask,
+  type BoardCounts,
+  type BoardFact,
+  type BoardSnapshot,
+  type Claim,
+} from './board-types.js';
 import type { Task, TaskSpec } from '../define/team.js';
 import { TeamError } from '../errors.js';
 import { checkLimit, resolveTeamLimits, type TeamLimits } from '../define/team-limits.js';
@@ -48,12 +57,57 @@ export interface ClaimFilter {
   readonly types?: readonly string[];
 }
 
-/** Tasks a creation in slices adds per macrotask (see {@link TaskBoard.createInSlices}). */
+/** The most tasks a creation in slices adds per macrotask, one commit (see {@link TaskBoard.createInSlices}). */
 export const CREATE_SLICE = 1_000;
+
+/** Tasks a timed slice adds per change, between two looks at the clock (see {@link TaskBoard.createInSlices}). */
+const ADD_CHUNK = 100;
+
+/**
+ * The time one step of a creation in slices may take before the event loop runs (checking the
+ * batch, staging its release, listing the tasks it returns; adding a slice takes half of it, its
+ * commit about as much again): far below the 50 ms the event loop may be blocked, so that a
+ * loaded machine's slower steps and a garbage collection landing on one still fit.
+ */
+export const SLICE_MS = 5;
 
 /** One macrotask later: timers and I/O run meanwhile. */
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Tells a creation's checks when to let the event loop run: called once per item, true after
+ * `count` items or (checked every 64 items) once {@link SLICE_MS} has passed since the step
+ * began; the next call after a true begins a new step.
+ */
+function pacer(count: number, timed: boolean): () => boolean {
+  let n = 0;
+  let due = Number.NaN;
+  return () => {
+    if (n === 0) due = performance.now() + SLICE_MS;
+    if (++n >= count || (timed && (n & 63) === 0 && performance.now() >= due)) {
+      n = 0;
+      return true;
+    }
+    return false;
+  };
+}
+
+/**
+ * Runs `step(from, to)` over `[0, n)` in chunks, letting the event loop run whenever
+ * {@link SLICE_MS} has passed since it last did.
+ */
+async function inSteps(n: number, step: (from: number, to: number) => void): Promise<void> {
+  const CHUNK = 512;
+  let due = performance.now() + SLICE_MS;
+  for (let i = 0; i < n; i += CHUNK) {
+    step(i, Math.min(n, i + CHUNK));
+    if (performance.now() >= due && i + CHUNK < n) {
+      await nextTurn();
+      due = performance.now() + SLICE_MS;
+    }
+  }
 }
 
 /** A new, empty board. Throws a {@link TeamError} for an empty id or invalid limits. */
@@ -77,6 +131,33 @@ export function restoreBoard(snapshot: unknown, options: RestoreBoardOptions = {
   return new TaskBoard({ ...context, limits }, options.clock ?? Date.now);
 }
 
+/**
+ * {@link restoreBoard} without blocking the event loop for the whole board: the snapshot is
+ * checked, searched for cycles and indexed in steps of {@link SLICE_MS}, the event loop running
+ * between two (a team of 100,000 tasks adopted after a restart). The same board, the same errors.
+ */
+export async function restoreBoardInSteps(snapshot: unknown, options: RestoreBoardOptions = {}): Promise<TaskBoard> {
+  const pace = pacer(Number.POSITIVE_INFINITY, true);
+  const parsed = await inTurns(parseBoardSnapshotSteps(snapshot, pace));
+  const dependent = new Map<string, readonly string[]>();
+  for (const task of parsed.tasks) if (task.dependencies.length > 0) dependent.set(task.id, task.dependencies);
+  const cycle = dependent.size === 0 ? undefined : await inTurns(findCycleSteps(dependent, CREATE_SLICE));
+  if (cycle) throw new TeamError(`board snapshot holds a dependency cycle: ${cycle.join(' → ')}`, 'invalid-snapshot');
+  const limits = options.limits ? resolveTeamLimits({ ...parsed.limits, ...options.limits }) : parsed.limits;
+  const { format: _format, ...context } = parsed;
+  const state = await inTurns(BoardState.build({ ...context, limits }, pace));
+  return new TaskBoard(state, options.clock ?? Date.now);
+}
+
+/** Runs `steps` to its end, one macrotask per step. */
+async function inTurns<T>(steps: Generator<void, T, void>): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await nextTurn();
+  }
+}
+
 /** A team's task board. Create one with {@link createBoard} or {@link restoreBoard}. */
 export class TaskBoard {
   readonly #state: BoardState;
@@ -89,8 +170,8 @@ export class TaskBoard {
   #blocked: { epoch: number; list: BlockedTask[] } | undefined;
 
   /** @internal Use {@link createBoard} or {@link restoreBoard}. */
-  constructor(context: BoardContext, clock: () => number) {
-    this.#state = new BoardState(context);
+  constructor(context: BoardContext | BoardState, clock: () => number) {
+    this.#state = context instanceof BoardState ? context : new BoardState(context);
     this.#clock = clock;
   }
 
@@ -143,7 +224,7 @@ export class TaskBoard {
   create(specs: TaskSpec | readonly TaskSpec[]): Task[] {
     if (this.#slicing) throw new TeamError(`board ${this.id} is writing a creation in slices; create once it is written`, 'wrong-state');
     const list = Array.isArray(specs) ? (specs as readonly TaskSpec[]) : [specs as TaskSpec];
-    const steps = this.#prepare(list, Number.POSITIVE_INFINITY);
+    const steps = this.#prepare(list, () => false, Number.POSITIVE_INFINITY);
     let step = steps.next();
     while (!step.done) step = steps.next();
     const { tasks, nextId, at } = step.value;
@@ -154,7 +235,8 @@ export class TaskBoard {
   /**
    * {@link create} for a batch of any size without blocking the event loop: the batch is
    * checked (with the same errors, nothing changed) and then added in slices of `slice` tasks
-   * (default {@link CREATE_SLICE}), the event loop running between two (`between`, default one macrotask; a
+   * (default: at most {@link CREATE_SLICE}, fewer when adding them takes longer than half of
+   * {@link SLICE_MS}), the event loop running between two (`between`, default one macrotask; a
    * team host writes each slice there). A batch of more than one slice is held while it is
    * added: its tasks are on the board but nobody can claim them until the last slice is in
    * ({@link creating} says from which creation index), and the board then offers them as one
@@ -170,8 +252,11 @@ export class TaskBoard {
     this.#slicing = true;
     try {
       const slice = Math.max(1, options.slice ?? CREATE_SLICE);
+      // Without a slice given, each step also ends once it took SLICE_MS (a loaded machine's
+      // steps hold fewer tasks); with one, every slice holds exactly that many.
+      const timed = options.slice === undefined;
       const between = options.between ?? nextTurn;
-      const steps = this.#prepare(specs, slice);
+      const steps = this.#prepare(specs, pacer(slice, timed), slice);
       let step = steps.next();
       while (!step.done) {
         await nextTurn();
@@ -179,16 +264,31 @@ export class TaskBoard {
       }
       const { tasks, nextId, at } = step.value;
       const state = this.#state;
-      if (tasks.length > slice) state.hold();
-      for (let i = 0; i < tasks.length; i += slice) {
-        state.created(tasks.slice(i, i + slice), nextId, at);
+      // Held when it may take more than one slice (timed: more than one chunk may fill one).
+      if (tasks.length > (timed ? ADD_CHUNK : slice)) state.hold();
+      for (let i = 0; i < tasks.length; ) {
+        // A slice: at most `slice` tasks, added ADD_CHUNK at a time (one change each) until the
+        // adding took SLICE_MS / 2: its commit (rows and events serialized) costs about as much again.
+        const end = Math.min(tasks.length, i + slice);
+        const due = performance.now() + SLICE_MS / 2;
+        do {
+          const to = timed ? Math.min(end, i + ADD_CHUNK) : end;
+          state.created(tasks.slice(i, to), nextId, at);
+          i = to;
+        } while (i < end && performance.now() < due);
         await between();
       }
       if (state.holding) {
+        // Staged in steps (nothing changes, nothing is written), then released as one change.
+        await inSteps(tasks.length, (from, to) => state.stage(tasks, from, to));
         state.release(tasks);
         await between();
       }
-      return tasks.map((task) => this.task(task.id)!);
+      const current: Task[] = new Array<Task>(tasks.length);
+      await inSteps(tasks.length, (from, to) => {
+        for (let i = from; i < to; i++) current[i] = this.task(tasks[i]!.id)!;
+      });
+      return current;
     } finally {
       this.#slicing = false;
       done();
@@ -204,23 +304,23 @@ export class TaskBoard {
   }
 
   /**
-   * Checks a batch and makes its tasks (see {@link create}), yielding after every `slice` specs
+   * Checks a batch and makes its tasks (see {@link create}), yielding whenever `pace` says so
    * (and cycle-search nodes) so a caller can let the event loop run; changes nothing.
    */
-  *#prepare(list: readonly TaskSpec[], slice: number): Generator<void, { tasks: Task[]; nextId: number; at: number }, void> {
+  *#prepare(list: readonly TaskSpec[], pace: () => boolean, slice: number): Generator<void, { tasks: Task[]; nextId: number; at: number }, void> {
     const state = this.#state;
     const existing = state.tasks;
     checkLimit(state.limits, 'maxTasksPerBoard', existing.size, list.length);
     const parsed: TaskSpec[] = [];
     for (const [i, spec] of list.entries()) {
       parsed.push(parseTaskSpec(spec, i));
-      if ((i + 1) % slice === 0) yield;
+      if (pace()) yield;
     }
     let nextId = state.nextId;
     const named = new Set<string>();
-    for (const [i, spec] of parsed.entries()) {
+    for (const spec of parsed) {
       if (spec.id !== undefined) named.add(spec.id);
-      if ((i + 1) % slice === 0) yield;
+      if (pace()) yield;
     }
     const taken = (id: string) => existing.has(id) || named.has(id);
     const batch = new Map<string, TaskSpec>();
@@ -234,11 +334,10 @@ export class TaskBoard {
         throw new TeamError(`task ${id} already exists on board ${state.boardId}`, 'duplicate-task');
       }
       batch.set(id, spec);
-      if (batch.size % slice === 0) yield;
+      if (pace()) yield;
     }
     // Only tasks with dependencies can be on a cycle: a batch of independent tasks needs no search.
     const dependent = new Map<string, readonly string[]>();
-    let checked = 0;
     for (const [id, spec] of batch) {
       const dependencies = spec.dependencies ?? [];
       for (const dependency of dependencies) {
@@ -247,7 +346,7 @@ export class TaskBoard {
         }
       }
       if (dependencies.length > 0) dependent.set(id, dependencies);
-      if (++checked % slice === 0) yield;
+      if (pace()) yield;
     }
     const cycle = dependent.size === 0 ? undefined : yield* findCycleSteps(dependent, slice);
     if (cycle) throw new TeamError(`dependency cycle: ${cycle.join(' → ')}`, 'cycle');
@@ -258,15 +357,16 @@ export class TaskBoard {
         id,
         subject: spec.subject,
         description: spec.description ?? '',
-        metadata: json(spec.metadata ?? {}, `metadata of task ${id}`),
-        dependencies: [...new Set(spec.dependencies ?? [])],
+        // (Most tasks of a large batch have neither: no copy, no Set, no message made for them.)
+        metadata: spec.metadata === undefined ? {} : json(spec.metadata, `metadata of task ${id}`),
+        dependencies: spec.dependencies === undefined || spec.dependencies.length === 0 ? [] : [...new Set(spec.dependencies)],
         status: 'pending',
         attempts: 0,
         failures: 0,
         createdAt: at,
         updatedAt: at,
       });
-      if (tasks.length % slice === 0) yield;
+      if (pace()) yield;
     }
     return { tasks, nextId, at };
   }

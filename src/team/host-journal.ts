@@ -22,6 +22,8 @@ import type { SwarmResult, SwarmStatus } from '../store/result.js';
 import type { BoardSnapshot } from './board-types.js';
 import { TeamError } from '../errors.js';
 import type { MessagesRef } from '../store/messages.js';
+import type { SwarmStore } from '../store/types.js';
+import type { SwarmEvent } from '../../machines/events.js';
 import type { RecordState } from '../store/records.js';
 import type { TeamEvent } from './events.js';
 import type { TeamStatus } from './host-types.js';
@@ -122,6 +124,23 @@ export function readTeamSnapshot(teamId: string, stored: unknown): { state: Team
     return { state, place, dropped: { ...creating, tasks: board.tasks - creating.from } };
   }
   return { state, place };
+}
+
+/** Events read from the store per call while a team loads: a macrotask between two pages. */
+const EVENTS_PAGE = 5_000;
+
+/**
+ * Every stored event of `teamId`, read in pages of {@link EVENTS_PAGE}, the event loop running
+ * between two: a 100,000-task board's events read at once blocked it for ~250 ms.
+ */
+export async function readAllEvents(store: Pick<SwarmStore, 'readEvents'>, teamId: string): Promise<SwarmEvent[]> {
+  const all: SwarmEvent[] = [];
+  for (;;) {
+    const page = await store.readEvents(teamId, all.at(-1)?.seq ?? 0, EVENTS_PAGE);
+    for (const event of page) all.push(event);
+    if (page.length < EVENTS_PAGE) return all;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 /** The part of a team record's snapshot that names its rows, for a batch of `rows` (see host-rows.ts). */

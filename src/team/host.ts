@@ -21,7 +21,7 @@ import {
 } from '../../machines/team/leader.js';
 import { teamWorkerMachine, type TeamWorkerInput } from '../../machines/team/worker.js';
 import { errorText } from '../../machines/error-text.js';
-import { attemptKey, CREATE_SLICE, createBoard, restoreBoard, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
+import { attemptKey, CREATE_SLICE, createBoard, restoreBoardInSteps, type BoardFact, type Task, type TaskBoard, type TaskSpec } from './board.js';
 import { workerSwarmId, type TaskMetadata, type TeamDefinition, type TeamWorkerDefinition } from '../define/team.js';
 import { TeamError } from '../errors.js';
 import { TeamEventLog, type TeamFact } from './events.js';
@@ -30,7 +30,7 @@ import { isOutage, taskRunner } from './host-task.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from './host-types.js';
 import type { UsageTotals } from '../usage/report.js';
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
-import { readTeamSnapshot, rowsRef, TeamJournal, type TeamRecordSnapshot, type TeamSnapshot } from './host-journal.js';
+import { readAllEvents, readTeamSnapshot, rowsRef, TeamJournal, type TeamRecordSnapshot, type TeamSnapshot } from './host-journal.js';
 import { TEAM_ROWS_LIST, TeamRows, type RowsBatch, type RowsPlace } from './host-rows.js';
 import { TEAM_RECORD_PREFIX } from '../define/ids.js';
 import type { RecordStorePort } from '../store/records.js';
@@ -292,7 +292,9 @@ export class TeamHost implements TeamToolTarget {
       // store takes no write of another owner before): read until then.
       this.#heldBy = held && !held.takeover ? held.lease.owner : undefined;
     }
-    const stored = await port.store.readEvents(this.teamId, 0);
+    const stored = await readAllEvents(port.store, this.teamId);
+    // A large board is rebuilt in steps (see restoreBoardInSteps), its events read in pages.
+    const board = await restoreBoardInSteps(snapshot.board, { limits: this.definition.limits, clock: this.#clock });
     // Closed meanwhile: a lease claimed above is given up by the runtime's close.
     if (this.#closing) return;
     this.#stored = true;
@@ -304,7 +306,7 @@ export class TeamHost implements TeamToolTarget {
       tasks: dropped.tasks,
       reason: `the creation of ${dropped.tasks} task(s) was not written whole before the process stopped: run them again`,
     };
-    this.#restore(snapshot, events, record.revision, drive, place);
+    this.#restore(snapshot, board, events, record.revision, drive, place);
     if (drive) this.#noteDropped();
   }
 
@@ -317,11 +319,11 @@ export class TeamHost implements TeamToolTarget {
     this.#changed();
   }
 
-  #restore(snapshot: TeamSnapshot, events: readonly TeamEvent[], revision: number, drive: boolean, rows: RowsPlace | undefined): void {
+  #restore(snapshot: TeamSnapshot, board: TaskBoard, events: readonly TeamEvent[], revision: number, drive: boolean, rows: RowsPlace | undefined): void {
     if (this.#closing) return;
     // A leader of an earlier run here is over; the stored one (if driven) replaces it.
     this.#leader = undefined;
-    this.board = restoreBoard(snapshot.board, { limits: this.definition.limits, clock: this.#clock });
+    this.board = board;
     this.inbox = restoreInbox(snapshot.inbox, { clock: this.#clock });
     this.log = new TeamEventLog(this.teamId, events, this.#clock);
     this.desk.restore(snapshot.desk);
@@ -495,7 +497,7 @@ export class TeamHost implements TeamToolTarget {
   /**
    * {@link run} for a batch of any size without blocking the event loop, resolving once the
    * whole batch is durable (written to the store, when the team has one). The batch is checked
-   * in slices (the same errors, nothing changed), then added and written in slices of
+   * in slices (the same errors, nothing changed), then added and written in slices of at most
    * `CREATE_SLICE` tasks, one commit each (see `TaskBoard.createInSlices`): a batch of more
    * than one slice is held (nobody claims its tasks) and each commit's record marks the
    * creation as under way, so a crash between two slices restores the team without any of

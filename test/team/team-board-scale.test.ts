@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findBlocked } from '../../src/team/board-graph.js';
 import { createRuntime, defineSwarm, defineTeam, scriptedModel, sqliteStore, type SwarmStore, type TeamFact } from '../../src/index.js';
-import { CREATE_SLICE, createBoard, type Task, type TaskBoard } from '../../src/team/board.js';
+import { CREATE_SLICE, createBoard, restoreBoard, restoreBoardInSteps, type Task, type TaskBoard } from '../../src/team/board.js';
+import { BoardState } from '../../src/team/board-store.js';
 import { readTeamSnapshot, rowsRef } from '../../src/team/host-journal.js';
 import { COPY_CHUNK, replayRows, type RowsBatch, TEAM_ROWS_LIST, TeamRows } from '../../src/team/host-rows.js';
 import { createInbox } from '../../src/team/inbox.js';
@@ -402,8 +403,10 @@ describe('creating a large board', () => {
       // No commit wrote the whole board: slices of at most CREATE_SLICE tasks.
       expect(commits.length).toBeGreaterThanOrEqual(25);
       for (const c of commits) for (const w of c.messages ?? []) expect(w.items.length).toBeLessThanOrEqual(CREATE_SLICE + 50);
-      // The bench holds the 50 ms target; a loaded test machine gets a wide margin (one call was ~1 s).
-      expect(loop.max / 1e6).toBeLessThan(250);
+      // The bench holds the 50 ms target (13–18 ms here, 21–36 ms before the creation's commits
+      // went to the writer thread and its release was staged); a loaded test machine gets a
+      // wide margin (one call was ~1 s when the creation was not sliced).
+      expect(loop.max / 1e6).toBeLessThan(150);
       await client.stop();
     } finally {
       await runtime.close();
@@ -429,7 +432,8 @@ describe('creating a large board', () => {
       ...base,
       commit: async (c: Commit) => {
         if (c.swarmId !== 'grow' && c.record?.status === 'completed') ended();
-        if (c.swarmId === 'grow' && c.messages?.some((w) => w.items.length >= CREATE_SLICE) && ++slices === 2) {
+        // A slice of the creation: a hundred tasks or more (fewer than CREATE_SLICE on a loaded machine).
+        if (c.swarmId === 'grow' && c.messages?.some((w) => w.items.length >= 100) && ++slices === 2) {
           await aEnded;
           await new Promise((resolve) => setTimeout(resolve, 300));
         }
@@ -476,6 +480,88 @@ describe('creating a large board', () => {
     expect(seen).toEqual([0, 0, 0, 0, 10_000]);
     expect(board.creating).toBeUndefined();
     expect(board.claimNext('w')?.task.id).toBe('t1');
+  });
+
+  it('a held creation released in steps counts the changes made meanwhile: a dependency completed, a held task canceled or blocked', () => {
+    const at = 1;
+    const task = (id: string, dependencies: string[] = []): Task => ({
+      id,
+      subject: id,
+      description: '',
+      metadata: {},
+      dependencies,
+      status: 'pending',
+      attempts: 0,
+      failures: 0,
+      createdAt: at,
+      updatedAt: at,
+    });
+    const state = new BoardState({ boardId: 's', limits: createBoard({ id: 's' }).limits, version: 0, nextId: 1, tasks: [task('dep'), task('other')] });
+    state.claimed('dep', 'w', at);
+    state.hold();
+    // h0..h5 wait on dep (running), the others on nothing.
+    const held = Array.from({ length: 40 }, (_, i) => task(`h${i}`, i < 6 ? ['dep'] : []));
+    state.created(held, 1, at);
+    const expected = () =>
+      [...state.tasks.values()].filter((t) => t.status === 'pending' && t.dependencies.every((d) => state.tasks.get(d)?.status === 'completed')).map((t) => t.id);
+    const claimable = () =>
+      [...state.ready.values()]
+        .flatMap((heap) => heap.first(1_000, (id) => state.isReady(state.tasks.get(id)!)))
+        .sort((a, b) => a.order - b.order)
+        .map((e) => e.id);
+    expect(claimable()).toEqual(['other']);
+    // Half staged; then, before the rest is: dep completes (h0..h5 ready), h7 (staged ready) is
+    // canceled, h8 (staged ready) waits on h30, h35 (not staged yet) is canceled.
+    state.stage(held, 0, 20);
+    state.completed('dep', undefined, at);
+    state.canceled('h7', 'no', at);
+    state.blockersAdded('h8', ['h30'], at);
+    state.canceled('h35', 'no', at);
+    // Still held: nothing of the creation is claimable.
+    expect(claimable()).toEqual(['other']);
+    state.stage(held, 20, 40);
+    state.release(held);
+    expect(state.holding).toBeUndefined();
+    expect(claimable()).toEqual(expected());
+    expect(claimable()).toEqual(['other', ...held.map((t) => t.id).filter((id) => !['h7', 'h8', 'h35'].includes(id))]);
+    expect(state.readyCount).toBe(expected().length);
+  });
+
+  it('a board restored in steps is the board restoreBoard makes, with the same errors, and lets the event loop run meanwhile', async () => {
+    const board = createBoard({ id: 'r', limits: { maxTasksPerBoard: 50_000 } });
+    board.create(tasks(40_000).map((t, i) => (i % 10 === 1 ? { ...t, dependencies: [`t${i}`], metadata: { type: i % 20 === 1 ? 'api' : 'ui' } } : t)));
+    // A dependency on a later task (a blocker added afterwards), and tasks done, running, failed.
+    board.addBlockers('t5', ['t39999']);
+    for (let i = 0; i < 30; i++) {
+      const claim = board.claimNext('w')!;
+      if (i % 3 === 0) board.complete(claim.task.id, 'w');
+      else if (i % 3 === 1) board.fail(claim.task.id, 'w', { error: 'no', retry: false });
+    }
+    const snapshot = board.snapshot();
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const stepped = await restoreBoardInSteps(snapshot);
+    counting = false;
+    expect(turns).toBeGreaterThan(1);
+    const whole = restoreBoard(snapshot);
+    expect(stepped.snapshot()).toEqual(whole.snapshot());
+    expect(stepped.counts()).toEqual(whole.counts());
+    expect(stepped.blocked()).toEqual(whole.blocked());
+    expect(stepped.firstClaimable(5).map((t) => t.id)).toEqual(whole.firstClaimable(5).map((t) => t.id));
+    expect(stepped.firstClaimable(5, { types: ['api'] }).map((t) => t.id)).toEqual(whole.firstClaimable(5, { types: ['api'] }).map((t) => t.id));
+    expect(stepped.claimNext('w')).toEqual(whole.claimNext('w'));
+    const cyclic = { ...snapshot, tasks: snapshot.tasks.map((t) => (t.id === 't1' ? { ...t, dependencies: ['t2'] } : t)) };
+    await expect(restoreBoardInSteps(cyclic)).rejects.toMatchObject({ code: 'invalid-snapshot', message: expect.stringContaining('cycle') });
+    await expect(restoreBoardInSteps({ ...snapshot, tasks: [...snapshot.tasks, snapshot.tasks[0]] })).rejects.toMatchObject({ code: 'invalid-snapshot' });
+    await expect(restoreBoardInSteps({ ...snapshot, tasks: [{ ...snapshot.tasks[0], status: 'nope' }] })).rejects.toMatchObject({
+      code: 'invalid-snapshot',
+      message: expect.stringContaining('tasks.0.status'),
+    });
   });
 
   it('a crash between two slices of a creation restores the board without any of it, and the run can be made again', async () => {

@@ -31,8 +31,12 @@ export type WriterRequest = SerializedCommit[] | 'close';
  */
 export type WriterReply = { outcomes: (null | number | WriteFailure)[]; ms: number } | { error: WriteFailure; ms: number; ended?: true };
 
-/** What the writer thread posts once, before any reply, when its connection is open and prepared: it can write a batch at once. */
-export type WriterReady = { ready: true };
+/**
+ * What the writer thread posts once, before any reply: `true` when its connection is open and
+ * prepared (it can write a batch at once), `false` when it could not open it (it answers each
+ * batch with that failure).
+ */
+export type WriterReady = { ready: boolean };
 
 /** Where grouped commits are written: resolves once the batch's transaction has committed, rejects when it failed whole. */
 export interface BatchWriter {
@@ -43,6 +47,13 @@ export interface BatchWriter {
    * store's own connection instead. A writer without it is always ready.
    */
   ready?(): boolean;
+  /**
+   * Whether batches are written on another thread, and once it is up: starts the thread if it
+   * has not (true at once when it is ready; false when it could not start or open the file).
+   * Only a writer with a thread has it: the group posts large commits to that thread rather
+   * than write them on its own (see {@link LARGE_COMMIT}).
+   */
+  whenReady?(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -83,6 +94,23 @@ export const MAX_BATCH = 256;
 export const MAX_IN_FLIGHT = 2;
 
 /**
+ * The size (characters of its JSON texts: events, message writes, snapshot) from which a commit
+ * is posted to the writer thread even when it would be written on the store's connection (a
+ * turn's first commit, a lone queued one). Writing it there blocks this thread for as long as
+ * its pages take, and for SQLite's automatic checkpoint when its frames bring the WAL to 1000:
+ * a slice of a 100,000-task board's creation (1,000 task rows and their events, ~500 KB) took
+ * 4 ms, and 20–30 ms (400 ms on a busy disk) when it checkpointed. A commit of this size costs
+ * more to write than the thread hop (a W1 step's commit is ~4 KB, written inline as before).
+ */
+export const LARGE_COMMIT = 64 * 1024;
+
+/** The characters a serialized commit writes (see {@link LARGE_COMMIT}). */
+function writtenChars(s: SerializedCommit): number {
+  // (A snapshot that serializes to nothing is undefined here: the write refuses it.)
+  return (s.events?.length ?? 0) + (s.messages?.length ?? 0) + ((s.record?.snapshot as string | undefined)?.length ?? 0);
+}
+
+/**
  * Group commit. The first commit of an event-loop turn is written at once on the store's
  * connection when no batch is out to the writer (a lone swarm waits for nothing but its own
  * transaction, with no thread hop). Commits that arrive after it in the same turn, or while a
@@ -92,19 +120,22 @@ export const MAX_IN_FLIGHT = 2;
  * queued meanwhile go as the next one. A queue of one commit (a lone swarm's next step) when
  * nothing is out is written on the store's connection instead: a thread hop would cost it more
  * than the write. So is a batch while the writer is not yet ready (its thread still starting):
- * it would wait for the thread, not for its transaction. Each commit's promise settles only
- * after the transaction holding it has committed. (The end of the turn is `setImmediate`,
- * after every timer and I/O callback due: a microtask would run after each callback and group
- * almost nothing.)
+ * it would wait for the thread, not for its transaction. A commit of {@link LARGE_COMMIT} or
+ * more goes to the writer thread even then (alone, or with its batch), waiting for the thread
+ * to start if it must: its write would block this thread longer than the hop delays it. Each
+ * commit's promise settles only after the transaction holding it has committed. (The end of
+ * the turn is `setImmediate`, after every timer and I/O callback due: a microtask would run
+ * after each callback and group almost nothing.)
  *
  * A swarm has commits in at most one batch out at a time: its commits queued while one is out
  * wait for that batch's answer, so a refusal still reaches them before they are written (a
  * runtime's swarm waits for each step anyway; this holds for any caller of the store).
  *
  * A commit is serialized once, when it is written or posted (not when queued: its JSON texts
- * then live only as long as the post, which spares the garbage collector). A commit that
- * cannot be serialized or is refused fails alone, and so do the same swarm's later commits
- * issued before the failure was reported (in the same batch, or queued behind it).
+ * then live only as long as the post, which spares the garbage collector), or when it would be
+ * written inline (to see whether it is large). A commit that cannot be serialized or is refused
+ * fails alone, and so do the same swarm's later commits issued before the failure was reported
+ * (in the same batch, or queued behind it).
  */
 export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteStoreStats): GroupCommit {
   let queue: Queued[] = [];
@@ -128,10 +159,9 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
     }
   };
   /** Writes `c` on the store's connection as its own transaction; answers why when it failed (boxed: anything can be thrown). */
-  const writeInline = (c: Commit): { error: unknown } | undefined => {
-    const start = performance.now();
+  const writeInline = (c: Commit, serialized?: SerializedCommit, start = performance.now()): { error: unknown } | undefined => {
     try {
-      stats.syncMs += inline.writeImmediate(serialize(c));
+      stats.syncMs += inline.writeImmediate(serialized ?? serialize(c));
     } catch (error) {
       return { error };
     } finally {
@@ -141,15 +171,29 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
     stats.commits++;
     return undefined;
   };
+  /** Whether `serialized` goes to the writer thread whatever else is out (see {@link LARGE_COMMIT}). */
+  const posted = (serialized: SerializedCommit) => writer.whenReady !== undefined && writtenChars(serialized) >= LARGE_COMMIT;
   const endTurn = () => {
     turnOpen = false;
     if (inFlight === 0 && queue.length === 1) {
       const [q] = queue as [Queued];
-      queue = [];
-      const failed = writeInline(q.commit);
-      if (failed) q.reject(failed.error);
-      else q.resolve();
-      return;
+      const start = performance.now();
+      if (!q.serialized) {
+        try {
+          q.serialized = serialize(q.commit);
+        } catch (error) {
+          queue = [];
+          q.reject(error);
+          return;
+        }
+      }
+      if (!posted(q.serialized)) {
+        queue = [];
+        const failed = writeInline(q.commit, q.serialized, start);
+        if (failed) q.reject(failed.error);
+        else q.resolve();
+        return;
+      }
     }
     send();
   };
@@ -191,7 +235,7 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
           continue;
         }
         try {
-          serialized.push(serialize(q.commit));
+          serialized.push(q.serialized ?? serialize(q.commit));
           batch.push(q);
         } catch (e) {
           unwritable.set(q.commit.swarmId, e);
@@ -200,7 +244,8 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
       }
       failQueued(unwritable);
     }
-    if (inFlight === 0 && writer.ready?.() === false) {
+    const large = serialized.some(posted);
+    if (inFlight === 0 && !large && writer.ready?.() === false) {
       // The writer thread is still starting (a few hundred ms under a TypeScript loader, more
       // on a loaded machine): posted now, the batch would wait for it, and every swarm in it
       // with it (a team's first tasks, their workers' heartbeats). Written here, it costs this
@@ -214,13 +259,16 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
       }
       return;
     }
-    // A writer that throws instead of rejecting fails the batch the same way.
-    let written: Promise<BatchFailures>;
-    try {
-      written = writer.write(serialized);
-    } catch (e) {
-      written = Promise.reject(e);
-    }
+    // A writer that throws instead of rejecting fails the batch the same way. A large commit
+    // waits for a thread still starting, and is written here when none could start.
+    const write = (): Promise<BatchFailures> => {
+      try {
+        return writer.write(serialized);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    };
+    const written = !large || writer.ready?.() !== false ? write() : writer.whenReady!().then((up) => (up ? write() : outcomeOf(writeHere(serialized))));
     inFlight++;
     for (const q of batch) out.add(q.commit.swarmId);
     written.then(
@@ -316,10 +364,18 @@ export function groupCommit(inline: Writes, writer: BatchWriter, stats: SqliteSt
         }
         return new Promise<void>((resolve, reject) => queue.push({ commit: c, resolve, reject }));
       }
-      // The turn's first commit: written (and durable) before this call returns.
+      // The turn's first commit: written (and durable) before this call returns, unless large.
       turnOpen = true;
       setImmediate(endTurn);
-      const failed = writeInline(c);
+      const start = performance.now();
+      let serialized: SerializedCommit;
+      try {
+        serialized = serialize(c);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (posted(serialized)) return new Promise<void>((resolve, reject) => queue.push({ commit: c, serialized, resolve, reject }));
+      const failed = writeInline(c, serialized, start);
       return failed ? Promise.reject(failed.error) : Promise.resolve();
     },
     exclusive,
@@ -335,9 +391,17 @@ export function notOpen(): TypeError {
 /** How a batch's transaction ended: each commit's failure (undefined: written), or the failure of the whole. */
 type BatchOutcome = { failures: BatchFailures } | { error: unknown };
 
+/** A batch's failures as {@link BatchWriter.write} resolves them, or its transaction's failure thrown. */
+function outcomeOf(outcome: BatchOutcome): BatchFailures {
+  if ('error' in outcome) throw outcome.error;
+  return outcome.failures;
+}
+
 /** A queued commit and its caller's promise. */
 interface Queued {
   commit: Commit;
+  /** Its serialized form, when it was serialized before it queued (to see whether it is large). */
+  serialized?: SerializedCommit;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -378,9 +442,24 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
   const file = resolve(path);
   let current: Thread | undefined;
   let closed = false;
+  const ready = (): boolean => {
+    if (current === undefined && !closed) {
+      try {
+        current = start();
+      } catch {
+        // Not startable now: the batch is written on the store's connection, the next one tries again.
+        return false;
+      }
+    }
+    return current?.ready === true;
+  };
   const start = (): Thread => {
     const worker = startThread({ path: file, options });
-    const thread: Thread = { worker, pending: [], ready: false };
+    const thread: Thread = { worker, pending: [], ready: undefined, waiting: [] };
+    /** Tells those waiting for the thread whether it is up (see `whenReady`). */
+    const up = (ready: boolean) => {
+      for (const tell of thread.waiting.splice(0)) tell(ready);
+    };
     /** The oldest batch this thread was posted, now answered: the thread may idle once none is left. */
     const settle = () => {
       const p = thread.pending.shift();
@@ -389,6 +468,7 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
     };
     /** Fails every batch this thread was posted and has not answered: it is going. */
     const settleAll = (error: Error) => {
+      up(false);
       for (const p of thread.pending.splice(0)) p.reject(error);
       worker.unref();
     };
@@ -397,7 +477,8 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
     };
     worker.on('message', (reply: WriterReply | WriterReady) => {
       if ('ready' in reply) {
-        thread.ready = true;
+        thread.ready = reply.ready;
+        up(reply.ready);
         return;
       }
       stats.writerMs += reply.ms;
@@ -446,16 +527,19 @@ export function threadWriter(startThread: StartWriterThread, path: string, optio
         thread.pending.push({ resolve, reject });
       });
     },
-    ready() {
-      if (current === undefined && !closed) {
-        try {
-          current = start();
-        } catch {
-          // Not startable now: the batch is written on the store's connection, the next one tries again.
-          return false;
-        }
-      }
-      return current?.ready === true;
+    ready,
+    whenReady() {
+      ready();
+      const thread = current;
+      if (thread?.ready !== undefined || thread === undefined) return Promise.resolve(thread?.ready === true);
+      // Kept alive while waited for: a batch waits for it.
+      thread.worker.ref();
+      return new Promise<boolean>((resolve) =>
+        thread.waiting.push((up) => {
+          if (thread.pending.length === 0) thread.worker.unref();
+          resolve(up);
+        }),
+      );
     },
     async close() {
       closed = true;
@@ -487,9 +571,14 @@ export function threadError(error: unknown): Error {
 /** A writer thread and the batches posted to it and not yet answered, oldest first (it answers them in order). */
 interface Thread {
   worker: Worker;
-  /** Whether the thread has said its connection is open (a {@link WriterReady}): a batch posted now is written at once. */
-  ready: boolean;
+  /**
+   * What the thread has said of its connection (a {@link WriterReady}; undefined: nothing yet):
+   * true, open (a batch posted now is written at once); false, it could not open it.
+   */
+  ready: boolean | undefined;
   pending: { resolve(failures: BatchFailures): void; reject(error: unknown): void }[];
+  /** Told whether the thread came up (its connection open) or went before it did. */
+  waiting: ((ready: boolean) => void)[];
 }
 
 /**

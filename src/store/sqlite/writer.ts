@@ -31,6 +31,8 @@ try {
 } catch (e) {
   broken = failureData(e);
   db?.close();
+  // Said at once too: a large commit waiting for this thread to come up is written by the store instead.
+  port.postMessage({ ready: false } satisfies WriterReady);
 }
 // Checkpoints: SQLite's own (`wal_autocheckpoint`, 1000 frames), on this connection and on the
 // store's. The batch whose COMMIT leaves 1000 frames or more in the WAL copies them into the
