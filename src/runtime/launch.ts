@@ -99,6 +99,7 @@ export class Launcher {
             definitionId: def.id,
             input: value,
             userMessage: typeof value === 'string' ? value : JSON.stringify(value),
+            ...(options.inputParts ? { inputParts: options.inputParts } : {}),
             config,
             ...(trace ? { trace } : {}),
           },
