@@ -7,6 +7,7 @@ import { fromPromise } from 'xstate';
 import { errorText } from '../machines/error-text.js';
 import type { ToolRunInput } from '../machines/calls/tool.js';
 import type { CallResult } from '../machines/calls/kind.js';
+import { filesOf } from '../machines/file-parts.js';
 import { type CallTimeoutError, isCallTimeout, withinDeadline } from './call-timeout.js';
 import { gatedCall } from './durable-gate.js';
 import type { SwarmPorts } from './ports.js';
@@ -50,7 +51,9 @@ async function runTool(ports: SwarmPorts, input: ToolRunInput, signal: AbortSign
     async (bounded) => {
       try {
         const value = await ports.executeTool(input, checked.value, bounded);
-        return { ok: true, content: toContent(value) };
+        // Files it returned become an artifact too; the model reads the value as it does any other.
+        const files = filesOf(value);
+        return { ok: true, content: toContent(value), ...(files ? { files } : {}) };
       } catch (e) {
         // A tool that rejects with its aborted signal's reason at the deadline timed out.
         if (isCallTimeout(e)) return timedOut(e);

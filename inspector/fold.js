@@ -77,14 +77,24 @@ const HANDOFF_KINDS = new Set(['agent', 'remote', 'swarm']);
 const SPAWNED_KINDS = new Set(['tool', 'agent', 'remote', 'swarm']);
 
 /**
- * The text of an A2A message's parts: text parts as they are, data parts as JSON.
+ * The text of an A2A message's parts: text parts as they are, files named (`[file name (type)]`,
+ * a run's input as sent), else data parts as JSON.
  * @param {Part[] | undefined} parts
  */
 export function partsText(parts) {
   if (!parts) return '';
-  const texts = parts.filter((p) => p.kind === 'text').map((p) => /** @type {{ text: string }} */ (p).text);
+  const texts = parts.flatMap((p) => (p.kind === 'text' ? [p.text] : p.kind === 'file' ? [fileLabel(p.file)] : []));
   if (texts.length > 0) return texts.join('\n');
   return parts.map((p) => (p.kind === 'data' ? JSON.stringify(p.data) : '')).join('\n');
+}
+
+/**
+ * How a file part reads in the conversation: its name and type, where it lives when it is a URL.
+ * @param {{ name?: string, mimeType?: string, uri?: string }} file
+ */
+function fileLabel(file) {
+  const type = file.mimeType ? ` (${file.mimeType})` : '';
+  return `[file ${file.name ?? ''}${type}${file.uri ? ` ${file.uri}` : ''}]`;
 }
 
 /**

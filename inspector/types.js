@@ -8,7 +8,7 @@
  */
 
 /**
- * @typedef {{ kind: 'text', text: string } | { kind: 'data', data: Record<string, unknown> }} Part
+ * @typedef {{ kind: 'text', text: string } | { kind: 'data', data: Record<string, unknown> } | { kind: 'file', file: { name?: string, mimeType?: string, bytes?: string, uri?: string } }} Part
  * @typedef {{ kind: 'message', role: 'agent' | 'user', parts: Part[], messageId?: string }} A2AMessage
  * @typedef {{ id: string, name: string, arguments: string }} ToolCall
  * @typedef {{ inputTokens: number, outputTokens: number }} Usage

@@ -10,7 +10,7 @@
  * @module
  */
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
-import { callDoneEvent, roundStartEvents, spawnOf } from './calls/index.js';
+import { callDoneEvents, roundStartEvents, spawnOf } from './calls/index.js';
 import type { CallResult, CallTimeout } from './calls/kind.js';
 import { AGENT_DEADLINE_ID, agentDeadlineSlot } from './agent-deadline.js';
 import { runToolSlot, type ToolRunInput } from './calls/tool.js';
@@ -199,7 +199,7 @@ export const agentMachine = setup({
       const result = callResultOf(event as unknown as ChildEvent);
       enqueue.assign({
         round: recordResult(round, call, result),
-        outbox: [...context.outbox, callDoneEvent(context.agentId, call, result, toolKey(`${context.scope}:${context.agentId}`, round.turn, call.id))],
+        outbox: [...context.outbox, ...callDoneEvents(context.agentId, call, result, toolKey(`${context.scope}:${context.agentId}`, round.turn, call.id))],
       });
       enqueue.stopChild(childId);
     }),

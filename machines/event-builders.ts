@@ -8,7 +8,8 @@
 import type { CallResult } from './calls/kind.js';
 import type { ModelStepOutput } from './contracts.js';
 import type { MadeSummary } from './history.js';
-import { DATA_PART_COMPAT_FLAG, type DataPart, type Part, type SwarmEventBody, type SwarmFact, type TaskState } from './events.js';
+import { DATA_PART_COMPAT_FLAG, type DataPart, type Part, type SwarmEventBody, type SwarmFact, type SwarmFailureKind, type TaskState } from './events.js';
+import type { GuardrailRejection } from './guardrail.js';
 
 /** States after which nothing follows. */
 export const FINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled', 'rejected']);
@@ -44,6 +45,17 @@ export function statusUpdate(state: TaskState, fact: SwarmFact, said?: string, r
     final: FINAL_STATES.has(state),
     metadata: fact,
   };
+}
+
+/**
+ * The final status update of a failure: the `failed` fact with its `error` (its kind recorded
+ * here, where the failure is known, so readers need not read it from the reason), `rejected`
+ * (state `rejected`) when a guardrail rejected the swarm.
+ */
+export function failedUpdate(reason: string, kind: SwarmFailureKind, rejected?: GuardrailRejection): SwarmEventBody {
+  const error = { kind, message: reason, ...(rejected ? { guardrail: rejected.guardrail } : {}) };
+  const fact: SwarmFact = rejected ? { type: 'failed', reason, rejected, error } : { type: 'failed', reason, error };
+  return statusUpdate(rejected ? 'rejected' : 'failed', fact, reason);
 }
 
 /** The `internal:llm-call` event for one model response: the replay journal of that step. */

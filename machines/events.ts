@@ -109,8 +109,12 @@ export type SwarmFact =
   /** A client approved or rejected a gated tool call (`client.approve` / `client.reject`). */
   | ({ type: 'approval' } & ApprovalAnswer)
   | { type: 'completed'; result: unknown }
-  /** The swarm failed; `rejected` says which guardrail rejected it (its A2A state is then `rejected`). */
-  | { type: 'failed'; reason: string; rejected?: GuardrailRejection }
+  /**
+   * The swarm failed; `rejected` says which guardrail rejected it (its A2A state is then
+   * `rejected`); `error` says what kind of failure it is, recorded where it happened (absent
+   * on failures recorded before it was).
+   */
+  | { type: 'failed'; reason: string; rejected?: GuardrailRejection; error?: SwarmFailure }
   | { type: 'stopped'; reason: string }
   /**
    * This swarm is a fork of another (`runtime.fork`): its events up to `forkedFrom.seq` are that
@@ -144,6 +148,24 @@ export interface ForkedCall {
   newKey: string;
 }
 
+/**
+ * The kind of a swarm's failure: `guardrail` (a guardrail rejected the input, a response, a tool
+ * call or the result), `model-call` (the model call failed), `max-turns` (the turn limit with
+ * `onLimit: 'fail'`), `timeout` (a call past its deadline with `onTimeout: 'fail'`), `gave-up`
+ * (the model called `fail`), `runtime` (the runtime could not go on: a crash, a store that
+ * failed).
+ */
+export type SwarmFailureKind = 'guardrail' | 'model-call' | 'max-turns' | 'timeout' | 'gave-up' | 'runtime';
+
+/** What a failure is, recorded with it: its kind, its reason, the guardrail that rejected the swarm. */
+export interface SwarmFailure {
+  kind: SwarmFailureKind;
+  /** The failure's reason (the fact's `reason`). */
+  message: string;
+  /** The guardrail that rejected the swarm, for a `guardrail` failure. */
+  guardrail?: string;
+}
+
 /** An A2A text part. */
 export interface TextPart {
   kind: 'text';
@@ -162,8 +184,19 @@ export interface DataPart {
   metadata?: Record<string, unknown>;
 }
 
-/** A part of a message or an artifact. */
-export type Part = TextPart | DataPart;
+/**
+ * An A2A v0.3 file part: its content as `bytes` (base64) or a `uri`, with its name and media
+ * type. A run's input keeps the files of the message that started it; a tool's files become an
+ * artifact (see `file-parts.ts`).
+ */
+export interface FilePart {
+  kind: 'file';
+  file: { name?: string; mimeType?: string; bytes: string } | { name?: string; mimeType?: string; uri: string };
+  metadata?: Record<string, unknown>;
+}
+
+/** A part of a message or an artifact (file parts only in a run's input and a tool's files). */
+export type Part = TextPart | DataPart | FilePart;
 
 /** An A2A message: the human's input, a question, an answer, a result, a reason. */
 export interface Message {
@@ -176,10 +209,16 @@ export interface Message {
   contextId: string;
 }
 
-/** An A2A artifact: the result (`artifactId: 'result'`) or a stream of model text (`name: 'stream'`). */
+/**
+ * An A2A artifact: the result (`artifactId: 'result'`), a stream of model text (`name: 'stream'`)
+ * or a tool's files (`artifactId: 'tool:<callId>'`, with a `description` and `metadata`
+ * naming the tool and the call).
+ */
 export interface Artifact {
   artifactId: string;
   name?: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
   parts: Part[];
 }
 
@@ -282,6 +321,8 @@ export type InternalEventBody =
       key: string;
       /** The call timed out with `onTimeout: 'fail'`: the swarm failed with it. */
       failsSwarm?: true;
+      /** The files the tool returned (its artifact's parts): a replay emits that artifact again. */
+      files?: FilePart[];
     }
   | { kind: 'internal:checkpoint'; step: CheckpointStep };
 

@@ -9,6 +9,7 @@
  * @module
  */
 import { isUsageByModel } from './usage.js';
+import { filesOf } from './file-parts.js';
 import { isSpawned, openCall, type PlannedCall, type RoundCall, type SpawnedCall } from './calls/index.js';
 import type { PauseRoundCall } from './calls/pause.js';
 import type { CallResult } from './calls/kind.js';
@@ -74,7 +75,9 @@ export function pendingPause(round: Round | null): PauseRoundCall | undefined {
  * {@link runningCall} before they record its result).
  */
 export function recordResult(round: Round, call: RoundCall, result: CallResult): Round {
-  return { ...round, calls: round.calls.map((c) => (c === call ? { ...c, result } : c)) };
+  // A tool's files live in its recorded event (and artifact), not in the snapshot.
+  const { files: _files, ...kept } = result;
+  return { ...round, calls: round.calls.map((c) => (c === call ? { ...c, result: kept } : c)) };
 }
 
 /** The round with the human's answer recorded as the result of its pending pause call. */
@@ -129,6 +132,9 @@ function toCallResult(output: unknown): CallResult {
     // A child's (or a peer's) usage by model, counted only if it is one.
     if (isUsageByModel(o.usage) && Object.keys(o.usage).length > 0) result.usage = o.usage;
     if ((o as { failsSwarm?: unknown }).failsSwarm === true) result.failsSwarm = true;
+    const listed = (o as { files?: unknown }).files;
+    const files = Array.isArray(listed) ? filesOf(listed) : undefined;
+    if (files) result.files = files;
     return result;
   }
   return { ok: false, content: 'The call produced no result.' };

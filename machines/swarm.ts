@@ -19,10 +19,10 @@
  */
 import { assign, emit, enqueueActions, setup, stopChild } from 'xstate';
 import { agentMachine, type AgentOutput, type SessionEntry } from './agent.js';
-import { CALL_SLOTS, callDoneEvent, isHandoff, roundStartEvents, spawnOf } from './calls/index.js';
+import { CALL_SLOTS, callDoneEvents, isHandoff, roundStartEvents, spawnOf } from './calls/index.js';
 import { type ModelStepOutput, modelStepSlot } from './contracts.js';
-import { llmCallEvent, statusUpdate, summaryCallEvent, valueParts, valueText } from './event-builders.js';
-import type { CheckpointStep, PauseReason, SwarmEventBody, SwarmFact, SwarmLabel } from './events.js';
+import { failedUpdate, llmCallEvent, statusUpdate, summaryCallEvent, valueParts, valueText } from './event-builders.js';
+import type { CheckpointStep, Part, PauseReason, SwarmEventBody, SwarmFact, SwarmFailureKind, SwarmLabel } from './events.js';
 import type { ChatMessage, Usage } from './messages.js';
 import { type HistoryPolicy, type HistorySummary, type MadeSummary, withHistory } from './history.js';
 import type { HandoffTarget } from './plan.js';
@@ -105,6 +105,11 @@ export interface SwarmInput {
   definitionId: string;
   input: unknown;
   userMessage: string;
+  /**
+   * The parts of the message that started the swarm, as sent, when they hold files (an A2A
+   * message with file parts): its task's history keeps them, while the model reads `userMessage`.
+   */
+  inputParts?: Part[];
   config: SwarmConfig;
   /** The caller's trace context the swarm starts under (a traced runtime's); absent without one. */
   trace?: CallerTrace;
@@ -147,6 +152,8 @@ export interface SwarmContext {
   definitionId: string;
   /** The validated input the swarm was started with. */
   input: unknown;
+  /** The parts it was started with, as sent, when they hold files (see {@link SwarmInput.inputParts}). */
+  inputParts?: Part[];
   config: SwarmConfig;
   messages: ChatMessage[];
   /** Agent exchanges of this swarm, shared by all its agents. */
@@ -318,7 +325,10 @@ const failingTimeout = {
   target: '#swarm.failed',
   actions: [
     ...takeCall(false),
-    { type: 'fail' as const, params: ({ event }: { event: unknown }) => ({ reason: `${callResultOf(child(event)).content} (onTimeout: 'fail')` }) },
+    {
+      type: 'fail' as const,
+      params: ({ event }: { event: unknown }) => ({ reason: `${callResultOf(child(event)).content} (onTimeout: 'fail')`, kind: 'timeout' as const }),
+    },
   ],
 };
 
@@ -439,11 +449,11 @@ export const swarmMachine = setup({
       } else if (params.then === 'pause') {
         events.push(checkpoint('model-response'), ...pausedEvents(context.pause!.reason).events);
       } else if (outcome?.status === 'failed' && outcome.rejected) {
-        const fact = { type: 'failed' as const, reason: outcome.reason, rejected: outcome.rejected };
-        events.push(turnCompleted(context), checkpoint('model-response'), statusUpdate('rejected', fact, outcome.reason));
+        events.push(turnCompleted(context), checkpoint('model-response'), failedUpdate(outcome.reason, 'guardrail', outcome.rejected));
       } else {
+        // The model's own `fail` call (the one verdict that fails a swarm without a guardrail).
         const reason = outcome?.status === 'failed' ? outcome.reason : 'The model response ended the swarm.';
-        events.push(turnCompleted(context), checkpoint('model-response'), statusUpdate('failed', { type: 'failed', reason }, reason));
+        events.push(turnCompleted(context), checkpoint('model-response'), failedUpdate(reason, 'gave-up'));
       }
       return { type: 'swarm.events' as const, events };
     }),
@@ -474,7 +484,7 @@ export const swarmMachine = setup({
       const call = runningCall(round, done.actorId);
       if (!round || !call) return { type: 'swarm.events' as const, events: [] };
       const agentEvents = call.kind === 'agent' ? ((done.output as AgentOutput | undefined)?.events ?? []) : [];
-      const events = [...agentEvents, callDoneEvent(context.definitionId, call, callResultOf(done), toolKey(context.swarmId, round.turn, call.id))];
+      const events = [...agentEvents, ...callDoneEvents(context.definitionId, call, callResultOf(done), toolKey(context.swarmId, round.turn, call.id))];
       events.push(checkpoint(isHandoff(call) ? 'handoff-result' : 'tool-result'));
       if (params.last) events.push(turnCompleted(context));
       return { type: 'swarm.events' as const, events };
@@ -503,12 +513,9 @@ export const swarmMachine = setup({
     publishTurn: emit(({ context }) => ({ type: 'swarm.events' as const, events: [turnCompleted(context)] })),
     // Also runs after a correction round, which opened no round of calls.
     closeRound: assign(({ context }) => closedRound(context, context.round)),
-    fail: enqueueActions(({ enqueue }, params: { reason: string }) => {
+    fail: enqueueActions(({ enqueue }, params: { reason: string; kind: SwarmFailureKind }) => {
       enqueue.assign({ outcome: { status: 'failed', reason: params.reason } });
-      enqueue.emit({
-        type: 'swarm.events',
-        events: [statusUpdate('failed', { type: 'failed', reason: params.reason }, params.reason)],
-      });
+      enqueue.emit({ type: 'swarm.events', events: [failedUpdate(params.reason, params.kind)] });
     }),
     stop: enqueueActions(({ event, enqueue }) => {
       const reason = event.type === 'STOP' ? event.reason : 'stopped';
@@ -583,7 +590,8 @@ export const swarmMachine = setup({
       const outcome = context.outcome;
       if (outcome?.status !== 'completed') {
         const reason = outcome && 'reason' in outcome ? outcome.reason : 'failed';
-        return { type: 'swarm.events' as const, events: [turnCompleted(context), statusUpdate('failed', { type: 'failed', reason }, reason)] };
+        // The held verdict was the model's `fail` call.
+        return { type: 'swarm.events' as const, events: [turnCompleted(context), failedUpdate(reason, 'gave-up')] };
       }
       const result = outcome.result;
       return {
@@ -660,6 +668,8 @@ export const swarmMachine = setup({
     contextId: input.contextId ?? input.swarmId,
     definitionId: input.definitionId,
     input: input.input,
+    // Only when given: a swarm started without files keeps the context it always had.
+    ...(input.inputParts ? { inputParts: input.inputParts } : {}),
     config: input.config,
     messages: [
       { role: 'system', content: input.config.instructions },
@@ -683,7 +693,7 @@ export const swarmMachine = setup({
       {
         kind: 'task',
         status: { state: 'submitted' },
-        history: [{ kind: 'message', role: 'user', parts: valueParts(context.input) }],
+        history: [{ kind: 'message', role: 'user', parts: context.inputParts ?? valueParts(context.input) }],
         metadata: context.config.label ? { definitionId: context.definitionId, label: context.config.label } : { definitionId: context.definitionId },
       },
       working({ type: 'started', definitionId: context.definitionId }),
@@ -741,7 +751,7 @@ export const swarmMachine = setup({
             ],
             onError: {
               target: '#swarm.failed',
-              actions: { type: 'fail', params: ({ event }) => ({ reason: `Model call failed: ${errorText(event.error)}` }) },
+              actions: { type: 'fail', params: ({ event }) => ({ reason: `Model call failed: ${errorText(event.error)}`, kind: 'model-call' as const }) },
             },
           },
         },
@@ -766,6 +776,7 @@ export const swarmMachine = setup({
                   type: 'fail',
                   params: ({ context }) => ({
                     reason: `maxTurns (${context.config.maxTurns}) reached without a result`,
+                    kind: 'max-turns' as const,
                   }),
                 },
               ],

@@ -8,6 +8,7 @@
  * @module
  */
 import type { SwarmEventBody } from '../events.js';
+import { toolFilesEvent } from '../file-parts.js';
 import { agentCall, type AgentRoundCall, type PlannedAgentCall } from './agent.js';
 import { type GatedRoundCall, gatedCall, type PlannedGatedCall } from './gated.js';
 import { type InvalidRoundCall, invalidCall, type PlannedInvalidCall } from './invalid.js';
@@ -96,4 +97,13 @@ export function spawnOf(call: SpawnedCall, site: CallSite): Spawn {
 /** The event that reports a finished call: a `handoff-result` fact or `internal:tool-complete`. */
 export function callDoneEvent(speaker: string, call: SpawnedCall, result: CallResult, key: string): SwarmEventBody {
   return kindOf(call).run!.done(speaker, call, result, key);
+}
+
+/**
+ * The events that report a finished call: its {@link callDoneEvent}, then the artifact of the
+ * files a tool returned, when it returned any.
+ */
+export function callDoneEvents(speaker: string, call: SpawnedCall, result: CallResult, key: string): SwarmEventBody[] {
+  const done = callDoneEvent(speaker, call, result, key);
+  return result.files && call.kind === 'tool' ? [done, toolFilesEvent(speaker, call, result.files)] : [done];
 }

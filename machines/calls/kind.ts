@@ -6,7 +6,7 @@
  * @module
  */
 import type { SessionEntry } from '../agent.js';
-import type { SwarmEventBody } from '../events.js';
+import type { FilePart, SwarmEventBody } from '../events.js';
 import type { SwarmConfig } from '../swarm.js';
 import type { UsageByModel } from '../usage.js';
 
@@ -29,6 +29,8 @@ export interface CallResult {
    * handing the result on ends with it, failing its swarm). Recorded in the call's event.
    */
   failsSwarm?: true;
+  /** The files a tool returned (`file-parts.ts`): recorded with its result, announced as an artifact. */
+  files?: FilePart[];
 }
 
 /**

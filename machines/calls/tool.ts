@@ -99,6 +99,7 @@ export const toolCall = {
       content: result.content,
       key,
       ...(result.failsSwarm ? { failsSwarm: true as const } : {}),
+      ...(result.files ? { files: result.files } : {}),
     }),
   },
 } satisfies CallKind<PlannedToolCall, ToolRoundCall>;

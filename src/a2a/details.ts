@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Artifact, Message, SwarmEvent } from '../../machines/events.js';
+import type { Artifact, Message, SwarmEvent, SwarmFailureKind } from '../../machines/events.js';
 import { DATA_PART_COMPAT_FLAG } from '../../machines/events.js';
 import { type FileResult, isFileResult } from './files.js';
 import { RESULT_ARTIFACT_ID } from './mapping.js';
@@ -27,11 +27,12 @@ export function resultDetails(cards: readonly { id: string; name: string; result
 }
 
 /**
- * The kind of a failure, read from its reason (the machine records the reason only): `guardrail`
- * (a guardrail rejected the input or result), `model-call`, `max-turns`, `timeout`, `problem`
- * (the task's events cannot be read) or `failed`.
+ * The kind of a failure: as recorded with it (see `SwarmFailureKind`: `guardrail`, `model-call`,
+ * `max-turns`, `timeout`, `gave-up`, `runtime`), read from its reason for a failure recorded
+ * before failures carried it (`failed` when the reason says nothing), or `problem` (the task's
+ * events cannot be read).
  */
-export type FailureKind = 'guardrail' | 'model-call' | 'max-turns' | 'timeout' | 'problem' | 'failed';
+export type FailureKind = SwarmFailureKind | 'problem' | 'failed';
 
 /** The error a failed task's final status carries in its `metadata.error` (and its message's). */
 export interface FailureError {
@@ -51,7 +52,10 @@ export type DetailedArtifact = Artifact & { description?: string; metadata?: Rec
 /** A message as A2A peers see it: with `metadata` (a failure's `error`). */
 export type DetailedMessage = Message & { metadata?: Record<string, unknown> };
 
-/** The kind of a failure with `reason` (`rejected`: a guardrail rejected the swarm). */
+/**
+ * The kind of a failure with `reason` (`rejected`: a guardrail rejected the swarm), read from its
+ * text: the fallback for failures recorded before they carried their kind.
+ */
 export function failureKind(reason: string, rejected: boolean): FailureKind {
   if (rejected || / guardrail rejected /.test(reason)) return 'guardrail';
   if (reason.startsWith('Model call failed:')) return 'model-call';
@@ -104,10 +108,15 @@ export function withDetails(event: SwarmEvent, details: ResultDetails): SwarmEve
     };
     return { ...event, artifact };
   }
+  if (event.kind === 'artifact-update' && event.artifact.artifactId.startsWith('tool:') && event.artifact.metadata) {
+    // A tool's files (machines/file-parts.ts): the stored metadata names the tool and the call.
+    return { ...event, artifact: { ...event.artifact, metadata: { swarmId: event.swarmId, ...event.artifact.metadata } } };
+  }
   if (event.kind === 'status-update' && event.metadata.type === 'failed') {
     const fact = event.metadata;
-    const error: FailureError = { kind: failureKind(fact.reason, fact.rejected !== undefined), message: fact.reason };
-    if (fact.rejected) error.guardrail = fact.rejected.guardrail;
+    // Recorded where the failure happened; read from the reason for a run recorded before.
+    const error: FailureError = fact.error ? { ...fact.error } : { kind: failureKind(fact.reason, fact.rejected !== undefined), message: fact.reason };
+    if (fact.rejected && !error.guardrail) error.guardrail = fact.rejected.guardrail;
     const message: DetailedMessage | undefined = event.status.message && { ...event.status.message, metadata: { error } };
     return { ...event, status: { ...event.status, ...(message ? { message } : {}) }, metadata: { ...fact, error } as typeof fact };
   }

@@ -9,7 +9,8 @@
  */
 import { type Role, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { legacyPushNotificationToV1StreamResponse } from '@a2a-js/sdk/compat/v0_3';
-import type { Artifact, Message as SwarmMessage, StatusUpdateEvent, SwarmEvent, TaskEvent } from '../../machines/events.js';
+import type { Artifact, Part as SwarmPart, Message as SwarmMessage, StatusUpdateEvent, SwarmEvent, TaskEvent } from '../../machines/events.js';
+import { DATA_PART_COMPAT_FLAG } from '../../machines/events.js';
 import type { SwarmStatus } from '../store/result.js';
 import { withPauseRequest } from './pause-request.js';
 import { fileText, isTextual } from './files.js';
@@ -165,4 +166,29 @@ export function inputFromMessage(message: Pick<Message, 'parts'>, structured: bo
   } catch {
     return text;
   }
+}
+
+/**
+ * A message's parts as a swarm's stored events keep them (A2A v0.3), when it holds files: the
+ * run's task then shows the files as sent (name, type, bytes or URL) while the model reads them
+ * as `<file>` elements (see {@link inputFromMessage}). Undefined for a message without files,
+ * whose task shows its input as it always did.
+ */
+export function inputPartsOf(message: Pick<Message, 'parts'>): SwarmPart[] | undefined {
+  if (!message.parts.some((p) => p.content?.$case === 'raw' || p.content?.$case === 'url')) return undefined;
+  const parts: SwarmPart[] = [];
+  for (const p of message.parts) {
+    const c = p.content;
+    const meta = { ...(p.filename ? { name: p.filename } : {}), ...(p.mediaType ? { mimeType: p.mediaType } : {}) };
+    if (c?.$case === 'text') parts.push({ kind: 'text', text: c.value });
+    else if (c?.$case === 'raw') parts.push({ kind: 'file', file: { ...meta, bytes: Buffer.from(c.value).toString('base64') } });
+    else if (c?.$case === 'url') parts.push({ kind: 'file', file: { ...meta, uri: c.value } });
+    else if (c?.$case === 'data') {
+      const v = c.value as unknown;
+      // A v0.3 data part is an object; another value travels wrapped (see `DataPart`).
+      if (typeof v === 'object' && v !== null && !Array.isArray(v)) parts.push({ kind: 'data', data: v as Record<string, unknown> });
+      else parts.push({ kind: 'data', data: { value: v }, metadata: { [DATA_PART_COMPAT_FLAG]: true } });
+    }
+  }
+  return parts;
 }

@@ -93,7 +93,7 @@ function describeEvent(e: SwarmEvent): EventLine {
     case 'task':
       return minor('task submitted');
     case 'artifact-update': {
-      const text = e.artifact.parts.map((p) => (p.kind === 'text' ? p.text : JSON.stringify(p.data))).join(' ');
+      const text = e.artifact.parts.map((p) => (p.kind === 'text' ? p.text : p.kind === 'data' ? JSON.stringify(p.data) : `[file ${p.file.name ?? ''}]`)).join(' ');
       return minor(`artifact ${e.artifact.name ?? e.artifact.artifactId}: ${clip(text)}`);
     }
     case 'internal:llm-call':

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { PauseReason, SwarmEvent, SwarmLabel } from '../../machines/events.js';
+import type { Part, PauseReason, SwarmEvent, SwarmLabel } from '../../machines/events.js';
 import type { UsageReport } from '../usage/report.js';
 import type { z } from 'zod';
 import { responseSchemaOf } from '../define/response-schema.js';
@@ -70,9 +70,9 @@ export interface SwarmLimits {
 /**
  * How a swarm starts: its resolved configuration's options, and the session (`contextId`) it
  * belongs to when that is not the swarm itself (an A2A client's conversation). The context is
- * kept with the swarm's state, so it survives restarts.
+ * kept with the swarm's state, so it survives restarts. `inputParts`: see {@link SwarmClient.run}.
  */
-export type StartOptions = ResolveOptions & { contextId?: string };
+export type StartOptions = ResolveOptions & { contextId?: string; inputParts?: Part[] };
 
 /**
  * The handle on one swarm: start it, read its result and events, pause, resume, stop.
@@ -99,12 +99,15 @@ export class SwarmClient<I = unknown, R = unknown> {
    * Starts the swarm. Resolves once it has started and its first step is recorded; throws a
    * `SwarmError` when it cannot start (unknown definition, invalid input, an invalid swarm id
    * — see `swarmIdProblem` —, id in use). `contextId`: the session the swarm belongs to (its
-   * events carry it; default the swarm id).
+   * events carry it; default the swarm id). `inputParts`: the parts of the message the input
+   * was read from, as sent, when they hold files (the A2A server's): the run's task keeps them
+   * as its first message while the model reads `input` (files as `<file>` elements).
    */
-  run(input: I, options: { contextId?: string } = {}): Promise<void> {
+  run(input: I, options: { contextId?: string; inputParts?: Part[] } = {}): Promise<void> {
     return this.control.startSwarm(this.definitionId, this.swarmId, input, {
       ...(this.overrides ? { overrides: this.overrides as SwarmOverrides } : {}),
       ...(options.contextId ? { contextId: options.contextId } : {}),
+      ...(options.inputParts ? { inputParts: options.inputParts } : {}),
     });
   }
 

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from 'zod';
-import type { PauseReason } from '../../machines/events.js';
+import type { Part, PauseReason } from '../../machines/events.js';
 import type { Customization } from '../../machines/calls/swarm.js';
 import type { BudgetAccountRef, BudgetCaps } from '../../machines/budget.js';
 import type { SwarmErrorCode } from '../errors.js';
@@ -20,6 +20,8 @@ export interface HostRequest {
   input: unknown;
   customization?: Customization;
   contextId?: string;
+  /** The parts of the message the input was read from, as sent, when they hold files (`StartOptions.inputParts`). */
+  inputParts?: Part[];
   /** The budget accounts the swarm draws from besides its own (its parent's chain). */
   budgetOuter?: BudgetAccountRef[];
   /**
@@ -61,6 +63,8 @@ export const hostRequestSchema = z.object({
   input: z.unknown(),
   customization: z.record(z.string(), z.unknown()).optional(),
   contextId: z.string().optional(),
+  // Checked by the event schema when the task event is written; here only carried.
+  inputParts: z.array(z.record(z.string(), z.unknown())).optional(),
   budgetOuter: z.array(z.union([z.object({ id: z.string(), caps: z.record(z.string(), z.number()) }), z.object({ key: z.string() })])).optional(),
   attach: z.boolean().optional(),
   stop: z.string().optional(),

@@ -29,10 +29,21 @@ const stamp = { seq: z.number().int().positive(), swarmId: z.string().min(1) };
 const isoTimestamp = z.iso.datetime({ offset: true });
 const taskState = z.enum(['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled', 'rejected']);
 
+// A run's input files, a tool's files: the content (base64) or where it is.
+const filePart = z.strictObject({
+  kind: z.literal('file'),
+  file: z.union([
+    z.strictObject({ name: z.string().optional(), mimeType: z.string().optional(), bytes: z.string() }),
+    z.strictObject({ name: z.string().optional(), mimeType: z.string().optional(), uri: z.string() }),
+  ]),
+  metadata: record.optional(),
+});
+
 const part = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('text'), text: z.string(), metadata: record.optional() }),
   // A2A v0.3: data is an object (other values travel wrapped, see `DataPart`).
   z.strictObject({ kind: z.literal('data'), data: record, metadata: record.optional() }),
+  filePart,
 ]);
 
 const message = z.strictObject({
@@ -124,7 +135,18 @@ export const swarmFactSchema = z.discriminatedUnion('type', [
     at: z.number().optional(),
   }),
   z.strictObject({ type: z.literal('completed'), result: z.unknown() }),
-  z.strictObject({ type: z.literal('failed'), reason: z.string(), rejected: guardrailRejection.optional() }),
+  z.strictObject({
+    type: z.literal('failed'),
+    reason: z.string(),
+    rejected: guardrailRejection.optional(),
+    error: z
+      .strictObject({
+        kind: z.enum(['guardrail', 'model-call', 'max-turns', 'timeout', 'gave-up', 'runtime']),
+        message: z.string(),
+        guardrail: z.string().optional(),
+      })
+      .optional(),
+  }),
   z.strictObject({ type: z.literal('stopped'), reason: z.string() }),
   z.strictObject({
     type: z.literal('forked'),
@@ -174,7 +196,13 @@ const artifactUpdateEvent = z.strictObject({
   kind: z.literal('artifact-update'),
   taskId: z.string().min(1),
   contextId: z.string().min(1),
-  artifact: z.strictObject({ artifactId: z.string().min(1), name: z.string().optional(), parts: z.array(part) }),
+  artifact: z.strictObject({
+    artifactId: z.string().min(1),
+    name: z.string().optional(),
+    description: z.string().optional(),
+    metadata: record.optional(),
+    parts: z.array(part),
+  }),
   append: z.boolean().optional(),
   lastChunk: z.boolean().optional(),
   metadata: z.strictObject({ agent: z.string(), turn: z.number().int().nonnegative() }).optional(),
@@ -284,6 +312,7 @@ export const internalSwarmEventSchema = z.discriminatedUnion('kind', [
     ok: z.boolean(),
     content: z.string(),
     failsSwarm: z.literal(true).optional(),
+    files: z.array(filePart).optional(),
     key: z.string(),
     ...internalStamp,
   }),

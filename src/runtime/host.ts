@@ -7,7 +7,7 @@
  */
 import { type Actor, createActor } from 'xstate';
 import { errorText } from '../../machines/error-text.js';
-import { statusUpdate } from '../../machines/event-builders.js';
+import { failedUpdate } from '../../machines/event-builders.js';
 import type { SwarmEvent, SwarmEventBody } from '../../machines/events.js';
 import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmConfig, type SwarmContext, type SwarmInput } from '../../machines/swarm.js';
 import type { createSwarmLogic } from '../../actors/index.js';
@@ -622,7 +622,7 @@ export class SwarmHost {
     this.failedReason = reason;
     this.seq = this.inStore.seq + 1;
     this.failedAt = Date.now();
-    this.unrecorded = stampEvent(statusUpdate('failed', { type: 'failed', reason }, reason), this.seq, this, this.failedAt);
+    this.unrecorded = stampEvent(failedUpdate(reason, 'runtime'), this.seq, this, this.failedAt);
     this.meta.committed([this.unrecorded]);
     this.wake();
     this.recordFailure(FAILURE_RETRY_FIRST_MS);

@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import type { SwarmCommand } from '../../machines/swarm.js';
+import type { Part } from '../../machines/events.js';
 import type { BudgetAccountRef } from '../../machines/budget.js';
 import { delay } from '../util/abort.js';
 import type { Catalog } from '../catalog/catalog.js';
@@ -180,6 +181,7 @@ export class Serving {
       const starting = this.deps.launcher.startDerived(definitionId, id, request.input, {
         ...(request.customization ? { customization: request.customization } : {}),
         ...(request.contextId ? { contextId: request.contextId } : {}),
+        ...(request.inputParts ? { inputParts: request.inputParts as Part[] } : {}),
         ...(request.budgetOuter ? { budgetOuter: request.budgetOuter as BudgetAccountRef[] } : {}),
       });
       const settled = starting.catch(() => undefined);

@@ -71,8 +71,15 @@ export class Launcher {
     if (!def && deps.others && definitionId !== ADHOC_ID) {
       // Hosted by other runtimes: one of them starts it (and checks its input); it has started
       // once its first step is recorded there.
-      const { customization, contextId } = options;
-      await deps.others.host({ swarmId, definitionId, input, ...(customization ? { customization } : {}), ...(contextId ? { contextId } : {}) });
+      const { customization, contextId, inputParts } = options;
+      await deps.others.host({
+        swarmId,
+        definitionId,
+        input,
+        ...(customization ? { customization } : {}),
+        ...(contextId ? { contextId } : {}),
+        ...(inputParts ? { inputParts } : {}),
+      });
       return;
     }
     if (!def) throw new SwarmError(`Unknown swarm definition "${definitionId}"`, 'unknown-definition');
@@ -99,6 +106,7 @@ export class Launcher {
             definitionId: def.id,
             input: value,
             userMessage: typeof value === 'string' ? value : JSON.stringify(value),
+            ...(options.inputParts ? { inputParts: options.inputParts } : {}),
             config,
             ...(trace ? { trace } : {}),
           },

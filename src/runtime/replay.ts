@@ -67,6 +67,13 @@ function asRecordedThen(body: SwarmEventBody, recorded: SwarmEvent): SwarmEventB
   // A named run recorded before task events carried the run's label.
   if (body.kind === 'task' && body.metadata.label && recorded.kind === 'task' && !recorded.metadata.label)
     return { ...body, metadata: { definitionId: body.metadata.definitionId } };
+  // A failure recorded before failures carried their error's kind.
+  if (body.kind === 'status-update' && body.metadata.type === 'failed' && body.metadata.error && recorded.kind === 'status-update') {
+    if (recorded.metadata.type === 'failed' && !recorded.metadata.error) {
+      const { error: _new, ...fact } = body.metadata;
+      return { ...body, metadata: fact };
+    }
+  }
   if (body.kind !== 'status-update' || body.metadata.type !== 'paused' || recorded.kind !== 'status-update' || recorded.metadata.type !== 'paused') return body;
   if (recorded.metadata.reason.pauseId !== undefined || body.metadata.reason.pauseId === undefined) return body;
   const { pauseId: _new, ...reason } = body.metadata.reason;
@@ -134,6 +141,7 @@ function inputFromSnapshot(swarmId: string, snapshot: unknown): SwarmInput {
     swarmId,
     definitionId: context.definitionId,
     input: context.input,
+    ...(context.inputParts ? { inputParts: context.inputParts } : {}),
     contextId: context.contextId,
     userMessage: context.messages[1]?.content ?? '',
     config: context.config,
@@ -261,7 +269,7 @@ export function replayJournal({ recorded, input, ports, until }: JournalReplay):
         at: e.timestamp,
       });
     } else if (e.kind === 'internal:tool-complete' && e.key) {
-      results.set(e.key, { ok: e.ok, content: e.content, ...(e.failsSwarm ? { failsSwarm: true as const } : {}) });
+      results.set(e.key, { ok: e.ok, content: e.content, ...(e.failsSwarm ? { failsSwarm: true as const } : {}), ...(e.files ? { files: e.files } : {}) });
     } else if (e.kind === 'status-update' && e.metadata.type === 'handoff-result') {
       // `from` names the agent that answered, which the live call's result carried.
       // A child's rolled-up usage counts again exactly as it did live: with this result.

@@ -166,6 +166,20 @@ describe('handoffs to definitions another runtime hosts', () => {
 describe('forSwarm from a runtime that does not have the definition', () => {
   const asker = defineSwarm({ id: 'asker', instructions: 'Ask.' });
 
+  it('a run started with files from a runtime without the definition keeps them: its task has the parts as sent', async () => {
+    await runtime({ swarms: [asker], model: queueModel({ asker: [{ text: 'read' }] }) });
+    const elsewhere = await runtime({ model: queueModel({}) });
+    const inputParts = [
+      { kind: 'text' as const, text: 'Read this' },
+      { kind: 'file' as const, file: { name: 'a.txt', mimeType: 'text/plain', bytes: Buffer.from('hello').toString('base64') } },
+    ];
+    const client = elsewhere.forSwarm('asker', 'with-files');
+    await client.run('Read this\n<file name="a.txt" type="text/plain">\nhello\n</file>', { inputParts });
+    expect(await client.wait()).toEqual({ status: 'completed', result: 'read' });
+    const [task] = await collect(client.events());
+    expect(task).toMatchObject({ kind: 'task', history: [{ role: 'user', parts: inputParts }] });
+  });
+
   it('starts, reads, pauses, resumes and stops a swarm held by another runtime', async () => {
     const model = queueModel({
       asker: [

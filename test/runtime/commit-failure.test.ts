@@ -332,6 +332,8 @@ describe('a commit that keeps failing', () => {
       final: true,
       metadata: { type: 'failed', reason: result.status === 'failed' ? result.reason : '' },
     });
+    // The failure's kind is recorded with it: the runtime could not go on.
+    expect(events.at(-1)).toMatchObject({ metadata: { error: { kind: 'runtime' } } });
     // Nothing of the failed step was stored, and nothing after it ran.
     expect(inStore.length).toBeGreaterThanOrEqual(durable.events.length);
     await sleep(200);

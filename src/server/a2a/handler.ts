@@ -59,6 +59,7 @@ import {
   endsInteraction,
   endsStream,
   inputFromMessage,
+  inputPartsOf,
   statusToA2AState,
   taskFromEvents,
   TERMINAL_STATES,
@@ -338,7 +339,11 @@ export class SwarmRequestHandler implements A2ARequestHandler {
       throw new RequestMalformedError(`message.contextId must be a string of at most ${MAX_CONTEXT_ID_LENGTH} characters`);
     }
     try {
-      await this.runtime.forSwarm(this.definitionId, taskId).run(inputFromMessage(message, this.structuredInput), contextId ? { contextId } : {});
+      // A message with files: its task keeps them as sent, the model reads them as text.
+      const inputParts = inputPartsOf(message);
+      await this.runtime
+        .forSwarm(this.definitionId, taskId)
+        .run(inputFromMessage(message, this.structuredInput), { ...(contextId ? { contextId } : {}), ...(inputParts ? { inputParts } : {}) });
     } catch (e) {
       if (!(e instanceof SwarmError)) throw e;
       // Two deliveries of one message raced: the other one started it.
