@@ -56,6 +56,7 @@ import { memoryLedger } from '../store/budgets.js';
 import { Reading } from './reading.js';
 import { judgingPorts, replaySwarm } from './replay.js';
 import { teamPort } from './team-port.js';
+import type { Logger } from '../util/logger.js';
 import { RuntimeMetrics, timedStore } from './metrics.js';
 import type { MetricsRegistry } from './metrics-registry.js';
 import { observeRuntime } from './observe.js';
@@ -112,6 +113,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
   /** The drain under way, once `drain` was called. */
   private draining: Promise<void> | undefined;
   readonly metrics: MetricsRegistry | undefined;
+  readonly logger: Logger | undefined;
   /** Unsubscribes the logs and metrics (see `observe.ts`). */
   private readonly unobserve: () => void;
   /** The spans of this runtime (`createRuntime({ tracing })`); undefined without. */
@@ -170,6 +172,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     const logic = createSwarmLogic(tracing ? tracedPorts(ports, tracing) : ports);
     // Metrics (only when asked for): the live swarms' commits are timed through their store.
     this.metrics = o.metrics;
+    this.logger = o.logger;
     const metrics =
       o.metrics &&
       new RuntimeMetrics(o.metrics, {
