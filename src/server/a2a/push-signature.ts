@@ -81,9 +81,18 @@ function sameText(a: string, b: string): boolean {
  * over another body, or too old (a replay) or too far ahead. Compares in constant time.
  *
  * @example
+ * import { createServer } from 'node:http';
  * import { verifyPushSignature } from 'xswarm/server';
- * // in a node:http handler, once the body is read:
- * if (!verifyPushSignature({ secret, body, headers: req.headers })) return void res.writeHead(401).end();
+ * const secret = process.env.HOOK_SECRET ?? '';
+ * const receiver = createServer((req, res) => {
+ *   const chunks: Buffer[] = [];
+ *   req.on('data', (c: Buffer) => chunks.push(c));
+ *   req.on('end', () => {
+ *     // The raw bytes, before parsing; a request older than 5 minutes (a replay) is refused.
+ *     const ok = verifyPushSignature({ secret, body: Buffer.concat(chunks), headers: req.headers });
+ *     res.writeHead(ok ? 204 : 401).end();
+ *   });
+ * });
  */
 export function verifyPushSignature(check: PushSignatureCheck): boolean {
   const given = header(check.headers, SIGNATURE_V2_HEADER);
