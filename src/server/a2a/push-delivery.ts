@@ -105,6 +105,8 @@ export class PushDelivery {
   private scan: NodeJS.Timeout | undefined;
   private readonly loops = new Map<string, Promise<void>>();
   private readonly closing = new AbortController();
+  /** Resolves (false) once the server closes: what a wait for a lease races. */
+  private readonly closed = new Promise<false>((resolve) => this.closing.signal.addEventListener('abort', () => resolve(false), { once: true }));
   private resumed = false;
 
   constructor(runtime: Runtime, options: PushDeliveryOptions = {}) {
@@ -195,7 +197,17 @@ export class PushDelivery {
     const outbox = this.outbox;
     if (!outbox.lease) return { until: Number.POSITIVE_INFINITY, signal: this.closing.signal, stop: () => undefined };
     const until = Date.now() + this.leaseMs;
-    if (!(await outbox.lease(taskId, configId, this.owner, until))) return undefined;
+    const taking = Promise.resolve(outbox.lease(taskId, configId, this.owner, until));
+    // A lease waiting behind writes held by an outage must not hold the server's close (taken late, it is given back).
+    const took = await Promise.race([taking, this.closed]);
+    if (this.closing.signal.aborted) {
+      void taking.then(
+        (ok) => ok && outbox.release?.(taskId, configId, this.owner),
+        () => undefined,
+      );
+      return undefined;
+    }
+    if (!took) return undefined;
     const lost = new AbortController();
     let renewing = false;
     const renew = setInterval(() => {

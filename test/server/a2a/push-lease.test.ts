@@ -23,7 +23,7 @@ import { until } from '../../support/wait.js';
 const echo = defineSwarm({ id: 'echo', description: 'Echoes', instructions: 'Repeat.' });
 const RETRY = { initialDelayMs: 20, maxDelayMs: 60, timeoutMs: 2000 };
 /** Short leases, looked over very often: the servers contend for every pending webhook. */
-const LEASE = { ttlMs: 600, scanMs: 15 };
+const LEASE = { ttlMs: 1200, scanMs: 15 };
 const TASKS_PER_SERVER = 3;
 
 const file = sqliteFilePerTest('xswarm-push-lease-');
