@@ -14,3 +14,4 @@
 export { serve } from '../server/index.js';
 export type { ServeOptions, SwarmServer } from '../server/index.js';
 export type { InspectorOverview, SwarmRow, TeamRow } from '../server/inspector/api.js';
+export { verifyPushSignature, type PushSignatureCheck } from '../server/a2a/push-signature.js';

@@ -58,6 +58,7 @@ import { judgingPorts, replaySwarm } from './replay.js';
 import { teamPort } from './team-port.js';
 import { teamToolRemote } from './team-tools-remote.js';
 import { answerTeamToolCall, registerTeamToolRemote } from '../team/team-tools.js';
+import type { Logger } from '../util/logger.js';
 import { RuntimeMetrics, timedStore } from './metrics.js';
 import type { MetricsRegistry } from './metrics-registry.js';
 import { observeRuntime } from './observe.js';
@@ -114,6 +115,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
   /** The drain under way, once `drain` was called. */
   private draining: Promise<void> | undefined;
   readonly metrics: MetricsRegistry | undefined;
+  readonly logger: Logger | undefined;
   /** Unsubscribes the logs and metrics (see `observe.ts`). */
   private readonly unobserve: () => void;
   /** The spans of this runtime (`createRuntime({ tracing })`); undefined without. */
@@ -174,6 +176,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     const logic = createSwarmLogic(tracing ? tracedPorts(ports, tracing) : ports);
     // Metrics (only when asked for): the live swarms' commits are timed through their store.
     this.metrics = o.metrics;
+    this.logger = o.logger;
     const metrics =
       o.metrics &&
       new RuntimeMetrics(o.metrics, {

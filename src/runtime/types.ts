@@ -361,4 +361,6 @@ export interface Runtime {
   stats(): { live: number; passivated: number };
   /** The registry of this runtime's metrics (`createRuntime({ metrics })`); undefined without. */
   readonly metrics?: MetricsRegistry;
+  /** The runtime's logger (`createRuntime({ logger })`, guarded); undefined without. A server serving it logs through it too. */
+  readonly logger?: Logger;
 }

@@ -94,6 +94,7 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
     createA2AHandler(ctx, {
       ...(options.allowedPushHosts ? { allowedPushHosts: options.allowedPushHosts } : {}),
       ...(options.pushRetry ? { pushRetry: options.pushRetry } : {}),
+      ...(options.pushLease ? { pushLease: options.pushLease } : {}),
     }),
     createMcpHandler(ctx, options.registry ? { registry: options.registry } : {}),
     createInspectorApiHandler(ctx),

@@ -78,6 +78,16 @@ export interface ServeOptions {
     /** How long one attempt waits for the receiver's answer. Default 10 000 ms. */
     timeoutMs?: number;
   };
+  /**
+   * The delivery lease of each A2A push webhook, for several servers on one store (one SQLite
+   * file, one NATS): one server delivers a webhook at a time, renewing its lease every third of
+   * `ttlMs`; when it dies another takes over once the lease expired (checked every `scanMs`).
+   * Defaults: `ttlMs` 30 000, `scanMs` a third of it. See docs/a2a-push.md.
+   */
+  pushLease?: {
+    ttlMs?: number;
+    scanMs?: number;
+  };
 }
 
 /** A running server. */

@@ -10,6 +10,10 @@
  * A store keeps one when it can ({@link SwarmStore.pushOutbox}: memory, SQLite, JetStream); the server
  * falls back to a process-local one otherwise.
  *
+ * Several servers on one store (one SQLite file, one NATS) share the outbox: each subscription
+ * has a delivery lease ({@link PushOutbox.lease}) that one server holds at a time, renewed while
+ * it delivers; a server that dies loses it when it expires and another resumes from the cursor.
+ *
  * @module
  */
 
@@ -58,11 +62,27 @@ export interface PushOutbox {
    * absent, the outbox is readable at once. Rejects when the load failed (tried again on the next call).
    */
   ready?(): Promise<void>;
+  /**
+   * Takes or renews the delivery lease of a subscription for `owner` until `until` (ms since the
+   * epoch): true when `owner` holds it now (it was free, expired, or already `owner`'s); false
+   * when another owner holds an unexpired one, or the subscription is gone. Absent: no lease
+   * (every server on the store delivers each subscription).
+   */
+  lease?(taskId: string, configId: string, owner: string, until: number): boolean | Promise<boolean>;
+  /** Gives up `owner`'s lease of a subscription (a loop that ended, a server closing); nothing when another holds it. */
+  release?(taskId: string, configId: string, owner: string): void;
+  /**
+   * Waits up to `timeoutMs` for the writes still under way in the background (an outbox kept
+   * over the network); resolves with how many subscriptions still have one (0: all landed).
+   */
+  flush?(timeoutMs: number): Promise<number>;
 }
 
 /** An outbox in memory (the memory store's, and the fallback of stores without one). */
 export function memoryPushOutbox(): PushOutbox {
   const entries = new Map<string, PushSubscription>();
+  /** The lease of each subscription: owner and expiry (servers sharing one memory store, in tests). */
+  const leases = new Map<string, { owner: string; until: number }>();
   const key = (taskId: string, configId: string) => `${taskId}\0${configId}`;
   return {
     save(s) {
@@ -74,11 +94,24 @@ export function memoryPushOutbox(): PushOutbox {
       return s && { ...s };
     },
     list: (taskId) => [...entries.values()].filter((s) => s.taskId === taskId).map((s) => ({ ...s })),
-    delete: (taskId, configId) => entries.delete(key(taskId, configId)),
+    delete: (taskId, configId) => {
+      leases.delete(key(taskId, configId));
+      return entries.delete(key(taskId, configId));
+    },
     advance(taskId, configId, cursor, done) {
       const s = entries.get(key(taskId, configId));
       if (s && cursor >= s.cursor) entries.set(key(taskId, configId), { ...s, cursor, done });
     },
     pending: () => [...entries.values()].filter((s) => !s.done).map((s) => ({ ...s })),
+    lease(taskId, configId, owner, until) {
+      const k = key(taskId, configId);
+      const held = leases.get(k);
+      if (!entries.has(k) || (held && held.owner !== owner && held.until > Date.now())) return false;
+      leases.set(k, { owner, until });
+      return true;
+    },
+    release(taskId, configId, owner) {
+      if (leases.get(key(taskId, configId))?.owner === owner) leases.delete(key(taskId, configId));
+    },
   };
 }

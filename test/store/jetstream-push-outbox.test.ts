@@ -92,6 +92,26 @@ describe.skipIf(natsServerMissing)('JetStream push outbox', () => {
     expect(keys).toHaveLength(1);
   });
 
+  it('a delivery lease is held by one store at a time (compare-and-set), taken over once expired; another store’s config is seen by the watch', async () => {
+    const a = await opened();
+    const b = await opened();
+    a.pushOutbox!.save(sub('l', 'x'));
+    const soon = Date.now() + 10_000;
+    expect(await a.pushOutbox!.lease!('l', 'x', 'one', soon)).toBe(true);
+    // B sees the config A saved (the watch), and cannot take A's lease.
+    await until('the config in B', () => b.pushOutbox!.get('l', 'x') !== undefined);
+    expect(await b.pushOutbox!.lease!('l', 'x', 'two', soon)).toBe(false);
+    expect(await a.pushOutbox!.lease!('l', 'x', 'one', Date.now() + 40)).toBe(true);
+    a.pushOutbox!.advance('l', 'x', 6, false);
+    await sleep(80);
+    // Expired: B takes it, with the cursor A left.
+    expect(await b.pushOutbox!.lease!('l', 'x', 'two', soon)).toBe(true);
+    expect(b.pushOutbox!.get('l', 'x')?.cursor).toBe(6);
+    expect(await a.pushOutbox!.lease!('l', 'x', 'one', soon)).toBe(false);
+    b.pushOutbox!.release!('l', 'x', 'two');
+    await until('released', async () => (await a.pushOutbox!.lease!('l', 'x', 'one', soon)) === true);
+  });
+
   it('a server restart over the same NATS in the middle of a backlog delivers every update exactly once by event id', async () => {
     const echo = defineSwarm({ id: 'echo', description: 'Echoes', instructions: 'Repeat.' });
     const retry = { initialDelayMs: 20, maxDelayMs: 80, timeoutMs: 2000 };

@@ -1,7 +1,8 @@
 /**
  * The push outbox of the memory and SQLite stores: subscriptions with cursors that only move
  * forward, done ones left out of `pending`, kept across a reopen of the SQLite file, and a file
- * written before the table existed opening as it was and gaining it.
+ * written before the table existed opening as it was and gaining it; delivery leases held by one
+ * owner at a time until they expire, and a table written before the lease columns gaining them.
  */
 import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/index.js';
@@ -36,8 +37,55 @@ function exercise(outbox: PushOutbox): void {
   expect(outbox.get('t1', 'b')).toBeUndefined();
 }
 
+/** One owner at a time; renewed by its owner; taken over once expired; released; none for a config that is gone. */
+async function leases(outbox: PushOutbox, other: PushOutbox = outbox): Promise<void> {
+  outbox.save(sub('l', 'x'));
+  const soon = Date.now() + 10_000;
+  expect(await outbox.lease!('l', 'x', 'one', soon)).toBe(true);
+  expect(await other.lease!('l', 'x', 'two', soon)).toBe(false);
+  expect(await outbox.lease!('l', 'x', 'one', soon + 1000)).toBe(true);
+  // Saved again (a config replaced): the lease stays.
+  outbox.save(sub('l', 'x', { url: 'https://hooks.example/y' }));
+  expect(await other.lease!('l', 'x', 'two', soon)).toBe(false);
+  // Released: free for another at once.
+  outbox.release!('l', 'x', 'one');
+  expect(await other.lease!('l', 'x', 'two', Date.now() + 30)).toBe(true);
+  expect(await outbox.lease!('l', 'x', 'one', soon)).toBe(false);
+  // Expired: taken over.
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  expect(await outbox.lease!('l', 'x', 'one', soon)).toBe(true);
+  // Another's release does not free it.
+  other.release!('l', 'x', 'two');
+  expect(await other.lease!('l', 'x', 'two', soon)).toBe(false);
+  expect(await outbox.lease!('l', 'nope', 'one', soon)).toBe(false);
+}
+
 describe('push outbox', () => {
   it('memory store', () => exercise(memoryStore().pushOutbox!));
+
+  it('memory store: leases', () => leases(memoryStore().pushOutbox!));
+
+  it('SQLite store: leases, across two stores on one file', async () => {
+    await leases(file.open().pushOutbox!, file.open().pushOutbox!);
+  });
+
+  it('a table written before the lease columns existed reads as it was and gains them', async () => {
+    const raw = new Database(file.path);
+    // The table as the code before leases created it, with a row it wrote.
+    raw.exec(`CREATE TABLE push_outbox (
+      task_id TEXT NOT NULL, config_id TEXT NOT NULL, definition_id TEXT NOT NULL, config TEXT NOT NULL,
+      wire_version TEXT NOT NULL, cursor INTEGER NOT NULL, done INTEGER NOT NULL, created INTEGER NOT NULL,
+      PRIMARY KEY (task_id, config_id))`);
+    raw
+      .prepare('INSERT INTO push_outbox VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run('t', 'old', 'echo', JSON.stringify({ url: 'https://hooks.example/old', token: 'tok' }), '0.3', 4, 0, 1);
+    raw.close();
+    const store = file.open();
+    expect(store.pushOutbox!.pending()).toEqual([sub('t', 'old', { url: 'https://hooks.example/old', token: 'tok', wireVersion: '0.3', cursor: 4 })]);
+    expect(store.pushOutbox!.lease!('t', 'old', 'one', Date.now() + 10_000)).toBe(true);
+    expect(file.open().pushOutbox!.lease!('t', 'old', 'two', Date.now() + 10_000)).toBe(false);
+    expect(peek(file.path, `SELECT name FROM pragma_table_info('push_outbox') WHERE name LIKE 'lease%'`)).toEqual([{ name: 'lease_owner' }, { name: 'lease_until' }]);
+  });
 
   it('SQLite store: kept across a reopen of the file', async () => {
     const store = file.open();

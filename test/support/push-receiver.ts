@@ -11,6 +11,8 @@ export interface Received {
   eventId: string;
   headers: IncomingMessage['headers'];
   body: string;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
 
 /** A receiver; `url` stays the same across down/up. */
@@ -20,8 +22,8 @@ export interface PushReceiver {
   received: Received[];
   /** The POSTs with distinct event ids, first arrival of each: what a de-duplicating receiver keeps. */
   unique(): Received[];
-  /** Answer 503 to the next POSTs after `n` more were taken (undefined: take all). */
-  takeOnly(n: number | undefined): void;
+  /** Answer 503 (or `status`) to the next POSTs after `n` more were taken (undefined: take all). */
+  takeOnly(n: number | undefined, status?: number): void;
   down(): Promise<void>;
   up(): Promise<void>;
   close(): Promise<void>;
@@ -31,6 +33,7 @@ export interface PushReceiver {
 export async function pushReceiver(options: { down?: boolean } = {}): Promise<PushReceiver> {
   const received: Received[] = [];
   let budget: number | undefined;
+  let refusal = 503;
   let server: Server | undefined;
   const listen = (port: number) =>
     new Promise<Server>((resolve, reject) => {
@@ -39,11 +42,11 @@ export async function pushReceiver(options: { down?: boolean } = {}): Promise<Pu
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
           if (budget !== undefined && budget <= 0) {
-            res.writeHead(503).end();
+            res.writeHead(refusal).end();
             return;
           }
           if (budget !== undefined) budget--;
-          received.push({ eventId: String(req.headers['x-a2a-event-id'] ?? ''), headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+          received.push({ eventId: String(req.headers['x-a2a-event-id'] ?? ''), headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
           res.writeHead(200).end();
         });
       });
@@ -67,8 +70,9 @@ export async function pushReceiver(options: { down?: boolean } = {}): Promise<Pu
       const seen = new Set<string>();
       return received.filter((r) => !seen.has(r.eventId) && seen.add(r.eventId));
     },
-    takeOnly(n) {
+    takeOnly(n, status = 503) {
       budget = n;
+      refusal = status;
     },
     down: stop,
     async up() {

@@ -12,23 +12,23 @@
  * - `Authorization: Bearer <credentials>` for `authentication.scheme` `Bearer` (any other HTTP
  *   scheme likewise, `<scheme> <credentials>`);
  * - `X-A2A-Signature: sha256=<hex HMAC-SHA256 of the body with the credentials as key>` for the
- *   scheme `HMAC-SHA256`;
+ *   scheme `HMAC-SHA256`, with `X-A2A-Signature-Timestamp` and `X-A2A-Signature-V2` (a signature
+ *   over the timestamp and the body, against replays: `push-signature.ts`);
  * - `X-A2A-Notification-Token: <token>` when the config has a `token`.
  *
  * @module
  */
-import { createHmac } from 'node:crypto';
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { PushAuthentication } from '../../store/push-outbox.js';
 import type { CheckedTarget } from './push-policy.js';
+import { signatureHeaders } from './push-signature.js';
+
+export { pushSignature, SIGNATURE_HEADER } from './push-signature.js';
 
 /** The scheme name (case-insensitive) that asks for an HMAC signature instead of an `Authorization` header. */
 export const HMAC_SCHEME = 'HMAC-SHA256';
-
-/** The header of the HMAC signature. */
-export const SIGNATURE_HEADER = 'x-a2a-signature';
 
 /** The header of the event id. */
 export const EVENT_ID_HEADER = 'x-a2a-event-id';
@@ -36,6 +36,17 @@ export const EVENT_ID_HEADER = 'x-a2a-event-id';
 /** The receiver answered 410 Gone: it wants no more notifications at this URL. */
 export class PushGoneError extends Error {
   override readonly name = 'PushGoneError';
+}
+
+/** The receiver answered with a status other than 2xx (and 410): the delivery is retried. */
+export class PushStatusError extends Error {
+  override readonly name = 'PushStatusError';
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
 }
 
 /** What one delivery sends. */
@@ -47,11 +58,6 @@ export interface PushMessage {
   authentication?: PushAuthentication;
 }
 
-/** `sha256=<hex>`: the HMAC-SHA256 of `body` keyed with `secret`, as the signature header carries it. */
-export function pushSignature(secret: string, body: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
-}
-
 /** The request headers of a delivery. */
 export function pushHeaders(message: PushMessage): Record<string, string> {
   const headers: Record<string, string> = {
@@ -61,7 +67,7 @@ export function pushHeaders(message: PushMessage): Record<string, string> {
   };
   const auth = message.authentication;
   if (auth?.scheme && auth.credentials) {
-    if (auth.scheme.toUpperCase() === HMAC_SCHEME) headers[SIGNATURE_HEADER] = pushSignature(auth.credentials, message.body);
+    if (auth.scheme.toUpperCase() === HMAC_SCHEME) Object.assign(headers, signatureHeaders(auth.credentials, message.body));
     else headers.authorization = `${auth.scheme} ${auth.credentials}`;
   }
   if (message.token) headers['x-a2a-notification-token'] = message.token;
@@ -86,11 +92,12 @@ export function postPush(target: CheckedTarget, message: PushMessage, timeoutMs:
       const status = res.statusCode ?? 0;
       res.once('end', () => {
         if (status >= 200 && status < 300) resolve();
-        else reject(status === 410 ? new PushGoneError(`${url.href} is gone (HTTP 410)`) : new Error(`${url.href} answered HTTP ${status}`));
+        // The host only: a webhook's path may hold a secret, and these messages reach the logs.
+        else reject(status === 410 ? new PushGoneError(`${url.host} is gone (HTTP 410)`) : new PushStatusError(`${url.host} answered HTTP ${status}`, status));
       });
       res.once('error', reject);
     });
-    req.once('timeout', () => req.destroy(new Error(`${url.href} gave no answer within ${timeoutMs} ms`)));
+    req.once('timeout', () => req.destroy(new Error(`${url.host} gave no answer within ${timeoutMs} ms`)));
     req.once('error', reject);
     req.end(message.body);
   });

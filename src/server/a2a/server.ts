@@ -34,7 +34,7 @@ import { swarmAgentCard } from './card.js';
 import { ContextIds, REQUEST_SIGNAL_KEY, SwarmRequestHandler } from './handler.js';
 import { keepTraceHeaders } from './trace-context.js';
 import { refuseRequest } from './wire.js';
-import { PushDelivery, type PushRetryOptions } from './push-delivery.js';
+import { PushDelivery, type PushLeaseOptions, type PushRetryOptions } from './push-delivery.js';
 import type { AllowedHosts } from '../../a2a/endpoint-policy.js';
 
 const CARD_PATHS = new Set(['/.well-known/agent-card.json', '/.well-known/agent.json']);
@@ -47,6 +47,8 @@ export interface A2AHandlerOptions {
   allowedPushHosts?: AllowedHosts;
   /** Retries and timeout of push deliveries (`serve`'s `pushRetry`). */
   pushRetry?: PushRetryOptions;
+  /** The delivery lease of each webhook (`serve`'s `pushLease`). */
+  pushLease?: PushLeaseOptions;
 }
 
 /** Creates the A2A handler of a server. */
@@ -58,6 +60,8 @@ export function createA2AHandler(ctx: ServerContext, options: A2AHandlerOptions 
   const push = new PushDelivery(ctx.runtime, {
     ...(options.allowedPushHosts ? { allowedPushHosts: options.allowedPushHosts } : {}),
     ...(options.pushRetry ? { retry: options.pushRetry } : {}),
+    ...(options.pushLease ? { lease: options.pushLease } : {}),
+    ...(ctx.runtime.logger ? { logger: ctx.runtime.logger } : {}),
   });
   // The SDK builds a call context from the request headers only; this is how a request's
   // "client went away" signal reaches the request handler.

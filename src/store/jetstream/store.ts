@@ -162,6 +162,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
       await writer.settled();
       // So are the push outbox's cursor advances and configs (a restart resumes from them).
       await pushOutbox.settled();
+      pushOutbox.stop();
       setup.closed = true;
       bucketWatch.stop();
       outages.stop();

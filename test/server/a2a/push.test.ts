@@ -9,6 +9,7 @@ import { type Task, TaskState } from '@a2a-js/sdk';
 import { createRuntime, defineSwarm, type SwarmEvent } from '../../../src/index.js';
 import { serve } from '../../../src/server/index.js';
 import { pushSignature } from '../../../src/server/a2a/push-post.js';
+import { verifyPushSignature } from '../../../src/entries/server.js';
 import { MODES, sdkClient, sendRequest, streamed, userText } from '../../support/a2a-peers.js';
 import { pushReceiver, seqOf, type PushReceiver } from '../../support/push-receiver.js';
 import { queueModel, type Step } from '../../support/script.js';
@@ -124,8 +125,18 @@ describe('A2A push notifications', () => {
     open();
     await until('the completed update', () => hook.received.some((r) => pushedState(r.body) === 'TASK_STATE_COMPLETED'));
     for (const r of hook.received) {
+      // The body-only signature, as receivers written before the timestamp check it.
       expect(r.headers['x-a2a-signature']).toBe(pushSignature('shared-key', r.body));
       expect(r.headers.authorization).toBeUndefined();
+      // The timestamped one: valid now, over the timestamp the header names.
+      const timestamp = Number(r.headers['x-a2a-signature-timestamp']);
+      expect(Math.abs(timestamp - Date.now() / 1000)).toBeLessThan(60);
+      expect(r.headers['x-a2a-signature-v2']).toMatch(new RegExp(`^t=${timestamp},sha256=[0-9a-f]{64}$`));
+      expect(verifyPushSignature({ secret: 'shared-key', body: r.body, headers: r.headers })).toBe(true);
+      expect(verifyPushSignature({ secret: 'shared-key', body: Buffer.from(r.body), headers: r.headers })).toBe(true);
+      // The same request sent again ten minutes later (a replay): refused.
+      expect(verifyPushSignature({ secret: 'shared-key', body: r.body, headers: r.headers, now: Date.now() + 600_000 })).toBe(false);
+      expect(verifyPushSignature({ secret: 'other-key', body: r.body, headers: r.headers })).toBe(false);
     }
     // Only the remaining config delivered: each update once.
     expect(new Set(hook.received.map((r) => r.eventId)).size).toBe(hook.received.length);
