@@ -95,7 +95,10 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
       ...(options.allowedPushHosts ? { allowedPushHosts: options.allowedPushHosts } : {}),
       ...(options.pushRetry ? { pushRetry: options.pushRetry } : {}),
     }),
-    createMcpHandler(ctx, options.registry ? { registry: options.registry } : {}),
+    createMcpHandler(ctx, {
+      ...(options.registry ? { registry: options.registry } : {}),
+      ...(options.mcpSessions ? { sessions: options.mcpSessions } : {}),
+    }),
     createInspectorApiHandler(ctx),
     createInspectorStaticHandler(),
     createMetricsHandler(ctx),
