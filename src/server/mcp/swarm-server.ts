@@ -10,13 +10,14 @@
  * | tool `<name>_extend` `{ swarmId, maxTurns?, budget? }` | raises the turn limit or the budget of a swarm paused at it |
  * | tool `<name>_stop` `{ swarmId, reason? }` | stops it |
  * | tools `<name>_approve` / `<name>_reject` | answer a pending approval (see `approval-tools.ts`) |
- * | resource template `swarm://<id>/{swarmId}/result` | the {@link SwarmResult} as `application/json` |
+ * | resource template `swarm://<id>/{swarmId}/result` | the {@link SwarmResult} as `application/json`; in a 2025-era session, subscribable (`./resource-subscriptions.ts`) |
  * | prompt `<name>_instructions` | the swarm's instructions (with an `input` argument when they depend on the input) |
  * | logging | the progress lines of a wait also as `info` messages (`logger: "xswarm"`) |
  * | completion | a result template's `swarmId`: the definition's recent swarm ids (`./completions.ts`) |
  *
  * With `wait`, a pause with a response schema is asked with an MCP elicitation when the client
- * can answer one (see `./answers.ts`).
+ * can answer one (see `./answers.ts`): `input_required` on 2026-07-28, an `elicitation/create`
+ * request in a 2025-era session.
  *
  * `<name>` is the definition id made a valid tool name ({@link mcpBaseNames}); the resource
  * URI carries the id itself, percent-encoded.
@@ -115,7 +116,7 @@ const PROMPT_INPUT = z.object({
 /** The name and version we announce in `initialize` / `server/discover`. */
 const SERVER_INFO = { name: 'xswarm', version: XSWARM_VERSION };
 
-/** A fresh `McpServer` exposing a runtime's swarms (the v2 SDK wants one per HTTP request). */
+/** A fresh `McpServer` exposing a runtime's swarms (one per stateless request, one per 2025-era session). */
 export function createSwarmMcpServer(runtime: Runtime, catalog: SwarmMcpCatalog): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // Logging (2025-11-25; deprecated but served in 2026-07-28): a wait's progress lines are
