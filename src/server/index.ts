@@ -96,7 +96,10 @@ export async function serve(runtime: Runtime, options: ServeOptions = {}): Promi
       ...(options.pushRetry ? { pushRetry: options.pushRetry } : {}),
       ...(options.pushLease ? { pushLease: options.pushLease } : {}),
     }),
-    createMcpHandler(ctx, options.registry ? { registry: options.registry } : {}),
+    createMcpHandler(ctx, {
+      ...(options.registry ? { registry: options.registry } : {}),
+      ...(options.mcpSessions ? { sessions: options.mcpSessions } : {}),
+    }),
     createInspectorApiHandler(ctx),
     createInspectorStaticHandler(),
     createMetricsHandler(ctx),

@@ -69,6 +69,11 @@ export interface ServeOptions {
    * token). See docs/a2a-push.md.
    */
   pushInbox?: A2APushInbox;
+  /**
+   * Bounds of the MCP sessions a 2025-era client gets at `initialize` (`Mcp-Session-Id`; the
+   * 2026-07-28 leg has none). See docs/mcp.md, "Sessions".
+   */
+  mcpSessions?: McpSessionOptions;
   /** Retries of A2A push deliveries to a receiver that is down (capped exponential backoff). */
   pushRetry?: {
     /** The wait after the first failed attempt, doubled after each further one. Default 1000 ms. */
@@ -88,6 +93,17 @@ export interface ServeOptions {
     ttlMs?: number;
     scanMs?: number;
   };
+}
+
+/** Bounds of the 2025-era MCP sessions (`serve(runtime, { mcpSessions })`); unset ones take the default given with each. */
+export interface McpSessionOptions {
+  /**
+   * Sessions held at once. Default 1000. At the bound an `initialize` ends the least recently
+   * used session with no request or stream open, or is refused (503) when all are busy.
+   */
+  maxSessions?: number;
+  /** A session with no request or stream open for this long ends (its id then answers 404). Default 30 minutes. */
+  idleTimeoutMs?: number;
 }
 
 /** A running server. */

@@ -8,8 +8,12 @@
  * refused as an `isError` result, nothing changed, when it does not match or the pause is gone),
  * `decline` and `cancel` return the paused result.
  *
- * Otherwise (no capability, a 2025-era request, which this stateless endpoint cannot send a
- * server-to-client request on, or a schema MCP cannot ask for) the tool returns the paused
+ * A 2025-era session (`./sessions.ts`) whose client declared `elicitation` at `initialize` is
+ * asked the 2025 way instead: an `elicitation/create` request on the tool call's stream
+ * ({@link sessionElicitation}; the call answers once the swarm runs on to its next pause or end).
+ *
+ * Otherwise (no capability, a 2025-era request without a session, which has no stream to
+ * receive the client's answer on, or a schema MCP cannot ask for) the tool returns the paused
  * result: its `reason` carries `pauseId` and `responseSchema`, and a second text block says how
  * to answer (`<name>_resume` with `pauseId` and `answer`; for a limit pause, `<name>_extend`).
  *
@@ -22,6 +26,8 @@
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type CallToolResult,
+  type ClientCapabilities,
+  type ElicitRequestFormParams,
   type InputRequiredResult,
   inputRequired,
   inputResponse,
@@ -30,7 +36,7 @@ import {
 import { LIMIT_PAUSE } from '../../../machines/pause.js';
 import { SwarmError } from '../../errors.js';
 import type { SwarmResult } from '../../store/result.js';
-import { answerFromContent, elicitationForm } from './elicitation.js';
+import { answerFromContent, type ElicitationForm, elicitationForm } from './elicitation.js';
 
 /** The key of the one elicitation in an `input_required` result. */
 const ANSWER_KEY = 'answer';
@@ -53,9 +59,39 @@ function canElicit(ctx: ServerContext): boolean {
   // Only 2026-07-28 requests carry the envelope (its type is open in the SDK).
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const caps = envelope?.[CLIENT_CAPABILITIES_META_KEY] as { elicitation?: { form?: unknown; url?: unknown } } | undefined;
-  const e = caps?.elicitation;
+  return asksForms(caps?.elicitation);
+}
+
+/** Whether an `elicitation` capability covers forms. */
+function asksForms(e: { form?: unknown; url?: unknown } | undefined): boolean {
   // A bare `elicitation: {}` is form support (the rule from before elicitation had modes).
   return e !== undefined && (e.form !== undefined || e.url === undefined);
+}
+
+/** A typed pause asked with a 2025-era `elicitation/create` request (see the module doc). */
+export interface SessionElicitation {
+  params: ElicitRequestFormParams;
+  form: ElicitationForm;
+  pauseId?: string;
+}
+
+/**
+ * The elicitation request asking a swarm's typed pause on a 2025-era request whose client
+ * declared `elicitation` (`clientCapabilities`: what its session's `initialize` said; a stateless
+ * request has none), or undefined: not paused for a typed answer MCP can ask, a 2026-07-28
+ * request (asked with `input_required` instead), or no capability.
+ */
+export function sessionElicitation(result: SwarmResult, ctx: ServerContext, clientCapabilities: ClientCapabilities | undefined): SessionElicitation | undefined {
+  if (result.status !== 'paused' || ctx.mcpReq.envelope !== undefined) return undefined;
+  if (!asksForms(clientCapabilities?.elicitation as { form?: unknown; url?: unknown } | undefined)) return undefined;
+  const { reason } = result;
+  const form = reason.responseSchema ? elicitationForm(reason.responseSchema) : undefined;
+  if (!form) return undefined;
+  return {
+    params: { mode: 'form', message: reason.message, requestedSchema: form.requestedSchema },
+    form,
+    ...(reason.pauseId !== undefined ? { pauseId: reason.pauseId } : {}),
+  };
 }
 
 /**

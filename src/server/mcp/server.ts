@@ -10,16 +10,20 @@
  * lacks, are deleted in v2 and are not needed: a swarm is already a durable task addressed by
  * its swarm id (`<id>_run` then `<id>_get_result`, or `wait: true`).
  *
- * **Stateless transport.** `createMcpHandler`'s default: the 2026 era is stateless by design,
- * and 2025-era requests get a fresh server per POST (`legacy: 'stateless'`), so an
- * `initialize` is answered but no `Mcp-Session-Id` is issued, and `GET`/`DELETE /mcp` answer
- * 405, which clients of both SDK lines treat as "no standalone stream". Nothing is lost:
- * - all state lives in the runtime, keyed by swarm id, so it survives a reconnect, another
- *   client, and a server restart with a durable store; sessions would add nothing but a map
- *   to leak and sticky routing;
- * - progress notifications need only the response stream of the `tools/call` itself, which a
- *   stateless exchange has: the 2025 leg always answers POSTs as SSE, the 2026 leg upgrades to
- *   SSE once the handler emits a notification before its result.
+ * **Two legs.** `createMcpHandler`'s 2026-07-28 leg is stateless by design: every request
+ * carries its envelope (capabilities, log level), progress and log lines go on the response
+ * stream of the request itself, and a typed pause is asked with an `input_required` result.
+ * The 2025 era has sessions instead, which its clients use for what the 2026 era carries per
+ * request: an `initialize` opens one (`./sessions.ts`: `Mcp-Session-Id`, the SDK's sessionful
+ * transport, bounded in number and idle time) whose server keeps the client's capabilities and
+ * log level, asks typed pauses with an elicitation request (`./swarm-server.ts`), serves
+ * `resources/subscribe` with updates on the standalone `GET` stream
+ * (`./resource-subscriptions.ts`) and resumes streams from `Last-Event-ID`. A 2025 request
+ * without a session id (a client that never initialized, as this endpoint allowed when it was
+ * stateless) is still served statelessly, by the SDK's fallback: `GET`/`DELETE` without one
+ * answer 405. Sessions hold only protocol state; all swarm state lives in the runtime, keyed by
+ * swarm id, so it survives a reconnect, another client, another process and, with a durable
+ * store, a restart.
  *
  * **Bodies.** We read the body ourselves with the server's limit and hand the buffered bytes
  * on, so the SDK parses them (malformed JSON → JSON-RPC -32700) and never reads more than we
@@ -34,10 +38,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler as createSdkHandler } from '@modelcontextprotocol/server';
+import { createMcpHandler as createSdkHandler, isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
 import type { AgentRegistry } from '../../registry/registry.js';
 import { registerRegistryTools } from '../../registry/mcp-tools.js';
 import { type HttpHandler, readBody, type ServerContext } from '../../http/http.js';
+import type { McpSessionOptions } from '../options.js';
+import { serveResourceSubscriptions } from './resource-subscriptions.js';
+import { McpSessions } from './sessions.js';
 import { createSwarmMcpServer, swarmMcpCatalog, type SwarmMcpCatalog } from './swarm-server.js';
 
 /** Where the MCP endpoint is mounted. */
@@ -50,10 +57,13 @@ export interface McpHandlerOptions {
    * `get_task_status`, `cancel_task`; see `../registry/mcp-tools.ts`) are served next to the swarms' tools.
    */
   registry?: AgentRegistry;
+  /** Bounds of the 2025-era sessions (see `./sessions.ts`). */
+  sessions?: McpSessionOptions;
 }
 
 /**
- * The `/mcp` endpoint of `serve()`: MCP over Streamable HTTP (both protocol eras, stateless).
+ * The `/mcp` endpoint of `serve()`: MCP over Streamable HTTP (both protocol eras; sessions on
+ * the 2025 one).
  * The server in front of it has already applied the cross-origin policy and the bearer token.
  */
 export function createMcpHandler(ctx: ServerContext, options: McpHandlerOptions = {}): HttpHandler {
@@ -66,19 +76,42 @@ export function createMcpHandler(ctx: ServerContext, options: McpHandlerOptions 
     return server;
   };
   const mcp = createSdkHandler(serverFor, {
-    // Explicitly the default: 2025-era clients get a fresh server per POST (see the module doc).
+    // The 2025 requests that reach it are those without a session (see the module doc).
     legacy: 'stateless',
     maxRequestBodySize: ctx.maxBodyBytes,
   });
   const node = toNodeHandler(mcp, { maxRequestBodySize: ctx.maxBodyBytes });
+  const sessions = new McpSessions(
+    () => {
+      const server = serverFor();
+      const ids = new Set((catalog ??= swarmMcpCatalog(ctx.runtime)).entries.map((e) => e.def.id));
+      return { server, end: serveResourceSubscriptions(server, ctx.runtime, ids) };
+    },
+    { ...options.sessions, maxRequestBodySize: ctx.maxBodyBytes },
+  );
+  const sessionNode = toNodeHandler(
+    {
+      // An `initialize` with a 2026 envelope claim is the modern leg's to answer (an error).
+      fetch: async (request) =>
+        request.headers.has('mcp-session-id') || (await isLegacyRequest(request, undefined, { maxRequestBodySize: ctx.maxBodyBytes }))
+          ? sessions.fetch(request)
+          : mcp.fetch(request),
+    },
+    { maxRequestBodySize: ctx.maxBodyBytes },
+  );
 
   return {
     async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
       if (url.pathname !== MCP_PATH) return false;
       // Over the limit, readBody's 413 goes to the server, which answers and closes.
       const body = req.method === 'POST' ? await readBody(req, ctx.maxBodyBytes) : Buffer.alloc(0);
+      const sessionId = header(req, 'mcp-session-id');
+      const toSessions = sessionId !== undefined || (req.method === 'POST' && initializes(body));
+      // Not idle while answered: a GET stream stays open as long as the client listens.
+      res.once('close', sessions.hold(sessionId));
+      if (req.method === 'GET') flushHeadersAtOnce(res);
       // The Node stream is consumed; the adapter reads the buffered copy instead.
-      await node(
+      await (toSessions ? sessionNode : node)(
         {
           method: req.method,
           url: req.url,
@@ -91,6 +124,39 @@ export function createMcpHandler(ctx: ServerContext, options: McpHandlerOptions 
       );
       return true;
     },
-    close: () => mcp.close(),
+    close: async () => {
+      await sessions.close();
+      await mcp.close();
+    },
   };
+}
+
+/**
+ * Sends the response head as soon as it is written: Node holds it until the first body bytes,
+ * and a standalone stream may have nothing to say for long (until its keep-alive), leaving the
+ * client waiting for the head of a stream that is already open.
+ */
+function flushHeadersAtOnce(res: ServerResponse): void {
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+  res.writeHead = ((...args: unknown[]) => {
+    const out = writeHead(...args);
+    res.flushHeaders();
+    return out;
+  }) as ServerResponse['writeHead'];
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Whether a body is one JSON-RPC `initialize` request (which opens a session). */
+function initializes(body: Buffer): boolean {
+  // Most bodies are not: skip parsing them twice (the SDK parses them again).
+  if (!body.includes('"initialize"')) return false;
+  try {
+    return isInitializeRequest(JSON.parse(body.toString('utf8')));
+  } catch {
+    return false;
+  }
 }

@@ -10,13 +10,14 @@
  * | tool `<name>_extend` `{ swarmId, maxTurns?, budget? }` | raises the turn limit or the budget of a swarm paused at it |
  * | tool `<name>_stop` `{ swarmId, reason? }` | stops it |
  * | tools `<name>_approve` / `<name>_reject` | answer a pending approval (see `approval-tools.ts`) |
- * | resource template `swarm://<id>/{swarmId}/result` | the {@link SwarmResult} as `application/json` |
+ * | resource template `swarm://<id>/{swarmId}/result` | the {@link SwarmResult} as `application/json`; in a 2025-era session, subscribable (`./resource-subscriptions.ts`) |
  * | prompt `<name>_instructions` | the swarm's instructions (with an `input` argument when they depend on the input) |
  * | logging | the progress lines of a wait also as `info` messages (`logger: "xswarm"`) |
  * | completion | a result template's `swarmId`: the definition's recent swarm ids (`./completions.ts`) |
  *
  * With `wait`, a pause with a response schema is asked with an MCP elicitation when the client
- * can answer one (see `./answers.ts`).
+ * can answer one (see `./answers.ts`): `input_required` on 2026-07-28, an `elicitation/create`
+ * request in a 2025-era session.
  *
  * `<name>` is the definition id made a valid tool name ({@link mcpBaseNames}); the resource
  * URI carries the id itself, percent-encoded.
@@ -49,7 +50,8 @@ import type { SwarmResult } from '../../store/result.js';
 import type { Runtime } from '../../runtime/types.js';
 import { assertSwarmId, MAX_DERIVED_SWARM_ID_LENGTH } from '../../define/swarm-id.js';
 import { validate } from '../../define/tool.js';
-import { type ElicitedPause, elicitedAnswer, elicitedPause, resultOrElicitation } from './answers.js';
+import { type ElicitedPause, elicitedAnswer, elicitedPause, resultOrElicitation, sessionElicitation } from './answers.js';
+import { answerFromContent } from './elicitation.js';
 import { mcpBaseNames } from './names.js';
 import { registerApprovalTools } from './approval-tools.js';
 import { completeSwarmIds } from './completions.js';
@@ -114,7 +116,7 @@ const PROMPT_INPUT = z.object({
 /** The name and version we announce in `initialize` / `server/discover`. */
 const SERVER_INFO = { name: 'xswarm', version: XSWARM_VERSION };
 
-/** A fresh `McpServer` exposing a runtime's swarms (the v2 SDK wants one per HTTP request). */
+/** A fresh `McpServer` exposing a runtime's swarms (one per stateless request, one per 2025-era session). */
 export function createSwarmMcpServer(runtime: Runtime, catalog: SwarmMcpCatalog): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // Logging (2025-11-25; deprecated but served in 2026-07-28): a wait's progress lines are
@@ -155,7 +157,7 @@ function register(server: McpServer, runtime: Runtime, { def, name, run, output 
         // A `_meta.traceparent` (W3C trace context, as MCP clients propagate it) makes the swarm's span the caller's child.
         await withCarriedTrace(traceCarrierOf(ctx.mcpReq._meta), () => client.run(input));
         if (!wait) return answer({ swarmId: client.swarmId, ...(await client.getResult()) });
-        return resultOrElicitation(name, client.swarmId, await follow(runtime, def.id, client.swarmId, 0, ctx), ctx);
+        return answerFollowed(server, runtime, def.id, name, client.swarmId, await follow(runtime, def.id, client.swarmId, 0, ctx), ctx);
       }),
   );
 
@@ -190,7 +192,7 @@ function register(server: McpServer, runtime: Runtime, { def, name, run, output 
         const since = await lastSeq(runtime, swarmId);
         await runtime.forSwarm(def.id, swarmId).resume(typed !== undefined ? typed : message, pauseId === undefined ? {} : { pauseId });
         if (!wait) return answer({ swarmId, ...(await runtime.forSwarm(def.id, swarmId).getResult()) });
-        return resultOrElicitation(name, swarmId, await follow(runtime, def.id, swarmId, since, ctx), ctx);
+        return answerFollowed(server, runtime, def.id, name, swarmId, await follow(runtime, def.id, swarmId, since, ctx), ctx);
       }),
   );
 
@@ -323,15 +325,57 @@ async function continueElicited(
   const response = elicitedAnswer(pause, ctx);
   if (!response) return resultOrElicitation(name, swarmId, await client.getResult(), ctx, false);
   const since = await lastSeq(runtime, swarmId);
+  const refused = await resumeWith(client, name, response.answer, pause.pauseId);
+  if (refused) return refused;
+  return resultOrElicitation(name, swarmId, await follow(runtime, definitionId, swarmId, since, ctx), ctx);
+}
+
+/**
+ * Resumes a swarm with an elicited answer; an answer the pause refuses (it does not match the
+ * schema, or the pause is gone) changes nothing and comes back as an `isError` result.
+ */
+async function resumeWith(client: SwarmClientOf, name: string, answer: unknown, pauseId: string | undefined): Promise<CallToolResult | undefined> {
   try {
-    await client.resume(response.answer, pause.pauseId === undefined ? {} : { pauseId: pause.pauseId });
+    await client.resume(answer, pauseId === undefined ? {} : { pauseId });
+    return undefined;
   } catch (e) {
     if (!(e instanceof SwarmError) || e.code !== 'invalid-input') throw e;
     // Refused, nothing changed: say so, and how to answer again.
-    const at = pause.pauseId === undefined ? '' : ` at "${pause.pauseId}"`;
+    const at = pauseId === undefined ? '' : ` at "${pauseId}"`;
     return { isError: true, content: [{ type: 'text', text: `${errorText(e)}. The swarm stays paused${at}: answer again with ${name}_resume.` }] };
   }
-  return resultOrElicitation(name, swarmId, await follow(runtime, definitionId, swarmId, since, ctx), ctx);
+}
+
+type SwarmClientOf = ReturnType<Runtime['forSwarm']>;
+
+/**
+ * The answer of a `<name>_run` / `<name>_resume` that followed its swarm. On a 2025-era session
+ * whose client declared `elicitation`, each typed pause MCP can ask is asked with an
+ * `elicitation/create` request on the call's own stream, and an accepted answer resumes the
+ * swarm, followed again (to its next pause or its end); a declined or canceled one, or a client
+ * that cannot answer, returns the paused result. Otherwise `resultOrElicitation` (`./answers.ts`).
+ */
+async function answerFollowed(
+  server: McpServer,
+  runtime: Runtime,
+  definitionId: string,
+  name: string,
+  swarmId: string,
+  followed: SwarmResult,
+  ctx: McpContext,
+): Promise<CallToolResult | InputRequiredResult> {
+  let result = followed;
+  for (;;) {
+    // The client's capabilities as its session's `initialize` declared them (none without a session).
+    const ask = sessionElicitation(result, ctx, server.server.getClientCapabilities());
+    if (!ask) return resultOrElicitation(name, swarmId, result, ctx);
+    const reply = await ctx.mcpReq.elicitInput(ask.params).catch(() => undefined);
+    if (reply?.action !== 'accept') return resultOrElicitation(name, swarmId, result, ctx, false);
+    const since = await lastSeq(runtime, swarmId);
+    const refused = await resumeWith(runtime.forSwarm(definitionId, swarmId), name, answerFromContent(ask.form, reply.content), ask.pauseId);
+    if (refused) return refused;
+    result = await follow(runtime, definitionId, swarmId, since, ctx);
+  }
 }
 
 /** The sequence number of a swarm's latest stored event. */
