@@ -29,7 +29,7 @@ export interface SwarmControl {
   result(swarmId: string): Promise<SwarmResult>;
   usage(swarmId: string): Promise<UsageReport>;
   wait(swarmId: string): Promise<SwarmResult>;
-  events(swarmId: string, since: number, signal?: AbortSignal): AsyncIterable<SwarmEvent>;
+  events(swarmId: string, since: number | 'latest', signal?: AbortSignal): AsyncIterable<SwarmEvent>;
   pause(swarmId: string, reason: PauseReason): Promise<void>;
   resume(swarmId: string, answer: unknown, options?: ResumeOptions): Promise<void>;
   stop(swarmId: string, reason: string): Promise<void>;
@@ -158,8 +158,12 @@ export class SwarmClient<I = unknown, R = unknown> {
    * when `signal` aborts (nothing of the reader stays behind). `since` beyond the last event
    * throws a `SwarmError` with code `invalid-cursor` when the swarm has ended (nothing can
    * follow it); while the swarm is unfinished, the reader waits for the events after `since`.
+   * `since: 'latest'` follows only what happens from now on, in whichever process drives it.
+   *
+   * @example
+   * for await (const event of client.events({ since: 'latest' })) console.log(event.kind);
    */
-  events(options: { since?: number; signal?: AbortSignal } = {}): AsyncIterable<SwarmEvent> {
+  events(options: { since?: number | 'latest'; signal?: AbortSignal } = {}): AsyncIterable<SwarmEvent> {
     return this.control.events(this.swarmId, options.since ?? 0, options.signal);
   }
 

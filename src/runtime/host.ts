@@ -53,6 +53,11 @@ export class SwarmHost {
   private buffer: SwarmEventBody[] = [];
   private seq: number;
   private revision: number;
+
+  /** The sequence number of the last event numbered so far (committed or about to be). */
+  get lastSeq(): number {
+    return this.seq;
+  }
   private pending: Promise<void> | undefined;
   private wakers = new Set<() => void>();
   /** The promise waiters without an abort signal share until the next commit (see `nextCommit`). */

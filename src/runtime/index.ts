@@ -415,7 +415,7 @@ class ComposedRuntime implements Runtime, SwarmControl {
     return this.reading.wait(swarmId);
   }
 
-  events(swarmId: string, since: number, signal?: AbortSignal): AsyncGenerator<SwarmEvent> {
+  events(swarmId: string, since: number | 'latest', signal?: AbortSignal): AsyncGenerator<SwarmEvent> {
     return this.reading.events(swarmId, since, signal);
   }
 

@@ -227,12 +227,14 @@ export class Reading {
   /**
    * The swarm's events after `since`, until its final event. A cursor beyond the end of a swarm
    * that has ended is refused (`invalid-cursor`); beyond the end of an unfinished one, the
-   * reader waits for the events after it. When `signal` aborts, or the consumer stops
-   * iterating, everything the reader registered to wait is released at once.
+   * reader waits for the events after it. `'latest'` starts after the swarm's last event now
+   * (only what happens from here on; an unknown swarm is refused with `unknown-swarm`). When
+   * `signal` aborts, or the consumer stops iterating, everything the reader registered to wait
+   * is released at once.
    */
-  async *events(swarmId: string, since: number, signal?: AbortSignal): AsyncGenerator<SwarmEvent> {
+  async *events(swarmId: string, since: number | 'latest', signal?: AbortSignal): AsyncGenerator<SwarmEvent> {
     const { live } = this;
-    let cursor = since;
+    let cursor = since === 'latest' ? await this.latestSeq(swarmId) : since;
     let yielded = false;
     let reread = false;
     // One controller per wait, aborted when the wait is not needed any more (events were read
@@ -310,6 +312,15 @@ export class Reading {
       changes.close();
       kept?.release();
     }
+  }
+
+  /** The seq of the swarm's last event now: numbered by its host here, else as stored. */
+  private async latestSeq(swarmId: string): Promise<number> {
+    const host = this.live.hosts.get(swarmId);
+    if (host) return host.lastSeq;
+    const record = await summaryOf(this.live.store, swarmId);
+    if (!record) throw new SwarmError(`Unknown swarm "${swarmId}"`, 'unknown-swarm');
+    return record.lastSeq;
   }
 
   /**
