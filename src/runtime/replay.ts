@@ -48,6 +48,27 @@ type Deferred<T> = { resolve: (v: T) => void; reject: (e: unknown) => void };
 
 const stepKey = (speaker: string, scope: string, turn: number) => `${speaker}|${scope}|${turn}`;
 
+/** The prefixes the machines give a model call's error (`machines/swarm.ts`, `machines/agent.ts`). */
+const MODEL_CALL_FAILED = 'Model call failed: ';
+const AGENT_FAILED = 'Agent failed: ';
+
+/**
+ * The model call's error a recorded failure repeats: the swarm's `failed` fact of kind
+ * `model-call` (recorded with its kind, or, in older recordings, by its reason), or an agent's
+ * handoff result failed by its model call (`speaker`: the agent whose step threw).
+ */
+function failedCall(event: SwarmEvent): { message: string; speaker?: string } | undefined {
+  if (event.kind !== 'status-update') return undefined;
+  const fact = event.metadata;
+  if (fact.type === 'failed' && fact.reason.startsWith(MODEL_CALL_FAILED) && (fact.error === undefined || fact.error.kind === 'model-call')) {
+    return { message: fact.reason.slice(MODEL_CALL_FAILED.length) };
+  }
+  if (fact.type === 'handoff-result' && !fact.ok && fact.content.startsWith(AGENT_FAILED)) {
+    return { message: fact.content.slice(AGENT_FAILED.length), ...(fact.from !== undefined ? { speaker: fact.from } : {}) };
+  }
+  return undefined;
+}
+
 /**
  * Whether a swarm was recorded before a turn limit could pause it: its configuration says
  * nothing of `onLimit` and it failed at its limit. Its replay then fails there too, as it did.
@@ -374,6 +395,19 @@ export function replayJournal({ recorded, input, ports, until }: JournalReplay):
           if (fact.type === 'stopped') return (actor.send({ type: 'STOP', reason: fact.reason }), true);
           if (fact.type === 'extended') return (actor.send({ type: 'EXTEND', maxTurns: fact.maxTurns, ...(fact.budget ? { budget: fact.budget } : {}) }), true);
           if (fact.type === 'approval') return (actor.send(approvalOf(fact)), true);
+        }
+        // A model call that threw left no `internal:llm-call`: the failure it caused comes next
+        // (the swarm's `failed` fact, or an agent's failed handoff result), so the step waiting
+        // with nothing recorded fails again with the recorded error.
+        const threw = failedCall(next);
+        if (threw) {
+          const key = [...pendingSteps.keys()].find((k) => !steps.has(k) && (threw.speaker === undefined || k.startsWith(`${threw.speaker}|`)));
+          if (key) {
+            const waiting = pendingSteps.get(key)!;
+            pendingSteps.delete(key);
+            waiting.reject(new Error(threw.message));
+            return true;
+          }
         }
         if (next.kind === 'internal:llm-call') {
           const key = stepKey(next.agent, next.scope, next.turn);

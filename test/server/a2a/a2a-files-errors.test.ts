@@ -193,9 +193,9 @@ describe.each(MODES)('failure kinds, recorded where they happen, with an SDK cli
     expect(fact.metadata).toMatchObject({ type: 'failed', error: { kind } });
     const task = await client.getTask({ tenant: '', id: last.taskId });
     expect(task.status?.message?.metadata).toEqual({ error });
-    // The replay of a recording with the error's kind is the recording (a failed model call
-    // leaves no journal entry to replay from, with or without the kind).
-    if (kind !== 'model-call') expect(await collect(served.runtime!.replay(last.taskId))).toEqual(await stored(id, last.taskId));
+    // The replay of a recording with the error's kind is the recording (a model call that threw
+    // is thrown again, with the recorded error).
+    expect(await collect(served.runtime!.replay(last.taskId))).toEqual(await stored(id, last.taskId));
   });
 });
 
