@@ -10,9 +10,9 @@ import { jetstream, JetStreamApiError, jetstreamManager, StorageType } from '@na
 import { type KV, Kvm } from '@nats-io/kv';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { SwarmError } from '../../errors.js';
+import { lightRequests } from '../../nats/requests.js';
 import { EventReader, type StreamContext } from './events.js';
 import type { Names } from './names.js';
-import { lightRequests } from './requests.js';
 
 /** The open store's handles on NATS: what every operation on the broker goes through. */
 export interface Broker {
@@ -29,7 +29,7 @@ export interface Broker {
 
 /** Creates the streams and the bucket on `nc` when missing, and opens them. */
 export async function openBroker(nc: NatsConnection, names: Names, timeoutMs: number): Promise<Broker> {
-  // The JetStream client's requests go through a cheaper request/reply of ours (see ./requests.ts).
+  // The JetStream client's requests go through a cheaper request/reply of ours (see src/nats/requests.ts).
   const view = lightRequests(nc);
   const js = jetstream(view, { timeout: timeoutMs });
   const jsm = await jetstreamManager(view, { timeout: timeoutMs });

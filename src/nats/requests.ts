@@ -1,13 +1,15 @@
 /**
- * Request/reply for the JetStream store without nats-core's per-request waste. Every JetStream
- * operation (a KV put, a direct get, a stream publish) is one `nc.request`, and nats-core's builds
+ * Request/reply without nats-core's per-request waste. Every JetStream operation of the store (a
+ * KV put, a direct get, a stream publish) and every transport request (distribution calls) is
+ * one `nc.request`, and nats-core's builds
  * three errors with their stacks for each (a `RequestError` kept for async traces, a
  * `TimeoutError` made in advance, and a `RequestError("cancelled")` rejecting the already
  * settled request after every answer), plus a `Promise.race` and a timer: a few percent of the
- * orchestrator's CPU on a busy store (issue 28). {@link lightRequests} gives the JetStream client a
- * view of the connection whose `request` answers through one inbox subscription of its own and a
- * map of pending requests, with the errors the client expects (`TimeoutError`; `RequestError`
- * whose cause is a `NoRespondersError`; `RequestError("connection closed")`).
+ * orchestrator's CPU on a busy store (issue 28). {@link lightRequests} gives a view of the
+ * connection whose `request` answers through one inbox subscription (per connection, shared by
+ * its users) and a map of pending requests, with the errors nats-core gives and the JetStream
+ * client expects (`TimeoutError`; `RequestError` whose cause is a `NoRespondersError`;
+ * `RequestError("connection closed")`).
  *
  * @module
  */
@@ -105,15 +107,21 @@ class Requester {
   }
 }
 
+/** Per connection, its view: one inbox subscription whoever requests on it. */
+const views = new WeakMap<NatsConnection, NatsConnection>();
+
 /**
- * A view of `nc` for `jetstream(...)`/`jetstreamManager(...)`: the same connection (its methods
- * bound to it once), with a `request` that costs less CPU per call (see the module's comment).
+ * A view of `nc` (for `jetstream(...)`/`jetstreamManager(...)`, for a transport's requests): the
+ * same connection (its methods bound to it once), with a `request` that costs less CPU per call
+ * (see the module's comment). The same view for every call on one connection.
  */
 export function lightRequests(nc: NatsConnection): NatsConnection {
+  const known = views.get(nc);
+  if (known) return known;
   const requester = new Requester(nc);
   const request = requester.request.bind(requester);
   const bound = new Map<PropertyKey, unknown>();
-  return new Proxy(nc, {
+  const view = new Proxy(nc, {
     get(target, prop) {
       if (prop === 'request') return request;
       const v: unknown = Reflect.get(target, prop, target);
@@ -126,4 +134,6 @@ export function lightRequests(nc: NatsConnection): NatsConnection {
       return f;
     },
   });
+  views.set(nc, view);
+  return view;
 }

@@ -1,5 +1,6 @@
 /**
- * The JetStream store's own request/reply (src/store/jetstream/requests.ts) against a real
+ * xswarm's own request/reply (src/nats/requests.ts, used by the JetStream store and the NATS
+ * transport) against a real
  * nats-server: answers reach their request, and failures are the errors the JetStream client
  * and the store's outage handling expect (no responders, timeout, connection closed, a server
  * restarted mid-request), and a JetStream client over it works.
@@ -8,10 +9,10 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, headers, type NatsConnection, NoRespondersError, RequestError, TimeoutError } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTransient } from '../../src/store/jetstream/outage.js';
-import { lightRequests } from '../../src/store/jetstream/requests.js';
+import { lightRequests } from '../../src/nats/requests.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from '../support/nats-server.js';
 
-describe.skipIf(natsServerMissing)('JetStream store requests', () => {
+describe.skipIf(natsServerMissing)('NATS requests', () => {
   let server: NatsServer;
   const opened: NatsConnection[] = [];
   const open = async () => {
@@ -41,7 +42,8 @@ describe.skipIf(natsServerMissing)('JetStream store requests', () => {
       }),
     );
     expect(answers.map((m) => m.string())).toEqual(Array.from({ length: 200 }, (_, i) => `q${i}:${i}`));
-    // Everything else is the connection's own.
+    // One view (one inbox subscription) per connection; everything else is the connection's own.
+    expect(lightRequests(nc)).toBe(view);
     expect(view.isClosed()).toBe(false);
     expect(view.getServer()).toBe(nc.getServer());
   });
