@@ -39,6 +39,7 @@ class Requester {
   private sub: Subscription | undefined;
   private prefix = '';
   private next = 0;
+  private following = false;
 
   constructor(private readonly nc: NatsConnection) {}
 
@@ -76,7 +77,30 @@ class Requester {
     };
     // A closed connection closes the subscription: nothing will answer what is pending.
     void sub.closed.then(end, end);
+    if (!this.following) {
+      this.following = true;
+      this.followErrors().catch(() => undefined);
+    }
     return sub;
+  }
+
+  /**
+   * A request the server refused to carry (publish permission) fails at once, as in nats-core:
+   * the server says so in an error status naming the subject (the first request to it fails).
+   */
+  private async followErrors(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type !== 'error') continue;
+      const e = s.error as Error & { operation?: string; subject?: string };
+      if (e.name !== 'PermissionViolationError' || e.operation !== 'publish') continue;
+      for (const [token, p] of this.pending) {
+        if (p.subject !== e.subject) continue;
+        this.pending.delete(token);
+        clearTimeout(p.timer);
+        p.reject(new RequestError(e.message, { cause: e }));
+        break;
+      }
+    }
   }
 
   private answer(sub: Subscription, err: Error | null, m: Msg): void {

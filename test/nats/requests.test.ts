@@ -82,6 +82,28 @@ describe.skipIf(natsServerMissing)('NATS requests', () => {
     expect((await view.request('quick', 'x', { timeout: 2000 })).string()).toBe('mine');
   });
 
+  it('fails at once a request the server refuses to carry (publish permission), as nats-core does', async () => {
+    const guarded = await startNatsServer({
+      config: 'authorization { users: [ { user: a, password: a, permissions: { publish: { deny: ["forbidden.>"] }, subscribe: { allow: [">"] } } } ] }',
+    });
+    try {
+      const nc = await connect({ servers: guarded.url, user: 'a', pass: 'a' });
+      opened.push(nc);
+      const view = lightRequests(nc);
+      const t0 = Date.now();
+      const e = await view.request('forbidden.x', 'x', { timeout: 5000 }).catch((x: unknown) => x);
+      expect(Date.now() - t0).toBeLessThan(2000);
+      expect(e).toBeInstanceOf(RequestError);
+      expect(((e as Error).cause as Error).name).toBe('PermissionViolationError');
+      // Other requests on the connection go on.
+      nc.subscribe('allowed', { callback: (_e, m) => void m.respond('yes') });
+      await nc.flush();
+      expect((await view.request('allowed', 'x', { timeout: 2000 })).string()).toBe('yes');
+    } finally {
+      await guarded.stop();
+    }
+  });
+
   it('fails what is pending when the connection closes, and later requests as closed', async () => {
     const nc = await open();
     nc.subscribe('never', { callback: () => undefined });
