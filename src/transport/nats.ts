@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, RequestOptions, Subscription } from '@nats-io/transport-node';
 import { type Transport, TransportError, type TransportMessage, type TransportStatus, type TransportSubscription } from './types.js';
 import { closeConnection } from '../nats/connection.js';
 import { headerRecord, natsHeaders } from './nats-headers.js';
@@ -39,6 +39,11 @@ export function natsTransport(connection: NatsConnection, options: { owned?: boo
   /** Rejections of the requests in flight: an outage fails them at once (their answers are lost). */
   const inFlight = new Set<(error: TransportError) => void>();
   const subscriptions = new Set<Subscription>();
+  // Requests go through xswarm's cheaper request/reply (see src/nats/requests.ts), loaded with
+  // the first request: it uses the client's error classes, and this file loads no client code.
+  let requests: NatsConnection | undefined;
+  const request = (subject: string, data: string, opts: RequestOptions): Promise<Msg> =>
+    requests ? requests.request(subject, data, opts) : import('../nats/requests.js').then((m) => (requests = m.lightRequests(connection)).request(subject, data, opts));
   /** Told of each change of `link` (see `Transport.watchStatus`). */
   const watchers = new Set<(status: TransportStatus) => void>();
   const setLink = (next: TransportStatus) => {
@@ -103,10 +108,7 @@ export function natsTransport(connection: NatsConnection, options: { owned?: boo
         };
         inFlight.add(fail);
         // Headers (a trace context) are built with the client's own `headers()`, loaded only then.
-        (headers
-          ? natsHeaders(headers).then((h) => connection.request(subject, data, { timeout: timeoutMs, headers: h }))
-          : connection.request(subject, data, { timeout: timeoutMs })
-        ).then(
+        (headers ? natsHeaders(headers).then((h) => request(subject, data, { timeout: timeoutMs, headers: h })) : request(subject, data, { timeout: timeoutMs })).then(
           (reply) => {
             if (settled) return;
             settled = true;

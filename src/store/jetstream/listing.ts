@@ -134,6 +134,11 @@ export class Listing {
     return this.index.get(swarmId)?.summary?.lastSeq ?? 0;
   }
 
+  /** The KV revision of `swarmId`'s latest value indexed here (0 when none). */
+  revision(swarmId: string): number {
+    return this.index.get(swarmId)?.rev ?? 0;
+  }
+
   /** Forgets a swarm (pruned). */
   delete(swarmId: string): void {
     this.index.delete(swarmId);

@@ -58,6 +58,22 @@ export interface Outbox {
 /** The record format this xswarm writes (it reads it and formats 1 and 2). */
 export const RECORD_FORMAT = 3;
 
+/**
+ * The text of a KV value: what `JSON.stringify(stored)` gives, with `outboxJson` (when given)
+ * the text of its outbox, serialized once for the value and the publish of its commit message.
+ */
+export function valueJson(stored: StoredValue, outboxJson: string | undefined): string {
+  if (outboxJson === undefined) return JSON.stringify(stored);
+  let out = '';
+  for (const [key, v] of Object.entries(stored)) {
+    // As JSON.stringify: in key order, without the keys whose value it leaves out.
+    const json: string | undefined = key === 'outbox' ? outboxJson : JSON.stringify(v);
+    if (json === undefined) continue;
+    out += `${out ? ',' : '{'}${JSON.stringify(key)}:${json}`;
+  }
+  return out ? `${out}}` : '{}';
+}
+
 /** A KV value as read: parsed, or why it could not be. */
 export type Decoded = { value: StoredValue; problem?: undefined } | { value?: undefined; problem: string };
 

@@ -10,6 +10,7 @@ import { jetstream, JetStreamApiError, jetstreamManager, StorageType } from '@na
 import { type KV, Kvm } from '@nats-io/kv';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { SwarmError } from '../../errors.js';
+import { lightRequests } from '../../nats/requests.js';
 import { EventReader, type StreamContext } from './events.js';
 import type { Names } from './names.js';
 
@@ -28,8 +29,10 @@ export interface Broker {
 
 /** Creates the streams and the bucket on `nc` when missing, and opens them. */
 export async function openBroker(nc: NatsConnection, names: Names, timeoutMs: number): Promise<Broker> {
-  const js = jetstream(nc, { timeout: timeoutMs });
-  const jsm = await jetstreamManager(nc, { timeout: timeoutMs });
+  // The JetStream client's requests go through a cheaper request/reply of ours (see src/nats/requests.ts).
+  const view = lightRequests(nc);
+  const js = jetstream(view, { timeout: timeoutMs });
+  const jsm = await jetstreamManager(view, { timeout: timeoutMs });
   for (const [name, subjects, extra] of [
     [names.eventStream, [names.eventSubjects], { duplicate_window: nanos(120_000) }],
     [names.messageStream, [names.messageSubjects], {}],

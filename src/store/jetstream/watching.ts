@@ -130,9 +130,13 @@ export class BucketWatch {
   private note(swarmId: string, e: KvEntry): void {
     // Another process wrote it: the next write here starts from a fresh read.
     this.seen.outdated(swarmId, e.revision);
+    // This store's own write (or read) of this value, delivered back: the listing and the recent
+    // values hold it already, and would ignore it: not copied nor parsed again for nothing.
+    const later = e.operation === 'PUT' && !this.watchers.has(swarmId);
+    if (this.listing.revision(swarmId) >= e.revision && (later || (this.recent.get(swarmId)?.rev ?? 0) >= e.revision)) return;
     const at = e.created.getTime();
     // A copy: the entry's bytes are a view of the connection's read buffer.
-    if (e.operation === 'PUT' && !this.watchers.has(swarmId)) return this.listing.setLater(swarmId, e.revision, e.value.slice(), at);
+    if (later) return this.listing.setLater(swarmId, e.revision, e.value.slice(), at);
     const decoded = e.operation === 'PUT' ? decodeValue(e.string()) : undefined;
     this.recent.note(swarmId, e.revision, at, decoded?.value);
     this.listing.set(swarmId, e.revision, decoded, at);

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Names } from './names.js';
 import { isWrongSequence, type Outages } from './outage.js';
 import type { OutboxPublisher } from './outbox.js';
-import { RECORD_FORMAT, type StoredValue } from './records.js';
+import { RECORD_FORMAT, type StoredValue, valueJson } from './records.js';
 import type { Known, Seen } from './seen.js';
 import type { Broker } from './setup.js';
 
@@ -99,7 +99,9 @@ export class KeyWriter {
         const key = this.names.key(swarmId);
         let rev: number;
         try {
-          rev = await r.kv.put(key, JSON.stringify(stored), { previousSeq: cur.rev, timeout: this.timeoutMs });
+          // The outbox serialized once: its text is kept for the publish of its commit message.
+          const json = valueJson(stored, stored.outbox && this.outbox.outboxJson(stored.outbox));
+          rev = await r.kv.put(key, json, { previousSeq: cur.rev, timeout: this.timeoutMs });
         } catch (e) {
           if (isWrongSequence(e)) continue;
           throw e;
