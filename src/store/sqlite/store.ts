@@ -7,12 +7,14 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { EVENT_FORMAT, type SwarmEvent, type SwarmLabel } from '../../../machines/events.js';
-import { assembleSnapshot, type MessageWrite } from '../messages.js';
+import { assembleSnapshot } from '../messages.js';
 import { type BatchWriter, groupCommit, localWriter, newStoreStats, threadWriter, writerThread } from './group.js';
 import type { SqliteStoreStats } from './stats.js';
 import { sqliteLedger } from './budgets.js';
 import { sqliteNotices } from './notices.js';
 import { sqlitePushOutbox } from './push-outbox.js';
+import { badMessageSteps, readListSteps, SELECT_MESSAGES, SELECT_VALID, type SelectMessages, type SelectValid } from './lists.js';
+import { runAtOnce, runInSteps } from '../../util/steps.js';
 import { MAX_SEQ, openConnection, prepareLastKey, prepareWrites, SEQ_SPAN } from './writes.js';
 import { eventProblem, isFormat1 } from '../stored-event.js';
 import { isFinal, type SwarmResult } from '../result.js';
@@ -47,6 +49,8 @@ const BAD_MESSAGES = `(status NOT IN ${FINAL} AND EXISTS (
  * is unfinished and its snapshot cannot be read (what {@link toRecord} decides after parsing).
  */
 const UNREADABLE = `(json_valid(result) = 0 OR (status NOT IN ${FINAL} AND json_valid(snapshot) = 0) OR ${BAD_MESSAGES})`;
+/** A listing's snapshot column: the text travels only when it is unreadable (for toRecord to name the problem as load does). */
+const LISTED_SNAPSHOT = `CASE WHEN status NOT IN ${FINAL} AND json_valid(snapshot) = 0 THEN snapshot ELSE 'null' END`;
 /**
  * Version 3: snapshots may hold the swarm's config as a reference to its one-row list (see
  * `ConfigRef` in src/store/messages.ts), which an xswarm reading version 2 would not put back;
@@ -190,8 +194,15 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   }
 
   const selectNo = db.prepare<[string], { no: number }>(`SELECT no FROM swarms WHERE swarm_id = ?`);
-  const selectMessages = db.prepare<[number], { prev_messages: number | null; messages: string | null }>(`SELECT prev_messages, messages FROM steps WHERE key = ?`);
+  const selectMessages: SelectMessages = db.prepare(SELECT_MESSAGES);
+  const selectValid: SelectValid = db.prepare(SELECT_VALID);
   const selectRecord = db.prepare<[string], Row>(`SELECT * FROM swarms WHERE swarm_id = ?`);
+  // A swarm's columns, its snapshot only when unreadable (for toRecord to name the problem as load does).
+  const selectSummary = db.prepare<[string], Row>(
+    `SELECT no, swarm_id, definition_id, definition_version, machine_version, status, revision,
+        CASE WHEN json_valid(snapshot) = 0 THEN snapshot ELSE 'null' END AS snapshot, result, last_seq, updated_at,
+        owner, lease_until, owner_host, owner_pid, messages_key, label FROM swarms WHERE swarm_id = ?`,
+  );
   // The rows holding events after `since`, in order (a row may start at or before it).
   const selectEvents = db.prepare<[number, number], { key: number; first_seq: number; events: string }>(
     `SELECT key, first_seq, events FROM steps WHERE key > ? AND key <= ? AND events IS NOT NULL ORDER BY key`,
@@ -209,40 +220,21 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
   const selectRemovable = db.prepare<[string], { no: number }>(`SELECT no FROM swarms WHERE swarm_id = ? AND status IN ${FINAL}`);
   const removeSwarm = db.prepare<[number]>(`DELETE FROM swarms WHERE no = ?`);
 
+  /** A swarm's stored message lists at once (a listing naming a problem; see `./lists.ts`). */
+  const readLists = (row: Pick<Row, 'no' | 'messages_key'>) => runAtOnce(readListSteps(selectMessages, row));
   /**
-   * A swarm's stored message lists, by list id: the message writes of its steps that hold some
-   * (the chain back from `messages_key`), applied in order; throws naming what cannot be read.
+   * A swarm's stored message lists read in steps, the event loop running between two (a large
+   * team's board): a function giving them, which throws what reading them threw.
    */
-  const readLists = (row: Pick<Row, 'no' | 'messages_key'>) => {
-    const base = row.no * SEQ_SPAN;
-    const chain: { key: number; messages: string }[] = [];
-    for (let key = row.messages_key; key !== null; ) {
-      const step = selectMessages.get(key);
-      if (!step?.messages) throw new Error(`the messages stored with event ${key - base} are missing`);
-      chain.push({ key, messages: step.messages });
-      key = step.prev_messages;
+  const readListsInSteps = async (row: Pick<Row, 'no' | 'messages_key'>): Promise<() => Map<string, unknown[]>> => {
+    try {
+      const lists = await runInSteps(readListSteps(selectMessages, row));
+      return () => lists;
+    } catch (e) {
+      return () => {
+        throw e;
+      };
     }
-    const lists = new Map<string, unknown[]>();
-    for (let i = chain.length - 1; i >= 0; i--) {
-      const { key, messages } = chain[i]!;
-      let writes: unknown;
-      try {
-        writes = JSON.parse(messages);
-      } catch (e) {
-        throw new Error(`the messages stored with event ${key - base} are not JSON (${(e as Error).message})`);
-      }
-      if (!Array.isArray(writes)) throw new Error(`the messages stored with event ${key - base} are not a list of writes`);
-      for (const w of writes as MessageWrite[]) {
-        if (typeof w?.list !== 'string' || typeof w.from !== 'number' || !Array.isArray(w.items)) {
-          throw new Error(`the messages stored with event ${key - base} are not a list of writes`);
-        }
-        const rows = w.from === 0 ? [] : (lists.get(w.list) ?? []);
-        if (rows.length !== w.from) throw new Error(`message ${rows.length} of list "${w.list}" is missing`);
-        for (const item of w.items) rows.push(item);
-        lists.set(w.list, rows);
-      }
-    }
-    return lists;
   };
 
   const stats = newStoreStats();
@@ -266,9 +258,25 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
     async load(swarmId: string) {
       const row = selectRecord.get(swarmId);
       if (!row) return undefined;
-      const record = toRecord(row, () => readLists(row));
+      // Read in steps (the first one at once, with the row): a large team's rows do not block the event loop.
+      const lists = await readListsInSteps(row);
+      const record = toRecord(row, lists);
       // The file is shared by processes: say who holds the swarm, as listings do.
       return row.owner ? { ...record, lease: leaseOf(row.owner, row) } : record;
+    },
+    /**
+     * The swarm's record without its snapshot, as `load` has it (the same status, result and
+     * `problem`: the snapshot, the result and the message writes are checked as JSON, the writes
+     * in steps) without parsing its message lists, unless one cannot be read: then they are read,
+     * to name the problem as `load` does. (Writes that are JSON but not writes, which only a hand
+     * edit makes, are found by `load` alone, as by a listing.) Adopting a large team reads it once.
+     */
+    async summary(swarmId: string) {
+      const row = selectSummary.get(swarmId);
+      if (!row) return undefined;
+      const bad = await runInSteps(badMessageSteps(selectValid, row));
+      const { snapshot: _s, problem, ...summary } = toRecord(row, bad ? await readListsInSteps(row) : undefined);
+      return { ...summary, ...(problem ? { problem } : {}), ...(row.owner ? { lease: leaseOf(row.owner, row) } : {}) };
     },
     commit(c: Commit): Promise<void> {
       // Refused once close() has started (then the connection closes).
@@ -326,9 +334,7 @@ export function sqliteStore(path: string = DEFAULT_DB_PATH, options: SqliteStore
         where.push('(owner IS NULL OR owner <> ? OR lease_until <= ?)');
         params.push(filter.notHeldBy.owner, filter.notHeldBy.at);
       }
-      // The snapshot text travels only when it is unreadable (for toRecord to name the problem as load does).
-      const snapshot = `CASE WHEN status NOT IN ${FINAL} AND json_valid(snapshot) = 0 THEN snapshot ELSE 'null' END`;
-      const sql = `SELECT no, swarm_id, definition_id, definition_version, machine_version, status, revision, ${snapshot} AS snapshot, result, last_seq, updated_at,
+      const sql = `SELECT no, swarm_id, definition_id, definition_version, machine_version, status, revision, ${LISTED_SNAPSHOT} AS snapshot, result, last_seq, updated_at,
           owner, lease_until, owner_host, owner_pid, messages_key, label, ${BAD_MESSAGES} AS bad_messages
         FROM swarms ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY updated_at DESC LIMIT ?`;
       params.push(filter.limit ?? -1);
