@@ -2,11 +2,12 @@
  * Reading a swarm's stored message lists from its `steps` rows (the chain of rows holding
  * message writes, back from `swarms.messages_key`), as work in steps (`src/util/steps.ts`): one
  * row read or applied per step. A team's board is such a list, and a 100,000-task board's rows
- * read and parsed in one go blocked the event loop for ~190 ms; `load` runs this in steps of a
- * few ms, `list` at once (it reads the lists only to name a problem). The rows behind the chain's
- * head are never written again (a commit appends to the swarm's last row only, and rows are
- * deleted only with a finished swarm), so a read spread over several macrotasks reads one state:
- * the record and the head row are read in the first step, together, as a read at once does.
+ * read and parsed in one go blocked the event loop for ~190 ms; `load` (and `summary` and
+ * `list`, which read the lists only to name a problem) run this in steps of a few ms. The rows
+ * behind the chain's head are never written again (a commit appends to the swarm's last row
+ * only, and rows are deleted only with a finished swarm), so a read spread over several
+ * macrotasks reads one state: `load` reads the record and the head row in its first step,
+ * together, as a read at once does.
  *
  * @module
  */
@@ -70,13 +71,15 @@ export function* readListSteps(select: SelectMessages, row: { no: number; messag
 
 /**
  * Whether {@link readListSteps} would find a row of the chain missing or not JSON (SQLite's
- * `json_valid`, without parsing: cheaper than reading the lists), one step per row.
+ * `json_valid`, without parsing: cheaper than reading the lists), one step per row. Not `strict`:
+ * what a listing asks (`BAD_MESSAGES` in store.ts): only a row that is not JSON counts, a missing
+ * row ends the chain and a row without writes is passed.
  */
-export function* badMessageSteps(select: SelectValid, row: { messages_key: number | null }): Steps<boolean> {
+export function* badMessageSteps(select: SelectValid, row: { messages_key: number | null }, strict = true): Steps<boolean> {
   for (let key = row.messages_key; key !== null; ) {
     const step = select.get(key);
-    // NULL: a row without messages, which the chain should not name.
-    if (step?.valid !== 1) return true;
+    if (!step) return strict;
+    if (step.valid === 0 || (strict && step.valid === null)) return true;
     key = step.prev_messages;
     yield;
   }
