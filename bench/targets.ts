@@ -380,6 +380,9 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('run(100k tasks) until durable, large board', f.largeCreateMs, 'ms');
         info('longest event-loop block during run(100k tasks)', f.largeCreateLoopMaxMs, 'ms');
         info('longest commit call of the creation (a slice)', f.largeCreateCommitMs, 'ms');
+        // For reading: the large board restored by a new runtime (its client's ready()).
+        info('restore of the large board in a new runtime', f.largeRestoreMs, 'ms');
+        info('longest event-loop block during the restore', f.largeRestoreLoopMaxMs, 'ms');
         break;
       default:
         for (const [figure, value] of Object.entries(f)) info(figure, value, '');

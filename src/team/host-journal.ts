@@ -28,7 +28,8 @@ import type { RecordState } from '../store/records.js';
 import type { TeamEvent } from './events.js';
 import type { TeamStatus } from './host-types.js';
 import type { InboxSnapshot } from './inbox.js';
-import { replayRows, type RowsBatch, type RowsPlace } from './host-rows.js';
+import { type replayRows, replaySteps, type RowsBatch, type RowsPlace } from './host-rows.js';
+import { runAtOnce, runInSteps, type Steps } from '../util/steps.js';
 import type { PendingStop } from './host-stops.js';
 import type { Escalation } from '../../machines/team/leader.js';
 
@@ -91,7 +92,26 @@ export type TeamRecordSnapshot = Omit<TeamSnapshot, 'format' | 'board' | 'inbox'
  * holds its rows (format 2), which the next commit appends to. Throws a {@link TeamError}
  * `invalid-snapshot` when it holds no team state.
  */
-export function readTeamSnapshot(teamId: string, stored: unknown): { state: TeamSnapshot; place?: RowsPlace; dropped?: CreationMark & { tasks: number } } {
+export function readTeamSnapshot(teamId: string, stored: unknown): TeamSnapshotRead {
+  return runAtOnce(readSteps(teamId, stored));
+}
+
+/**
+ * {@link readTeamSnapshot} with the event loop running between steps of a few ms (its rows
+ * replayed 1,024 at a time): what restoring a team does, so a large board does not block it.
+ */
+export function readTeamSnapshotInSteps(teamId: string, stored: unknown): Promise<TeamSnapshotRead> {
+  return runInSteps(readSteps(teamId, stored));
+}
+
+/** What {@link readTeamSnapshot} returns. */
+export interface TeamSnapshotRead {
+  state: TeamSnapshot;
+  place?: RowsPlace;
+  dropped?: CreationMark & { tasks: number };
+}
+
+function* readSteps(teamId: string, stored: unknown): Steps<TeamSnapshotRead> {
   const snapshot = stored as Partial<TeamRecordSnapshot> | Partial<TeamSnapshot> | undefined;
   if (snapshot?.format === 1) return { state: snapshot as TeamSnapshot };
   if (snapshot?.format !== 2) throw new TeamError(`team "${teamId}" has no readable snapshot in the store`, 'invalid-snapshot');
@@ -105,7 +125,7 @@ export function readTeamSnapshot(teamId: string, stored: unknown): { state: Team
   try {
     // Mid-creation (a crash between two slices of one), the creation is dropped whole: its tasks' places on.
     const count = creating && typeof creating.from === 'number' ? creating.from : typeof board.tasks === 'number' ? board.tasks : undefined;
-    replayed = replayRows(previous.length > 0 ? [...previous, ...current] : current, inbox.keptFrom, count);
+    replayed = yield* replaySteps([previous, current], inbox.keptFrom, count);
   } catch (error) {
     throw new TeamError(`team "${teamId}": ${(error as Error).message}`, 'invalid-snapshot');
   }

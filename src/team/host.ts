@@ -30,7 +30,7 @@ import { isOutage, taskRunner } from './host-task.js';
 import type { TeamRunMetrics, TeamRunSummary, TeamRuntimePort, TeamStatus } from './host-types.js';
 import type { UsageTotals } from '../usage/report.js';
 import { createInbox, restoreInbox, type Inbox, type InboxMessageType, type InboxPayloads } from './inbox.js';
-import { readAllEvents, readTeamSnapshot, rowsRef, TeamJournal, type TeamRecordSnapshot, type TeamSnapshot } from './host-journal.js';
+import { readAllEvents, readTeamSnapshotInSteps, rowsRef, TeamJournal, type TeamRecordSnapshot, type TeamSnapshot } from './host-journal.js';
 import { TEAM_ROWS_LIST, TeamRows, type RowsBatch, type RowsPlace } from './host-rows.js';
 import { TEAM_RECORD_PREFIX } from '../define/ids.js';
 import type { RecordStorePort } from '../store/records.js';
@@ -269,7 +269,9 @@ export class TeamHost implements TeamToolTarget {
       throw new TeamError(`team "${this.teamId}" is stored as ${record.definitionId}, not team ${this.definition.id}`, 'team-in-use');
     }
     // Format 2 (the board and the inbox as rows) or 1 (written whole, by an earlier version).
-    const { state: snapshot, place, dropped } = readTeamSnapshot(this.teamId, record.snapshot);
+    // Its rows replayed in steps (see readTeamSnapshotInSteps), as the store read them.
+    const { state: snapshot, place, dropped } = await readTeamSnapshotInSteps(this.teamId, record.snapshot);
+    if (this.#closing) return;
     // An unfinished team's leader snapshot is restored into this runtime's machine: another
     // version's context may not fit it (as for swarms, refused rather than misread). A finished
     // team stays readable: its board, inbox and events do not depend on the machine.
