@@ -8,6 +8,7 @@
  * @module
  */
 import { z } from 'zod';
+import { isFilePart } from '../../machines/file-parts.js';
 
 /** An A2A v0.3 file part, as a swarm's result: the bytes (base64) or a URI, with a name and a type. */
 export interface FileResult {
@@ -38,13 +39,9 @@ export function fileResult(file: { name?: string; mimeType?: string } & ({ conte
   return { kind: 'file', file: { ...meta, bytes: bytes.toString('base64') } };
 }
 
-/** Whether `value` is an A2A v0.3 file part (bytes or a URI). */
+/** Whether `value` is an A2A v0.3 file part (bytes or a URI): the machines' own check, typed as a result. */
 export function isFileResult(value: unknown): value is FileResult {
-  if (typeof value !== 'object' || value === null || (value as { kind?: unknown }).kind !== 'file') return false;
-  const file = (value as { file?: unknown }).file;
-  if (typeof file !== 'object' || file === null) return false;
-  const { bytes, uri } = file as { bytes?: unknown; uri?: unknown };
-  return typeof bytes === 'string' || typeof uri === 'string';
+  return isFilePart(value);
 }
 
 /** Whether a file of this media type is text a model reads as it is. */
