@@ -20,6 +20,7 @@ import { readTeamSnapshot, rowsRef } from '../../src/team/host-journal.js';
 import { COPY_CHUNK, replayRows, type RowsBatch, TEAM_ROWS_LIST, TeamRows } from '../../src/team/host-rows.js';
 import { createInbox } from '../../src/team/inbox.js';
 import type { Commit } from '../../src/store/types.js';
+import { turnsDuring } from '../support/macrotasks.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xswarm-board-scale-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -538,17 +539,9 @@ describe('creating a large board', () => {
       else if (i % 3 === 1) board.fail(claim.task.id, 'w', { error: 'no', retry: false });
     }
     const snapshot = board.snapshot();
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      turns++;
-      if (counting) setImmediate(count);
-    };
-    setImmediate(count);
     // One clock for both boards: the claims below stamp the same times.
     const clock = () => 1_800_000_000_000;
-    const stepped = await restoreBoardInSteps(snapshot, { clock });
-    counting = false;
+    const { value: stepped, turns } = await turnsDuring(() => restoreBoardInSteps(snapshot, { clock }));
     expect(turns).toBeGreaterThan(1);
     const whole = restoreBoard(snapshot, { clock });
     expect(stepped.snapshot()).toEqual(whole.snapshot());

@@ -16,6 +16,7 @@ import { createBoard } from '../../src/team/board.js';
 import { readTeamSnapshot, readTeamSnapshotInSteps, rowsRef } from '../../src/team/host-journal.js';
 import { replayRows, TEAM_ROWS_LIST, TeamRows } from '../../src/team/host-rows.js';
 import { createInbox } from '../../src/team/inbox.js';
+import { turnsDuring } from '../support/macrotasks.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xswarm-restore-scale-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -55,20 +56,6 @@ async function longestBlock<T>(work: () => Promise<T>): Promise<{ value: T; wall
   } finally {
     clearInterval(probe);
   }
-}
-
-/** How many macrotasks ran while `work` did (1 when it never let the event loop run). */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
-  let turns = 0;
-  let counting = true;
-  const count = () => {
-    turns++;
-    if (counting) setImmediate(count);
-  };
-  setImmediate(count);
-  const value = await work();
-  counting = false;
-  return { value, turns };
 }
 
 /**
