@@ -41,9 +41,15 @@ const WATCHED_POLL_MS = 2_000;
  */
 const LEFT = new Error('the wait is no longer needed');
 
-/** A reader's wake-ups for one swarm: `next` resolves at its next change; `close` lets go. */
+/**
+ * A reader's wake-ups for one swarm: `next` resolves at its next change; `unread(cursor)` says
+ * whether the store may hold events after `cursor` that nobody handed the reader yet (a change
+ * since the last call that did not say what it holds, or held events after `cursor`); `close`
+ * lets go.
+ */
 interface Changes {
   next(signal: AbortSignal): Promise<void>;
+  unread(cursor: number): boolean;
   close(): void;
 }
 
@@ -237,6 +243,9 @@ export class Reading {
     let cursor = since === 'latest' ? await this.latestSeq(swarmId) : since;
     let yielded = false;
     let reread = false;
+    // The store is read at the next turn whatever the changes say (the last read gave a whole
+    // page, or the swarm ended after it).
+    let force = false;
     // One controller per wait, aborted when the wait is not needed any more (events were read
     // instead, the caller's signal fired, the consumer left): it unregisters the wait.
     let parked: AbortController | undefined;
@@ -269,7 +278,24 @@ export class Reading {
           kept = undefined;
           batch = undefined;
         }
-        batch ??= await readPage(live.store, swarmId, cursor);
+        if (!batch && !host) {
+          // A swarm driven elsewhere, followed through the store's announcements: the events the
+          // store already holds here; else the store is read only when a change may have brought
+          // more (nothing changed since the last look: what it said then still holds).
+          const known = live.store.knownEvents?.(swarmId, cursor);
+          if (known?.length) batch = known.slice(0, PAGE_SIZE);
+          else if (!force && !changes.unread(cursor)) {
+            if (live.unrestorable.has(swarmId) || live.closed) return;
+            await next;
+            continue;
+          }
+        }
+        force = false;
+        if (!batch) {
+          batch = await readPage(live.store, swarmId, cursor);
+          // A whole page read: the next turn reads on (a shorter one held all there was then).
+          force = batch.length >= PAGE_SIZE;
+        }
         if (signal?.aborted) return;
         if (batch.length > 0) {
           // Not waiting this time: let the wait go before handing events out.
@@ -299,6 +325,7 @@ export class Reading {
           // It ended after our read (its host is gone): read what it wrote last, once.
           if (isFinal(record.status) && record.lastSeq > cursor && !reread) {
             reread = true;
+            force = true;
             continue;
           }
           assertCursor(record, cursor);
@@ -353,14 +380,26 @@ export class Reading {
    */
   private changes(swarmId: string): Changes {
     const { store } = this.live;
-    if (!store.watch) return { next: (signal) => this.nextChange(swarmId, signal), close() {} };
+    if (!store.watch) return { next: (signal) => this.nextChange(swarmId, signal), unread: () => true, close() {} };
     let changed = false;
     let wake: (() => void) | undefined;
-    const stop = store.watch(swarmId, () => {
+    // What the changes since the last `unread` said: the highest last seq named, and whether one
+    // named none (anything may have changed). The first read is always made.
+    let heard = 0;
+    let unknown = true;
+    const stop = store.watch(swarmId, (lastSeq) => {
+      if (lastSeq === undefined) unknown = true;
+      else heard = Math.max(heard, lastSeq);
       changed = true;
       wake?.();
     });
     return {
+      unread: (cursor) => {
+        const more = unknown || heard > cursor;
+        unknown = false;
+        heard = 0;
+        return more;
+      },
       next: (signal) => {
         const host = this.live.hosts.get(swarmId);
         if (host) return host.nextCommit(signal);
@@ -377,7 +416,11 @@ export class Reading {
             resolve();
           };
           wake = done;
-          void delay(WATCHED_POLL_MS, signal).then(done);
+          // The safety net reads the store: a change may have been missed.
+          void delay(WATCHED_POLL_MS, signal).then(() => {
+            if (!signal.aborted) unknown = true;
+            done();
+          });
         });
       },
       close: stop,

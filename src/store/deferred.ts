@@ -38,6 +38,8 @@ export function deferredStore(opening: Promise<SwarmStore>): SwarmStore {
     load: async (id) => (await ready).load(id),
     commit: async (c) => (await ready).commit(c),
     readEvents: async (id, since, limit) => (await ready).readEvents(id, since, limit),
+    // None known before the store is open: the reader reads.
+    knownEvents: (id, since) => store?.knownEvents?.(id, since) ?? [],
     list: async (filter) => (await ready).list(filter),
     summary: async (id) => summaryOf(await ready, id),
     claim: async (id, lease, now, takeover) => (await ready).claim(id, lease, now, takeover),

@@ -182,9 +182,20 @@ export interface SwarmStore {
    * For a store shared by several processes (JetStream): calls `onChange` whenever another
    * process may have written the swarm (new events, a new record), so readers of a swarm that is
    * not live here wake at once instead of polling. Returns the function that stops the calls.
-   * Optional: readers of a store without it poll.
+   * Optional: readers of a store without it poll. `onChange` is told, when the store knows it,
+   * the seq of the last event the change holds (a new value's record, a commit message's last
+   * event): a reader at or past it, or given the events by {@link SwarmStore.knownEvents}, needs
+   * no read; undefined: the change may hold anything, the reader reads.
    */
-  watch?(swarmId: string, onChange: () => void): () => void;
+  watch?(swarmId: string, onChange: (lastSeq?: number) => void): () => void;
+  /**
+   * For a store with `watch`: the events after `since` this process already holds and knows to
+   * be committed (what the latest values of the swarm it saw hold), contiguous from `since + 1`,
+   * without a round trip; empty when it holds none that continue from `since`. Never more than
+   * `readEvents` would give; possibly fewer (the events after them are read as usual). A follower
+   * woken by a change takes them instead of reading the store.
+   */
+  knownEvents?(swarmId: string, since: number): readonly SwarmEvent[];
   /**
    * For a network store: false while it cannot reach its server (commits then wait and retry),
    * so the runtime refuses new work at once instead of holding the caller. Optional: a store

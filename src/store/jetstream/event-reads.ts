@@ -85,6 +85,20 @@ export class EventReads {
   }
 
   /**
+   * The events after `since` this process holds in the latest values of `swarmId` it saw, or in
+   * the record commits' messages its followers were delivered (see `SwarmStore.knownEvents`): a
+   * value's outbox is committed with it (in the stream, or published by its next writer), so
+   * they are stored events, read without a round trip. A newer value the index watch delivered
+   * before anyone here followed the swarm is parsed first.
+   */
+  known(swarmId: string, since: number): readonly SwarmEvent[] {
+    if (this.listing.revision(swarmId) > (this.recent.get(swarmId)?.rev ?? 0)) this.fromIndex(swarmId);
+    const fromValues = following(this.recent.get(swarmId)?.events ?? [], since);
+    // A record's commit message may reach a follower before the value holding its events.
+    return fromValues.length > 0 ? fromValues : following(this.watchers.deliveredEvents(swarmId), since);
+  }
+
+  /**
    * Notes the value of `swarmId` the index watch delivered and the listing keeps unparsed as
    * its latest seen here; false when the listing has none (parsed already, or none came yet).
    * It may be older than the key's current value: {@link fromOutbox} checks the stream for
@@ -150,4 +164,11 @@ export class EventReads {
     }
     return limit === undefined ? after : after.slice(0, limit);
   }
+}
+
+/** The events of contiguous `events` after `since`, when they continue from it; else none. */
+function following(events: readonly SwarmEvent[], since: number): readonly SwarmEvent[] {
+  const first = events[0]?.seq;
+  if (first === undefined || since + 1 < first || since >= events.at(-1)!.seq) return [];
+  return events.slice(since + 1 - first);
 }

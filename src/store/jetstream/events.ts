@@ -84,7 +84,7 @@ function storedSeq(id: string | undefined): number | undefined {
  * (format 3, see `./batch.ts`; none when `first > last`), or the one event of a message of the
  * older layout (its seq in its message id; undefined when the id does not name it).
  */
-function heldBy(header: (name: string) => string | undefined): { first: number; last: number; commit: boolean } | undefined {
+export function heldBy(header: (name: string) => string | undefined): { first: number; last: number; commit: boolean } | undefined {
   const commit = readCommitHeader(header(COMMIT_HEADER));
   if (commit) return { first: commit.first, last: commit.last, commit: true };
   const seq = storedSeq(header('Nats-Msg-Id'));

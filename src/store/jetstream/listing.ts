@@ -27,7 +27,8 @@ export interface Indexed {
 
 /**
  * Summaries of every swarm in the bucket, by swarm id, each at the latest KV revision seen.
- * `changed` is told of each swarm whose entry moves to a newer revision (its watchers wake).
+ * `changed` is told of each swarm whose entry moves to a newer revision, with the last event seq
+ * its record holds when it has one (its watchers wake).
  */
 export class Listing {
   /** Whether the index holds every swarm of the bucket (its watch delivered the first values). */
@@ -41,7 +42,7 @@ export class Listing {
 
   constructor(
     private readonly timeoutMs: number,
-    private readonly changed: (swarmId: string) => void,
+    private readonly changed: (swarmId: string, lastSeq?: number) => void,
   ) {
     this.indexed = new Promise<void>((r) => (this.indexReady = r)).then(() => void (this.complete = true));
   }
@@ -100,7 +101,7 @@ export class Listing {
     const before = this.index.get(swarmId);
     if (before && before.rev >= rev) return;
     this.index.set(swarmId, { rev, ...(decoded ? { summary: toSummary(swarmId, decoded, at) } : {}) });
-    this.changed(swarmId);
+    this.changed(swarmId, decoded?.value?.record.lastSeq);
   }
 
   /**

@@ -26,6 +26,7 @@
  * @module
  */
 import type { NatsConnection } from '@nats-io/transport-node';
+import type { SwarmEvent } from '../../../machines/events.js';
 import { natsPrefix } from '../../nats/options.js';
 import type { Commit, StoreStats, SwarmFilter, SwarmStore, SwarmSummary } from '../types.js';
 import { Committer } from './commit.js';
@@ -67,7 +68,8 @@ export interface JetStreamStore extends SwarmStore {
   commit(commit: Commit): Promise<void>;
   summary(swarmId: string): Promise<SwarmSummary | undefined>;
   stats(): StoreStats;
-  watch(swarmId: string, onChange: () => void): () => void;
+  watch(swarmId: string, onChange: (lastSeq?: number) => void): () => void;
+  knownEvents(swarmId: string, since: number): readonly SwarmEvent[];
 }
 
 /**
@@ -118,7 +120,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
     return broker;
   });
   const watchers = new Watchers(setup, names);
-  const listing = new Listing(timeoutMs, (swarmId) => watchers.notify(swarmId));
+  const listing = new Listing(timeoutMs, (swarmId, lastSeq) => watchers.notify(swarmId, lastSeq));
   const recent = new RecentValues();
   const seen = new Seen(names, recent, listing);
   const bucketWatch = new BucketWatch(names, seen, recent, listing, watchers);
@@ -149,6 +151,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
     renew: (owner, swarmIds, until) => leases.renew(owner, swarmIds, until),
     release: (owner, swarmIds) => leases.release(owner, swarmIds),
     watch: (swarmId, onChange) => watchers.watch(swarmId, onChange),
+    knownEvents: (swarmId, since) => eventReads.known(swarmId, since),
     connected: () => outages.connected,
     stats: () => ({ ...committer.stats }),
     prune: (olderThan) => pruner.prune(olderThan),

@@ -10,15 +10,24 @@
 import type { KV, KvEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { delay } from '../../util/abort.js';
+import type { SwarmEvent } from '../../../machines/events.js';
+import { eventProblem } from '../stored-event.js';
+import { COMMIT_HEADER, type CommitHeader, readCommitBody, readCommitHeader } from './batch.js';
+import { heldBy } from './events.js';
 import type { Listing } from './listing.js';
 import type { Names } from './names.js';
 import { decodeValue } from './records.js';
 import type { RecentValues, Seen } from './seen.js';
 import type { Setup } from './setup.js';
 
+/** How many of a followed swarm's latest delivered events are kept. */
+const KEPT_EVENTS = 256;
+
 /** The readers following swarms here (`SwarmStore.watch`), by swarm. */
 export class Watchers {
-  private readonly listeners = new Map<string, Set<() => void>>();
+  private readonly listeners = new Map<string, Set<(lastSeq?: number) => void>>();
+  /** Per followed swarm, the latest events its record commits' messages delivered (see {@link Watchers.deliver}). */
+  private readonly delivered = new Map<string, readonly SwarmEvent[]>();
   /** Event subscriptions of watchers, ended by `close()`. */
   private readonly subscriptions = new Set<() => void>();
 
@@ -32,23 +41,33 @@ export class Watchers {
     return this.listeners.has(swarmId);
   }
 
-  /** Wakes the readers of `swarmId` (a new value of its key). */
-  notify(swarmId: string): void {
-    for (const f of this.listeners.get(swarmId) ?? []) f();
+  /** Wakes the readers of `swarmId` (a new value of its key, whose record's last event is `lastSeq` when known). */
+  notify(swarmId: string, lastSeq?: number): void {
+    for (const f of this.listeners.get(swarmId) ?? []) f(lastSeq);
   }
 
-  /** Calls `onChange` whenever `swarmId` may have changed; returns the function that stops the calls. */
-  watch(swarmId: string, onChange: () => void): () => void {
+  /**
+   * Calls `onChange` whenever `swarmId` may have changed, with the seq of the last event the
+   * change holds when known (see `SwarmStore.watch`); returns the function that stops the calls.
+   */
+  watch(swarmId: string, onChange: (lastSeq?: number) => void): () => void {
     let set = this.listeners.get(swarmId);
     if (!set) this.listeners.set(swarmId, (set = new Set()));
-    const call = () => onChange();
+    const call = (lastSeq?: number) => onChange(lastSeq);
     set.add(call);
     let stopped = false;
     let unsubscribe: (() => void) | undefined;
     void this.setup.ready().then(
       (r) => {
         if (stopped) return;
-        const sub = r.nc.subscribe(this.names.eventSubject(swarmId), { callback: () => onChange() });
+        // A message of the swarm's subject: the header of a commit message names its last event.
+        const sub = r.nc.subscribe(this.names.eventSubject(swarmId), {
+          callback: (_, m) => {
+            const header = (name: string) => m.headers?.get(name);
+            this.deliver(swarmId, readCommitHeader(header(COMMIT_HEADER)), m);
+            onChange(heldBy(header)?.last);
+          },
+        });
         unsubscribe = () => {
           this.subscriptions.delete(unsubscribe!);
           sub.unsubscribe();
@@ -67,7 +86,10 @@ export class Watchers {
       stopped = true;
       unsubscribe?.();
       this.listeners.get(swarmId)?.delete(call);
-      if (this.listeners.get(swarmId)?.size === 0) this.listeners.delete(swarmId);
+      if (this.listeners.get(swarmId)?.size === 0) {
+        this.listeners.delete(swarmId);
+        this.delivered.delete(swarmId);
+      }
     };
   }
 
@@ -75,6 +97,35 @@ export class Watchers {
   stop(): void {
     for (const unsubscribe of [...this.subscriptions]) unsubscribe();
     this.listeners.clear();
+    this.delivered.clear();
+  }
+
+  /**
+   * The latest events of `swarmId` its commit messages delivered here, contiguous (see
+   * {@link Watchers.deliver}); empty when none.
+   */
+  deliveredEvents(swarmId: string): readonly SwarmEvent[] {
+    return this.delivered.get(swarmId) ?? [];
+  }
+
+  /**
+   * Keeps the events of a record's commit message delivered to a follower of `swarmId` (it can
+   * reach a follower before the bucket's watch delivers the value holding them): a record's
+   * outbox is committed with its KV value before it is published, so they are stored events.
+   * An events-only commit's (revision 0) are not kept: acknowledged only after delivery, they
+   * are read from the stream. Events that do not read as the swarm's, in order, are not kept.
+   */
+  private deliver(swarmId: string, header: CommitHeader | undefined, m: { string(): string }): void {
+    if (!header || header.rev === 0 || header.first > header.last || !this.listeners.has(swarmId)) return;
+    const before = this.delivered.get(swarmId) ?? [];
+    const last = before.at(-1)?.seq ?? 0;
+    if (header.last <= last) return;
+    const body = readCommitBody(m.string());
+    const events = typeof body === 'string' ? undefined : body.events;
+    if (!events || events.length !== header.last - header.first + 1) return;
+    for (let i = 0; i < events.length; i++) if (eventProblem(events[i], swarmId, header.first + i)) return;
+    // Bounded: the latest events, continuing the ones before when they follow on.
+    this.delivered.set(swarmId, header.first === last + 1 ? [...before, ...events].slice(-KEPT_EVENTS) : events);
   }
 }
 

@@ -1,0 +1,105 @@
+/**
+ * A follower of a swarm another process drives, on a real nats-server: each new value of the
+ * swarm's key reaches it through the bucket's watch with the events the commit holds, so it
+ * takes them from there instead of reading the events stream again at every commit; events that
+ * are in no value (an events-only commit's: a streamed text's chunks) are still read, in order.
+ */
+import { type NatsConnection, connect } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createRuntime, defineSwarm, type Runtime, type SwarmEvent, scriptedModel, tool } from '../../src/index.js';
+import { jetstreamStore } from '../../src/store/jetstream/store.js';
+import { type NatsServer, natsServerMissing, startNatsServer } from '../support/nats-server.js';
+import { sleep } from '../support/sleep.js';
+import { event, step } from '../support/store-fixtures.js';
+import { oneToN, seqs } from '../support/seqs.js';
+import { collect } from '../support/script.js';
+
+let server: NatsServer;
+const runtimes: Runtime[] = [];
+const connections: NatsConnection[] = [];
+
+beforeAll(async () => {
+  if (!natsServerMissing) server = await startNatsServer();
+});
+afterAll(async () => {
+  for (const r of runtimes.splice(0)) await r.close();
+  for (const nc of connections.splice(0)) await nc.close();
+  await server?.stop();
+});
+
+/** Counts the JetStream API requests any process makes from now on (reads: gets, consumers), by subject. */
+async function apiRequests(): Promise<{ subjects: () => Promise<string[]> }> {
+  const nc = await connect({ servers: server.url });
+  connections.push(nc);
+  const seen: string[] = [];
+  nc.subscribe('$JS.API.>', { callback: (_e, m) => void seen.push(m.subject) });
+  await nc.flush();
+  return {
+    subjects: async () => {
+      await nc.flush();
+      return seen;
+    },
+  };
+}
+
+const TURNS = 8;
+const tick = tool({ name: 'tick', description: 'Waits a moment', parameters: z.object({}), execute: async () => (await sleep(40), 'ok') });
+const looping = defineSwarm({ id: 'looping', instructions: 'Tick, then answer.', tools: [tick] });
+const model = scriptedModel((req) => {
+  const ticks = req.messages.filter((m) => m.role === 'tool').length;
+  return ticks < TURNS ? { toolCalls: [{ id: `t${ticks}`, name: 'tick', arguments: '{}' }] } : { text: 'done' };
+});
+
+describe.skipIf(natsServerMissing)('following a swarm driven by another process', () => {
+  it('takes each commit’s events from the value the watch delivered: every event in order, the stream hardly read', async () => {
+    const driver = createRuntime({ swarms: [looping], model, nats: { servers: server.url } });
+    const follower = createRuntime({ swarms: [looping], model, nats: { servers: server.url } });
+    runtimes.push(driver, follower);
+    await Promise.all([driver.start(), follower.start()]);
+    // Warm-up: the store's setup and watches on both sides.
+    await driver.forSwarm(looping, 'warm').run('Go.');
+    await collect(follower.forSwarm(looping, 'warm').events());
+
+    const api = await apiRequests();
+    await driver.forSwarm(looping, 'followed').run('Go.');
+    const followed = await collect(follower.forSwarm(looping, 'followed').events());
+    const requests = [...(await api.subjects())];
+    const stored = await collect(driver.forSwarm(looping, 'followed').events());
+    expect(followed).toEqual(stored);
+    expect(followed.at(-1)).toMatchObject({ kind: 'status-update', final: true });
+    // Each tick is a commit the follower is woken by (three per tick); it reads the store at its
+    // start (the events before it followed, and again once its subscription is in place: each a
+    // direct get of the stream and of the key), then takes the rest from what the watches
+    // delivered. Before: a read (one or two direct gets) per commit, 46 requests here.
+    expect(requests.length).toBeLessThanOrEqual(4);
+  }, 30_000);
+
+  it('reads the events of events-only commits, which no value holds, in order with the others', async () => {
+    const nc = await connect({ servers: server.url });
+    connections.push(nc);
+    const writer = jetstreamStore({ connection: nc });
+    const follower = createRuntime({ swarms: [], model, nats: { servers: server.url } });
+    runtimes.push(follower);
+    await follower.start();
+    // A swarm held by a live owner elsewhere (its lease runs a minute: nobody takes it over).
+    await writer.commit(step('chunky', 1, 1, 3, 'elsewhere'));
+    // The fixtures' records name the definition "planner".
+    const reading = collect(follower.forSwarm('planner', 'chunky').events());
+    await sleep(100);
+    // Chunks (in no KV value), then a record, then more chunks and the final record.
+    await writer.commit({ swarmId: 'chunky', events: [event('chunky', 4), event('chunky', 5)] });
+    await sleep(50);
+    await writer.commit(step('chunky', 2, 6, 7, 'elsewhere'));
+    await sleep(50);
+    await writer.commit({ swarmId: 'chunky', events: [event('chunky', 8)] });
+    await sleep(50);
+    const last: SwarmEvent = { ...event('chunky', 9), kind: 'status-update', final: true } as SwarmEvent;
+    const final = step('chunky', 3, 9, 9, 'elsewhere', { status: 'completed' });
+    await writer.commit({ ...final, events: [last] });
+    const got = await reading;
+    expect(seqs(got)).toEqual(oneToN(9));
+    expect(got.slice(0, 8)).toEqual(oneToN(8).map((n) => event('chunky', n)));
+    await writer.close();
+  }, 30_000);
+});
