@@ -2,7 +2,9 @@
  * Listening to hosted swarms' heartbeats with one transport subscription per swarm, however many
  * listeners it has. A hosted call listens twice in a row — while its host request is answered,
  * then for as long as the call lives — and each subscription costs the broker a SUB and an UNSUB
- * (two socket writes, and work in nats-server); sharing it halves that per handoff.
+ * (two socket writes, and work in nats-server); sharing it halves that per handoff. Nothing is
+ * left to end at close: every listener is a call's, released when the call ends, and the
+ * transport's subscriptions end with it.
  *
  * @module
  */
@@ -54,14 +56,5 @@ export class BeatListeners {
         held.subscription.unsubscribe();
       });
     };
-  }
-
-  /** Ends every subscription now (the runtime closes). */
-  close(): void {
-    for (const entry of this.shared.values()) {
-      if (entry.release) clearImmediate(entry.release);
-      entry.subscription.unsubscribe();
-    }
-    this.shared.clear();
   }
 }

@@ -33,7 +33,7 @@ describe('heartbeat subscriptions shared by swarm', () => {
     await macrotask();
     expect(heard.at(-1)).toBe('again');
     again();
-    beats.close();
+    await macrotask();
     expect(bus.receivers('xswarm.beat.s1')).toEqual([]);
   });
 });
