@@ -45,8 +45,22 @@ const RECONNECT_POLL_MS = 50;
 export class OtherRuntimes {
   /** One subscription per hosted swarm's heartbeats, shared by its call's request and keep-alive. */
   private readonly beats = new BeatListeners();
+  /**
+   * The transport once it is open, read without an await: a call's heartbeat subscription and
+   * its host request are then queued in the same turn, and leave in one socket write (NATS
+   * flushes what was queued before its next microtask) instead of two, on the path of every handoff.
+   */
+  private opened: Transport | undefined;
 
-  constructor(private readonly deps: OtherRuntimesDeps) {}
+  constructor(private readonly deps: OtherRuntimesDeps) {
+    deps.transport.then(
+      (t) => {
+        this.opened = t;
+      },
+      // No transport: every call awaits it and raises its failure.
+      () => undefined,
+    );
+  }
 
   /**
    * Throws the `unavailable` error while the runtime's store cannot reach its server (the
@@ -82,7 +96,7 @@ export class OtherRuntimes {
     // The swarm's heartbeats tell a runtime working on the call (starting it, slow to answer)
     // from a subscriber that never answers (any process may listen on the subject).
     let heard = Number.NEGATIVE_INFINITY;
-    const transport = await this.deps.transport;
+    const transport = this.opened ?? (await this.deps.transport);
     let stopListening: (() => void) | undefined;
     try {
       stopListening = this.beats.listen(transport, this.subject('beat', request.swarmId), () => {
@@ -235,7 +249,7 @@ export class OtherRuntimes {
     let until = Date.now() + deadlineMs;
     for (;;) {
       signal?.throwIfAborted();
-      const transport = await this.deps.transport;
+      const transport = this.opened ?? (await this.deps.transport);
       if (idempotent && transport.status() === 'disconnected') {
         await this.reconnected(transport, signal);
         until = Date.now() + deadlineMs;

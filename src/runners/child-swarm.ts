@@ -38,6 +38,13 @@ import { type BudgetAccountRef, enclosingAccounts } from '../../machines/budget.
 import { CallTimeoutError } from '../../actors/call-timeout.js';
 import { approvalLifecycle, withChildApprovals } from './child-approvals.js';
 
+/**
+ * The reason a call's own lifetime ends with when the call is over (nobody reads it: whatever
+ * still waits on that lifetime then only lets go): given, so that the end of every handoff does
+ * not build a `DOMException` with its stack.
+ */
+const CALL_ENDED = new Error('the child swarm call ended');
+
 /** What child swarms need of a live swarm (the runtime's host of a parent or a child). */
 export interface LiveSwarm {
   /** Resolves once everything the swarm recorded so far is durable. */
@@ -111,7 +118,7 @@ export class ChildSwarms {
       return await this.runCall(input, signal, call.signal);
     } finally {
       signal.removeEventListener('abort', end);
-      call.abort();
+      call.abort(CALL_ENDED);
     }
   }
 

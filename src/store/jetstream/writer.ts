@@ -85,22 +85,25 @@ export class KeyWriter {
         if (!value && cached) continue;
         if (!value) return undefined;
         const before = cur.decoded?.value;
+        // Every value written is in this format; one over an older value (a row per message in
+        // the messages stream) says that the rows there are read too.
+        const legacy = before && (before.legacyRows || (before.v < RECORD_FORMAT && (before.lists === undefined || Object.keys(before.lists).length > 0)));
+        const { legacyRows: _l, ...rest } = value;
+        const stored: StoredValue = { ...rest, v: RECORD_FORMAT, ...(legacy ? { legacyRows: true } : {}), w };
+        // Serialized before the wait below, while the replaced value's publish is in flight (a
+        // swarm's next step is usually ready before its last commit's publish is acknowledged):
+        // the write leaves as soon as that publish is. The outbox is serialized once: its text is
+        // kept for the publish of its commit message.
+        const json = valueJson(stored, stored.outbox && this.outbox.outboxJson(stored.outbox));
         // This store's own publish of it may be in flight: awaited rather than made again.
         if (before?.outbox && !cur.published) await this.outbox.settled(swarmId);
         if (before?.outbox && !cur.published) {
           await this.outbox.publish(r.ctx, swarmId, before.outbox, cur.rev, before.record.lastSeq);
           cur.published = true;
         }
-        // Every value written is in this format; one over an older value (a row per message in
-        // the messages stream) says that the rows there are read too.
-        const legacy = before && (before.legacyRows || (before.v < RECORD_FORMAT && (before.lists === undefined || Object.keys(before.lists).length > 0)));
-        const { legacyRows: _l, ...rest } = value;
-        const stored: StoredValue = { ...rest, v: RECORD_FORMAT, ...(legacy ? { legacyRows: true } : {}), w };
         const key = this.names.key(swarmId);
         let rev: number;
         try {
-          // The outbox serialized once: its text is kept for the publish of its commit message.
-          const json = valueJson(stored, stored.outbox && this.outbox.outboxJson(stored.outbox));
           rev = await r.kv.put(key, json, { previousSeq: cur.rev, timeout: this.timeoutMs });
         } catch (e) {
           if (isWrongSequence(e)) continue;
