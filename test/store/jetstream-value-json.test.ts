@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { commitBodyJson, readCommitBody } from '../../src/store/jetstream/batch.js';
 import type { Names } from '../../src/store/jetstream/names.js';
 import { OutboxPublisher } from '../../src/store/jetstream/outbox.js';
-import { decodeValue, type Outbox, RECORD_FORMAT, type StoredValue, valueJson } from '../../src/store/jetstream/records.js';
+import { decodeValue, type Outbox, RECORD_FORMAT, type StoredValue, valueBytes, valueJson } from '../../src/store/jetstream/records.js';
 import { event, record } from '../support/store-fixtures.js';
 
 const publisher = () => new OutboxPublisher({} as Names, 1000);
@@ -55,5 +55,37 @@ describe('one serialization of an outbox', () => {
     expect(publisher().outboxJson(older)).toBeUndefined();
     const value = stored({ outbox: older });
     expect(valueJson(value, publisher().outboxJson(older))).toBe(JSON.stringify(value));
+  });
+
+  it('encodes the value and its commit message body once, byte for byte as JSON.stringify and UTF-8 gave', () => {
+    const utf8 = new TextEncoder();
+    const text = new TextDecoder();
+    const cases: [StoredValue, Outbox | undefined][] = [
+      [stored({ outbox: { events, messages } }), { events, messages }],
+      [stored({ lease: { owner: 'Ä', until: 5 }, outbox: { events, messages: [] }, lists: { chat: 1 } }), { events, messages: [] }],
+      [stored({ outbox: { events: [], messages }, legacyRows: true }), { events: [], messages }],
+      // Outbox first: the value's first key.
+      [{ outbox: { events, messages }, v: RECORD_FORMAT, record: stored({}).record, w: 'é' } as StoredValue, { events, messages }],
+    ];
+    for (const [value, outbox] of cases) {
+      const { bytes, body } = valueBytes(value);
+      expect(Buffer.from(bytes).equals(Buffer.from(utf8.encode(JSON.stringify(value))))).toBe(true);
+      expect(decodeValue(text.decode(bytes))).toEqual({ value: JSON.parse(JSON.stringify(value)) });
+      // The body the publish sends: what it serialized itself before (no `messages` when none).
+      const expected = outbox!.messages.length > 0 ? JSON.stringify(outbox) : JSON.stringify({ events: outbox!.events });
+      expect(text.decode(body)).toBe(expected);
+      expect(readCommitBody(text.decode(body))).toEqual(JSON.parse(expected));
+    }
+  });
+
+  it('encodes a value without an outbox, or with one of another shape, as JSON.stringify did, with no body', () => {
+    const utf8 = new TextEncoder();
+    const older = stored({ outbox: { events, messages, fresh: ['chat'] } });
+    const reordered = stored({ outbox: { messages, events } as Outbox });
+    for (const value of [stored({ lease: { owner: 'A', until: 5 } }), older, reordered, stored({ outbox: undefined }), {} as StoredValue]) {
+      const { bytes, body } = valueBytes(value);
+      expect(Buffer.from(bytes).equals(Buffer.from(utf8.encode(JSON.stringify(value))))).toBe(true);
+      expect(body).toBeUndefined();
+    }
   });
 });

@@ -27,6 +27,8 @@ export class OutboxPublisher {
   private readonly inFlight = new Map<string, Promise<void>>();
   /** The JSON of outboxes written here, by outbox: serialized once, for the KV value and the publish. */
   private readonly json = new WeakMap<Outbox, { events: string; messages: string }>();
+  /** The commit message bodies of outboxes written here, as bytes taken from their KV values' (see {@link OutboxPublisher.keepBody}). */
+  private readonly bodies = new WeakMap<Outbox, Uint8Array>();
 
   constructor(
     private readonly names: Names,
@@ -61,8 +63,18 @@ export class OutboxPublisher {
   async publish(ctx: StreamContext, swarmId: string, outbox: Outbox | undefined, rev: number, lastSeq: number): Promise<void> {
     if (!outbox || (outbox.events.length === 0 && outbox.messages.length === 0)) return;
     const parts = this.json.get(outbox);
-    const body = parts && commitBodyJson(parts.events, outbox.messages.length > 0 ? parts.messages : undefined);
+    const body = this.bodies.get(outbox) ?? (parts && commitBodyJson(parts.events, outbox.messages.length > 0 ? parts.messages : undefined));
     await this.send(ctx, swarmId, outbox.events, outbox.messages, rev, lastSeq, body);
+    // Published: a publish made again (the next writer's) is rare, and serializes it anew.
+    this.bodies.delete(outbox);
+  }
+
+  /**
+   * Keeps the body of `outbox`'s commit message as encoded with the KV value about to hold it
+   * (`valueBytes` in `./records.ts`), so its publish sends those bytes instead of encoding it again.
+   */
+  keepBody(outbox: Outbox, body: Uint8Array): void {
+    this.bodies.set(outbox, body);
   }
 
   /**
@@ -84,7 +96,7 @@ export class OutboxPublisher {
     await this.send(ctx, swarmId, events, [], 0, events.at(-1)!.seq);
   }
 
-  /** `json`: the body's text when made already (see {@link OutboxPublisher.outboxJson}). */
+  /** `json`: the body when made already (see {@link OutboxPublisher.outboxJson}, {@link OutboxPublisher.keepBody}). */
   private async send(
     ctx: StreamContext,
     swarmId: string,
@@ -92,7 +104,7 @@ export class OutboxPublisher {
     messages: Outbox['messages'],
     rev: number,
     lastSeq: number,
-    json?: string,
+    json?: string | Uint8Array,
   ): Promise<void> {
     const first = events[0]?.seq ?? lastSeq + 1;
     const last = events.at(-1)?.seq ?? lastSeq;

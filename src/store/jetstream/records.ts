@@ -74,6 +74,72 @@ export function valueJson(stored: StoredValue, outboxJson: string | undefined): 
   return out ? `${out}}` : '{}';
 }
 
+/**
+ * A KV value as written: its UTF-8 bytes and, when its outbox has a commit's shape (`events`
+ * then `messages`, see {@link valueBytes}), the body of the outbox's commit message.
+ */
+export interface ValueBytes {
+  bytes: Uint8Array;
+  /** The commit message body, `JSON.stringify` of `{ events, messages }` (without `messages` when none), as bytes. */
+  body?: Uint8Array;
+}
+
+/**
+ * The bytes of a KV value: those of `JSON.stringify(stored)` in UTF-8, written part by part into
+ * one buffer (no joined string, no second encoding), with the body of its outbox's commit
+ * message taken from them: a view of the value's bytes when the outbox has list writes, else
+ * a copy of its events' bytes in `{"events":…}`. An outbox of another shape (an older writer's)
+ * is serialized as it is and gets no body (the publish then serializes it itself).
+ */
+export function valueBytes(stored: StoredValue): ValueBytes {
+  // The parts in order; `events` and `messages` are the indexes of the outbox's two arrays.
+  const parts: string[] = [];
+  let events = -1;
+  let messages = -1;
+  for (const key in stored) {
+    const v = stored[key as keyof StoredValue];
+    if (key === 'outbox' && isCommitShaped(v as Outbox)) {
+      const o = v as Outbox;
+      parts.push(parts.length === 0 ? '{"outbox":{"events":' : ',"outbox":{"events":');
+      events = parts.push(JSON.stringify(o.events)) - 1;
+      parts.push(',"messages":');
+      messages = parts.push(JSON.stringify(o.messages)) - 1;
+      parts.push('}');
+      continue;
+    }
+    // As JSON.stringify: in key order, without the keys whose value it leaves out.
+    const json: string | undefined = JSON.stringify(v);
+    if (json === undefined) continue;
+    parts.push(`${parts.length === 0 ? '{' : ','}${JSON.stringify(key)}:`, json);
+  }
+  parts.push(parts.length === 0 ? '{}' : '}');
+  const lengths = parts.map((p) => Buffer.byteLength(p));
+  const bytes = Buffer.allocUnsafe(lengths.reduce((a, b) => a + b, 0));
+  const starts: number[] = [];
+  let at = 0;
+  for (let i = 0; i < parts.length; i++) {
+    starts.push(at);
+    at += bytes.write(parts[i]!, at);
+  }
+  if (events < 0) return { bytes };
+  // `{"events":` starts 10 bytes before the events' JSON.
+  const start = starts[events]! - 10;
+  if ((stored.outbox as Outbox).messages.length > 0) return { bytes, body: bytes.subarray(start, starts[messages + 1]! + 1) };
+  const body = Buffer.allocUnsafe(lengths[events]! + 11);
+  body.write('{"events":', 0);
+  bytes.copy(body, 10, starts[events]!, starts[events]! + lengths[events]!);
+  body[body.length - 1] = 0x7d; // }
+  return { bytes, body };
+}
+
+/** Whether an outbox has exactly a commit's keys, in order (what `valueBytes` writes in parts). */
+function isCommitShaped(o: Outbox | undefined): boolean {
+  if (typeof o !== 'object' || o === null) return false;
+  let n = 0;
+  for (const key in o) if (key !== (n++ === 0 ? 'events' : 'messages') || n > 2) return false;
+  return n === 2 && Array.isArray(o.events) && Array.isArray(o.messages);
+}
+
 /** A KV value as read: parsed, or why it could not be. */
 export type Decoded = { value: StoredValue; problem?: undefined } | { value?: undefined; problem: string };
 

@@ -12,9 +12,13 @@ import { randomUUID } from 'node:crypto';
 import type { Names } from './names.js';
 import { isWrongSequence, type Outages } from './outage.js';
 import type { OutboxPublisher } from './outbox.js';
-import { RECORD_FORMAT, type StoredValue, valueJson } from './records.js';
+import { RECORD_FORMAT, type StoredValue, valueBytes } from './records.js';
 import type { Known, Seen } from './seen.js';
 import type { Broker } from './setup.js';
+
+/** The ids of this process's writes: one random prefix, then a count (unique without a random draw per write). */
+const WRITE_IDS = `${randomUUID()}.`;
+let writes = 0;
 
 /** Serializes, tracks and writes the operations on swarms' keys. */
 export class KeyWriter {
@@ -65,7 +69,7 @@ export class KeyWriter {
    * fresh read, so an existing swarm is refused as before, one broker round trip sooner.
    */
   async update(r: Broker, swarmId: string, what: string, next: (cur: Known) => Omit<StoredValue, 'w'> | undefined, create = false): Promise<Known | undefined> {
-    const w = randomUUID();
+    const w = WRITE_IDS + (writes++).toString(36);
     let fresh = false;
     return this.outages.retry(what, async () => {
       for (;;) {
@@ -92,9 +96,10 @@ export class KeyWriter {
         const stored: StoredValue = { ...rest, v: RECORD_FORMAT, ...(legacy ? { legacyRows: true } : {}), w };
         // Serialized before the wait below, while the replaced value's publish is in flight (a
         // swarm's next step is usually ready before its last commit's publish is acknowledged):
-        // the write leaves as soon as that publish is. The outbox is serialized once: its text is
-        // kept for the publish of its commit message.
-        const json = valueJson(stored, stored.outbox && this.outbox.outboxJson(stored.outbox));
+        // the write leaves as soon as that publish is. Serialized and encoded once: the bytes of
+        // its outbox are kept for the publish of its commit message.
+        const { bytes, body } = valueBytes(stored);
+        if (body) this.outbox.keepBody(stored.outbox!, body);
         // This store's own publish of it may be in flight: awaited rather than made again.
         if (before?.outbox && !cur.published) await this.outbox.settled(swarmId);
         if (before?.outbox && !cur.published) {
@@ -104,7 +109,7 @@ export class KeyWriter {
         const key = this.names.key(swarmId);
         let rev: number;
         try {
-          rev = await r.kv.put(key, json, { previousSeq: cur.rev, timeout: this.timeoutMs });
+          rev = await r.kv.put(key, bytes, { previousSeq: cur.rev, timeout: this.timeoutMs });
         } catch (e) {
           if (isWrongSequence(e)) continue;
           throw e;
