@@ -24,6 +24,7 @@ import {
   type Subscription,
   TimeoutError,
 } from '@nats-io/transport-node';
+import { coalesceWrites } from './writes.js';
 
 /** A request waiting for its answer. */
 interface Pending {
@@ -137,11 +138,14 @@ const views = new WeakMap<NatsConnection, NatsConnection>();
 /**
  * A view of `nc` (for `jetstream(...)`/`jetstreamManager(...)`, for a transport's requests): the
  * same connection (its methods bound to it once), with a `request` that costs less CPU per call
- * (see the module's comment). The same view for every call on one connection.
+ * (see the module's comment), whose flushes in one turn of the event loop are one socket write
+ * ({@link coalesceWrites}). The same view for every call on one connection.
  */
 export function lightRequests(nc: NatsConnection): NatsConnection {
   const known = views.get(nc);
   if (known) return known;
+  // Its writes too: those of one turn of the event loop leave in one system call (see ./writes.ts).
+  coalesceWrites(nc);
   const requester = new Requester(nc);
   const request = requester.request.bind(requester);
   const bound = new Map<PropertyKey, unknown>();
