@@ -23,6 +23,8 @@ import type { KeyWriter } from './writer.js';
 export class Committer {
   /** Commits written (acknowledged), each in a transaction of its own. */
   readonly stats: StoreStats = { commits: 0, transactions: 0 };
+  /** The broker once opened (see `Setup.ready`: an opening that succeeded is kept). */
+  private broker: Broker | undefined;
 
   constructor(
     private readonly setup: Setup,
@@ -38,18 +40,20 @@ export class Committer {
    */
   commit(c: Commit): Promise<void> {
     const p = (async () => {
-      // While NATS is unreachable at the start too, the commit waits for it.
-      const r = await this.outages.retry(`Commit of swarm "${c.swarmId}"`, () => this.setup.ready());
-      await this.writer.locked(c.swarmId, () => (c.record ? this.commitRecord(r, c) : this.commitEvents(r, c)));
+      const what = `Commit of swarm "${c.swarmId}"`;
+      // While NATS is unreachable at the start too, the commit waits for it. An opened broker
+      // stays open until the store closes: it is not asked for again at every commit.
+      const r = this.broker && !this.setup.closed ? this.broker : (this.broker = await this.outages.retry(what, () => this.setup.ready()));
+      await this.writer.locked(c.swarmId, () => (c.record ? this.commitRecord(r, c, what) : this.commitEvents(r, c, what)));
       this.stats.commits++;
       this.stats.transactions++;
     })();
     return this.writer.track(p);
   }
 
-  private async commitRecord(r: Broker, c: Commit): Promise<void> {
+  private async commitRecord(r: Broker, c: Commit, what: string): Promise<void> {
     // A new swarm's first record is written as a create, without reading the key first.
-    const written = await this.writer.update(r, c.swarmId, `Commit of swarm "${c.swarmId}"`, (cur) => nextValue(c, cur), c.record!.revision === 1);
+    const written = await this.writer.update(r, c.swarmId, what, (cur) => nextValue(c, cur), c.record!.revision === 1);
     const value = written?.decoded?.value;
     const outbox = value?.outbox;
     if (!written || !value || !outbox) return;
@@ -57,7 +61,7 @@ export class Committer {
     // The commit is durable (its outbox is in the value): the publish goes on in the background,
     // and the swarm's next write waits for it (see OutboxPublisher.inBackground).
     const publishing = this.outages
-      .retry(`Commit of swarm "${c.swarmId}"`, async () => {
+      .retry(what, async () => {
         // A retry after the value was replaced: its next writer published this outbox first.
         if (retry && (await this.seen.read(r.kv, c.swarmId)).rev !== written.rev) return;
         retry = true;
@@ -72,9 +76,9 @@ export class Committer {
     this.writer.track(this.outbox.inBackground(c.swarmId, publishing));
   }
 
-  private async commitEvents(r: Broker, c: Commit): Promise<void> {
+  private async commitEvents(r: Broker, c: Commit, what: string): Promise<void> {
     await this.outbox.settled(c.swarmId);
-    await this.outages.retry(`Commit of swarm "${c.swarmId}"`, async () => {
+    await this.outages.retry(what, async () => {
       // The record's outbox first, so the stream keeps the events in order.
       const cur = this.seen.get(c.swarmId);
       const value = cur?.decoded?.value;

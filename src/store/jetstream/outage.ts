@@ -46,21 +46,38 @@ export class Outages {
    * JetStream not answering yet after a server restart) up to `outageMs`; then fails with a
    * `SwarmError` code `unavailable` whose message starts with `what`.
    */
-  async retry<T>(what: string, attempt: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + this.outageMs;
+  retry<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+    // The first attempt without an async frame of its own: it is the one nearly every write
+    // makes (every commit goes through here up to three times), the loop below only after a failure.
+    const started = Date.now();
+    let first: Promise<T>;
+    try {
+      first = attempt();
+    } catch (e) {
+      first = Promise.reject(e);
+    }
+    return first.catch((e: unknown) => this.retryAfter(what, attempt, e, started + this.outageMs));
+  }
+
+  /** {@link Outages.retry} after the first attempt failed with `failure`: waits, tries again, up to `deadline`. */
+  private async retryAfter<T>(what: string, attempt: () => Promise<T>, failure: unknown, deadline: number): Promise<T> {
     for (let i = 0; ; i++) {
-      try {
-        return await attempt();
-      } catch (e) {
-        // Closing during an outage: one more try, then the commit fails instead of holding close() for minutes.
-        if (!isTransient(e) || (this.closing && i > 0)) throw e;
-        if (Date.now() >= deadline) {
-          throw new SwarmError(`${what}: NATS has been unreachable for ${Math.round(this.outageMs / 1000)} s (${(e as Error).message})`, 'unavailable');
+      if (i > 0) {
+        try {
+          return await attempt();
+        } catch (e) {
+          failure = e;
         }
-        const r = await this.opening()?.catch(() => undefined);
-        while (!this.connected && !this.closing && Date.now() < deadline && !r?.nc.isClosed()) await delay(50);
-        await delay(Math.min(1000, 25 * 2 ** Math.min(i, 6)));
       }
+      const e = failure;
+      // Closing during an outage: one more try, then the commit fails instead of holding close() for minutes.
+      if (!isTransient(e) || (this.closing && i > 0)) throw e;
+      if (Date.now() >= deadline) {
+        throw new SwarmError(`${what}: NATS has been unreachable for ${Math.round(this.outageMs / 1000)} s (${(e as Error).message})`, 'unavailable');
+      }
+      const r = await this.opening()?.catch(() => undefined);
+      while (!this.connected && !this.closing && Date.now() < deadline && !r?.nc.isClosed()) await delay(50);
+      await delay(Math.min(1000, 25 * 2 ** Math.min(i, 6)));
     }
   }
 
