@@ -73,7 +73,7 @@ export class RecentValues {
     let written = at;
     if (out.length > 0) {
       const follows = prev !== undefined && prev.events.length > 0 && prev.events.at(-1)!.seq === out[0]!.seq - 1;
-      events = follows ? [...prev.events, ...out].slice(-RECENT_EVENTS) : out;
+      events = follows ? lastOf(prev.events, out) : out;
     } else if (prev && prev.events.length > 0 && prev.events.at(-1)!.seq === value.record.lastSeq) {
       // A lease write: the same record, its events written by the value before.
       events = prev.events;
@@ -83,6 +83,15 @@ export class RecentValues {
     if (this.values.size >= 10_000) this.values.delete(this.values.keys().next().value!);
     this.values.set(swarmId, { rev, at: written, value, events });
   }
+}
+
+/** The last {@link RECENT_EVENTS} of `before` then `after`, in one array (not joined, then cut). */
+function lastOf(before: readonly SwarmEvent[], after: readonly SwarmEvent[]): SwarmEvent[] {
+  if (after.length >= RECENT_EVENTS) return after.slice(after.length - RECENT_EVENTS);
+  const out: SwarmEvent[] = [];
+  for (let i = Math.max(0, before.length + after.length - RECENT_EVENTS); i < before.length; i++) out.push(before[i]!);
+  for (const e of after) out.push(e);
+  return out;
 }
 
 /**
