@@ -32,10 +32,11 @@ describe('the next write of a swarm whose last commit is being published', () =>
     const seen = { get: () => cur, remember: (_id: string, k: Known) => remembered.push(k) } as unknown as Seen;
     const outages = { retry: <T>(_what: string, attempt: () => Promise<T>) => attempt() } as unknown as Outages;
     const outbox = new OutboxPublisher(names, 1000);
-    const serialize = outbox.outboxJson.bind(outbox);
-    vi.spyOn(outbox, 'outboxJson').mockImplementation((o) => {
+    // The value's bytes are made, its outbox's commit message body kept from them, before the wait.
+    const keep = outbox.keepBody.bind(outbox);
+    vi.spyOn(outbox, 'keepBody').mockImplementation((o, body) => {
       log.push('serialized');
-      return serialize(o);
+      keep(o, body);
     });
     let acknowledge!: () => void;
     const publishing = new Promise<void>((resolve) => (acknowledge = resolve)).then(() => {
@@ -43,10 +44,10 @@ describe('the next write of a swarm whose last commit is being published', () =>
       log.push('published');
     });
     void outbox.inBackground('s1', publishing);
-    const puts: { key: string; json: string; previousSeq: number | undefined }[] = [];
+    const puts: { key: string; json: Uint8Array; previousSeq: number | undefined }[] = [];
     const r = {
       kv: {
-        put: async (key: string, json: string, opts: { previousSeq?: number }) => {
+        put: async (key: string, json: Uint8Array, opts: { previousSeq?: number }) => {
           log.push('put');
           puts.push({ key, json, previousSeq: opts.previousSeq });
           return 2;
@@ -69,7 +70,7 @@ describe('the next write of a swarm whose last commit is being published', () =>
     expect(puts).toHaveLength(1);
     expect(puts[0]!.key).toBe(names.key('s1'));
     expect(puts[0]!.previousSeq).toBe(1);
-    const stored = JSON.parse(puts[0]!.json) as StoredValue;
+    const stored = JSON.parse(new TextDecoder().decode(puts[0]!.json)) as StoredValue;
     expect(stored).toEqual(JSON.parse(JSON.stringify({ ...next, w: stored.w })));
     expect(written?.rev).toBe(2);
     expect(remembered.map((k) => k.rev)).toEqual([2]);
