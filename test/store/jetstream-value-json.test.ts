@@ -1,16 +1,12 @@
 /**
- * The JetStream store serializes a commit's outbox once, for its KV value and for the publish of
- * its commit message: the texts are byte for byte those `JSON.stringify` gave before, so values
- * and commit messages are stored as they were.
+ * The JetStream store serializes and encodes a commit's value once, and takes the body of its
+ * outbox's commit message from those bytes: byte for byte what `JSON.stringify` and UTF-8 gave
+ * before, so values and commit messages are stored as they were.
  */
 import { describe, expect, it } from 'vitest';
-import { commitBodyJson, readCommitBody } from '../../src/store/jetstream/batch.js';
-import type { Names } from '../../src/store/jetstream/names.js';
-import { OutboxPublisher } from '../../src/store/jetstream/outbox.js';
-import { decodeValue, type Outbox, RECORD_FORMAT, type StoredValue, valueBytes, valueJson } from '../../src/store/jetstream/records.js';
+import { readCommitBody } from '../../src/store/jetstream/batch.js';
+import { decodeValue, type Outbox, RECORD_FORMAT, type StoredValue, valueBytes } from '../../src/store/jetstream/records.js';
 import { event, record } from '../support/store-fixtures.js';
-
-const publisher = () => new OutboxPublisher({} as Names, 1000);
 
 function stored(over: Partial<StoredValue>): StoredValue {
   const { lease: _l, problem: _p, ...rest } = record('s1', 2, 3, { snapshot: { value: 'x', context: { n: 1, missing: undefined } } as never });
@@ -20,42 +16,6 @@ function stored(over: Partial<StoredValue>): StoredValue {
 describe('one serialization of an outbox', () => {
   const events = [event('s1', 2), event('s1', 3, 'with "quotes" and \u2028 and é')];
   const messages = [{ list: 'chat', from: 0, items: [{ role: 'user', content: 'hi', skipped: undefined }] }];
-
-  it('writes the value JSON.stringify wrote, whatever it holds', () => {
-    const values: StoredValue[] = [
-      stored({ outbox: { events, messages } }),
-      stored({ lease: { owner: 'A', until: 5 }, outbox: { events, messages: [] }, lists: { chat: 1 } }),
-      stored({ outbox: { events: [], messages }, legacyRows: true }),
-    ];
-    for (const value of values) {
-      const json = valueJson(value, publisher().outboxJson(value.outbox!));
-      expect(json).toBe(JSON.stringify(value));
-      expect(decodeValue(json)).toEqual({ value: JSON.parse(JSON.stringify(value)) });
-    }
-    // Without an outbox's text, the value as it is.
-    const plain = stored({ lease: { owner: 'A', until: 5 } });
-    expect(valueJson(plain, undefined)).toBe(JSON.stringify(plain));
-  });
-
-  it('publishes the commit message body JSON.stringify made, with list writes or without', () => {
-    const p = publisher();
-    const both: Outbox = { events, messages };
-    const onlyEvents: Outbox = { events, messages: [] };
-    const a = p.outboxJson(both)!;
-    const b = p.outboxJson(onlyEvents)!;
-    expect(a).toBe(JSON.stringify(both));
-    expect(b).toBe(JSON.stringify(onlyEvents));
-    expect(commitBodyJson(JSON.stringify(events), JSON.stringify(messages))).toBe(JSON.stringify({ events, messages }));
-    expect(commitBodyJson(JSON.stringify(events))).toBe(JSON.stringify({ events }));
-    expect(readCommitBody(commitBodyJson(JSON.stringify(events)))).toEqual(JSON.parse(JSON.stringify({ events })));
-  });
-
-  it('leaves an outbox of another shape (an older writer’s) to JSON.stringify', () => {
-    const older: Outbox = { events, messages, fresh: ['chat'] };
-    expect(publisher().outboxJson(older)).toBeUndefined();
-    const value = stored({ outbox: older });
-    expect(valueJson(value, publisher().outboxJson(older))).toBe(JSON.stringify(value));
-  });
 
   it('encodes the value and its commit message body once, byte for byte as JSON.stringify and UTF-8 gave', () => {
     const utf8 = new TextEncoder();

@@ -50,15 +50,6 @@ export interface CommitBody {
   messages?: MessageWrite[];
 }
 
-/**
- * A commit message's body from the JSON of its events and of its list writes (none: the body has
- * no `messages`): the text `JSON.stringify({ events, messages })` gives, made from parts already
- * serialized for the KV value holding them (see `OutboxPublisher.outboxJson`).
- */
-export function commitBodyJson(events: string, messages?: string): string {
-  return messages === undefined ? `{"events":${events}}` : `{"events":${events},"messages":${messages}}`;
-}
-
 /** Parses a commit message's body; a string says why it cannot be read. */
 export function readCommitBody(text: string): CommitBody | string {
   let body: unknown;

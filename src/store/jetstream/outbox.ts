@@ -16,7 +16,7 @@
  */
 import { headers } from '@nats-io/transport-node';
 import type { SwarmEvent } from '../../../machines/events.js';
-import { COMMIT_HEADER, commitBodyJson, commitHeader } from './batch.js';
+import { COMMIT_HEADER, commitHeader } from './batch.js';
 import type { StreamContext } from './events.js';
 import type { Names } from './names.js';
 import type { Outbox } from './records.js';
@@ -25,8 +25,6 @@ import type { Outbox } from './records.js';
 export class OutboxPublisher {
   /** Per swarm, the publish of its latest outbox while it is in flight (see {@link OutboxPublisher.inBackground}). */
   private readonly inFlight = new Map<string, Promise<void>>();
-  /** The JSON of outboxes written here, by outbox: serialized once, for the KV value and the publish. */
-  private readonly json = new WeakMap<Outbox, { events: string; messages: string }>();
   /** The commit message bodies of outboxes written here, as bytes taken from their KV values' (see {@link OutboxPublisher.keepBody}). */
   private readonly bodies = new WeakMap<Outbox, Uint8Array>();
 
@@ -62,9 +60,7 @@ export class OutboxPublisher {
    */
   async publish(ctx: StreamContext, swarmId: string, outbox: Outbox | undefined, rev: number, lastSeq: number): Promise<void> {
     if (!outbox || (outbox.events.length === 0 && outbox.messages.length === 0)) return;
-    const parts = this.json.get(outbox);
-    const body = this.bodies.get(outbox) ?? (parts && commitBodyJson(parts.events, outbox.messages.length > 0 ? parts.messages : undefined));
-    await this.send(ctx, swarmId, outbox.events, outbox.messages, rev, lastSeq, body);
+    await this.send(ctx, swarmId, outbox.events, outbox.messages, rev, lastSeq, this.bodies.get(outbox));
     // Published: a publish made again (the next writer's) is rare, and serializes it anew.
     this.bodies.delete(outbox);
   }
@@ -77,26 +73,13 @@ export class OutboxPublisher {
     this.bodies.set(outbox, body);
   }
 
-  /**
-   * The text of `outbox` in the KV value about to hold it, its parts kept for the publish of its
-   * commit message (the same events and writes, not serialized twice); undefined for an outbox
-   * of another shape than a commit's (`JSON.stringify` then serializes it as it is).
-   */
-  outboxJson(outbox: Outbox): string | undefined {
-    const keys = Object.keys(outbox);
-    if (keys.length !== 2 || keys[0] !== 'events' || keys[1] !== 'messages') return undefined;
-    const parts = { events: JSON.stringify(outbox.events), messages: JSON.stringify(outbox.messages) };
-    this.json.set(outbox, parts);
-    return commitBodyJson(parts.events, parts.messages);
-  }
-
   /** Publishes the events of an events-only commit as one message; resolves once acknowledged. */
   async events(ctx: StreamContext, swarmId: string, events: readonly SwarmEvent[]): Promise<void> {
     if (events.length === 0) return;
     await this.send(ctx, swarmId, events, [], 0, events.at(-1)!.seq);
   }
 
-  /** `json`: the body when made already (see {@link OutboxPublisher.outboxJson}, {@link OutboxPublisher.keepBody}). */
+  /** `body`: the commit message's body when encoded already (see {@link OutboxPublisher.keepBody}). */
   private async send(
     ctx: StreamContext,
     swarmId: string,
@@ -104,13 +87,13 @@ export class OutboxPublisher {
     messages: Outbox['messages'],
     rev: number,
     lastSeq: number,
-    json?: string | Uint8Array,
+    encoded?: Uint8Array,
   ): Promise<void> {
     const first = events[0]?.seq ?? lastSeq + 1;
     const last = events.at(-1)?.seq ?? lastSeq;
     const h = headers();
     h.set(COMMIT_HEADER, commitHeader({ first, last, rev, writes: messages.length }));
-    const body = json ?? JSON.stringify(messages.length > 0 ? { events, messages } : { events });
+    const body = encoded ?? JSON.stringify(messages.length > 0 ? { events, messages } : { events });
     await ctx.js.publish(this.names.eventSubject(swarmId), body, {
       msgID: this.names.commitId(swarmId, rev, first, last),
       headers: h,

@@ -59,22 +59,6 @@ export interface Outbox {
 export const RECORD_FORMAT = 3;
 
 /**
- * The text of a KV value: what `JSON.stringify(stored)` gives, with `outboxJson` (when given)
- * the text of its outbox, serialized once for the value and the publish of its commit message.
- */
-export function valueJson(stored: StoredValue, outboxJson: string | undefined): string {
-  if (outboxJson === undefined) return JSON.stringify(stored);
-  let out = '';
-  for (const [key, v] of Object.entries(stored)) {
-    // As JSON.stringify: in key order, without the keys whose value it leaves out.
-    const json: string | undefined = key === 'outbox' ? outboxJson : JSON.stringify(v);
-    if (json === undefined) continue;
-    out += `${out ? ',' : '{'}${JSON.stringify(key)}:${json}`;
-  }
-  return out ? `${out}}` : '{}';
-}
-
-/**
  * A KV value as written: its UTF-8 bytes and, when its outbox has a commit's shape (`events`
  * then `messages`, see {@link valueBytes}), the body of the outbox's commit message.
  */
