@@ -6,28 +6,19 @@
  * restarted mid-request), and a JetStream client over it works.
  */
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, headers, type NatsConnection, NoRespondersError, RequestError, TimeoutError } from '@nats-io/transport-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, headers, NoRespondersError, RequestError, TimeoutError } from '@nats-io/transport-node';
+import { describe, expect, it } from 'vitest';
 import { isTransient } from '../../src/store/jetstream/outage.js';
 import { lightRequests } from '../../src/nats/requests.js';
-import { type NatsServer, natsServerMissing, startNatsServer } from '../support/nats-server.js';
+import { jetstreamNamespace } from '../support/jetstream-namespace.js';
+import { natsServerMissing, startNatsServer } from '../support/nats-server.js';
+
+/** The file's nats-server (its JetStream namespaces are not used here). */
+const ns = jetstreamNamespace('r');
 
 describe.skipIf(natsServerMissing)('NATS requests', () => {
-  let server: NatsServer;
-  const opened: NatsConnection[] = [];
-  const open = async () => {
-    const nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 50 });
-    opened.push(nc);
-    return nc;
-  };
-
-  beforeAll(async () => {
-    server = await startNatsServer();
-  });
-  afterAll(async () => {
-    for (const nc of opened) await nc.close().catch(() => undefined);
-    await server?.stop();
-  });
+  /** A connection as a runtime makes it (reconnecting forever), closed after the test. */
+  const open = () => ns.connection();
 
   it('resolves each request with its own answer, headers and all, many in flight', async () => {
     const nc = await open();
@@ -88,7 +79,7 @@ describe.skipIf(natsServerMissing)('NATS requests', () => {
     });
     try {
       const nc = await connect({ servers: guarded.url, user: 'a', pass: 'a' });
-      opened.push(nc);
+      ns.onCleanup(() => nc.close());
       const view = lightRequests(nc);
       const t0 = Date.now();
       const e = await view.request('forbidden.x', 'x', { timeout: 5000 }).catch((x: unknown) => x);
@@ -130,7 +121,7 @@ describe.skipIf(natsServerMissing)('NATS requests', () => {
     nc.subscribe('held', { callback: () => undefined });
     await nc.flush();
     const inFlight = view.request('held', 'x', { timeout: 400 }).catch((x: unknown) => x);
-    await server.restart({ downMs: 100 });
+    await ns.server.restart({ downMs: 100 });
     // Unanswered across the restart: a timeout, which the store retries.
     const e = await inFlight;
     expect(e).toBeInstanceOf(TimeoutError);

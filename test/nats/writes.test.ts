@@ -3,10 +3,11 @@
  * what is published from many microtasks of one turn leaves in one write, every message arrives
  * in order, and a reconnected connection (a new socket) still delivers.
  */
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { describe, expect, it } from 'vitest';
 import { coalesceWrites } from '../../src/nats/writes.js';
-import { type NatsServer, natsServerMissing, startNatsServer } from '../support/nats-server.js';
+import { jetstreamNamespace } from '../support/jetstream-namespace.js';
+import { natsServerMissing } from '../support/nats-server.js';
 
 /** The writes reaching the connection's current socket (`_write` or `_writev` calls: one each per system call). */
 function countWrites(nc: NatsConnection): { readonly n: number } {
@@ -30,22 +31,12 @@ async function publishInMicrotasks(nc: NatsConnection, subject: string, n: numbe
   }
 }
 
-describe.skipIf(natsServerMissing)('coalesced NATS writes', () => {
-  let server: NatsServer;
-  const opened: NatsConnection[] = [];
-  const open = async () => {
-    const nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 50 });
-    opened.push(nc);
-    return nc;
-  };
+/** The file's nats-server (its JetStream namespaces are not used here). */
+const ns = jetstreamNamespace('w');
 
-  beforeAll(async () => {
-    server = await startNatsServer();
-  });
-  afterAll(async () => {
-    for (const nc of opened) await nc.close().catch(() => undefined);
-    await server?.stop();
-  });
+describe.skipIf(natsServerMissing)('coalesced NATS writes', () => {
+  /** A connection as a runtime makes it (reconnecting forever), closed after the test. */
+  const open = () => ns.connection();
 
   /** The messages `sub` receives on `subject` until `n` arrived. */
   async function receive(nc: NatsConnection, subject: string, n: number): Promise<{ got: string[]; done: Promise<void> }> {
@@ -84,7 +75,7 @@ describe.skipIf(natsServerMissing)('coalesced NATS writes', () => {
     const before = await receive(reader, 'before', 5);
     await publishInMicrotasks(nc, 'before', 5);
     await before.done;
-    await server.restart({ downMs: 100 });
+    await ns.server.restart({ downMs: 100 });
     // Both connections come back on their own (reconnectTimeWait 50 ms).
     await expect.poll(async () => reader.flush().then(() => nc.flush().then(() => true)), { timeout: 5_000, interval: 100 }).toBe(true);
     const after = await receive(reader, 'after', 5);
