@@ -14,6 +14,7 @@ import { sleep } from '../support/sleep.js';
 import { event, step } from '../support/store-fixtures.js';
 import { oneToN, seqs } from '../support/seqs.js';
 import { collect } from '../support/script.js';
+import { until } from '../support/wait.js';
 
 let server: NatsServer;
 const runtimes: Runtime[] = [];
@@ -101,5 +102,37 @@ describe.skipIf(natsServerMissing)('following a swarm driven by another process'
     expect(seqs(got)).toEqual(oneToN(9));
     expect(got.slice(0, 8)).toEqual(oneToN(8).map((n) => event('chunky', n)));
     await writer.close();
+  }, 30_000);
+
+  it('forgets the events its watches delivered for a swarm deleted and made again under its id', async () => {
+    const [wc, rc] = await Promise.all([connect({ servers: server.url }), connect({ servers: server.url })]);
+    connections.push(wc, rc);
+    const writer = jetstreamStore({ connection: wc });
+    const reader = jetstreamStore({ connection: rc });
+    const stop = reader.watch('again', () => undefined);
+    // Finished (only a finished swarm can be removed).
+    await writer.commit(step('again', 1, 1, 3, 'elsewhere', { status: 'completed' }));
+    await until(
+      'the first events known',
+      () => seqs(reader.knownEvents('again', 0)),
+      (s) => s.length === 3,
+    );
+    expect(await writer.remove!(['again'])).toBe(1);
+    await until(
+      'the deletion seen',
+      () => reader.knownEvents('again', 0),
+      (e) => e.length === 0,
+    );
+    const anew = { ...step('again', 1, 1, 2, 'elsewhere'), events: [event('again', 1, 'new 1'), event('again', 2, 'new 2')] };
+    await writer.commit(anew);
+    expect(
+      await until(
+        'the new events known',
+        () => reader.knownEvents('again', 0),
+        (e) => e.length > 0,
+      ),
+    ).toEqual(anew.events);
+    stop();
+    await Promise.all([writer.close(), reader.close()]);
   }, 30_000);
 });

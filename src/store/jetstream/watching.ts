@@ -108,6 +108,11 @@ export class Watchers {
     return this.delivered.get(swarmId) ?? [];
   }
 
+  /** Forgets the events delivered for `swarmId` (its key was deleted). */
+  forgetDelivered(swarmId: string): void {
+    this.delivered.delete(swarmId);
+  }
+
   /**
    * Keeps the events of a record's commit message delivered to a follower of `swarmId` (it can
    * reach a follower before the bucket's watch delivers the value holding them): a record's
@@ -189,6 +194,8 @@ export class BucketWatch {
     // A copy: the entry's bytes are a view of the connection's read buffer.
     if (later) return this.listing.setLater(swarmId, e.revision, e.value.slice(), at);
     const decoded = e.operation === 'PUT' ? decodeValue(e.string()) : undefined;
+    // Deleted (pruned, removed): a swarm made again under its id starts its events anew.
+    if (!decoded) this.watchers.forgetDelivered(swarmId);
     this.recent.note(swarmId, e.revision, at, decoded?.value);
     this.listing.set(swarmId, e.revision, decoded, at);
   }
