@@ -23,8 +23,6 @@ import type { KeyWriter } from './writer.js';
 export class Committer {
   /** Commits written (acknowledged), each in a transaction of its own. */
   readonly stats: StoreStats = { commits: 0, transactions: 0 };
-  /** The broker once opened (see `Setup.ready`: an opening that succeeded is kept). */
-  private broker: Broker | undefined;
 
   constructor(
     private readonly setup: Setup,
@@ -43,7 +41,7 @@ export class Committer {
       const what = `Commit of swarm "${c.swarmId}"`;
       // While NATS is unreachable at the start too, the commit waits for it. An opened broker
       // stays open until the store closes: it is not asked for again at every commit.
-      const r = this.broker && !this.setup.closed ? this.broker : (this.broker = await this.outages.retry(what, () => this.setup.ready()));
+      const r = this.setup.opened ?? (await this.outages.retry(what, () => this.setup.ready()));
       await this.writer.locked(c.swarmId, () => (c.record ? this.commitRecord(r, c, what) : this.commitEvents(r, c, what)));
       this.stats.commits++;
       this.stats.transactions++;

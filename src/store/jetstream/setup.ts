@@ -79,17 +79,29 @@ export class Setup {
   /** Set by the store's `close()`. */
   closed = false;
   private opening: Promise<Broker> | undefined;
+  private broker: Broker | undefined;
 
   constructor(private readonly open: () => Promise<Broker>) {}
 
   /** The open broker, opening it when no opening is under way or done. */
   ready(): Promise<Broker> {
     if (this.closed) return Promise.reject(new SwarmError('The JetStream store is closed', 'closed'));
-    this.opening ??= this.open().catch((e: unknown) => {
-      this.opening = undefined;
-      throw e;
-    });
+    this.opening ??= this.open().then(
+      (b) => (this.broker = b),
+      (e: unknown) => {
+        this.opening = undefined;
+        throw e;
+      },
+    );
     return this.opening;
+  }
+
+  /**
+   * The broker once opened, while the store is open (an opening that succeeded is kept): what a
+   * hot path takes without awaiting {@link Setup.ready} again.
+   */
+  get opened(): Broker | undefined {
+    return this.closed ? undefined : this.broker;
   }
 
   /** The opening under way or done, if any (without starting one). */
