@@ -72,8 +72,7 @@ export class RecentValues {
     let events: readonly SwarmEvent[] = [];
     let written = at;
     if (out.length > 0) {
-      const follows = prev !== undefined && prev.events.length > 0 && prev.events.at(-1)!.seq === out[0]!.seq - 1;
-      events = follows ? lastOf(prev.events, out) : out;
+      events = continuing(prev?.events ?? [], out, RECENT_EVENTS);
     } else if (prev && prev.events.length > 0 && prev.events.at(-1)!.seq === value.record.lastSeq) {
       // A lease write: the same record, its events written by the value before.
       events = prev.events;
@@ -85,11 +84,17 @@ export class RecentValues {
   }
 }
 
-/** The last {@link RECENT_EVENTS} of `before` then `after`, in one array (not joined, then cut). */
-function lastOf(before: readonly SwarmEvent[], after: readonly SwarmEvent[]): SwarmEvent[] {
-  if (after.length >= RECENT_EVENTS) return after.slice(after.length - RECENT_EVENTS);
+/**
+ * A swarm's latest events kept in a bounded window: `after` continuing `before` when its first
+ * event follows `before`'s last, the last `max` of both in one array (not joined, then cut);
+ * else `after` alone.
+ */
+export function continuing(before: readonly SwarmEvent[], after: readonly SwarmEvent[], max: number): readonly SwarmEvent[] {
+  const last = before.at(-1);
+  if (!last || after.length === 0 || last.seq !== after[0]!.seq - 1) return after;
+  if (after.length >= max) return after.slice(after.length - max);
   const out: SwarmEvent[] = [];
-  for (let i = Math.max(0, before.length + after.length - RECENT_EVENTS); i < before.length; i++) out.push(before[i]!);
+  for (let i = Math.max(0, before.length + after.length - max); i < before.length; i++) out.push(before[i]!);
   for (const e of after) out.push(e);
   return out;
 }

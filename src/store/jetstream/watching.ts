@@ -17,7 +17,7 @@ import { heldBy } from './events.js';
 import type { Listing } from './listing.js';
 import type { Names } from './names.js';
 import { decodeValue } from './records.js';
-import type { RecentValues, Seen } from './seen.js';
+import { continuing, type RecentValues, type Seen } from './seen.js';
 import type { Setup } from './setup.js';
 
 /** How many of a followed swarm's latest delivered events are kept. */
@@ -64,8 +64,10 @@ export class Watchers {
         const sub = r.nc.subscribe(this.names.eventSubject(swarmId), {
           callback: (_, m) => {
             const header = (name: string) => m.headers?.get(name);
-            this.deliver(swarmId, readCommitHeader(header(COMMIT_HEADER)), m);
-            onChange(heldBy(header)?.last);
+            const commit = readCommitHeader(header(COMMIT_HEADER));
+            this.deliver(swarmId, commit, m);
+            // Read once: only a message of the older layout needs its id read for its seq.
+            onChange(commit ? commit.last : heldBy(header)?.last);
           },
         });
         unsubscribe = () => {
@@ -123,14 +125,12 @@ export class Watchers {
   private deliver(swarmId: string, header: CommitHeader | undefined, m: { string(): string }): void {
     if (!header || header.rev === 0 || header.first > header.last || !this.listeners.has(swarmId)) return;
     const before = this.delivered.get(swarmId) ?? [];
-    const last = before.at(-1)?.seq ?? 0;
-    if (header.last <= last) return;
+    if (header.last <= (before.at(-1)?.seq ?? 0)) return;
     const body = readCommitBody(m.string());
     const events = typeof body === 'string' ? undefined : body.events;
     if (!events || events.length !== header.last - header.first + 1) return;
     for (let i = 0; i < events.length; i++) if (eventProblem(events[i], swarmId, header.first + i)) return;
-    // Bounded: the latest events, continuing the ones before when they follow on.
-    this.delivered.set(swarmId, header.first === last + 1 ? [...before, ...events].slice(-KEPT_EVENTS) : events);
+    this.delivered.set(swarmId, continuing(before, events, KEPT_EVENTS));
   }
 }
 
