@@ -14,7 +14,7 @@ import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, 
 import { nanos } from '@nats-io/transport-node';
 import { EVENT_FORMAT, type SwarmEvent } from '../../../machines/events.js';
 import { eventProblem, isFormat1 } from '../stored-event.js';
-import { COMMIT_HEADER, readCommitBody, readCommitHeader } from './batch.js';
+import { COMMIT_HEADER, type CommitHeader, readCommitBody, readCommitHeader } from './batch.js';
 import { CorruptEventError } from '../types.js';
 
 /** How many messages one pull asks for. */
@@ -81,14 +81,15 @@ function storedSeq(id: string | undefined): number | undefined {
 
 /**
  * The events a message of a swarm's subject holds, from its headers alone: a commit message's
- * (format 3, see `./batch.ts`; none when `first > last`), or the one event of a message of the
- * older layout (its seq in its message id; undefined when the id does not name it).
+ * (format 3, see `./batch.ts`; none when `first > last`; `commit` is its header), or the one
+ * event of a message of the older layout (its seq in its message id; undefined when the id does
+ * not name it).
  */
-export function heldBy(header: (name: string) => string | undefined): { first: number; last: number; commit: boolean } | undefined {
+export function heldBy(header: (name: string) => string | undefined): { first: number; last: number; commit?: CommitHeader } | undefined {
   const commit = readCommitHeader(header(COMMIT_HEADER));
-  if (commit) return { first: commit.first, last: commit.last, commit: true };
+  if (commit) return { first: commit.first, last: commit.last, commit };
   const seq = storedSeq(header('Nats-Msg-Id'));
-  return seq === undefined ? undefined : { first: seq, last: seq, commit: false };
+  return seq === undefined ? undefined : { first: seq, last: seq };
 }
 
 /** A stored event read (its seq, and the stream position of its message): the event, or why it cannot be read. */
@@ -119,7 +120,7 @@ export class EventReader {
     let next = since + 1;
     const start = this.anchor(swarmId, since) ?? (await this.seek(subject, since));
     const end = await scanSubject(this.ctx, this.stream, subject, start, (m) => {
-      const held = heldBy((name) => m.headers?.get(name)) ?? { first: next, last: next, commit: false };
+      const held = heldBy((name) => m.headers?.get(name)) ?? { first: next, last: next };
       // Events read already (a copy published again), or a commit without events: not parsed.
       if (held.last < next || held.first > held.last) return true;
       if (held.commit) {
@@ -182,7 +183,7 @@ export class EventReader {
       pos = m.seq + 1;
       const held = heldBy((name) => m.header.get(name));
       if (held === undefined) return undefined;
-      commits &&= held.commit;
+      commits &&= held.commit !== undefined;
       if (held.last <= since || held.first > upTo || held.first > held.last) continue;
       const reads = held.commit ? parseCommit(m, swarmId, held.first, held.last) : [parse(m, swarmId, held.first)];
       for (const read of reads) {

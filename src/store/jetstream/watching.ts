@@ -12,7 +12,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { delay } from '../../util/abort.js';
 import type { SwarmEvent } from '../../../machines/events.js';
 import { eventProblem } from '../stored-event.js';
-import { COMMIT_HEADER, type CommitHeader, readCommitBody, readCommitHeader } from './batch.js';
+import { type CommitHeader, readCommitBody } from './batch.js';
 import { heldBy } from './events.js';
 import type { Listing } from './listing.js';
 import type { Names } from './names.js';
@@ -63,11 +63,9 @@ export class Watchers {
         // A message of the swarm's subject: the header of a commit message names its last event.
         const sub = r.nc.subscribe(this.names.eventSubject(swarmId), {
           callback: (_, m) => {
-            const header = (name: string) => m.headers?.get(name);
-            const commit = readCommitHeader(header(COMMIT_HEADER));
-            this.deliver(swarmId, commit, m);
-            // Read once: only a message of the older layout needs its id read for its seq.
-            onChange(commit ? commit.last : heldBy(header)?.last);
+            const held = heldBy((name) => m.headers?.get(name));
+            this.deliver(swarmId, held?.commit, m);
+            onChange(held?.last);
           },
         });
         unsubscribe = () => {
