@@ -158,6 +158,11 @@ export class ChildSwarms {
         ...(input.customization ? { customization: input.customization } : {}),
         ...(budgetOuter.length > 0 ? { budgetOuter } : {}),
       };
+      // Followed before it is asked for (for the call's lifetime, beside the reader below): a
+      // store that announces other processes' writes then delivers the child's first values
+      // here as they land, and the first read of it makes no round trip.
+      const early = deps.store.watch?.(id, () => undefined);
+      if (early) lifetime.addEventListener('abort', early, { once: true });
       // A parent stopped by now (taken over to be stopped) asks no runtime to host its child:
       // the child, if it exists, is stopped below.
       if (!signal.aborted) {

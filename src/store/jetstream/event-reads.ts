@@ -13,12 +13,9 @@ import { isFinal } from '../result.js';
 import type { Listing } from './listing.js';
 import type { Names } from './names.js';
 import { unavailable } from './outage.js';
-import { decodeValue } from './records.js';
 import type { RecentValues, Seen } from './seen.js';
 import type { Broker, Setup } from './setup.js';
 import type { Watchers } from './watching.js';
-
-const utf8 = new TextDecoder();
 
 /**
  * How many stored messages a read of the events before a known outbox walks with direct gets
@@ -44,12 +41,12 @@ export class EventReads {
     try {
       const r = await this.setup.ready();
       const subject = this.names.eventSubject(swarmId);
-      // A swarm followed here whose latest value is not known yet: the value the index watch
-      // delivered before it was followed (kept unparsed a moment), else one KV get makes it known.
-      if (this.watchers.has(swarmId) && !this.recent.has(swarmId) && !this.fromIndex(swarmId)) await this.seen.read(r.kv, swarmId);
+      // A swarm followed here whose latest value is not known yet: one KV get makes it known
+      // (its later values come to its followers).
+      if (this.watchers.has(swarmId) && !this.recent.has(swarmId)) await this.seen.read(r.kv, swarmId);
       let latest = await this.fromOutbox(r, swarmId, subject, since, limit);
       if (latest === 'newer') {
-        // The index watch may not have delivered the latest value yet: one KV get reads it
+        // Its followers may not have been delivered the latest value yet: one KV get reads it
         // (the same value: the events after it are an events-only commit's, in the stream).
         const seen = this.recent.get(swarmId)?.rev;
         await this.seen.read(r.kv, swarmId);
@@ -59,8 +56,9 @@ export class EventReads {
       const events = await r.events.read(swarmId, subject, since, limit);
       const full = () => limit !== undefined && events.length >= limit;
       let last = events.at(-1)?.seq ?? since;
-      // Before the index is complete, the record is read to know.
-      if (full() || (this.listing.complete && this.lastKnownSeq(swarmId) <= last)) return events;
+      // Where the latest value may not be known here (a swarm written elsewhere, not followed
+      // here), the record is read to know.
+      if (full() || (this.upToDate(swarmId) && this.lastKnownSeq(swarmId) <= last)) return events;
       // The stream is behind the record: a commit's outbox is not (all) published yet.
       const cur = await this.seen.read(r.kv, swarmId);
       const value = cur.decoded?.value;
@@ -88,33 +86,27 @@ export class EventReads {
    * The events after `since` this process holds in the latest values of `swarmId` it saw, or in
    * the record commits' messages its followers were delivered (see `SwarmStore.knownEvents`): a
    * value's outbox is committed with it (in the stream, or published by its next writer), so
-   * they are stored events, read without a round trip. A newer value the index watch delivered
-   * before anyone here followed the swarm is parsed first.
+   * they are stored events, read without a round trip.
    */
   known(swarmId: string, since: number): readonly SwarmEvent[] {
-    if (this.listing.revision(swarmId) > (this.recent.get(swarmId)?.rev ?? 0)) this.fromIndex(swarmId);
     const fromValues = following(this.recent.get(swarmId)?.events ?? [], since);
     // A record's commit message may reach a follower before the value holding its events.
     return fromValues.length > 0 ? fromValues : following(this.watchers.deliveredEvents(swarmId), since);
   }
 
   /**
-   * Notes the value of `swarmId` the index watch delivered and the listing keeps unparsed as
-   * its latest seen here; false when the listing has none (parsed already, or none came yet).
-   * It may be older than the key's current value: {@link fromOutbox} checks the stream for
-   * events after it, as for any value seen here.
+   * Whether this process knows the latest value of `swarmId`, or is delivered it as it lands:
+   * the swarm is followed here, or its latest value known here is one this process wrote. (Another
+   * process writes it next only once it holds its lease: after a takeover a reader here may, until
+   * a listing's sync tells of the new value, miss the events of its outbox for the moment they
+   * are not in the stream yet.)
    */
-  private fromIndex(swarmId: string): boolean {
-    const v = this.listing.unparsedValue(swarmId);
-    if (!v) return false;
-    const decoded = decodeValue(utf8.decode(v.raw));
-    if (!decoded.value) return false;
-    this.recent.note(swarmId, v.rev, v.at, decoded.value);
-    return this.recent.has(swarmId);
+  private upToDate(swarmId: string): boolean {
+    return this.watchers.has(swarmId) || this.seen.get(swarmId)?.written === true;
   }
 
   /**
-   * The last event seq of `swarmId`'s latest record known here (own writes, the index): a stream
+   * The last event seq of `swarmId`'s latest record known here (own writes, the listing): a stream
    * read that ends before it may be missing an outbox not published yet.
    */
   private lastKnownSeq(swarmId: string): number {
@@ -133,7 +125,14 @@ export class EventReads {
    * it in the stream, and a republished copy of the outbox landing after them (once the
    * duplicate window has passed) is ruled out while the value is recent.
    */
-  private async fromOutbox(r: Broker, swarmId: string, subject: string, since: number, limit: number | undefined): Promise<SwarmEvent[] | 'newer' | undefined> {
+  private async fromOutbox(
+    r: Broker,
+    swarmId: string,
+    subject: string,
+    since: number,
+    limit: number | undefined,
+    again = true,
+  ): Promise<SwarmEvent[] | 'newer' | undefined> {
     const v = this.recent.get(swarmId);
     if (!v || Date.now() - v.at > r.recentMs) return undefined;
     const { record } = v.value;
@@ -148,9 +147,12 @@ export class EventReads {
     // is the latest commit's (the value is recent): where it is is worth remembering.
     const ended = isFinal(record.status);
     const [stored, before] = await Promise.all([
-      ended ? record.lastSeq : r.events.lastStored(subject, swarmId),
+      // The last message may be the commit of a value of a followed swarm that came without
+      // its revision (see `Watchers.pair`): then that value is the recent one, and it answers.
+      ended ? record.lastSeq : r.events.lastStored(subject, swarmId, (commit) => this.watchers.pair(swarmId, commit)),
       gap > 0 ? r.events.readFew(swarmId, subject, since, first - 1, FEW_MESSAGES) : [],
     ]);
+    if (again && this.recent.get(swarmId) !== v) return this.fromOutbox(r, swarmId, subject, since, limit, false);
     if (stored === undefined || !before) return stored !== undefined && stored > record.lastSeq ? 'newer' : undefined;
     const after = [...before, ...events.filter((e) => e.seq > since)];
     if (stored > record.lastSeq && (limit === undefined || after.length < limit)) {

@@ -152,13 +152,14 @@ export class EventReader {
    * commit messages land in order (each waits for the one before), so a later read of them
    * starts there. The caller vouches that the message is the swarm's latest commit, not a copy
    * republished after later ones (it knows the swarm's latest value, written within the
-   * stream's duplicate window).
+   * stream's duplicate window). `commit` is given that message's commit header.
    */
-  async lastStored(subject: string, swarmId?: string): Promise<number | undefined> {
+  async lastStored(subject: string, swarmId?: string, commit?: (header: CommitHeader) => void): Promise<number | undefined> {
     const m = await this.ctx.jsm.direct.getMessage(this.stream, { last_by_subj: subject });
     if (!m) return 0;
     const held = heldBy((name) => m.header.get(name));
     if (held?.commit && swarmId !== undefined) this.remember(swarmId, held.last, m.seq + 1);
+    if (held?.commit) commit?.(held.commit);
     return held?.last;
   }
 

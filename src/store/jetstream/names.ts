@@ -44,6 +44,14 @@ export class Names {
     return subjectToken(swarmId);
   }
 
+  /**
+   * The subject a swarm's key is written on (a KV value is a message of the bucket's stream on
+   * it): a core subscription to it receives each new value as it is stored.
+   */
+  keySubject(swarmId: string): string {
+    return `$KV.${this.bucket}.${this.key(swarmId)}`;
+  }
+
   /** The swarm a key of the bucket is for. */
   swarmOf(key: string): string {
     return fromSubjectToken(key);

@@ -22,6 +22,8 @@ export class Outages {
   connected = true;
   /** Set when the store begins to close: writes retrying through an outage give up instead of holding it. */
   closing = false;
+  /** Called when the connection is back after a `disconnect`. */
+  reconnected: (() => void) | undefined;
   private stopStatus: (() => void) | undefined;
 
   constructor(
@@ -36,7 +38,10 @@ export class Outages {
     void (async () => {
       for await (const s of it) {
         if (s.type === 'disconnect') this.connected = false;
-        else if (s.type === 'reconnect') this.connected = true;
+        else if (s.type === 'reconnect') {
+          this.connected = true;
+          this.reconnected?.();
+        }
       }
     })().catch(() => undefined);
   }

@@ -8,6 +8,7 @@
  */
 import { isFinal } from '../result.js';
 import type { Listing } from './listing.js';
+import type { ListingSync } from './listing-sync.js';
 import type { Names } from './names.js';
 import { isWrongSequence, unavailable } from './outage.js';
 import type { Seen } from './seen.js';
@@ -19,6 +20,7 @@ export class Pruner {
     private readonly setup: Setup,
     private readonly names: Names,
     private readonly listing: Listing,
+    private readonly sync: ListingSync,
     private readonly seen: Seen,
   ) {}
 
@@ -38,8 +40,9 @@ export class Pruner {
     const r = await this.setup.ready().catch((e: unknown) => {
       throw unavailable(e);
     });
+    await this.sync.sync();
     let n = 0;
-    for (const [swarmId, { rev, summary }] of await this.listing.entries()) {
+    for (const [swarmId, { rev, summary }] of this.listing.entries()) {
       if (!summary || !isFinal(summary.status) || summary.problem || !chosen(swarmId, summary.updatedAt)) continue;
       try {
         await r.kv.delete(this.names.key(swarmId), { previousSeq: rev });

@@ -1,6 +1,6 @@
 /**
- * What this process has seen of each swarm's KV key, from its own reads and writes and from the
- * bucket's watch. {@link Seen} keeps the value the next write of a swarm starts from, so a
+ * What this process has seen of each swarm's KV key, from its own reads and writes, from its
+ * listings' syncs and from its followers' subscriptions. {@link Seen} keeps the value the next write of a swarm starts from, so a
  * commit writes without reading first (its compare-and-set is the check); {@link RecentValues}
  * keeps the latest value of the swarms written most recently with the events of their outboxes,
  * so a reader of a swarm's latest events is answered without a stream read. Every value seen
@@ -26,6 +26,8 @@ export interface Known {
   at: number;
   /** Whether the value's outbox is known to be in the streams. */
   published: boolean;
+  /** Whether this process wrote the value (rather than read it, or was delivered it). */
+  written?: boolean;
 }
 
 /** A swarm's value as last seen here, with the latest events of the swarm it holds. */
@@ -40,8 +42,8 @@ export interface Recent {
 }
 
 /**
- * The latest value seen here of the swarms written most recently (delivered by the bucket's
- * watch, written or read here), with the events of its outbox and of the outboxes just before
+ * The latest value seen here of the swarms written most recently (delivered to a follower,
+ * written or read here), with the events of its outbox and of the outboxes just before
  * it: readers of a swarm's latest events are answered from it.
  */
 export class RecentValues {
@@ -123,6 +125,18 @@ export class Seen {
     if (k && k.rev < rev) this.known.delete(swarmId);
   }
 
+  /**
+   * A value of `swarmId` delivered here (read by a listing's sync, or received by a follower),
+   * written by any process: the next write here starts from a fresh read if another one wrote
+   * it, and the listing indexes it. `recentToo`: it becomes the swarm's recent value (a value of
+   * a swarm followed here, or a deletion).
+   */
+  delivered(swarmId: string, rev: number, decoded: Decoded | undefined, at: number, recentToo: boolean): void {
+    this.outdated(swarmId, rev);
+    if (recentToo || !decoded) this.recent.note(swarmId, rev, at, decoded?.value);
+    this.listing.set(swarmId, rev, decoded, at);
+  }
+
   /** Forgets a swarm (pruned), its recent value too. */
   delete(swarmId: string): void {
     this.known.delete(swarmId);
@@ -134,6 +148,7 @@ export class Seen {
     const before = this.known.get(swarmId);
     if (before && before.rev > k.rev) return;
     if (before?.rev === k.rev && before.published) k.published = true;
+    if (before?.rev === k.rev && before.written) k.written = true;
     this.known.delete(swarmId);
     // Bounded: the swarms written most recently (live ones).
     if (this.known.size >= 10_000) this.known.delete(this.known.keys().next().value!);

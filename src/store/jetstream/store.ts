@@ -19,7 +19,8 @@
  * - `loading.ts`: `load` and `summary`; `event-reads.ts`: `readEvents` (over `events.ts`,
  *   which reads a stream subject in order);
  * - `seen.ts`: what this process has seen of each key; `listing.ts`: the summaries `list` reads;
- * - `watching.ts`: the bucket's watch (other processes' writes) and the readers woken by them;
+ * - `listing-sync.ts`: bringing the listing up to date with every process's writes, on demand;
+ * - `watching.ts`: following the swarms read here (their events and values as they land);
  * - `prune.ts`: deleting finished swarms; `outage.ts`: waiting while NATS is unreachable;
  * - `push-outbox.ts`: the A2A push outbox (webhooks and their cursors) in a bucket of its own.
  *
@@ -36,12 +37,13 @@ import { MessageLists } from './lists.js';
 import { Listing } from './listing.js';
 import { Loader } from './loading.js';
 import { Names } from './names.js';
-import { Outages, unavailable } from './outage.js';
+import { Outages } from './outage.js';
 import { OutboxPublisher } from './outbox.js';
 import { Pruner } from './prune.js';
 import { RecentValues, Seen } from './seen.js';
 import { openBroker, Setup } from './setup.js';
-import { BucketWatch, Watchers } from './watching.js';
+import { Watchers } from './watching.js';
+import { ListingSync } from './listing-sync.js';
 import { KeyWriter } from './writer.js';
 import { jetstreamLedger } from './budgets.js';
 import { jetstreamPushOutbox } from './push-outbox.js';
@@ -87,8 +89,8 @@ export interface JetStreamStore extends SwarmStore {
  * idempotently. A commit without a record publishes its events as one message and awaits its
  * acknowledgement. `load` reads a swarm's message lists back from its commit messages (and,
  * for a swarm stored before record format 3, from the rows of the messages stream). Readers of a swarm's latest
- * events are answered from the outbox of its latest value seen here (every process sees every
- * value through the listing's KV watch) with one direct get checking that the stream holds
+ * events are answered from the outbox of its latest value seen here (a process following a
+ * swarm receives each of its values) with one direct get checking that the stream holds
  * nothing after it (none for a final value: a swarm that ended writes nothing more); other
  * reads go through the stream. A timed-out update is never
  * assumed lost: the key is read again and the write recognised by its id. While NATS is
@@ -109,21 +111,27 @@ export interface JetStreamStore extends SwarmStore {
 export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   const names = new Names(natsPrefix(options));
   const timeoutMs = options.timeoutMs ?? 5000;
-  // Two references point forward, used only once the store is in use: a retry looks at the
-  // setup under way, and the setup starts the bucket's watch, built below from the parts it feeds.
+  // References point forward, used only once the store is in use: a retry looks at the setup
+  // under way, and the followers hand the values they receive to what this process has seen.
   const outages = new Outages(options.outageMs ?? 300_000, () => setup.pending);
   const setup = new Setup(async () => {
     const nc = await options.connection;
     outages.follow(nc);
-    const broker = await openBroker(nc, names, timeoutMs);
-    bucketWatch.start(broker.kv, nc);
-    return broker;
+    return openBroker(nc, names, timeoutMs);
   });
-  const watchers = new Watchers(setup, names);
-  const listing = new Listing(timeoutMs, (swarmId, lastSeq) => watchers.notify(swarmId, lastSeq));
+  const watchers = new Watchers(setup, names, {
+    delivered: (swarmId, rev, decoded, at) => seen.delivered(swarmId, rev, decoded, at, true),
+    deleted: (swarmId) => {
+      seen.delete(swarmId);
+      listing.delete(swarmId);
+    },
+  });
+  const listing = new Listing((swarmId, lastSeq) => watchers.notify(swarmId, lastSeq));
   const recent = new RecentValues();
   const seen = new Seen(names, recent, listing);
-  const bucketWatch = new BucketWatch(names, seen, recent, listing, watchers);
+  // Core subscriptions lose what is published while the connection is down.
+  outages.reconnected = () => watchers.wakeAll();
+  const listingSync = new ListingSync(setup, names, seen, listing, watchers, outages, timeoutMs);
   const lists = new MessageLists(names);
   const outbox = new OutboxPublisher(names, timeoutMs);
   const writer = new KeyWriter(names, seen, outbox, outages, timeoutMs);
@@ -131,7 +139,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   const leases = new Leases(setup, writer);
   const loader = new Loader(setup, names, seen, recent, lists);
   const eventReads = new EventReads(setup, names, seen, recent, listing, watchers);
-  const pruner = new Pruner(setup, names, listing, seen);
+  const pruner = new Pruner(setup, names, listing, listingSync, seen);
   const pushOutbox = jetstreamPushOutbox(setup, names, timeoutMs, () => outages.closing);
 
   return {
@@ -142,9 +150,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
     commit: (c) => committer.commit(c),
     readEvents: (swarmId, since, limit) => eventReads.read(swarmId, since, limit),
     async list(filter: SwarmFilter = {}) {
-      await setup.ready().catch((e: unknown) => {
-        throw unavailable(e);
-      });
+      await listingSync.sync();
       return listing.list(filter);
     },
     claim: (swarmId, lease, now, takeover) => leases.claim(swarmId, lease, now, takeover),
@@ -167,9 +173,8 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
       await pushOutbox.settled();
       pushOutbox.stop();
       setup.closed = true;
-      bucketWatch.stop();
+      listingSync.stop();
       outages.stop();
-      listing.stop();
       watchers.stop();
       if (options.closeConnection) {
         const nc = await Promise.resolve(options.connection).catch(() => undefined);

@@ -1,103 +1,163 @@
 /**
- * Watching other processes' writes to the JetStream store. {@link BucketWatch} follows every
- * write to the bucket (a KV watch: first every swarm's value, then each write as it lands) and
- * hands each value to what this process has seen and to the listing; {@link Watchers} wakes the
- * readers of a swarm at each of its events (a subscription to its subject) and each new value
- * of its key, so that readers of a swarm driven elsewhere need not poll.
+ * Following swarms written by other processes: {@link Watchers} wakes the readers of a swarm at
+ * each of its events and keeps its latest value, so that readers of a swarm driven elsewhere
+ * need not poll. Only the swarms followed here are delivered here (two core subscriptions per
+ * followed swarm: its events' subject and its key's); the listing of every swarm is brought up
+ * to date on demand instead (`./listing-sync.ts`).
  *
  * @module
  */
-import type { KV, KvEntry } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { delay } from '../../util/abort.js';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import type { SwarmEvent } from '../../../machines/events.js';
 import { eventProblem } from '../stored-event.js';
 import { type CommitHeader, readCommitBody } from './batch.js';
 import { heldBy } from './events.js';
-import type { Listing } from './listing.js';
 import type { Names } from './names.js';
-import { decodeValue } from './records.js';
-import { continuing, type RecentValues, type Seen } from './seen.js';
+import { type Decoded, decodeValue } from './records.js';
+import { continuing } from './seen.js';
 import type { Setup } from './setup.js';
 
 /** How many of a followed swarm's latest delivered events are kept. */
 const KEPT_EVENTS = 256;
 
+/** The header a deletion marker of a KV key carries (`DEL`, or `PURGE`); a value has none. */
+const KV_OPERATION = 'KV-Operation';
+
+/** Where the values of followed swarms go: what this process has seen (see `Seen`). */
+export interface ValueSink {
+  /** A value of `swarmId` at KV revision `rev`, written at `at`, written by any process. */
+  delivered(swarmId: string, rev: number, decoded: Decoded, at: number): void;
+  /** `swarmId`'s key was deleted (pruned, removed). */
+  deleted(swarmId: string): void;
+}
+
+/** A value of a followed swarm's key, received before the commit message that tells its revision. */
+interface Arrived {
+  decoded: Decoded;
+  at: number;
+}
+
+/** A swarm followed here: its readers, and the subscriptions they share. */
+interface Followed {
+  readonly listeners: Set<(lastSeq?: number) => void>;
+  /** Resolves once its subscriptions are in place on the server (never, should NATS be down). */
+  readonly placed: Promise<void>;
+  readonly place: () => void;
+  /** Whether {@link Followed.placed} has resolved. */
+  isPlaced: boolean;
+  /** Ends its subscriptions (set once they are made). */
+  unsubscribe?: () => void;
+}
+
 /** The readers following swarms here (`SwarmStore.watch`), by swarm. */
 export class Watchers {
-  private readonly listeners = new Map<string, Set<(lastSeq?: number) => void>>();
+  private readonly followed = new Map<string, Followed>();
   /** Per followed swarm, the latest events its record commits' messages delivered (see {@link Watchers.deliver}). */
   private readonly delivered = new Map<string, readonly SwarmEvent[]>();
-  /** Event subscriptions of watchers, ended by `close()`. */
-  private readonly subscriptions = new Set<() => void>();
+  /** Per followed swarm, the latest value of its key received and not paired with its commit message yet. */
+  private readonly arrived = new Map<string, Arrived>();
 
   constructor(
     private readonly setup: Setup,
     private readonly names: Names,
+    private readonly values: ValueSink,
   ) {}
 
   /** Whether someone here follows `swarmId` (its values are then parsed as they come). */
   has(swarmId: string): boolean {
-    return this.listeners.has(swarmId);
+    return this.followed.has(swarmId);
   }
 
   /** Wakes the readers of `swarmId` (a new value of its key, whose record's last event is `lastSeq` when known). */
   notify(swarmId: string, lastSeq?: number): void {
-    for (const f of this.listeners.get(swarmId) ?? []) f(lastSeq);
+    for (const f of this.followed.get(swarmId)?.listeners ?? []) f(lastSeq);
   }
 
   /**
    * Calls `onChange` whenever `swarmId` may have changed, with the seq of the last event the
    * change holds when known (see `SwarmStore.watch`); returns the function that stops the calls.
+   * The readers of one swarm share its subscriptions. With the store open, they are sent before
+   * this returns: a message the caller sends next (asking another process to start the swarm)
+   * reaches the server after them, so none of the swarm's values is missed here.
    */
   watch(swarmId: string, onChange: (lastSeq?: number) => void): () => void {
-    let set = this.listeners.get(swarmId);
-    if (!set) this.listeners.set(swarmId, (set = new Set()));
-    const call = (lastSeq?: number) => onChange(lastSeq);
-    set.add(call);
-    let stopped = false;
-    let unsubscribe: (() => void) | undefined;
-    void this.setup.ready().then(
-      (r) => {
-        if (stopped) return;
-        // A message of the swarm's subject: the header of a commit message names its last event.
-        const sub = r.nc.subscribe(this.names.eventSubject(swarmId), {
-          callback: (_, m) => {
-            const held = heldBy((name) => m.headers?.get(name));
-            this.deliver(swarmId, held?.commit, m);
-            onChange(held?.last);
-          },
-        });
-        unsubscribe = () => {
-          this.subscriptions.delete(unsubscribe!);
-          sub.unsubscribe();
-        };
-        this.subscriptions.add(unsubscribe);
-        // Events published while the subscription was on its way to the server reached nobody:
-        // once it is in place, one wake-up makes the reader look again.
-        r.nc.flush().then(
-          () => stopped || onChange(),
+    let f = this.followed.get(swarmId);
+    if (!f) {
+      let place!: () => void;
+      const placed = new Promise<void>((resolve) => (place = resolve));
+      const made: Followed = { listeners: new Set(), placed, place, isPlaced: false };
+      this.followed.set(swarmId, made);
+      const opened = this.setup.opened;
+      if (opened) this.subscribe(swarmId, made, opened);
+      else
+        void this.setup.ready().then(
+          (r) => this.followed.get(swarmId) === made && this.subscribe(swarmId, made, r),
           () => undefined,
         );
-      },
-      () => undefined,
-    );
+      f = made;
+    }
+    const call = (lastSeq?: number) => onChange(lastSeq);
+    f.listeners.add(call);
+    let stopped = false;
+    // Events published while the subscriptions were on their way to the server reached nobody:
+    // once they are in place, one wake-up makes the reader look again. (A reader joining
+    // subscriptions in place is woken by what comes next; its first read sees what came before.)
+    if (!f.isPlaced) void f.placed.then(() => stopped || onChange());
     return () => {
       stopped = true;
-      unsubscribe?.();
-      this.listeners.get(swarmId)?.delete(call);
-      if (this.listeners.get(swarmId)?.size === 0) {
-        this.listeners.delete(swarmId);
-        this.delivered.delete(swarmId);
-      }
+      f.listeners.delete(call);
+      if (f.listeners.size > 0 || this.followed.get(swarmId) !== f) return;
+      f.unsubscribe?.();
+      this.followed.delete(swarmId);
+      this.delivered.delete(swarmId);
+      this.arrived.delete(swarmId);
     };
+  }
+
+  /**
+   * Wakes every reader (the connection is back): what was published while it was down reached
+   * none of the subscriptions, and each reader looks at the store again at once.
+   */
+  wakeAll(): void {
+    for (const swarmId of this.followed.keys()) this.notify(swarmId);
   }
 
   /** Ends every subscription and forgets every reader (the store is closed). */
   stop(): void {
-    for (const unsubscribe of [...this.subscriptions]) unsubscribe();
-    this.listeners.clear();
+    for (const f of this.followed.values()) f.unsubscribe?.();
+    this.followed.clear();
     this.delivered.clear();
+    this.arrived.clear();
+  }
+
+  /** Subscribes to the subjects of a swarm followed here: its events' and its key's. */
+  private subscribe(swarmId: string, f: Followed, r: { nc: NatsConnection }): void {
+    // A message of the swarm's subject: the header of a commit message names its last event.
+    const events = r.nc.subscribe(this.names.eventSubject(swarmId), {
+      callback: (_, m) => {
+        const held = heldBy((name) => m.headers?.get(name));
+        if (held?.commit) this.pair(swarmId, held.commit);
+        this.deliver(swarmId, held?.commit, m);
+        this.notify(swarmId, held?.last);
+      },
+    });
+    // A new value of its key: kept until its commit message tells its revision.
+    const values = r.nc.subscribe(this.names.keySubject(swarmId), {
+      callback: (_, m) => {
+        if (this.arrive(swarmId, m)) this.notify(swarmId);
+      },
+    });
+    f.unsubscribe = () => {
+      events.unsubscribe();
+      values.unsubscribe();
+    };
+    r.nc.flush().then(
+      () => {
+        f.isPlaced = true;
+        f.place();
+      },
+      () => undefined,
+    );
   }
 
   /**
@@ -114,14 +174,57 @@ export class Watchers {
   }
 
   /**
-   * Keeps the events of a record's commit message delivered to a follower of `swarmId` (it can
-   * reach a follower before the bucket's watch delivers the value holding them): a record's
+   * Keeps a new value of `swarmId`'s key (a core message on its subject: its revision is not in
+   * it) until the commit message of its outbox, which names that revision, comes (see
+   * {@link Watchers.pair}), which wakes the followers. Returns true when no such message will
+   * come (a deleted key, a value without an outbox: a lease write): the followers are woken now.
+   */
+  private arrive(swarmId: string, m: Msg): boolean {
+    const op = m.headers?.get(KV_OPERATION);
+    if (op === 'DEL' || op === 'PURGE') {
+      this.arrived.delete(swarmId);
+      // A swarm made again under its id starts its events anew.
+      this.delivered.delete(swarmId);
+      this.values.deleted(swarmId);
+      return true;
+    }
+    const decoded = decodeValue(m.string());
+    if (decoded.value?.outbox) {
+      this.arrived.set(swarmId, { decoded, at: Date.now() });
+      return false;
+    }
+    this.arrived.delete(swarmId);
+    return true;
+  }
+
+  /**
+   * Hands the value kept by {@link Watchers.arrive} on with its revision, when the record
+   * commit message `header` is its outbox's. A record's outbox is published once its value is
+   * stored and before the swarm's next value is written, so on one subscription a value comes
+   * before its commit message, and that message before the next value: the value kept is the
+   * message's when its record ends at the message's last event and its outbox starts at its
+   * first. A republished message of an older value does not match and hands nothing on. (A
+   * reader that finds the message stored before it is delivered here pairs it the same way.)
+   */
+  pair(swarmId: string, header: CommitHeader): void {
+    const v = this.arrived.get(swarmId);
+    const value = v?.decoded.value;
+    if (!v || !value || header.rev === 0) return;
+    const first = value.outbox?.events[0]?.seq ?? header.first;
+    if (value.record.lastSeq !== header.last || first !== header.first) return;
+    this.arrived.delete(swarmId);
+    this.values.delivered(swarmId, header.rev, v.decoded, v.at);
+  }
+
+  /**
+   * Keeps the events of a record's commit message delivered to a follower of `swarmId` (they
+   * are known here even when the value holding them was not paired with it): a record's
    * outbox is committed with its KV value before it is published, so they are stored events.
    * An events-only commit's (revision 0) are not kept: acknowledged only after delivery, they
    * are read from the stream. Events that do not read as the swarm's, in order, are not kept.
    */
   private deliver(swarmId: string, header: CommitHeader | undefined, m: { string(): string }): void {
-    if (!header || header.rev === 0 || header.first > header.last || !this.listeners.has(swarmId)) return;
+    if (!header || header.rev === 0 || header.first > header.last || !this.followed.has(swarmId)) return;
     const before = this.delivered.get(swarmId) ?? [];
     if (header.last <= (before.at(-1)?.seq ?? 0)) return;
     const body = readCommitBody(m.string());
@@ -129,72 +232,5 @@ export class Watchers {
     if (!events || events.length !== header.last - header.first + 1) return;
     for (let i = 0; i < events.length; i++) if (eventProblem(events[i], swarmId, header.first + i)) return;
     this.delivered.set(swarmId, continuing(before, events, KEPT_EVENTS));
-  }
-}
-
-/**
- * Keeps what this process has seen and the listing up to date with every process's writes: a
- * KV watch of the bucket (its first values are every swarm's; then each write as it lands).
- * Started again should it end while the store is open (values seen before are skipped by
- * revision).
- */
-export class BucketWatch {
-  private stopped = false;
-  private stopWatch: (() => void) | undefined;
-
-  constructor(
-    private readonly names: Names,
-    private readonly seen: Seen,
-    private readonly recent: RecentValues,
-    private readonly listing: Listing,
-    private readonly watchers: Watchers,
-  ) {}
-
-  /** Starts watching the bucket (once the store is set up) for as long as `nc` is open. */
-  start(kv: KV, nc: Pick<NatsConnection, 'isClosed'>): void {
-    void this.run(kv, nc);
-  }
-
-  /** Stops watching (the store is closed). */
-  stop(): void {
-    this.stopped = true;
-    this.stopWatch?.();
-  }
-
-  private async run(kv: KV, nc: Pick<NatsConnection, 'isClosed'>): Promise<void> {
-    // A closed connection never comes back: watching on would only retry (and keep the process
-    // alive) for a store its owner closed the connection of without closing the store.
-    while (!this.stopped && !nc.isClosed()) {
-      try {
-        const it = await kv.watch();
-        this.stopWatch = () => it.stop();
-        if (this.stopped) it.stop();
-        if ((await kv.status()).values === 0) this.listing.loaded();
-        for await (const e of it) {
-          this.note(this.names.swarmOf(e.key), e);
-          if (e.isUpdate) this.listing.loaded();
-        }
-      } catch {
-        // NATS unreachable while (re)starting the watch: tried again below.
-      }
-      if (!this.stopped && !nc.isClosed()) await delay(500);
-    }
-  }
-
-  private note(swarmId: string, e: KvEntry): void {
-    // Another process wrote it: the next write here starts from a fresh read.
-    this.seen.outdated(swarmId, e.revision);
-    // This store's own write (or read) of this value, delivered back: the listing and the recent
-    // values hold it already, and would ignore it: not copied nor parsed again for nothing.
-    const later = e.operation === 'PUT' && !this.watchers.has(swarmId);
-    if (this.listing.revision(swarmId) >= e.revision && (later || (this.recent.get(swarmId)?.rev ?? 0) >= e.revision)) return;
-    const at = e.created.getTime();
-    // A copy: the entry's bytes are a view of the connection's read buffer.
-    if (later) return this.listing.setLater(swarmId, e.revision, e.value.slice(), at);
-    const decoded = e.operation === 'PUT' ? decodeValue(e.string()) : undefined;
-    // Deleted (pruned, removed): a swarm made again under its id starts its events anew.
-    if (!decoded) this.watchers.forgetDelivered(swarmId);
-    this.recent.note(swarmId, e.revision, at, decoded?.value);
-    this.listing.set(swarmId, e.revision, decoded, at);
   }
 }

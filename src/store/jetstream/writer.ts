@@ -114,7 +114,7 @@ export class KeyWriter {
           if (isWrongSequence(e)) continue;
           throw e;
         }
-        const k: Known = { rev, decoded: { value: stored }, at: Date.now(), published: !stored.outbox };
+        const k: Known = { rev, decoded: { value: stored }, at: Date.now(), published: !stored.outbox, written: true };
         this.seen.remember(swarmId, k);
         fresh = false;
         return k;

@@ -1,0 +1,106 @@
+/**
+ * What a JetStream store is delivered of other processes' writes, against a real nats-server:
+ * nothing of the swarms it does not follow; a listing then reads each swarm written since the
+ * previous one once, however often it was written, deletions included; and a follower is
+ * delivered each value of the swarm it follows with its revision, so a finished swarm's summary
+ * is answered without a read.
+ */
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { describe, expect, it } from 'vitest';
+import { jetstreamStore } from '../../src/store/jetstream/store.js';
+import { jetstreamNamespace } from '../support/jetstream-namespace.js';
+import { natsServerMissing } from '../support/nats-server.js';
+import { step } from '../support/store-fixtures.js';
+import { sleep } from '../support/sleep.js';
+import { until } from '../support/wait.js';
+
+const ns = jetstreamNamespace('l');
+
+/** A store on a connection of its own, and that connection (to count what it is delivered). */
+async function storeAndConnection() {
+  const nc = await ns.connection();
+  const store = jetstreamStore({ connection: nc, prefix: ns.prefix, timeoutMs: 2000 });
+  ns.onCleanup(() => store.close());
+  return { store, nc };
+}
+
+/** Messages delivered to `nc` while `fn` runs (its flush included: nothing still on the way). */
+async function delivered(nc: NatsConnection, fn: () => Promise<unknown>): Promise<number> {
+  await nc.flush();
+  const before = nc.stats().inMsgs;
+  await fn();
+  await nc.flush();
+  return nc.stats().inMsgs - before;
+}
+
+const SWARMS = 20;
+const COMMITS = 10;
+
+describe.skipIf(natsServerMissing)('the JetStream store: what other processes’ writes cost a process', () => {
+  it('a process is delivered nothing of swarms it does not follow; its next listing reads each changed swarm once, deletions included', async () => {
+    const a = await ns.open();
+    const { store: b, nc } = await storeAndConnection();
+    await Promise.all([a.list(), b.list()]);
+
+    // 200 commits of 20 swarms in another process: none of it reaches b.
+    const writes = await delivered(nc, async () => {
+      for (let c = 1; c <= COMMITS; c++) await Promise.all(Array.from({ length: SWARMS }, (_, i) => a.commit(step(`s${i}`, c, c, c))));
+      await sleep(100);
+    });
+    expect(writes).toBe(0);
+
+    // The listing reads the 20 swarms' latest values once each (plus a few API replies), not
+    // the 200 values written.
+    let listed: Awaited<ReturnType<typeof b.list>> = [];
+    const listing = await delivered(nc, async () => {
+      listed = await b.list();
+    });
+    expect(listed.map((s) => s.swarmId).sort()).toEqual(Array.from({ length: SWARMS }, (_, i) => `s${i}`).sort());
+    expect(listed.every((s) => s.revision === COMMITS && s.lastSeq === COMMITS)).toBe(true);
+    expect(listing).toBeGreaterThanOrEqual(SWARMS);
+    expect(listing).toBeLessThan(SWARMS + 10);
+
+    // Nothing written since: the next listing is one request.
+    expect(await delivered(nc, () => b.list())).toBe(1);
+
+    // A swarm finished and removed in the other process leaves b's next listing; one written
+    // since is there at its new revision.
+    await a.commit(step('s0', COMMITS + 1, COMMITS + 1, COMMITS + 1, 'A', { status: 'completed' }));
+    expect(await a.remove?.(['s0'])).toBe(1);
+    await a.commit(step('s1', COMMITS + 1, COMMITS + 1, COMMITS + 1));
+    const after = await b.list();
+    expect(after.map((s) => s.swarmId)).not.toContain('s0');
+    expect(after.find((s) => s.swarmId === 's1')).toMatchObject({ revision: COMMITS + 1, lastSeq: COMMITS + 1 });
+    expect(after).toHaveLength(SWARMS - 1);
+  });
+
+  it('a follower is delivered each value of the swarm it follows with its revision: the finished swarm’s summary is answered without a read', async () => {
+    const a = await ns.open();
+    const b = await ns.open();
+    await Promise.all([a.list(), b.list()]);
+    await a.commit(step('f', 1, 1, 2));
+    let wakes = 0;
+    const stop = b.watch('f', () => wakes++);
+    // Its first read (the value before it followed), then its subscriptions are in place.
+    expect((await b.readEvents('f', 0)).map((e) => e.seq)).toEqual([1, 2]);
+    await sleep(50);
+
+    // Every JetStream API request any connection makes from here (b's reads would be direct gets).
+    const spy = await connect({ servers: ns.server.url });
+    ns.onCleanup(() => spy.close());
+    const requests: string[] = [];
+    spy.subscribe('$JS.API.>', { callback: (_e, m) => void requests.push(m.subject) });
+    await spy.flush();
+
+    await a.commit(step('f', 2, 3, 3));
+    await a.commit(step('f', 3, 4, 5, 'A', { status: 'completed' }));
+    await until('the follower holds the finished swarm’s events', () => b.knownEvents('f', 0).at(-1)?.seq === 5);
+    expect(b.knownEvents('f', 2).map((e) => e.seq)).toEqual([3, 4, 5]);
+    expect(wakes).toBeGreaterThanOrEqual(2);
+    const summary = await b.summary('f');
+    expect(summary).toMatchObject({ swarmId: 'f', status: 'completed', revision: 3, lastSeq: 5 });
+    await spy.flush();
+    expect(requests.filter((s) => s.startsWith('$JS.API.DIRECT.GET'))).toEqual([]);
+    stop();
+  });
+});
