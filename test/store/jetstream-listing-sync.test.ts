@@ -3,13 +3,15 @@
  * nothing of the swarms it does not follow; a listing then reads each swarm written since the
  * previous one once, however often it was written, deletions included; and a follower is
  * delivered each value of the swarm it follows with its revision, so a finished swarm's summary
- * is answered without a read.
+ * is answered without a read. While NATS is down, a listing synced before answers from what it
+ * holds, and one never synced fails clearly.
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
+import { SwarmError } from '../../src/index.js';
 import { jetstreamStore } from '../../src/store/jetstream/store.js';
 import { jetstreamNamespace } from '../support/jetstream-namespace.js';
-import { natsServerMissing } from '../support/nats-server.js';
+import { natsServerMissing, startNatsServer } from '../support/nats-server.js';
 import { step } from '../support/store-fixtures.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
@@ -103,4 +105,47 @@ describe.skipIf(natsServerMissing)('the JetStream store: what other processes’
     expect(requests.filter((s) => s.startsWith('$JS.API.DIRECT.GET'))).toEqual([]);
     stop();
   });
+
+  it('while NATS is down, a listing synced before answers from what it holds; one never synced fails with `unavailable`; both catch up once it is back', async () => {
+    const server = await startNatsServer();
+    ns.onCleanup(() => server.stop());
+    const open = async () => {
+      const nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 50 });
+      ns.onCleanup(() => nc.close());
+      const store = jetstreamStore({ connection: nc, timeoutMs: 500 });
+      ns.onCleanup(() => store.close());
+      return store;
+    };
+    const [a, b, never] = await Promise.all([open(), open(), open()]);
+    await a.commit(step('s1', 1, 1, 1));
+    expect((await b.list()).map((s) => s.swarmId)).toEqual(['s1']);
+
+    await server.kill();
+    await until('b sees the connection down', () => b.connected?.() === false);
+    const started = Date.now();
+    expect((await b.list()).map((s) => s.swarmId)).toEqual(['s1']);
+    expect(Date.now() - started).toBeLessThan(250);
+    const refused = await never.list().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(SwarmError);
+    expect(refused).toMatchObject({ code: 'unavailable' });
+
+    await server.start();
+    await until('b sees the connection back', () => b.connected?.() === true);
+    await a.commit(step('s2', 1, 1, 1));
+    // A read that NATS, just back, does not answer in time fails (and is made again here).
+    const listed = (store: typeof b) =>
+      store.list().then(
+        (l) => l.map((s) => s.swarmId).sort(),
+        () => [],
+      );
+    for (const store of [b, never])
+      await until(
+        'the listing once NATS is back',
+        () => listed(store),
+        (ids) => ids.join() === 's1,s2',
+      );
+  }, 30_000);
 });
