@@ -36,6 +36,8 @@ export class ListingSync {
   /** The sync that starts once the running one ends, shared by every caller meanwhile. */
   private queued: Promise<void> | undefined;
   private stopPass: (() => void) | undefined;
+  /** Set by {@link stop}: no pass reads any more. */
+  private stopped = false;
 
   constructor(
     private readonly setup: Setup,
@@ -70,13 +72,19 @@ export class ListingSync {
     return next;
   }
 
-  /** Ends a sync under way (the store is closed). */
-  stop(): void {
+  /**
+   * Ends a sync under way and waits for it (the store is closing, its connection still open): a
+   * watch it was opening is stopped too, so nothing of it outlives the store (its consumer's
+   * heartbeat timer would keep the process alive).
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
     this.stopPass?.();
+    await this.running?.catch(() => undefined);
   }
 
   private async pass(): Promise<void> {
-    if (this.complete && !this.outages.connected) return;
+    if (this.stopped || (this.complete && !this.outages.connected)) return;
     try {
       const r = await this.setup.ready();
       const status = await r.kv.status();
@@ -89,21 +97,27 @@ export class ListingSync {
     }
   }
 
-  /** Reads the keys written after {@link upTo}, up to revision `last` at least. */
+  /**
+   * Reads the keys written after {@link upTo}: every value the bucket held when the pass began
+   * (`last`, its last revision then, was taken before), then stops.
+   */
   private async read(kv: KV, last: number): Promise<void> {
     // From the start: each key's latest value. After a sync: what was written since.
     const it = await kv.watch(this.upTo > 0 ? { resumeFromRevision: this.upTo + 1 } : {});
-    let ended = false;
+    if (this.stopped) return it.stop();
     this.stopPass = () => it.stop();
-    // A key written after `last` once the pass began arrives too; the pass ends when the
-    // consumer has nothing pending, or, should that never be seen, after the timeout.
+    // The watch marks the last of the values pending when it began (`isUpdate`; a busy bucket's
+    // new writes keep coming after it). Should it never come, the pass ends at the timeout and
+    // the next one starts from the same revision.
     const timer = setTimeout(() => it.stop(), Math.max(this.timeoutMs, 1000));
+    let top = this.upTo;
+    let ended = false;
     try {
       let n = 0;
       for await (const e of it) {
         this.note(this.names.swarmOf(e.key), e);
-        this.upTo = Math.max(this.upTo, e.revision);
-        if (e.delta === 0 && e.revision >= last) {
+        top = Math.max(top, e.revision);
+        if (e.isUpdate) {
           ended = true;
           break;
         }
@@ -115,6 +129,7 @@ export class ListingSync {
       it.stop();
     }
     if (!ended) throw new Error(`the bucket's values after revision ${this.upTo} were not all read in time`);
+    this.upTo = Math.max(top, last);
   }
 
   private note(swarmId: string, e: KvEntry): void {

@@ -37,7 +37,7 @@ import { MessageLists } from './lists.js';
 import { Listing } from './listing.js';
 import { Loader } from './loading.js';
 import { Names } from './names.js';
-import { Outages } from './outage.js';
+import { Outages, unavailable } from './outage.js';
 import { OutboxPublisher } from './outbox.js';
 import { Pruner } from './prune.js';
 import { RecentValues, Seen } from './seen.js';
@@ -150,6 +150,9 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
     commit: (c) => committer.commit(c),
     readEvents: (swarmId, since, limit) => eventReads.read(swarmId, since, limit),
     async list(filter: SwarmFilter = {}) {
+      await setup.ready().catch((e: unknown) => {
+        throw unavailable(e);
+      });
       await listingSync.sync();
       return listing.list(filter);
     },
@@ -172,8 +175,9 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
       // So are the push outbox's cursor advances and configs (a restart resumes from them).
       await pushOutbox.settled();
       pushOutbox.stop();
+      // A listing's pass under way ends before the connection can be closed under it.
+      await listingSync.stop();
       setup.closed = true;
-      listingSync.stop();
       outages.stop();
       watchers.stop();
       if (options.closeConnection) {
