@@ -1,10 +1,10 @@
 /**
  * What this process has seen of each swarm's KV key, from its own reads and writes, from its
- * listings' syncs and from its followers' subscriptions. {@link Seen} keeps the value the next write of a swarm starts from, so a
- * commit writes without reading first (its compare-and-set is the check); {@link RecentValues}
- * keeps the latest value of the swarms written most recently with the events of their outboxes,
- * so a reader of a swarm's latest events is answered without a stream read. Every value seen
- * goes to the listing too.
+ * listings' syncs and from its followers' subscriptions. {@link Seen} keeps the value the next
+ * write of a swarm starts from, so a commit writes without reading first (its compare-and-set
+ * is the check); {@link RecentValues} keeps the latest value of the swarms written most recently
+ * with the events of their outboxes, so a reader of a swarm's latest events is answered without
+ * a stream read. Every value seen goes to the listing too.
  *
  * @module
  */

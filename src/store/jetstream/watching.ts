@@ -184,7 +184,7 @@ export class Watchers {
     if (op === 'DEL' || op === 'PURGE') {
       this.arrived.delete(swarmId);
       // A swarm made again under its id starts its events anew.
-      this.delivered.delete(swarmId);
+      this.forgetDelivered(swarmId);
       this.values.deleted(swarmId);
       return true;
     }
