@@ -44,12 +44,14 @@ const LEFT = new Error('the wait is no longer needed');
 /**
  * A reader's wake-ups for one swarm: `next` resolves at its next change; `unread(cursor)` says
  * whether the store may hold events after `cursor` that nobody handed the reader yet (a change
- * since the last call that did not say what it holds, or held events after `cursor`); `close`
- * lets go.
+ * since the last call that did not say what it holds, or held events after `cursor`);
+ * `announced()` says that the store announces every later event, so a change that did not say
+ * what it holds (the first look included) asks for no read; `close` lets go.
  */
 interface Changes {
   next(signal: AbortSignal): Promise<void>;
   unread(cursor: number): boolean;
+  announced(): void;
   close(): void;
 }
 
@@ -283,8 +285,12 @@ export class Reading {
           // store already holds here; else the store is read only when a change may have brought
           // more (nothing changed since the last look: what it said then still holds).
           const known = live.store.knownEvents?.(swarmId, cursor);
-          if (known?.length) batch = known.slice(0, PAGE_SIZE);
-          else if (!force && !changes.unread(cursor)) {
+          if (known?.length) {
+            batch = known.slice(0, PAGE_SIZE);
+            // Whatever the swarm commits after these will wake this reader with its seq: the read
+            // a change of unknown content (or the first look) asks for would find nothing more.
+            if (live.store.announcesAfter?.(swarmId, known.at(-1)!.seq)) changes.announced();
+          } else if (!force && !changes.unread(cursor)) {
             if (live.unrestorable.has(swarmId) || live.closed) return;
             await next;
             continue;
@@ -380,7 +386,7 @@ export class Reading {
    */
   private changes(swarmId: string): Changes {
     const { store } = this.live;
-    if (!store.watch) return { next: (signal) => this.nextChange(swarmId, signal), unread: () => true, close() {} };
+    if (!store.watch) return { next: (signal) => this.nextChange(swarmId, signal), unread: () => true, announced() {}, close() {} };
     let changed = false;
     let wake: (() => void) | undefined;
     // What the changes since the last `unread` said: the highest last seq named, and whether one
@@ -399,6 +405,9 @@ export class Reading {
         unknown = false;
         heard = 0;
         return more;
+      },
+      announced: () => {
+        unknown = false;
       },
       next: (signal) => {
         const host = this.live.hosts.get(swarmId);

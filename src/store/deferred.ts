@@ -40,6 +40,7 @@ export function deferredStore(opening: Promise<SwarmStore>): SwarmStore {
     readEvents: async (id, since, limit) => (await ready).readEvents(id, since, limit),
     // None known before the store is open: the reader reads.
     knownEvents: (id, since) => store?.knownEvents?.(id, since) ?? [],
+    announcesAfter: (id, lastSeq) => store?.announcesAfter?.(id, lastSeq) === true,
     list: async (filter) => (await ready).list(filter),
     summary: async (id) => summaryOf(await ready, id),
     claim: async (id, lease, now, takeover) => (await ready).claim(id, lease, now, takeover),

@@ -197,6 +197,13 @@ export interface SwarmStore {
    */
   knownEvents?(swarmId: string, since: number): readonly SwarmEvent[];
   /**
+   * For a store with `watch`: true when every event of `swarmId` after `lastSeq`, stored now or
+   * later, is announced to its watchers (`onChange` with its seq). A reader given the events up
+   * to `lastSeq` by {@link SwarmStore.knownEvents} then needs no read to learn of later ones.
+   * Optional: without it (or false), a reader reads the store once before it waits.
+   */
+  announcesAfter?(swarmId: string, lastSeq: number): boolean;
+  /**
    * For a network store: false while it cannot reach its server (commits then wait and retry),
    * so the runtime refuses new work at once instead of holding the caller. Optional: a store
    * without it is always reachable.

@@ -1,8 +1,10 @@
 /**
  * A follower of a swarm another process drives, on a real nats-server: each new value of the
- * swarm's key reaches it through the bucket's watch with the events the commit holds, so it
- * takes them from there instead of reading the events stream again at every commit; events that
- * are in no value (an events-only commit's: a streamed text's chunks) are still read, in order.
+ * swarm's key and each commit message reach it through its subscriptions with the events the
+ * commit holds, so it takes them from there instead of reading the events stream again at every
+ * commit; events that are in no value (an events-only commit's: a streamed text's chunks) are
+ * still read, in order. Once a commit came on its subscription, the store says that every later
+ * one will (a reader given the events up to it needs no read), until the connection drops.
  */
 import { type NatsConnection, connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,5 +143,44 @@ describe.skipIf(natsServerMissing)('following a swarm driven by another process'
     ).toEqual(anew.events);
     stop();
     await Promise.all([writer.close(), reader.close()]);
+  }, 30_000);
+
+  it('says every later commit reaches its followers once one came on its subscription, and not after the connection came back until one comes again', async () => {
+    // A server of its own: this test restarts it.
+    const own = await startNatsServer();
+    const open = async () => {
+      const nc = await connect({ servers: own.url, maxReconnectAttempts: -1, reconnectTimeWait: 50 });
+      connections.push(nc);
+      return jetstreamStore({ connection: nc, timeoutMs: 2000 });
+    };
+    const [writer, reader] = await Promise.all([open(), open()]);
+    try {
+      let placed = false;
+      const stop = reader.watch('told', () => {
+        placed = true;
+      });
+      await until('the reader’s subscriptions in place', () => placed);
+      expect(reader.announcesAfter('told', 0)).toBe(false);
+      await writer.commit(step('told', 1, 1, 2, 'elsewhere'));
+      await until('the first commit delivered', () => reader.knownEvents('told', 0).length === 2);
+      // Holding events 1–2, a reader needs no read to hear of later ones; holding only event 1, it does.
+      expect(reader.announcesAfter('told', 2)).toBe(true);
+      expect(reader.announcesAfter('told', 1)).toBe(false);
+
+      // While the connection was down, commits may have been published that reached nobody.
+      await own.restart({ downMs: 100 });
+      await until('the reader back', () => reader.connected?.() === true);
+      expect(reader.announcesAfter('told', 2)).toBe(false);
+      await writer.commit(step('told', 2, 3, 3, 'elsewhere'));
+      await until('the next commit delivered', () => reader.knownEvents('told', 2).length === 1);
+      expect(reader.announcesAfter('told', 3)).toBe(true);
+
+      // Nobody follows it any more: nothing is delivered, so nothing is said.
+      stop();
+      expect(reader.announcesAfter('told', 3)).toBe(false);
+    } finally {
+      await Promise.all([writer.close(), reader.close()]);
+      await own.stop();
+    }
   }, 30_000);
 });

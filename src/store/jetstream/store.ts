@@ -72,6 +72,7 @@ export interface JetStreamStore extends SwarmStore {
   stats(): StoreStats;
   watch(swarmId: string, onChange: (lastSeq?: number) => void): () => void;
   knownEvents(swarmId: string, since: number): readonly SwarmEvent[];
+  announcesAfter(swarmId: string, lastSeq: number): boolean;
 }
 
 /**
@@ -161,6 +162,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
     release: (owner, swarmIds) => leases.release(owner, swarmIds),
     watch: (swarmId, onChange) => watchers.watch(swarmId, onChange),
     knownEvents: (swarmId, since) => eventReads.known(swarmId, since),
+    announcesAfter: (swarmId, lastSeq) => watchers.announcesAfter(swarmId, lastSeq),
     connected: () => outages.connected,
     stats: () => ({ ...committer.stats }),
     prune: (olderThan) => pruner.prune(olderThan),

@@ -56,6 +56,13 @@ export class Watchers {
   private readonly delivered = new Map<string, readonly SwarmEvent[]>();
   /** Per followed swarm, the latest value of its key received and not paired with its commit message yet. */
   private readonly arrived = new Map<string, Arrived>();
+  /**
+   * Per followed swarm, the highest last event seq a commit message delivered on its events'
+   * subscription named, with the {@link Watchers.epoch} it came in (see {@link Watchers.announcesAfter}).
+   */
+  private readonly announced = new Map<string, { epoch: number; last: number }>();
+  /** Counts the connection's returns: what was published while it was down reached no subscription. */
+  private epoch = 0;
 
   constructor(
     private readonly setup: Setup,
@@ -109,7 +116,7 @@ export class Watchers {
       if (f.listeners.size > 0 || this.followed.get(swarmId) !== f) return;
       f.unsubscribe?.();
       this.followed.delete(swarmId);
-      this.delivered.delete(swarmId);
+      this.forgetDelivered(swarmId);
       this.arrived.delete(swarmId);
     };
   }
@@ -119,7 +126,20 @@ export class Watchers {
    * none of the subscriptions, and each reader looks at the store again at once.
    */
   wakeAll(): void {
+    this.epoch++;
     for (const swarmId of this.followed.keys()) this.notify(swarmId);
+  }
+
+  /**
+   * Whether every commit of `swarmId` whose events come after `lastSeq` reaches its followers
+   * here (see `SwarmStore.announcesAfter`). It does once a commit message ending at or before
+   * `lastSeq` was delivered on the swarm's subscription since the connection last came back: that
+   * message was published after the subscription was in place, and so is everything the stream
+   * holds after it (a swarm's commit messages are stored in seq order).
+   */
+  announcesAfter(swarmId: string, lastSeq: number): boolean {
+    const a = this.announced.get(swarmId);
+    return a !== undefined && a.epoch === this.epoch && a.last <= lastSeq && this.followed.has(swarmId);
   }
 
   /** Ends every subscription and forgets every reader (the store is closed). */
@@ -127,6 +147,7 @@ export class Watchers {
     for (const f of this.followed.values()) f.unsubscribe?.();
     this.followed.clear();
     this.delivered.clear();
+    this.announced.clear();
     this.arrived.clear();
   }
 
@@ -136,6 +157,7 @@ export class Watchers {
     const events = r.nc.subscribe(this.names.eventSubject(swarmId), {
       callback: (_, m) => {
         const held = heldBy((name) => m.headers?.get(name));
+        if (held?.last !== undefined) this.announce(swarmId, held.last);
         if (held?.commit) this.pair(swarmId, held.commit);
         this.deliver(swarmId, held?.commit, m);
         this.notify(swarmId, held?.last);
@@ -168,9 +190,17 @@ export class Watchers {
     return this.delivered.get(swarmId) ?? [];
   }
 
-  /** Forgets the events delivered for `swarmId` (its key was deleted). */
+  /** Forgets the events delivered for `swarmId` (its key was deleted, or nobody follows it any more). */
   forgetDelivered(swarmId: string): void {
     this.delivered.delete(swarmId);
+    this.announced.delete(swarmId);
+  }
+
+  /** Notes that a commit message of `swarmId` ending at event `last` was delivered (see {@link Watchers.announcesAfter}). */
+  private announce(swarmId: string, last: number): void {
+    const a = this.announced.get(swarmId);
+    // A copy of an older message published again may come after newer ones.
+    if (a?.epoch !== this.epoch || a.last < last) this.announced.set(swarmId, { epoch: this.epoch, last });
   }
 
   /**
