@@ -158,8 +158,9 @@ export class Watchers {
       callback: (_, m) => {
         const held = heldBy((name) => m.headers?.get(name));
         if (held?.last !== undefined) this.announce(swarmId, held.last);
-        if (held?.commit) this.pair(swarmId, held.commit);
-        this.deliver(swarmId, held?.commit, m);
+        // Paired with the value that holds its events: those, parsed with the value, are its body.
+        const paired = held?.commit ? this.pair(swarmId, held.commit) : undefined;
+        this.deliver(swarmId, held?.commit, paired ?? m);
         this.notify(swarmId, held?.last);
       },
     });
@@ -235,15 +236,17 @@ export class Watchers {
    * message's when its record ends at the message's last event and its outbox starts at its
    * first. A republished message of an older value does not match and hands nothing on. (A
    * reader that finds the message stored before it is delivered here pairs it the same way.)
+   * Returns the events of the value's outbox when it was paired: the message's events.
    */
-  pair(swarmId: string, header: CommitHeader): void {
+  pair(swarmId: string, header: CommitHeader): readonly SwarmEvent[] | undefined {
     const v = this.arrived.get(swarmId);
     const value = v?.decoded.value;
-    if (!v || !value || header.rev === 0) return;
+    if (!v || !value || header.rev === 0) return undefined;
     const first = value.outbox?.events[0]?.seq ?? header.first;
-    if (value.record.lastSeq !== header.last || first !== header.first) return;
+    if (value.record.lastSeq !== header.last || first !== header.first) return undefined;
     this.arrived.delete(swarmId);
     this.values.delivered(swarmId, header.rev, v.decoded, v.at);
+    return value.outbox?.events ?? [];
   }
 
   /**
@@ -252,12 +255,14 @@ export class Watchers {
    * outbox is committed with its KV value before it is published, so they are stored events.
    * An events-only commit's (revision 0) are not kept: acknowledged only after delivery, they
    * are read from the stream. Events that do not read as the swarm's, in order, are not kept.
+   * `m`: the message, or, when it was paired with its value, that value's outbox events (its
+   * body, parsed with the value already).
    */
-  private deliver(swarmId: string, header: CommitHeader | undefined, m: { string(): string }): void {
+  private deliver(swarmId: string, header: CommitHeader | undefined, m: { string(): string } | readonly SwarmEvent[]): void {
     if (!header || header.rev === 0 || header.first > header.last || !this.followed.has(swarmId)) return;
     const before = this.delivered.get(swarmId) ?? [];
     if (header.last <= (before.at(-1)?.seq ?? 0)) return;
-    const body = readCommitBody(m.string());
+    const body = 'string' in m ? readCommitBody(m.string()) : { events: m };
     const events = typeof body === 'string' ? undefined : body.events;
     if (!events || events.length !== header.last - header.first + 1) return;
     for (let i = 0; i < events.length; i++) if (eventProblem(events[i], swarmId, header.first + i)) return;
