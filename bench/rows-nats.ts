@@ -298,9 +298,23 @@ function writesOf(log: WriteLog, done: readonly Marks[]) {
  * hosted by two worker processes (each hosts all three; the queue group spreads the handoffs),
  * all state in JetStream. Every run makes three cross-process handoffs.
  */
-export async function w1JetStreamSequential(): Promise<Figures> {
+export function w1JetStreamSequential(): Promise<Figures> {
+  return w1SequentialOver(2);
+}
+
+/**
+ * The same with the agents in the orchestrator's own runtime: one process, its state in
+ * JetStream, so the row holds what the store costs against the same floor with no process hop
+ * (its handoffs are in-process child swarms, each committing to JetStream).
+ */
+export function w1JetStreamOneProcess(): Promise<Figures> {
+  return w1SequentialOver(0);
+}
+
+/** W1 over NATS one run at a time with its agents in `workers` worker processes (none: here). */
+async function w1SequentialOver(workers: number): Promise<Figures> {
   if (natsMissing()) return {};
-  return w1OverNats(2, 0, async (setup, runtime) => {
+  return w1OverNats(workers, 0, async (setup, runtime) => {
     const opened: { close(): Promise<unknown> }[] = [];
     try {
       const cpu = cpuMeter(setup);

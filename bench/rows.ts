@@ -62,6 +62,8 @@ export const PASSIVATED = `passivateAfterMs ${PASSIVATE_AFTER_MS}`;
 export const PAUSED_CONTROL = 'control: none left waiting';
 export const STREAM_MODE = `events({ since: 0 }) of ${EVENTS / 1000}k`;
 export const CROSS_PROCESS = 'cross-process';
+/** W1 on JetStream with its agents in the orchestrator's process (the store's cost alone, no process hop). */
+export const ONE_PROCESS = 'sequential, one process';
 export const TEAM_SPEEDUP = 'sqlite FULL and memory, alternating';
 export const TEAM_LOADED = `sqlite FULL, ${LOADED_RUNS} runs under a CPU load`;
 export const BOARD_MODE = `${BOARD_LARGE / 1000}k tasks vs ${BOARD_SMALL}`;
@@ -117,6 +119,7 @@ export const ROWS: RowSpec[] = [
     needs: [name(W1_MEMORY, SEQUENTIAL), name(W1_FULL, SEQUENTIAL)],
     measure: async () => (await nats()).w1JetStreamSequential(),
   },
+  { workload: W1_JETSTREAM, mode: ONE_PROCESS, needs: [name(W1_MEMORY, SEQUENTIAL)], measure: async () => (await nats()).w1JetStreamOneProcess() },
   { workload: W1_JETSTREAM, mode: CONCURRENT, needs: [name(W1_FULL, CONCURRENT)], measure: async () => (await nats()).w1JetStreamConcurrent() },
   { workload: HANDOFF, mode: CROSS_PROCESS, repeated: true, measure: async () => (await nats()).handoffCrossProcess() },
   { workload: W1_NATS, mode: ONE_WORKER, measure: async () => (await scale()).w1NatsScale(1, SCALE_RUNS)() },

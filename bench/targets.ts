@@ -10,6 +10,7 @@ import {
   BOARD_MODE,
   CONCURRENT,
   CROSS_PROCESS,
+  ONE_PROCESS,
   HANDOFF,
   LIVE,
   LONG,
@@ -249,7 +250,8 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('commits per run', f.commitsPerRun, '');
         info('transactions per run', f.transactionsPerRun, '');
         break;
-      case `${W1_JETSTREAM}|${SEQUENTIAL}`: {
+      case `${W1_JETSTREAM}|${SEQUENTIAL}`:
+      case `${W1_JETSTREAM}|${ONE_PROCESS}`: {
         // The floor: the memory row's run plus, per commit, one raw KV update and one raw
         // stream publish (of the store's mean sizes), measured in this row's process.
         const memory = figures(W1_MEMORY, SEQUENTIAL)?.usPerRun;
@@ -257,8 +259,12 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
           memory != null && f.commitsPerRun != null && f.rawKvUpdateUs != null && f.rawPublishUs != null
             ? memory + f.commitsPerRun * (f.rawKvUpdateUs + f.rawPublishUs)
             : null;
-        ratio('µs per run', f.usPerRun, 'µs', 'memory + commits × (KV update + publish)', floor, 1.5);
-        beside('µs per run', f.usPerRun, 'µs', 'sqlite FULL', figures(W1_FULL, SEQUENTIAL)?.usPerRun);
+        // The issue's target is on the row with its agents in worker processes; the same floor
+        // with no process hop is printed for reading: what of the gap is the store's.
+        if (row.mode === SEQUENTIAL) {
+          ratio('µs per run', f.usPerRun, 'µs', 'memory + commits × (KV update + publish)', floor, 1.5);
+          beside('µs per run', f.usPerRun, 'µs', 'sqlite FULL', figures(W1_FULL, SEQUENTIAL)?.usPerRun);
+        } else beside('µs per run', f.usPerRun, 'µs', 'memory + commits × (KV update + publish)', floor);
         info('p50 run', f.p50Us, 'µs');
         info('p99 run', f.p99Us, 'µs');
         info('commits per run', f.commitsPerRun, '');

@@ -82,4 +82,17 @@ describe('bench passes', () => {
       ['W1 / memory + raw FULL commit per step', 'memory + commits × raw', 2420, 2750 / 2420, null],
     ]);
   });
+
+  it('holds W1 on JetStream in one process to the same floor as with its agents in workers, the target on the latter only', () => {
+    const mem: BenchRow = { workload: 'W1 / memory', mode: 'sequential', figures: { usPerRun: 500 } };
+    const raw = { rawKvUpdateUs: 300, rawPublishUs: 200 };
+    const workers: BenchRow = { workload: 'W1 / JetStream', mode: 'sequential', figures: { usPerRun: 20_000, commitsPerRun: 14, ...raw } };
+    const alone: BenchRow = { workload: 'W1 / JetStream', mode: 'sequential, one process', figures: { usPerRun: 8000, commitsPerRun: 8, ...raw } };
+    const floors = tableLines([mem, workers, alone]).filter((l) => l.figure === 'µs per run' && l.reference?.label === 'memory + commits × (KV update + publish)');
+    // Each row's floor counts its own commits: 500 + 14 × 500, and 500 + 8 × 500.
+    expect(floors.map((l) => [l.mode, l.reference?.value, l.ratio, l.ok])).toEqual([
+      ['sequential', 7500, 20_000 / 7500, false],
+      ['sequential, one process', 4500, 8000 / 4500, null],
+    ]);
+  });
 });
