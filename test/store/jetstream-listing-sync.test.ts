@@ -6,9 +6,13 @@
  * is answered without a read. While NATS is down, a listing synced before answers from what it
  * holds, and one never synced fails clearly.
  */
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { SwarmError } from '../../src/index.js';
+import { Names } from '../../src/store/jetstream/names.js';
+import { RECORD_FORMAT, type StoredValue, valueBytes } from '../../src/store/jetstream/records.js';
 import { jetstreamStore } from '../../src/store/jetstream/store.js';
 import { jetstreamNamespace } from '../support/jetstream-namespace.js';
 import { natsServerMissing, startNatsServer } from '../support/nats-server.js';
@@ -101,6 +105,46 @@ describe.skipIf(natsServerMissing)('the JetStream store: what other processes’
     expect(wakes).toBeGreaterThanOrEqual(2);
     const summary = await b.summary('f');
     expect(summary).toMatchObject({ swarmId: 'f', status: 'completed', revision: 3, lastSeq: 5 });
+    await spy.flush();
+    expect(requests.filter((s) => s.startsWith('$JS.API.DIRECT.GET'))).toEqual([]);
+    stop();
+  });
+
+  it('a follower knows a value’s events, and a finished swarm’s summary, as soon as the value lands: before the commit message that names its revision', async () => {
+    const a = await ns.open();
+    const b = await ns.open();
+    await Promise.all([a.list(), b.list()]);
+    await a.commit(step('early', 1, 1, 2));
+    const told: (number | undefined)[] = [];
+    let placed = false;
+    const stop = b.watch('early', (lastSeq) => {
+      placed = true;
+      told.push(lastSeq);
+    });
+    await until('b’s subscriptions in place', () => placed);
+
+    // The swarm's last commit as its writer stores it, caught between its KV update and the
+    // publish of its commit message (which never comes here): written to the bucket by hand.
+    const nc = await ns.connection();
+    const kv = await new Kvm(jetstream(nc)).open(`${ns.prefix}_swarms`, { allow_direct: true });
+    const key = new Names(ns.prefix).key('early');
+    const before = await kv.get(key);
+    const last = step('early', 2, 3, 4, 'A', { status: 'completed' });
+    const { lease: _l, ...record } = last.record!;
+    const finished: StoredValue = { v: RECORD_FORMAT, w: 'by hand', record, lease: last.lease!, outbox: { events: last.events, messages: [] } };
+
+    const spy = await connect({ servers: ns.server.url });
+    ns.onCleanup(() => spy.close());
+    const requests: string[] = [];
+    spy.subscribe('$JS.API.>', { callback: (_e, m) => void requests.push(m.subject) });
+    await spy.flush();
+
+    await kv.put(key, valueBytes(finished).bytes, { previousSeq: before!.revision });
+    await until('b holds the last commit’s events', () => b.knownEvents('early', 2).length === 2);
+    expect(b.knownEvents('early', 2)).toEqual(last.events);
+    // Its followers were told the seq of its last event, not woken to look.
+    expect(told.at(-1)).toBe(4);
+    expect(await b.summary('early')).toMatchObject({ swarmId: 'early', status: 'completed', revision: 2, lastSeq: 4, result: { status: 'completed' } });
     await spy.flush();
     expect(requests.filter((s) => s.startsWith('$JS.API.DIRECT.GET'))).toEqual([]);
     stop();

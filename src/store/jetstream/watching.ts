@@ -13,6 +13,7 @@ import { eventProblem } from '../stored-event.js';
 import { type CommitHeader, readCommitBody } from './batch.js';
 import { heldBy } from './events.js';
 import type { Names } from './names.js';
+import { isFinal } from '../result.js';
 import { type Decoded, decodeValue } from './records.js';
 import { continuing } from './seen.js';
 import type { Setup } from './setup.js';
@@ -32,7 +33,7 @@ export interface ValueSink {
 }
 
 /** A value of a followed swarm's key, received before the commit message that tells its revision. */
-interface Arrived {
+export interface Arrived {
   decoded: Decoded;
   at: number;
 }
@@ -158,17 +159,15 @@ export class Watchers {
       callback: (_, m) => {
         const held = heldBy((name) => m.headers?.get(name));
         if (held?.last !== undefined) this.announce(swarmId, held.last);
-        // Paired with the value that holds its events: those, parsed with the value, are its body.
-        const paired = held?.commit ? this.pair(swarmId, held.commit) : undefined;
-        this.deliver(swarmId, held?.commit, paired ?? m);
+        if (held?.commit) this.pair(swarmId, held.commit);
+        this.deliver(swarmId, held?.commit, m);
         this.notify(swarmId, held?.last);
       },
     });
-    // A new value of its key: kept until its commit message tells its revision.
+    // A new value of its key: its events known at once, the value kept until its commit message
+    // tells its revision.
     const values = r.nc.subscribe(this.names.keySubject(swarmId), {
-      callback: (_, m) => {
-        if (this.arrive(swarmId, m)) this.notify(swarmId);
-      },
+      callback: (_, m) => this.arrive(swarmId, m),
     });
     f.unsubscribe = () => {
       events.unsubscribe();
@@ -205,27 +204,42 @@ export class Watchers {
   }
 
   /**
-   * Keeps a new value of `swarmId`'s key (a core message on its subject: its revision is not in
-   * it) until the commit message of its outbox, which names that revision, comes (see
-   * {@link Watchers.pair}), which wakes the followers. Returns true when no such message will
-   * come (a deleted key, a value without an outbox: a lease write): the followers are woken now.
+   * A new value of `swarmId`'s key (a core message on its subject: its revision is not in it).
+   * It is stored, so the events of its outbox are committed: they are kept with those delivered
+   * (see {@link Watchers.keep}) and the followers are woken with its last event's seq at once,
+   * a broker round trip before the commit message of that outbox comes. The value itself is kept
+   * until that message, which names its revision, pairs it (see {@link Watchers.pair}); a
+   * finished swarm's summary is answered from it meanwhile ({@link Watchers.arrivedFinal}). A
+   * value without an outbox (a lease write) and a deleted key wake the followers without a seq.
    */
-  private arrive(swarmId: string, m: Msg): boolean {
+  private arrive(swarmId: string, m: Msg): void {
     const op = m.headers?.get(KV_OPERATION);
     if (op === 'DEL' || op === 'PURGE') {
       this.arrived.delete(swarmId);
       // A swarm made again under its id starts its events anew.
       this.forgetDelivered(swarmId);
       this.values.deleted(swarmId);
-      return true;
+      return this.notify(swarmId);
     }
     const decoded = decodeValue(m.string());
-    if (decoded.value?.outbox) {
-      this.arrived.set(swarmId, { decoded, at: Date.now() });
-      return false;
+    const value = decoded.value;
+    if (!value?.outbox) {
+      this.arrived.delete(swarmId);
+      return this.notify(swarmId);
     }
-    this.arrived.delete(swarmId);
-    return true;
+    this.arrived.set(swarmId, { decoded, at: Date.now() });
+    const { events } = value.outbox;
+    if (events.length > 0) this.keep(swarmId, events[0]!.seq, events.at(-1)!.seq, events);
+    this.notify(swarmId, value.record.lastSeq);
+  }
+
+  /**
+   * The latest value of a followed `swarmId` received and not paired yet, when its record is
+   * final: a finished swarm's summary, answered before its commit message names its revision.
+   */
+  arrivedFinal(swarmId: string): Arrived | undefined {
+    const v = this.arrived.get(swarmId);
+    return v?.decoded.value && isFinal(v.decoded.value.record.status) ? v : undefined;
   }
 
   /**
@@ -236,17 +250,15 @@ export class Watchers {
    * message's when its record ends at the message's last event and its outbox starts at its
    * first. A republished message of an older value does not match and hands nothing on. (A
    * reader that finds the message stored before it is delivered here pairs it the same way.)
-   * Returns the events of the value's outbox when it was paired: the message's events.
    */
-  pair(swarmId: string, header: CommitHeader): readonly SwarmEvent[] | undefined {
+  pair(swarmId: string, header: CommitHeader): void {
     const v = this.arrived.get(swarmId);
     const value = v?.decoded.value;
-    if (!v || !value || header.rev === 0) return undefined;
+    if (!v || !value || header.rev === 0) return;
     const first = value.outbox?.events[0]?.seq ?? header.first;
-    if (value.record.lastSeq !== header.last || first !== header.first) return undefined;
+    if (value.record.lastSeq !== header.last || first !== header.first) return;
     this.arrived.delete(swarmId);
     this.values.delivered(swarmId, header.rev, v.decoded, v.at);
-    return value.outbox?.events ?? [];
   }
 
   /**
@@ -255,17 +267,26 @@ export class Watchers {
    * outbox is committed with its KV value before it is published, so they are stored events.
    * An events-only commit's (revision 0) are not kept: acknowledged only after delivery, they
    * are read from the stream. Events that do not read as the swarm's, in order, are not kept.
-   * `m`: the message, or, when it was paired with its value, that value's outbox events (its
-   * body, parsed with the value already).
+   * A message whose events were kept already (from its value, which comes first) is not parsed.
    */
-  private deliver(swarmId: string, header: CommitHeader | undefined, m: { string(): string } | readonly SwarmEvent[]): void {
-    if (!header || header.rev === 0 || header.first > header.last || !this.followed.has(swarmId)) return;
-    const before = this.delivered.get(swarmId) ?? [];
-    if (header.last <= (before.at(-1)?.seq ?? 0)) return;
-    const body = 'string' in m ? readCommitBody(m.string()) : { events: m };
-    const events = typeof body === 'string' ? undefined : body.events;
-    if (!events || events.length !== header.last - header.first + 1) return;
-    for (let i = 0; i < events.length; i++) if (eventProblem(events[i], swarmId, header.first + i)) return;
-    this.delivered.set(swarmId, continuing(before, events, KEPT_EVENTS));
+  private deliver(swarmId: string, header: CommitHeader | undefined, m: { string(): string }): void {
+    if (!header || header.rev === 0 || header.first > header.last || !this.isNew(swarmId, header.last)) return;
+    const body = readCommitBody(m.string());
+    if (typeof body !== 'string' && body.events) this.keep(swarmId, header.first, header.last, body.events);
+  }
+
+  /** Whether events of `swarmId` up to `last` would be new here: it is followed, and they are not kept already. */
+  private isNew(swarmId: string, last: number): boolean {
+    return this.followed.has(swarmId) && last > (this.delivered.get(swarmId)?.at(-1)?.seq ?? 0);
+  }
+
+  /**
+   * Keeps `events` (seqs `first` to `last`, committed) of `swarmId` with those kept before, after
+   * them when they follow on, else instead of them.
+   */
+  private keep(swarmId: string, first: number, last: number, events: readonly SwarmEvent[]): void {
+    if (events.length !== last - first + 1 || !this.isNew(swarmId, last)) return;
+    for (let i = 0; i < events.length; i++) if (eventProblem(events[i], swarmId, first + i)) return;
+    this.delivered.set(swarmId, continuing(this.delivered.get(swarmId) ?? [], events, KEPT_EVENTS));
   }
 }
