@@ -81,9 +81,11 @@ function apiKind(subject: string): string {
  *
  * The floor, measured in this run: one raw request/reply round trip to the worker process (of
  * the host request's size), plus, one after the other, as many raw KV updates and stream
- * publishes (of the same mean sizes) as the child's subjects received during a handoff —
- * counted by a core subscriber on the bucket's and streams' subjects, so whatever the worker
- * wrote for the child is counted, whichever code path wrote it. That log runs during the
+ * publishes (of the same mean sizes) as the handoff needs: every KV update of the child (its
+ * commits, up to its final one) and every publish on its subjects before its final KV update
+ * (a publish it waited for before that commit), counted by a core subscriber on the bucket's
+ * and streams' subjects, so whatever the worker wrote for the child is counted, whichever code
+ * path wrote it (and however the log's and the parent's deliveries race). That log runs during the
  * warm-up (for the sizes) and during {@link COUNTED} handoffs after the timed ones (for the
  * counts, the JetStream API calls by kind, and where the time went), never during the timed
  * ones; the broker round trips per handoff are the host request plus every store write (KV
@@ -230,10 +232,12 @@ export async function handoffCrossProcess(): Promise<Figures> {
 }
 
 /**
- * What the handoffs of `done` made JetStream do, per handoff: the KV updates of the child's key
- * and the publishes on the child's event and message subjects while the handoff was timed (and
- * after it, until the next one began), their mean sizes, the parent's relay publishes, the time
- * of the child's last write, and the JetStream API requests of every process by kind.
+ * What the handoffs of `done` made JetStream do, per handoff: the writes of the child the
+ * handoff needs (every KV update of its key, and the publishes on its event and message subjects
+ * before its last KV update: see the floor at {@link handoffCrossProcess}), their mean sizes, the
+ * child's writes after the parent held its result, the parent's relay publishes, the time of the
+ * child's final commit (its last KV update), the broker round trips while the handoff was timed,
+ * and the JetStream API requests of every process by kind.
  */
 function writesOf(log: WriteLog, done: readonly Marks[]) {
   let kvUpdates = 0;
@@ -251,7 +255,6 @@ function writesOf(log: WriteLog, done: readonly Marks[]) {
     const kvSubject = `$KV.${PREFIX}_swarms.${tok}`;
     const child = (s: Seen) => s.subject === kvSubject || s.subject === `${PREFIX}.ev.${tok}` || s.subject.startsWith(`${PREFIX}.msg.${tok}.`);
     const window = log.between(m.sent!, m.held!);
-    let last = m.answered!;
     // The host request, then every acknowledged store write and JetStream API request.
     roundTrips++;
     for (const s of window) {
@@ -259,20 +262,25 @@ function writesOf(log: WriteLog, done: readonly Marks[]) {
       if (s.subject.startsWith('$JS.API.')) {
         const kind = apiKind(s.subject);
         api[kind] = (api[kind] ?? 0) + 1;
-      } else if (child(s)) {
-        if (s.subject === kvSubject) {
-          kvUpdates++;
-          kvBytes += s.bytes;
-        } else {
-          publishes++;
-          pubBytes += s.bytes;
-        }
-        if (s.at > last) last = s.at;
-      } else if (s.subject.startsWith(`${PREFIX}.ev.`)) relays++;
+      } else if (!child(s) && s.subject.startsWith(`${PREFIX}.ev.`)) relays++;
     }
-    lastWrites.push(last);
     const next = done[i + 1]?.sent ?? process.hrtime.bigint();
-    after += log.between(m.held! + 1n, next).filter(child).length;
+    // The child's writes from the request to the next handoff: it has ended by then. The log is
+    // delivered them beside the parent, so which of them came before \`held\` is a race; what the
+    // handoff needs is not: its commits, and the publishes they waited for.
+    const life = log.between(m.sent!, next - 1n).filter(child);
+    const final = life.findLast((s) => s.subject === kvSubject);
+    for (const s of life) {
+      if (s.subject === kvSubject) {
+        kvUpdates++;
+        kvBytes += s.bytes;
+      } else if (final && s.at < final.at) {
+        publishes++;
+        pubBytes += s.bytes;
+      }
+    }
+    lastWrites.push(final?.at ?? m.answered!);
+    after += life.filter((s) => s.at > m.held!).length;
     // The whole run, up to the next one's start: its host request and everything logged (the
     // parent's own steps' writes too, and the last one's pipelined publish).
     runRoundTrips += 1 + log.between(m.begun!, (done[i + 1]?.begun ?? process.hrtime.bigint()) - 1n).length;

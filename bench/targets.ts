@@ -292,8 +292,8 @@ export function tableLines(rows: readonly BenchRow[]): TableLine[] {
         info('child KV updates per handoff', f.kvUpdates, `× ${num(f.kvBytes)} B`);
         info('child stream publishes per handoff', f.publishes, `× ${num(f.pubBytes)} B`);
         info('where: request → worker answered p50', f.hostAnswerP50Us, 'µs');
-        info('where: answered → child last write p50', f.childDoneP50Us, 'µs');
-        info('where: child last write → parent holds result p50', f.followP50Us, 'µs');
+        info('where: answered → child final commit p50', f.childDoneP50Us, 'µs');
+        info('where: child final commit → parent holds result p50', f.followP50Us, 'µs');
         info('parent relay publishes per handoff', f.parentRelays, '');
         info('broker round trips per handoff (host request, writes, API requests)', f.brokerRoundTrips, '');
         info(
