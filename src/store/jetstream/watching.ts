@@ -159,9 +159,10 @@ export class Watchers {
       callback: (_, m) => {
         const held = heldBy((name) => m.headers?.get(name));
         if (held?.last !== undefined) this.announce(swarmId, held.last);
-        if (held?.commit) this.pair(swarmId, held.commit);
+        const paired = held?.commit !== undefined && this.pair(swarmId, held.commit);
         this.deliver(swarmId, held?.commit, m);
-        this.notify(swarmId, held?.last);
+        // The value it pairs woke the followers with the same seq as it landed.
+        if (!paired) this.notify(swarmId, held?.last);
       },
     });
     // A new value of its key: its events known at once, the value kept until its commit message
@@ -250,15 +251,17 @@ export class Watchers {
    * message's when its record ends at the message's last event and its outbox starts at its
    * first. A republished message of an older value does not match and hands nothing on. (A
    * reader that finds the message stored before it is delivered here pairs it the same way.)
+   * Returns whether it paired one.
    */
-  pair(swarmId: string, header: CommitHeader): void {
+  pair(swarmId: string, header: CommitHeader): boolean {
     const v = this.arrived.get(swarmId);
     const value = v?.decoded.value;
-    if (!v || !value || header.rev === 0) return;
+    if (!v || !value || header.rev === 0) return false;
     const first = value.outbox?.events[0]?.seq ?? header.first;
-    if (value.record.lastSeq !== header.last || first !== header.first) return;
+    if (value.record.lastSeq !== header.last || first !== header.first) return false;
     this.arrived.delete(swarmId);
     this.values.delivered(swarmId, header.rev, v.decoded, v.at);
+    return true;
   }
 
   /**
