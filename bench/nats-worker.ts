@@ -13,7 +13,7 @@
  */
 import { connectNats } from '../src/entries/nats.js';
 import { createRuntime, defineAgent, scriptedModel } from '../src/index.js';
-import { newCounts, W1_AGENTS, w1Call, w1Respond } from './w1.js';
+import { newCounts, w1Agents, w1Call, w1Respond } from './w1.js';
 
 /** Where the worker answers raw requests (the floor's round trip). */
 export const ECHO_SUBJECT = 'bench.echo';
@@ -34,10 +34,7 @@ export async function natsWorker(specJson: string): Promise<string> {
   const spec = JSON.parse(specJson) as WorkerSpec;
   const counts = newCounts();
   const latencyMs = spec.latencyMs ?? 0;
-  const agents =
-    spec.kind === 'echo'
-      ? [defineAgent({ id: ECHO_AGENT, instructions: 'Repeat the request.' })]
-      : W1_AGENTS.map((id) => defineAgent({ id, instructions: `You are the ${id}. Answer briefly.` }));
+  const agents = spec.kind === 'echo' ? [defineAgent({ id: ECHO_AGENT, instructions: 'Repeat the request.' })] : w1Agents();
   const model = scriptedModel((req) => {
     if (spec.kind === 'w1') return latencyMs > 0 ? w1Call(req, counts, latencyMs) : w1Respond(req, counts);
     counts[req.agentId] = (counts[req.agentId] ?? 0) + 1;

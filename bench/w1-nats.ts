@@ -6,11 +6,11 @@
  *
  * @module
  */
-import { createRuntime, defineAgent, defineSwarm, handoff, type Runtime, scriptedModel } from '../src/index.js';
+import { createRuntime, type Runtime, scriptedModel } from '../src/index.js';
 import { natsServerMissing } from '../test/support/nats-server.js';
 import { type NatsSetup, startSetup } from './nats-bench.js';
 import type { Figures } from './table.js';
-import { type CallCounts, newCounts, W1_AGENTS, W1_MODEL_CALLS, W1_SWARM_ID, w1Call, w1Respond } from './w1.js';
+import { type CallCounts, newCounts, W1_AGENTS, W1_MODEL_CALLS, W1_SWARM_ID, w1Agents, w1Call, w1Respond, w1Swarm } from './w1.js';
 
 /** Hosting timings of the rows: a loaded machine must not turn a slow answer into a resent call. */
 export const HOSTING = { deadlineMs: 120_000, heartbeatTimeoutMs: 60_000 };
@@ -27,13 +27,9 @@ export function natsMissing(): boolean {
  */
 function w1Orchestrator(url: string, latencyMs: number, withAgents: boolean): { runtime: Runtime; counts: CallCounts } {
   const counts = newCounts();
-  const swarm = defineSwarm({
-    id: W1_SWARM_ID,
-    instructions: 'Plan the user’s weekend. Ask the agents, then answer in one sentence.',
-    handoffs: W1_AGENTS.map((id) => handoff.toAgent(id)),
-  });
+  const swarm = w1Swarm(W1_AGENTS);
   const model = scriptedModel(latencyMs > 0 ? (req) => w1Call(req, counts, latencyMs) : (req) => w1Respond(req, counts));
-  const agents = withAgents ? W1_AGENTS.map((id) => defineAgent({ id, instructions: `You are the ${id}. Answer briefly.` })) : [];
+  const agents = withAgents ? w1Agents() : [];
   const runtime = createRuntime({ swarms: [swarm], agents, model, nats: { servers: url, name: 'bench-orchestrator' }, hosting: HOSTING });
   return { runtime, counts };
 }

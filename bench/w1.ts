@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRuntime, defineAgent, defineSwarm, handoff, scriptedModel } from '../src/index.js';
-import type { Budget, ChatMessage, ModelResponse, Runtime, RuntimeOptions, SwarmDefinition, SwarmStore } from '../src/index.js';
+import type { AgentDefinition, Budget, ChatMessage, ModelResponse, Runtime, RuntimeOptions, SwarmDefinition, SwarmStore } from '../src/index.js';
 
 /** The swarm definition id; the orchestrator's requests carry it as `agentId`. */
 export const W1_SWARM_ID = 'planner';
@@ -79,6 +79,24 @@ export async function w1Call(
   return w1Respond(request, counts);
 }
 
+/** W1's three agents, each answering with one text. */
+export function w1Agents() {
+  return W1_AGENTS.map((id) => defineAgent({ id, instructions: `You are the ${id}. Answer briefly.` }));
+}
+
+/**
+ * W1's orchestrator: a swarm handing off to the three agents in turn, given as their definitions
+ * (agents in the same runtime) or their ids (agents hosted elsewhere); `budget`: the budget row's.
+ */
+export function w1Swarm(agents: readonly (AgentDefinition | string)[], budget?: Budget): SwarmDefinition {
+  return defineSwarm({
+    id: W1_SWARM_ID,
+    instructions: 'Plan the user’s weekend. Ask the agents, then answer in one sentence.',
+    handoffs: agents.map((a) => handoff.toAgent(a)),
+    ...(budget ? { budget } : {}),
+  });
+}
+
 /** A W1 runtime plus the counters its model writes to. */
 export interface W1Runtime {
   runtime: Runtime;
@@ -100,13 +118,8 @@ export function createW1Runtime(
   extra?: Pick<RuntimeOptions, 'metrics' | 'logger' | 'tracing'>,
 ): W1Runtime {
   const counts = newCounts();
-  const agents = W1_AGENTS.map((id) => defineAgent({ id, instructions: `You are the ${id}. Answer briefly.` }));
-  const swarm = defineSwarm({
-    id: W1_SWARM_ID,
-    instructions: 'Plan the user’s weekend. Ask the agents, then answer in one sentence.',
-    handoffs: agents.map((a) => handoff.toAgent(a)),
-    ...(budget ? { budget } : {}),
-  });
+  const agents = w1Agents();
+  const swarm = w1Swarm(agents, budget);
   // Sync script when there is no latency: an extra await per call would be bench overhead.
   const model = scriptedModel(latencyMs > 0 ? (req) => w1Call(req, counts, latencyMs) : (req) => w1Respond(req, counts));
   // A budget in USD needs the model's price: the budget row prices it (what a real deployment does).
