@@ -162,7 +162,7 @@ describe.skipIf(natsServerMissing)('following a swarm driven by another process'
       await until('the reader’s subscriptions in place', () => placed);
       expect(reader.announcesAfter('told', 0)).toBe(false);
       await writer.commit(step('told', 1, 1, 2, 'elsewhere'));
-      // Its value's events are known as it lands; its commit message comes next.
+      // Its commit message delivered: its events are known, and every later commit will be delivered.
       await until('the first commit’s message delivered', () => reader.announcesAfter('told', 2));
       expect(reader.knownEvents('told', 0)).toHaveLength(2);
       // Holding events 1–2, a reader needs no read to hear of later ones; holding only event 1, it does.

@@ -8,15 +8,16 @@
  */
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
-import { SwarmError } from '../../src/index.js';
+import { type Commit, SwarmError } from '../../src/index.js';
+import { COMMIT_HEADER, commitHeader } from '../../src/store/jetstream/batch.js';
 import { Names } from '../../src/store/jetstream/names.js';
 import { RECORD_FORMAT, type StoredValue, valueBytes } from '../../src/store/jetstream/records.js';
 import { jetstreamStore } from '../../src/store/jetstream/store.js';
 import { jetstreamNamespace } from '../support/jetstream-namespace.js';
 import { natsServerMissing, startNatsServer } from '../support/nats-server.js';
-import { step } from '../support/store-fixtures.js';
+import { event, step } from '../support/store-fixtures.js';
 import { sleep } from '../support/sleep.js';
 import { until } from '../support/wait.js';
 
@@ -110,43 +111,58 @@ describe.skipIf(natsServerMissing)('the JetStream store: what other processes’
     stop();
   });
 
-  it('a follower knows a value’s events, and a finished swarm’s summary, as soon as the value lands: before the commit message that names its revision', async () => {
+  it('a follower takes a value published on the key only once its commit message names its revision: a value the bucket refused, delivered too, is never taken', async () => {
     const a = await ns.open();
     const b = await ns.open();
     await Promise.all([a.list(), b.list()]);
-    await a.commit(step('early', 1, 1, 2));
     const told: (number | undefined)[] = [];
     let placed = false;
-    const stop = b.watch('early', (lastSeq) => {
+    const stop = b.watch('raced', (lastSeq) => {
       placed = true;
       told.push(lastSeq);
     });
     await until('b’s subscriptions in place', () => placed);
+    await a.commit(step('raced', 1, 1, 2));
+    await until('b holds the first commit’s events', () => b.knownEvents('raced', 0).length === 2);
 
-    // The swarm's last commit as its writer stores it, caught between its KV update and the
-    // publish of its commit message (which never comes here): written to the bucket by hand.
+    // Two writers race for the swarm's next step, written by hand as a writer writes it: a
+    // value for events 3–4 that finishes the swarm, refused by the bucket's compare-and-set (its
+    // writer is behind), and the lease holder's, stored, for the same events with other contents.
+    // A core subscription on the key's subject is delivered the refused value too.
     const nc = await ns.connection();
     const kv = await new Kvm(jetstream(nc)).open(`${ns.prefix}_swarms`, { allow_direct: true });
-    const key = new Names(ns.prefix).key('early');
-    const before = await kv.get(key);
-    const last = step('early', 2, 3, 4, 'A', { status: 'completed' });
-    const { lease: _l, ...record } = last.record!;
-    const finished: StoredValue = { v: RECORD_FORMAT, w: 'by hand', record, lease: last.lease!, outbox: { events: last.events, messages: [] } };
+    const names = new Names(ns.prefix);
+    const key = names.key('raced');
+    const before = (await kv.get(key))!.revision;
+    const valueOf = (c: Commit): StoredValue => {
+      const { lease: _l, ...record } = c.record!;
+      return { v: RECORD_FORMAT, w: 'by hand', record, lease: c.lease!, outbox: { events: c.events, messages: [] } };
+    };
+    const held = step('raced', 2, 3, 4, 'A');
+    const refused = step('raced', 2, 3, 4, 'B', { status: 'completed' });
+    refused.events = [event('raced', 3, 'not stored'), event('raced', 4, 'not stored')];
+    const refuse = () => expect(kv.update(key, valueBytes(valueOf(refused)).bytes, before + 1000)).rejects.toThrow(/wrong last sequence/);
+    await refuse();
+    // Nothing of the refused value is taken: no events, no finished summary, nobody told.
+    await sleep(100);
+    expect(b.knownEvents('raced', 2)).toEqual([]);
+    expect(told.filter((s) => s !== undefined && s > 2)).toEqual([]);
+    expect(await b.summary('raced')).toMatchObject({ status: 'running', revision: 1, lastSeq: 2 });
 
-    const spy = await connect({ servers: ns.server.url });
-    ns.onCleanup(() => spy.close());
-    const requests: string[] = [];
-    spy.subscribe('$JS.API.>', { callback: (_e, m) => void requests.push(m.subject) });
-    await spy.flush();
-
-    await kv.put(key, valueBytes(finished).bytes, { previousSeq: before!.revision });
-    await until('b holds the last commit’s events', () => b.knownEvents('early', 2).length === 2);
-    expect(b.knownEvents('early', 2)).toEqual(last.events);
-    // Its followers were told the seq of its last event, not woken to look.
+    // The stored value, then the refused one delivered again before the stored one's commit message.
+    const stored = valueBytes(valueOf(held));
+    const rev = await kv.update(key, stored.bytes, before);
+    await refuse();
+    await sleep(50);
+    expect(b.knownEvents('raced', 2)).toEqual([]);
+    // The stored value's commit message, as its writer publishes it once the value is stored.
+    const h = headers();
+    h.set(COMMIT_HEADER, commitHeader({ first: 3, last: 4, rev, writes: 0 }));
+    await jetstream(nc).publish(names.eventSubject('raced'), stored.body!, { headers: h, msgID: names.commitId('raced', rev, 3, 4) });
+    await until('b holds the second commit’s events', () => b.knownEvents('raced', 2).length === 2);
+    expect(b.knownEvents('raced', 2)).toEqual(held.events);
     expect(told.at(-1)).toBe(4);
-    expect(await b.summary('early')).toMatchObject({ swarmId: 'early', status: 'completed', revision: 2, lastSeq: 4, result: { status: 'completed' } });
-    await spy.flush();
-    expect(requests.filter((s) => s.startsWith('$JS.API.DIRECT.GET'))).toEqual([]);
+    expect(await b.summary('raced')).toMatchObject({ swarmId: 'raced', status: 'running', revision: 2, lastSeq: 4 });
     stop();
   });
 

@@ -149,7 +149,7 @@ export class EventReads {
     const [stored, before] = await Promise.all([
       // The last message may be the commit of a value of a followed swarm that came without
       // its revision (see `Watchers.pair`): then that value is the recent one, and it answers.
-      ended ? record.lastSeq : r.events.lastStored(subject, swarmId, (commit) => this.watchers.pair(swarmId, commit)),
+      ended ? record.lastSeq : r.events.lastStored(subject, swarmId, (commit, m) => this.watchers.pair(swarmId, commit, m)),
       gap > 0 ? r.events.readFew(swarmId, subject, since, first - 1, FEW_MESSAGES) : [],
     ]);
     if (again && this.recent.get(swarmId) !== v) return this.fromOutbox(r, swarmId, subject, since, limit, false);

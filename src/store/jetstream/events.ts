@@ -152,14 +152,14 @@ export class EventReader {
    * commit messages land in order (each waits for the one before), so a later read of them
    * starts there. The caller vouches that the message is the swarm's latest commit, not a copy
    * republished after later ones (it knows the swarm's latest value, written within the
-   * stream's duplicate window). `commit` is given that message's commit header.
+   * stream's duplicate window). `commit` is given that message's commit header and the message.
    */
-  async lastStored(subject: string, swarmId?: string, commit?: (header: CommitHeader) => void): Promise<number | undefined> {
+  async lastStored(subject: string, swarmId?: string, commit?: (header: CommitHeader, message: { string(): string }) => void): Promise<number | undefined> {
     const m = await this.ctx.jsm.direct.getMessage(this.stream, { last_by_subj: subject });
     if (!m) return 0;
     const held = heldBy((name) => m.header.get(name));
     if (held?.commit && swarmId !== undefined) this.remember(swarmId, held.last, m.seq + 1);
-    if (held?.commit) commit?.(held.commit);
+    if (held?.commit) commit?.(held.commit, m);
     return held?.last;
   }
 

@@ -1,7 +1,7 @@
 /**
  * Reading a swarm's record from JetStream: `load` (the record with its snapshot whole, its
  * message lists read back from their rows and from the outbox not published yet) and `summary`
- * (the record without the snapshot: one KV get, or none for a finished swarm seen or delivered here).
+ * (the record without the snapshot: one KV get, or none for a finished swarm seen here).
  *
  * @module
  */
@@ -13,7 +13,6 @@ import { unavailable } from './outage.js';
 import { toRecord, toSummary } from './records.js';
 import type { RecentValues, Seen } from './seen.js';
 import type { Setup } from './setup.js';
-import type { Watchers } from './watching.js';
 
 /** Loads records and summaries (see `SwarmStore.load`, `summary`). */
 export class Loader {
@@ -23,7 +22,6 @@ export class Loader {
     private readonly seen: Seen,
     private readonly recent: RecentValues,
     private readonly lists: MessageLists,
-    private readonly watchers: Pick<Watchers, 'arrivedFinal'>,
   ) {}
 
   /** The record of `swarmId` with its snapshot's message lists put back, and its lease; undefined when there is none. */
@@ -50,12 +48,9 @@ export class Loader {
 
   /** The summary of `swarmId` (its record without the snapshot); undefined when there is none. */
   async summary(swarmId: string): Promise<SwarmSummary | undefined> {
-    // A final swarm's result does not change: the latest value seen here answers, or one its
-    // followers here were delivered before its commit message named its revision.
+    // A final swarm's result does not change: the latest value seen here answers.
     const seen = this.recent.get(swarmId);
     if (seen && isFinal(seen.value.record.status)) return toSummary(swarmId, { value: seen.value }, seen.at);
-    const arrived = this.watchers.arrivedFinal(swarmId);
-    if (arrived) return toSummary(swarmId, arrived.decoded, arrived.at);
     try {
       const cur = await this.seen.read((await this.setup.ready()).kv, swarmId);
       return cur.decoded ? toSummary(swarmId, cur.decoded, cur.at) : undefined;

@@ -138,7 +138,7 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   const writer = new KeyWriter(names, seen, outbox, outages, timeoutMs);
   const committer = new Committer(setup, writer, seen, outbox, outages);
   const leases = new Leases(setup, writer);
-  const loader = new Loader(setup, names, seen, recent, lists, watchers);
+  const loader = new Loader(setup, names, seen, recent, lists);
   const eventReads = new EventReads(setup, names, seen, recent, listing, watchers);
   const pruner = new Pruner(setup, names, listing, listingSync, seen);
   const pushOutbox = jetstreamPushOutbox(setup, names, timeoutMs, () => outages.closing);

@@ -13,7 +13,6 @@ import { eventProblem } from '../stored-event.js';
 import { type CommitHeader, readCommitBody } from './batch.js';
 import { heldBy } from './events.js';
 import type { Names } from './names.js';
-import { isFinal } from '../result.js';
 import { type Decoded, decodeValue } from './records.js';
 import { continuing } from './seen.js';
 import type { Setup } from './setup.js';
@@ -32,9 +31,11 @@ export interface ValueSink {
   deleted(swarmId: string): void;
 }
 
-/** A value of a followed swarm's key, received before the commit message that tells its revision. */
-export interface Arrived {
+/** A value published on a followed swarm's key's subject, kept until the commit message that tells its revision. */
+interface Arrived {
   decoded: Decoded;
+  /** The value as published: its commit message's body is checked against it (see {@link Watchers.pair}). */
+  text: string;
   at: number;
 }
 
@@ -159,16 +160,17 @@ export class Watchers {
       callback: (_, m) => {
         const held = heldBy((name) => m.headers?.get(name));
         if (held?.last !== undefined) this.announce(swarmId, held.last);
-        const paired = held?.commit !== undefined && this.pair(swarmId, held.commit);
-        this.deliver(swarmId, held?.commit, m);
-        // The value it pairs woke the followers with the same seq as it landed.
-        if (!paired) this.notify(swarmId, held?.last);
+        // Paired with the value that holds its events: those, parsed with the value, are its body.
+        const paired = held?.commit ? this.pair(swarmId, held.commit, m) : undefined;
+        this.deliver(swarmId, held?.commit, paired ?? m);
+        this.notify(swarmId, held?.last);
       },
     });
-    // A new value of its key: its events known at once, the value kept until its commit message
-    // tells its revision.
+    // A value published on its key's subject: kept until its commit message tells its revision.
     const values = r.nc.subscribe(this.names.keySubject(swarmId), {
-      callback: (_, m) => this.arrive(swarmId, m),
+      callback: (_, m) => {
+        if (this.arrive(swarmId, m)) this.notify(swarmId);
+      },
     });
     f.unsubscribe = () => {
       events.unsubscribe();
@@ -205,63 +207,57 @@ export class Watchers {
   }
 
   /**
-   * A new value of `swarmId`'s key (a core message on its subject: its revision is not in it).
-   * It is stored, so the events of its outbox are committed: they are kept with those delivered
-   * (see {@link Watchers.keep}) and the followers are woken with its last event's seq at once,
-   * a broker round trip before the commit message of that outbox comes. The value itself is kept
-   * until that message, which names its revision, pairs it (see {@link Watchers.pair}); a
-   * finished swarm's summary is answered from it meanwhile ({@link Watchers.arrivedFinal}). A
-   * value without an outbox (a lease write) and a deleted key wake the followers without a seq.
+   * A value published on `swarmId`'s key's subject (a core message: its revision is not in it).
+   * It is not known to be stored: the subscription is also delivered a compare-and-set the
+   * bucket refused (a writer that lost its lease, a stale revision), which nothing else
+   * follows. It is kept until the commit message of its outbox, published only once the value
+   * is stored and naming its revision, comes (see {@link Watchers.pair}); that message wakes the
+   * followers. Returns true when no such message will come (a deleted key, a value without an
+   * outbox: a lease write): the followers are woken now, to look.
    */
-  private arrive(swarmId: string, m: Msg): void {
+  private arrive(swarmId: string, m: Msg): boolean {
     const op = m.headers?.get(KV_OPERATION);
     if (op === 'DEL' || op === 'PURGE') {
       this.arrived.delete(swarmId);
       // A swarm made again under its id starts its events anew.
       this.forgetDelivered(swarmId);
       this.values.deleted(swarmId);
-      return this.notify(swarmId);
+      return true;
     }
-    const decoded = decodeValue(m.string());
-    const value = decoded.value;
-    if (!value?.outbox) {
-      this.arrived.delete(swarmId);
-      return this.notify(swarmId);
+    const text = m.string();
+    const decoded = decodeValue(text);
+    if (decoded.value?.outbox) {
+      this.arrived.set(swarmId, { decoded, text, at: Date.now() });
+      return false;
     }
-    this.arrived.set(swarmId, { decoded, at: Date.now() });
-    const { events } = value.outbox;
-    if (events.length > 0) this.keep(swarmId, events[0]!.seq, events.at(-1)!.seq, events);
-    this.notify(swarmId, value.record.lastSeq);
-  }
-
-  /**
-   * The latest value of a followed `swarmId` received and not paired yet, when its record is
-   * final: a finished swarm's summary, answered before its commit message names its revision.
-   */
-  arrivedFinal(swarmId: string): Arrived | undefined {
-    const v = this.arrived.get(swarmId);
-    return v?.decoded.value && isFinal(v.decoded.value.record.status) ? v : undefined;
+    this.arrived.delete(swarmId);
+    return true;
   }
 
   /**
    * Hands the value kept by {@link Watchers.arrive} on with its revision, when the record
-   * commit message `header` is its outbox's. A record's outbox is published once its value is
-   * stored and before the swarm's next value is written, so on one subscription a value comes
-   * before its commit message, and that message before the next value: the value kept is the
-   * message's when its record ends at the message's last event and its outbox starts at its
-   * first. A republished message of an older value does not match and hands nothing on. (A
-   * reader that finds the message stored before it is delivered here pairs it the same way.)
-   * Returns whether it paired one.
+   * commit message `header` (its body: `message`) is its outbox's. Such a message is published
+   * once its value is stored and before the swarm's next value is written, so on one
+   * subscription a value comes before its commit message. The value kept is the message's when
+   * its record ends at the message's last event, its outbox starts at its first, and its text
+   * holds the message's body as its outbox: a refused value written for the same events by
+   * another writer, or a republished message of an older value, does not match and hands
+   * nothing on. (A reader that finds the message stored before it is delivered here pairs it
+   * the same way.) Returns the events of the value's outbox when it was paired: the message's.
    */
-  pair(swarmId: string, header: CommitHeader): boolean {
+  pair(swarmId: string, header: CommitHeader, message: { string(): string }): readonly SwarmEvent[] | undefined {
     const v = this.arrived.get(swarmId);
     const value = v?.decoded.value;
-    if (!v || !value || header.rev === 0) return false;
+    if (!v || !value || header.rev === 0) return undefined;
     const first = value.outbox?.events[0]?.seq ?? header.first;
-    if (value.record.lastSeq !== header.last || first !== header.first) return false;
+    if (value.record.lastSeq !== header.last || first !== header.first) return undefined;
+    // A body is `{"events":[…]}` or `{"events":[…],"messages":[…]}`, the value's outbox
+    // `{"events":[…],"messages":[…]}`: the body but its closing brace starts the outbox.
+    const body = message.string();
+    if (!v.text.includes(`"outbox":${body.slice(0, -1)}`)) return undefined;
     this.arrived.delete(swarmId);
     this.values.delivered(swarmId, header.rev, v.decoded, v.at);
-    return true;
+    return value.outbox?.events ?? [];
   }
 
   /**
@@ -270,10 +266,12 @@ export class Watchers {
    * outbox is committed with its KV value before it is published, so they are stored events.
    * An events-only commit's (revision 0) are not kept: acknowledged only after delivery, they
    * are read from the stream. Events that do not read as the swarm's, in order, are not kept.
-   * A message whose events were kept already (from its value, which comes first) is not parsed.
+   * `m`: the message, or, when it was paired with its value, that value's outbox events (its
+   * body, parsed with the value already).
    */
-  private deliver(swarmId: string, header: CommitHeader | undefined, m: { string(): string }): void {
+  private deliver(swarmId: string, header: CommitHeader | undefined, m: { string(): string } | readonly SwarmEvent[]): void {
     if (!header || header.rev === 0 || header.first > header.last || !this.isNew(swarmId, header.last)) return;
+    if (!('string' in m)) return this.keep(swarmId, header.first, header.last, m);
     const body = readCommitBody(m.string());
     if (typeof body !== 'string' && body.events) this.keep(swarmId, header.first, header.last, body.events);
   }
