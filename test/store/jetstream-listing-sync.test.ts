@@ -134,14 +134,14 @@ describe.skipIf(natsServerMissing)('the JetStream store: what other processes’
     const names = new Names(ns.prefix);
     const key = names.key('raced');
     const before = (await kv.get(key))!.revision;
-    const valueOf = (c: Commit): StoredValue => {
+    const storedOf = (c: Commit): StoredValue => {
       const { lease: _l, ...record } = c.record!;
       return { v: RECORD_FORMAT, w: 'by hand', record, lease: c.lease!, outbox: { events: c.events, messages: [] } };
     };
     const held = step('raced', 2, 3, 4, 'A');
     const refused = step('raced', 2, 3, 4, 'B', { status: 'completed' });
     refused.events = [event('raced', 3, 'not stored'), event('raced', 4, 'not stored')];
-    const refuse = () => expect(kv.update(key, valueBytes(valueOf(refused)).bytes, before + 1000)).rejects.toThrow(/wrong last sequence/);
+    const refuse = () => expect(kv.update(key, valueBytes(storedOf(refused)).bytes, before + 1000)).rejects.toThrow(/wrong last sequence/);
     await refuse();
     // Nothing of the refused value is taken: no events, no finished summary, nobody told.
     await sleep(100);
@@ -150,7 +150,7 @@ describe.skipIf(natsServerMissing)('the JetStream store: what other processes’
     expect(await b.summary('raced')).toMatchObject({ status: 'running', revision: 1, lastSeq: 2 });
 
     // The stored value, then the refused one delivered again before the stored one's commit message.
-    const stored = valueBytes(valueOf(held));
+    const stored = valueBytes(storedOf(held));
     const rev = await kv.update(key, stored.bytes, before);
     await refuse();
     await sleep(50);
