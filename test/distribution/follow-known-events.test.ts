@@ -3,13 +3,16 @@
  * swarm's key and each commit message reach it through its subscriptions with the events the
  * commit holds, so it takes them from there instead of reading the events stream again at every
  * commit; events that are in no value (an events-only commit's: a streamed text's chunks) are
- * still read, in order. Once a commit came on its subscription, the store says that every later
+ * known once the next commit continues them, else read, in order. Once a commit came on its subscription, the store says that every later
  * one will (a reader given the events up to it needs no read), until the connection drops.
  */
-import { type NatsConnection, connect } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
+import { type NatsConnection, connect, headers } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, defineSwarm, type Runtime, type SwarmEvent, scriptedModel, tool } from '../../src/index.js';
+import { COMMIT_HEADER, commitHeader } from '../../src/store/jetstream/batch.js';
+import { Names } from '../../src/store/jetstream/names.js';
 import { jetstreamStore } from '../../src/store/jetstream/store.js';
 import { type NatsServer, natsServerMissing, startNatsServer } from '../support/nats-server.js';
 import { sleep } from '../support/sleep.js';
@@ -105,6 +108,62 @@ describe.skipIf(natsServerMissing)('following a swarm driven by another process'
     expect(seqs(got)).toEqual(oneToN(9));
     expect(got.slice(0, 8)).toEqual(oneToN(8).map((n) => event('chunky', n)));
     await writer.close();
+  }, 30_000);
+
+  it('knows an events-only commit’s events once the next commit continues them, with no read; tells its readers of one nothing continues after a moment; never takes one the stream did not store', async () => {
+    const [wc, rc] = await Promise.all([connect({ servers: server.url }), connect({ servers: server.url })]);
+    connections.push(wc, rc);
+    const writer = jetstreamStore({ connection: wc });
+    const reader = jetstreamStore({ connection: rc });
+    const told: (number | undefined)[] = [];
+    let placed = false;
+    const stop = reader.watch('streamed', (lastSeq) => {
+      placed = true;
+      told.push(lastSeq);
+    });
+    await until('the reader’s subscriptions in place', () => placed);
+    await writer.commit(step('streamed', 1, 1, 2, 'elsewhere'));
+    await until('the first commit known', () => reader.knownEvents('streamed', 0).length === 2);
+    const api = await apiRequests();
+
+    // A streamed text's chunks, one events-only commit per window: each is held until the next
+    // commit continues it, which its writer writes only once this one is stored.
+    await writer.commit({ swarmId: 'streamed', events: [event('streamed', 3)] });
+    await sleep(30);
+    expect(reader.knownEvents('streamed', 2)).toEqual([]);
+    expect(told.filter((s) => s !== undefined && s >= 3)).toEqual([]);
+    await writer.commit({ swarmId: 'streamed', events: [event('streamed', 4)] });
+    await until('the first chunk known', () => reader.knownEvents('streamed', 2).length === 1);
+    expect(told).toContain(3);
+    // The step that ends the stream, a record commit, continues the second.
+    await writer.commit(step('streamed', 2, 5, 5, 'elsewhere'));
+    await until('every event known', () => reader.knownEvents('streamed', 2).length === 3);
+    expect(reader.knownEvents('streamed', 2)).toEqual([3, 4, 5].map((n) => event('streamed', n)));
+    expect(await api.subjects()).toEqual([]);
+
+    // A chunk nothing continues (the writer stalls): its readers are told of it, to read it.
+    const before = told.length;
+    await writer.commit({ swarmId: 'streamed', events: [event('streamed', 6)] });
+    await until('the stalled chunk told', () => told.slice(before).includes(6));
+    expect(reader.knownEvents('streamed', 5)).toEqual([]);
+    expect(await reader.readEvents('streamed', 5)).toEqual([event('streamed', 6)]);
+
+    // A chunk delivered but not stored (here a publish the stream refuses), then the commit its
+    // writer makes instead, at the same seq: the refused chunk is never taken.
+    const refused = headers();
+    refused.set(COMMIT_HEADER, commitHeader({ first: 7, last: 7, rev: 0, writes: 0 }));
+    const names = new Names('xswarm');
+    await expect(
+      jetstream(wc).publish(names.eventSubject('streamed'), JSON.stringify({ events: [event('streamed', 7, 'not stored')] }), {
+        headers: refused,
+        expect: { lastSubjectSequence: 1 },
+      }),
+    ).rejects.toThrow(/wrong last sequence/);
+    await writer.commit(step('streamed', 3, 7, 8, 'elsewhere'));
+    await until('the commit after it known', () => reader.knownEvents('streamed', 6).length === 2);
+    expect(reader.knownEvents('streamed', 6)).toEqual([7, 8].map((n) => event('streamed', n)));
+    stop();
+    await Promise.all([writer.close(), reader.close()]);
   }, 30_000);
 
   it('forgets the events its watches delivered for a swarm deleted and made again under its id', async () => {

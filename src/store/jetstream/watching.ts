@@ -5,6 +5,12 @@
  * followed swarm: its events' subject and its key's); the listing of every swarm is brought up
  * to date on demand instead (`./listing-sync.ts`).
  *
+ * A core subscription is delivered every publish on its subject, stored or not (a
+ * compare-and-set the bucket refused, a publish the stream did not take): what is delivered is
+ * taken as committed only when something shows it stored. A record commit's message does (its
+ * value was stored before it was published); a value, once that message names its revision; an
+ * events-only commit, once the swarm's next commit continues it.
+ *
  * @module
  */
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
@@ -19,6 +25,14 @@ import type { Setup } from './setup.js';
 
 /** How many of a followed swarm's latest delivered events are kept. */
 const KEPT_EVENTS = 256;
+
+/**
+ * How long the events of an events-only commit delivered to a follower wait for the swarm's next
+ * commit to show they are stored (see {@link Watchers.hold}) before its readers are told of them
+ * anyway, to read them from the stream. A streamed text's next window follows within
+ * `CHUNK_WINDOW_MS` (25 ms), and the step that ends the stream at once.
+ */
+const CONFIRM_MS = 100;
 
 /** The header a deletion marker of a KV key carries (`DEL`, or `PURGE`); a value has none. */
 const KV_OPERATION = 'KV-Operation';
@@ -39,6 +53,15 @@ interface Arrived {
   at: number;
 }
 
+/** The events of an events-only commit delivered to a follower, not known to be stored yet. */
+interface Unconfirmed {
+  first: number;
+  last: number;
+  events: readonly SwarmEvent[];
+  /** Tells the readers of them when nothing confirms them in time. */
+  timer: ReturnType<typeof setTimeout>;
+}
+
 /** A swarm followed here: its readers, and the subscriptions they share. */
 interface Followed {
   readonly listeners: Set<(lastSeq?: number) => void>;
@@ -56,6 +79,8 @@ export class Watchers {
   private readonly followed = new Map<string, Followed>();
   /** Per followed swarm, the latest events its record commits' messages delivered (see {@link Watchers.deliver}). */
   private readonly delivered = new Map<string, readonly SwarmEvent[]>();
+  /** Per followed swarm, the events of its latest events-only commit message, until a later commit shows them stored (see {@link Watchers.hold}). */
+  private readonly unconfirmed = new Map<string, Unconfirmed>();
   /** Per followed swarm, the latest value of its key received and not paired with its commit message yet. */
   private readonly arrived = new Map<string, Arrived>();
   /**
@@ -148,6 +173,8 @@ export class Watchers {
   stop(): void {
     for (const f of this.followed.values()) f.unsubscribe?.();
     this.followed.clear();
+    for (const u of this.unconfirmed.values()) clearTimeout(u.timer);
+    this.unconfirmed.clear();
     this.delivered.clear();
     this.announced.clear();
     this.arrived.clear();
@@ -160,10 +187,17 @@ export class Watchers {
       callback: (_, m) => {
         const held = heldBy((name) => m.headers?.get(name));
         if (held?.last !== undefined) this.announce(swarmId, held.last);
+        const commit = held?.commit;
+        const settled = commit ? this.settle(swarmId, commit.first) : undefined;
+        // An events-only commit's events wait for the next commit to show them stored.
+        if (commit?.rev === 0 && this.hold(swarmId, commit, m)) {
+          if (settled !== undefined) this.notify(swarmId, settled);
+          return;
+        }
         // Paired with the value that holds its events: those, parsed with the value, are its body.
-        const paired = held?.commit ? this.pair(swarmId, held.commit, m) : undefined;
-        this.deliver(swarmId, held?.commit, paired ?? m);
-        this.notify(swarmId, held?.last);
+        const paired = commit ? this.pair(swarmId, commit, m) : undefined;
+        this.deliver(swarmId, commit, paired ?? m);
+        this.notify(swarmId, held?.last === undefined ? undefined : Math.max(held.last, settled ?? 0));
       },
     });
     // A value published on its key's subject: kept until its commit message tells its revision.
@@ -197,6 +231,59 @@ export class Watchers {
   forgetDelivered(swarmId: string): void {
     this.delivered.delete(swarmId);
     this.announced.delete(swarmId);
+    clearTimeout(this.unconfirmed.get(swarmId)?.timer);
+    this.unconfirmed.delete(swarmId);
+  }
+
+  /**
+   * Holds the events of an events-only commit message of `swarmId` (`header`, its body: `m`)
+   * until the swarm's next commit shows them stored. Its core subscription is delivered a
+   * publish whether or not the stream stores it, and such a commit has no KV value holding its
+   * events. But a swarm's writer writes its next commit only once this one's publish is
+   * acknowledged (a failed one ends the writer's chain: it writes its failure over the events it
+   * knows stored), and a writer taking the swarm over knows only stored events: a commit whose
+   * events continue these, from whoever writes it, shows them stored ({@link Watchers.settle}).
+   * Meanwhile the followers are not woken: a reader woken now would read them from the stream,
+   * a round trip or two, which the next commit, following within a chunk window, makes needless.
+   * Should none come within {@link CONFIRM_MS}, the followers are told of them, to read them.
+   * Returns false when there is nothing to hold (no new events, a body that does not read as
+   * them): the message then goes the usual way.
+   */
+  private hold(swarmId: string, header: CommitHeader, m: { string(): string }): boolean {
+    const { first, last } = header;
+    if (first > last || !this.isNew(swarmId, last)) return false;
+    const body = readCommitBody(m.string());
+    const events = typeof body === 'string' ? undefined : body.events;
+    if (!events || events.length !== last - first + 1) return false;
+    for (let i = 0; i < events.length; i++) if (eventProblem(events[i], swarmId, first + i)) return false;
+    clearTimeout(this.unconfirmed.get(swarmId)?.timer);
+    const timer = setTimeout(() => {
+      if (this.unconfirmed.get(swarmId)?.timer !== timer) return;
+      this.unconfirmed.delete(swarmId);
+      this.notify(swarmId, last);
+    }, CONFIRM_MS);
+    // A process is not kept alive to tell a reader it may already have let go.
+    timer.unref();
+    this.unconfirmed.set(swarmId, { first, last, events, timer });
+    return true;
+  }
+
+  /**
+   * A commit of `swarmId` whose events start at `first` was delivered (a commit message, or a
+   * value on its key, stored or not: see {@link Watchers.hold}): it settles the events held
+   * before it. When it continues them, they are stored: they are kept as committed. When it
+   * does not, they are let go (a commit written over them, whose events were never stored; or
+   * one after a message missed here), for the readers to read from the stream. Returns their
+   * last seq, to tell the readers; undefined when nothing was held, or the commit is an older
+   * one (a copy published again), which says nothing of them.
+   */
+  private settle(swarmId: string, first: number): number | undefined {
+    const u = this.unconfirmed.get(swarmId);
+    if (!u || first < u.first) return undefined;
+    clearTimeout(u.timer);
+    this.unconfirmed.delete(swarmId);
+    if (first === u.last + 1) this.keep(swarmId, u.first, u.last, u.events);
+    return u.last;
   }
 
   /** Notes that a commit message of `swarmId` ending at event `last` was delivered (see {@link Watchers.announcesAfter}). */
@@ -226,8 +313,13 @@ export class Watchers {
     }
     const text = m.string();
     const decoded = decodeValue(text);
-    if (decoded.value?.outbox) {
+    const outbox = decoded.value?.outbox;
+    if (outbox) {
       this.arrived.set(swarmId, { decoded, text, at: Date.now() });
+      // Stored or refused, a value continuing an events-only commit shows that commit stored.
+      const first = outbox.events[0]?.seq;
+      const settled = first === undefined ? undefined : this.settle(swarmId, first);
+      if (settled !== undefined) this.notify(swarmId, settled);
       return false;
     }
     this.arrived.delete(swarmId);
