@@ -258,9 +258,13 @@ export class Watchers {
     for (let i = 0; i < events.length; i++) if (eventProblem(events[i], swarmId, first + i)) return false;
     clearTimeout(this.unconfirmed.get(swarmId)?.timer);
     const timer = setTimeout(() => {
-      if (this.unconfirmed.get(swarmId)?.timer !== timer) return;
-      this.unconfirmed.delete(swarmId);
-      this.notify(swarmId, last);
+      // After the messages already received: on a busy process the next commit may be waiting
+      // in the socket (timers run before I/O in a turn of the event loop).
+      setImmediate(() => {
+        if (this.unconfirmed.get(swarmId)?.timer !== timer) return;
+        this.unconfirmed.delete(swarmId);
+        this.notify(swarmId, last);
+      });
     }, CONFIRM_MS);
     // A process is not kept alive to tell a reader it may already have let go.
     timer.unref();
