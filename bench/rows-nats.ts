@@ -82,8 +82,10 @@ function apiKind(subject: string): string {
  * The floor, measured in this run: one raw request/reply round trip to the worker process (of
  * the host request's size), plus, one after the other, as many raw KV updates and stream
  * publishes (of the same mean sizes) as the handoff needs: every KV update of the child (its
- * commits, up to its final one) and every publish on its subjects before its final KV update
- * (a publish it waited for before that commit), counted by a core subscriber on the bucket's
+ * commits, up to its final one), every publish on its subjects before its final KV update (a
+ * publish it waited for before that commit), and the final commit's message after it (a value
+ * delivered on the key's subject may be one the bucket refused: the parent takes it as stored
+ * only once that message names its revision), counted by a core subscriber on the bucket's
  * and streams' subjects, so whatever the worker wrote for the child is counted, whichever code
  * path wrote it (and however the log's and the parent's deliveries race). That log runs during the
  * warm-up (for the sizes) and during {@link COUNTED} handoffs after the timed ones (for the
@@ -233,8 +235,9 @@ export async function handoffCrossProcess(): Promise<Figures> {
 
 /**
  * What the handoffs of `done` made JetStream do, per handoff: the writes of the child the
- * handoff needs (every KV update of its key, and the publishes on its event and message subjects
- * before its last KV update: see the floor at {@link handoffCrossProcess}), their mean sizes, the
+ * handoff needs (every KV update of its key, the publishes on its event and message subjects
+ * before its last KV update, and its final commit's message: see the floor at
+ * {@link handoffCrossProcess}), their mean sizes, the
  * child's writes after the parent held its result, the parent's relay publishes, the time of the
  * child's final commit (its last KV update), the broker round trips while the handoff was timed,
  * and the JetStream API requests of every process by kind.
@@ -270,11 +273,13 @@ function writesOf(log: WriteLog, done: readonly Marks[]) {
     // handoff needs is not: its commits, and the publishes they waited for.
     const life = log.between(m.sent!, next - 1n).filter(child);
     const final = life.findLast((s) => s.subject === kvSubject);
+    // The final commit's message: the parent takes the final value as stored only once it comes.
+    const told = final && life.find((s) => s.at > final.at && s.subject === `${PREFIX}.ev.${tok}`);
     for (const s of life) {
       if (s.subject === kvSubject) {
         kvUpdates++;
         kvBytes += s.bytes;
-      } else if (final && s.at < final.at) {
+      } else if ((final && s.at < final.at) || s === told) {
         publishes++;
         pubBytes += s.bytes;
       }
