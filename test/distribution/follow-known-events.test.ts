@@ -128,10 +128,12 @@ describe.skipIf(natsServerMissing)('following a swarm driven by another process'
 
     // A streamed text's chunks, one events-only commit per window: each is held until the next
     // commit continues it, which its writer writes only once this one is stored.
+    const committed = Date.now();
     await writer.commit({ swarmId: 'streamed', events: [event('streamed', 3)] });
     await sleep(30);
     expect(reader.knownEvents('streamed', 2)).toEqual([]);
-    expect(told.filter((s) => s !== undefined && s >= 3)).toEqual([]);
+    // Nobody was woken for it (unless this process stalled past the 100 ms a chunk is held).
+    if (Date.now() - committed < 90) expect(told.filter((s) => s !== undefined && s >= 3)).toEqual([]);
     await writer.commit({ swarmId: 'streamed', events: [event('streamed', 4)] });
     await until('the first chunk known', () => reader.knownEvents('streamed', 2).length === 1);
     expect(told).toContain(3);
