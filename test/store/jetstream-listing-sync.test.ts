@@ -163,6 +163,14 @@ describe.skipIf(natsServerMissing)('the JetStream store: what other processes’
     expect(b.knownEvents('raced', 2)).toEqual(held.events);
     expect(told.at(-1)).toBe(4);
     expect(await b.summary('raced')).toMatchObject({ swarmId: 'raced', status: 'running', revision: 2, lastSeq: 4 });
+
+    // A deletion the bucket refuses (a pruner behind the swarm's writes) is delivered too: the
+    // swarm stays listed, and its events are read again, not lost.
+    expect((await b.list()).map((s) => s.swarmId)).toContain('raced');
+    await expect(kv.delete(key, { previousSeq: before })).rejects.toThrow(/wrong last sequence/);
+    await sleep(50);
+    expect((await b.list()).map((s) => s.swarmId)).toContain('raced');
+    expect((await b.readEvents('raced', 2)).map((e) => e.seq)).toEqual([3, 4]);
     stop();
   });
 

@@ -122,10 +122,10 @@ export function jetstreamStore(options: JetStreamStoreOptions): JetStreamStore {
   });
   const watchers = new Watchers(setup, names, {
     delivered: (swarmId, rev, decoded, at) => seen.delivered(swarmId, rev, decoded, at, true),
-    deleted: (swarmId) => {
-      seen.delete(swarmId);
-      listing.delete(swarmId);
-    },
+    // What is delivered on the key's subject may be a deletion the bucket refused: what this
+    // process holds of the swarm is let go (read again when needed); the listing drops the swarm
+    // only when its sync reads the stored marker.
+    deleted: (swarmId) => seen.delete(swarmId),
   });
   const listing = new Listing((swarmId, lastSeq) => watchers.notify(swarmId, lastSeq));
   const recent = new RecentValues();

@@ -41,7 +41,7 @@ const KV_OPERATION = 'KV-Operation';
 export interface ValueSink {
   /** A value of `swarmId` at KV revision `rev`, written at `at`, written by any process. */
   delivered(swarmId: string, rev: number, decoded: Decoded, at: number): void;
-  /** `swarmId`'s key was deleted (pruned, removed). */
+  /** A deletion of `swarmId`'s key was published (pruned, removed; not known to be stored: the bucket may have refused it). */
   deleted(swarmId: string): void;
 }
 
