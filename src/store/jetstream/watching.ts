@@ -360,8 +360,8 @@ export class Watchers {
    * Keeps the events of a record's commit message delivered to a follower of `swarmId` (they
    * are known here even when the value holding them was not paired with it): a record's
    * outbox is committed with its KV value before it is published, so they are stored events.
-   * An events-only commit's (revision 0) are not kept: acknowledged only after delivery, they
-   * are read from the stream. Events that do not read as the swarm's, in order, are not kept.
+   * An events-only commit's (revision 0) are held instead, until a later commit shows them
+   * stored ({@link Watchers.hold}). Events that do not read as the swarm's, in order, are not kept.
    * `m`: the message, or, when it was paired with its value, that value's outbox events (its
    * body, parsed with the value already).
    */
