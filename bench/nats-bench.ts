@@ -272,6 +272,15 @@ export class WriteLog {
     return new WriteLog(nc, [`$KV.${prefix}_swarms.>`, `${prefix}.ev.>`, `${prefix}.msg.>`, '$JS.API.>']);
   }
 
+  /**
+   * A log of the JetStream API requests alone (reads: gets, consumers), by every process: few
+   * enough to record during a timed batch without loading it.
+   */
+  static async apiOnly(url: string): Promise<WriteLog> {
+    const nc = await connectNats({ servers: url, name: 'bench-api-log' });
+    return new WriteLog(nc, ['$JS.API.>']);
+  }
+
   /** Starts recording (subscribes; once the server has the subscriptions). */
   async start(): Promise<void> {
     for (const subject of this.subjects) {

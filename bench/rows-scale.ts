@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type NatsServer, startNatsServer } from '../test/support/nats-server.js';
 import { CONCURRENT_LATENCY_MS, percentile } from './measure.js';
-import { processMeter, setupPids, workersUs } from './nats-bench.js';
+import { processMeter, setupPids, WriteLog, workersUs } from './nats-bench.js';
 import { type Child, startChild } from './scale-children.js';
 import type { Figures } from './table.js';
 import { natsMissing, w1OverNats } from './w1-nats.js';
@@ -105,6 +105,7 @@ export function restScale(kind: 'nats' | 'sqlite'): () => Promise<Figures> {
     if (kind === 'nats' && natsMissing()) return {};
     const children: Child[] = [];
     let nats: NatsServer | undefined;
+    let api: WriteLog | undefined;
     const dir = kind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'xswarm-bench-rest-')) : undefined;
     try {
       const pids: Record<string, number | 'self'> = {};
@@ -125,11 +126,18 @@ export function restScale(kind: 'nats' | 'sqlite'): () => Promise<Figures> {
       const warm = now();
       await Promise.all(Array.from({ length: REST_WARMUP }, () => restRun(url, warm)));
 
+      // The reads every process makes of the store while the batch runs (its writes are too
+      // many to log without loading it).
+      if (nats) {
+        api = await WriteLog.apiOnly(nats.url);
+        await api.start();
+      }
       const meter = processMeter(pids);
       const started = now();
       const runs = await Promise.all(Array.from({ length: REST_RUNS }, () => restRun(url, started)));
       const wallMs = msSince(started);
       const cpu = meter.figures(REST_RUNS, wallMs);
+      await api?.stop();
       // Every run's result, read as a client would once its stream ended.
       for (let i = 0; i < runs.length; i += 50) {
         await Promise.all(
@@ -156,10 +164,12 @@ export function restScale(kind: 'nats' | 'sqlite'): () => Promise<Figures> {
         runsPerSec: REST_RUNS / (wallMs / 1000),
         modelCallsPerRun: calls / total,
         expectedModelCallsPerRun: PLANNER_CALLS + 3 * AGENT_CALLS,
+        ...(api ? { apiPerRun: api.seen.length / REST_RUNS } : {}),
         ...cpu,
       };
     } finally {
       for (const c of children) await c.stop().catch(() => undefined);
+      await api?.close();
       await nats?.stop();
       if (dir) rmSync(dir, { recursive: true, force: true });
     }

@@ -65,6 +65,7 @@ export function scaleLines(workload: string, mode: string, f: Figures, figures: 
       at.info('POST answered p50', f.postP50Ms, 'ms');
       at.info('runs per second', f.runsPerSec, '/s');
       at.info('model calls per run', f.modelCallsPerRun, `(script: ${num(f.expectedModelCallsPerRun)})`);
+      if (mode === REST_DISTRIBUTED) at.info('JetStream API requests per run', f.apiPerRun, '');
       processLines(f, at);
       return true;
     }

@@ -20,6 +20,10 @@ describe('scale-out rows', () => {
       )!;
     expect(target(7900)).toMatchObject({ ratio: 7900 / 4000, target: '≤ 2×', ok: true });
     expect(target(24000)).toMatchObject({ ratio: 6, ok: false });
+    // The distributed row says how many store reads a run made.
+    const lines = tableLines([rest('one process, SQLite', 4000), rest('distributed, 2 workers', 7900, { apiPerRun: 4.5 })]);
+    expect(lines.find((l) => l.mode === 'distributed, 2 workers' && l.figure === 'JetStream API requests per run')).toMatchObject({ value: 4.5 });
+    expect(lines.some((l) => l.mode === 'one process, SQLite' && l.figure === 'JetStream API requests per run')).toBe(false);
     // Without the reference row the target cannot be checked: n/a, not ok.
     expect(tableLines([rest('distributed, 2 workers', 7900)]).find((l) => l.figure === 'completion p50')!.ok).toBeNull();
   });
