@@ -184,8 +184,11 @@ export class Watchers {
   private subscribe(swarmId: string, f: Followed, r: { nc: NatsConnection }): void {
     // A message of the swarm's subject: the header of a commit message names its last event.
     const events = r.nc.subscribe(this.names.eventSubject(swarmId), {
-      callback: (_, m) => {
-        const held = heldBy((name) => m.headers?.get(name));
+      callback: (_, msg) => {
+        const held = heldBy((name) => msg.headers?.get(name));
+        // Its body decoded once, whichever of the steps below reads it.
+        let text: string | undefined;
+        const m = { string: () => (text ??= msg.string()) };
         if (held?.last !== undefined) this.announce(swarmId, held.last);
         const commit = held?.commit;
         const settled = commit ? this.settle(swarmId, commit.first) : undefined;
@@ -252,10 +255,8 @@ export class Watchers {
   private hold(swarmId: string, header: CommitHeader, m: { string(): string }): boolean {
     const { first, last } = header;
     if (first > last || !this.isNew(swarmId, last)) return false;
-    const body = readCommitBody(m.string());
-    const events = typeof body === 'string' ? undefined : body.events;
-    if (!events || events.length !== last - first + 1) return false;
-    for (let i = 0; i < events.length; i++) if (eventProblem(events[i], swarmId, first + i)) return false;
+    const events = eventsOf(m, swarmId, first, last);
+    if (!events) return false;
     clearTimeout(this.unconfirmed.get(swarmId)?.timer);
     const timer = setTimeout(() => {
       // After the messages already received: on a busy process the next commit may be waiting
@@ -286,7 +287,8 @@ export class Watchers {
     if (!u || first < u.first) return undefined;
     clearTimeout(u.timer);
     this.unconfirmed.delete(swarmId);
-    if (first === u.last + 1) this.keep(swarmId, u.first, u.last, u.events);
+    // Read as the swarm's when they were held.
+    if (first === u.last + 1) this.add(swarmId, u.last, u.events);
     return u.last;
   }
 
@@ -367,9 +369,8 @@ export class Watchers {
    */
   private deliver(swarmId: string, header: CommitHeader | undefined, m: { string(): string } | readonly SwarmEvent[]): void {
     if (!header || header.rev === 0 || header.first > header.last || !this.isNew(swarmId, header.last)) return;
-    if (!('string' in m)) return this.keep(swarmId, header.first, header.last, m);
-    const body = readCommitBody(m.string());
-    if (typeof body !== 'string' && body.events) this.keep(swarmId, header.first, header.last, body.events);
+    const events = 'string' in m ? eventsOf(m, swarmId, header.first, header.last) : m;
+    if (events) this.keep(swarmId, header.first, header.last, events);
   }
 
   /** Whether events of `swarmId` up to `last` would be new here: it is followed, and they are not kept already. */
@@ -382,8 +383,25 @@ export class Watchers {
    * them when they follow on, else instead of them.
    */
   private keep(swarmId: string, first: number, last: number, events: readonly SwarmEvent[]): void {
-    if (events.length !== last - first + 1 || !this.isNew(swarmId, last)) return;
-    for (let i = 0; i < events.length; i++) if (eventProblem(events[i], swarmId, first + i)) return;
-    this.delivered.set(swarmId, continuing(this.delivered.get(swarmId) ?? [], events, KEPT_EVENTS));
+    if (readAs(events, swarmId, first, last)) this.add(swarmId, last, events);
   }
+
+  /** {@link Watchers.keep} for `events` (ending at `last`) already read as the swarm's. */
+  private add(swarmId: string, last: number, events: readonly SwarmEvent[]): void {
+    if (this.isNew(swarmId, last)) this.delivered.set(swarmId, continuing(this.delivered.get(swarmId) ?? [], events, KEPT_EVENTS));
+  }
+}
+
+/** Whether `events` read as `swarmId`'s, seqs `first` to `last` in order. */
+function readAs(events: readonly SwarmEvent[], swarmId: string, first: number, last: number): boolean {
+  if (events.length !== last - first + 1) return false;
+  for (let i = 0; i < events.length; i++) if (eventProblem(events[i], swarmId, first + i)) return false;
+  return true;
+}
+
+/** The events of commit message `m`, when they read as `swarmId`'s seqs `first` to `last`; else undefined. */
+function eventsOf(m: { string(): string }, swarmId: string, first: number, last: number): readonly SwarmEvent[] | undefined {
+  const body = readCommitBody(m.string());
+  const events = typeof body === 'string' ? undefined : body.events;
+  return events && readAs(events, swarmId, first, last) ? events : undefined;
 }
