@@ -369,8 +369,9 @@ export class Watchers {
    */
   private deliver(swarmId: string, header: CommitHeader | undefined, m: { string(): string } | readonly SwarmEvent[]): void {
     if (!header || header.rev === 0 || header.first > header.last || !this.isNew(swarmId, header.last)) return;
-    const events = 'string' in m ? eventsOf(m, swarmId, header.first, header.last) : m;
-    if (events) this.keep(swarmId, header.first, header.last, events);
+    if (!('string' in m)) return this.keep(swarmId, header.first, header.last, m);
+    const events = eventsOf(m, swarmId, header.first, header.last);
+    if (events) this.add(swarmId, header.last, events);
   }
 
   /** Whether events of `swarmId` up to `last` would be new here: it is followed, and they are not kept already. */
