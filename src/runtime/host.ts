@@ -230,7 +230,10 @@ export class SwarmHost {
    * token; every event a reader sees is still durable. A child's last lifecycle step is
    * committed with the swarm's next commit, the step recording the call's result (which follows
    * at once), so a handoff does not cost a write of its own for it: a parent that dies before
-   * relays it again once restored (the relay goes on from what its stored stream holds).
+   * relays it again once restored (the relay goes on from what its stored stream holds). Its
+   * other steps (`started`, a pause, …) wait as chunks do: a child that ends within the window,
+   * as a quick agent in another process does, costs its parent no events-only commit at all
+   * (one broker round trip per handoff fewer).
    */
   publish(body: SwarmEventBody): void {
     if (this.isEnded() || this.failure) return;
@@ -241,9 +244,9 @@ export class SwarmHost {
       this.buffer.push(body);
     }
     // A child's last lifecycle step goes with the parent's next commit: the step recording the
-    // call's result, which follows at once.
+    // call's result, which follows at once; its other steps within the window, or with it.
     if (endsChildCall(body)) return;
-    if (!isChunk(body)) return this.flush(false);
+    if (!isChunk(body) && !isChildStep(body)) return this.flush(false);
     this.chunkTimer ??= setTimeout(() => {
       this.chunkTimer = undefined;
       this.flush(false);
@@ -708,6 +711,11 @@ const COMMITTED_WINDOW = 500;
 /** First and longest delay between attempts to record a failure the store refused. */
 const FAILURE_RETRY_FIRST_MS = 500;
 const FAILURE_RETRY_MAX_MS = 10_000;
+
+/** Whether `body` relays a step of a child swarm's lifecycle. */
+function isChildStep(body: SwarmEventBody): boolean {
+  return body.kind === 'status-update' && body.metadata.type === 'child-swarm';
+}
 
 /** Whether `body` relays the end of a child swarm (its call's result comes next). */
 function endsChildCall(body: SwarmEventBody): boolean {
