@@ -10,7 +10,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats, jetstreamStore, natsTransport } from '../src/entries/nats.js';
 import { createRuntime, defineSwarm, handoff, handoffToolName, type Runtime, scriptedModel, type SwarmStore, type Transport } from '../src/index.js';
 import { subjectToken } from '../src/transport/types.js';
-import { CONCURRENT_LATENCY_MS, CONCURRENT_RUNS, percentile, timeConcurrent, timeSequential } from './measure.js';
+import { CONCURRENT_LATENCY_MS, CONCURRENT_RUNS, percentile, timeConcurrent, timeSequential, WARMUP_RUNS } from './measure.js';
 import { cpuMeter, RawOps, type Seen, startSetup, type Timing, WriteLog } from './nats-bench.js';
 import { ECHO_AGENT, echoAnswer } from './nats-worker.js';
 import type { Figures } from './table.js';
@@ -29,7 +29,11 @@ const COUNTED = 50;
 const RAW_OPS = 300;
 /** Sequential W1 runs over JetStream, after the warm-up ones (each run makes three cross-process handoffs). */
 const W1_RUNS = 200;
-const W1_WARMUP = 20;
+/**
+ * As many as the memory row's, whose figure the floor is made of: the same steady state of the
+ * JIT. After 20, a run still paid for compiling (the one-process row was 10–15 % slower).
+ */
+const W1_WARMUP = WARMUP_RUNS;
 /** Sequential W1 runs made with the write log on, after the timed ones. */
 const W1_COUNTED = 20;
 /** What the handoff row's parent asks its agent. */
