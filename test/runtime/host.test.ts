@@ -151,6 +151,46 @@ describe('events are numbered without gaps', () => {
   });
 });
 
+describe("a child's lifecycle relayed into its parent's stream", () => {
+  const relayOf = (e: SwarmEvent) => (e.kind === 'status-update' && e.metadata.type === 'child-swarm' ? e.metadata.lifecycle : undefined);
+
+  it('a child that runs longer than the chunk window: its start is committed on its own while it runs, its end with the step that records its result', async () => {
+    // Each commit durable 40 ms after it is issued: the crew's four take 160 ms, past the 25 ms window.
+    const { rec, result } = await runJoin({ delayMs: 40 });
+    expect(result).toEqual({ status: 'completed', result: JOIN_RESULT });
+    const hub = rec.commits.filter((c) => c.swarmId === 'join');
+    const eventsOnly = hub.filter((c) => !c.record);
+    expect(eventsOnly.map((c) => c.events.map(relayOf))).toEqual([['started']]);
+    // Durable before the crew's last commit: the parent's stream told of the start while the crew ran.
+    const crewLast = rec.commits.findLastIndex((c) => c.swarmId === joinChildIdOf('join'));
+    expect(rec.commits.indexOf(eventsOnly[0]!)).toBeLessThan(crewLast);
+    const ended = hub.find((c) => c.events.some((e) => relayOf(e) === 'completed'));
+    expect(ended?.record).toBeDefined();
+  });
+
+  it("a child that ends within the window: its start goes with one of the parent's step commits, no commit of its own", async () => {
+    const { rec, result } = await runJoin({});
+    expect(result).toEqual({ status: 'completed', result: JOIN_RESULT });
+    const hub = rec.commits.filter((c) => c.swarmId === 'join');
+    const relays = hub.flatMap((c) => c.events.filter((e) => relayOf(e) !== undefined));
+    expect(relays.map(relayOf)).toEqual(['started', 'completed']);
+    // Events are stamped as their commit is issued. The start's window opened once the hub heard
+    // of the crew's first commit, so no sooner than the crew's first stamp; when the hub's step
+    // that relays the crew's end was issued less than 20 ms after that (as here unless the
+    // machine stalled), the window had not closed: nothing of the hub is committed without a
+    // record. The code before committed the start on its own at once.
+    const stamp = (events: SwarmEvent[]) => events.flatMap((e) => ('timestamp' in e && typeof e.timestamp === 'number' ? [e.timestamp] : []))[0];
+    const crewFirst = stamp(rec.commits.find((c) => c.swarmId === joinChildIdOf('join'))!.events);
+    const endRelayed = stamp(hub.find((c) => c.events.some((e) => relayOf(e) === 'completed'))!.events);
+    expect(crewFirst).toBeTypeOf('number');
+    expect(endRelayed).toBeTypeOf('number');
+    if (endRelayed! - crewFirst! < 20) {
+      expect(hub.filter((c) => !c.record)).toEqual([]);
+      expect(hub.find((c) => c.events.some((e) => relayOf(e) === 'started'))?.record).toBeDefined();
+    }
+  });
+});
+
 describe('gate(): no step starts before the commits issued before it are durable', () => {
   it('a slow store (each commit durable 5 ms after it is issued): every model call and tool waits for it', async () => {
     const started = earlyStarts(true);
