@@ -8,7 +8,7 @@
 import { type Actor, createActor } from 'xstate';
 import { errorText } from '../../machines/error-text.js';
 import { failedUpdate } from '../../machines/event-builders.js';
-import type { SwarmEvent, SwarmEventBody } from '../../machines/events.js';
+import type { SwarmEvent, SwarmEventBody, SwarmFact } from '../../machines/events.js';
 import { SWARM_MACHINE_VERSION, type SwarmCommand, type SwarmConfig, type SwarmContext, type SwarmInput } from '../../machines/swarm.js';
 import type { createSwarmLogic } from '../../actors/index.js';
 import type { Redactor } from '../util/redact.js';
@@ -246,7 +246,7 @@ export class SwarmHost {
     // A child's last lifecycle step goes with the parent's next commit: the step recording the
     // call's result, which follows at once; its other steps within the window, or with it.
     if (endsChildCall(body)) return;
-    if (!isChunk(body) && !isChildStep(body)) return this.flush(false);
+    if (!isChunk(body) && !childStep(body)) return this.flush(false);
     this.chunkTimer ??= setTimeout(() => {
       this.chunkTimer = undefined;
       this.flush(false);
@@ -712,14 +712,13 @@ const COMMITTED_WINDOW = 500;
 const FAILURE_RETRY_FIRST_MS = 500;
 const FAILURE_RETRY_MAX_MS = 10_000;
 
-/** Whether `body` relays a step of a child swarm's lifecycle. */
-function isChildStep(body: SwarmEventBody): boolean {
-  return body.kind === 'status-update' && body.metadata.type === 'child-swarm';
+/** The step of a child swarm's lifecycle that `body` relays, if it relays one. */
+function childStep(body: SwarmEventBody): Extract<SwarmFact, { type: 'child-swarm' }> | undefined {
+  return body.kind === 'status-update' && body.metadata.type === 'child-swarm' ? body.metadata : undefined;
 }
 
 /** Whether `body` relays the end of a child swarm (its call's result comes next). */
 function endsChildCall(body: SwarmEventBody): boolean {
-  if (body.kind !== 'status-update' || body.metadata.type !== 'child-swarm') return false;
-  const { lifecycle } = body.metadata;
+  const lifecycle = childStep(body)?.lifecycle;
   return lifecycle === 'completed' || lifecycle === 'failed' || lifecycle === 'stopped';
 }
